@@ -1,0 +1,1 @@
+//! PHP-compatible dumps (zend_dump.c).

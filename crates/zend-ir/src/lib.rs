@@ -1,0 +1,20 @@
+//! The op_array model of PHP 8.2 (Zend Engine 4.2) and its text forms.
+//!
+//! Mirrors zend_compile.h (op_arrays, zend_op, operands, literals, classes), zend_vm_opcodes.h
+//! (the opcode table, generated from the 8.2 binary), zend_type_info.h (MAY_BE_* masks) and
+//! zend_dump.c (the dump text PHP prints at `opcache.opt_debug_level`).
+//!
+//! Guarantees: a [`Script`] recorded from PHP holds everything needed to rebuild its
+//! op_arrays; the `.zop` text form round-trips it exactly (`parse(print(s)) == s`); the dump
+//! printer produces PHP's own bytes for the same op_array.
+
+pub mod dump;
+pub mod model;
+pub mod opcode;
+mod opcode_table;
+pub mod types;
+pub mod zop;
+
+pub use model::*;
+pub use opcode::Opcode;
+pub use types::MayBe;

@@ -1,0 +1,544 @@
+//! The op_array model of PHP 8.2 (Zend Engine 4.2): scripts, op_arrays, zend_ops, literals,
+//! types and classes, as zend_compile.h defines them.
+//!
+//! The model is the "pass one" form the optimizer works on (what `zend_revert_pass_two`
+//! leaves): CONST operands are literal indices, jump targets are op numbers, TMP/VAR/CV
+//! operands are variable numbers (`EX_VAR_TO_NUM`). Everything the engine needs to run the
+//! code again is kept, so a recording can be written back; pointers and run-time state
+//! (handlers, run-time cache contents, refcounts of shared structures) are not.
+
+use crate::opcode::Opcode;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+macro_rules! index_type {
+    ($(#[$doc:meta])* $name:ident, $prefix:literal) => {
+        $(#[$doc])*
+        #[derive(Copy, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+        pub struct $name(pub u32);
+
+        impl $name {
+            #[inline]
+            pub fn index(self) -> usize {
+                self.0 as usize
+            }
+        }
+
+        impl fmt::Debug for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                write!(f, concat!($prefix, "{}"), self.0)
+            }
+        }
+
+        impl From<usize> for $name {
+            #[inline]
+            fn from(i: usize) -> Self {
+                $name(u32::try_from(i).expect(concat!(stringify!($name), " overflows u32")))
+            }
+        }
+    };
+}
+
+index_type!(
+    /// An op number: index into `OpArray::opcodes`.
+    OpNum, "op"
+);
+index_type!(
+    /// A variable slot number (`EX_VAR_TO_NUM`): CVs are `0..last_var`, TMP/VAR above them.
+    VarNum, "var"
+);
+index_type!(
+    /// Index into `OpArray::literals`.
+    LiteralId, "lit"
+);
+
+/// Operand types (`IS_UNUSED`, `IS_CONST`, ... in zend_compile.h).
+pub const IS_UNUSED: u8 = 0;
+pub const IS_CONST: u8 = 1 << 0;
+pub const IS_TMP_VAR: u8 = 1 << 1;
+pub const IS_VAR: u8 = 1 << 2;
+pub const IS_CV: u8 = 1 << 3;
+pub const IS_SMART_BRANCH_JMPZ: u8 = 1 << 4;
+pub const IS_SMART_BRANCH_JMPNZ: u8 = 1 << 5;
+
+/// One operand of a `zend_op` (op1, op2 or result), decoded by its type and the opcode's
+/// VM flags.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Operand {
+    /// `IS_UNUSED`; the raw `znode_op` value, which some opcodes use as a number
+    /// (argument number, fetch type, try-catch index...).
+    Unused(u32),
+    /// `IS_UNUSED` on an operand the VM flags mark `ZEND_VM_OP_JMP_ADDR`: a jump target.
+    JmpAddr(OpNum),
+    Const(LiteralId),
+    TmpVar(VarNum),
+    Var(VarNum),
+    Cv(VarNum),
+}
+
+impl Operand {
+    /// The `zend_uchar op_type` value of this operand.
+    pub fn op_type(self) -> u8 {
+        match self {
+            Operand::Unused(_) | Operand::JmpAddr(_) => IS_UNUSED,
+            Operand::Const(_) => IS_CONST,
+            Operand::TmpVar(_) => IS_TMP_VAR,
+            Operand::Var(_) => IS_VAR,
+            Operand::Cv(_) => IS_CV,
+        }
+    }
+
+    /// The variable this operand names, for TMP/VAR/CV.
+    pub fn var(self) -> Option<VarNum> {
+        match self {
+            Operand::TmpVar(v) | Operand::Var(v) | Operand::Cv(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    pub fn is_unused(self) -> bool {
+        self.op_type() == IS_UNUSED
+    }
+}
+
+/// Which smart branch (if any) a comparison result feeds (`IS_SMART_BRANCH_JMPZ/JMPNZ` bits
+/// of `result_type`).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum SmartBranch {
+    #[default]
+    None,
+    Jmpz,
+    Jmpnz,
+}
+
+/// A `zend_op`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Op {
+    pub opcode: Opcode,
+    pub op1: Operand,
+    pub op2: Operand,
+    pub result: Operand,
+    /// Raw `extended_value`, except for opcodes whose VM flags say `ZEND_VM_EXT_JMP_ADDR`,
+    /// where it is the target op number.
+    pub extended_value: u32,
+    pub lineno: u32,
+    pub smart_branch: SmartBranch,
+}
+
+impl Op {
+    /// `result_type` as PHP stores it, smart-branch bits included.
+    pub fn result_type(&self) -> u8 {
+        self.result.op_type()
+            | match self.smart_branch {
+                SmartBranch::None => 0,
+                SmartBranch::Jmpz => IS_SMART_BRANCH_JMPZ,
+                SmartBranch::Jmpnz => IS_SMART_BRANCH_JMPNZ,
+            }
+    }
+}
+
+/// A byte string: PHP strings are not UTF-8.
+#[derive(Clone, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct PhpStr(pub Vec<u8>);
+
+impl PhpStr {
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.0
+    }
+
+    pub fn to_lowercase(&self) -> PhpStr {
+        PhpStr(self.0.to_ascii_lowercase())
+    }
+}
+
+impl fmt::Debug for PhpStr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:?}", String::from_utf8_lossy(&self.0))
+    }
+}
+
+impl fmt::Display for PhpStr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&String::from_utf8_lossy(&self.0))
+    }
+}
+
+impl From<&str> for PhpStr {
+    fn from(s: &str) -> Self {
+        PhpStr(s.as_bytes().to_vec())
+    }
+}
+
+impl From<&[u8]> for PhpStr {
+    fn from(s: &[u8]) -> Self {
+        PhpStr(s.to_vec())
+    }
+}
+
+/// A double kept bit-exact (NaN payloads and -0.0 included), so equality is bitwise.
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct PhpDouble(pub u64);
+
+impl PhpDouble {
+    pub fn new(value: f64) -> Self {
+        PhpDouble(value.to_bits())
+    }
+
+    pub fn get(self) -> f64 {
+        f64::from_bits(self.0)
+    }
+}
+
+impl fmt::Debug for PhpDouble {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:?}", self.get())
+    }
+}
+
+/// A hash key of a PHP array.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum ArrayKey {
+    Long(i64),
+    Str(PhpStr),
+}
+
+/// A compile-time value: the zvals of `literals`, default values and constants.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Literal {
+    Null,
+    False,
+    True,
+    Long(i64),
+    Double(PhpDouble),
+    String(PhpStr),
+    /// An array in insertion order.
+    Array(Vec<(ArrayKey, Literal)>),
+    /// `IS_CONSTANT_AST`: a constant expression evaluated at run time.
+    Ast(Box<Ast>),
+}
+
+impl Literal {
+    /// The zval type code (`Z_TYPE`).
+    pub fn type_code(&self) -> u8 {
+        use crate::types::*;
+        match self {
+            Literal::Null => IS_NULL,
+            Literal::False => IS_FALSE,
+            Literal::True => IS_TRUE,
+            Literal::Long(_) => IS_LONG,
+            Literal::Double(_) => IS_DOUBLE,
+            Literal::String(_) => IS_STRING,
+            Literal::Array(_) => IS_ARRAY,
+            Literal::Ast(_) => IS_CONSTANT_AST,
+        }
+    }
+}
+
+/// A `zend_ast` node of a constant expression.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Ast {
+    /// `zend_ast_kind`; its special/list bits and child count follow zend_ast.h.
+    pub kind: u16,
+    pub attr: u16,
+    pub lineno: u32,
+    pub body: AstBody,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum AstBody {
+    /// `ZEND_AST_ZVAL` and `ZEND_AST_CONSTANT` (whose zval is the constant's name).
+    Zval(Literal),
+    /// Ordinary nodes and lists; absent children are `None`.
+    Children(Vec<Option<Ast>>),
+}
+
+pub const ZEND_AST_ZVAL: u16 = 64;
+pub const ZEND_AST_CONSTANT: u16 = 65;
+pub const ZEND_AST_ZNODE: u16 = 66;
+pub const ZEND_AST_SPECIAL_SHIFT: u16 = 6;
+pub const ZEND_AST_IS_LIST_SHIFT: u16 = 7;
+pub const ZEND_AST_NUM_CHILDREN_SHIFT: u16 = 8;
+
+/// A `zend_type`: the type mask (with Zend's kind and extra bits) and the class names it
+/// points to.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct ZendType {
+    /// `type_mask` exactly as PHP stores it (MAY_BE bits, `_ZEND_TYPE_*_BIT`s and, in
+    /// arg_info, the send mode / variadic / promoted bits).
+    pub type_mask: u32,
+    pub names: TypeNames,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum TypeNames {
+    #[default]
+    None,
+    /// `_ZEND_TYPE_NAME_BIT`: one class name.
+    Name(PhpStr),
+    /// `_ZEND_TYPE_LIST_BIT`: a union or intersection list (nested for DNF types).
+    List(Vec<ZendType>),
+}
+
+pub const _ZEND_TYPE_NAME_BIT: u32 = 1 << 24;
+pub const _ZEND_TYPE_LIST_BIT: u32 = 1 << 22;
+pub const _ZEND_TYPE_ITERABLE_BIT: u32 = 1 << 21;
+pub const _ZEND_TYPE_ARENA_BIT: u32 = 1 << 20;
+pub const _ZEND_TYPE_INTERSECTION_BIT: u32 = 1 << 19;
+pub const _ZEND_TYPE_UNION_BIT: u32 = 1 << 18;
+pub const _ZEND_TYPE_NULLABLE_BIT: u32 = 0x2;
+pub const _ZEND_TYPE_EXTRA_FLAGS_SHIFT: u32 = 25;
+pub const _ZEND_SEND_MODE_SHIFT: u32 = _ZEND_TYPE_EXTRA_FLAGS_SHIFT;
+pub const _ZEND_IS_VARIADIC_BIT: u32 = 1 << (_ZEND_TYPE_EXTRA_FLAGS_SHIFT + 2);
+pub const _ZEND_IS_PROMOTED_BIT: u32 = 1 << (_ZEND_TYPE_EXTRA_FLAGS_SHIFT + 3);
+pub const _ZEND_IS_TENTATIVE_BIT: u32 = 1 << (_ZEND_TYPE_EXTRA_FLAGS_SHIFT + 4);
+
+/// A `zend_arg_info`. For user functions `default_value` is always `None` (defaults live in
+/// RECV_INIT).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct ArgInfo {
+    pub name: Option<PhpStr>,
+    pub type_: ZendType,
+    pub default_value: Option<PhpStr>,
+}
+
+/// A `zend_live_range`. `var` keeps Zend's encoding: the variable's slot number and the
+/// `ZEND_LIVE_*` kind in the low bits ([`LiveRange::var_num`], [`LiveRange::kind`]).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct LiveRange {
+    pub var: VarNum,
+    pub kind: u32,
+    pub start: OpNum,
+    pub end: OpNum,
+}
+
+pub const ZEND_LIVE_TMPVAR: u32 = 0;
+pub const ZEND_LIVE_LOOP: u32 = 1;
+pub const ZEND_LIVE_SILENCE: u32 = 2;
+pub const ZEND_LIVE_ROPE: u32 = 3;
+pub const ZEND_LIVE_NEW: u32 = 4;
+pub const ZEND_LIVE_MASK: u32 = 7;
+
+/// A `zend_try_catch_element`. Absent catch/finally parts are `None` (PHP stores 0).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct TryCatchElement {
+    pub try_op: OpNum,
+    pub catch_op: Option<OpNum>,
+    pub finally_op: Option<OpNum>,
+    pub finally_end: Option<OpNum>,
+}
+
+/// A `zend_attribute`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Attribute {
+    pub name: PhpStr,
+    pub lcname: PhpStr,
+    pub flags: u32,
+    pub lineno: u32,
+    /// Parameter offset for parameter attributes, 0 otherwise.
+    pub offset: u32,
+    pub args: Vec<AttributeArg>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct AttributeArg {
+    pub name: Option<PhpStr>,
+    pub value: Literal,
+}
+
+pub const ZEND_INTERNAL_FUNCTION: u8 = 1;
+pub const ZEND_USER_FUNCTION: u8 = 2;
+pub const ZEND_EVAL_CODE: u8 = 4;
+
+/// A `zend_op_array`.
+#[allow(non_snake_case)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct OpArray {
+    /// `ZEND_USER_FUNCTION` or `ZEND_EVAL_CODE`.
+    pub type_: u8,
+    pub fn_flags: u32,
+    /// `None` for the main script (dumped as `$_main`).
+    pub function_name: Option<PhpStr>,
+    /// Name of the class this op_array belongs to.
+    pub scope: Option<PhpStr>,
+    pub num_args: u32,
+    pub required_num_args: u32,
+    /// `arg_info[0..num_args]`, plus the variadic one when `ZEND_ACC_VARIADIC` is set.
+    pub arg_info: Vec<ArgInfo>,
+    /// `arg_info[-1]`, present when `ZEND_ACC_HAS_RETURN_TYPE` is set.
+    pub return_info: Option<ArgInfo>,
+    pub attributes: Vec<Attribute>,
+    /// Number of TMP/VAR slots.
+    pub T: u32,
+    /// Bytes of run-time cache (`cache_size`).
+    pub cache_size: u32,
+    /// CV names without the `$`: `vars.len()` is `last_var`.
+    pub vars: Vec<PhpStr>,
+    pub opcodes: Vec<Op>,
+    pub literals: Vec<Literal>,
+    /// Static variables and their initial values (`None`: no table).
+    pub static_variables: Option<Vec<(PhpStr, Literal)>>,
+    pub live_range: Vec<LiveRange>,
+    pub try_catch_array: Vec<TryCatchElement>,
+    pub filename: PhpStr,
+    pub line_start: u32,
+    pub line_end: u32,
+    pub doc_comment: Option<PhpStr>,
+    /// Closures and functions declared at run time, referenced by index from
+    /// DECLARE_LAMBDA_FUNCTION / DECLARE_FUNCTION.
+    pub dynamic_func_defs: Vec<OpArray>,
+}
+
+impl OpArray {
+    pub fn last_var(&self) -> u32 {
+        self.vars.len() as u32
+    }
+
+    pub fn op(&self, n: OpNum) -> &Op {
+        &self.opcodes[n.index()]
+    }
+
+    pub fn literal(&self, id: LiteralId) -> &Literal {
+        &self.literals[id.index()]
+    }
+
+    /// The name `zend_dump_op_array_name` prints: `Class::method`, `function` or `$_main`.
+    pub fn display_name(&self) -> String {
+        match (&self.function_name, &self.scope) {
+            (None, _) => "$_main".to_string(),
+            (Some(f), Some(s)) => format!("{s}::{f}"),
+            (Some(f), None) => f.to_string(),
+        }
+    }
+}
+
+/// A `zend_class_constant`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct ClassConstant {
+    pub name: PhpStr,
+    pub value: Literal,
+    /// `ZEND_CLASS_CONST_FLAGS`: visibility, final, enum case...
+    pub flags: u32,
+    pub doc_comment: Option<PhpStr>,
+    pub attributes: Vec<Attribute>,
+    /// Name of the declaring class.
+    pub ce: PhpStr,
+}
+
+/// A `zend_property_info` with the property's default value.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct PropertyInfo {
+    pub name: PhpStr,
+    pub flags: u32,
+    /// Byte offset in the object (instance) or index in the static members table.
+    pub offset: u32,
+    pub type_: ZendType,
+    /// Default value; `None` when the slot is `IS_UNDEF` (typed property without default).
+    pub default: Option<Literal>,
+    pub doc_comment: Option<PhpStr>,
+    pub attributes: Vec<Attribute>,
+    /// Name of the declaring class.
+    pub ce: PhpStr,
+}
+
+/// A trait method reference (`zend_trait_method_reference`).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct TraitMethodRef {
+    pub method_name: PhpStr,
+    pub class_name: Option<PhpStr>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct TraitAlias {
+    pub method: TraitMethodRef,
+    pub alias: Option<PhpStr>,
+    pub modifiers: u32,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct TraitPrecedence {
+    pub method: TraitMethodRef,
+    pub exclude_class_names: Vec<PhpStr>,
+}
+
+/// A class, interface, trait or enum name with its lowercased lookup key.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct ClassName {
+    pub name: PhpStr,
+    pub lc_name: PhpStr,
+}
+
+/// A `zend_class_entry` of a compiled (not yet linked) script.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct ClassEntry {
+    pub name: PhpStr,
+    pub parent_name: Option<PhpStr>,
+    pub ce_flags: u32,
+    /// `ce->refcount`: above 1 the entry is shared (class aliases).
+    pub refcount: u32,
+    pub interface_names: Vec<ClassName>,
+    pub trait_names: Vec<ClassName>,
+    pub trait_aliases: Vec<TraitAlias>,
+    pub trait_precedences: Vec<TraitPrecedence>,
+    pub constants: Vec<ClassConstant>,
+    pub properties: Vec<PropertyInfo>,
+    /// The method table in order: lowercased key and op_array.
+    pub methods: Vec<(PhpStr, OpArray)>,
+    pub attributes: Vec<Attribute>,
+    pub filename: PhpStr,
+    pub line_start: u32,
+    pub line_end: u32,
+    pub doc_comment: Option<PhpStr>,
+    /// Backing type of an enum (`IS_UNDEF`, `IS_LONG` or `IS_STRING`).
+    pub enum_backing_type: u8,
+}
+
+/// A compiled script (`zend_script`): what OPcache optimizes and caches.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Script {
+    pub filename: PhpStr,
+    pub main_op_array: OpArray,
+    /// `function_table` in order: key (lowercased name, or a run-time declaration key) and
+    /// op_array.
+    pub function_table: Vec<(PhpStr, OpArray)>,
+    /// `class_table` in order: key and class.
+    pub class_table: Vec<(PhpStr, ClassEntry)>,
+}
+
+pub const ZEND_ACC_ABSTRACT: u32 = 1 << 6;
+pub const ZEND_ACC_TRAIT_CLONE: u32 = 1 << 20;
+pub const ZEND_ACC_HAS_RETURN_TYPE: u32 = 1 << 13;
+pub const ZEND_ACC_VARIADIC: u32 = 1 << 14;
+pub const ZEND_ACC_STRICT_TYPES: u32 = 1 << 31;
+
+impl Script {
+    /// Every op_array in the order `zend_foreach_op_array` visits them: the main op_array,
+    /// functions, then each class's own non-abstract methods, each followed by its dynamic
+    /// function definitions (depth first).
+    pub fn op_arrays(&self) -> Vec<&OpArray> {
+        fn with_dynamic<'a>(op_array: &'a OpArray, out: &mut Vec<&'a OpArray>) {
+            out.push(op_array);
+            for def in &op_array.dynamic_func_defs {
+                with_dynamic(def, out);
+            }
+        }
+        let mut out = Vec::new();
+        with_dynamic(&self.main_op_array, &mut out);
+        for (_, func) in &self.function_table {
+            with_dynamic(func, &mut out);
+        }
+        for (key, ce) in &self.class_table {
+            if ce.refcount > 1 && !key.0.eq_ignore_ascii_case(&ce.name.0) {
+                continue;
+            }
+            for (_, method) in &ce.methods {
+                if method.scope.as_ref() == Some(&ce.name)
+                    && method.type_ == ZEND_USER_FUNCTION
+                    && method.fn_flags & (ZEND_ACC_ABSTRACT | ZEND_ACC_TRAIT_CLONE) == 0
+                {
+                    with_dynamic(method, &mut out);
+                }
+            }
+        }
+        out
+    }
+}
