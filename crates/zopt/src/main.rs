@@ -1,1 +1,162 @@
-fn main() {}
+//! The `zopt` command line: record PHP's compiled op_arrays, print our dumps of them, and
+//! measure how often our dumps are byte-identical to PHP's.
+
+use zopt::{conformance, corpus, php, stages};
+
+use anyhow::{bail, Context, Result};
+use clap::{Parser, Subcommand};
+use std::io::Write;
+use std::path::PathBuf;
+use zend_ir::dump::{debug_level, parse_number};
+
+#[derive(Parser)]
+#[command(name = "zopt", version, about = "PHP 8.2 optimizer and opcode cache, in Rust")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(clap::Args, Clone)]
+struct PhpArgs {
+    /// PHP 8.2 binary (default: $ZOPT_PHP or `php` on PATH).
+    #[arg(long)]
+    php: Option<PathBuf>,
+    /// The zopt extension (default: $ZOPT_PHP_EXTENSION or libzopt_php.so beside zopt).
+    #[arg(long)]
+    extension: Option<PathBuf>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Compile PHP files in real PHP (without running them) and record them as .zop,
+    /// with PHP's own dump text for the given debug level.
+    Record {
+        #[command(flatten)]
+        php: PhpArgs,
+        /// opcache.optimization_level PHP compiles with.
+        #[arg(long, default_value = "0", value_parser = parse_hex)]
+        optimization_level: u32,
+        /// opcache.opt_debug_level: PHP's dump is written beside each recording as .dump.
+        #[arg(long, default_value = "0x10000", value_parser = parse_level)]
+        debug_level: u32,
+        /// Output directory.
+        #[arg(short = 'o', long)]
+        out: PathBuf,
+        /// Files or directories of PHP code.
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+    },
+    /// Print our dump of a recording, as PHP prints it at opt_debug_level.
+    Dump {
+        /// Stage name (before, after, cfg, ...) or debug-level bits.
+        #[arg(long, default_value = "before", value_parser = parse_level)]
+        level: u32,
+        /// Optimization level the dump is for.
+        #[arg(long, default_value = "0", value_parser = parse_hex)]
+        optimization_level: u32,
+        file: PathBuf,
+    },
+    /// Compare our dumps with PHP's, op_array by op_array, byte for byte.
+    Conformance {
+        #[command(flatten)]
+        php: PhpArgs,
+        #[arg(long, default_value = "0", value_parser = parse_hex)]
+        optimization_level: u32,
+        /// Comma-separated stages: before, after, cfg, dom, liveness, phi, ssa, types, sccp,
+        /// pass1 ... pass14.
+        #[arg(long, default_value = "before,after")]
+        levels: String,
+        /// Print one JSON object instead of the table.
+        #[arg(long)]
+        json: bool,
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+    },
+}
+
+fn parse_hex(s: &str) -> Result<u32, String> {
+    parse_number(s).ok_or_else(|| format!("{s:?} is not a number (use 0x... for hex)"))
+}
+
+fn parse_level(s: &str) -> Result<u32, String> {
+    debug_level::parse(s).ok_or_else(|| format!("{s:?} is not a dump level name or number"))
+}
+
+fn main() {
+    if let Err(e) = run(Cli::parse()) {
+        eprintln!("zopt: {e:#}");
+        std::process::exit(1);
+    }
+}
+
+fn run(cli: Cli) -> Result<()> {
+    match cli.command {
+        Command::Record { php, optimization_level, debug_level, out, paths } => {
+            let php = php::Php::locate(php.php.as_deref(), php.extension.as_deref())?;
+            record(&php, optimization_level, debug_level, &out, &paths)
+        }
+        Command::Dump { level, optimization_level, file } => {
+            let script = corpus::load_recording(&file)?;
+            let dump = stages::our_dump(&script, level, optimization_level)?;
+            std::io::stdout().write_all(&dump)?;
+            Ok(())
+        }
+        Command::Conformance { php, optimization_level, levels, json, paths } => {
+            let php = php::Php::locate(php.php.as_deref(), php.extension.as_deref())?;
+            let levels = levels
+                .split(',')
+                .map(|l| conformance::Level::parse(l.trim()))
+                .collect::<Result<Vec<_>>>()?;
+            let files = corpus::php_files(&paths)?;
+            let report = conformance::run(&php, &files, optimization_level, &levels, !json);
+            if json {
+                println!("{}", report.to_json());
+            } else {
+                report.print_table();
+            }
+            Ok(())
+        }
+    }
+}
+
+fn record(php: &php::Php, optimization_level: u32, debug_level: u32, out: &std::path::Path, paths: &[PathBuf]) -> Result<()> {
+    use rayon::prelude::*;
+    let files = corpus::php_files(paths)?;
+    let bar = indicatif::ProgressBar::new(files.len() as u64);
+    let failures: Vec<String> = files
+        .par_iter()
+        .filter_map(|file| {
+            let result = record_one(php, file, optimization_level, debug_level, out);
+            bar.inc(1);
+            result.err().map(|e| format!("{}: {e:#}", file.path.display()))
+        })
+        .collect();
+    bar.finish_and_clear();
+    println!("recorded {} of {} files into {}", files.len() - failures.len(), files.len(), out.display());
+    for failure in &failures {
+        eprintln!("  {failure}");
+    }
+    if !failures.is_empty() {
+        bail!("{} file(s) could not be recorded", failures.len());
+    }
+    Ok(())
+}
+
+fn record_one(php: &php::Php, file: &corpus::SourceFile, optimization_level: u32, debug_level: u32, out: &std::path::Path) -> Result<()> {
+    let tmp = tempfile::tempdir()?;
+    let compiled = php.compile(&file.path, optimization_level, debug_level, Some(tmp.path()))?;
+    let recording = compiled.recording.context("no recording written")?;
+    let target = out.join(&file.relative);
+    if let Some(dir) = target.parent() {
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    }
+    let mut zop = target.clone().into_os_string();
+    zop.push(".zop");
+    std::fs::copy(&recording, &zop).with_context(|| format!("cannot write {}", PathBuf::from(&zop).display()))?;
+    if debug_level != 0 {
+        let mut dump = target.into_os_string();
+        dump.push(".dump");
+        std::fs::write(&dump, &compiled.dump)?;
+    }
+    Ok(())
+}

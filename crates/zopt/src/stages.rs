@@ -1,0 +1,84 @@
+//! Our side of every dump stage: what zopt prints for a recorded script at a given
+//! `opt_debug_level` bit and optimization level, or that the stage is not implemented yet.
+
+use zend_ir::dump::{self, debug_level};
+use zend_ir::Script;
+
+/// A stage we cannot produce yet. Conformance reports it as such, never as identical.
+#[derive(Debug, thiserror::Error)]
+#[error("stage {stage} at optimization level {optimization_level:#x} is not implemented")]
+pub struct NotImplemented {
+    pub stage: String,
+    pub optimization_level: u32,
+}
+
+/// The dump PHP would print for `script` at one debug-level bit.
+pub fn our_dump(script: &Script, debug_bits: u32, optimization_level: u32) -> Result<Vec<u8>, NotImplemented> {
+    let not_implemented = || NotImplemented {
+        stage: debug_level::name(debug_bits)
+            .map(str::to_string)
+            .unwrap_or_else(|| format!("{debug_bits:#x}")),
+        optimization_level,
+    };
+    match debug_bits {
+        // "before optimizer" shows the op_array as compiled, whatever the level.
+        debug_level::BEFORE_OPTIMIZER => dump::dump_script(script, debug_bits).ok_or_else(not_implemented),
+        // With no pass enabled the optimizer leaves every op_array as compiled.
+        debug_level::AFTER_OPTIMIZER if optimization_level == 0 => {
+            dump::dump_script(script, debug_bits).ok_or_else(not_implemented)
+        }
+        _ => Err(not_implemented()),
+    }
+}
+
+/// One op_array's part of a dump.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Chunk<'a> {
+    /// The name line without its colon (`$_main`, `foo`, `A::m`).
+    pub name: &'a [u8],
+    pub text: &'a [u8],
+}
+
+/// Splits a dump into its op_arrays. Each starts with an empty line and `NAME:` followed by
+/// the `     ; (lines=` header line; whatever precedes the first one belongs to no op_array.
+pub fn split_dump(dump: &[u8]) -> Vec<Chunk<'_>> {
+    let mut line_starts = vec![0usize];
+    line_starts.extend(dump.iter().enumerate().filter(|&(_, &b)| b == b'\n').map(|(i, _)| i + 1));
+    let line = |i: usize| -> &[u8] {
+        let start = line_starts[i];
+        let end = line_starts.get(i + 1).map_or(dump.len(), |&next| next - 1);
+        &dump[start..end.max(start)]
+    };
+    let mut heads = Vec::new();
+    for i in 0..line_starts.len().saturating_sub(1) {
+        let name = line(i);
+        if name.ends_with(b":") && line(i + 1).starts_with(b"     ; (lines=") {
+            let start = if i > 0 && line(i - 1).is_empty() { line_starts[i - 1] } else { line_starts[i] };
+            heads.push((start, &name[..name.len() - 1]));
+        }
+    }
+    heads
+        .iter()
+        .enumerate()
+        .map(|(k, &(start, name))| {
+            let end = heads.get(k + 1).map_or(dump.len(), |&(next, _)| next);
+            Chunk { name, text: &dump[start..end] }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splits_on_op_array_headers() {
+        let dump = b"\n$_main:\n     ; (lines=1, args=0, vars=0, tmps=0)\n0000 RETURN int(1)\n\nfoo:\n     ; (lines=1, args=0, vars=0, tmps=0)\n0000 ECHO string(\"x:\n\")\n";
+        let chunks = split_dump(dump);
+        assert_eq!(chunks.len(), 2);
+        assert_eq!(chunks[0].name, b"$_main");
+        assert_eq!(chunks[1].name, b"foo");
+        assert!(chunks[1].text.ends_with(b"\")\n"));
+        assert_eq!(chunks.iter().map(|c| c.text.len()).sum::<usize>(), dump.len());
+    }
+}
