@@ -1,10 +1,209 @@
 //! The `.zop` format: a lossless, readable text form of a [`Script`](crate::Script), and a
 //! binary form (bincode).
+//!
+//! # Guarantees
+//!
+//! - **Lossless**: `parse(&print(s)) == Ok(s)` for every [`Script`] whose values nest at most
+//!   [`MAX_DEPTH`] levels deep (arrays, constant ASTs, type lists and dynamic_func_defs
+//!   together): every field of the model survives, including raw values of unused
+//!   operands, smart branches, line numbers, doubles bit for bit (NaN payloads, `-0.0`),
+//!   byte strings that are not UTF-8, unused and duplicate literals.
+//! - **Canonical**: `print(&parse(t)?) == t` for any text `print` produced. The parser
+//!   accepts more than the printer writes (fields in any order, comments, blank lines, other
+//!   indentation, `float(2)` for `float(2.0)`, missing fields that have defaults), so hand
+//!   written text normalizes on the first round trip.
+//! - **Robust**: [`parse`] never panics, whatever the input; it rejects nesting deeper than
+//!   [`MAX_DEPTH`] and allocates only in proportion to the input. [`from_binary`] never
+//!   panics either, bounds nesting, never pre-allocates more than a few elements from a
+//!   length it reads, and rejects trailing bytes.
+//!
+//! # The text form
+//!
+//! ```text
+//! zop 1
+//! script "/srv/app/a.php"
+//!
+//! main {
+//!   flags 0x00000000
+//!   args 0 required 0
+//!   T 2
+//!   cache_size 0
+//!   vars $i
+//!   lines 1 7
+//!   #0 = int(0)
+//!   #1 = float(2.5)
+//!   #2 = int(10)
+//!   0000 ASSIGN CV0($i) #0:int(0) line=3
+//!   0001 JMP 0004
+//!   0002 T1 = MUL CV0($i) #1:float(2.5) line=4
+//!   0003 PRE_INC CV0($i)
+//!   0004 T1 = IS_SMALLER CV0($i) #2:int(10) smart=jmpnz line=3
+//!   0005 JMPNZ T1 0002
+//!   0006 RETURN #0:int(0) line=7
+//! }
+//!
+//! function "add" {
+//!   name "add"
+//!   flags 0x00002000 ; HAS_RETURN_TYPE
+//!   args 2 required 2
+//!   arg $a type(0x00000010) ; int
+//!   arg $b type(0x00000010) ; int
+//!   return type(0x00000010) ; int
+//!   T 3
+//!   cache_size 0
+//!   vars $a $b
+//!   lines 9 9
+//!   0000 CV0($a) = RECV 1
+//!   0001 CV1($b) = RECV 2
+//!   0002 T2 = ADD CV0($a) CV1($b)
+//!   0003 VERIFY_RETURN_TYPE T2
+//!   0004 RETURN T2
+//! }
+//!
+//! class "point" {
+//!   name "Point"
+//!   flags 0x00000000
+//!   lines 11 14
+//!   const "ORIGIN" = array(0 => int(0), "y" => int(0)) flags=0x1 ; PUBLIC
+//!   property $x flags=0x1 offset=40 type(0x00000010) default=int(0) ; PUBLIC int
+//!   method "norm" {
+//!     name "norm"
+//!     scope "Point"
+//!     ...op_array lines...
+//!   }
+//! }
+//! ```
+//!
+//! The text is line oriented: one item per line, blocks open with `{` at the end of a line
+//! and close with a line holding `}`. Blanks and indentation are free; `;` starts a comment
+//! that runs to the end of the line (outside strings). Lexical forms:
+//!
+//! - numbers: decimal, or hexadecimal with `0x`; signed only where a value is an `i64`.
+//! - STRING: `"..."` holding bytes. Escapes: `\\`, `\"`, `\n`, `\r`, `\t`, `\xHH`; any other
+//!   backslash is a plain backslash (as in PHP, so `"Foo\Bar"` reads as written). The printer
+//!   writes printable ASCII as is and every other byte as `\xHH`.
+//! - NAME (variables, arguments, properties, static variables): `$ident`, or a STRING when
+//!   the name is not an ASCII identifier.
+//! - `key=value` pairs take no blanks around `=`; they may come in any order.
+//!
+//! Values:
+//!
+//! ```text
+//! LITERAL := null | bool(true) | bool(false) | int(-5) | float(DOUBLE) | string(STRING)
+//!          | array(KEY => LITERAL, ...)            KEY := integer | STRING
+//!          | AST
+//! DOUBLE  := what Rust's f64 parser reads (2.5, -0.0, 1e300, inf, NaN), optionally
+//!            followed by :0x<16 hex digits> giving the exact bits (printed only when the
+//!            decimal does not give them back: NaN payloads, negative NaN)
+//! AST     := ast(KIND [attr=N] [line=N] = LITERAL)      zval / constant-name nodes
+//!          | ast(KIND [attr=N] [line=N] [CHILD, ...])  CHILD := AST | _   (absent child)
+//!            KIND := a zend_ast_kind name without ZEND_AST_ (ZVAL, CONST, BINARY_OP,
+//!            CLASS_CONST, ...) or its number
+//! TYPE    := type(MASK) | type(MASK STRING) | type(MASK [TYPE, ...])
+//!            MASK is the raw zend_type type_mask (printed as 0x%08x); STRING is the class
+//!            name (_ZEND_TYPE_NAME_BIT), the list a union/intersection list
+//! ATTRIBUTE := #[STRING(ARG, ...) lc=STRING flags=N line=N offset=N]
+//!            ARG := [IDENT: | STRING:] LITERAL; the argument list is left out when empty,
+//!            lc when it is the ASCII-lowercased name, flags and offset when 0
+//! ```
+//!
+//! The file:
+//!
+//! ```text
+//! zop 1                      format version (optional; 1 is the only version)
+//! script STRING              the script's filename; before any block
+//! main { OPARRAY }           the main op_array, once
+//! function STRING { OPARRAY }   function_table entries in order (STRING is the key)
+//! class STRING { CLASS }        class_table entries in order (STRING is the key)
+//! ```
+//!
+//! OPARRAY lines (the printer writes them in this order; literals, `vars` and `lines` must
+//! come before the ops that use them):
+//!
+//! ```text
+//! name STRING                function_name (absent: None, the main script)
+//! scope STRING               scope (absent: None)
+//! kind user|eval|internal|N  type_ (absent: user)
+//! flags N                    fn_flags; the comment names the ZEND_ACC_* bits
+//! args N required M          num_args, required_num_args
+//! arg [NAME] [TYPE] [default=STRING]      one per arg_info entry (the comment shows the
+//!                                          type, send mode and variadic/promoted bits)
+//! return [NAME] [TYPE] [default=STRING]   return_info (absent: None)
+//! ATTRIBUTE                  one per attribute
+//! T N                        number of TMP/VAR slots
+//! cache_size N
+//! vars NAME...               CV names, CV0 first (more `vars` lines append)
+//! statics                    static_variables is Some (absent: None) ...
+//! static NAME = LITERAL      ... and its entries in order
+//! live_range N KIND START END   var (slot number), tmpvar|loop|silence|rope|new|N, ops
+//! try_catch TRY [catch=N] [finally=N] [finally_end=N]   absent parts are None
+//! file STRING                filename (absent: the script's filename)
+//! lines START END            line_start, line_end
+//! doc STRING                 doc_comment
+//! #N = LITERAL               the literal table, N counting from 0
+//! NNNN OP                    the ops, NNNN counting from 0
+//! dynamic_func_def N { OPARRAY }   dynamic_func_defs, N counting from 0
+//! ```
+//!
+//! An op line is `NNNN [RESULT =] OPCODE [OP1 [OP2 [EXT]]] [key=value...]`:
+//!
+//! - OPCODE is the name without `ZEND_` (`Opcode::short_name`). Opcode numbers PHP 8.2 does
+//!   not define print as `OP_<n>` and parse back (any `OP_<n>` with n <= 255 is accepted).
+//! - Operands: `T5` (TMP_VAR, slot number), `V5` (VAR), `CV2($name)` (CV; the name is
+//!   optional, checked against `vars` when given), `#3:LITERAL` (CONST: literal index; the
+//!   value after `:` is optional, checked against the literal table when given, and
+//!   `array(...)` / `ast(...)` stand for any array / AST; the printer abbreviates non-empty
+//!   arrays and ASTs that way), `_` (UNUSED with raw value 0).
+//! - Unused operands with a nonzero raw value and jump targets: in a slot the opcode's VM
+//!   flags mark as a jump address (`ZEND_VM_OP_JMP_ADDR`), a bare number is a jump target
+//!   (`JMPZ T6 0005`) and an unused raw value is written `num(N)`; in any other slot a bare
+//!   number is the raw unused value (`RECV 1`) and a jump target is written `@0005`.
+//! - Trailing `_` operands are left out. EXT is shown positionally only for opcodes whose
+//!   extended_value is a jump target (FE_FETCH_R/RW: `FE_FETCH_R V2 CV1($v) 0009`).
+//! - Keys: `ext=N` (extended_value, printed when nonzero and not positional), `result=N`
+//!   (result unused with a nonzero raw value), `smart=jmpz|jmpnz` (smart branch bits of
+//!   result_type), `line=N` (lineno; printed only when it differs from the previous op's
+//!   line, or for the first op from `lines` START; absent means "same as before").
+//!
+//! CLASS lines:
+//!
+//! ```text
+//! name STRING                parent STRING              flags N (ZEND_ACC_* comment)
+//! refcount N (absent: 1)     file STRING (absent: the script's)    lines START END
+//! doc STRING                 enum_backing_type N (absent: 0)       ATTRIBUTE
+//! interface STRING [lc=STRING]        trait STRING [lc=STRING]  (lc absent: lowercased)
+//! trait_alias STRING [class=STRING] [as=STRING] [modifiers=N]
+//! trait_precedence STRING [class=STRING] [insteadof=[STRING, ...]]
+//! const STRING = LITERAL [flags=N] [ce=STRING] [doc=STRING] [ATTRIBUTE...]
+//! property NAME [flags=N] [offset=N] [TYPE] [default=LITERAL] [ce=STRING] [doc=STRING]
+//!          [ATTRIBUTE...]      (no default: the slot is IS_UNDEF)
+//! method STRING { OPARRAY }  the method table in order (STRING is the key)
+//! ```
+//!
+//! `ce=` (declaring class) is absent when it is the class itself.
+//!
+//! # The binary form
+//!
+//! `ZOPBIN\0\x01` followed by the bincode (fixint, little endian) encoding of the
+//! [`Script`]; see [`to_binary`] and [`from_binary`].
+
+mod binary;
+mod names;
+mod parse;
+mod print;
+
+pub use parse::{parse, parse_named, ParseError, MAX_DEPTH};
+pub use print::print;
 
 use crate::model::Script;
+use bincode::Options;
 
 /// Magic prefix of the binary form, followed by a format version.
 const BINARY_MAGIC: &[u8; 8] = b"ZOPBIN\x00\x01";
+
+/// Deepest serde nesting [`from_binary`] accepts: enough for every script the text parser
+/// accepts (at most four serde levels per text level, plus the fixed structure above).
+pub const MAX_BINARY_DEPTH: usize = 4 * (MAX_DEPTH + 1) + 32;
 
 /// Why a binary `.zop` could not be read.
 #[derive(Debug, thiserror::Error)]
@@ -15,27 +214,34 @@ pub enum BinaryError {
     Decode(#[from] bincode::Error),
 }
 
-/// Prints a script as `.zop` text.
-pub fn print(script: &Script) -> String {
-    // Placeholder until the text printer lands: the Debug form keeps the data readable.
-    format!("{script:#?}\n")
+fn bincode_options() -> impl Options {
+    bincode::DefaultOptions::new()
+        .with_fixint_encoding()
+        .with_little_endian()
 }
 
 /// Encodes a script in the binary form.
 pub fn to_binary(script: &Script) -> Vec<u8> {
     let mut out = BINARY_MAGIC.to_vec();
-    bincode::serialize_into(&mut out, script).expect("serializing to a Vec cannot fail");
+    bincode_options()
+        .serialize_into(&mut out, script)
+        .expect("serializing to a Vec cannot fail");
     out
 }
 
-/// Decodes the binary form.
+/// Decodes the binary form. Rejects a bad magic, trailing bytes, nesting deeper than
+/// [`MAX_BINARY_DEPTH`] and any malformed body, without panicking and without allocating
+/// far beyond the input's size.
 pub fn from_binary(bytes: &[u8]) -> Result<Script, BinaryError> {
-    let body = bytes.strip_prefix(BINARY_MAGIC).ok_or(BinaryError::BadMagic)?;
-    Ok(bincode::DefaultOptions::new()
-        .with_fixint_encoding()
-        .allow_trailing_bytes()
-        .with_limit(body.len() as u64 * 64 + 1024)
-        .deserialize(body)?)
+    let body = bytes
+        .strip_prefix(BINARY_MAGIC)
+        .ok_or(BinaryError::BadMagic)?;
+    let seed = binary::LimitedSeed::<Script> {
+        limit: MAX_BINARY_DEPTH,
+        _marker: std::marker::PhantomData,
+    };
+    Ok(bincode_options()
+        .reject_trailing_bytes()
+        .with_limit(body.len() as u64)
+        .deserialize_seed(seed, body)?)
 }
-
-use bincode::Options;
