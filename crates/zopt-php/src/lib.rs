@@ -1,1 +1,178 @@
+//! zopt-php: the zopt PHP 8.2 extension.
+//!
+//! Load it with `php -d extension=libzopt_php.so` (it is a regular extension: `get_module`
+//! returns its `zend_module_entry`, API 20220829, NTS) next to OPcache. Settings are in
+//! [`ini`]; `zopt.mode` picks what it does:
+//!
+//! - `off` (default): nothing.
+//! - `record`: registers an optimizer pass (`zend_optimizer_register_pass`) that OPcache
+//!   calls for every script it compiles, after its own passes and at every
+//!   `opcache.optimization_level` (0 included). The pass converts the whole `zend_script` —
+//!   main op_array, functions, classes with their methods, constants and properties — into
+//!   the lossless [`zend_ir::Script`] model, undoing what `pass_two()` did (see [`convert`]),
+//!   and writes it under `zopt.record_dir` ([`record`]).
+//!
+//! Guarantees: the extension only reads the script, never changes it; no panic crosses into
+//! PHP (every entry point catches unwinding); a script that cannot be converted gets a
+//! `.zop.err` file naming the file, the op_array and the op or field at fault, plus an
+//! `E_WARNING`, and PHP carries on normally. Unknown opcodes, zval types PHP cannot
+//! produce at compile time, and offsets that do not land on an op, literal or variable are
+//! such errors: nothing is silently approximated.
+//!
+//! All pointer reading lives in [`php::Reader`]; FFI entry points are the small functions
+//! below, in [`ini`] and in [`record`].
 
+use std::cell::UnsafeCell;
+use std::ffi::{c_char, c_int, CString};
+use std::panic::catch_unwind;
+use std::sync::atomic::{AtomicI32, Ordering};
+
+mod convert;
+mod ini;
+mod php;
+mod record;
+
+use php::{zend_module_entry, zend_result, FAILURE, SUCCESS};
+
+/// A static PHP reads (and sometimes writes, like `module_number`) through raw pointers.
+///
+/// PHP touches it only on its one thread (NTS builds), during startup and shutdown.
+pub struct FfiCell<T>(UnsafeCell<T>);
+
+// SAFETY: only PHP's single engine thread accesses the contents (NTS build, checked by
+// wrapper.h), so there is no concurrent access.
+unsafe impl<T> Sync for FfiCell<T> {}
+
+impl<T> FfiCell<T> {
+    pub const fn new(value: T) -> Self {
+        FfiCell(UnsafeCell::new(value))
+    }
+
+    pub const fn get(&self) -> *mut T {
+        self.0.get()
+    }
+}
+
+/// Emits a PHP `E_WARNING` with `message` (NULs shown as `\0`).
+pub fn warning(message: &str) {
+    let message = CString::new(message.replace('\0', "\\0")).unwrap_or_default();
+    // SAFETY: called on PHP's thread while the engine runs (startup, INI changes, the
+    // optimizer pass); "%s" consumes exactly the one C string passed.
+    unsafe { php::zend_error(php::E_WARNING as c_int, c"%s".as_ptr(), message.as_ptr()) };
+}
+
+/// Index `zend_optimizer_register_pass` returned (0: not registered).
+static PASS_INDEX: AtomicI32 = AtomicI32::new(0);
+
+const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), "\0");
+
+static MODULE: FfiCell<zend_module_entry> = FfiCell::new(zend_module_entry {
+    size: std::mem::size_of::<zend_module_entry>() as u16,
+    zend_api: php::ZEND_MODULE_API_NO,
+    zend_debug: php::ZEND_DEBUG as u8,
+    zts: 0,
+    ini_entry: std::ptr::null(),
+    deps: std::ptr::null(),
+    name: c"zopt".as_ptr(),
+    functions: std::ptr::null(),
+    module_startup_func: Some(minit),
+    module_shutdown_func: Some(mshutdown),
+    request_startup_func: None,
+    request_shutdown_func: None,
+    info_func: Some(minfo),
+    version: VERSION.as_ptr() as *const c_char,
+    globals_size: 0,
+    globals_ptr: std::ptr::null_mut(),
+    globals_ctor: None,
+    globals_dtor: None,
+    post_deactivate_func: None,
+    module_started: 0,
+    type_: 0,
+    handle: std::ptr::null_mut(),
+    module_number: 0,
+    build_id: c"API20220829,NTS".as_ptr(),
+});
+
+/// The extension's entry point, looked up by PHP's `dl()` machinery.
+#[no_mangle]
+pub extern "C" fn get_module() -> *mut zend_module_entry {
+    MODULE.get()
+}
+
+fn result(ok: bool) -> zend_result {
+    if ok {
+        SUCCESS
+    } else {
+        FAILURE
+    }
+}
+
+/// MINIT: registers the INI entries and, in record mode, the optimizer pass.
+unsafe extern "C" fn minit(type_: c_int, module_number: c_int) -> zend_result {
+    let ok = catch_unwind(|| {
+        // SAFETY: the entries are a static, NULL-terminated zend_ini_entry_def array.
+        let registered = unsafe {
+            php::zend_register_ini_entries_ex(ini::INI_ENTRIES.get().cast(), module_number, type_)
+        };
+        if registered != SUCCESS {
+            return false;
+        }
+        if ini::mode() == ini::Mode::Record {
+            if ini::record_dir().is_none() {
+                warning("zopt: zopt.mode=record needs zopt.record_dir; nothing is recorded");
+            }
+            // SAFETY: `record::pass` matches zend_optimizer_pass_t and never unwinds.
+            let index = unsafe { php::zend_optimizer_register_pass(Some(record::pass)) };
+            if index <= 0 {
+                warning("zopt: zend_optimizer_register_pass failed; nothing is recorded");
+            } else {
+                PASS_INDEX.store(index, Ordering::Relaxed);
+            }
+        }
+        true
+    });
+    result(ok.unwrap_or(false))
+}
+
+/// MSHUTDOWN: unregisters the pass and the INI entries.
+unsafe extern "C" fn mshutdown(type_: c_int, module_number: c_int) -> zend_result {
+    let ok = catch_unwind(|| {
+        let index = PASS_INDEX.swap(0, Ordering::Relaxed);
+        if index > 0 {
+            // SAFETY: `index` is what zend_optimizer_register_pass returned.
+            unsafe { php::zend_optimizer_unregister_pass(index) };
+        }
+        // SAFETY: unregisters what MINIT registered for this module.
+        unsafe { php::zend_unregister_ini_entries_ex(module_number, type_) };
+    });
+    result(ok.is_ok())
+}
+
+/// MINFO: the `phpinfo()` / `php -i` section.
+unsafe extern "C" fn minfo(module: *mut zend_module_entry) {
+    let _ = catch_unwind(|| {
+        let mode = match ini::mode() {
+            ini::Mode::Off => c"off",
+            ini::Mode::Record => c"record",
+        };
+        let pass = if PASS_INDEX.load(Ordering::Relaxed) > 0 {
+            c"registered"
+        } else {
+            c"not registered"
+        };
+        // SAFETY: phpinfo runs on PHP's thread; each row passes `num_cols` C strings.
+        unsafe {
+            php::php_info_print_table_start();
+            php::php_info_print_table_row(2, c"zopt support".as_ptr(), c"enabled".as_ptr());
+            php::php_info_print_table_row(
+                2,
+                c"Version".as_ptr(),
+                VERSION.as_ptr() as *const c_char,
+            );
+            php::php_info_print_table_row(2, c"Mode".as_ptr(), mode.as_ptr());
+            php::php_info_print_table_row(2, c"Optimizer pass".as_ptr(), pass.as_ptr());
+            php::php_info_print_table_end();
+            php::display_ini_entries(module);
+        }
+    });
+}

@@ -1,0 +1,1029 @@
+//! Converts a compiled `zend_script` in its "pass two" form (what OPcache hands to registered
+//! optimizer passes) into the lossless [`zend_ir::Script`] model in "pass one" form.
+//!
+//! Pass two (`pass_two()` in zend_opcode.c) turned operands into run-time form; this module
+//! undoes it the way `zend_revert_pass_two()` (Zend/Optimizer/zend_optimizer.c) and the
+//! optimizer's own readers see it:
+//!
+//! - CONST operands are byte offsets from the opline to their literal
+//!   (`ZEND_PASS_TWO_UPDATE_CONSTANT`, relative with `ZEND_USE_ABS_CONST_ADDR=0`) and become
+//!   literal indices;
+//! - TMP/VAR/CV operands are byte offsets into the call frame (`EX_NUM_TO_VAR`) and become
+//!   variable numbers (`EX_VAR_TO_NUM`);
+//! - jump targets (operands the VM flags mark `JMP_ADDR`, `extended_value` of
+//!   `ZEND_VM_EXT_JMP_ADDR` opcodes, SWITCH/MATCH jump tables) are byte offsets from the
+//!   opline (`ZEND_USE_ABS_JMP_ADDR=0`) and become op numbers;
+//! - the smart-branch bits of `result_type` move to [`zend_ir::Op::smart_branch`], and
+//!   `ZEND_ACC_DONE_PASS_TWO` is cleared from `fn_flags`.
+//!
+//! Anything that does not fit (unknown opcode, unknown zval type, an offset that does not
+//! land on an op, literal or variable of the op_array) is an error naming where it is.
+
+use std::collections::HashMap;
+use std::fmt;
+
+use zend_ir::model as ir;
+use zend_ir::opcode::{ZEND_CATCH, ZEND_MATCH, ZEND_SWITCH_LONG, ZEND_SWITCH_STRING};
+use zend_ir::{LiteralId, OpNum, Opcode, Operand, PhpStr, VarNum};
+
+use crate::php::{self, *};
+
+/// Deepest nesting of arrays, ASTs and types followed before giving up (the native stack
+/// is PHP's).
+const MAX_DEPTH: u32 = 512;
+
+/// Longest NULL-terminated pointer array (trait aliases, precedences) accepted.
+const MAX_NULL_TERMINATED: usize = 1 << 20;
+
+/// Why a script could not be converted: what is wrong, and where (outermost first).
+#[derive(Debug)]
+pub struct ConvError {
+    what: String,
+    context: Vec<String>,
+}
+
+impl ConvError {
+    fn new(what: impl Into<String>) -> Self {
+        ConvError {
+            what: what.into(),
+            context: Vec::new(),
+        }
+    }
+}
+
+impl fmt::Display for ConvError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for c in self.context.iter().rev() {
+            write!(f, "{c}: ")?;
+        }
+        f.write_str(&self.what)
+    }
+}
+
+type Result<T> = std::result::Result<T, ConvError>;
+
+fn fail<T>(what: impl Into<String>) -> Result<T> {
+    Err(ConvError::new(what))
+}
+
+/// Adds a "where" to an error on its way out.
+trait Context {
+    fn ctx(self, f: impl FnOnce() -> String) -> Self;
+}
+
+impl<T> Context for Result<T> {
+    fn ctx(self, f: impl FnOnce() -> String) -> Self {
+        self.map_err(|mut e| {
+            e.context.push(f());
+            e
+        })
+    }
+}
+
+trait OrFail<T> {
+    fn or_fail(self, what: impl FnOnce() -> String) -> Result<T>;
+}
+
+impl<T> OrFail<T> for Option<T> {
+    fn or_fail(self, what: impl FnOnce() -> String) -> Result<T> {
+        self.ok_or_else(|| ConvError::new(what()))
+    }
+}
+
+fn phpstr(bytes: &[u8]) -> PhpStr {
+    PhpStr(bytes.to_vec())
+}
+
+fn show(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// A count PHP stores as `int` that must not be negative.
+fn count(value: i32, what: &str) -> Result<u32> {
+    u32::try_from(value).map_err(|_| ConvError::new(format!("negative {what} ({value})")))
+}
+
+/// Converts the script PHP hands to an optimizer pass.
+pub fn script(r: Reader<'_>, script: &zend_script) -> Result<ir::Script> {
+    let filename = r.str(script.filename).map(phpstr).unwrap_or_default();
+    let conv = Converter { r };
+    let main_op_array = conv
+        .op_array(&script.main_op_array)
+        .ctx(|| "main script".to_string())?;
+
+    let mut function_table = Vec::new();
+    for (key, zv) in r.hash(&script.function_table) {
+        let key = conv.str_key(key).ctx(|| "function table".to_string())?;
+        let name = show(key.as_bytes());
+        let func = conv.function(zv).ctx(|| format!("function {name}"))?;
+        function_table.push((key, func));
+    }
+
+    let mut class_table = Vec::new();
+    for (key, zv) in r.hash(&script.class_table) {
+        let key = conv.str_key(key).ctx(|| "class table".to_string())?;
+        let name = show(key.as_bytes());
+        let ce = conv
+            .ptr::<zend_class_entry>(zv)
+            .and_then(|ce| conv.class(ce))
+            .ctx(|| format!("class table entry {name:?}"))?;
+        class_table.push((key, ce));
+    }
+
+    Ok(ir::Script {
+        filename,
+        main_op_array,
+        function_table,
+        class_table,
+    })
+}
+
+struct Converter<'a> {
+    r: Reader<'a>,
+}
+
+/// Addresses and sizes of the op_array an op belongs to, to decode its operands.
+struct Frame {
+    opcodes: usize,
+    last: u32,
+    literals: usize,
+    last_literal: u32,
+    last_var: u32,
+    t: u32,
+}
+
+impl Frame {
+    /// The op a byte offset from the op at `op_addr` lands on.
+    fn jump_target(&self, op_addr: usize, offset: u32) -> Result<OpNum> {
+        let target = op_addr as i64 + i64::from(offset as i32);
+        let delta = target - self.opcodes as i64;
+        let size = i64::from(php::ZEND_OP_SIZE);
+        if delta % size != 0 {
+            return fail(format!(
+                "jump offset {} does not land on an op boundary",
+                offset as i32
+            ));
+        }
+        let n = delta / size;
+        if n < 0 || n >= i64::from(self.last) {
+            return fail(format!(
+                "jump target {n} (offset {}) outside ops 0..{}",
+                offset as i32, self.last
+            ));
+        }
+        Ok(OpNum(n as u32))
+    }
+
+    /// The literal a CONST operand's byte offset from the op at `op_addr` lands on.
+    fn literal(&self, op_addr: usize, offset: u32) -> Result<LiteralId> {
+        let target = op_addr as i64 + i64::from(offset as i32);
+        let delta = target - self.literals as i64;
+        let size = i64::from(php::ZVAL_SIZE);
+        if self.literals == 0 || delta % size != 0 {
+            return fail(format!(
+                "constant offset {} does not land on a literal",
+                offset as i32
+            ));
+        }
+        let n = delta / size;
+        if n < 0 || n >= i64::from(self.last_literal) {
+            return fail(format!(
+                "literal {n} (offset {}) outside literals 0..{}",
+                offset as i32, self.last_literal
+            ));
+        }
+        Ok(LiteralId(n as u32))
+    }
+
+    /// The variable number of a frame byte offset (`EX_VAR_TO_NUM`), checked against the CV
+    /// or TMP/VAR range.
+    fn var(&self, offset: u32, cv: bool) -> Result<VarNum> {
+        if offset % php::ZVAL_SIZE != 0 || offset / php::ZVAL_SIZE < php::ZEND_CALL_FRAME_SLOT {
+            return fail(format!("variable offset {offset} is not a frame slot"));
+        }
+        let n = offset / php::ZVAL_SIZE - php::ZEND_CALL_FRAME_SLOT;
+        let (lo, hi) = if cv {
+            (0, self.last_var)
+        } else {
+            (self.last_var, self.last_var.saturating_add(self.t))
+        };
+        if n < lo || n >= hi {
+            let kind = if cv { "CV" } else { "TMP/VAR" };
+            return fail(format!(
+                "{kind} slot {n} outside {lo}..{hi} (last_var={}, T={})",
+                self.last_var, self.t
+            ));
+        }
+        Ok(VarNum(n))
+    }
+}
+
+impl<'a> Converter<'a> {
+    fn str_key(&self, key: HashKey<'a>) -> Result<PhpStr> {
+        match key {
+            HashKey::Str(s) => Ok(phpstr(s)),
+            HashKey::Long(n) => fail(format!("integer key {n} where a name was expected")),
+        }
+    }
+
+    /// The `T` an `IS_PTR` table element points to.
+    fn ptr<T>(&self, zv: &'a zval) -> Result<&'a T> {
+        let ty = z_type(zv);
+        if ty != IS_PTR as u8 && ty != IS_ALIAS_PTR as u8 {
+            return fail(format!(
+                "table element of zval type {ty}, expected a pointer"
+            ));
+        }
+        self.r
+            .z_ptr_as::<T>(zv)
+            .or_fail(|| "NULL table element".to_string())
+    }
+
+    fn string(&self, s: *const zend_string, what: &str) -> Result<PhpStr> {
+        self.r
+            .str(s)
+            .map(phpstr)
+            .or_fail(|| format!("{what} is NULL"))
+    }
+
+    fn opt_string(&self, s: *const zend_string) -> Option<PhpStr> {
+        self.r.str(s).map(phpstr)
+    }
+
+    /// A user function of a function table.
+    fn function(&self, zv: &'a zval) -> Result<ir::OpArray> {
+        let func = self.ptr::<zend_function>(zv)?;
+        match self.r.function(func) {
+            (_, Some(op_array)) => self.op_array(op_array),
+            (ty, None) => fail(format!(
+                "function of type {ty} (only user functions, type {}, can be recorded)",
+                zend_ir::ZEND_USER_FUNCTION
+            )),
+        }
+    }
+
+    fn op_array(&self, oa: &'a zend_op_array) -> Result<ir::OpArray> {
+        let r = self.r;
+        if oa.type_ != zend_ir::ZEND_USER_FUNCTION && oa.type_ != zend_ir::ZEND_EVAL_CODE {
+            return fail(format!("op_array of type {}", oa.type_));
+        }
+        let function_name = self.opt_string(oa.function_name);
+        let scope = match r.deref(oa.scope) {
+            Some(ce) => Some(self.string(ce.name, "scope name")?),
+            None => None,
+        };
+        self.op_array_body(oa, function_name, scope).ctx(|| {
+            let name = match (oa.function_name.is_null(), r.deref(oa.scope)) {
+                (true, _) => "{main}".to_string(),
+                (false, scope) => {
+                    let f = r.str(oa.function_name).map(show).unwrap_or_default();
+                    match scope.and_then(|ce| r.str(ce.name)) {
+                        Some(s) => format!("{}::{f}", show(s)),
+                        None => f,
+                    }
+                }
+            };
+            format!("op_array {name} (lines {}-{})", oa.line_start, oa.line_end)
+        })
+    }
+
+    fn op_array_body(
+        &self,
+        oa: &'a zend_op_array,
+        function_name: Option<PhpStr>,
+        scope: Option<PhpStr>,
+    ) -> Result<ir::OpArray> {
+        let r = self.r;
+        let fn_flags = oa.fn_flags;
+
+        // Arguments: num_args, plus the variadic one; the return type sits at arg_info[-1].
+        let n_args = oa.num_args as usize + usize::from(fn_flags & ZEND_ACC_VARIADIC != 0);
+        let args = r
+            .slice(oa.arg_info, n_args)
+            .or_fail(|| format!("arg_info is NULL with {n_args} arguments"))?;
+        let mut arg_info = Vec::with_capacity(n_args);
+        for (i, arg) in args.iter().enumerate() {
+            arg_info.push(self.arg_info(arg, false).ctx(|| format!("arg_info[{i}]"))?);
+        }
+        let return_info = if fn_flags & ZEND_ACC_HAS_RETURN_TYPE != 0 {
+            let ret = r
+                .return_info(oa)
+                .or_fail(|| "ZEND_ACC_HAS_RETURN_TYPE set but arg_info is NULL".to_string())?;
+            Some(self.arg_info(ret, true).ctx(|| "return type".to_string())?)
+        } else {
+            None
+        };
+
+        let last_var = count(oa.last_var, "last_var")?;
+        let vars = r
+            .slice(oa.vars, last_var as usize)
+            .or_fail(|| "vars is NULL".to_string())?
+            .iter()
+            .enumerate()
+            .map(|(i, &v)| self.string(v, &format!("CV name {i}")))
+            .collect::<Result<Vec<_>>>()?;
+
+        let last_literal = count(oa.last_literal, "last_literal")?;
+        let zvals = r
+            .slice(oa.literals, last_literal as usize)
+            .or_fail(|| "literals is NULL".to_string())?;
+        let mut literals = Vec::with_capacity(zvals.len());
+        for (i, zv) in zvals.iter().enumerate() {
+            literals.push(self.zval(zv, 0).ctx(|| format!("literal {i}"))?);
+        }
+
+        let ops = r
+            .slice(oa.opcodes, oa.last as usize)
+            .or_fail(|| "opcodes is NULL".to_string())?;
+        let frame = Frame {
+            opcodes: oa.opcodes as usize,
+            last: oa.last,
+            literals: oa.literals as usize,
+            last_literal,
+            last_var,
+            t: oa.T,
+        };
+        let mut opcodes = Vec::with_capacity(ops.len());
+        let mut jump_tables: HashMap<LiteralId, usize> = HashMap::new();
+        for (i, op) in ops.iter().enumerate() {
+            let converted = self
+                .op(&frame, op)
+                .and_then(|converted| {
+                    self.jump_table(&frame, i, &converted, &mut literals, &mut jump_tables)?;
+                    Ok(converted)
+                })
+                .ctx(|| {
+                    let name = Opcode(op.opcode)
+                        .short_name()
+                        .map_or_else(|| format!("opcode {}", op.opcode), str::to_string);
+                    format!("op #{i} ({name}, line {})", op.lineno)
+                })?;
+            opcodes.push(converted);
+        }
+
+        let static_variables = match r.deref(oa.static_variables) {
+            None => None,
+            Some(ht) => {
+                let mut vars = Vec::new();
+                for (key, zv) in r.hash(ht) {
+                    let name = self.str_key(key).ctx(|| "static variables".to_string())?;
+                    let value = self
+                        .zval(zv, 0)
+                        .ctx(|| format!("static variable ${}", show(name.as_bytes())))?;
+                    vars.push((name, value));
+                }
+                Some(vars)
+            }
+        };
+
+        let ranges = r
+            .slice(
+                oa.live_range,
+                count(oa.last_live_range, "last_live_range")? as usize,
+            )
+            .or_fail(|| "live_range is NULL".to_string())?;
+        let mut live_range = Vec::with_capacity(ranges.len());
+        for (i, lr) in ranges.iter().enumerate() {
+            live_range.push(
+                self.live_range(&frame, lr)
+                    .ctx(|| format!("live_range[{i}]"))?,
+            );
+        }
+
+        let elements = r
+            .slice(
+                oa.try_catch_array,
+                count(oa.last_try_catch, "last_try_catch")? as usize,
+            )
+            .or_fail(|| "try_catch_array is NULL".to_string())?;
+        let mut try_catch_array = Vec::with_capacity(elements.len());
+        for (i, tc) in elements.iter().enumerate() {
+            try_catch_array.push(
+                self.try_catch(&frame, tc)
+                    .ctx(|| format!("try_catch_array[{i}]"))?,
+            );
+        }
+
+        let defs = r
+            .slice(oa.dynamic_func_defs, oa.num_dynamic_func_defs as usize)
+            .or_fail(|| "dynamic_func_defs is NULL".to_string())?;
+        let mut dynamic_func_defs = Vec::with_capacity(defs.len());
+        for (i, &def) in defs.iter().enumerate() {
+            let def = r
+                .deref(def)
+                .or_fail(|| "NULL entry".to_string())
+                .and_then(|def| self.op_array(def))
+                .ctx(|| format!("dynamic_func_defs[{i}]"))?;
+            dynamic_func_defs.push(def);
+        }
+
+        Ok(ir::OpArray {
+            type_: oa.type_,
+            fn_flags: fn_flags & !ZEND_ACC_DONE_PASS_TWO,
+            function_name,
+            scope,
+            num_args: oa.num_args,
+            required_num_args: oa.required_num_args,
+            arg_info,
+            return_info,
+            attributes: self.attributes(oa.attributes)?,
+            T: oa.T,
+            cache_size: count(oa.cache_size, "cache_size")?,
+            vars,
+            opcodes,
+            literals,
+            static_variables,
+            live_range,
+            try_catch_array,
+            filename: self.opt_string(oa.filename).unwrap_or_default(),
+            line_start: oa.line_start,
+            line_end: oa.line_end,
+            doc_comment: self.opt_string(oa.doc_comment),
+            dynamic_func_defs,
+        })
+    }
+
+    fn op(&self, frame: &Frame, op: &zend_op) -> Result<ir::Op> {
+        let opcode = Opcode(op.opcode);
+        if !opcode.is_defined() {
+            return fail(format!("unknown opcode {}", op.opcode));
+        }
+        let addr = op as *const zend_op as usize;
+        let raw = php::znode_raw;
+
+        let last_catch = opcode == ZEND_CATCH && op.extended_value & ZEND_LAST_CATCH != 0;
+        let op1 = self
+            .operand(
+                frame,
+                addr,
+                op.op1_type,
+                raw(&op.op1),
+                opcode.op1_is_jmp_addr(),
+            )
+            .ctx(|| "op1".to_string())?;
+        let op2 = self
+            .operand(
+                frame,
+                addr,
+                op.op2_type,
+                raw(&op.op2),
+                opcode.op2_is_jmp_addr() && !last_catch,
+            )
+            .ctx(|| "op2".to_string())?;
+
+        let smart = op.result_type & (IS_SMART_BRANCH_JMPZ | IS_SMART_BRANCH_JMPNZ) as u8;
+        let smart_branch = match u32::from(smart) {
+            0 => ir::SmartBranch::None,
+            IS_SMART_BRANCH_JMPZ => ir::SmartBranch::Jmpz,
+            IS_SMART_BRANCH_JMPNZ => ir::SmartBranch::Jmpnz,
+            _ => return fail("result_type has both smart branch bits"),
+        };
+        let result_type = op.result_type & !smart;
+        if result_type == IS_CONST as u8 {
+            return fail("result of type CONST");
+        }
+        let result = self
+            .operand(frame, addr, result_type, raw(&op.result), false)
+            .ctx(|| "result".to_string())?;
+
+        let extended_value = if opcode.ext_is_jmp_addr() {
+            frame
+                .jump_target(addr, op.extended_value)
+                .ctx(|| "extended_value".to_string())?
+                .0
+        } else {
+            op.extended_value
+        };
+
+        Ok(ir::Op {
+            opcode,
+            op1,
+            op2,
+            result,
+            extended_value,
+            lineno: op.lineno,
+            smart_branch,
+        })
+    }
+
+    fn operand(
+        &self,
+        frame: &Frame,
+        op_addr: usize,
+        op_type: u8,
+        raw: u32,
+        jmp_addr: bool,
+    ) -> Result<Operand> {
+        Ok(match u32::from(op_type) {
+            IS_UNUSED if jmp_addr => Operand::JmpAddr(frame.jump_target(op_addr, raw)?),
+            IS_UNUSED => Operand::Unused(raw),
+            IS_CONST => Operand::Const(frame.literal(op_addr, raw)?),
+            IS_TMP_VAR => Operand::TmpVar(frame.var(raw, false)?),
+            IS_VAR => Operand::Var(frame.var(raw, false)?),
+            IS_CV => Operand::Cv(frame.var(raw, true)?),
+            other => return fail(format!("unknown operand type {other}")),
+        })
+    }
+
+    /// SWITCH_LONG, SWITCH_STRING and MATCH: the jump table literal (op2) holds byte offsets
+    /// from this op; make them op numbers in the recorded literal.
+    fn jump_table(
+        &self,
+        frame: &Frame,
+        op_num: usize,
+        op: &ir::Op,
+        literals: &mut [ir::Literal],
+        seen: &mut HashMap<LiteralId, usize>,
+    ) -> Result<()> {
+        if ![ZEND_SWITCH_LONG, ZEND_SWITCH_STRING, ZEND_MATCH].contains(&op.opcode) {
+            return Ok(());
+        }
+        let Operand::Const(lit) = op.op2 else {
+            return fail("jump table operand (op2) is not a CONST");
+        };
+        if let Some(other) = seen.insert(lit, op_num) {
+            return fail(format!(
+                "jump table literal {} is shared with op #{other}",
+                lit.0
+            ));
+        }
+        let ir::Literal::Array(entries) = &mut literals[lit.index()] else {
+            return fail(format!("jump table literal {} is not an array", lit.0));
+        };
+        let op_addr = frame.opcodes + op_num * php::ZEND_OP_SIZE as usize;
+        for (key, value) in entries.iter_mut() {
+            let ir::Literal::Long(offset) = *value else {
+                return fail(format!("jump table entry {key:?} is not an integer"));
+            };
+            let offset = i32::try_from(offset).map_err(|_| {
+                ConvError::new(format!(
+                    "jump table entry {key:?}: offset {offset} out of range"
+                ))
+            })?;
+            let target = frame
+                .jump_target(op_addr, offset as u32)
+                .ctx(|| format!("jump table entry {key:?}"))?;
+            *value = ir::Literal::Long(i64::from(target.0));
+        }
+        Ok(())
+    }
+
+    fn live_range(&self, frame: &Frame, lr: &zend_live_range) -> Result<ir::LiveRange> {
+        let var = frame.var(lr.var & !ZEND_LIVE_MASK, false)?;
+        if lr.start > lr.end || lr.end > frame.last {
+            return fail(format!(
+                "range {}..{} outside ops 0..{}",
+                lr.start, lr.end, frame.last
+            ));
+        }
+        Ok(ir::LiveRange {
+            var,
+            kind: lr.var & ZEND_LIVE_MASK,
+            start: OpNum(lr.start),
+            end: OpNum(lr.end),
+        })
+    }
+
+    fn try_catch(&self, frame: &Frame, tc: &zend_try_catch_element) -> Result<ir::TryCatchElement> {
+        let check = |n: u32, what: &str| -> Result<OpNum> {
+            if n < frame.last {
+                Ok(OpNum(n))
+            } else {
+                fail(format!("{what} {n} outside ops 0..{}", frame.last))
+            }
+        };
+        let opt = |n: u32, what: &str| -> Result<Option<OpNum>> {
+            if n == 0 {
+                Ok(None)
+            } else {
+                check(n, what).map(Some)
+            }
+        };
+        Ok(ir::TryCatchElement {
+            try_op: check(tc.try_op, "try_op")?,
+            catch_op: opt(tc.catch_op, "catch_op")?,
+            finally_op: opt(tc.finally_op, "finally_op")?,
+            finally_end: opt(tc.finally_end, "finally_end")?,
+        })
+    }
+
+    fn arg_info(&self, arg: &'a zend_arg_info, is_return: bool) -> Result<ir::ArgInfo> {
+        // The return slot's `name` is NULL and, like every user arg_info, its
+        // `default_value` is never initialised by the compiler: it is not read.
+        let name = if is_return {
+            None
+        } else {
+            Some(self.string(arg.name, "argument name")?)
+        };
+        Ok(ir::ArgInfo {
+            name,
+            type_: self.zend_type(&arg.type_, 0)?,
+            default_value: None,
+        })
+    }
+
+    fn zend_type(&self, t: &'a zend_type, depth: u32) -> Result<ir::ZendType> {
+        if depth > MAX_DEPTH {
+            return fail("type nested too deeply");
+        }
+        let mask = t.type_mask;
+        let names = if mask & _ZEND_TYPE_LIST_BIT != 0 {
+            let list = self
+                .r
+                .type_list(t.ptr.cast())
+                .or_fail(|| "type list is NULL".to_string())?;
+            let mut types = Vec::with_capacity(list.len());
+            for member in list {
+                types.push(self.zend_type(member, depth + 1)?);
+            }
+            ir::TypeNames::List(types)
+        } else if mask & _ZEND_TYPE_NAME_BIT != 0 {
+            ir::TypeNames::Name(self.string(t.ptr.cast(), "type name")?)
+        } else {
+            ir::TypeNames::None
+        };
+        Ok(ir::ZendType {
+            type_mask: mask,
+            names,
+        })
+    }
+
+    fn attributes(&self, ht: *const HashTable) -> Result<Vec<ir::Attribute>> {
+        let Some(ht) = self.r.deref(ht) else {
+            return Ok(Vec::new());
+        };
+        let mut out = Vec::new();
+        for (i, (_, zv)) in self.r.hash(ht).into_iter().enumerate() {
+            let attr = self
+                .ptr::<zend_attribute>(zv)
+                .and_then(|a| self.attribute(a))
+                .ctx(|| format!("attribute {i}"))?;
+            out.push(attr);
+        }
+        Ok(out)
+    }
+
+    fn attribute(&self, a: &'a zend_attribute) -> Result<ir::Attribute> {
+        let mut args = Vec::new();
+        for (i, arg) in self.r.attribute_args(a).iter().enumerate() {
+            args.push(ir::AttributeArg {
+                name: self.opt_string(arg.name),
+                value: self.zval(&arg.value, 0).ctx(|| format!("argument {i}"))?,
+            });
+        }
+        Ok(ir::Attribute {
+            name: self.string(a.name, "attribute name")?,
+            lcname: self.string(a.lcname, "attribute lcname")?,
+            flags: a.flags,
+            lineno: a.lineno,
+            offset: a.offset,
+            args,
+        })
+    }
+
+    /// A compile-time zval: literals, default values, constants.
+    fn zval(&self, zv: &'a zval, depth: u32) -> Result<ir::Literal> {
+        if depth > MAX_DEPTH {
+            return fail("value nested too deeply");
+        }
+        let ty = z_type(zv);
+        Ok(match u32::from(ty) {
+            IS_NULL => ir::Literal::Null,
+            IS_FALSE => ir::Literal::False,
+            IS_TRUE => ir::Literal::True,
+            IS_LONG => ir::Literal::Long(z_lval(zv)),
+            IS_DOUBLE => ir::Literal::Double(ir::PhpDouble(z_dval_bits(zv))),
+            IS_STRING => ir::Literal::String(
+                self.r
+                    .z_str(zv)
+                    .map(phpstr)
+                    .or_fail(|| "string zval with NULL string".to_string())?,
+            ),
+            IS_ARRAY => {
+                let ht = self
+                    .r
+                    .z_arr(zv)
+                    .or_fail(|| "array zval with NULL array".to_string())?;
+                let mut entries = Vec::new();
+                for (key, value) in self.r.hash(ht) {
+                    let key = match key {
+                        HashKey::Long(n) => ir::ArrayKey::Long(n),
+                        HashKey::Str(s) => ir::ArrayKey::Str(phpstr(s)),
+                    };
+                    let value = self
+                        .zval(value, depth + 1)
+                        .ctx(|| format!("array element {key:?}"))?;
+                    entries.push((key, value));
+                }
+                ir::Literal::Array(entries)
+            }
+            IS_CONSTANT_AST => ir::Literal::Ast(Box::new(
+                self.ast(self.r.z_ast(zv), depth + 1)?
+                    .or_fail(|| "constant expression with NULL AST".to_string())?,
+            )),
+            _ => {
+                return fail(format!(
+                    "unsupported zval type {ty} ({})",
+                    zval_type_name(ty)
+                ))
+            }
+        })
+    }
+
+    fn ast(&self, node: *const zend_ast, depth: u32) -> Result<Option<ir::Ast>> {
+        if depth > MAX_DEPTH {
+            return fail("constant expression nested too deeply");
+        }
+        let Some(view) = self.r.ast(node) else {
+            return Ok(None);
+        };
+        Ok(Some(match view {
+            AstView::Zval { kind, attr, val } => ir::Ast {
+                kind,
+                attr,
+                lineno: z_u2(val),
+                body: ir::AstBody::Zval(
+                    self.zval(val, depth + 1)
+                        .ctx(|| format!("AST node of kind {kind}"))?,
+                ),
+            },
+            AstView::Children {
+                kind,
+                attr,
+                lineno,
+                children,
+            } => {
+                let special = (kind >> zend_ir::ZEND_AST_SPECIAL_SHIFT) & 1 != 0
+                    && (kind >> zend_ir::ZEND_AST_IS_LIST_SHIFT) == 0;
+                if special {
+                    // ZEND_AST_ZNODE and the declaration kinds never occur in constant
+                    // expressions.
+                    return fail(format!(
+                        "unsupported AST kind {kind} in a constant expression"
+                    ));
+                }
+                let mut out = Vec::with_capacity(children.len());
+                for (i, &child) in children.iter().enumerate() {
+                    out.push(
+                        self.ast(child, depth + 1)
+                            .ctx(|| format!("child {i} of AST node of kind {kind}"))?,
+                    );
+                }
+                ir::Ast {
+                    kind,
+                    attr,
+                    lineno,
+                    body: ir::AstBody::Children(out),
+                }
+            }
+        }))
+    }
+
+    fn class(&self, ce: &'a zend_class_entry) -> Result<ir::ClassEntry> {
+        let name = self.string(ce.name, "class name")?;
+        let shown = show(name.as_bytes());
+        self.class_body(ce, name).ctx(|| format!("class {shown}"))
+    }
+
+    fn class_body(&self, ce: &'a zend_class_entry, name: PhpStr) -> Result<ir::ClassEntry> {
+        let r = self.r;
+        if ce.type_ as u8 != ZEND_USER_CLASS as u8 {
+            return fail(format!(
+                "class entry of type {} (not a user class)",
+                ce.type_
+            ));
+        }
+
+        let interface_names = match r
+            .interfaces(ce)
+            .or_fail(|| "interfaces array is NULL".to_string())?
+        {
+            Interfaces::Resolved(ces) => ces
+                .iter()
+                .map(|&iface| {
+                    let iface = r
+                        .deref(iface)
+                        .or_fail(|| "NULL resolved interface".to_string())?;
+                    let name = self.string(iface.name, "interface name")?;
+                    Ok(ir::ClassName {
+                        lc_name: name.to_lowercase(),
+                        name,
+                    })
+                })
+                .collect::<Result<Vec<_>>>()?,
+            Interfaces::Names(names) => names
+                .iter()
+                .map(|n| self.class_name(n))
+                .collect::<Result<Vec<_>>>()?,
+        };
+        let trait_names = r
+            .slice(ce.trait_names, ce.num_traits as usize)
+            .or_fail(|| "trait_names is NULL".to_string())?
+            .iter()
+            .map(|n| self.class_name(n))
+            .collect::<Result<Vec<_>>>()?;
+
+        let trait_aliases = r
+            .null_terminated(ce.trait_aliases, MAX_NULL_TERMINATED)
+            .or_fail(|| "trait_aliases is not NULL-terminated".to_string())?
+            .into_iter()
+            .map(|a| {
+                Ok(ir::TraitAlias {
+                    method: self.method_ref(&a.trait_method)?,
+                    alias: self.opt_string(a.alias),
+                    modifiers: a.modifiers,
+                })
+            })
+            .collect::<Result<Vec<_>>>()
+            .ctx(|| "trait alias".to_string())?;
+        let trait_precedences = r
+            .null_terminated(ce.trait_precedences, MAX_NULL_TERMINATED)
+            .or_fail(|| "trait_precedences is not NULL-terminated".to_string())?
+            .into_iter()
+            .map(|p| {
+                Ok(ir::TraitPrecedence {
+                    method: self.method_ref(&p.trait_method)?,
+                    exclude_class_names: r
+                        .exclude_class_names(p)
+                        .iter()
+                        .map(|&n| self.string(n, "excluded class name"))
+                        .collect::<Result<Vec<_>>>()?,
+                })
+            })
+            .collect::<Result<Vec<_>>>()
+            .ctx(|| "trait precedence".to_string())?;
+
+        let mut constants = Vec::new();
+        for (key, zv) in r.hash(&ce.constants_table) {
+            let cname = self.str_key(key).ctx(|| "constants table".to_string())?;
+            let shown = show(cname.as_bytes());
+            let c = self
+                .ptr::<zend_class_constant>(zv)
+                .and_then(|c| self.class_constant(cname, c))
+                .ctx(|| format!("constant {shown}"))?;
+            constants.push(c);
+        }
+
+        let defaults = r
+            .slice(
+                ce.default_properties_table,
+                count(ce.default_properties_count, "default_properties_count")? as usize,
+            )
+            .or_fail(|| "default_properties_table is NULL".to_string())?;
+        let static_defaults = r
+            .slice(
+                ce.default_static_members_table,
+                count(
+                    ce.default_static_members_count,
+                    "default_static_members_count",
+                )? as usize,
+            )
+            .or_fail(|| "default_static_members_table is NULL".to_string())?;
+        let mut properties = Vec::new();
+        for (key, zv) in r.hash(&ce.properties_info) {
+            let pname = self.str_key(key).ctx(|| "properties table".to_string())?;
+            let shown = show(pname.as_bytes());
+            let p = self
+                .ptr::<zend_property_info>(zv)
+                .and_then(|p| self.property(p, defaults, static_defaults))
+                .ctx(|| format!("property ${shown}"))?;
+            properties.push(p);
+        }
+
+        let mut methods = Vec::new();
+        for (key, zv) in r.hash(&ce.function_table) {
+            let mname = self.str_key(key).ctx(|| "method table".to_string())?;
+            let shown = show(mname.as_bytes());
+            let m = self.function(zv).ctx(|| format!("method {shown}"))?;
+            methods.push((mname, m));
+        }
+
+        let info = r.class_info(ce);
+        Ok(ir::ClassEntry {
+            name,
+            parent_name: r.parent_name(ce).map(phpstr),
+            ce_flags: ce.ce_flags,
+            refcount: u32::try_from(ce.refcount)
+                .map_err(|_| ConvError::new(format!("negative refcount {}", ce.refcount)))?,
+            interface_names,
+            trait_names,
+            trait_aliases,
+            trait_precedences,
+            constants,
+            properties,
+            methods,
+            attributes: self.attributes(ce.attributes)?,
+            filename: self.opt_string(info.filename).unwrap_or_default(),
+            line_start: info.line_start,
+            line_end: info.line_end,
+            doc_comment: self.opt_string(info.doc_comment),
+            enum_backing_type: u8::try_from(ce.enum_backing_type).map_err(|_| {
+                ConvError::new(format!("enum_backing_type {}", ce.enum_backing_type))
+            })?,
+        })
+    }
+
+    fn class_name(&self, n: &'a zend_class_name) -> Result<ir::ClassName> {
+        Ok(ir::ClassName {
+            name: self.string(n.name, "class name")?,
+            lc_name: self.string(n.lc_name, "lowercased class name")?,
+        })
+    }
+
+    fn method_ref(&self, m: &'a zend_trait_method_reference) -> Result<ir::TraitMethodRef> {
+        Ok(ir::TraitMethodRef {
+            method_name: self.string(m.method_name, "trait method name")?,
+            class_name: self.opt_string(m.class_name),
+        })
+    }
+
+    fn class_constant(
+        &self,
+        name: PhpStr,
+        c: &'a zend_class_constant,
+    ) -> Result<ir::ClassConstant> {
+        let ce = self
+            .r
+            .deref(c.ce)
+            .or_fail(|| "declaring class is NULL".to_string())?;
+        Ok(ir::ClassConstant {
+            name,
+            value: self.zval(&c.value, 0)?,
+            // ZEND_CLASS_CONST_FLAGS: Z_CONSTANT_FLAGS of the value, kept in its u2.
+            flags: z_u2(&c.value),
+            doc_comment: self.opt_string(c.doc_comment),
+            attributes: self.attributes(c.attributes)?,
+            ce: self.string(ce.name, "declaring class name")?,
+        })
+    }
+
+    fn property(
+        &self,
+        p: &'a zend_property_info,
+        defaults: &'a [zval],
+        static_defaults: &'a [zval],
+    ) -> Result<ir::PropertyInfo> {
+        let slot = if p.flags & ZEND_ACC_STATIC != 0 {
+            static_defaults.get(p.offset as usize).or_fail(|| {
+                format!(
+                    "static offset {} outside the {} static members",
+                    p.offset,
+                    static_defaults.len()
+                )
+            })?
+        } else {
+            let rel = p.offset.wrapping_sub(php::OBJ_PROP_BASE);
+            let num = rel / php::ZVAL_SIZE;
+            if p.offset < php::OBJ_PROP_BASE || rel % php::ZVAL_SIZE != 0 {
+                return fail(format!("property offset {} is not a slot", p.offset));
+            }
+            defaults.get(num as usize).or_fail(|| {
+                format!(
+                    "property slot {num} outside the {} default properties",
+                    defaults.len()
+                )
+            })?
+        };
+        // A static member inherited by a class linked at compile time is an IS_INDIRECT
+        // pointing at the parent's slot.
+        let slot = if z_type(slot) == IS_INDIRECT as u8 {
+            self.r
+                .z_indirect(slot)
+                .or_fail(|| "NULL indirect default value".to_string())?
+        } else {
+            slot
+        };
+        let default = if z_type(slot) == IS_UNDEF as u8 {
+            None
+        } else {
+            Some(self.zval(slot, 0).ctx(|| "default value".to_string())?)
+        };
+        let ce = self
+            .r
+            .deref(p.ce)
+            .or_fail(|| "declaring class is NULL".to_string())?;
+        Ok(ir::PropertyInfo {
+            name: self.string(p.name, "property name")?,
+            flags: p.flags,
+            offset: p.offset,
+            type_: self.zend_type(&p.type_, 0)?,
+            default,
+            doc_comment: self.opt_string(p.doc_comment),
+            attributes: self.attributes(p.attributes)?,
+            ce: self.string(ce.name, "declaring class name")?,
+        })
+    }
+}
+
+fn zval_type_name(ty: u8) -> &'static str {
+    match u32::from(ty) {
+        IS_UNDEF => "undef",
+        IS_OBJECT => "object",
+        IS_RESOURCE => "resource",
+        IS_REFERENCE => "reference",
+        IS_INDIRECT => "indirect",
+        IS_PTR => "pointer",
+        IS_ALIAS_PTR => "alias pointer",
+        _ => "unknown",
+    }
+}

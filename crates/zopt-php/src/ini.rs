@@ -1,0 +1,198 @@
+//! The `zopt.*` INI settings, registered with `zend_register_ini_entries_ex`.
+//!
+//! | setting | values | changeable |
+//! |---|---|---|
+//! | `zopt.mode` | `off` (default), `record` | php.ini / `-d` only (`PHP_INI_SYSTEM`) |
+//! | `zopt.record_dir` | directory the recordings go to | anywhere (`PHP_INI_ALL`) |
+//! | `zopt.record_format` | `text` (default, `.zop`), `binary` (`.zopb`) | anywhere |
+//!
+//! Each setting has an `on_modify` handler that validates the new value and keeps the
+//! parsed form in a Rust static; an invalid value is refused with a warning naming the
+//! accepted ones, and PHP keeps the previous (at startup: the default) value.
+
+use std::ffi::{c_char, c_int, c_void};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::Mutex;
+
+use crate::php::{self, zend_ini_entry, zend_ini_entry_def, zend_string, FAILURE, SUCCESS};
+use crate::FfiCell;
+
+/// What the extension does (`zopt.mode`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// Loaded but inactive.
+    Off,
+    /// Record every script OPcache compiles as `.zop`.
+    Record,
+}
+
+/// How recordings are written (`zopt.record_format`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// `.zop` text ([`zend_ir::zop::print`]).
+    Text,
+    /// `.zopb` binary ([`zend_ir::zop::to_binary`]).
+    Binary,
+}
+
+static MODE: AtomicU8 = AtomicU8::new(0);
+static FORMAT: AtomicU8 = AtomicU8::new(0);
+static RECORD_DIR: Mutex<Option<PathBuf>> = Mutex::new(None);
+
+pub fn mode() -> Mode {
+    match MODE.load(Ordering::Relaxed) {
+        1 => Mode::Record,
+        _ => Mode::Off,
+    }
+}
+
+pub fn format() -> Format {
+    match FORMAT.load(Ordering::Relaxed) {
+        1 => Format::Binary,
+        _ => Format::Text,
+    }
+}
+
+/// `zopt.record_dir`, or `None` when empty.
+pub fn record_dir() -> Option<PathBuf> {
+    RECORD_DIR
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+        .clone()
+}
+
+fn parse_mode(value: &str) -> Result<Mode, String> {
+    match value.trim().to_ascii_lowercase().as_str() {
+        "off" | "" => Ok(Mode::Off),
+        "record" => Ok(Mode::Record),
+        "roundtrip" | "optimize" => Err(format!(
+            "zopt.mode={value} is not implemented yet; this build supports off, record"
+        )),
+        _ => Err(format!(
+            "invalid zopt.mode value {value:?}; expected one of: off, record"
+        )),
+    }
+}
+
+fn parse_format(value: &str) -> Result<Format, String> {
+    match value.trim().to_ascii_lowercase().as_str() {
+        "text" | "" => Ok(Format::Text),
+        "binary" => Ok(Format::Binary),
+        _ => Err(format!(
+            "invalid zopt.record_format value {value:?}; expected one of: text, binary"
+        )),
+    }
+}
+
+/// Applies a new value of one setting; `Err` is the message of the warning to emit.
+fn apply(setting: Setting, value: &str) -> Result<(), String> {
+    match setting {
+        Setting::Mode => MODE.store(parse_mode(value)? as u8, Ordering::Relaxed),
+        Setting::Format => FORMAT.store(parse_format(value)? as u8, Ordering::Relaxed),
+        Setting::RecordDir => {
+            let dir = (!value.is_empty()).then(|| PathBuf::from(value));
+            *RECORD_DIR
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner()) = dir;
+        }
+    }
+    Ok(())
+}
+
+#[derive(Copy, Clone)]
+#[repr(usize)]
+enum Setting {
+    Mode = 1,
+    RecordDir = 2,
+    Format = 3,
+}
+
+/// `ZEND_INI_MH`: PHP calls it with every new value; `mh_arg1` says which setting.
+unsafe extern "C" fn on_modify(
+    _entry: *mut zend_ini_entry,
+    new_value: *mut zend_string,
+    mh_arg1: *mut c_void,
+    _mh_arg2: *mut c_void,
+    _mh_arg3: *mut c_void,
+    _stage: c_int,
+) -> c_int {
+    let outcome = std::panic::catch_unwind(|| {
+        let setting = match mh_arg1 as usize {
+            1 => Setting::Mode,
+            2 => Setting::RecordDir,
+            _ => Setting::Format,
+        };
+        // SAFETY: PHP passes the live new value (or NULL) for the duration of the call.
+        let reader = unsafe { php::Reader::new() };
+        let value = reader.str(new_value).unwrap_or_default();
+        apply(setting, &String::from_utf8_lossy(value))
+    });
+    match outcome {
+        Ok(Ok(())) => SUCCESS as c_int,
+        Ok(Err(message)) => {
+            crate::warning(&message);
+            FAILURE as c_int
+        }
+        Err(_) => FAILURE as c_int,
+    }
+}
+
+const fn entry(
+    name: &'static [u8],
+    default: &'static [u8],
+    setting: Setting,
+    modifiable: u32,
+) -> zend_ini_entry_def {
+    zend_ini_entry_def {
+        name: name.as_ptr() as *const c_char,
+        on_modify: Some(on_modify),
+        mh_arg1: setting as usize as *mut c_void,
+        mh_arg2: std::ptr::null_mut(),
+        mh_arg3: std::ptr::null_mut(),
+        value: default.as_ptr() as *const c_char,
+        displayer: None,
+        // Lengths without the terminating NUL.
+        value_length: (default.len() - 1) as u32,
+        name_length: (name.len() - 1) as u16,
+        modifiable: modifiable as u8,
+    }
+}
+
+const fn terminator() -> zend_ini_entry_def {
+    zend_ini_entry_def {
+        name: std::ptr::null(),
+        on_modify: None,
+        mh_arg1: std::ptr::null_mut(),
+        mh_arg2: std::ptr::null_mut(),
+        mh_arg3: std::ptr::null_mut(),
+        value: std::ptr::null(),
+        displayer: None,
+        value_length: 0,
+        name_length: 0,
+        modifiable: 0,
+    }
+}
+
+/// The entries, NULL-terminated as `zend_register_ini_entries_ex` expects.
+pub static INI_ENTRIES: FfiCell<[zend_ini_entry_def; 4]> = FfiCell::new([
+    entry(
+        b"zopt.mode\0",
+        b"off\0",
+        Setting::Mode,
+        php::ZEND_INI_SYSTEM,
+    ),
+    entry(
+        b"zopt.record_dir\0",
+        b"\0",
+        Setting::RecordDir,
+        php::ZEND_INI_ALL,
+    ),
+    entry(
+        b"zopt.record_format\0",
+        b"text\0",
+        Setting::Format,
+        php::ZEND_INI_ALL,
+    ),
+    terminator(),
+]);

@@ -1,0 +1,139 @@
+//! Record mode: the optimizer pass that writes every script OPcache compiles as a `.zop`.
+//!
+//! The recording of `/a/b/c.php` goes to `<zopt.record_dir>/a/b/c.php.zop` (`.zopb` for the
+//! binary format), written atomically (temporary file in the same directory, then rename).
+//! When the script cannot be converted, `<...>/c.php.zop.err` says why and PHP gets an
+//! `E_WARNING`; the script itself is never modified, so PHP goes on as if zopt were absent.
+
+use std::ffi::{c_void, OsStr};
+use std::fs;
+use std::io::Write;
+use std::os::unix::ffi::OsStrExt;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::{Component, Path, PathBuf};
+
+use crate::convert;
+use crate::ini::{self, Format, Mode};
+use crate::php::{self, zend_script};
+
+/// The `zend_optimizer_pass_t` registered in MINIT: OPcache calls it once per compiled
+/// script, after its own passes, with the script in "pass two" form.
+pub unsafe extern "C" fn pass(script: *mut zend_script, _context: *mut c_void) {
+    // Nothing may unwind into PHP; a panic is reported like a conversion error.
+    let _ = catch_unwind(AssertUnwindSafe(|| {
+        if ini::mode() != Mode::Record {
+            return;
+        }
+        let Some(dir) = ini::record_dir() else {
+            return;
+        };
+        // SAFETY: OPcache hands the pass a live script that nobody else touches until the
+        // pass returns, and this reader does not outlive the call.
+        let reader = unsafe { php::Reader::new() };
+        if let Some(script) = reader.deref(script.cast_const()) {
+            record(reader, script, &dir);
+        }
+    }));
+}
+
+fn record(reader: php::Reader<'_>, script: &zend_script, dir: &Path) {
+    let filename = reader.str(script.filename).unwrap_or_default().to_vec();
+    let format = ini::format();
+    let out = output_path(dir, &filename, format);
+    let err_path = with_suffix(&out_stem(dir, &filename), ".zop.err");
+
+    let converted = catch_unwind(AssertUnwindSafe(|| {
+        convert::script(reader, script).map(|s| match format {
+            Format::Text => zend_ir::zop::print(&s).into_bytes(),
+            Format::Binary => zend_ir::zop::to_binary(&s),
+        })
+    }));
+    let shown = String::from_utf8_lossy(&filename).into_owned();
+    let problem = match converted {
+        Ok(Ok(bytes)) => match write_atomically(&out, &bytes) {
+            Ok(()) => {
+                let _ = fs::remove_file(&err_path);
+                return;
+            }
+            Err(e) => format!("cannot write {}: {e}", out.display()),
+        },
+        Ok(Err(e)) => e.to_string(),
+        Err(panic) => format!("internal error: {}", panic_message(&panic)),
+    };
+    let message = format!("zopt: cannot record {shown}: {problem}");
+    let _ = fs::remove_file(&out);
+    let note = match write_atomically(&err_path, format!("{message}\n").as_bytes()) {
+        Ok(()) => format!(" (see {})", err_path.display()),
+        Err(e) => format!(" (and cannot write {}: {e})", err_path.display()),
+    };
+    crate::warning(&format!("{message}{note}"));
+}
+
+fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
+    if let Some(s) = panic.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = panic.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "panic".to_string()
+    }
+}
+
+/// `<dir>/<absolute script path>`, without the recording's extension. Relative paths are
+/// taken from the current directory; stream wrapper paths (`phar://...`) keep their scheme
+/// as the first directory; `..` components cannot leave `dir`.
+fn out_stem(dir: &Path, script: &[u8]) -> PathBuf {
+    let path = Path::new(OsStr::from_bytes(script));
+    let is_wrapper = script
+        .windows(3)
+        .position(|w| w == b"://")
+        .is_some_and(|i| i > 0 && script[..i].iter().all(u8::is_ascii_alphanumeric));
+    let path = if path.is_absolute() || is_wrapper {
+        path.to_path_buf()
+    } else {
+        std::env::current_dir().unwrap_or_default().join(path)
+    };
+    let mut out = dir.to_path_buf();
+    for component in path.components() {
+        match component {
+            Component::Normal(part) => out.push(part),
+            Component::ParentDir => out.push("%2E%2E"),
+            Component::RootDir | Component::CurDir | Component::Prefix(_) => {}
+        }
+    }
+    out
+}
+
+/// Where the recording of `script` goes.
+pub fn output_path(dir: &Path, script: &[u8], format: Format) -> PathBuf {
+    let extension = match format {
+        Format::Text => ".zop",
+        Format::Binary => ".zopb",
+    };
+    with_suffix(&out_stem(dir, script), extension)
+}
+
+fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
+    let mut s = path.as_os_str().to_owned();
+    s.push(suffix);
+    PathBuf::from(s)
+}
+
+/// Writes `bytes` to a temporary file next to `path` and renames it over `path`, creating
+/// the directories on the way.
+fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    if let Some(parent) = path.parent() {
+        fs::create_dir_all(parent)?;
+    }
+    let tmp = with_suffix(path, &format!(".tmp{}", std::process::id()));
+    let result = (|| {
+        let mut file = fs::File::create(&tmp)?;
+        file.write_all(bytes)?;
+        file.flush()?;
+        fs::rename(&tmp, path)
+    })();
+    if result.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    result
+}
