@@ -28,9 +28,10 @@ use zend_ir::{LiteralId, OpNum, Opcode, Operand, PhpStr, VarNum};
 
 use crate::php::{self, *};
 
-/// Deepest nesting of arrays, ASTs and types followed before giving up (the native stack
-/// is PHP's).
-const MAX_DEPTH: u32 = 512;
+/// Deepest nesting followed before giving up, counted like the `.zop` parser counts it
+/// (arrays, constant ASTs, type lists and dynamic_func_defs together), so that every
+/// recording parses back; it also bounds the native stack, which is PHP's.
+const MAX_DEPTH: u32 = zend_ir::zop::MAX_DEPTH as u32;
 
 /// Longest NULL-terminated pointer array (trait aliases, precedences) accepted.
 const MAX_NULL_TERMINATED: usize = 1 << 20;
@@ -108,14 +109,14 @@ pub fn script(r: Reader<'_>, script: &zend_script) -> Result<ir::Script> {
     let filename = r.str(script.filename).map(phpstr).unwrap_or_default();
     let conv = Converter { r };
     let main_op_array = conv
-        .op_array(&script.main_op_array)
+        .op_array(&script.main_op_array, 0)
         .ctx(|| "main script".to_string())?;
 
     let mut function_table = Vec::new();
     for (key, zv) in r.hash(&script.function_table) {
         let key = conv.str_key(key).ctx(|| "function table".to_string())?;
         let name = show(key.as_bytes());
-        let func = conv.function(zv).ctx(|| format!("function {name}"))?;
+        let func = conv.function(zv, 0).ctx(|| format!("function {name}"))?;
         function_table.push((key, func));
     }
 
@@ -251,10 +252,10 @@ impl<'a> Converter<'a> {
     }
 
     /// A user function of a function table.
-    fn function(&self, zv: &'a zval) -> Result<ir::OpArray> {
+    fn function(&self, zv: &'a zval, depth: u32) -> Result<ir::OpArray> {
         let func = self.ptr::<zend_function>(zv)?;
         match self.r.function(func) {
-            (_, Some(op_array)) => self.op_array(op_array),
+            (_, Some(op_array)) => self.op_array(op_array, depth),
             (ty, None) => fail(format!(
                 "function of type {ty} (only user functions, type {}, can be recorded)",
                 zend_ir::ZEND_USER_FUNCTION
@@ -262,7 +263,7 @@ impl<'a> Converter<'a> {
         }
     }
 
-    fn op_array(&self, oa: &'a zend_op_array) -> Result<ir::OpArray> {
+    fn op_array(&self, oa: &'a zend_op_array, depth: u32) -> Result<ir::OpArray> {
         let r = self.r;
         if oa.type_ != zend_ir::ZEND_USER_FUNCTION && oa.type_ != zend_ir::ZEND_EVAL_CODE {
             return fail(format!("op_array of type {}", oa.type_));
@@ -272,7 +273,7 @@ impl<'a> Converter<'a> {
             Some(ce) => Some(self.string(ce.name, "scope name")?),
             None => None,
         };
-        self.op_array_body(oa, function_name, scope).ctx(|| {
+        self.op_array_body(oa, function_name, scope, depth).ctx(|| {
             let name = match (oa.function_name.is_null(), r.deref(oa.scope)) {
                 (true, _) => "{main}".to_string(),
                 (false, scope) => {
@@ -292,7 +293,11 @@ impl<'a> Converter<'a> {
         oa: &'a zend_op_array,
         function_name: Option<PhpStr>,
         scope: Option<PhpStr>,
+        depth: u32,
     ) -> Result<ir::OpArray> {
+        if depth > MAX_DEPTH {
+            return fail("dynamic_func_defs nested too deeply");
+        }
         let r = self.r;
         let fn_flags = oa.fn_flags;
 
@@ -303,13 +308,19 @@ impl<'a> Converter<'a> {
             .or_fail(|| format!("arg_info is NULL with {n_args} arguments"))?;
         let mut arg_info = Vec::with_capacity(n_args);
         for (i, arg) in args.iter().enumerate() {
-            arg_info.push(self.arg_info(arg, false).ctx(|| format!("arg_info[{i}]"))?);
+            arg_info.push(
+                self.arg_info(arg, false, depth)
+                    .ctx(|| format!("arg_info[{i}]"))?,
+            );
         }
         let return_info = if fn_flags & ZEND_ACC_HAS_RETURN_TYPE != 0 {
             let ret = r
                 .return_info(oa)
                 .or_fail(|| "ZEND_ACC_HAS_RETURN_TYPE set but arg_info is NULL".to_string())?;
-            Some(self.arg_info(ret, true).ctx(|| "return type".to_string())?)
+            Some(
+                self.arg_info(ret, true, depth)
+                    .ctx(|| "return type".to_string())?,
+            )
         } else {
             None
         };
@@ -329,7 +340,7 @@ impl<'a> Converter<'a> {
             .or_fail(|| "literals is NULL".to_string())?;
         let mut literals = Vec::with_capacity(zvals.len());
         for (i, zv) in zvals.iter().enumerate() {
-            literals.push(self.zval(zv, 0).ctx(|| format!("literal {i}"))?);
+            literals.push(self.zval(zv, depth).ctx(|| format!("literal {i}"))?);
         }
 
         let ops = r
@@ -368,7 +379,7 @@ impl<'a> Converter<'a> {
                 for (key, zv) in r.hash(ht) {
                     let name = self.str_key(key).ctx(|| "static variables".to_string())?;
                     let value = self
-                        .zval(zv, 0)
+                        .zval(zv, depth)
                         .ctx(|| format!("static variable ${}", show(name.as_bytes())))?;
                     vars.push((name, value));
                 }
@@ -412,7 +423,7 @@ impl<'a> Converter<'a> {
             let def = r
                 .deref(def)
                 .or_fail(|| "NULL entry".to_string())
-                .and_then(|def| self.op_array(def))
+                .and_then(|def| self.op_array(def, depth + 1))
                 .ctx(|| format!("dynamic_func_defs[{i}]"))?;
             dynamic_func_defs.push(def);
         }
@@ -426,7 +437,7 @@ impl<'a> Converter<'a> {
             required_num_args: oa.required_num_args,
             arg_info,
             return_info,
-            attributes: self.attributes(oa.attributes)?,
+            attributes: self.attributes(oa.attributes, depth)?,
             T: oa.T,
             cache_size: count(oa.cache_size, "cache_size")?,
             vars,
@@ -607,7 +618,7 @@ impl<'a> Converter<'a> {
         })
     }
 
-    fn arg_info(&self, arg: &'a zend_arg_info, is_return: bool) -> Result<ir::ArgInfo> {
+    fn arg_info(&self, arg: &'a zend_arg_info, is_return: bool, depth: u32) -> Result<ir::ArgInfo> {
         // The return slot's `name` is NULL and, like every user arg_info, its
         // `default_value` is never initialised by the compiler: it is not read.
         let name = if is_return {
@@ -617,7 +628,7 @@ impl<'a> Converter<'a> {
         };
         Ok(ir::ArgInfo {
             name,
-            type_: self.zend_type(&arg.type_, 0)?,
+            type_: self.zend_type(&arg.type_, depth)?,
             default_value: None,
         })
     }
@@ -648,7 +659,7 @@ impl<'a> Converter<'a> {
         })
     }
 
-    fn attributes(&self, ht: *const HashTable) -> Result<Vec<ir::Attribute>> {
+    fn attributes(&self, ht: *const HashTable, depth: u32) -> Result<Vec<ir::Attribute>> {
         let Some(ht) = self.r.deref(ht) else {
             return Ok(Vec::new());
         };
@@ -656,19 +667,21 @@ impl<'a> Converter<'a> {
         for (i, (_, zv)) in self.r.hash(ht).into_iter().enumerate() {
             let attr = self
                 .ptr::<zend_attribute>(zv)
-                .and_then(|a| self.attribute(a))
+                .and_then(|a| self.attribute(a, depth))
                 .ctx(|| format!("attribute {i}"))?;
             out.push(attr);
         }
         Ok(out)
     }
 
-    fn attribute(&self, a: &'a zend_attribute) -> Result<ir::Attribute> {
+    fn attribute(&self, a: &'a zend_attribute, depth: u32) -> Result<ir::Attribute> {
         let mut args = Vec::new();
         for (i, arg) in self.r.attribute_args(a).iter().enumerate() {
             args.push(ir::AttributeArg {
                 name: self.opt_string(arg.name),
-                value: self.zval(&arg.value, 0).ctx(|| format!("argument {i}"))?,
+                value: self
+                    .zval(&arg.value, depth)
+                    .ctx(|| format!("argument {i}"))?,
             });
         }
         Ok(ir::Attribute {
@@ -894,7 +907,7 @@ impl<'a> Converter<'a> {
         for (key, zv) in r.hash(&ce.function_table) {
             let mname = self.str_key(key).ctx(|| "method table".to_string())?;
             let shown = show(mname.as_bytes());
-            let m = self.function(zv).ctx(|| format!("method {shown}"))?;
+            let m = self.function(zv, 1).ctx(|| format!("method {shown}"))?;
             methods.push((mname, m));
         }
 
@@ -912,7 +925,7 @@ impl<'a> Converter<'a> {
             constants,
             properties,
             methods,
-            attributes: self.attributes(ce.attributes)?,
+            attributes: self.attributes(ce.attributes, 0)?,
             filename: self.opt_string(info.filename).unwrap_or_default(),
             line_start: info.line_start,
             line_end: info.line_end,
@@ -952,7 +965,7 @@ impl<'a> Converter<'a> {
             // ZEND_CLASS_CONST_FLAGS: Z_CONSTANT_FLAGS of the value, kept in its u2.
             flags: z_u2(&c.value),
             doc_comment: self.opt_string(c.doc_comment),
-            attributes: self.attributes(c.attributes)?,
+            attributes: self.attributes(c.attributes, 0)?,
             ce: self.string(ce.name, "declaring class name")?,
         })
     }
@@ -1009,7 +1022,7 @@ impl<'a> Converter<'a> {
             type_: self.zend_type(&p.type_, 0)?,
             default,
             doc_comment: self.opt_string(p.doc_comment),
-            attributes: self.attributes(p.attributes)?,
+            attributes: self.attributes(p.attributes, 0)?,
             ce: self.string(ce.name, "declaring class name")?,
         })
     }

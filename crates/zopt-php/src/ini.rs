@@ -4,7 +4,7 @@
 //! |---|---|---|
 //! | `zopt.mode` | `off` (default), `record` | php.ini / `-d` only (`PHP_INI_SYSTEM`) |
 //! | `zopt.record_dir` | directory the recordings go to | anywhere (`PHP_INI_ALL`) |
-//! | `zopt.record_format` | `text` (default, `.zop`), `binary` (`.zopb`) | anywhere |
+//! | `zopt.record_format` | `text` (default, `.zop`), `binary` (`.zopb`), `both` | anywhere |
 //!
 //! Each setting has an `on_modify` handler that validates the new value and keeps the
 //! parsed form in a Rust static; an invalid value is refused with a warning naming the
@@ -34,6 +34,8 @@ pub enum Format {
     Text,
     /// `.zopb` binary ([`zend_ir::zop::to_binary`]).
     Binary,
+    /// Both files, from the same conversion.
+    Both,
 }
 
 static MODE: AtomicU8 = AtomicU8::new(0);
@@ -50,6 +52,7 @@ pub fn mode() -> Mode {
 pub fn format() -> Format {
     match FORMAT.load(Ordering::Relaxed) {
         1 => Format::Binary,
+        2 => Format::Both,
         _ => Format::Text,
     }
 }
@@ -79,8 +82,9 @@ fn parse_format(value: &str) -> Result<Format, String> {
     match value.trim().to_ascii_lowercase().as_str() {
         "text" | "" => Ok(Format::Text),
         "binary" => Ok(Format::Binary),
+        "both" => Ok(Format::Both),
         _ => Err(format!(
-            "invalid zopt.record_format value {value:?}; expected one of: text, binary"
+            "invalid zopt.record_format value {value:?}; expected one of: text, binary, both"
         )),
     }
 }

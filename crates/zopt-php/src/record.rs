@@ -1,7 +1,7 @@
 //! Record mode: the optimizer pass that writes every script OPcache compiles as a `.zop`.
 //!
 //! The recording of `/a/b/c.php` goes to `<zopt.record_dir>/a/b/c.php.zop` (`.zopb` for the
-//! binary format), written atomically (temporary file in the same directory, then rename).
+//! binary format, both with `zopt.record_format=both`), written atomically (temporary file in the same directory, then rename).
 //! When the script cannot be converted, `<...>/c.php.zop.err` says why and PHP gets an
 //! `E_WARNING`; the script itself is never modified, so PHP goes on as if zopt were absent.
 
@@ -38,30 +38,50 @@ pub unsafe extern "C" fn pass(script: *mut zend_script, _context: *mut c_void) {
 
 fn record(reader: php::Reader<'_>, script: &zend_script, dir: &Path) {
     let filename = reader.str(script.filename).unwrap_or_default().to_vec();
-    let format = ini::format();
-    let out = output_path(dir, &filename, format);
-    let err_path = with_suffix(&out_stem(dir, &filename), ".zop.err");
+    let stem = out_stem(dir, &filename);
+    let (text, binary) = match ini::format() {
+        Format::Text => (true, false),
+        Format::Binary => (false, true),
+        Format::Both => (true, true),
+    };
+    let text_path = with_suffix(&stem, ".zop");
+    let binary_path = with_suffix(&stem, ".zopb");
+    let err_path = with_suffix(&stem, ".zop.err");
 
     let converted = catch_unwind(AssertUnwindSafe(|| {
-        convert::script(reader, script).map(|s| match format {
-            Format::Text => zend_ir::zop::print(&s).into_bytes(),
-            Format::Binary => zend_ir::zop::to_binary(&s),
+        convert::script(reader, script).map(|s| {
+            let mut outputs = Vec::new();
+            if text {
+                outputs.push((&text_path, zend_ir::zop::print(&s).into_bytes()));
+            }
+            if binary {
+                outputs.push((&binary_path, zend_ir::zop::to_binary(&s)));
+            }
+            outputs
         })
     }));
-    let shown = String::from_utf8_lossy(&filename).into_owned();
     let problem = match converted {
-        Ok(Ok(bytes)) => match write_atomically(&out, &bytes) {
-            Ok(()) => {
-                let _ = fs::remove_file(&err_path);
-                return;
+        Ok(Ok(outputs)) => {
+            let written = outputs.iter().try_for_each(|(path, bytes)| {
+                write_atomically(path, bytes)
+                    .map_err(|e| format!("cannot write {}: {e}", path.display()))
+            });
+            match written {
+                Ok(()) => {
+                    let _ = fs::remove_file(&err_path);
+                    return;
+                }
+                Err(e) => e,
             }
-            Err(e) => format!("cannot write {}: {e}", out.display()),
-        },
+        }
         Ok(Err(e)) => e.to_string(),
         Err(panic) => format!("internal error: {}", panic_message(&panic)),
     };
+    let shown = String::from_utf8_lossy(&filename);
     let message = format!("zopt: cannot record {shown}: {problem}");
-    let _ = fs::remove_file(&out);
+    // A stale recording must not pass for this compilation's.
+    let _ = fs::remove_file(&text_path);
+    let _ = fs::remove_file(&binary_path);
     let note = match write_atomically(&err_path, format!("{message}\n").as_bytes()) {
         Ok(()) => format!(" (see {})", err_path.display()),
         Err(e) => format!(" (and cannot write {}: {e})", err_path.display()),
@@ -102,15 +122,6 @@ fn out_stem(dir: &Path, script: &[u8]) -> PathBuf {
         }
     }
     out
-}
-
-/// Where the recording of `script` goes.
-pub fn output_path(dir: &Path, script: &[u8], format: Format) -> PathBuf {
-    let extension = match format {
-        Format::Text => ".zop",
-        Format::Binary => ".zopb",
-    };
-    with_suffix(&out_stem(dir, script), extension)
 }
 
 fn with_suffix(path: &Path, suffix: &str) -> PathBuf {

@@ -2,8 +2,8 @@
 //! against PHP's own op_array dumps (`opcache.opt_debug_level`) of the same run.
 //!
 //! Needs `php` (8.2, with OPcache) on PATH; the tests fail, not skip, without it. The
-//! extension is `$ZOPT_PHP_EXTENSION`, or `libzopt_php.so` of this build's target directory
-//! (built with `cargo build -p zopt-php` when missing).
+//! extension is `$ZOPT_PHP_EXTENSION`, or `libzopt_php.so` of this build's target directory,
+//! brought up to date with `cargo build -p zopt-php` first.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -23,22 +23,26 @@ fn extension() -> &'static Path {
             );
             return path;
         }
-        // This test binary lives in <target>/<profile>/deps/.
+        // This test binary lives in <target>/<profile>/deps/. `cargo test` does not build
+        // a cdylib for integration tests, so build it here (a no-op when it is fresh):
+        // testing a stale extension would be worse than a missing one.
         let exe = std::env::current_exe().expect("current_exe");
         let profile_dir = exe
             .parent()
             .and_then(Path::parent)
             .expect("test binary in <target>/<profile>/deps");
+        let profile = match profile_dir.file_name().and_then(|n| n.to_str()) {
+            Some("debug") | None => "dev",
+            Some(other) => other,
+        };
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
+        let status = Command::new(cargo)
+            .args(["build", "-p", "zopt-php", "--profile", profile])
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .status()
+            .expect("running cargo build -p zopt-php");
+        assert!(status.success(), "cargo build -p zopt-php failed");
         let path = profile_dir.join("libzopt_php.so");
-        if !path.is_file() {
-            let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
-            let status = Command::new(cargo)
-                .args(["build", "-p", "zopt-php"])
-                .current_dir(env!("CARGO_MANIFEST_DIR"))
-                .status()
-                .expect("running cargo build -p zopt-php");
-            assert!(status.success(), "cargo build -p zopt-php failed");
-        }
         assert!(
             path.is_file(),
             "the extension is missing at {} (set ZOPT_PHP_EXTENSION)",
@@ -82,7 +86,7 @@ impl Run<'_> {
         Run {
             file,
             record_dir,
-            format: "binary",
+            format: "both",
             optimization_level: "0",
             debug_level: "0x10000",
             code: "opcache_compile_file($argv[1]);",
@@ -134,13 +138,15 @@ fn recording(record_dir: &Path, file: &Path, ext: &str) -> PathBuf {
     PathBuf::from(s)
 }
 
-/// Records `source` in binary form and returns the script and PHP's dump from the same run.
+/// Records `source` as `.zop` text and as binary in one run, checks both decode to the same
+/// script, and returns it with PHP's dump of the same run.
 fn record(source: &str, optimization_level: &str, debug_level: &str) -> (Script, Vec<DumpBlock>) {
     let tmp = tempfile::tempdir().unwrap();
     let file = tmp.path().join("t.php");
     std::fs::write(&file, source).unwrap();
     let rec = tmp.path().join("rec");
     let out = Run {
+        format: "both",
         optimization_level,
         debug_level,
         ..Run::new(&file, &rec)
@@ -156,10 +162,19 @@ fn record(source: &str, optimization_level: &str, debug_level: &str) -> (Script,
         "conversion failed: {}",
         std::fs::read_to_string(&err).unwrap_or_default()
     );
-    let bin = recording(&rec, &file, ".zopb");
-    let bytes = std::fs::read(&bin)
-        .unwrap_or_else(|e| panic!("no recording at {}: {e}\n{stdout}\n{stderr}", bin.display()));
-    let script = zend_ir::zop::from_binary(&bytes).expect("decoding the recording");
+    let read = |ext: &str| {
+        let path = recording(&rec, &file, ext);
+        std::fs::read(&path).unwrap_or_else(|e| {
+            panic!(
+                "no recording at {}: {e}\n{stdout}\n{stderr}",
+                path.display()
+            )
+        })
+    };
+    let text = String::from_utf8(read(".zop")).expect(".zop text is UTF-8");
+    let script = zend_ir::zop::parse(&text).unwrap_or_else(|e| panic!("parsing the .zop: {e}"));
+    let binary = zend_ir::zop::from_binary(&read(".zopb")).expect("decoding the .zopb");
+    assert!(script == binary, "the .zop and .zopb recordings differ");
     assert_eq!(
         script.filename.as_bytes(),
         file.canonicalize().unwrap().as_os_str().as_encoded_bytes()
@@ -619,7 +634,8 @@ fn text_recording_is_written_next_to_the_path() {
     let zop = recording(&rec, &file, ".zop");
     let text = std::fs::read_to_string(&zop)
         .unwrap_or_else(|e| panic!("no text recording at {}: {e}", zop.display()));
-    assert!(text.contains("hello"), "{text}");
+    let script = zend_ir::zop::parse(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    assert_eq!(script.function_table[0].0.to_string(), "hello");
     // Nothing else lands in the directory (temporary files are renamed away).
     let entries: Vec<_> = std::fs::read_dir(zop.parent().unwrap()).unwrap().collect();
     assert_eq!(entries.len(), 1);
