@@ -669,7 +669,7 @@ pub fn dump_op_array(out: &mut Vec<u8>, op_array: &OpArray, dump_flags: u32, msg
         out.extend_from_slice(b"EXCEPTION TABLE:\n");
         for tc in &op_array.try_catch_array {
             let _ = write!(out, "     {:04}", tc.try_op.0);
-            for part in [tc.catch_op, tc.finally_op, tc.finally_end] {
+            for part in [tc.catch_op, tc.finally_op] {
                 match part {
                     Some(op) => {
                         let _ = write!(out, ", {:04}", op.0);
@@ -677,7 +677,14 @@ pub fn dump_op_array(out: &mut Vec<u8>, op_array: &OpArray, dump_flags: u32, msg
                     None => out.extend_from_slice(b", -"),
                 }
             }
-            out.push(b'\n');
+            // PHP ends the line only when there is no finally_end: an entry with one runs
+            // into the next entry (or the next op_array's header).
+            match tc.finally_end {
+                Some(op) => {
+                    let _ = write!(out, ", {:04}", op.0);
+                }
+                None => out.extend_from_slice(b", -\n"),
+            }
         }
     }
 }
