@@ -66,6 +66,13 @@ static PASS_INDEX: AtomicI32 = AtomicI32::new(0);
 
 const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), "\0");
 
+/// `ZEND_MODULE_BUILD_ID`: PHP refuses an extension whose build id differs from its own.
+const BUILD_ID: &std::ffi::CStr = if php::ZEND_DEBUG != 0 {
+    c"API20220829,NTS,debug"
+} else {
+    c"API20220829,NTS"
+};
+
 static MODULE: FfiCell<zend_module_entry> = FfiCell::new(zend_module_entry {
     size: std::mem::size_of::<zend_module_entry>() as u16,
     zend_api: php::ZEND_MODULE_API_NO,
@@ -90,7 +97,7 @@ static MODULE: FfiCell<zend_module_entry> = FfiCell::new(zend_module_entry {
     type_: 0,
     handle: std::ptr::null_mut(),
     module_number: 0,
-    build_id: c"API20220829,NTS".as_ptr(),
+    build_id: BUILD_ID.as_ptr(),
 });
 
 /// The extension's entry point, looked up by PHP's `dl()` machinery.
