@@ -10,7 +10,12 @@
 //!   `opcache.optimization_level` (0 included). The pass converts the whole `zend_script` —
 //!   main op_array, functions, classes with their methods, constants and properties — into
 //!   the lossless [`zend_ir::Script`] model, undoing what `pass_two()` did (see [`convert`]),
-//!   and writes it under `zopt.record_dir` ([`record`]).
+//!   and writes it under `zopt.record_dir` as `<dir>/<absolute script path>.zop`
+//!   (`zopt.record_format`: `text`, `binary` `.zopb`, or `both`), see [`record`].
+//!
+//! Recordings keep the raw value of every unused operand, as the model asks. PHP 8.2 leaves
+//! some of them uninitialised (the `THIS`, `NEXT` and `CONSTRUCTOR` operand kinds, op2 of
+//! `RECV_VARIADIC`), so two recordings of the same file can differ in those values only.
 //!
 //! Guarantees: the extension only reads the script, never changes it; no panic crosses into
 //! PHP (every entry point catches unwinding); a script that cannot be converted gets a

@@ -323,6 +323,41 @@ fn unwritable_record_dir_warns_and_php_carries_on() {
 }
 
 #[test]
+fn failed_recording_writes_err_file_and_warns() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("t.php");
+    std::fs::write(&file, "<?php echo 'ok';\n").unwrap();
+    let rec = tmp.path().join("rec");
+    // A directory where the recording should go: the rename onto it fails.
+    let zop = recording(&rec, &file, ".zop");
+    std::fs::create_dir_all(zop.join("blocker")).unwrap();
+    let out = Run {
+        format: "text",
+        code: "require $argv[1];",
+        ..Run::new(&file, &rec)
+    }
+    .output();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    assert!(stdout.ends_with("ok"), "the script still runs: {stdout}");
+    let err = recording(&rec, &file, ".zop.err");
+    let message = std::fs::read_to_string(&err)
+        .unwrap_or_else(|e| panic!("no {}: {e}; stdout: {stdout}", err.display()));
+    let canonical = file.canonicalize().unwrap();
+    assert!(
+        message.starts_with(&format!(
+            "zopt: cannot record {}: cannot write",
+            canonical.display()
+        )),
+        "{message}"
+    );
+    assert!(
+        stdout.contains(&format!("(see {})", err.display())),
+        "{stdout}"
+    );
+}
+
+#[test]
 fn module_and_ini_settings() {
     let ext = format!("extension={}", extension().display());
     let out = php().args(["-n", "-d", &ext, "-m"]).output().unwrap();
