@@ -15,7 +15,7 @@ use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 
 use common::{check_op_arrays, extension, parse_dump, php, recording, DumpBlock};
-use zend_ir::Script;
+use zend_ir::{OpArray, Script};
 
 const BATCH: usize = 40;
 
@@ -36,12 +36,32 @@ fn php_files(dir: &Path, out: &mut BTreeSet<PathBuf>) {
     }
 }
 
+/// Every op_array of a script: main, functions, all methods (abstract ones included) and
+/// their dynamic_func_defs.
+fn count_op_arrays(script: &Script) -> usize {
+    fn walk(op_array: &OpArray) -> usize {
+        1 + op_array.dynamic_func_defs.iter().map(walk).sum::<usize>()
+    }
+    walk(&script.main_op_array)
+        + script
+            .function_table
+            .iter()
+            .map(|(_, f)| walk(f))
+            .sum::<usize>()
+        + script
+            .class_table
+            .iter()
+            .flat_map(|(_, ce)| &ce.methods)
+            .map(|(_, m)| walk(m))
+            .sum::<usize>()
+}
+
 #[derive(Default)]
 struct Tally {
     refused_by_php: Vec<PathBuf>,
     recorded: usize,
     op_arrays: usize,
-    methods_and_functions: usize,
+    all_op_arrays: usize,
     failures: Vec<String>,
 }
 
@@ -116,12 +136,7 @@ impl Corpus {
             tally.recorded += 1;
             let op_arrays = script.op_arrays();
             tally.op_arrays += op_arrays.len();
-            tally.methods_and_functions += script.function_table.len()
-                + script
-                    .class_table
-                    .iter()
-                    .map(|(_, ce)| ce.methods.len())
-                    .sum::<usize>();
+            tally.all_op_arrays += count_op_arrays(&script);
             let n = op_arrays.len().min(blocks.len());
             if let Err(e) = check_op_arrays(&op_arrays, &blocks[..n]) {
                 tally
@@ -194,13 +209,13 @@ fn records_the_corpus() {
     }
     eprintln!(
         "corpus {dir}: {} files, {} compiled and recorded, {} refused by PHP itself, \
-         {} op_arrays checked against the dump ({} functions and methods in tables), \
+         {} op_arrays recorded ({} of them dumped by PHP and checked against the dump), \
          {} failures",
         files.len(),
         tally.recorded,
         tally.refused_by_php.len(),
+        tally.all_op_arrays,
         tally.op_arrays,
-        tally.methods_and_functions,
         tally.failures.len()
     );
     for file in &tally.refused_by_php {
