@@ -23,7 +23,10 @@ use std::collections::HashMap;
 use std::fmt;
 
 use zend_ir::model as ir;
-use zend_ir::opcode::{ZEND_CATCH, ZEND_MATCH, ZEND_SWITCH_LONG, ZEND_SWITCH_STRING};
+use zend_ir::opcode::{
+    ZEND_CATCH, ZEND_MATCH, ZEND_RECV_VARIADIC, ZEND_SWITCH_LONG, ZEND_SWITCH_STRING,
+    ZEND_VM_OP_CONSTRUCTOR, ZEND_VM_OP_MASK, ZEND_VM_OP_NEXT, ZEND_VM_OP_THIS,
+};
 use zend_ir::{LiteralId, OpNum, Opcode, Operand, PhpStr, VarNum};
 
 use crate::php::{self, *};
@@ -468,7 +471,7 @@ impl<'a> Converter<'a> {
                 frame,
                 addr,
                 op.op1_type,
-                raw(&op.op1),
+                meaningful_unused(op.op1_type, opcode.op1_flags(), raw(&op.op1)),
                 opcode.op1_is_jmp_addr(),
             )
             .ctx(|| "op1".to_string())?;
@@ -477,7 +480,11 @@ impl<'a> Converter<'a> {
                 frame,
                 addr,
                 op.op2_type,
-                raw(&op.op2),
+                if opcode == ZEND_RECV_VARIADIC && op.op2_type == IS_UNUSED as u8 {
+                    0
+                } else {
+                    meaningful_unused(op.op2_type, opcode.op2_flags(), raw(&op.op2))
+                },
                 opcode.op2_is_jmp_addr() && !last_catch,
             )
             .ctx(|| "op2".to_string())?;
@@ -743,6 +750,9 @@ impl<'a> Converter<'a> {
         })
     }
 
+    /// Converts a constant-expression AST. Line numbers of its nodes are recorded as
+    /// [`AST_LINENO`]: PHP leaves them uninitialised in nodes that constant folding and
+    /// persisting copied (they differ from run to run), and only the compiler reads them.
     fn ast(&self, node: *const zend_ast, depth: u32) -> Result<Option<ir::Ast>> {
         if depth > MAX_DEPTH {
             return fail("constant expression nested too deeply");
@@ -754,7 +764,7 @@ impl<'a> Converter<'a> {
             AstView::Zval { kind, attr, val } => ir::Ast {
                 kind,
                 attr,
-                lineno: z_u2(val),
+                lineno: AST_LINENO,
                 body: ir::AstBody::Zval(
                     self.zval(val, depth + 1)
                         .ctx(|| format!("AST node of kind {kind}"))?,
@@ -763,7 +773,6 @@ impl<'a> Converter<'a> {
             AstView::Children {
                 kind,
                 attr,
-                lineno,
                 children,
             } => {
                 let special = (kind >> zend_ir::ZEND_AST_SPECIAL_SHIFT) & 1 != 0
@@ -785,7 +794,7 @@ impl<'a> Converter<'a> {
                 ir::Ast {
                     kind,
                     attr,
-                    lineno,
+                    lineno: AST_LINENO,
                     body: ir::AstBody::Children(out),
                 }
             }
@@ -1040,3 +1049,23 @@ fn zval_type_name(ty: u8) -> &'static str {
         _ => "unknown",
     }
 }
+
+/// The value to record for an operand that may be unused. PHP leaves the operand value
+/// uninitialised where the VM operand kind carries no number (THIS, NEXT, CONSTRUCTOR), so
+/// recording it raw would make recordings of the same file differ from run to run; such
+/// values are recorded as 0, which the VM never reads.
+fn meaningful_unused(op_type: u8, flags: u32, raw: u32) -> u32 {
+    let kind = flags & ZEND_VM_OP_MASK;
+    let meaningless = matches!(
+        kind,
+        ZEND_VM_OP_THIS | ZEND_VM_OP_NEXT | ZEND_VM_OP_CONSTRUCTOR
+    );
+    if op_type == IS_UNUSED as u8 && meaningless {
+        0
+    } else {
+        raw
+    }
+}
+
+/// The line number recorded for every constant-expression AST node (see `Converter::ast`).
+const AST_LINENO: u32 = 0;

@@ -99,14 +99,13 @@ pub enum HashKey<'a> {
 
 /// The shape of a constant-expression `zend_ast` node (zend_ast.h).
 pub enum AstView<'a> {
-    /// `zend_ast_zval` (`ZEND_AST_ZVAL`, `ZEND_AST_CONSTANT`): no `lineno` field, the line
-    /// is in the zval's `u2`.
+    /// `zend_ast_zval` (`ZEND_AST_ZVAL`, `ZEND_AST_CONSTANT`).
     Zval { kind: u16, attr: u16, val: &'a zval },
     /// `zend_ast_list` (list kinds) and plain `zend_ast` (children count in the kind).
+    /// Line numbers are not read: see `Converter::ast`.
     Children {
         kind: u16,
         attr: u16,
-        lineno: u32,
         children: &'a [*mut zend_ast],
     },
 }
@@ -196,17 +195,15 @@ impl<'a> Reader<'a> {
                 val: &z.val,
             });
         }
-        let (lineno, count, first) = if (kind >> zend_ir::ZEND_AST_IS_LIST_SHIFT) & 1 != 0 {
+        let (count, first) = if (kind >> zend_ir::ZEND_AST_IS_LIST_SHIFT) & 1 != 0 {
             // SAFETY: list kinds are allocated as zend_ast_list (same kind/attr prefix).
             let list = unsafe { &*p.cast::<zend_ast_list>() };
             (
-                list.lineno,
                 list.children as usize,
                 std::ptr::addr_of!(list.child).cast::<*mut zend_ast>(),
             )
         } else {
             (
-                node.lineno,
                 (kind >> zend_ir::ZEND_AST_NUM_CHILDREN_SHIFT) as usize,
                 std::ptr::addr_of!(node.child).cast::<*mut zend_ast>(),
             )
@@ -216,7 +213,6 @@ impl<'a> Reader<'a> {
         Some(AstView::Children {
             kind,
             attr,
-            lineno,
             children,
         })
     }
