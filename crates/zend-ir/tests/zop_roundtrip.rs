@@ -30,3 +30,33 @@ fn everything_roundtrips() {
 fn show() {
     println!("{}", print(&everything_script()));
 }
+
+/// `ZOP_WRITE_SEEDS=<dir> cargo test --test zop_roundtrip write_fuzz_seeds` writes the fuzz
+/// seed corpus (`<dir>/zop_parse/*.zop`, `<dir>/zop_binary/*.bin`, the latter without the
+/// magic the fuzz target prepends).
+#[test]
+fn write_fuzz_seeds() {
+    let Some(dir) = std::env::var_os("ZOP_WRITE_SEEDS") else {
+        return;
+    };
+    let dir = std::path::PathBuf::from(dir);
+    std::fs::create_dir_all(dir.join("zop_parse")).unwrap();
+    std::fs::create_dir_all(dir.join("zop_binary")).unwrap();
+    for (name, script) in [("loop", loop_script()), ("everything", everything_script())] {
+        std::fs::write(dir.join(format!("zop_parse/{name}.zop")), print(&script)).unwrap();
+        std::fs::write(
+            dir.join(format!("zop_binary/{name}.bin")),
+            &to_binary(&script)[8..],
+        )
+        .unwrap();
+    }
+}
+
+/// The example in the module documentation is printer output.
+#[test]
+fn doc_example_is_canonical() {
+    let text = include_str!("../src/zop/example.zop");
+    let script = parse(text).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(print(&script), text);
+    assert_eq!(script.class_table[0].1.methods[0].1.opcodes.len(), 2);
+}

@@ -11,28 +11,77 @@ use std::fmt;
 /// The most elements a claimed length may pre-allocate.
 const MAX_PREALLOC: usize = 64;
 
-/// Wraps a deserializer at nesting `depth` (of `limit`).
+/// Nesting so far: `named` counts entries into the model's recursive types (every cycle in
+/// the model goes through one of them), `nest` every sequence, map, enum and option.
+#[derive(Copy, Clone)]
+pub(crate) struct Depth {
+    pub named: usize,
+    pub nest: usize,
+    /// Op_arrays open (the text form's [`MAX_FUNC_NESTING`](super::MAX_FUNC_NESTING)).
+    pub funcs: usize,
+}
+
+/// The model types through which every recursion passes.
+const RECURSIVE_TYPES: &[&str] = &["Literal", "Ast", "ZendType", "OpArray"];
+
+/// Most recursive-type levels: the text parser's [`MAX_DEPTH`](super::MAX_DEPTH) plus the
+/// levels the binary form counts that the text form does not (the main op_array's own
+/// level and a literal's own level).
+pub(crate) const NAMED_LIMIT: usize = super::MAX_DEPTH + 2;
+
+/// Most generic nesting levels: at most four per recursive-type level, plus the fixed
+/// structure around them. A backstop in case the model grows a recursion not listed above.
+pub(crate) const NEST_LIMIT: usize = 4 * (NAMED_LIMIT + 1) + 32;
+
+fn enter_named<E: de::Error>(d: Depth, name: &str) -> Result<Depth, E> {
+    if !RECURSIVE_TYPES.contains(&name) {
+        return Ok(d);
+    }
+    if d.named >= NAMED_LIMIT {
+        return Err(E::custom(format_args!(
+            "nesting deeper than {} levels",
+            super::MAX_DEPTH
+        )));
+    }
+    let mut funcs = d.funcs;
+    if name == "OpArray" {
+        if funcs >= super::MAX_FUNC_NESTING {
+            return Err(E::custom(format_args!(
+                "op_arrays nested deeper than {} levels",
+                super::MAX_FUNC_NESTING
+            )));
+        }
+        funcs += 1;
+    }
+    Ok(Depth {
+        named: d.named + 1,
+        nest: d.nest,
+        funcs,
+    })
+}
+
+/// Wraps a deserializer at nesting `d`.
 pub(crate) struct Limited<D> {
     pub inner: D,
-    pub depth: usize,
-    pub limit: usize,
+    pub d: Depth,
 }
 
 struct Wrap<V> {
     inner: V,
-    depth: usize,
-    limit: usize,
+    d: Depth,
 }
 
 impl<V> Wrap<V> {
-    fn deeper<E: de::Error>(&self) -> Result<usize, E> {
-        if self.depth >= self.limit {
+    fn deeper<E: de::Error>(&self) -> Result<Depth, E> {
+        if self.d.nest >= NEST_LIMIT {
             Err(E::custom(format_args!(
-                "nesting deeper than {} levels",
-                self.limit
+                "nesting deeper than {NEST_LIMIT} serde levels"
             )))
         } else {
-            Ok(self.depth + 1)
+            Ok(Depth {
+                nest: self.d.nest + 1,
+                ..self.d
+            })
         }
     }
 }
@@ -40,7 +89,7 @@ impl<V> Wrap<V> {
 macro_rules! forward_deserialize {
     ($($method:ident)*) => {$(
         fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Self::Error> {
-            self.inner.$method(Wrap { inner: visitor, depth: self.depth, limit: self.limit })
+            self.inner.$method(Wrap { inner: visitor, d: self.d })
         }
     )*};
 }
@@ -62,15 +111,9 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for Limited<D> {
         name: &'static str,
         visitor: V,
     ) -> Result<V::Value, Self::Error> {
-        let (depth, limit) = (self.depth, self.limit);
-        self.inner.deserialize_unit_struct(
-            name,
-            Wrap {
-                inner: visitor,
-                depth,
-                limit,
-            },
-        )
+        let d = self.d;
+        self.inner
+            .deserialize_unit_struct(name, Wrap { inner: visitor, d })
     }
 
     fn deserialize_newtype_struct<V: Visitor<'de>>(
@@ -78,15 +121,9 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for Limited<D> {
         name: &'static str,
         visitor: V,
     ) -> Result<V::Value, Self::Error> {
-        let (depth, limit) = (self.depth, self.limit);
-        self.inner.deserialize_newtype_struct(
-            name,
-            Wrap {
-                inner: visitor,
-                depth,
-                limit,
-            },
-        )
+        let d = self.d;
+        self.inner
+            .deserialize_newtype_struct(name, Wrap { inner: visitor, d })
     }
 
     fn deserialize_tuple<V: Visitor<'de>>(
@@ -94,15 +131,9 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for Limited<D> {
         len: usize,
         visitor: V,
     ) -> Result<V::Value, Self::Error> {
-        let (depth, limit) = (self.depth, self.limit);
-        self.inner.deserialize_tuple(
-            len,
-            Wrap {
-                inner: visitor,
-                depth,
-                limit,
-            },
-        )
+        let d = self.d;
+        self.inner
+            .deserialize_tuple(len, Wrap { inner: visitor, d })
     }
 
     fn deserialize_tuple_struct<V: Visitor<'de>>(
@@ -111,16 +142,9 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for Limited<D> {
         len: usize,
         visitor: V,
     ) -> Result<V::Value, Self::Error> {
-        let (depth, limit) = (self.depth, self.limit);
-        self.inner.deserialize_tuple_struct(
-            name,
-            len,
-            Wrap {
-                inner: visitor,
-                depth,
-                limit,
-            },
-        )
+        let d = self.d;
+        self.inner
+            .deserialize_tuple_struct(name, len, Wrap { inner: visitor, d })
     }
 
     fn deserialize_struct<V: Visitor<'de>>(
@@ -129,16 +153,9 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for Limited<D> {
         fields: &'static [&'static str],
         visitor: V,
     ) -> Result<V::Value, Self::Error> {
-        let (depth, limit) = (self.depth, self.limit);
-        self.inner.deserialize_struct(
-            name,
-            fields,
-            Wrap {
-                inner: visitor,
-                depth,
-                limit,
-            },
-        )
+        let d = enter_named(self.d, name)?;
+        self.inner
+            .deserialize_struct(name, fields, Wrap { inner: visitor, d })
     }
 
     fn deserialize_enum<V: Visitor<'de>>(
@@ -147,16 +164,9 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for Limited<D> {
         variants: &'static [&'static str],
         visitor: V,
     ) -> Result<V::Value, Self::Error> {
-        let (depth, limit) = (self.depth, self.limit);
-        self.inner.deserialize_enum(
-            name,
-            variants,
-            Wrap {
-                inner: visitor,
-                depth,
-                limit,
-            },
-        )
+        let d = enter_named(self.d, name)?;
+        self.inner
+            .deserialize_enum(name, variants, Wrap { inner: visitor, d })
     }
 
     fn is_human_readable(&self) -> bool {
@@ -195,54 +205,29 @@ impl<'de, V: Visitor<'de>> Visitor<'de> for Wrap<V> {
         self.inner.visit_unit()
     }
 
-    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        let depth = self.deeper()?;
-        let limit = self.limit;
-        self.inner.visit_some(Limited {
-            inner: d,
-            depth,
-            limit,
-        })
+    fn visit_some<D: Deserializer<'de>>(self, inner: D) -> Result<Self::Value, D::Error> {
+        let d = self.deeper()?;
+        self.inner.visit_some(Limited { inner, d })
     }
 
-    fn visit_newtype_struct<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        let depth = self.deeper()?;
-        let limit = self.limit;
-        self.inner.visit_newtype_struct(Limited {
-            inner: d,
-            depth,
-            limit,
-        })
+    fn visit_newtype_struct<D: Deserializer<'de>>(self, inner: D) -> Result<Self::Value, D::Error> {
+        let d = self.deeper()?;
+        self.inner.visit_newtype_struct(Limited { inner, d })
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
-        let depth = self.deeper()?;
-        let limit = self.limit;
-        self.inner.visit_seq(Wrap {
-            inner: seq,
-            depth,
-            limit,
-        })
+        let d = self.deeper()?;
+        self.inner.visit_seq(Wrap { inner: seq, d })
     }
 
     fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
-        let depth = self.deeper()?;
-        let limit = self.limit;
-        self.inner.visit_map(Wrap {
-            inner: map,
-            depth,
-            limit,
-        })
+        let d = self.deeper()?;
+        self.inner.visit_map(Wrap { inner: map, d })
     }
 
     fn visit_enum<A: EnumAccess<'de>>(self, data: A) -> Result<Self::Value, A::Error> {
-        let depth = self.deeper()?;
-        let limit = self.limit;
-        self.inner.visit_enum(Wrap {
-            inner: data,
-            depth,
-            limit,
-        })
+        let d = self.deeper()?;
+        self.inner.visit_enum(Wrap { inner: data, d })
     }
 }
 
@@ -252,8 +237,7 @@ impl<'de, S: DeserializeSeed<'de>> DeserializeSeed<'de> for Wrap<S> {
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
         self.inner.deserialize(Limited {
             inner: d,
-            depth: self.depth,
-            limit: self.limit,
+            d: self.d,
         })
     }
 }
@@ -267,8 +251,7 @@ impl<'de, A: SeqAccess<'de>> SeqAccess<'de> for Wrap<A> {
     ) -> Result<Option<T::Value>, Self::Error> {
         self.inner.next_element_seed(Wrap {
             inner: seed,
-            depth: self.depth,
-            limit: self.limit,
+            d: self.d,
         })
     }
 
@@ -286,8 +269,7 @@ impl<'de, A: MapAccess<'de>> MapAccess<'de> for Wrap<A> {
     ) -> Result<Option<K::Value>, Self::Error> {
         self.inner.next_key_seed(Wrap {
             inner: seed,
-            depth: self.depth,
-            limit: self.limit,
+            d: self.d,
         })
     }
 
@@ -297,8 +279,7 @@ impl<'de, A: MapAccess<'de>> MapAccess<'de> for Wrap<A> {
     ) -> Result<T::Value, Self::Error> {
         self.inner.next_value_seed(Wrap {
             inner: seed,
-            depth: self.depth,
-            limit: self.limit,
+            d: self.d,
         })
     }
 
@@ -315,20 +296,9 @@ impl<'de, A: EnumAccess<'de>> EnumAccess<'de> for Wrap<A> {
         self,
         seed: T,
     ) -> Result<(T::Value, Self::Variant), Self::Error> {
-        let (depth, limit) = (self.depth, self.limit);
-        let (value, variant) = self.inner.variant_seed(Wrap {
-            inner: seed,
-            depth,
-            limit,
-        })?;
-        Ok((
-            value,
-            Wrap {
-                inner: variant,
-                depth,
-                limit,
-            },
-        ))
+        let d = self.d;
+        let (value, variant) = self.inner.variant_seed(Wrap { inner: seed, d })?;
+        Ok((value, Wrap { inner: variant, d }))
     }
 }
 
@@ -343,12 +313,8 @@ impl<'de, A: VariantAccess<'de>> VariantAccess<'de> for Wrap<A> {
         self,
         seed: T,
     ) -> Result<T::Value, Self::Error> {
-        let (depth, limit) = (self.depth, self.limit);
-        self.inner.newtype_variant_seed(Wrap {
-            inner: seed,
-            depth,
-            limit,
-        })
+        let d = self.d;
+        self.inner.newtype_variant_seed(Wrap { inner: seed, d })
     }
 
     fn tuple_variant<V: Visitor<'de>>(
@@ -356,15 +322,8 @@ impl<'de, A: VariantAccess<'de>> VariantAccess<'de> for Wrap<A> {
         len: usize,
         visitor: V,
     ) -> Result<V::Value, Self::Error> {
-        let (depth, limit) = (self.depth, self.limit);
-        self.inner.tuple_variant(
-            len,
-            Wrap {
-                inner: visitor,
-                depth,
-                limit,
-            },
-        )
+        let d = self.d;
+        self.inner.tuple_variant(len, Wrap { inner: visitor, d })
     }
 
     fn struct_variant<V: Visitor<'de>>(
@@ -372,21 +331,14 @@ impl<'de, A: VariantAccess<'de>> VariantAccess<'de> for Wrap<A> {
         fields: &'static [&'static str],
         visitor: V,
     ) -> Result<V::Value, Self::Error> {
-        let (depth, limit) = (self.depth, self.limit);
-        self.inner.struct_variant(
-            fields,
-            Wrap {
-                inner: visitor,
-                depth,
-                limit,
-            },
-        )
+        let d = self.d;
+        self.inner
+            .struct_variant(fields, Wrap { inner: visitor, d })
     }
 }
 
 /// Deserializes `T` through [`Limited`], as a seed for `bincode::Options::deserialize_seed`.
 pub(crate) struct LimitedSeed<T> {
-    pub limit: usize,
     pub _marker: std::marker::PhantomData<T>,
 }
 
@@ -396,8 +348,11 @@ impl<'de, T: de::Deserialize<'de>> DeserializeSeed<'de> for LimitedSeed<T> {
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<T, D::Error> {
         T::deserialize(Limited {
             inner: d,
-            depth: 0,
-            limit: self.limit,
+            d: Depth {
+                named: 0,
+                nest: 0,
+                funcs: 0,
+            },
         })
     }
 }

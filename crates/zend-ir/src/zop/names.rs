@@ -267,13 +267,27 @@ pub(crate) fn opcode_by_name(name: &[u8]) -> Option<Opcode> {
     map.get(name).copied()
 }
 
+/// Bytes as comment text: printable ASCII as is, anything else (which could end the comment
+/// line or confuse a reader) as `\xHH`.
+pub(crate) fn comment_text(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len());
+    for &b in bytes {
+        if (0x20..=0x7e).contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("\\x{b:02x}"));
+        }
+    }
+    out
+}
+
 /// A human-readable rendering of a `zend_type`, for comments only.
 pub(crate) fn type_to_string(t: &ZendType) -> String {
     use crate::types::*;
     let mut parts: Vec<String> = Vec::new();
     match &t.names {
         TypeNames::None => {}
-        TypeNames::Name(n) => parts.push(n.to_string()),
+        TypeNames::Name(n) => parts.push(comment_text(&n.0)),
         TypeNames::List(list) => {
             let sep = if t.type_mask & _ZEND_TYPE_INTERSECTION_BIT != 0 {
                 "&"
@@ -369,7 +383,10 @@ mod tests {
     fn opcode_names() {
         assert_eq!(opcode_by_name(b"ADD"), Opcode::from_name("ADD"));
         for op in Opcode::all() {
-            assert_eq!(opcode_by_name(op.short_name().unwrap().as_bytes()), Some(op));
+            assert_eq!(
+                opcode_by_name(op.short_name().unwrap().as_bytes()),
+                Some(op)
+            );
         }
     }
 }

@@ -11,6 +11,11 @@ use std::fmt;
 /// accepts; deeper input is an error rather than a stack overflow.
 pub const MAX_DEPTH: usize = 256;
 
+/// Deepest nesting of op_arrays (a function, method or main script is level 1, each
+/// dynamic_func_def one more); counted on top of [`MAX_DEPTH`], as op_array levels cost far
+/// more stack than value levels.
+pub const MAX_FUNC_NESTING: usize = 64;
+
 /// Why a `.zop` text could not be parsed: where (1-based line and column, counted in
 /// characters) and what was wrong.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -71,6 +76,21 @@ struct OpCtx<'o> {
     literals: &'o [Literal],
 }
 
+/// An op_array being parsed.
+struct OpArrayState {
+    oa: OpArray,
+    seen: Vec<&'static str>,
+    prev_line: u32,
+}
+
+/// What an op_array line did.
+enum Line {
+    More,
+    End,
+    /// Opened a `dynamic_func_def` block.
+    Nested,
+}
+
 struct Parser<'a> {
     s: &'a [u8],
     pos: usize,
@@ -79,6 +99,8 @@ struct Parser<'a> {
     line_end: usize,
     next_line: usize,
     script_file: PhpStr,
+    /// Op_arrays open around the current line.
+    func_nesting: usize,
 }
 
 impl<'a> Parser<'a> {
@@ -91,6 +113,7 @@ impl<'a> Parser<'a> {
             line_end: 0,
             next_line: 0,
             script_file: PhpStr::default(),
+            func_nesting: 0,
         }
     }
 
@@ -132,7 +155,10 @@ impl<'a> Parser<'a> {
         } else {
             1
         };
-        let text: String = String::from_utf8_lossy(&rest[..len]).chars().take(32).collect();
+        let text: String = String::from_utf8_lossy(&rest[..len])
+            .chars()
+            .take(32)
+            .collect();
         format!("{text:?}")
     }
 
@@ -153,7 +179,8 @@ impl<'a> Parser<'a> {
             }
             self.line_start = self.next_line;
             let rest = &self.s[self.line_start..];
-            self.line_end = self.line_start + rest.iter().position(|&b| b == b'\n').unwrap_or(rest.len());
+            self.line_end =
+                self.line_start + rest.iter().position(|&b| b == b'\n').unwrap_or(rest.len());
             self.next_line = self.line_end + 1;
             self.line_no += 1;
             self.pos = self.line_start;
@@ -279,7 +306,8 @@ impl<'a> Parser<'a> {
     fn u64_number(&mut self, what: &str) -> Result<u64> {
         self.skip_ws();
         let start = self.pos;
-        let (radix, digits_start) = if self.rest_starts_with(b"0x") || self.rest_starts_with(b"0X") {
+        let (radix, digits_start) = if self.rest_starts_with(b"0x") || self.rest_starts_with(b"0X")
+        {
             (16, self.pos + 2)
         } else {
             (10, self.pos)
@@ -294,7 +322,10 @@ impl<'a> Parser<'a> {
         let mut n: u64 = 0;
         for &d in &self.s[digits_start..end] {
             let v = u64::from((d as char).to_digit(radix).unwrap_or(0));
-            n = match n.checked_mul(u64::from(radix)).and_then(|n| n.checked_add(v)) {
+            n = match n
+                .checked_mul(u64::from(radix))
+                .and_then(|n| n.checked_add(v))
+            {
                 Some(n) => n,
                 None => return Err(self.error_at(start, format!("{what} out of range"))),
             };
@@ -455,17 +486,80 @@ impl<'a> Parser<'a> {
 
     fn check_depth(&self, depth: usize) -> Result<()> {
         if depth > MAX_DEPTH {
-            Err(self.error(format!("nesting deeper than {MAX_DEPTH} levels")))
+            Err(self.too_deep())
         } else {
             Ok(())
         }
     }
 
+    #[cold]
+    #[inline(never)]
+    fn too_deep(&self) -> ParseError {
+        self.error(format!("nesting deeper than {MAX_DEPTH} levels"))
+    }
+
     // ---- values -------------------------------------------------------------------------
+
+    // The recursive functions below (literal, array, ast, zend_type) keep their frames
+    // small: everything else they need lives in separate non-inlined functions, so that
+    // the deepest nesting MAX_DEPTH allows fits in a small stack even in debug builds.
 
     fn literal(&mut self, depth: usize) -> Result<Literal> {
         self.check_depth(depth)?;
         self.skip_ws();
+        if self.rest_starts_with(b"array(") {
+            self.pos += 6;
+            let mut items = Vec::new();
+            if !self.eat(b')') {
+                loop {
+                    let key = self.array_key()?;
+                    let value = self.literal(depth + 1)?;
+                    items.push((key, value));
+                    if self.eat(b')') {
+                        break;
+                    }
+                    self.list_separator(b')')?;
+                }
+            }
+            Ok(Literal::Array(items))
+        } else if self.rest_starts_with(b"ast(") {
+            Ok(Literal::Ast(Box::new(self.ast(depth + 1)?)))
+        } else {
+            self.scalar_literal()
+        }
+    }
+
+    /// The `,` between list items (the closing byte was not there).
+    #[inline(never)]
+    fn list_separator(&mut self, close: u8) -> Result<()> {
+        if self.eat(b',') {
+            Ok(())
+        } else {
+            Err(self.expected(&format!("`,` or `{}`", close as char)))
+        }
+    }
+
+    /// `KEY =>` of an array element.
+    #[inline(never)]
+    fn array_key(&mut self) -> Result<ArrayKey> {
+        self.skip_ws();
+        let key = if self.peek() == Some(b'"') {
+            ArrayKey::Str(self.php_str()?)
+        } else if matches!(self.peek(), Some(b'-' | b'0'..=b'9')) {
+            ArrayKey::Long(self.i64_number()?)
+        } else {
+            return Err(self.expected("array key"));
+        };
+        self.skip_ws();
+        if !self.rest_starts_with(b"=>") {
+            return Err(self.expected("`=>`"));
+        }
+        self.pos += 2;
+        Ok(key)
+    }
+
+    #[inline(never)]
+    fn scalar_literal(&mut self) -> Result<Literal> {
         let start = self.pos;
         let word = self.word();
         let lit = match word {
@@ -500,30 +594,6 @@ impl<'a> Parser<'a> {
                 self.expect(b')')?;
                 Literal::String(v)
             }
-            b"array" => {
-                self.expect(b'(')?;
-                Literal::Array(self.list(b')', |p| {
-                    p.skip_ws();
-                    let key = if p.peek() == Some(b'"') {
-                        ArrayKey::Str(p.php_str()?)
-                    } else if matches!(p.peek(), Some(b'-' | b'0'..=b'9')) {
-                        ArrayKey::Long(p.i64_number()?)
-                    } else {
-                        return Err(p.expected("array key"));
-                    };
-                    p.skip_ws();
-                    if !p.rest_starts_with(b"=>") {
-                        return Err(p.expected("`=>`"));
-                    }
-                    p.pos += 2;
-                    let value = p.literal(depth + 1)?;
-                    Ok((key, value))
-                })?)
-            }
-            b"ast" => {
-                self.pos = start;
-                Literal::Ast(Box::new(self.ast(depth + 1)?))
-            }
             _ => {
                 self.pos = start;
                 return Err(self.expected("literal"));
@@ -537,7 +607,8 @@ impl<'a> Parser<'a> {
         self.skip_ws();
         let start = self.pos;
         while self.pos < self.line_end
-            && (self.s[self.pos].is_ascii_alphanumeric() || matches!(self.s[self.pos], b'.' | b'+' | b'-'))
+            && (self.s[self.pos].is_ascii_alphanumeric()
+                || matches!(self.s[self.pos], b'.' | b'+' | b'-'))
         {
             self.pos += 1;
         }
@@ -559,7 +630,10 @@ impl<'a> Parser<'a> {
                 value.to_bits() == bits
             };
             if !agrees {
-                return Err(self.error_at(bits_at, format!("bits {bits:#018x} are not the double {text}")));
+                return Err(self.error_at(
+                    bits_at,
+                    format!("bits {bits:#018x} are not the double {text}"),
+                ));
             }
             return Ok(PhpDouble(bits));
         }
@@ -569,6 +643,41 @@ impl<'a> Parser<'a> {
     /// `ast(KIND [attr=N] [line=N] = LITERAL)` or `ast(KIND [attr=N] [line=N] [CHILD, ...])`.
     fn ast(&mut self, depth: usize) -> Result<Ast> {
         self.check_depth(depth)?;
+        let (kind, attr, lineno) = self.ast_head()?;
+        let body = if self.eat(b'=') {
+            AstBody::Zval(self.literal(depth + 1)?)
+        } else if self.eat(b'[') {
+            let mut children = Vec::new();
+            if !self.eat(b']') {
+                loop {
+                    let child = if self.eat_word(b"_") {
+                        None
+                    } else {
+                        Some(self.ast(depth + 1)?)
+                    };
+                    children.push(child);
+                    if self.eat(b']') {
+                        break;
+                    }
+                    self.list_separator(b']')?;
+                }
+            }
+            AstBody::Children(children)
+        } else {
+            return Err(self.expected("`= literal` or `[children]`"));
+        };
+        self.expect(b')')?;
+        Ok(Ast {
+            kind,
+            attr,
+            lineno,
+            body,
+        })
+    }
+
+    /// `ast(KIND [attr=N] [line=N]`.
+    #[inline(never)]
+    fn ast_head(&mut self) -> Result<(u16, u16, u32)> {
         if !self.eat_word(b"ast") {
             return Err(self.expected("`ast(`"));
         }
@@ -583,7 +692,10 @@ impl<'a> Parser<'a> {
                 return Err(self.expected("AST kind"));
             }
             names::ast_kind_from_name(w).ok_or_else(|| {
-                self.error_at(at, format!("unknown AST kind `{}`", String::from_utf8_lossy(w)))
+                self.error_at(
+                    at,
+                    format!("unknown AST kind `{}`", String::from_utf8_lossy(w)),
+                )
             })?
         };
         let (mut attr, mut lineno) = (None, None);
@@ -598,29 +710,15 @@ impl<'a> Parser<'a> {
                     self.take_key();
                     lineno = Some(self.u32_number("line")?);
                 }
-                _ => return Err(self.error_at(at, format!("unexpected key `{}`", String::from_utf8_lossy(key)))),
+                _ => {
+                    return Err(self.error_at(
+                        at,
+                        format!("unexpected key `{}`", String::from_utf8_lossy(key)),
+                    ))
+                }
             }
         }
-        let body = if self.eat(b'=') {
-            AstBody::Zval(self.literal(depth + 1)?)
-        } else if self.eat(b'[') {
-            AstBody::Children(self.list(b']', |p| {
-                if p.eat_word(b"_") {
-                    Ok(None)
-                } else {
-                    p.ast(depth + 1).map(Some)
-                }
-            })?)
-        } else {
-            return Err(self.expected("`= literal` or `[children]`"));
-        };
-        self.expect(b')')?;
-        Ok(Ast {
-            kind,
-            attr: attr.unwrap_or(0),
-            lineno: lineno.unwrap_or(0),
-            body,
-        })
+        Ok((kind, attr.unwrap_or(0), lineno.unwrap_or(0)))
     }
 
     fn at_type(&mut self) -> bool {
@@ -631,22 +729,39 @@ impl<'a> Parser<'a> {
     /// `type(MASK)`, `type(MASK "Name")` or `type(MASK [TYPE, ...])`.
     fn zend_type(&mut self, depth: usize) -> Result<ZendType> {
         self.check_depth(depth)?;
+        let type_mask = self.type_head()?;
+        let names = match self.peek() {
+            Some(b'"') => TypeNames::Name(self.php_str()?),
+            Some(b'[') => {
+                self.pos += 1;
+                let mut list = Vec::new();
+                if !self.eat(b']') {
+                    loop {
+                        list.push(self.zend_type(depth + 1)?);
+                        if self.eat(b']') {
+                            break;
+                        }
+                        self.list_separator(b']')?;
+                    }
+                }
+                TypeNames::List(list)
+            }
+            _ => TypeNames::None,
+        };
+        self.expect(b')')?;
+        Ok(ZendType { type_mask, names })
+    }
+
+    /// `type(MASK`, then blanks.
+    #[inline(never)]
+    fn type_head(&mut self) -> Result<u32> {
         if !self.eat_word(b"type") {
             return Err(self.expected("`type(`"));
         }
         self.expect(b'(')?;
         let type_mask = self.u32_number("type mask")?;
         self.skip_ws();
-        let names = match self.peek() {
-            Some(b'"') => TypeNames::Name(self.php_str()?),
-            Some(b'[') => {
-                self.pos += 1;
-                TypeNames::List(self.list(b']', |p| p.zend_type(depth + 1))?)
-            }
-            _ => TypeNames::None,
-        };
-        self.expect(b')')?;
-        Ok(ZendType { type_mask, names })
+        Ok(type_mask)
     }
 
     fn at_attribute(&mut self) -> bool {
@@ -708,7 +823,12 @@ impl<'a> Parser<'a> {
                     self.take_key();
                     offset = Some(self.u32_number("offset")?);
                 }
-                _ => return Err(self.error_at(at, format!("unexpected key `{}`", String::from_utf8_lossy(key)))),
+                _ => {
+                    return Err(self.error_at(
+                        at,
+                        format!("unexpected key `{}`", String::from_utf8_lossy(key)),
+                    ))
+                }
             }
         }
         self.expect(b']')?;
@@ -729,7 +849,9 @@ impl<'a> Parser<'a> {
         self.pos += prefix;
         let at = self.pos;
         let w = self.word();
-        dec_u32(w).map(VarNum).ok_or_else(|| self.error_at(at, "variable number out of range".into()))
+        dec_u32(w)
+            .map(VarNum)
+            .ok_or_else(|| self.error_at(at, "variable number out of range".into()))
     }
 
     /// One operand. `jump`: a bare number is a jump target (else a raw unused value).
@@ -753,7 +875,11 @@ impl<'a> Parser<'a> {
             }
             Some(b'0'..=b'9') => {
                 let n = self.u32_number("number")?;
-                Ok(if jump { Operand::JmpAddr(OpNum(n)) } else { Operand::Unused(n) })
+                Ok(if jump {
+                    Operand::JmpAddr(OpNum(n))
+                } else {
+                    Operand::Unused(n)
+                })
             }
             Some(b'T') if digit_at(self, 1) => Ok(Operand::TmpVar(self.var_index(1)?)),
             Some(b'V') if digit_at(self, 1) => Ok(Operand::Var(self.var_index(1)?)),
@@ -808,7 +934,11 @@ impl<'a> Parser<'a> {
         let Some(declared) = ctx.literals.get(id.index()) else {
             return Err(self.error_at(
                 at,
-                format!("literal #{} is not in the literal table ({} entries)", id.0, ctx.literals.len()),
+                format!(
+                    "literal #{} is not in the literal table ({} entries)",
+                    id.0,
+                    ctx.literals.len()
+                ),
             ));
         };
         self.skip_ws();
@@ -827,7 +957,10 @@ impl<'a> Parser<'a> {
         } else {
             let mut shown = String::new();
             write_literal(&mut shown, declared, true);
-            Err(self.error_at(value_at, format!("literal #{} is {shown} in the literal table", id.0)))
+            Err(self.error_at(
+                value_at,
+                format!("literal #{} is {shown} in the literal table", id.0),
+            ))
         }
     }
 
@@ -842,14 +975,22 @@ impl<'a> Parser<'a> {
         let at = self.pos;
         let number = self.word();
         if dec_u32(number).map(|n| n as usize) != Some(index) {
-            return Err(self.error_at(at, format!("expected op number {index:04}, found {:?}", String::from_utf8_lossy(number))));
+            return Err(self.error_at(
+                at,
+                format!(
+                    "expected op number {index:04}, found {:?}",
+                    String::from_utf8_lossy(number)
+                ),
+            ));
         }
         self.skip_ws();
         let mut result = None;
         let starts_operand = match self.peek() {
             Some(b'#' | b'@') => true,
             Some(b'T' | b'V') => self.peek_at(1).is_some_and(|b| b.is_ascii_digit()),
-            Some(b'C') => self.peek_at(1) == Some(b'V') && self.peek_at(2).is_some_and(|b| b.is_ascii_digit()),
+            Some(b'C') => {
+                self.peek_at(1) == Some(b'V') && self.peek_at(2).is_some_and(|b| b.is_ascii_digit())
+            }
             _ => false,
         };
         if starts_operand {
@@ -866,7 +1007,12 @@ impl<'a> Parser<'a> {
             Some(n) => u8::try_from(n).ok().map(Opcode),
             None => names::opcode_by_name(name),
         }
-        .ok_or_else(|| self.error_at(name_at, format!("unknown opcode `{}`", String::from_utf8_lossy(name))))?;
+        .ok_or_else(|| {
+            self.error_at(
+                name_at,
+                format!("unknown opcode `{}`", String::from_utf8_lossy(name)),
+            )
+        })?;
         let slots = Slots::of(opcode);
         let mut op = Op {
             opcode,
@@ -915,7 +1061,12 @@ impl<'a> Parser<'a> {
                     self.take_key();
                     raw_result = Some(self.u32_number("raw result")?);
                 }
-                _ => return Err(self.error_at(at, format!("unexpected key `{}`", String::from_utf8_lossy(key)))),
+                _ => {
+                    return Err(self.error_at(
+                        at,
+                        format!("unexpected key `{}`", String::from_utf8_lossy(key)),
+                    ))
+                }
             }
         }
         self.expect_eol()?;
@@ -942,7 +1093,34 @@ impl<'a> Parser<'a> {
 
     fn op_array_body(&mut self, depth: usize) -> Result<OpArray> {
         self.check_depth(depth)?;
-        let mut oa = OpArray {
+        if self.func_nesting >= MAX_FUNC_NESTING {
+            return Err(self.error(format!(
+                "op_arrays nested deeper than {MAX_FUNC_NESTING} levels"
+            )));
+        }
+        self.func_nesting += 1;
+        let mut st = Box::new(OpArrayState {
+            oa: self.new_op_array(),
+            seen: Vec::new(),
+            prev_line: 0,
+        });
+        loop {
+            match self.op_array_line(&mut st, depth)? {
+                Line::More => {}
+                Line::End => {
+                    self.func_nesting -= 1;
+                    return Ok(st.oa);
+                }
+                Line::Nested => {
+                    let def = self.op_array_body(depth + 1)?;
+                    st.oa.dynamic_func_defs.push(def);
+                }
+            }
+        }
+    }
+
+    fn new_op_array(&self) -> OpArray {
+        OpArray {
             type_: ZEND_USER_FUNCTION,
             fn_flags: 0,
             function_name: None,
@@ -965,206 +1143,242 @@ impl<'a> Parser<'a> {
             line_end: 0,
             doc_comment: None,
             dynamic_func_defs: Vec::new(),
-        };
-        let mut seen: Vec<&'static str> = Vec::new();
-        let mut prev_line = 0;
-        loop {
-            if !self.next_line() {
-                return Err(self.unexpected_eof("`}` closing the op_array"));
-            }
-            let at = self.pos;
-            match self.peek() {
-                Some(b'}') => {
-                    self.pos += 1;
-                    self.expect_eol()?;
-                    return Ok(oa);
-                }
-                Some(b'0'..=b'9') => {
-                    let ctx = OpCtx {
-                        vars: &oa.vars,
-                        literals: &oa.literals,
-                    };
-                    let op = self.op_line(oa.opcodes.len(), prev_line, &ctx, depth)?;
-                    prev_line = op.lineno;
-                    oa.opcodes.push(op);
-                    continue;
-                }
-                Some(b'#') if self.peek_at(1) == Some(b'[') => {
-                    oa.attributes.push(self.attribute(depth)?);
-                    self.expect_eol()?;
-                    continue;
-                }
-                Some(b'#') => {
-                    self.pos += 1;
-                    let n = self.u32_number("literal number")?;
-                    if n as usize != oa.literals.len() {
-                        return Err(self.error_at(at, format!("expected literal #{}, found #{n}", oa.literals.len())));
-                    }
-                    self.expect(b'=')?;
-                    oa.literals.push(self.literal(depth)?);
-                    self.expect_eol()?;
-                    continue;
-                }
-                _ => {}
-            }
-            let word = self.word();
-            let field: &'static str = match word {
-                b"name" => "name",
-                b"scope" => "scope",
-                b"kind" => "kind",
-                b"flags" => "flags",
-                b"args" => "args",
-                b"return" => "return",
-                b"T" => "T",
-                b"cache_size" => "cache_size",
-                b"statics" => "statics",
-                b"file" => "file",
-                b"lines" => "lines",
-                b"doc" => "doc",
-                // Repeatable fields.
-                b"arg" => "arg",
-                b"vars" => "vars",
-                b"static" => "static",
-                b"live_range" => "live_range",
-                b"try_catch" => "try_catch",
-                b"dynamic_func_def" => "dynamic_func_def",
-                _ => {
-                    self.pos = at;
-                    return Err(self.expected("op_array field, literal, op or `}`"));
-                }
-            };
-            let repeatable = matches!(
-                field,
-                "arg" | "vars" | "static" | "live_range" | "try_catch" | "dynamic_func_def"
-            );
-            if !repeatable {
-                if seen.contains(&field) {
-                    return Err(self.error_at(at, format!("duplicate `{field}`")));
-                }
-                seen.push(field);
-            }
-            match field {
-                "name" => oa.function_name = Some(self.php_str()?),
-                "scope" => oa.scope = Some(self.php_str()?),
-                "kind" => {
-                    oa.type_ = if self.eat_word(b"user") {
-                        ZEND_USER_FUNCTION
-                    } else if self.eat_word(b"eval") {
-                        ZEND_EVAL_CODE
-                    } else if self.eat_word(b"internal") {
-                        ZEND_INTERNAL_FUNCTION
-                    } else {
-                        self.u8_number("`user`, `eval`, `internal` or a number")?
-                    }
-                }
-                "flags" => oa.fn_flags = self.u32_number("flags")?,
-                "args" => {
-                    oa.num_args = self.u32_number("number of arguments")?;
-                    if !self.eat_word(b"required") {
-                        return Err(self.expected("`required`"));
-                    }
-                    oa.required_num_args = self.u32_number("number of required arguments")?;
-                }
-                "arg" => {
-                    let arg = self.arg_info(depth)?;
-                    oa.arg_info.push(arg);
-                }
-                "return" => oa.return_info = Some(self.arg_info(depth)?),
-                "T" => oa.T = self.u32_number("number of temporaries")?,
-                "cache_size" => oa.cache_size = self.u32_number("cache size")?,
-                "vars" => {
-                    while !self.at_eol() {
-                        let v = self.name()?;
-                        oa.vars.push(v);
-                    }
-                }
-                "statics" => {
-                    if oa.static_variables.is_some() {
-                        return Err(self.error_at(at, "`statics` after `static`".into()));
-                    }
-                    oa.static_variables = Some(Vec::new());
-                }
-                "static" => {
-                    let name = self.name()?;
-                    self.expect(b'=')?;
-                    let value = self.literal(depth)?;
-                    oa.static_variables.get_or_insert_with(Vec::new).push((name, value));
-                }
-                "live_range" => {
-                    let var = VarNum(self.u32_number("variable number")?);
-                    self.skip_ws();
-                    let kind_at = self.pos;
-                    let kind = if self.peek().is_some_and(|b| b.is_ascii_digit()) {
-                        self.u32_number("live range kind")?
-                    } else {
-                        let w = self.word();
-                        names::LIVE_KINDS
-                            .iter()
-                            .find(|(_, n)| n.as_bytes() == w)
-                            .map(|&(k, _)| k)
-                            .ok_or_else(|| {
-                                self.pos = kind_at;
-                                self.expected("live range kind (tmpvar, loop, silence, rope, new or a number)")
-                            })?
-                    };
-                    let start = OpNum(self.u32_number("start op")?);
-                    let end = OpNum(self.u32_number("end op")?);
-                    oa.live_range.push(LiveRange { var, kind, start, end });
-                }
-                "try_catch" => {
-                    let try_op = OpNum(self.u32_number("try op")?);
-                    let (mut catch_op, mut finally_op, mut finally_end) = (None, None, None);
-                    while let Some(key) = self.peek_key() {
-                        let key_at = self.pos;
-                        let slot = match key {
-                            b"catch" => &mut catch_op,
-                            b"finally" => &mut finally_op,
-                            b"finally_end" => &mut finally_end,
-                            _ => return Err(self.error_at(key_at, format!("unexpected key `{}`", String::from_utf8_lossy(key)))),
-                        };
-                        if slot.is_some() {
-                            return Err(self.error_at(key_at, format!("duplicate `{}`", String::from_utf8_lossy(key))));
-                        }
-                        self.take_key();
-                        *slot = Some(OpNum(self.u32_number("op number")?));
-                    }
-                    oa.try_catch_array.push(TryCatchElement {
-                        try_op,
-                        catch_op,
-                        finally_op,
-                        finally_end,
-                    });
-                }
-                "file" => oa.filename = self.php_str()?,
-                "lines" => {
-                    if !oa.opcodes.is_empty() {
-                        return Err(self.error_at(at, "`lines` must come before the ops".into()));
-                    }
-                    oa.line_start = self.u32_number("start line")?;
-                    oa.line_end = self.u32_number("end line")?;
-                    prev_line = oa.line_start;
-                }
-                "doc" => oa.doc_comment = Some(self.php_str()?),
-                "dynamic_func_def" => {
-                    let n = self.u32_number("index")?;
-                    if n as usize != oa.dynamic_func_defs.len() {
-                        return Err(self.error_at(at, format!("expected dynamic_func_def {}, found {n}", oa.dynamic_func_defs.len())));
-                    }
-                    self.open_block()?;
-                    let def = self.op_array_body(depth + 1)?;
-                    oa.dynamic_func_defs.push(def);
-                    continue;
-                }
-                _ => unreachable!("every field is handled"),
-            }
-            self.expect_eol()?;
         }
+    }
+
+    /// One line of an op_array block; kept out of `op_array_body` so that the frames of
+    /// nested dynamic_func_defs stay small.
+    #[inline(never)]
+    fn op_array_line(&mut self, st: &mut OpArrayState, depth: usize) -> Result<Line> {
+        if !self.next_line() {
+            return Err(self.unexpected_eof("`}` closing the op_array"));
+        }
+        let oa = &mut st.oa;
+        let at = self.pos;
+        match self.peek() {
+            Some(b'}') => {
+                self.pos += 1;
+                self.expect_eol()?;
+                return Ok(Line::End);
+            }
+            Some(b'0'..=b'9') => {
+                let ctx = OpCtx {
+                    vars: &oa.vars,
+                    literals: &oa.literals,
+                };
+                let op = self.op_line(oa.opcodes.len(), st.prev_line, &ctx, depth)?;
+                st.prev_line = op.lineno;
+                oa.opcodes.push(op);
+                return Ok(Line::More);
+            }
+            Some(b'#') if self.peek_at(1) == Some(b'[') => {
+                oa.attributes.push(self.attribute(depth)?);
+                self.expect_eol()?;
+                return Ok(Line::More);
+            }
+            Some(b'#') => {
+                self.pos += 1;
+                let n = self.u32_number("literal number")?;
+                if n as usize != oa.literals.len() {
+                    return Err(self.error_at(
+                        at,
+                        format!("expected literal #{}, found #{n}", oa.literals.len()),
+                    ));
+                }
+                self.expect(b'=')?;
+                oa.literals.push(self.literal(depth)?);
+                self.expect_eol()?;
+                return Ok(Line::More);
+            }
+            _ => {}
+        }
+        let word = self.word();
+        let field: &'static str = match word {
+            b"name" => "name",
+            b"scope" => "scope",
+            b"kind" => "kind",
+            b"flags" => "flags",
+            b"args" => "args",
+            b"return" => "return",
+            b"T" => "T",
+            b"cache_size" => "cache_size",
+            b"statics" => "statics",
+            b"file" => "file",
+            b"lines" => "lines",
+            b"doc" => "doc",
+            // Repeatable fields.
+            b"arg" => "arg",
+            b"vars" => "vars",
+            b"static" => "static",
+            b"live_range" => "live_range",
+            b"try_catch" => "try_catch",
+            b"dynamic_func_def" => "dynamic_func_def",
+            _ => {
+                self.pos = at;
+                return Err(self.expected("op_array field, literal, op or `}`"));
+            }
+        };
+        let repeatable = matches!(
+            field,
+            "arg" | "vars" | "static" | "live_range" | "try_catch" | "dynamic_func_def"
+        );
+        if !repeatable {
+            if st.seen.contains(&field) {
+                return Err(self.error_at(at, format!("duplicate `{field}`")));
+            }
+            st.seen.push(field);
+        }
+        match field {
+            "name" => oa.function_name = Some(self.php_str()?),
+            "scope" => oa.scope = Some(self.php_str()?),
+            "kind" => {
+                oa.type_ = if self.eat_word(b"user") {
+                    ZEND_USER_FUNCTION
+                } else if self.eat_word(b"eval") {
+                    ZEND_EVAL_CODE
+                } else if self.eat_word(b"internal") {
+                    ZEND_INTERNAL_FUNCTION
+                } else {
+                    self.u8_number("`user`, `eval`, `internal` or a number")?
+                }
+            }
+            "flags" => oa.fn_flags = self.u32_number("flags")?,
+            "args" => {
+                oa.num_args = self.u32_number("number of arguments")?;
+                if !self.eat_word(b"required") {
+                    return Err(self.expected("`required`"));
+                }
+                oa.required_num_args = self.u32_number("number of required arguments")?;
+            }
+            "arg" => {
+                let arg = self.arg_info(depth)?;
+                oa.arg_info.push(arg);
+            }
+            "return" => oa.return_info = Some(self.arg_info(depth)?),
+            "T" => oa.T = self.u32_number("number of temporaries")?,
+            "cache_size" => oa.cache_size = self.u32_number("cache size")?,
+            "vars" => {
+                while !self.at_eol() {
+                    let v = self.name()?;
+                    oa.vars.push(v);
+                }
+            }
+            "statics" => {
+                if oa.static_variables.is_some() {
+                    return Err(self.error_at(at, "`statics` after `static`".into()));
+                }
+                oa.static_variables = Some(Vec::new());
+            }
+            "static" => {
+                let name = self.name()?;
+                self.expect(b'=')?;
+                let value = self.literal(depth)?;
+                oa.static_variables
+                    .get_or_insert_with(Vec::new)
+                    .push((name, value));
+            }
+            "live_range" => {
+                let var = VarNum(self.u32_number("variable number")?);
+                self.skip_ws();
+                let kind_at = self.pos;
+                let kind = if self.peek().is_some_and(|b| b.is_ascii_digit()) {
+                    self.u32_number("live range kind")?
+                } else {
+                    let w = self.word();
+                    names::LIVE_KINDS
+                        .iter()
+                        .find(|(_, n)| n.as_bytes() == w)
+                        .map(|&(k, _)| k)
+                        .ok_or_else(|| {
+                            self.pos = kind_at;
+                            self.expected(
+                                "live range kind (tmpvar, loop, silence, rope, new or a number)",
+                            )
+                        })?
+                };
+                let start = OpNum(self.u32_number("start op")?);
+                let end = OpNum(self.u32_number("end op")?);
+                oa.live_range.push(LiveRange {
+                    var,
+                    kind,
+                    start,
+                    end,
+                });
+            }
+            "try_catch" => {
+                let try_op = OpNum(self.u32_number("try op")?);
+                let (mut catch_op, mut finally_op, mut finally_end) = (None, None, None);
+                while let Some(key) = self.peek_key() {
+                    let key_at = self.pos;
+                    let slot = match key {
+                        b"catch" => &mut catch_op,
+                        b"finally" => &mut finally_op,
+                        b"finally_end" => &mut finally_end,
+                        _ => {
+                            return Err(self.error_at(
+                                key_at,
+                                format!("unexpected key `{}`", String::from_utf8_lossy(key)),
+                            ))
+                        }
+                    };
+                    if slot.is_some() {
+                        return Err(self.error_at(
+                            key_at,
+                            format!("duplicate `{}`", String::from_utf8_lossy(key)),
+                        ));
+                    }
+                    self.take_key();
+                    *slot = Some(OpNum(self.u32_number("op number")?));
+                }
+                oa.try_catch_array.push(TryCatchElement {
+                    try_op,
+                    catch_op,
+                    finally_op,
+                    finally_end,
+                });
+            }
+            "file" => oa.filename = self.php_str()?,
+            "lines" => {
+                if !oa.opcodes.is_empty() {
+                    return Err(self.error_at(at, "`lines` must come before the ops".into()));
+                }
+                oa.line_start = self.u32_number("start line")?;
+                oa.line_end = self.u32_number("end line")?;
+                st.prev_line = oa.line_start;
+            }
+            "doc" => oa.doc_comment = Some(self.php_str()?),
+            "dynamic_func_def" => {
+                let n = self.u32_number("index")?;
+                if n as usize != oa.dynamic_func_defs.len() {
+                    return Err(self.error_at(
+                        at,
+                        format!(
+                            "expected dynamic_func_def {}, found {n}",
+                            oa.dynamic_func_defs.len()
+                        ),
+                    ));
+                }
+                self.open_block()?;
+                return Ok(Line::Nested);
+            }
+            _ => unreachable!("every field is handled"),
+        }
+        self.expect_eol()?;
+        Ok(Line::More)
     }
 
     /// `[NAME] [TYPE] [default="..."]`.
     fn arg_info(&mut self, depth: usize) -> Result<ArgInfo> {
-        let name = if self.at_name() { Some(self.name()?) } else { None };
-        let type_ = if self.at_type() { self.zend_type(depth)? } else { ZendType::default() };
+        let name = if self.at_name() {
+            Some(self.name()?)
+        } else {
+            None
+        };
+        let type_ = if self.at_type() {
+            self.zend_type(depth)?
+        } else {
+            ZendType::default()
+        };
         let mut default_value = None;
         if self.peek_key() == Some(b"default") {
             self.take_key();
@@ -1246,7 +1460,13 @@ impl<'a> Parser<'a> {
             };
             let repeatable = matches!(
                 field,
-                "interface" | "trait" | "trait_alias" | "trait_precedence" | "const" | "property" | "method"
+                "interface"
+                    | "trait"
+                    | "trait_alias"
+                    | "trait_precedence"
+                    | "const"
+                    | "property"
+                    | "method"
             );
             if !repeatable {
                 if seen.contains(&field) {
@@ -1297,7 +1517,12 @@ impl<'a> Parser<'a> {
                                 self.take_key();
                                 modifiers = Some(self.u32_number("modifiers")?);
                             }
-                            _ => return Err(self.error_at(key_at, format!("unexpected key `{}`", String::from_utf8_lossy(key)))),
+                            _ => {
+                                return Err(self.error_at(
+                                    key_at,
+                                    format!("unexpected key `{}`", String::from_utf8_lossy(key)),
+                                ))
+                            }
                         }
                     }
                     ce.trait_aliases.push(TraitAlias {
@@ -1341,7 +1566,10 @@ impl<'a> Parser<'a> {
                         let Some(key) = self.peek_key() else { break };
                         let key_at = self.pos;
                         if seen_keys.contains(&key) {
-                            return Err(self.error_at(key_at, format!("duplicate `{}`", String::from_utf8_lossy(key))));
+                            return Err(self.error_at(
+                                key_at,
+                                format!("duplicate `{}`", String::from_utf8_lossy(key)),
+                            ));
                         }
                         seen_keys.push(key);
                         match key {
@@ -1357,7 +1585,12 @@ impl<'a> Parser<'a> {
                                 self.take_key();
                                 c.doc_comment = Some(self.php_str()?);
                             }
-                            _ => return Err(self.error_at(key_at, format!("unexpected key `{}`", String::from_utf8_lossy(key)))),
+                            _ => {
+                                return Err(self.error_at(
+                                    key_at,
+                                    format!("unexpected key `{}`", String::from_utf8_lossy(key)),
+                                ))
+                            }
                         }
                     }
                     ce.constants.push(c);
@@ -1394,7 +1627,10 @@ impl<'a> Parser<'a> {
                         let Some(key) = self.peek_key() else { break };
                         let key_at = self.pos;
                         if seen_keys.contains(&key) {
-                            return Err(self.error_at(key_at, format!("duplicate `{}`", String::from_utf8_lossy(key))));
+                            return Err(self.error_at(
+                                key_at,
+                                format!("duplicate `{}`", String::from_utf8_lossy(key)),
+                            ));
                         }
                         seen_keys.push(key);
                         match key {
@@ -1418,7 +1654,12 @@ impl<'a> Parser<'a> {
                                 self.take_key();
                                 p.doc_comment = Some(self.php_str()?);
                             }
-                            _ => return Err(self.error_at(key_at, format!("unexpected key `{}`", String::from_utf8_lossy(key)))),
+                            _ => {
+                                return Err(self.error_at(
+                                    key_at,
+                                    format!("unexpected key `{}`", String::from_utf8_lossy(key)),
+                                ))
+                            }
                         }
                     }
                     ce.properties.push(p);
@@ -1462,15 +1703,25 @@ impl<'a> Parser<'a> {
             let word = self.word();
             match word {
                 b"zop" if first => {
+                    self.skip_ws();
                     let v_at = self.pos;
                     let version = self.u32_number("format version")?;
                     if version != 1 {
-                        return Err(self.error_at(v_at, format!("unsupported .zop version {version} (this reader knows 1)")));
+                        return Err(self.error_at(
+                            v_at,
+                            format!("unsupported .zop version {version} (this reader knows 1)"),
+                        ));
                     }
                 }
                 b"script" => {
-                    if seen_script || main.is_some() || !function_table.is_empty() || !class_table.is_empty() {
-                        return Err(self.error_at(at, "`script` must come once, before every block".into()));
+                    if seen_script
+                        || main.is_some()
+                        || !function_table.is_empty()
+                        || !class_table.is_empty()
+                    {
+                        return Err(
+                            self.error_at(at, "`script` must come once, before every block".into())
+                        );
                     }
                     seen_script = true;
                     self.script_file = self.php_str()?;

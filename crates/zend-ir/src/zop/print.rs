@@ -232,7 +232,10 @@ impl Printer<'_> {
             write_attribute(&mut self.out, attr);
             self.out.push('\n');
         }
-        for (keyword, list) in [("interface", &ce.interface_names), ("trait", &ce.trait_names)] {
+        for (keyword, list) in [
+            ("interface", &ce.interface_names),
+            ("trait", &ce.trait_names),
+        ] {
             for cn in list {
                 self.line_start(depth, keyword);
                 self.out.push(' ');

@@ -508,7 +508,10 @@ pub fn everything_script() -> Script {
         enum_backing_type: 0,
     };
     bare.refcount = 1;
-    script.function_table = vec![(s("add"), func), (PhpStr(b"\0rtd key".to_vec()), empty_op_array(Some("x"), ""))];
+    script.function_table = vec![
+        (s("add"), func),
+        (PhpStr(b"\0rtd key".to_vec()), empty_op_array(Some("x"), "")),
+    ];
     script.class_table = vec![(s("app\\thing"), ce), (s("alias"), bare)];
     script
 }

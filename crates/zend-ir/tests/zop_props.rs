@@ -1,0 +1,611 @@
+//! Property tests: arbitrary (bounded) scripts survive the text and binary forms exactly.
+
+use proptest::collection::vec;
+use proptest::option;
+use proptest::prelude::*;
+use zend_ir::zop::{from_binary, parse, print, to_binary};
+use zend_ir::*;
+
+fn php_str() -> BoxedStrategy<PhpStr> {
+    prop_oneof![
+        "[a-zA-Z_][a-zA-Z0-9_]{0,8}".prop_map(|s| PhpStr::from(s.as_str())),
+        "[ -~]{0,10}".prop_map(|s| PhpStr::from(s.as_str())),
+        vec(any::<u8>(), 0..10).prop_map(PhpStr),
+        vec(
+            prop_oneof![
+                Just(b'\\'),
+                Just(b'x'),
+                Just(b'"'),
+                Just(b'n'),
+                Just(b'0'),
+                Just(b'\n')
+            ],
+            0..8
+        )
+        .prop_map(PhpStr),
+    ]
+    .boxed()
+}
+
+fn small_u32() -> BoxedStrategy<u32> {
+    prop_oneof![0..16u32, any::<u32>()].boxed()
+}
+
+fn double() -> BoxedStrategy<PhpDouble> {
+    prop_oneof![
+        any::<f64>().prop_map(PhpDouble::new),
+        any::<u64>().prop_map(PhpDouble),
+        prop_oneof![
+            Just(0.0),
+            Just(-0.0),
+            Just(f64::NAN),
+            Just(-f64::NAN),
+            Just(f64::INFINITY),
+            Just(f64::NEG_INFINITY),
+            Just(f64::MIN_POSITIVE),
+            Just(f64::MAX),
+            Just(0.1),
+        ]
+        .prop_map(PhpDouble::new),
+        (
+            0x7ff0_0000_0000_0001u64..=0x7fff_ffff_ffff_ffff,
+            any::<bool>()
+        )
+            .prop_map(|(b, neg)| PhpDouble(b | if neg { 1 << 63 } else { 0 })),
+    ]
+    .boxed()
+}
+
+fn array_key() -> BoxedStrategy<ArrayKey> {
+    prop_oneof![
+        any::<i64>().prop_map(ArrayKey::Long),
+        (-3..10i64).prop_map(ArrayKey::Long),
+        php_str().prop_map(ArrayKey::Str),
+    ]
+    .boxed()
+}
+
+fn scalar_literal() -> BoxedStrategy<Literal> {
+    prop_oneof![
+        Just(Literal::Null),
+        Just(Literal::False),
+        Just(Literal::True),
+        any::<i64>().prop_map(Literal::Long),
+        double().prop_map(Literal::Double),
+        php_str().prop_map(Literal::String),
+    ]
+    .boxed()
+}
+
+fn ast_leaf() -> BoxedStrategy<Ast> {
+    (any::<u16>(), any::<u16>(), small_u32(), scalar_literal())
+        .prop_map(|(kind, attr, lineno, lit)| Ast {
+            kind,
+            attr,
+            lineno,
+            body: AstBody::Zval(lit),
+        })
+        .boxed()
+}
+
+fn literal() -> BoxedStrategy<Literal> {
+    scalar_literal()
+        .prop_recursive(4, 32, 4, |inner| {
+            prop_oneof![
+                vec((array_key(), inner.clone()), 0..4).prop_map(Literal::Array),
+                ast_with(inner).prop_map(|a| Literal::Ast(Box::new(a))),
+            ]
+        })
+        .boxed()
+}
+
+fn ast_with(lit: impl Strategy<Value = Literal> + Clone + 'static) -> BoxedStrategy<Ast> {
+    let leaf = prop_oneof![
+        ast_leaf(),
+        (any::<u16>(), any::<u16>(), small_u32(), lit).prop_map(|(kind, attr, lineno, lit)| Ast {
+            kind,
+            attr,
+            lineno,
+            body: AstBody::Zval(lit),
+        }),
+    ];
+    leaf.prop_recursive(3, 12, 3, |inner| {
+        (
+            prop_oneof![Just(521u16), Just(65u16), any::<u16>()],
+            any::<u16>(),
+            small_u32(),
+            vec(option::of(inner), 0..4),
+        )
+            .prop_map(|(kind, attr, lineno, children)| Ast {
+                kind,
+                attr,
+                lineno,
+                body: AstBody::Children(children),
+            })
+    })
+    .boxed()
+}
+
+fn zend_type() -> BoxedStrategy<ZendType> {
+    let leaf = prop_oneof![
+        any::<u32>().prop_map(|type_mask| ZendType {
+            type_mask,
+            names: TypeNames::None
+        }),
+        (any::<u32>(), php_str()).prop_map(|(type_mask, n)| ZendType {
+            type_mask,
+            names: TypeNames::Name(n)
+        }),
+    ];
+    leaf.prop_recursive(3, 10, 3, |inner| {
+        (any::<u32>(), vec(inner, 0..3)).prop_map(|(type_mask, l)| ZendType {
+            type_mask,
+            names: TypeNames::List(l),
+        })
+    })
+    .boxed()
+}
+
+fn arg_info() -> BoxedStrategy<ArgInfo> {
+    (option::of(php_str()), zend_type(), option::of(php_str()))
+        .prop_map(|(name, type_, default_value)| ArgInfo {
+            name,
+            type_,
+            default_value,
+        })
+        .boxed()
+}
+
+fn attribute() -> BoxedStrategy<Attribute> {
+    (
+        php_str(),
+        php_str(),
+        small_u32(),
+        small_u32(),
+        small_u32(),
+        vec((option::of(php_str()), literal()), 0..3),
+        any::<bool>(),
+    )
+        .prop_map(
+            |(name, lcname, flags, lineno, offset, args, lc_is_lower)| Attribute {
+                lcname: if lc_is_lower {
+                    name.to_lowercase()
+                } else {
+                    lcname
+                },
+                name,
+                flags,
+                lineno,
+                offset,
+                args: args
+                    .into_iter()
+                    .map(|(name, value)| AttributeArg { name, value })
+                    .collect(),
+            },
+        )
+        .boxed()
+}
+
+fn operand() -> BoxedStrategy<Operand> {
+    prop_oneof![
+        Just(Operand::Unused(0)),
+        small_u32().prop_map(Operand::Unused),
+        small_u32().prop_map(|n| Operand::JmpAddr(OpNum(n))),
+        (0..12u32).prop_map(|n| Operand::Const(LiteralId(n))),
+        any::<u32>().prop_map(|n| Operand::Const(LiteralId(n))),
+        small_u32().prop_map(|n| Operand::TmpVar(VarNum(n))),
+        small_u32().prop_map(|n| Operand::Var(VarNum(n))),
+        (0..8u32).prop_map(|n| Operand::Cv(VarNum(n))),
+    ]
+    .boxed()
+}
+
+fn opcode() -> BoxedStrategy<Opcode> {
+    prop_oneof![
+        any::<u8>().prop_map(Opcode),
+        Just(opcode::ZEND_JMP),
+        Just(opcode::ZEND_JMPZ),
+        Just(opcode::ZEND_FE_FETCH_R),
+        Just(opcode::ZEND_FE_FETCH_RW),
+        Just(opcode::ZEND_RECV),
+    ]
+    .boxed()
+}
+
+fn op() -> BoxedStrategy<Op> {
+    (
+        opcode(),
+        operand(),
+        operand(),
+        operand(),
+        small_u32(),
+        small_u32(),
+        prop_oneof![
+            Just(SmartBranch::None),
+            Just(SmartBranch::Jmpz),
+            Just(SmartBranch::Jmpnz)
+        ],
+    )
+        .prop_map(
+            |(opcode, op1, op2, result, extended_value, lineno, smart_branch)| Op {
+                opcode,
+                op1,
+                op2,
+                result,
+                extended_value,
+                lineno,
+                smart_branch,
+            },
+        )
+        .boxed()
+}
+
+fn live_range() -> BoxedStrategy<LiveRange> {
+    (
+        small_u32(),
+        prop_oneof![0..5u32, any::<u32>()],
+        small_u32(),
+        small_u32(),
+    )
+        .prop_map(|(v, kind, s, e)| LiveRange {
+            var: VarNum(v),
+            kind,
+            start: OpNum(s),
+            end: OpNum(e),
+        })
+        .boxed()
+}
+
+fn try_catch() -> BoxedStrategy<TryCatchElement> {
+    (
+        small_u32(),
+        option::of(small_u32()),
+        option::of(small_u32()),
+        option::of(small_u32()),
+    )
+        .prop_map(|(t, c, f, e)| TryCatchElement {
+            try_op: OpNum(t),
+            catch_op: c.map(OpNum),
+            finally_op: f.map(OpNum),
+            finally_end: e.map(OpNum),
+        })
+        .boxed()
+}
+
+fn op_array_leaf() -> BoxedStrategy<OpArray> {
+    let head = (
+        prop_oneof![Just(ZEND_USER_FUNCTION), Just(ZEND_EVAL_CODE), any::<u8>()],
+        any::<u32>(),
+        option::of(php_str()),
+        option::of(php_str()),
+        small_u32(),
+        small_u32(),
+        vec(arg_info(), 0..3),
+        option::of(arg_info()),
+        vec(attribute(), 0..2),
+        small_u32(),
+        small_u32(),
+    );
+    let body = (
+        vec(php_str(), 0..5),
+        vec(op(), 0..12),
+        vec(literal(), 0..8),
+        option::of(vec((php_str(), literal()), 0..3)),
+        vec(live_range(), 0..3),
+        vec(try_catch(), 0..2),
+        prop_oneof![Just(PhpStr::from("/f.php")), php_str()],
+        small_u32(),
+        small_u32(),
+        option::of(php_str()),
+    );
+    (head, body)
+        .prop_map(
+            |(
+                (
+                    type_,
+                    fn_flags,
+                    function_name,
+                    scope,
+                    num_args,
+                    required_num_args,
+                    arg_info,
+                    return_info,
+                    attributes,
+                    t,
+                    cache_size,
+                ),
+                (
+                    vars,
+                    opcodes,
+                    literals,
+                    static_variables,
+                    live_range,
+                    try_catch_array,
+                    filename,
+                    line_start,
+                    line_end,
+                    doc_comment,
+                ),
+            )| OpArray {
+                type_,
+                fn_flags,
+                function_name,
+                scope,
+                num_args,
+                required_num_args,
+                arg_info,
+                return_info,
+                attributes,
+                T: t,
+                cache_size,
+                vars,
+                opcodes,
+                literals,
+                static_variables,
+                live_range,
+                try_catch_array,
+                filename,
+                line_start,
+                line_end,
+                doc_comment,
+                dynamic_func_defs: vec![],
+            },
+        )
+        .boxed()
+}
+
+fn op_array() -> BoxedStrategy<OpArray> {
+    (
+        op_array_leaf(),
+        vec((op_array_leaf(), vec(op_array_leaf(), 0..2)), 0..2),
+    )
+        .prop_map(|(mut oa, defs)| {
+            oa.dynamic_func_defs = defs
+                .into_iter()
+                .map(|(mut d, inner)| {
+                    d.dynamic_func_defs = inner;
+                    d
+                })
+                .collect();
+            oa
+        })
+        .boxed()
+}
+
+fn class_name() -> BoxedStrategy<ClassName> {
+    (php_str(), php_str(), any::<bool>())
+        .prop_map(|(name, lc, lower)| ClassName {
+            lc_name: if lower { name.to_lowercase() } else { lc },
+            name,
+        })
+        .boxed()
+}
+
+fn method_ref() -> BoxedStrategy<TraitMethodRef> {
+    (php_str(), option::of(php_str()))
+        .prop_map(|(method_name, class_name)| TraitMethodRef {
+            method_name,
+            class_name,
+        })
+        .boxed()
+}
+
+fn class_entry() -> BoxedStrategy<ClassEntry> {
+    let head = (
+        php_str(),
+        option::of(php_str()),
+        any::<u32>(),
+        prop_oneof![Just(1u32), any::<u32>()],
+        vec(class_name(), 0..3),
+        vec(class_name(), 0..2),
+        vec(
+            (method_ref(), option::of(php_str()), small_u32()).prop_map(
+                |(method, alias, modifiers)| TraitAlias {
+                    method,
+                    alias,
+                    modifiers,
+                },
+            ),
+            0..2,
+        ),
+        vec(
+            (method_ref(), vec(php_str(), 0..3)).prop_map(|(method, exclude_class_names)| {
+                TraitPrecedence {
+                    method,
+                    exclude_class_names,
+                }
+            }),
+            0..2,
+        ),
+    );
+    let members = (
+        vec(
+            (
+                php_str(),
+                literal(),
+                small_u32(),
+                option::of(php_str()),
+                vec(attribute(), 0..2),
+                option::of(php_str()),
+            ),
+            0..3,
+        ),
+        vec(
+            (
+                php_str(),
+                small_u32(),
+                small_u32(),
+                zend_type(),
+                option::of(literal()),
+                option::of(php_str()),
+                vec(attribute(), 0..2),
+                option::of(php_str()),
+            ),
+            0..3,
+        ),
+        vec((php_str(), op_array_leaf()), 0..3),
+        vec(attribute(), 0..2),
+        prop_oneof![Just(PhpStr::from("/f.php")), php_str()],
+        small_u32(),
+        small_u32(),
+        option::of(php_str()),
+        any::<u8>(),
+    );
+    (head, members)
+        .prop_map(
+            |(
+                (
+                    name,
+                    parent_name,
+                    ce_flags,
+                    refcount,
+                    interface_names,
+                    trait_names,
+                    trait_aliases,
+                    trait_precedences,
+                ),
+                (
+                    constants,
+                    properties,
+                    methods,
+                    attributes,
+                    filename,
+                    line_start,
+                    line_end,
+                    doc_comment,
+                    enum_backing_type,
+                ),
+            )| {
+                let constants = constants
+                    .into_iter()
+                    .map(
+                        |(cname, value, flags, doc_comment, attributes, ce)| ClassConstant {
+                            name: cname,
+                            value,
+                            flags,
+                            doc_comment,
+                            attributes,
+                            ce: ce.unwrap_or_else(|| name.clone()),
+                        },
+                    )
+                    .collect();
+                let properties = properties
+                    .into_iter()
+                    .map(
+                        |(pname, flags, offset, type_, default, doc_comment, attributes, ce)| {
+                            PropertyInfo {
+                                name: pname,
+                                flags,
+                                offset,
+                                type_,
+                                default,
+                                doc_comment,
+                                attributes,
+                                ce: ce.unwrap_or_else(|| name.clone()),
+                            }
+                        },
+                    )
+                    .collect();
+                ClassEntry {
+                    name,
+                    parent_name,
+                    ce_flags,
+                    refcount,
+                    interface_names,
+                    trait_names,
+                    trait_aliases,
+                    trait_precedences,
+                    constants,
+                    properties,
+                    methods,
+                    attributes,
+                    filename,
+                    line_start,
+                    line_end,
+                    doc_comment,
+                    enum_backing_type,
+                }
+            },
+        )
+        .boxed()
+}
+
+fn script() -> BoxedStrategy<Script> {
+    (
+        prop_oneof![Just(PhpStr::from("/f.php")), php_str()],
+        op_array(),
+        vec((php_str(), op_array_leaf()), 0..3),
+        vec((php_str(), class_entry()), 0..2),
+    )
+        .prop_map(
+            |(filename, main_op_array, function_table, class_table)| Script {
+                filename,
+                main_op_array,
+                function_table,
+                class_table,
+            },
+        )
+        .boxed()
+}
+
+proptest! {
+    // 256 cases per property by default; PROPTEST_CASES=N asks for more.
+    #[test]
+    fn text_roundtrip(s in script()) {
+        let text = print(&s);
+        let parsed = parse(&text).map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?;
+        prop_assert_eq!(&parsed, &s, "text:\n{}", text);
+        prop_assert_eq!(print(&parsed), text);
+    }
+
+    #[test]
+    fn binary_roundtrip(s in script()) {
+        let bytes = to_binary(&s);
+        let decoded = from_binary(&bytes).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        prop_assert_eq!(&decoded, &s);
+    }
+
+    #[test]
+    fn literal_roundtrip(l in literal()) {
+        let mut main = OpArray {
+            type_: ZEND_USER_FUNCTION, fn_flags: 0, function_name: None, scope: None,
+            num_args: 0, required_num_args: 0, arg_info: vec![], return_info: None,
+            attributes: vec![], T: 0, cache_size: 0, vars: vec![], opcodes: vec![],
+            literals: vec![l.clone()], static_variables: None, live_range: vec![],
+            try_catch_array: vec![], filename: PhpStr::default(), line_start: 0, line_end: 0,
+            doc_comment: None, dynamic_func_defs: vec![],
+        };
+        main.opcodes.push(Op {
+            opcode: opcode::ZEND_ECHO, op1: Operand::Const(LiteralId(0)), op2: Operand::Unused(0),
+            result: Operand::Unused(0), extended_value: 0, lineno: 0, smart_branch: SmartBranch::None,
+        });
+        let s = Script { filename: PhpStr::default(), main_op_array: main, function_table: vec![], class_table: vec![] };
+        let text = print(&s);
+        prop_assert_eq!(parse(&text).map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?, s);
+    }
+
+    /// Cutting a printed script anywhere gives an error or a script, never a panic.
+    #[test]
+    fn truncated_text_never_panics(s in script(), cut in any::<prop::sample::Index>()) {
+        let text = print(&s);
+        let at = cut.index(text.len() + 1);
+        let bytes = &text.as_bytes()[..at];
+        let _ = parse(&String::from_utf8_lossy(bytes));
+    }
+
+    /// Corrupting a binary script anywhere gives an error or a script, never a panic.
+    #[test]
+    fn corrupt_binary_never_panics(s in script(), at in any::<prop::sample::Index>(), byte in any::<u8>(), cut in any::<prop::sample::Index>()) {
+        let mut bytes = to_binary(&s);
+        let i = at.index(bytes.len());
+        bytes[i] = byte;
+        let _ = from_binary(&bytes);
+        let n = cut.index(bytes.len() + 1);
+        let _ = from_binary(&bytes[..n]);
+    }
+
+    #[test]
+    fn garbage_text_never_panics(text in "\\PC{0,200}") {
+        let _ = parse(&text);
+    }
+}
