@@ -256,9 +256,33 @@ pub(crate) const LIVE_KINDS: &[(u32, &str)] = &[
     (ZEND_LIVE_NEW, "new"),
 ];
 
+/// FNV-1a: opcode names are short, and SipHash dominated the lookup.
+#[derive(Default)]
+struct Fnv(u64);
+
+impl std::hash::Hasher for Fnv {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        let mut h = if self.0 == 0 {
+            0xcbf2_9ce4_8422_2325
+        } else {
+            self.0
+        };
+        for &b in bytes {
+            h = (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3);
+        }
+        self.0 = h;
+    }
+}
+
+type OpcodeMap = HashMap<&'static [u8], Opcode, std::hash::BuildHasherDefault<Fnv>>;
+
 /// Opcode lookup by short name (`ADD`), built once from [`Opcode::all`].
 pub(crate) fn opcode_by_name(name: &[u8]) -> Option<Opcode> {
-    static MAP: OnceLock<HashMap<&'static [u8], Opcode>> = OnceLock::new();
+    static MAP: OnceLock<OpcodeMap> = OnceLock::new();
     let map = MAP.get_or_init(|| {
         Opcode::all()
             .filter_map(|op| op.short_name().map(|n| (n.as_bytes(), op)))

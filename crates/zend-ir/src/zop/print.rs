@@ -186,7 +186,9 @@ impl Printer<'_> {
         }
         for (i, lit) in oa.literals.iter().enumerate() {
             self.indent(depth);
-            let _ = write!(self.out, "#{i} = ");
+            self.out.push('#');
+            push_u32(&mut self.out, i as u32);
+            self.out.push_str(" = ");
             write_literal(&mut self.out, lit, false);
             self.out.push('\n');
         }
@@ -349,6 +351,37 @@ impl Printer<'_> {
     }
 }
 
+/// `n` in decimal, without the formatting machinery (the printer's hot path).
+fn push_u32(out: &mut String, mut n: u32) {
+    let mut buf = [0u8; 10];
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    for &b in &buf[i..] {
+        out.push(b as char);
+    }
+}
+
+/// `n` in decimal, zero-padded to at least four digits (`%04u`).
+fn push_u32_pad4(out: &mut String, n: u32) {
+    if n < 1000 {
+        out.push('0');
+        if n < 100 {
+            out.push('0');
+            if n < 10 {
+                out.push('0');
+            }
+        }
+    }
+    push_u32(out, n);
+}
+
 fn is_empty_type(t: &ZendType) -> bool {
     t.type_mask == 0 && t.names == TypeNames::None
 }
@@ -380,7 +413,8 @@ impl Slots {
 }
 
 fn write_op(out: &mut String, oa: &OpArray, i: usize, op: &Op, prev_line: u32) {
-    let _ = write!(out, "{i:04} ");
+    push_u32_pad4(out, i as u32);
+    out.push(' ');
     match op.result {
         Operand::Unused(_) => {}
         result => {
@@ -413,10 +447,12 @@ fn write_op(out: &mut String, oa: &OpArray, i: usize, op: &Op, prev_line: u32) {
         write_operand(out, oa, op.op2, slots.op2_jump);
     }
     if shown >= 3 {
-        let _ = write!(out, " {:04}", op.extended_value);
+        out.push(' ');
+        push_u32_pad4(out, op.extended_value);
     }
     if !slots.ext_jump && op.extended_value != 0 {
-        let _ = write!(out, " ext={}", op.extended_value);
+        out.push_str(" ext=");
+        push_u32(out, op.extended_value);
     }
     if let Operand::Unused(n @ 1..) = op.result {
         let _ = write!(out, " result={n}");
@@ -427,7 +463,8 @@ fn write_op(out: &mut String, oa: &OpArray, i: usize, op: &Op, prev_line: u32) {
         SmartBranch::Jmpnz => out.push_str(" smart=jmpnz"),
     }
     if op.lineno != prev_line {
-        let _ = write!(out, " line={}", op.lineno);
+        out.push_str(" line=");
+        push_u32(out, op.lineno);
     }
     out.push('\n');
 }
@@ -439,30 +476,34 @@ fn write_operand(out: &mut String, oa: &OpArray, operand: Operand, jump_slot: bo
             if jump_slot {
                 let _ = write!(out, "num({n})");
             } else {
-                let _ = write!(out, "{n}");
+                push_u32(out, n);
             }
         }
         Operand::JmpAddr(t) => {
             if !jump_slot {
                 out.push('@');
             }
-            let _ = write!(out, "{:04}", t.0);
+            push_u32_pad4(out, t.0);
         }
         Operand::Const(id) => {
-            let _ = write!(out, "#{}", id.0);
+            out.push('#');
+            push_u32(out, id.0);
             if let Some(lit) = oa.literals.get(id.index()) {
                 out.push(':');
                 write_literal(out, lit, true);
             }
         }
         Operand::TmpVar(v) => {
-            let _ = write!(out, "T{}", v.0);
+            out.push('T');
+            push_u32(out, v.0);
         }
         Operand::Var(v) => {
-            let _ = write!(out, "V{}", v.0);
+            out.push('V');
+            push_u32(out, v.0);
         }
         Operand::Cv(v) => {
-            let _ = write!(out, "CV{}", v.0);
+            out.push_str("CV");
+            push_u32(out, v.0);
             if let Some(name) = oa.vars.get(v.index()) {
                 out.push('(');
                 write_name(out, &name.0);
