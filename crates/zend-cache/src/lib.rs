@@ -1,0 +1,80 @@
+//! zopt's opcode cache: persisted op_arrays, a validated file cache, and the backend API
+//! the zopt PHP extension serves scripts from.
+//!
+//! # What it mirrors
+//!
+//! - `ext/opcache/zend_persist_calc.c` and `zend_persist.c`: [`persist_calc`] computes the
+//!   exact size of a script's persisted form (deduplicating its strings, as OPcache interns
+//!   them), and [`persist_into`] writes the script into one buffer of exactly that size,
+//!   with offsets instead of pointers. [`persist`] does both.
+//! - `zend_file_cache.c`: [`FileCache`] keeps one entry per script under a directory, with
+//!   a header (magic, format version, system id, checksum, lengths) in front of the
+//!   persisted script, loaded with memmap2 and validated before use (see [`entry`]).
+//! - `ZendAccelerator.c`'s system id and timestamp validation: [`SystemId`] (zopt version,
+//!   PHP version, opcode-table hash, optimization level) and [`CacheKey`] (script path and
+//!   mtime+size or content hash, [`ValidationMode`]).
+//!
+//! # Guarantees
+//!
+//! - **Exact two-phase persist**: the buffer phase 2 fills is exactly the size phase 1
+//!   computed, allocated once; phase 2 checks it ended exactly at the end (and panics on a
+//!   mismatch, which would be a bug: tests check every fixture, the corpus and generated
+//!   scripts).
+//! - **Lossless**: `load(&persist(s)?) == s` for every [`zend_ir::Script`] within the
+//!   nesting limits ([`layout::MAX_VALUE_DEPTH`], [`layout::MAX_FUNC_NESTING`]; deeper
+//!   scripts are refused by [`persist`], never written).
+//! - **Validated before use**: [`load::validate`] checks every offset, length, string
+//!   reference, enum and padding byte of a body, without allocating and in time linear in
+//!   its size, and accepts only the canonical layout (records cannot overlap or share, so
+//!   decoding cannot blow up). Loading never panics and there is no `unsafe` except the
+//!   one mmap call. A lookup returns an entry only after the header, checksum (xxh3-64),
+//!   system id, path, validation data and the whole body have been checked; anything else
+//!   is a miss with a [`Reject`] reason.
+//! - **Zero-copy reads**: [`ScriptView`] reads a validated body in place (op records are
+//!   `zend_op` without the handler, literal records are zvals, 4/8-aligned) — iterating the
+//!   ops of a cached script allocates nothing.
+//! - **Atomic, multi-process**: entries are written to a temporary file, fsynced and
+//!   renamed into place, never modified in place; any number of processes can store and
+//!   look up in one directory concurrently and never see a torn entry.
+//! - **Bounded**: an optional size limit, enforced by evicting the oldest entries (see
+//!   [`file_cache`]).
+//!
+//! # Using it
+//!
+//! ```no_run
+//! use zend_cache::{CacheBackend, CacheKey, FileCache, FileCacheConfig, SystemId, ValidationMode};
+//! # fn run(script: &zend_ir::Script) -> std::io::Result<()> {
+//! let cache = FileCache::open("/var/cache/zopt", SystemId::new("8.2.36", 0x7FFEBFFF), FileCacheConfig::default())?;
+//! let key = CacheKey::for_file(std::path::Path::new("/srv/app/index.php"), ValidationMode::MtimeSize)?;
+//! match cache.lookup(&key) {
+//!     Ok(hit) => {
+//!         for op in hit.view().main_op_array().ops() {
+//!             let _ = op.opcode();
+//!         }
+//!     }
+//!     Err(miss) => {
+//!         eprintln!("miss: {miss}");
+//!         cache.store(&key, script).expect("store");
+//!     }
+//! }
+//! # Ok(()) }
+//! ```
+
+pub mod backend;
+pub mod entry;
+pub mod file_cache;
+pub mod layout;
+pub mod load;
+pub mod memory;
+pub mod persist;
+pub mod system;
+
+pub use backend::{CacheBackend, CachedScript, Miss, Stats, StoreError, StoreInfo};
+pub use entry::{Reject, RejectKind};
+pub use file_cache::{FileCache, FileCacheConfig, ReadMode};
+pub use load::{
+    load, validate, BodyError, BodyErrorKind, BodyInfo, OpArrayView, OpView, ScriptView,
+};
+pub use memory::MemoryCache;
+pub use persist::{persist, persist_calc, persist_into, PersistError, PersistPlan};
+pub use system::{opcode_table_hash, CacheKey, SystemId, Validation, ValidationMode};

@@ -1,0 +1,552 @@
+//! Generators of arbitrary (bounded) scripts for property tests: the generators of
+//! crates/zend-ir/tests/zop_props.rs (kept in sync by hand; that file is another crate's test
+//! and cannot be shared without a test-support crate), covering every field and enum of the
+//! model, raw/out-of-range values included.
+#![allow(dead_code)]
+
+use proptest::collection::vec;
+use proptest::option;
+use proptest::prelude::*;
+use zend_ir::*;
+
+pub fn php_str() -> BoxedStrategy<PhpStr> {
+    prop_oneof![
+        "[a-zA-Z_][a-zA-Z0-9_]{0,8}".prop_map(|s| PhpStr::from(s.as_str())),
+        "[ -~]{0,10}".prop_map(|s| PhpStr::from(s.as_str())),
+        vec(any::<u8>(), 0..10).prop_map(PhpStr),
+        vec(
+            prop_oneof![
+                Just(b'\\'),
+                Just(b'x'),
+                Just(b'"'),
+                Just(b'n'),
+                Just(b'0'),
+                Just(b'\n')
+            ],
+            0..8
+        )
+        .prop_map(PhpStr),
+    ]
+    .boxed()
+}
+
+pub fn small_u32() -> BoxedStrategy<u32> {
+    prop_oneof![0..16u32, any::<u32>()].boxed()
+}
+
+pub fn double() -> BoxedStrategy<PhpDouble> {
+    prop_oneof![
+        any::<f64>().prop_map(PhpDouble::new),
+        any::<u64>().prop_map(PhpDouble),
+        prop_oneof![
+            Just(0.0),
+            Just(-0.0),
+            Just(f64::NAN),
+            Just(-f64::NAN),
+            Just(f64::INFINITY),
+            Just(f64::NEG_INFINITY),
+            Just(f64::MIN_POSITIVE),
+            Just(f64::MAX),
+            Just(0.1),
+        ]
+        .prop_map(PhpDouble::new),
+        (
+            0x7ff0_0000_0000_0001u64..=0x7fff_ffff_ffff_ffff,
+            any::<bool>()
+        )
+            .prop_map(|(b, neg)| PhpDouble(b | if neg { 1 << 63 } else { 0 })),
+    ]
+    .boxed()
+}
+
+pub fn array_key() -> BoxedStrategy<ArrayKey> {
+    prop_oneof![
+        any::<i64>().prop_map(ArrayKey::Long),
+        (-3..10i64).prop_map(ArrayKey::Long),
+        php_str().prop_map(ArrayKey::Str),
+    ]
+    .boxed()
+}
+
+pub fn scalar_literal() -> BoxedStrategy<Literal> {
+    prop_oneof![
+        Just(Literal::Null),
+        Just(Literal::False),
+        Just(Literal::True),
+        any::<i64>().prop_map(Literal::Long),
+        double().prop_map(Literal::Double),
+        php_str().prop_map(Literal::String),
+    ]
+    .boxed()
+}
+
+pub fn ast_leaf() -> BoxedStrategy<Ast> {
+    (any::<u16>(), any::<u16>(), small_u32(), scalar_literal())
+        .prop_map(|(kind, attr, lineno, lit)| Ast {
+            kind,
+            attr,
+            lineno,
+            body: AstBody::Zval(lit),
+        })
+        .boxed()
+}
+
+pub fn literal() -> BoxedStrategy<Literal> {
+    scalar_literal()
+        .prop_recursive(4, 32, 4, |inner| {
+            prop_oneof![
+                vec((array_key(), inner.clone()), 0..4).prop_map(Literal::Array),
+                ast_with(inner).prop_map(|a| Literal::Ast(Box::new(a))),
+            ]
+        })
+        .boxed()
+}
+
+pub fn ast_with(lit: impl Strategy<Value = Literal> + Clone + 'static) -> BoxedStrategy<Ast> {
+    let leaf = prop_oneof![
+        ast_leaf(),
+        (any::<u16>(), any::<u16>(), small_u32(), lit).prop_map(|(kind, attr, lineno, lit)| Ast {
+            kind,
+            attr,
+            lineno,
+            body: AstBody::Zval(lit),
+        }),
+    ];
+    leaf.prop_recursive(3, 12, 3, |inner| {
+        (
+            prop_oneof![Just(521u16), Just(65u16), any::<u16>()],
+            any::<u16>(),
+            small_u32(),
+            vec(option::of(inner), 0..4),
+        )
+            .prop_map(|(kind, attr, lineno, children)| Ast {
+                kind,
+                attr,
+                lineno,
+                body: AstBody::Children(children),
+            })
+    })
+    .boxed()
+}
+
+pub fn zend_type() -> BoxedStrategy<ZendType> {
+    let leaf = prop_oneof![
+        any::<u32>().prop_map(|type_mask| ZendType {
+            type_mask,
+            names: TypeNames::None
+        }),
+        (any::<u32>(), php_str()).prop_map(|(type_mask, n)| ZendType {
+            type_mask,
+            names: TypeNames::Name(n)
+        }),
+    ];
+    leaf.prop_recursive(3, 10, 3, |inner| {
+        (any::<u32>(), vec(inner, 0..3)).prop_map(|(type_mask, l)| ZendType {
+            type_mask,
+            names: TypeNames::List(l),
+        })
+    })
+    .boxed()
+}
+
+pub fn arg_info() -> BoxedStrategy<ArgInfo> {
+    (option::of(php_str()), zend_type(), option::of(php_str()))
+        .prop_map(|(name, type_, default_value)| ArgInfo {
+            name,
+            type_,
+            default_value,
+        })
+        .boxed()
+}
+
+pub fn attribute() -> BoxedStrategy<Attribute> {
+    (
+        php_str(),
+        php_str(),
+        small_u32(),
+        small_u32(),
+        small_u32(),
+        vec((option::of(php_str()), literal()), 0..3),
+        any::<bool>(),
+    )
+        .prop_map(
+            |(name, lcname, flags, lineno, offset, args, lc_is_lower)| Attribute {
+                lcname: if lc_is_lower {
+                    name.to_lowercase()
+                } else {
+                    lcname
+                },
+                name,
+                flags,
+                lineno,
+                offset,
+                args: args
+                    .into_iter()
+                    .map(|(name, value)| AttributeArg { name, value })
+                    .collect(),
+            },
+        )
+        .boxed()
+}
+
+pub fn operand() -> BoxedStrategy<Operand> {
+    prop_oneof![
+        Just(Operand::Unused(0)),
+        small_u32().prop_map(Operand::Unused),
+        small_u32().prop_map(|n| Operand::JmpAddr(OpNum(n))),
+        (0..12u32).prop_map(|n| Operand::Const(LiteralId(n))),
+        any::<u32>().prop_map(|n| Operand::Const(LiteralId(n))),
+        small_u32().prop_map(|n| Operand::TmpVar(VarNum(n))),
+        small_u32().prop_map(|n| Operand::Var(VarNum(n))),
+        (0..8u32).prop_map(|n| Operand::Cv(VarNum(n))),
+    ]
+    .boxed()
+}
+
+pub fn opcode() -> BoxedStrategy<Opcode> {
+    prop_oneof![
+        any::<u8>().prop_map(Opcode),
+        Just(opcode::ZEND_JMP),
+        Just(opcode::ZEND_JMPZ),
+        Just(opcode::ZEND_FE_FETCH_R),
+        Just(opcode::ZEND_FE_FETCH_RW),
+        Just(opcode::ZEND_RECV),
+    ]
+    .boxed()
+}
+
+pub fn op() -> BoxedStrategy<Op> {
+    (
+        opcode(),
+        operand(),
+        operand(),
+        operand(),
+        small_u32(),
+        small_u32(),
+        prop_oneof![
+            Just(SmartBranch::None),
+            Just(SmartBranch::Jmpz),
+            Just(SmartBranch::Jmpnz)
+        ],
+    )
+        .prop_map(
+            |(opcode, op1, op2, result, extended_value, lineno, smart_branch)| Op {
+                opcode,
+                op1,
+                op2,
+                result,
+                extended_value,
+                lineno,
+                smart_branch,
+            },
+        )
+        .boxed()
+}
+
+pub fn live_range() -> BoxedStrategy<LiveRange> {
+    (
+        small_u32(),
+        prop_oneof![0..5u32, any::<u32>()],
+        small_u32(),
+        small_u32(),
+    )
+        .prop_map(|(v, kind, s, e)| LiveRange {
+            var: VarNum(v),
+            kind,
+            start: OpNum(s),
+            end: OpNum(e),
+        })
+        .boxed()
+}
+
+pub fn try_catch() -> BoxedStrategy<TryCatchElement> {
+    (
+        small_u32(),
+        option::of(small_u32()),
+        option::of(small_u32()),
+        option::of(small_u32()),
+    )
+        .prop_map(|(t, c, f, e)| TryCatchElement {
+            try_op: OpNum(t),
+            catch_op: c.map(OpNum),
+            finally_op: f.map(OpNum),
+            finally_end: e.map(OpNum),
+        })
+        .boxed()
+}
+
+pub fn op_array_leaf() -> BoxedStrategy<OpArray> {
+    let head = (
+        prop_oneof![Just(ZEND_USER_FUNCTION), Just(ZEND_EVAL_CODE), any::<u8>()],
+        any::<u32>(),
+        option::of(php_str()),
+        option::of(php_str()),
+        small_u32(),
+        small_u32(),
+        vec(arg_info(), 0..3),
+        option::of(arg_info()),
+        vec(attribute(), 0..2),
+        small_u32(),
+        small_u32(),
+    );
+    let body = (
+        vec(php_str(), 0..5),
+        vec(op(), 0..12),
+        vec(literal(), 0..8),
+        option::of(vec((php_str(), literal()), 0..3)),
+        vec(live_range(), 0..3),
+        vec(try_catch(), 0..2),
+        prop_oneof![Just(PhpStr::from("/f.php")), php_str()],
+        small_u32(),
+        small_u32(),
+        option::of(php_str()),
+    );
+    (head, body)
+        .prop_map(
+            |(
+                (
+                    type_,
+                    fn_flags,
+                    function_name,
+                    scope,
+                    num_args,
+                    required_num_args,
+                    arg_info,
+                    return_info,
+                    attributes,
+                    t,
+                    cache_size,
+                ),
+                (
+                    vars,
+                    opcodes,
+                    literals,
+                    static_variables,
+                    live_range,
+                    try_catch_array,
+                    filename,
+                    line_start,
+                    line_end,
+                    doc_comment,
+                ),
+            )| OpArray {
+                type_,
+                fn_flags,
+                function_name,
+                scope,
+                num_args,
+                required_num_args,
+                arg_info,
+                return_info,
+                attributes,
+                T: t,
+                cache_size,
+                vars,
+                opcodes,
+                literals,
+                static_variables,
+                live_range,
+                try_catch_array,
+                filename,
+                line_start,
+                line_end,
+                doc_comment,
+                dynamic_func_defs: vec![],
+            },
+        )
+        .boxed()
+}
+
+pub fn op_array() -> BoxedStrategy<OpArray> {
+    (
+        op_array_leaf(),
+        vec((op_array_leaf(), vec(op_array_leaf(), 0..2)), 0..2),
+    )
+        .prop_map(|(mut oa, defs)| {
+            oa.dynamic_func_defs = defs
+                .into_iter()
+                .map(|(mut d, inner)| {
+                    d.dynamic_func_defs = inner;
+                    d
+                })
+                .collect();
+            oa
+        })
+        .boxed()
+}
+
+pub fn class_name() -> BoxedStrategy<ClassName> {
+    (php_str(), php_str(), any::<bool>())
+        .prop_map(|(name, lc, lower)| ClassName {
+            lc_name: if lower { name.to_lowercase() } else { lc },
+            name,
+        })
+        .boxed()
+}
+
+pub fn method_ref() -> BoxedStrategy<TraitMethodRef> {
+    (php_str(), option::of(php_str()))
+        .prop_map(|(method_name, class_name)| TraitMethodRef {
+            method_name,
+            class_name,
+        })
+        .boxed()
+}
+
+pub fn class_entry() -> BoxedStrategy<ClassEntry> {
+    let head = (
+        php_str(),
+        option::of(php_str()),
+        any::<u32>(),
+        prop_oneof![Just(1u32), any::<u32>()],
+        vec(class_name(), 0..3),
+        vec(class_name(), 0..2),
+        vec(
+            (method_ref(), option::of(php_str()), small_u32()).prop_map(
+                |(method, alias, modifiers)| TraitAlias {
+                    method,
+                    alias,
+                    modifiers,
+                },
+            ),
+            0..2,
+        ),
+        vec(
+            (method_ref(), vec(php_str(), 0..3)).prop_map(|(method, exclude_class_names)| {
+                TraitPrecedence {
+                    method,
+                    exclude_class_names,
+                }
+            }),
+            0..2,
+        ),
+    );
+    let members = (
+        vec(
+            (
+                php_str(),
+                literal(),
+                small_u32(),
+                option::of(php_str()),
+                vec(attribute(), 0..2),
+                option::of(php_str()),
+            ),
+            0..3,
+        ),
+        vec(
+            (
+                php_str(),
+                small_u32(),
+                small_u32(),
+                zend_type(),
+                option::of(literal()),
+                option::of(php_str()),
+                vec(attribute(), 0..2),
+                option::of(php_str()),
+            ),
+            0..3,
+        ),
+        vec((php_str(), op_array_leaf()), 0..3),
+        vec(attribute(), 0..2),
+        prop_oneof![Just(PhpStr::from("/f.php")), php_str()],
+        small_u32(),
+        small_u32(),
+        option::of(php_str()),
+        any::<u8>(),
+    );
+    (head, members)
+        .prop_map(
+            |(
+                (
+                    name,
+                    parent_name,
+                    ce_flags,
+                    refcount,
+                    interface_names,
+                    trait_names,
+                    trait_aliases,
+                    trait_precedences,
+                ),
+                (
+                    constants,
+                    properties,
+                    methods,
+                    attributes,
+                    filename,
+                    line_start,
+                    line_end,
+                    doc_comment,
+                    enum_backing_type,
+                ),
+            )| {
+                let constants = constants
+                    .into_iter()
+                    .map(
+                        |(cname, value, flags, doc_comment, attributes, ce)| ClassConstant {
+                            name: cname,
+                            value,
+                            flags,
+                            doc_comment,
+                            attributes,
+                            ce: ce.unwrap_or_else(|| name.clone()),
+                        },
+                    )
+                    .collect();
+                let properties = properties
+                    .into_iter()
+                    .map(
+                        |(pname, flags, offset, type_, default, doc_comment, attributes, ce)| {
+                            PropertyInfo {
+                                name: pname,
+                                flags,
+                                offset,
+                                type_,
+                                default,
+                                doc_comment,
+                                attributes,
+                                ce: ce.unwrap_or_else(|| name.clone()),
+                            }
+                        },
+                    )
+                    .collect();
+                ClassEntry {
+                    name,
+                    parent_name,
+                    ce_flags,
+                    refcount,
+                    interface_names,
+                    trait_names,
+                    trait_aliases,
+                    trait_precedences,
+                    constants,
+                    properties,
+                    methods,
+                    attributes,
+                    filename,
+                    line_start,
+                    line_end,
+                    doc_comment,
+                    enum_backing_type,
+                }
+            },
+        )
+        .boxed()
+}
+
+pub fn script() -> BoxedStrategy<Script> {
+    (
+        prop_oneof![Just(PhpStr::from("/f.php")), php_str()],
+        op_array(),
+        vec((php_str(), op_array_leaf()), 0..3),
+        vec((php_str(), class_entry()), 0..2),
+    )
+        .prop_map(
+            |(filename, main_op_array, function_table, class_table)| Script {
+                filename,
+                main_op_array,
+                function_table,
+                class_table,
+            },
+        )
+        .boxed()
+}
