@@ -100,6 +100,7 @@ fn main() {
         "zend_module_entry",
         "zend_ini_entry_def",
         "zend_ini_entry",
+        "zend_refcounted",
     ] {
         builder = builder.allowlist_type(ty);
     }
@@ -114,9 +115,21 @@ fn main() {
         "php_info_print_table_row",
         "php_info_print_table_end",
         "display_ini_entries",
+        // Write-back: allocating and releasing engine values as the compiler does.
+        "_emalloc",
+        "_efree",
+        "_zend_new_array",
+        "zend_hash_index_update",
+        "zend_hash_update",
+        "zend_hash_find",
+        "rc_dtor_func",
+        "zend_vm_set_opcode_handler",
+        "zend_vm_set_opcode_handler_ex",
+        "zend_ini_long",
     ] {
         builder = builder.allowlist_function(func);
     }
+    builder = builder.allowlist_var("zend_empty_array|zend_new_interned_string");
     builder = builder.allowlist_var(
         "ZEND_MODULE_API_NO|ZEND_DEBUG|ZEND_ACC_.*|ZEND_LIVE_.*|HASH_FLAG_.*|ZEND_LAST_CATCH|\
          E_WARNING|E_CORE_WARNING|IS_.*|ZEND_INI_.*|ZEND_USER_CLASS|MODULE_PERSISTENT|_ZEND_TYPE_.*",

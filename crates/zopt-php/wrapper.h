@@ -3,6 +3,7 @@
 #include "Zend/zend_compile.h"
 #include "Zend/zend_ini.h"
 #include "Zend/zend_attributes.h"
+#include "Zend/zend_vm.h"
 #include "Zend/Optimizer/zend_optimizer.h"
 #include "ext/standard/info.h"
 

@@ -19,6 +19,7 @@
 //! Anything that does not fit (unknown opcode, unknown zval type, an offset that does not
 //! land on an op, literal or variable of the op_array) is an error naming where it is.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::fmt;
 
@@ -30,6 +31,7 @@ use zend_ir::opcode::{
 use zend_ir::{LiteralId, OpNum, Opcode, Operand, PhpStr, VarNum};
 
 use crate::php::{self, *};
+use crate::writeback::LiteralExtras;
 
 /// Deepest nesting followed before giving up, counted like the `.zop` parser counts it
 /// (arrays, constant ASTs, type lists and dynamic_func_defs together), so that every
@@ -109,41 +111,64 @@ fn count(value: i32, what: &str) -> Result<u32> {
 
 /// Converts the script PHP hands to an optimizer pass.
 pub fn script(r: Reader<'_>, script: &zend_script) -> Result<ir::Script> {
-    let filename = r.str(script.filename).map(phpstr).unwrap_or_default();
-    let conv = Converter { r };
-    let main_op_array = conv
-        .op_array(&script.main_op_array, 0)
-        .ctx(|| "main script".to_string())?;
+    script_with_extras(r, script).map(|(script, _)| script)
+}
 
-    let mut function_table = Vec::new();
-    for (key, zv) in r.hash(&script.function_table) {
-        let key = conv.str_key(key).ctx(|| "function table".to_string())?;
-        let name = show(key.as_bytes());
-        let func = conv.function(zv, 0).ctx(|| format!("function {name}"))?;
-        function_table.push((key, func));
+/// Converts the script and collects the non-zero `u2` of every op_array literal, which the
+/// model does not carry (see [`LiteralExtras`]).
+pub fn script_with_extras(
+    r: Reader<'_>,
+    script: &zend_script,
+) -> Result<(ir::Script, LiteralExtras)> {
+    let conv = Converter {
+        r,
+        extras: RefCell::new(HashMap::new()),
+    };
+    let converted = conv.script(script)?;
+    Ok((converted, LiteralExtras(conv.extras.into_inner())))
+}
+
+impl<'a> Converter<'a> {
+    fn script(&self, script: &'a zend_script) -> Result<ir::Script> {
+        let r = self.r;
+        let conv = self;
+        let filename = r.str(script.filename).map(phpstr).unwrap_or_default();
+        let main_op_array = conv
+            .op_array(&script.main_op_array, 0)
+            .ctx(|| "main script".to_string())?;
+
+        let mut function_table = Vec::new();
+        for (key, zv) in r.hash(&script.function_table) {
+            let key = conv.str_key(key).ctx(|| "function table".to_string())?;
+            let name = show(key.as_bytes());
+            let func = conv.function(zv, 0).ctx(|| format!("function {name}"))?;
+            function_table.push((key, func));
+        }
+
+        let mut class_table = Vec::new();
+        for (key, zv) in r.hash(&script.class_table) {
+            let key = conv.str_key(key).ctx(|| "class table".to_string())?;
+            let name = show(key.as_bytes());
+            let ce = conv
+                .ptr::<zend_class_entry>(zv)
+                .and_then(|ce| conv.class(ce))
+                .ctx(|| format!("class table entry {name:?}"))?;
+            class_table.push((key, ce));
+        }
+
+        Ok(ir::Script {
+            filename,
+            main_op_array,
+            function_table,
+            class_table,
+        })
     }
-
-    let mut class_table = Vec::new();
-    for (key, zv) in r.hash(&script.class_table) {
-        let key = conv.str_key(key).ctx(|| "class table".to_string())?;
-        let name = show(key.as_bytes());
-        let ce = conv
-            .ptr::<zend_class_entry>(zv)
-            .and_then(|ce| conv.class(ce))
-            .ctx(|| format!("class table entry {name:?}"))?;
-        class_table.push((key, ce));
-    }
-
-    Ok(ir::Script {
-        filename,
-        main_op_array,
-        function_table,
-        class_table,
-    })
 }
 
 struct Converter<'a> {
     r: Reader<'a>,
+    /// Non-zero `u2` of literals, by op_array address.
+    extras: RefCell<HashMap<usize, Vec<(u32, u32)>>>,
 }
 
 /// Addresses and sizes of the op_array an op belongs to, to decode its operands.
@@ -342,8 +367,17 @@ impl<'a> Converter<'a> {
             .slice(oa.literals, last_literal as usize)
             .or_fail(|| "literals is NULL".to_string())?;
         let mut literals = Vec::with_capacity(zvals.len());
+        let mut extras = Vec::new();
         for (i, zv) in zvals.iter().enumerate() {
             literals.push(self.zval(zv, depth).ctx(|| format!("literal {i}"))?);
+            if z_u2(zv) != 0 {
+                extras.push((i as u32, z_u2(zv)));
+            }
+        }
+        if !extras.is_empty() {
+            self.extras
+                .borrow_mut()
+                .insert(oa as *const zend_op_array as usize, extras);
         }
 
         let ops = r

@@ -2,8 +2,10 @@
 //!
 //! | setting | values | changeable |
 //! |---|---|---|
-//! | `zopt.mode` | `off` (default), `record` | php.ini / `-d` only (`PHP_INI_SYSTEM`) |
-//! | `zopt.record_dir` | directory the recordings go to | anywhere (`PHP_INI_ALL`) |
+//! | `zopt.mode` | `off` (default), `record`, `roundtrip`, `optimize` | php.ini / `-d` only (`PHP_INI_SYSTEM`) |
+//! | `zopt.optimization_level` | pass bitmask of `optimize` mode, as `opcache.optimization_level` (default `0x7FFEBFFF`) | php.ini / `-d` only |
+//! | `zopt.verify` | `0` (default) / `1`: after each write-back, capture the script again and warn unless it is exactly what was written | anywhere |
+//! | `zopt.record_dir` | directory the recordings go to (in `roundtrip` / `optimize` mode: recordings of what was written back) | anywhere (`PHP_INI_ALL`) |
 //! | `zopt.record_format` | `text` (default, `.zop`), `binary` (`.zopb`), `both` | anywhere |
 //!
 //! Each setting has an `on_modify` handler that validates the new value and keeps the
@@ -12,7 +14,7 @@
 
 use std::ffi::{c_char, c_int, c_void};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU8, Ordering};
 use std::sync::Mutex;
 
 use crate::php::{self, zend_ini_entry, zend_ini_entry_def, zend_string, FAILURE, SUCCESS};
@@ -25,6 +27,10 @@ pub enum Mode {
     Off,
     /// Record every script OPcache compiles as `.zop`.
     Record,
+    /// Capture every script and write it back unchanged: PHP must behave as without zopt.
+    Roundtrip,
+    /// Capture, run zopt's optimizer pipeline, write the result back.
+    Optimize,
 }
 
 /// How recordings are written (`zopt.record_format`).
@@ -38,15 +44,32 @@ pub enum Format {
     Both,
 }
 
+/// `opcache.optimization_level`'s default, which `zopt.optimization_level` shares.
+pub const DEFAULT_OPTIMIZATION_LEVEL: u32 = 0x7FFE_BFFF;
+
 static MODE: AtomicU8 = AtomicU8::new(0);
 static FORMAT: AtomicU8 = AtomicU8::new(0);
 static RECORD_DIR: Mutex<Option<PathBuf>> = Mutex::new(None);
+static OPTIMIZATION_LEVEL: AtomicU32 = AtomicU32::new(DEFAULT_OPTIMIZATION_LEVEL);
+static VERIFY: AtomicBool = AtomicBool::new(false);
 
 pub fn mode() -> Mode {
     match MODE.load(Ordering::Relaxed) {
         1 => Mode::Record,
+        2 => Mode::Roundtrip,
+        3 => Mode::Optimize,
         _ => Mode::Off,
     }
+}
+
+/// `zopt.optimization_level`.
+pub fn optimization_level() -> u32 {
+    OPTIMIZATION_LEVEL.load(Ordering::Relaxed)
+}
+
+/// `zopt.verify`.
+pub fn verify() -> bool {
+    VERIFY.load(Ordering::Relaxed)
 }
 
 pub fn format() -> Format {
@@ -69,11 +92,38 @@ fn parse_mode(value: &str) -> Result<Mode, String> {
     match value.trim().to_ascii_lowercase().as_str() {
         "off" | "" => Ok(Mode::Off),
         "record" => Ok(Mode::Record),
-        "roundtrip" | "optimize" => Err(format!(
-            "zopt.mode={value} is not implemented yet; this build supports off, record"
-        )),
+        "roundtrip" => Ok(Mode::Roundtrip),
+        "optimize" => Ok(Mode::Optimize),
         _ => Err(format!(
-            "invalid zopt.mode value {value:?}; expected one of: off, record"
+            "invalid zopt.mode value {value:?}; expected one of: off, record, roundtrip, optimize"
+        )),
+    }
+}
+
+/// A number as PHP's INI parser reads `opcache.optimization_level` (`0x` hex, `0` octal, or
+/// decimal).
+fn parse_level(value: &str) -> Result<u32, String> {
+    let v = value.trim();
+    let parsed = if let Some(hex) = v.strip_prefix("0x").or_else(|| v.strip_prefix("0X")) {
+        u32::from_str_radix(hex, 16).ok()
+    } else if v.len() > 1 && v.starts_with('0') {
+        u32::from_str_radix(&v[1..], 8).ok()
+    } else {
+        v.parse::<u32>().ok()
+    };
+    parsed.ok_or_else(|| {
+        format!(
+            "invalid zopt.optimization_level value {value:?}; expected a number such as 0x7FFEBFFF"
+        )
+    })
+}
+
+fn parse_bool(value: &str) -> Result<bool, String> {
+    match value.trim().to_ascii_lowercase().as_str() {
+        "" | "0" | "off" | "false" | "no" => Ok(false),
+        "1" | "on" | "true" | "yes" => Ok(true),
+        _ => Err(format!(
+            "invalid zopt.verify value {value:?}; expected 0 or 1"
         )),
     }
 }
@@ -94,6 +144,10 @@ fn apply(setting: Setting, value: &str) -> Result<(), String> {
     match setting {
         Setting::Mode => MODE.store(parse_mode(value)? as u8, Ordering::Relaxed),
         Setting::Format => FORMAT.store(parse_format(value)? as u8, Ordering::Relaxed),
+        Setting::OptimizationLevel => {
+            OPTIMIZATION_LEVEL.store(parse_level(value)?, Ordering::Relaxed)
+        }
+        Setting::Verify => VERIFY.store(parse_bool(value)?, Ordering::Relaxed),
         Setting::RecordDir => {
             let dir = (!value.is_empty()).then(|| PathBuf::from(value));
             *RECORD_DIR
@@ -110,6 +164,8 @@ enum Setting {
     Mode = 1,
     RecordDir = 2,
     Format = 3,
+    OptimizationLevel = 4,
+    Verify = 5,
 }
 
 /// `ZEND_INI_MH`: PHP calls it with every new value; `mh_arg1` says which setting.
@@ -125,7 +181,9 @@ unsafe extern "C" fn on_modify(
         let setting = match mh_arg1 as usize {
             1 => Setting::Mode,
             2 => Setting::RecordDir,
-            _ => Setting::Format,
+            3 => Setting::Format,
+            4 => Setting::OptimizationLevel,
+            _ => Setting::Verify,
         };
         // SAFETY: PHP passes the live new value (or NULL) for the duration of the call.
         let reader = unsafe { php::Reader::new() };
@@ -179,7 +237,7 @@ const fn terminator() -> zend_ini_entry_def {
 }
 
 /// The entries, NULL-terminated as `zend_register_ini_entries_ex` expects.
-pub static INI_ENTRIES: FfiCell<[zend_ini_entry_def; 4]> = FfiCell::new([
+pub static INI_ENTRIES: FfiCell<[zend_ini_entry_def; 6]> = FfiCell::new([
     entry(
         b"zopt.mode\0",
         b"off\0",
@@ -198,5 +256,12 @@ pub static INI_ENTRIES: FfiCell<[zend_ini_entry_def; 4]> = FfiCell::new([
         Setting::Format,
         php::ZEND_INI_ALL,
     ),
+    entry(
+        b"zopt.optimization_level\0",
+        b"0x7FFEBFFF\0",
+        Setting::OptimizationLevel,
+        php::ZEND_INI_SYSTEM,
+    ),
+    entry(b"zopt.verify\0", b"0\0", Setting::Verify, php::ZEND_INI_ALL),
     terminator(),
 ]);

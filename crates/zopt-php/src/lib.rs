@@ -13,19 +13,34 @@
 //!   and writes it under `zopt.record_dir` as `<dir>/<absolute script path>.zop`
 //!   (`zopt.record_format`: `text`, `binary` `.zopb`, or `both`), see [`record`].
 //!
+//! - `roundtrip`: the same pass captures every script and writes it straight back into
+//!   PHP's op_arrays ([`writeback`]): PHP must then behave exactly as without zopt. This is
+//!   the proof that capture and write-back are exact (see [`transform`]).
+//! - `optimize`: capture, run zopt's optimizer pipeline ([`pipeline`]) at
+//!   `zopt.optimization_level` (OPcache's pass bitmask, default `0x7FFEBFFF`), write the
+//!   result back. zopt's pipeline *replaces* OPcache's: run it with
+//!   `opcache.optimization_level=0`, or OPcache optimizes first and zopt optimizes OPcache's
+//!   output. No pass is implemented yet, so today optimize mode equals the round trip.
+//!
 //! Recordings keep the raw value of every unused operand, as the model asks. PHP 8.2 leaves
 //! some of them uninitialised (the `THIS`, `NEXT` and `CONSTRUCTOR` operand kinds, op2 of
-//! `RECV_VARIADIC`), so two recordings of the same file can differ in those values only.
+//! `RECV_VARIADIC`), so two recordings of the same file can differ in those values only;
+//! they are recorded (and written back) as 0, which the VM never reads. The model does not
+//! carry the `u2` of literals (`Z_EXTRA`: RECV_INIT's cache slot, `ZEND_EXTRA_VALUE`);
+//! roundtrip / optimize keep them beside the model ([`writeback::LiteralExtras`]), but a
+//! recording loses them.
 //!
-//! Guarantees: the extension only reads the script, never changes it; no panic crosses into
+//! Guarantees: in record mode the extension only reads the script; no panic crosses into
 //! PHP (every entry point catches unwinding); a script that cannot be converted gets a
 //! `.zop.err` file naming the file, the op_array and the op or field at fault, plus an
 //! `E_WARNING`, and PHP carries on normally. Unknown opcodes, zval types PHP cannot
 //! produce at compile time, and offsets that do not land on an op, literal or variable are
-//! such errors: nothing is silently approximated.
+//! such errors: nothing is silently approximated. In roundtrip / optimize mode nothing is
+//! written unless the whole script passed every check; a script that fails keeps PHP's own
+//! op_arrays, with a warning.
 //!
-//! All pointer reading lives in [`php::Reader`]; FFI entry points are the small functions
-//! below, in [`ini`] and in [`record`].
+//! All pointer reading lives in [`php::Reader`], allocation in [`engine`]; FFI entry points
+//! are the small functions below, in [`ini`], [`record`] and [`transform`].
 
 use std::cell::UnsafeCell;
 use std::ffi::{c_char, c_int, CString};
@@ -33,9 +48,13 @@ use std::panic::catch_unwind;
 use std::sync::atomic::{AtomicI32, Ordering};
 
 mod convert;
+mod engine;
 mod ini;
 mod php;
+mod pipeline;
 mod record;
+mod transform;
+mod writeback;
 
 use php::{zend_module_entry, zend_result, FAILURE, SUCCESS};
 
@@ -129,14 +148,15 @@ unsafe extern "C" fn minit(type_: c_int, module_number: c_int) -> zend_result {
         if registered != SUCCESS {
             return false;
         }
-        if ini::mode() == ini::Mode::Record {
-            if ini::record_dir().is_none() {
-                warning("zopt: zopt.mode=record needs zopt.record_dir; nothing is recorded");
-            }
-            // SAFETY: `record::pass` matches zend_optimizer_pass_t and never unwinds.
-            let index = unsafe { php::zend_optimizer_register_pass(Some(record::pass)) };
+        let mode = ini::mode();
+        if mode == ini::Mode::Record && ini::record_dir().is_none() {
+            warning("zopt: zopt.mode=record needs zopt.record_dir; nothing is recorded");
+        }
+        if mode != ini::Mode::Off {
+            // SAFETY: `pass` matches zend_optimizer_pass_t and never unwinds.
+            let index = unsafe { php::zend_optimizer_register_pass(Some(pass)) };
             if index <= 0 {
-                warning("zopt: zend_optimizer_register_pass failed; nothing is recorded");
+                warning("zopt: zend_optimizer_register_pass failed; zopt does nothing");
             } else {
                 PASS_INDEX.store(index, Ordering::Relaxed);
             }
@@ -144,6 +164,19 @@ unsafe extern "C" fn minit(type_: c_int, module_number: c_int) -> zend_result {
         true
     });
     result(ok.unwrap_or(false))
+}
+
+/// The `zend_optimizer_pass_t` registered in MINIT: OPcache calls it once per compiled
+/// script, after its own passes (at every `opcache.optimization_level`, 0 included), with
+/// the whole script in "pass two" form. Whatever it leaves in the script is what OPcache
+/// caches and PHP runs.
+unsafe extern "C" fn pass(script: *mut php::zend_script, _context: *mut std::ffi::c_void) {
+    // The mode is PHP_INI_SYSTEM: it cannot change after MINIT.
+    match ini::mode() {
+        ini::Mode::Off => {}
+        ini::Mode::Record => record::run(script),
+        mode @ (ini::Mode::Roundtrip | ini::Mode::Optimize) => transform::run(script, mode),
+    }
 }
 
 /// MSHUTDOWN: unregisters the pass and the INI entries.
@@ -166,6 +199,14 @@ unsafe extern "C" fn minfo(module: *mut zend_module_entry) {
         let mode = match ini::mode() {
             ini::Mode::Off => c"off",
             ini::Mode::Record => c"record",
+            ini::Mode::Roundtrip => c"roundtrip",
+            ini::Mode::Optimize => c"optimize",
+        };
+        let passes = if pipeline::PASSES.is_empty() {
+            c"none implemented yet (optimize = round trip)".to_owned()
+        } else {
+            let names: Vec<&str> = pipeline::PASSES.iter().map(|p| p.name).collect();
+            CString::new(names.join(", ")).unwrap_or_default()
         };
         let pass = if PASS_INDEX.load(Ordering::Relaxed) > 0 {
             c"registered"
@@ -183,6 +224,7 @@ unsafe extern "C" fn minfo(module: *mut zend_module_entry) {
             );
             php::php_info_print_table_row(2, c"Mode".as_ptr(), mode.as_ptr());
             php::php_info_print_table_row(2, c"Optimizer pass".as_ptr(), pass.as_ptr());
+            php::php_info_print_table_row(2, c"zopt optimizer passes".as_ptr(), passes.as_ptr());
             php::php_info_print_table_end();
             php::display_ini_entries(module);
         }

@@ -5,7 +5,7 @@
 //! When the script cannot be converted, `<...>/c.php.zop.err` says why and PHP gets an
 //! `E_WARNING`; the script itself is never modified, so PHP goes on as if zopt were absent.
 
-use std::ffi::{c_void, OsStr};
+use std::ffi::OsStr;
 use std::fs;
 use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
@@ -13,17 +13,17 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Component, Path, PathBuf};
 
 use crate::convert;
-use crate::ini::{self, Format, Mode};
+use crate::ini::{self, Format};
 use crate::php::{self, zend_script};
 
-/// The `zend_optimizer_pass_t` registered in MINIT: OPcache calls it once per compiled
-/// script, after its own passes, with the script in "pass two" form.
-pub unsafe extern "C" fn pass(script: *mut zend_script, _context: *mut c_void) {
+/// Record mode's part of the optimizer pass: OPcache calls it once per compiled script,
+/// after its own passes, with the script in "pass two" form.
+///
+/// # Safety
+/// `script` is the live script OPcache handed to the optimizer pass.
+pub unsafe fn run(script: *mut zend_script) {
     // Nothing may unwind into PHP; a panic is reported like a conversion error.
     let _ = catch_unwind(AssertUnwindSafe(|| {
-        if ini::mode() != Mode::Record {
-            return;
-        }
         let Some(dir) = ini::record_dir() else {
             return;
         };
@@ -36,7 +36,8 @@ pub unsafe extern "C" fn pass(script: *mut zend_script, _context: *mut c_void) {
     }));
 }
 
-fn record(reader: php::Reader<'_>, script: &zend_script, dir: &Path) {
+/// Writes the recording of `script` under `dir` (or the `.zop.err` and a warning).
+pub fn record(reader: php::Reader<'_>, script: &zend_script, dir: &Path) {
     let filename = reader.str(script.filename).unwrap_or_default().to_vec();
     let stem = out_stem(dir, &filename);
     let (text, binary) = match ini::format() {
@@ -89,7 +90,7 @@ fn record(reader: php::Reader<'_>, script: &zend_script, dir: &Path) {
     crate::warning(&format!("{message}{note}"));
 }
 
-fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
+pub fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
     if let Some(s) = panic.downcast_ref::<&str>() {
         (*s).to_string()
     } else if let Some(s) = panic.downcast_ref::<String>() {

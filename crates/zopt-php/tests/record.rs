@@ -395,7 +395,9 @@ fn module_and_ini_settings() {
     );
     assert!(out.status.success());
     assert!(
-        all.contains("invalid zopt.mode value \"replay\"; expected one of: off, record"),
+        all.contains(
+            "invalid zopt.mode value \"replay\"; expected one of: off, record, roundtrip, optimize"
+        ),
         "{all}"
     );
     assert!(all.contains("string(3) \"off\""), "{all}");

@@ -1,0 +1,126 @@
+//! Round-trip and optimize modes: the optimizer pass that captures every script OPcache
+//! compiles, runs it through zopt (nothing in `roundtrip`, the [`pipeline`] in `optimize`)
+//! and writes the result back into PHP's op_arrays ([`writeback`]), which OPcache then
+//! caches and PHP executes.
+//!
+//! When anything fails (the capture, a check of the output, a panic), the script is left as
+//! PHP compiled it and PHP gets an `E_WARNING` naming the file and the reason. With
+//! `zopt.verify=1` the script is captured again after the write-back and must be exactly
+//! what was written (literal `u2` values included); a difference is reported as a warning.
+//! With `zopt.record_dir` set, that capture is recorded like record mode does: the
+//! recording of what PHP will run.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use crate::ini::{self, Mode};
+use crate::php::{self, zend_script};
+use crate::{convert, pipeline, record, writeback};
+
+/// Runs roundtrip / optimize mode on `script` (see the module documentation).
+///
+/// # Safety
+/// `script` is the live script OPcache handed to the optimizer pass.
+pub unsafe fn run(script: *mut zend_script, mode: Mode) {
+    let outcome = catch_unwind(AssertUnwindSafe(|| transform(script, mode)));
+    let problem = match outcome {
+        Ok(Ok(())) => return,
+        Ok(Err(e)) => e,
+        Err(panic) => format!("internal error: {}", record::panic_message(&panic)),
+    };
+    let filename = {
+        let r = php::Reader::new();
+        r.deref(script.cast_const())
+            .and_then(|s| r.str(s.filename))
+            .map(|f| String::from_utf8_lossy(f).into_owned())
+            .unwrap_or_default()
+    };
+    let what = if mode == Mode::Optimize {
+        "optimize"
+    } else {
+        "round-trip"
+    };
+    crate::warning(&format!("zopt: cannot {what} {filename}: {problem}"));
+}
+
+unsafe fn transform(live: *mut zend_script, mode: Mode) -> Result<(), String> {
+    let (captured, extras) = {
+        let r = php::Reader::new();
+        let s = r.deref(live.cast_const()).ok_or("NULL script")?;
+        convert::script_with_extras(r, s).map_err(|e| e.to_string())?
+    };
+    let (output, types) = match mode {
+        Mode::Optimize => {
+            let outcome = pipeline::optimize(captured.clone(), ini::optimization_level());
+            (outcome.script, outcome.handler_types)
+        }
+        _ => (captured.clone(), writeback::HandlerTypes::default()),
+    };
+    writeback::script(live, &captured, &output, &extras, &types).map_err(|e| e.to_string())?;
+
+    let record_dir = ini::record_dir();
+    if !ini::verify() && record_dir.is_none() {
+        return Ok(());
+    }
+    let r = php::Reader::new();
+    let s = r.deref(live.cast_const()).ok_or("NULL script")?;
+    if ini::verify() {
+        let (again, again_extras) = convert::script_with_extras(r, s)
+            .map_err(|e| format!("capture after write-back: {e}"))?;
+        if let Some(diff) = first_difference(&output, &again) {
+            return Err(format!("write-back is not exact: {diff}"));
+        }
+        if again_extras != extras {
+            return Err("write-back is not exact: literal u2 (Z_EXTRA) values differ".into());
+        }
+    }
+    if let Some(dir) = record_dir {
+        record::record(r, s, &dir);
+    }
+    Ok(())
+}
+
+/// Where two scripts first differ, for a readable message.
+pub fn first_difference(a: &zend_ir::Script, b: &zend_ir::Script) -> Option<String> {
+    if a == b {
+        return None;
+    }
+    let (xs, ys) = (a.op_arrays(), b.op_arrays());
+    if xs.len() != ys.len() {
+        return Some(format!(
+            "{} op_arrays written, {} found",
+            xs.len(),
+            ys.len()
+        ));
+    }
+    for (x, y) in xs.iter().zip(&ys) {
+        if x == y {
+            continue;
+        }
+        let name = x.display_name();
+        if x.opcodes.len() != y.opcodes.len() {
+            return Some(format!(
+                "{name}: {} ops written, {} found",
+                x.opcodes.len(),
+                y.opcodes.len()
+            ));
+        }
+        if let Some(n) = (0..x.opcodes.len()).find(|&n| x.opcodes[n] != y.opcodes[n]) {
+            return Some(format!(
+                "{name}: op #{n} written as {:?}, found {:?}",
+                x.opcodes[n], y.opcodes[n]
+            ));
+        }
+        if let Some(n) =
+            (0..x.literals.len().min(y.literals.len())).find(|&n| x.literals[n] != y.literals[n])
+        {
+            return Some(format!(
+                "{name}: literal {n} written as {:?}, found {:?}",
+                x.literals[n], y.literals[n]
+            ));
+        }
+        return Some(format!(
+            "{name}: literals, vars, T, live ranges or try/catch differ"
+        ));
+    }
+    Some("classes or tables differ".into())
+}
