@@ -26,11 +26,6 @@ fn everything_roundtrips() {
     roundtrip(&everything_script());
 }
 
-#[test]
-fn show() {
-    println!("{}", print(&everything_script()));
-}
-
 /// `ZOP_WRITE_SEEDS=<dir> cargo test --test zop_roundtrip write_fuzz_seeds` writes the fuzz
 /// seed corpus (`<dir>/zop_parse/*.zop`, `<dir>/zop_binary/*.bin`, the latter without the
 /// magic the fuzz target prepends).

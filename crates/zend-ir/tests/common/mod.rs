@@ -73,7 +73,8 @@ pub fn int_type() -> ZendType {
     }
 }
 
-/// A loop with a smart branch, like `for ($i = 0; $i < 10; $i++) $x = $i * 2.0;`.
+/// A loop with a smart branch, like `for ($i = 0; $i < 10;) $x = $i * 2.0;` (the op
+/// stream need not be meaningful for the format).
 pub fn loop_script() -> Script {
     let file = "/tmp/loop.php";
     let mut main = empty_op_array(None, file);
@@ -97,8 +98,6 @@ pub fn loop_script() -> Script {
         op(ZEND_JMPNZ, U, t(3), jmp(2), 3),
         op(ZEND_RETURN, U, c(3), U, 6),
     ];
-    // The PRE_INC is folded away to keep the numbering simple; the op stream need not be
-    // meaningful for the format.
     Script {
         filename: s(file),
         main_op_array: main,
