@@ -164,6 +164,10 @@ fn hand_written_text_normalizes() {
     assert_eq!(oa.opcodes[0].lineno, 3);
     assert_eq!(oa.opcodes[1].lineno, 9);
     assert_eq!(oa.opcodes[2].op1, jmp(1));
+    let full = parse(&text.replace("RETURN", "ZEND_RETURN")).unwrap();
+    assert_eq!(full, script);
+    let numbered = parse(&text.replace("RETURN", "OP_62")).unwrap();
+    assert_eq!(numbered, script);
     let printed = print(&script);
     assert!(
         printed.contains("0000 T1 = MUL CV0($x) #0:float(2.0)\n"),

@@ -106,8 +106,9 @@
 //!
 //! An op line is `NNNN [RESULT =] OPCODE [OP1 [OP2 [EXT]]] [key=value...]`:
 //!
-//! - OPCODE is the name without `ZEND_` (`Opcode::short_name`). Opcode numbers PHP 8.2 does
-//!   not define print as `OP_<n>` and parse back (any `OP_<n>` with n <= 255 is accepted).
+//! - OPCODE is the name without `ZEND_` (`Opcode::short_name`; the parser also takes the
+//!   full name). Opcode numbers PHP 8.2 does not define print as `OP_<n>` and parse back
+//!   (any `OP_<n>` with n <= 255 is accepted, defined or not).
 //! - Operands: `T5` (TMP_VAR, slot number), `V5` (VAR), `CV2($name)` (CV; the name is
 //!   optional, checked against `vars` when given), `#3:LITERAL` (CONST: literal index; the
 //!   value after `:` is optional, checked against the literal table when given, and

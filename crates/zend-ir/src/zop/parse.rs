@@ -1005,7 +1005,7 @@ impl<'a> Parser<'a> {
         }
         let opcode = match name.strip_prefix(b"OP_").and_then(dec_u32) {
             Some(n) => u8::try_from(n).ok().map(Opcode),
-            None => names::opcode_by_name(name),
+            None => names::opcode_by_name(name.strip_prefix(b"ZEND_").unwrap_or(name)),
         }
         .ok_or_else(|| {
             self.error_at(
