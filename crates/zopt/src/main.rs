@@ -56,6 +56,11 @@ enum Command {
         optimization_level: u32,
         file: PathBuf,
     },
+    /// The opcode cache: warm, stat, verify, clear.
+    Cache {
+        #[command(subcommand)]
+        command: zopt::cache::CacheCommand,
+    },
     /// Compare our dumps with PHP's, op_array by op_array, byte for byte.
     Conformance {
         #[command(flatten)]
@@ -91,6 +96,7 @@ fn main() {
 
 fn run(cli: Cli) -> Result<()> {
     match cli.command {
+        Command::Cache { command } => zopt::cache::run(command),
         Command::Record { php, optimization_level, debug_level, out, paths } => {
             let php = php::Php::locate(php.php.as_deref(), php.extension.as_deref())?;
             record(&php, optimization_level, debug_level, &out, &paths)

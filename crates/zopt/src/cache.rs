@@ -1,0 +1,346 @@
+//! `zopt cache`: warming, inspecting, verifying and clearing a zopt opcode cache directory
+//! (crates/zend-cache's file cache).
+
+use crate::{corpus, php::Php};
+use anyhow::{bail, Context, Result};
+use clap::Subcommand;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use zend_cache::file_cache::{self, Scan};
+use zend_cache::{CacheBackend, CacheKey, FileCache, FileCacheConfig, SystemId, ValidationMode};
+
+#[derive(Subcommand, Debug)]
+pub enum CacheCommand {
+    /// Compile PHP files in real PHP (with the zopt extension recording them) and store them
+    /// in the cache. Files whose entry is already fresh are skipped.
+    Warm {
+        #[arg(long)]
+        cache_dir: PathBuf,
+        /// opcache.optimization_level PHP compiles with; part of the cache's system id.
+        #[arg(long, default_value = "0x7FFEBFFF", value_parser = parse_hex)]
+        optimization_level: u32,
+        /// How entries are checked against their source: `mtime` (mtime + size) or
+        /// `content` (size + content hash).
+        #[arg(long, default_value = "mtime", value_parser = parse_validation)]
+        validate: ValidationMode,
+        /// Size limit of the cache directory in bytes (oldest entries are evicted).
+        #[arg(long)]
+        max_size: Option<u64>,
+        /// Re-record and store even files whose entry is fresh.
+        #[arg(long)]
+        force: bool,
+        /// PHP 8.2 binary (default: $ZOPT_PHP or `php` on PATH).
+        #[arg(long)]
+        php: Option<PathBuf>,
+        /// The zopt extension (default: $ZOPT_PHP_EXTENSION or libzopt_php.so beside zopt).
+        #[arg(long)]
+        extension: Option<PathBuf>,
+        /// Files or directories of PHP code.
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+    },
+    /// Summarize what the cache directory holds, per system id.
+    Stat {
+        #[arg(long)]
+        cache_dir: PathBuf,
+    },
+    /// Check every entry completely (framing, checksum, placement, body); name every bad
+    /// entry with its reason and exit non-zero if there is one.
+    Verify {
+        #[arg(long)]
+        cache_dir: PathBuf,
+        /// Also report entries whose source file changed or disappeared (stale entries are
+        /// listed, but are not errors: a lookup treats them as a miss and warm replaces them).
+        #[arg(long)]
+        check_sources: bool,
+    },
+    /// Remove every entry (and the cache's own directories) under the cache directory.
+    Clear {
+        #[arg(long)]
+        cache_dir: PathBuf,
+    },
+}
+
+fn parse_hex(s: &str) -> Result<u32, String> {
+    zend_ir::dump::parse_number(s)
+        .ok_or_else(|| format!("{s:?} is not a number (use 0x... for hex)"))
+}
+
+fn parse_validation(s: &str) -> Result<ValidationMode, String> {
+    match s {
+        "mtime" => Ok(ValidationMode::MtimeSize),
+        "content" => Ok(ValidationMode::ContentHash),
+        _ => Err(format!("{s:?}: use `mtime` or `content`")),
+    }
+}
+
+pub fn run(command: CacheCommand) -> Result<()> {
+    match command {
+        CacheCommand::Warm {
+            cache_dir,
+            optimization_level,
+            validate,
+            max_size,
+            force,
+            php,
+            extension,
+            paths,
+        } => {
+            let php = Php::locate(php.as_deref(), extension.as_deref())?;
+            let config = FileCacheConfig {
+                max_bytes: max_size,
+                ..FileCacheConfig::default()
+            };
+            warm(
+                &php,
+                &cache_dir,
+                optimization_level,
+                validate,
+                config,
+                force,
+                &paths,
+            )
+            .map(|_| ())
+        }
+        CacheCommand::Stat { cache_dir } => {
+            print!("{}", stat(&cache_dir)?);
+            Ok(())
+        }
+        CacheCommand::Verify {
+            cache_dir,
+            check_sources,
+        } => {
+            let report = verify(&cache_dir, check_sources)?;
+            print!("{}", report.text);
+            if report.bad > 0 {
+                bail!(
+                    "{} bad cache entr{}",
+                    report.bad,
+                    if report.bad == 1 { "y" } else { "ies" }
+                );
+            }
+            Ok(())
+        }
+        CacheCommand::Clear { cache_dir } => {
+            let (removed, bytes) = file_cache::clear(&cache_dir)
+                .with_context(|| format!("cannot clear {}", cache_dir.display()))?;
+            println!(
+                "removed {removed} entries ({bytes} bytes) from {}",
+                cache_dir.display()
+            );
+            Ok(())
+        }
+    }
+}
+
+/// `PHP_VERSION` of the PHP binary: part of the system id.
+pub fn php_version(php: &Php) -> Result<String> {
+    let out = Command::new(&php.binary)
+        .args(["-n", "-r", "echo PHP_VERSION;"])
+        .output()
+        .with_context(|| format!("cannot run {}", php.binary.display()))?;
+    let v = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    if !out.status.success() || v.is_empty() {
+        bail!("{} did not report its PHP_VERSION", php.binary.display());
+    }
+    Ok(v)
+}
+
+/// What [`warm`] did.
+#[derive(Debug, Default, Clone)]
+pub struct WarmReport {
+    pub stored: usize,
+    pub fresh: usize,
+    pub failed: Vec<String>,
+    pub bytes: u64,
+    pub evicted: u64,
+    pub system_dir: PathBuf,
+}
+
+/// Records every PHP file under `paths` and stores it in the cache under `cache_dir`.
+pub fn warm(
+    php: &Php,
+    cache_dir: &Path,
+    optimization_level: u32,
+    mode: ValidationMode,
+    config: FileCacheConfig,
+    force: bool,
+    paths: &[PathBuf],
+) -> Result<WarmReport> {
+    use rayon::prelude::*;
+    let system = SystemId::new(&php_version(php)?, optimization_level);
+    let cache = FileCache::open(cache_dir, system, config)
+        .with_context(|| format!("cannot open the cache {}", cache_dir.display()))?;
+    let files = corpus::php_files(paths)?;
+    let bar = indicatif::ProgressBar::new(files.len() as u64);
+    enum Outcome {
+        Stored(u64, u64),
+        Fresh,
+    }
+    let results: Vec<(PathBuf, Result<Outcome>)> = files
+        .par_iter()
+        .map(|file| {
+            let r = (|| {
+                let real = std::fs::canonicalize(&file.path)
+                    .with_context(|| format!("cannot resolve {}", file.path.display()))?;
+                // Validation data taken before compiling: if the file changes meanwhile,
+                // the entry is stale rather than wrong.
+                let key = CacheKey::for_file(&real, mode)?;
+                if !force && cache.lookup(&key).is_ok() {
+                    return Ok(Outcome::Fresh);
+                }
+                let tmp = tempfile::tempdir()?;
+                let compiled = php.compile(&real, optimization_level, 0, Some(tmp.path()))?;
+                let recording = compiled.recording.context("no recording written")?;
+                let script = corpus::load_recording(&recording)?;
+                let info = cache.store(&key, &script)?;
+                Ok(Outcome::Stored(info.entry_bytes, info.evicted))
+            })();
+            bar.inc(1);
+            (file.path.clone(), r)
+        })
+        .collect();
+    bar.finish_and_clear();
+    let mut report = WarmReport {
+        system_dir: cache.dir().to_path_buf(),
+        ..WarmReport::default()
+    };
+    for (path, r) in results {
+        match r {
+            Ok(Outcome::Stored(bytes, evicted)) => {
+                report.stored += 1;
+                report.bytes += bytes;
+                report.evicted += evicted;
+            }
+            Ok(Outcome::Fresh) => report.fresh += 1,
+            Err(e) => report.failed.push(format!("{}: {e:#}", path.display())),
+        }
+    }
+    println!(
+        "warmed {} of {} files into {} ({} bytes; {} already fresh; {} evicted)",
+        report.stored,
+        files.len(),
+        report.system_dir.display(),
+        report.bytes,
+        report.fresh,
+        report.evicted
+    );
+    for f in &report.failed {
+        eprintln!("  {f}");
+    }
+    if !report.failed.is_empty() {
+        bail!("{} file(s) could not be cached", report.failed.len());
+    }
+    Ok(report)
+}
+
+/// The `zopt cache stat` text.
+pub fn stat(cache_dir: &Path) -> Result<String> {
+    use std::fmt::Write;
+    let Scan {
+        systems,
+        entries,
+        temp_files,
+    } = file_cache::scan(cache_dir)
+        .with_context(|| format!("cannot read {}", cache_dir.display()))?;
+    let mut out = String::new();
+    let total: u64 = entries.iter().map(|e| e.len).sum();
+    writeln!(
+        out,
+        "cache {}: {} entries, {} bytes",
+        cache_dir.display(),
+        entries.len(),
+        total
+    )?;
+    for s in &systems {
+        writeln!(
+            out,
+            "  system {}: {} entries, {} bytes",
+            s.name, s.entries, s.bytes
+        )?;
+        writeln!(
+            out,
+            "    {}",
+            s.description.as_deref().unwrap_or("(no SYSTEM file)")
+        )?;
+    }
+    if let (Some(oldest), Some(newest)) = (
+        entries.iter().map(|e| e.mtime).min(),
+        entries.iter().map(|e| e.mtime).max(),
+    ) {
+        let age = |t: std::time::SystemTime| t.elapsed().map_or(0, |d| d.as_secs());
+        writeln!(
+            out,
+            "  oldest entry stored {} s ago, newest {} s ago",
+            age(oldest),
+            age(newest)
+        )?;
+    }
+    if !temp_files.is_empty() {
+        writeln!(
+            out,
+            "  {} temporary file(s) (stores in progress, or left by a writer that died)",
+            temp_files.len()
+        )?;
+    }
+    Ok(out)
+}
+
+/// What [`verify`] found.
+pub struct VerifyReport {
+    pub good: usize,
+    pub bad: usize,
+    pub stale: usize,
+    pub text: String,
+}
+
+/// Checks every entry under `cache_dir`.
+pub fn verify(cache_dir: &Path, check_sources: bool) -> Result<VerifyReport> {
+    use std::fmt::Write;
+    let scan = file_cache::scan(cache_dir)
+        .with_context(|| format!("cannot read {}", cache_dir.display()))?;
+    let mut report = VerifyReport {
+        good: 0,
+        bad: 0,
+        stale: 0,
+        text: String::new(),
+    };
+    for e in &scan.entries {
+        match file_cache::verify_entry(e, check_sources) {
+            Ok(summary) => {
+                report.good += 1;
+                if summary.fresh == Some(false) {
+                    report.stale += 1;
+                    writeln!(
+                        report.text,
+                        "stale {}: source {} changed or is gone",
+                        e.path.display(),
+                        String::from_utf8_lossy(&summary.script_path)
+                    )?;
+                }
+            }
+            Err(reason) => {
+                report.bad += 1;
+                writeln!(
+                    report.text,
+                    "bad {}: {} ({reason})",
+                    e.path.display(),
+                    reason.kind()
+                )?;
+            }
+        }
+    }
+    writeln!(
+        report.text,
+        "{} entries: {} good, {} bad{}",
+        scan.entries.len(),
+        report.good,
+        report.bad,
+        if check_sources {
+            format!(", {} stale", report.stale)
+        } else {
+            String::new()
+        }
+    )?;
+    Ok(report)
+}

@@ -1,0 +1,213 @@
+//! The opcode cache on real recordings: every fixture, recorded by the zopt extension in
+//! real PHP, survives persist → load and a file-cache store → lookup exactly; and the
+//! `zopt cache` machinery (warm, stat, verify, clear) works end to end. PHP and the
+//! extension are required (CI installs PHP; the extension is built here if missing).
+
+use rayon::prelude::*;
+use std::path::{Path, PathBuf};
+use zend_cache::{
+    file_cache, CacheBackend, CacheKey, FileCache, FileCacheConfig, SystemId, ValidationMode,
+};
+use zopt::corpus::{load_recording, php_files};
+use zopt::php::Php;
+
+fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap()
+}
+
+fn extension() -> PathBuf {
+    let root = workspace_root();
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join("target"));
+    let so = target.join("debug/libzopt_php.so");
+    if !so.is_file() {
+        let status = std::process::Command::new(env!("CARGO"))
+            .args(["build", "-p", "zopt-php"])
+            .current_dir(&root)
+            .status()
+            .expect("cannot run cargo to build the extension");
+        assert!(status.success(), "building the zopt extension failed");
+    }
+    so
+}
+
+#[test]
+fn every_fixture_recording_roundtrips_through_the_cache() {
+    let php = Php::locate(None, Some(&extension())).unwrap();
+    let files = php_files(&[workspace_root().join("fixtures/php")]).unwrap();
+    assert!(files.len() > 50);
+    let cache_dir = tempfile::tempdir().unwrap();
+    let system = SystemId::new(&zopt::cache::php_version(&php).unwrap(), 0);
+    let cache = FileCache::open(
+        cache_dir.path(),
+        system,
+        FileCacheConfig {
+            sync: false,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let checked: Vec<String> = files
+        .par_iter()
+        .filter_map(|file| {
+            let tmp = tempfile::tempdir().unwrap();
+            // Fixtures PHP cannot compile (deliberate compile errors) have no recording.
+            let compiled = php.compile(&file.path, 0, 0, Some(tmp.path())).ok()?;
+            let script = load_recording(&compiled.recording.unwrap()).unwrap();
+            let body = zend_cache::persist(&script).unwrap();
+            assert_eq!(
+                body.len(),
+                zend_cache::persist_calc(&script).unwrap().size()
+            );
+            assert_eq!(
+                zend_cache::load(&body).unwrap(),
+                script,
+                "{}",
+                file.path.display()
+            );
+            let real = std::fs::canonicalize(&file.path).unwrap();
+            let key = CacheKey::for_file(&real, ValidationMode::MtimeSize).unwrap();
+            cache.store(&key, &script).unwrap();
+            let hit = cache.lookup(&key).unwrap();
+            assert_eq!(hit.to_script(), script, "{}", file.path.display());
+            let ops: usize = script.op_arrays().iter().map(|oa| oa.opcodes.len()).sum();
+            assert!(ops as u32 <= hit.view().op_count());
+            Some(file.relative.display().to_string())
+        })
+        .collect();
+    eprintln!(
+        "{} of {} fixtures round-tripped",
+        checked.len(),
+        files.len()
+    );
+    assert!(
+        checked.len() * 10 >= files.len() * 9,
+        "too few fixtures compiled: {}",
+        checked.len()
+    );
+    assert_eq!(cache.stats().hits as usize, checked.len());
+}
+
+#[test]
+fn warm_stat_verify_clear() {
+    let php = Php::locate(None, Some(&extension())).unwrap();
+    let root = workspace_root();
+    let dir = tempfile::tempdir().unwrap();
+    let cache_dir = dir.path().join("cache");
+    let inputs: Vec<PathBuf> = [
+        "app_bank_account.php",
+        "oop_traits.php",
+        "fn_closures.php",
+        "gen_basic.php",
+    ]
+    .iter()
+    .map(|f| root.join("fixtures/php").join(f))
+    .collect();
+    let config = FileCacheConfig {
+        sync: false,
+        ..Default::default()
+    };
+    let r = zopt::cache::warm(
+        &php,
+        &cache_dir,
+        0x7FFEBFFF,
+        ValidationMode::MtimeSize,
+        config.clone(),
+        false,
+        &inputs,
+    )
+    .unwrap();
+    assert_eq!((r.stored, r.fresh), (4, 0));
+    let again = zopt::cache::warm(
+        &php,
+        &cache_dir,
+        0x7FFEBFFF,
+        ValidationMode::MtimeSize,
+        config,
+        false,
+        &inputs,
+    )
+    .unwrap();
+    assert_eq!((again.stored, again.fresh), (0, 4));
+
+    // What warm stored is what PHP compiles at that level.
+    let system = SystemId::new(&zopt::cache::php_version(&php).unwrap(), 0x7FFEBFFF);
+    let cache = FileCache::open(&cache_dir, system, FileCacheConfig::default()).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let real = std::fs::canonicalize(&inputs[0]).unwrap();
+    let recorded = load_recording(
+        &php.compile(&real, 0x7FFEBFFF, 0, Some(tmp.path()))
+            .unwrap()
+            .recording
+            .unwrap(),
+    )
+    .unwrap();
+    let key = CacheKey::for_file(&real, ValidationMode::MtimeSize).unwrap();
+    assert_eq!(cache.lookup(&key).unwrap().to_script(), recorded);
+
+    let stat = zopt::cache::stat(&cache_dir).unwrap();
+    assert!(stat.contains("4 entries"), "{stat}");
+    assert!(stat.contains("optimization_level 0x7ffebfff"), "{stat}");
+    let ok = zopt::cache::verify(&cache_dir, true).unwrap();
+    assert_eq!((ok.good, ok.bad, ok.stale), (4, 0, 0), "{}", ok.text);
+
+    // Damage two entries: verify names both, with their reasons.
+    let entries = file_cache::scan(&cache_dir).unwrap().entries;
+    let mut bytes = std::fs::read(&entries[0].path).unwrap();
+    let mid = bytes.len() / 2;
+    bytes[mid] ^= 0x40;
+    std::fs::write(&entries[0].path, &bytes).unwrap();
+    let len = std::fs::metadata(&entries[1].path).unwrap().len();
+    std::fs::File::options()
+        .write(true)
+        .open(&entries[1].path)
+        .unwrap()
+        .set_len(len - 10)
+        .unwrap();
+    let bad = zopt::cache::verify(&cache_dir, false).unwrap();
+    assert_eq!((bad.good, bad.bad), (2, 2), "{}", bad.text);
+    assert!(
+        bad.text
+            .contains(&format!("bad {}: checksum", entries[0].path.display())),
+        "{}",
+        bad.text
+    );
+    assert!(
+        bad.text
+            .contains(&format!("bad {}: truncated", entries[1].path.display())),
+        "{}",
+        bad.text
+    );
+
+    // The command line exits non-zero on them.
+    let zopt = env!("CARGO_BIN_EXE_zopt");
+    let out = std::process::Command::new(zopt)
+        .args(["cache", "verify", "--cache-dir"])
+        .arg(&cache_dir)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).contains("2 bad"));
+
+    let out = std::process::Command::new(zopt)
+        .args(["cache", "clear", "--cache-dir"])
+        .arg(&cache_dir)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert!(file_cache::scan(&cache_dir).unwrap().entries.is_empty());
+    let out = std::process::Command::new(zopt)
+        .args(["cache", "verify", "--cache-dir"])
+        .arg(&cache_dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}
