@@ -94,13 +94,167 @@ pub fn parse_number(s: &str) -> Option<u32> {
     }
 }
 
+/// Prints what follows `#n.Vm` for SSA variable `n` (`NOVAL`, types, ranges).
+pub type SsaVarInfo<'a> = &'a dyn Fn(&mut Vec<u8>, u32);
+
 /// What an analysis adds to an op line: the successors of the op's block (the dump prints
-/// `BBn` instead of op numbers for jump targets once a CFG exists). SSA operand numbering
-/// hooks in here as the SSA stage lands.
+/// `BBn` instead of op numbers for jump targets once a CFG exists) and, once SSA exists,
+/// the SSA variables the op uses and defines.
 #[derive(Default, Clone, Copy)]
 pub struct OpContext<'a> {
     /// `b->successors` of the block containing the op.
     pub successors: Option<&'a [u32]>,
+    /// The op's `zend_ssa_op`.
+    pub ssa: Option<SsaOperands>,
+    /// Prints what follows `#n.Vm` for an SSA variable (`NOVAL`, types, ranges), when
+    /// the dump has such information.
+    pub ssa_var_info: Option<SsaVarInfo<'a>>,
+}
+
+/// The SSA variables of one op (`zend_ssa_op` without its use chains).
+#[derive(Default, Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SsaOperands {
+    pub op1_use: Option<u32>,
+    pub op2_use: Option<u32>,
+    pub result_use: Option<u32>,
+    pub op1_def: Option<u32>,
+    pub op2_def: Option<u32>,
+    pub result_def: Option<u32>,
+}
+
+/// `zend_dump_ssa_var`: `#n.` (or `#?.`), the variable, then whatever `info` adds.
+pub fn dump_ssa_var(
+    out: &mut Vec<u8>,
+    op_array: &OpArray,
+    ssa_var: Option<u32>,
+    var_type: u8,
+    var_num: u32,
+    info: Option<SsaVarInfo<'_>>,
+) {
+    match ssa_var {
+        Some(n) => {
+            let _ = write!(out, "#{n}.");
+        }
+        None => out.extend_from_slice(b"#?."),
+    }
+    let var_type = if var_num < op_array.last_var() {
+        IS_CV
+    } else {
+        var_type
+    };
+    dump_var(out, op_array, var_type, var_num);
+    if let (Some(n), Some(info)) = (ssa_var, info) {
+        info(out, n);
+    }
+}
+
+/// A `zend_ssa_range`.
+#[derive(Default, Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SsaRange {
+    pub min: i64,
+    pub max: i64,
+    pub underflow: bool,
+    pub overflow: bool,
+}
+
+/// `zend_dump_range`: ` RANGE[min..max]`, nothing when both ends are unbounded.
+pub fn dump_range(out: &mut Vec<u8>, r: &SsaRange) {
+    if r.underflow && r.overflow {
+        return;
+    }
+    out.extend_from_slice(b" RANGE[");
+    if r.underflow {
+        out.extend_from_slice(b"--..");
+    } else if r.min == i64::MIN {
+        out.extend_from_slice(b"MIN..");
+    } else {
+        let _ = write!(out, "{}..", r.min);
+    }
+    if r.overflow {
+        out.extend_from_slice(b"++]");
+    } else if r.max == i64::MAX {
+        out.extend_from_slice(b"MAX]");
+    } else {
+        let _ = write!(out, "{}]", r.max);
+    }
+}
+
+/// What `zend_dump_op_array` prints from a function's `zend_func_info` (present when
+/// OPcache optimizes with the call graph): flags in the header and the return line.
+#[derive(Clone, Debug, Default)]
+pub struct FuncInfoHeader {
+    /// `ZEND_FUNC_*` flags.
+    pub flags: u32,
+    /// The return type mask and its class (`name`, `is_instanceof`).
+    pub return_type: u32,
+    pub return_ce: Option<(Vec<u8>, bool)>,
+    pub return_range: SsaRange,
+}
+
+/// `ZEND_FUNC_*` bits zend_dump.c names in the header.
+pub mod func_flags {
+    pub const INDIRECT_VAR_ACCESS: u32 = 1 << 0;
+    pub const NO_LOOPS: u32 = 1 << 3;
+    pub const IRREDUCIBLE: u32 = 1 << 4;
+    pub const RECURSIVE: u32 = 1 << 7;
+    pub const RECURSIVE_DIRECTLY: u32 = 1 << 8;
+    pub const RECURSIVE_INDIRECTLY: u32 = 1 << 9;
+    pub const HAS_EXTENDED_FCALL: u32 = 1 << 10;
+    pub const HAS_EXTENDED_STMT: u32 = 1 << 11;
+}
+
+/// The header of `zend_dump_op_array` with everything an analysis adds: `ssa_vars=`, the
+/// function-info flags and the return line.
+pub fn dump_op_array_header_ex(
+    out: &mut Vec<u8>,
+    op_array: &OpArray,
+    ssa_vars: Option<u32>,
+    func_info: Option<&FuncInfoHeader>,
+    msg: Option<&str>,
+) {
+    let mut extra = String::new();
+    if let Some(n) = ssa_vars {
+        extra.push_str(&format!(", ssa_vars={n}"));
+    }
+    if let Some(info) = func_info {
+        use func_flags::*;
+        let f = info.flags;
+        if f & INDIRECT_VAR_ACCESS != 0 {
+            extra.push_str(", dynamic");
+        }
+        if f & RECURSIVE != 0 {
+            extra.push_str(", recursive");
+            if f & RECURSIVE_DIRECTLY != 0 {
+                extra.push_str(" directly");
+            }
+            if f & RECURSIVE_INDIRECTLY != 0 {
+                extra.push_str(" indirectly");
+            }
+        }
+        if f & IRREDUCIBLE != 0 {
+            extra.push_str(", irreducible");
+        }
+        if f & NO_LOOPS != 0 {
+            extra.push_str(", no_loops");
+        }
+        if f & HAS_EXTENDED_STMT != 0 {
+            extra.push_str(", extended_stmt");
+        }
+        if f & HAS_EXTENDED_FCALL != 0 {
+            extra.push_str(", extended_fcall");
+        }
+    }
+    dump_op_array_header(out, op_array, &extra, msg);
+    if let Some(info) = func_info {
+        out.extend_from_slice(b"     ; return ");
+        let ce = info
+            .return_ce
+            .as_ref()
+            .map(|(name, inst)| (name.as_slice(), *inst));
+        dump_type_info(out, info.return_type, ce, 0);
+        dump_range(out, &info.return_range);
+        out.push(b'\n');
+    }
 }
 
 /// `zend_dump_const`: a leading space, then the value.
@@ -142,7 +296,11 @@ pub fn c_str(bytes: &[u8]) -> &[u8] {
 pub fn format_g(out: &mut Vec<u8>, v: f64) {
     const PRECISION: i32 = 6;
     if v.is_nan() {
-        out.extend_from_slice(if v.is_sign_negative() { b"-nan" } else { b"nan" });
+        out.extend_from_slice(if v.is_sign_negative() {
+            b"-nan"
+        } else {
+            b"nan"
+        });
         return;
     }
     if v.is_infinite() {
@@ -157,7 +315,7 @@ pub fn format_g(out: &mut Vec<u8>, v: f64) {
     let sci = format!("{:.*e}", (PRECISION - 1) as usize, v);
     let (mantissa, exp) = sci.split_once('e').expect("{:e} always has an exponent");
     let exp: i32 = exp.parse().expect("{:e} exponent is an integer");
-    if exp < -4 || exp >= PRECISION {
+    if !(-4..PRECISION).contains(&exp) {
         out.extend_from_slice(strip_fraction_zeros(mantissa).as_bytes());
         let _ = write!(out, "e{}{:02}", if exp < 0 { '-' } else { '+' }, exp.abs());
     } else {
@@ -228,7 +386,11 @@ pub fn dump_type_info(out: &mut Vec<u8>, info: u32, ce: Option<(&[u8], bool)>, d
     }
     let dump_ce = |out: &mut Vec<u8>| {
         if let Some((name, is_instanceof)) = ce {
-            out.extend_from_slice(if is_instanceof { b" (instanceof " } else { b" (" });
+            out.extend_from_slice(if is_instanceof {
+                b" (instanceof "
+            } else {
+                b" ("
+            });
             out.extend_from_slice(c_str(name));
             out.push(b')');
         }
@@ -349,19 +511,15 @@ fn dump_unused_op(out: &mut Vec<u8>, num: u32, flags: u32) {
         ZEND_VM_OP_NUM => {
             let _ = write!(out, " {num}");
         }
-        ZEND_VM_OP_TRY_CATCH => {
-            if num != u32::MAX {
-                let _ = write!(out, " try-catch({num})");
-            }
+        ZEND_VM_OP_TRY_CATCH if num != u32::MAX => {
+            let _ = write!(out, " try-catch({num})");
         }
         ZEND_VM_OP_THIS => out.extend_from_slice(b" THIS"),
         ZEND_VM_OP_NEXT => out.extend_from_slice(b" NEXT"),
         ZEND_VM_OP_CLASS_FETCH => dump_class_fetch_type(out, num),
         ZEND_VM_OP_CONSTRUCTOR => out.extend_from_slice(b" CONSTRUCTOR"),
-        ZEND_VM_OP_CONST_FETCH => {
-            if num & IS_CONSTANT_UNQUALIFIED_IN_NAMESPACE != 0 {
-                out.extend_from_slice(b" (unqualified-in-namespace)");
-            }
+        ZEND_VM_OP_CONST_FETCH if num & IS_CONSTANT_UNQUALIFIED_IN_NAMESPACE != 0 => {
+            out.extend_from_slice(b" (unqualified-in-namespace)");
         }
         _ => {}
     }
@@ -379,7 +537,11 @@ fn unused_value(operand: Operand) -> u32 {
 fn dump_jump(out: &mut Vec<u8>, ctx: &OpContext, n: &mut usize, target: u32) {
     match ctx.successors {
         Some(successors) => {
-            let _ = write!(out, " BB{}", successors.get(*n).copied().unwrap_or(u32::MAX));
+            let _ = write!(
+                out,
+                " BB{}",
+                successors.get(*n).copied().unwrap_or(u32::MAX)
+            );
             *n += 1;
         }
         None => {
@@ -481,7 +643,11 @@ fn dump_extended_value(out: &mut Vec<u8>, op: &Op, flags: u32) {
                 }
             }
             if flags & ZEND_VM_EXT_ISSET != 0 {
-                out.extend_from_slice(if ext & 1 == 0 { b" (isset)" } else { b" (empty)" });
+                out.extend_from_slice(if ext & 1 == 0 {
+                    b" (isset)"
+                } else {
+                    b" (empty)"
+                });
             }
             if flags & ZEND_VM_EXT_ARRAY_INIT != 0 {
                 let _ = write!(out, " {}", ext >> 2);
@@ -507,9 +673,26 @@ fn dump_extended_value(out: &mut Vec<u8>, op: &Op, flags: u32) {
 pub fn dump_op(out: &mut Vec<u8>, op_array: &OpArray, op: &Op, ctx: &OpContext) {
     let flags = op.opcode.flags();
     let mut n = 0usize;
+    let ssa = ctx.ssa;
+    let info = ctx.ssa_var_info;
+    let ssa_var = |out: &mut Vec<u8>, num: u32, operand: Operand| {
+        if let Some(var) = operand.var() {
+            dump_ssa_var(out, op_array, Some(num), operand.op_type(), var.0, info);
+        }
+    };
 
-    if op.result.var().is_some() {
-        dump_operand_var(out, op_array, op.result);
+    if !matches!(
+        ssa,
+        Some(SsaOperands {
+            result_use: Some(_),
+            ..
+        })
+    ) && op.result.var().is_some()
+    {
+        match ssa.and_then(|s| s.result_def) {
+            Some(def) => ssa_var(out, def, op.result),
+            None => dump_operand_var(out, op_array, op.result),
+        }
         out.extend_from_slice(b" = ");
     }
     opcode_name(out, op.opcode);
@@ -518,8 +701,13 @@ pub fn dump_op(out: &mut Vec<u8>, op_array: &OpArray, op: &Op, ctx: &OpContext) 
     match op.op1 {
         Operand::Const(lit) => dump_literal(out, op_array, lit),
         Operand::TmpVar(_) | Operand::Var(_) | Operand::Cv(_) => {
-            out.push(b' ');
-            dump_operand_var(out, op_array, op.op1);
+            dump_var_operand(
+                out,
+                op_array,
+                op.op1,
+                ssa.map(|s| (s.op1_use, s.op1_def)),
+                &ssa_var,
+            );
         }
         unused => {
             let op1_flags = zend_vm_op1_flags(flags);
@@ -533,15 +721,23 @@ pub fn dump_op(out: &mut Vec<u8>, op_array: &OpArray, op: &Op, ctx: &OpContext) 
 
     match op.op2 {
         Operand::Const(lit) => {
-            if matches!(op.opcode, ZEND_SWITCH_LONG | ZEND_SWITCH_STRING | ZEND_MATCH) {
+            if matches!(
+                op.opcode,
+                ZEND_SWITCH_LONG | ZEND_SWITCH_STRING | ZEND_MATCH
+            ) {
                 dump_jump_table(out, op_array, lit, ctx, &mut n);
             } else {
                 dump_literal(out, op_array, lit);
             }
         }
         Operand::TmpVar(_) | Operand::Var(_) | Operand::Cv(_) => {
-            out.push(b' ');
-            dump_operand_var(out, op_array, op.op2);
+            dump_var_operand(
+                out,
+                op_array,
+                op.op2,
+                ssa.map(|s| (s.op2_use, s.op2_def)),
+                &ssa_var,
+            );
         }
         unused => {
             let op2_flags = zend_vm_op2_flags(flags);
@@ -561,6 +757,49 @@ pub fn dump_op(out: &mut Vec<u8>, op_array: &OpArray, op: &Op, ctx: &OpContext) 
     }
     if let Operand::Const(lit) = op.result {
         dump_literal(out, op_array, lit);
+    } else if let Some(SsaOperands {
+        result_use: Some(used),
+        result_def,
+        ..
+    }) = ssa
+    {
+        if op.result.var().is_some() {
+            out.push(b' ');
+            ssa_var(out, used, op.result);
+            if let Some(def) = result_def {
+                out.extend_from_slice(b" -> ");
+                ssa_var(out, def, op.result);
+            }
+        }
+    }
+}
+
+/// A TMP/VAR/CV op1 or op2: plain, or with its SSA use and definition.
+fn dump_var_operand(
+    out: &mut Vec<u8>,
+    op_array: &OpArray,
+    operand: Operand,
+    ssa: Option<(Option<u32>, Option<u32>)>,
+    ssa_var: &dyn Fn(&mut Vec<u8>, u32, Operand),
+) {
+    match ssa {
+        None => {
+            out.push(b' ');
+            dump_operand_var(out, op_array, operand);
+        }
+        Some((used, defined)) => {
+            if let Some(used) = used {
+                out.push(b' ');
+                ssa_var(out, used, operand);
+            } else if defined.is_none() {
+                out.push(b' ');
+                dump_operand_var(out, op_array, operand);
+            }
+            if let Some(defined) = defined {
+                out.extend_from_slice(b" -> ");
+                ssa_var(out, defined, operand);
+            }
+        }
     }
 }
 
@@ -594,7 +833,11 @@ fn dump_jump_table(
             }
             match ctx.successors {
                 Some(successors) => {
-                    let _ = write!(out, " BB{},", successors.get(*n).copied().unwrap_or(u32::MAX));
+                    let _ = write!(
+                        out,
+                        " BB{},",
+                        successors.get(*n).copied().unwrap_or(u32::MAX)
+                    );
                     *n += 1;
                 }
                 None => {
@@ -613,7 +856,13 @@ fn dump_jump_table(
 }
 
 /// `zend_dump_op_line` without a CFG: number, padding, op, newline.
-pub fn dump_op_line(out: &mut Vec<u8>, op_array: &OpArray, num: OpNum, dump_flags: u32, ctx: &OpContext) {
+pub fn dump_op_line(
+    out: &mut Vec<u8>,
+    op_array: &OpArray,
+    num: OpNum,
+    dump_flags: u32,
+    ctx: &OpContext,
+) {
     let op = &op_array.opcodes[num.index()];
     if dump_flags & ZEND_DUMP_LINE_NUMBERS != 0 {
         let _ = write!(out, "L{:04} ", op.lineno);
@@ -622,7 +871,7 @@ pub fn dump_op_line(out: &mut Vec<u8>, op_array: &OpArray, num: OpNum, dump_flag
     out.extend_from_slice(number.as_bytes());
     // `fprintf("%*c", 5 - len, ' ')` pads to five columns and always prints one space.
     let pad = 5usize.saturating_sub(number.len()).max(1);
-    out.extend(std::iter::repeat(b' ').take(pad));
+    out.extend(std::iter::repeat_n(b' ', pad));
     dump_op(out, op_array, op, ctx);
     out.push(b'\n');
 }
@@ -660,7 +909,13 @@ pub fn dump_op_array_header(out: &mut Vec<u8>, op_array: &OpArray, extra: &str, 
 pub fn dump_op_array(out: &mut Vec<u8>, op_array: &OpArray, dump_flags: u32, msg: Option<&str>) {
     dump_op_array_header(out, op_array, "", msg);
     for i in 0..op_array.opcodes.len() {
-        dump_op_line(out, op_array, OpNum::from(i), dump_flags, &OpContext::default());
+        dump_op_line(
+            out,
+            op_array,
+            OpNum::from(i),
+            dump_flags,
+            &OpContext::default(),
+        );
     }
     if dump_flags & ZEND_DUMP_LIVE_RANGES != 0 {
         dump_live_ranges(out, op_array);
@@ -696,7 +951,11 @@ pub fn dump_live_ranges(out: &mut Vec<u8>, op_array: &OpArray) {
     }
     out.extend_from_slice(b"LIVE RANGES:\n");
     for range in &op_array.live_range {
-        let _ = write!(out, "     {}: {:04} - {:04} ", range.var.0, range.start.0, range.end.0);
+        let _ = write!(
+            out,
+            "     {}: {:04} - {:04} ",
+            range.var.0, range.start.0, range.end.0
+        );
         let kind: &[u8] = match range.kind {
             ZEND_LIVE_TMPVAR => b"(tmp/var)\n",
             ZEND_LIVE_LOOP => b"(loop)\n",
@@ -739,6 +998,7 @@ mod tests {
     }
 
     #[test]
+    #[allow(clippy::approx_constant, clippy::excessive_precision)]
     fn percent_g_matches_glibc() {
         // Expected strings are what glibc's printf("%g") prints for these values.
         assert_eq!(g(2.0), "2");
@@ -764,18 +1024,34 @@ mod glibc_oracle {
     fn glibc_g(v: f64) -> String {
         let mut buf = [0u8; 64];
         // SAFETY: the buffer is large enough for any %g output and NUL-terminated by snprintf.
-        let len = unsafe {
-            libc::snprintf(buf.as_mut_ptr().cast(), buf.len(), c"%g".as_ptr(), v)
-        };
+        let len = unsafe { libc::snprintf(buf.as_mut_ptr().cast(), buf.len(), c"%g".as_ptr(), v) };
         String::from_utf8(buf[..len as usize].to_vec()).unwrap()
     }
 
     #[test]
     fn percent_g_agrees_with_libc_snprintf() {
         let mut values = vec![
-            0.5, 2.5, 1234565.0, 1234575.0, 0.000123456, 1e-5, 1e15, 1e16, 123456.5, 999999.5,
-            f64::MIN_POSITIVE, f64::MAX, 5e-324, 1.0 / 3.0, -2.0 / 3.0, 100000.0, 1000000.0,
-            f64::NAN, -f64::NAN, 0.0, -0.0,
+            0.5,
+            2.5,
+            1234565.0,
+            1234575.0,
+            0.000123456,
+            1e-5,
+            1e15,
+            1e16,
+            123456.5,
+            999999.5,
+            f64::MIN_POSITIVE,
+            f64::MAX,
+            5e-324,
+            1.0 / 3.0,
+            -2.0 / 3.0,
+            100000.0,
+            1000000.0,
+            f64::NAN,
+            -f64::NAN,
+            0.0,
+            -0.0,
         ];
         // A deterministic spread over many magnitudes and mantissas.
         let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
@@ -789,7 +1065,12 @@ mod glibc_oracle {
         for v in values {
             let mut ours = Vec::new();
             format_g(&mut ours, v);
-            assert_eq!(String::from_utf8(ours).unwrap(), glibc_g(v), "value bits {:#x}", v.to_bits());
+            assert_eq!(
+                String::from_utf8(ours).unwrap(),
+                glibc_g(v),
+                "value bits {:#x}",
+                v.to_bits()
+            );
         }
     }
 }

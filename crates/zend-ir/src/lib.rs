@@ -9,6 +9,7 @@
 //! printer produces PHP's own bytes for the same op_array.
 
 pub mod dump;
+mod internal_classes;
 pub mod model;
 pub mod opcode;
 mod opcode_table;
@@ -18,3 +19,13 @@ pub mod zop;
 pub use model::*;
 pub use opcode::Opcode;
 pub use types::MayBe;
+
+/// The name of the internal class (interface, trait) PHP 8.2 knows as `lcname` before any
+/// script runs, as `php -n` with OPcache loads it: what `zend_optimizer_get_class_entry`
+/// finds in `CG(class_table)`.
+pub fn internal_class(lcname: &[u8]) -> Option<&'static str> {
+    internal_classes::INTERNAL_CLASSES
+        .binary_search_by(|(lc, _)| lc.as_bytes().cmp(lcname))
+        .ok()
+        .map(|i| internal_classes::INTERNAL_CLASSES[i].1)
+}

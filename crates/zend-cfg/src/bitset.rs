@@ -1,0 +1,205 @@
+//! Dense bit sets (`zend_bitset`): one bit per element in `u64` words, and a matrix of
+//! equally sized rows, the layout zend_dfg uses for its per-block sets.
+
+/// Number of `u64` words needed for `n` bits (`zend_bitset_len`).
+#[inline]
+pub const fn words_for(n: usize) -> usize {
+    n.div_ceil(64)
+}
+
+/// A fixed-size set of small integers.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct BitSet {
+    words: Vec<u64>,
+}
+
+impl BitSet {
+    /// An empty set able to hold `0..n`.
+    pub fn new(n: usize) -> Self {
+        BitSet {
+            words: vec![0; words_for(n)],
+        }
+    }
+
+    pub fn words(&self) -> &[u64] {
+        &self.words
+    }
+
+    pub fn words_mut(&mut self) -> &mut [u64] {
+        &mut self.words
+    }
+
+    #[inline]
+    pub fn contains(&self, i: usize) -> bool {
+        contains(&self.words, i)
+    }
+
+    #[inline]
+    pub fn insert(&mut self, i: usize) -> bool {
+        insert(&mut self.words, i)
+    }
+
+    #[inline]
+    pub fn remove(&mut self, i: usize) {
+        self.words[i / 64] &= !(1u64 << (i % 64));
+    }
+
+    pub fn clear(&mut self) {
+        self.words.fill(0);
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.words.iter().all(|&w| w == 0)
+    }
+
+    /// The elements in increasing order.
+    pub fn iter(&self) -> Iter<'_> {
+        iter(&self.words)
+    }
+
+    /// The largest element (`zend_bitset_last`).
+    pub fn last(&self) -> Option<usize> {
+        last(&self.words)
+    }
+}
+
+#[inline]
+pub fn contains(words: &[u64], i: usize) -> bool {
+    words
+        .get(i / 64)
+        .is_some_and(|w| w & (1u64 << (i % 64)) != 0)
+}
+
+/// Adds `i`; returns whether it was absent.
+#[inline]
+pub fn insert(words: &mut [u64], i: usize) -> bool {
+    let w = &mut words[i / 64];
+    let bit = 1u64 << (i % 64);
+    let absent = *w & bit == 0;
+    *w |= bit;
+    absent
+}
+
+/// The largest element of a set given as words.
+pub fn last(words: &[u64]) -> Option<usize> {
+    words
+        .iter()
+        .enumerate()
+        .rev()
+        .find(|(_, &w)| w != 0)
+        .map(|(i, &w)| i * 64 + 63 - w.leading_zeros() as usize)
+}
+
+/// `a ⊆ b`.
+pub fn is_subset(a: &[u64], b: &[u64]) -> bool {
+    a.iter().zip(b).all(|(&x, &y)| x & !y == 0)
+}
+
+/// `dst |= src`.
+pub fn union_with(dst: &mut [u64], src: &[u64]) {
+    for (d, &s) in dst.iter_mut().zip(src) {
+        *d |= s;
+    }
+}
+
+/// Iterator over the elements of a word slice, in increasing order.
+pub fn iter(words: &[u64]) -> Iter<'_> {
+    Iter {
+        words,
+        index: 0,
+        current: words.first().copied().unwrap_or(0),
+    }
+}
+
+pub struct Iter<'a> {
+    words: &'a [u64],
+    index: usize,
+    current: u64,
+}
+
+impl Iterator for Iter<'_> {
+    type Item = usize;
+
+    fn next(&mut self) -> Option<usize> {
+        loop {
+            if self.current != 0 {
+                let bit = self.current.trailing_zeros() as usize;
+                self.current &= self.current - 1;
+                return Some(self.index * 64 + bit);
+            }
+            self.index += 1;
+            self.current = *self.words.get(self.index)?;
+        }
+    }
+}
+
+/// `rows` bit sets of `bits` bits each in one allocation (`DFG_BITSET`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BitMatrix {
+    row_words: usize,
+    words: Vec<u64>,
+}
+
+impl BitMatrix {
+    pub fn new(rows: usize, bits: usize) -> Self {
+        let row_words = words_for(bits);
+        BitMatrix {
+            row_words,
+            words: vec![0; row_words * rows],
+        }
+    }
+
+    /// Words per row (`dfg->size`).
+    pub fn row_words(&self) -> usize {
+        self.row_words
+    }
+
+    #[inline]
+    pub fn row(&self, r: usize) -> &[u64] {
+        &self.words[r * self.row_words..(r + 1) * self.row_words]
+    }
+
+    #[inline]
+    pub fn row_mut(&mut self, r: usize) -> &mut [u64] {
+        &mut self.words[r * self.row_words..(r + 1) * self.row_words]
+    }
+
+    #[inline]
+    pub fn contains(&self, r: usize, i: usize) -> bool {
+        contains(self.row(r), i)
+    }
+
+    #[inline]
+    pub fn insert(&mut self, r: usize, i: usize) -> bool {
+        insert(self.row_mut(r), i)
+    }
+
+    pub fn clear(&mut self) {
+        self.words.fill(0);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn set_operations() {
+        let mut s = BitSet::new(130);
+        assert!(s.is_empty());
+        assert!(s.insert(0));
+        assert!(s.insert(64));
+        assert!(s.insert(129));
+        assert!(!s.insert(129));
+        assert_eq!(s.iter().collect::<Vec<_>>(), vec![0, 64, 129]);
+        assert_eq!(s.last(), Some(129));
+        s.remove(129);
+        assert_eq!(s.last(), Some(64));
+        assert!(!s.contains(200));
+        let mut m = BitMatrix::new(3, 70);
+        m.insert(2, 69);
+        assert!(m.contains(2, 69));
+        assert!(!m.contains(1, 69));
+        assert_eq!(m.row_words(), 2);
+    }
+}

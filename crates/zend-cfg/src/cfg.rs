@@ -1,0 +1,889 @@
+//! Basic blocks and edges: `zend_build_cfg`, `zend_cfg_build_predecessors` and the
+//! reachability marking of zend_cfg.c.
+
+use crate::BlockId;
+use bitflags::bitflags;
+use zend_ir::opcode::*;
+use zend_ir::{Literal, OpArray, OpNum, Operand, TryCatchElement};
+
+bitflags! {
+    /// `zend_basic_block.flags` (`ZEND_BB_*`), with PHP's bit values.
+    #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
+    pub struct BlockFlags: u32 {
+        /// First block.
+        const START = 1 << 0;
+        /// Reached by falling through from the previous block.
+        const FOLLOW = 1 << 1;
+        /// Jump target.
+        const TARGET = 1 << 2;
+        /// Without successors.
+        const EXIT = 1 << 3;
+        /// Stackless entry (after calls, includes, yields when `STACKLESS`).
+        const ENTRY = 1 << 4;
+        /// Start of a try block.
+        const TRY = 1 << 5;
+        const CATCH = 1 << 6;
+        const FINALLY = 1 << 7;
+        const FINALLY_END = 1 << 8;
+        /// Unreachable, but frees a loop variable created in a reachable block.
+        const UNREACHABLE_FREE = 1 << 11;
+        /// Entry after RECV/RECV_INIT (when `RECV_ENTRY`).
+        const RECV_ENTRY = 1 << 12;
+        const LOOP_HEADER = 1 << 16;
+        const IRREDUCIBLE_LOOP = 1 << 17;
+        const REACHABLE = 1 << 31;
+        /// `ZEND_BB_PROTECTED`: blocks optimizations must keep.
+        const PROTECTED = Self::ENTRY.bits() | Self::RECV_ENTRY.bits() | Self::TRY.bits()
+            | Self::CATCH.bits() | Self::FINALLY.bits() | Self::FINALLY_END.bits()
+            | Self::UNREACHABLE_FREE.bits();
+    }
+}
+
+bitflags! {
+    /// Build flags of `zend_build_cfg` / `zend_build_ssa` (zend_cfg.h), PHP's bit values.
+    #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
+    pub struct BuildFlags: u32 {
+        const STACKLESS = 1 << 30;
+        const SSA_DEBUG_LIVENESS = 1 << 29;
+        const SSA_DEBUG_PHI_PLACEMENT = 1 << 28;
+        const SSA_RC_INFERENCE = 1 << 27;
+        /// Split off an empty entry block when something jumps to op 0.
+        const NO_ENTRY_PREDECESSORS = 1 << 25;
+        const RECV_ENTRY = 1 << 24;
+        const CALL_TREE = 1 << 23;
+        const SSA_USE_CV_RESULTS = 1 << 22;
+    }
+}
+
+bitflags! {
+    /// `ZEND_FUNC_*` flags (zend_func_info.h) the CFG and loop analysis find.
+    #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
+    pub struct FuncFlags: u32 {
+        /// Accesses variables by name (`$$x`, `extract()`, `compact()`, include...).
+        const INDIRECT_VAR_ACCESS = 1 << 0;
+        const HAS_CALLS = 1 << 1;
+        /// Uses `func_get_args()` and friends.
+        const VARARG = 1 << 2;
+        const NO_LOOPS = 1 << 3;
+        const IRREDUCIBLE = 1 << 4;
+        const FREE_LOOP_VAR = 1 << 5;
+        const RECURSIVE = 1 << 7;
+        const RECURSIVE_DIRECTLY = 1 << 8;
+        const RECURSIVE_INDIRECTLY = 1 << 9;
+        const HAS_EXTENDED_FCALL = 1 << 10;
+        const HAS_EXTENDED_STMT = 1 << 11;
+    }
+}
+
+/// A `zend_basic_block`. Successors and predecessors live in the [`Cfg`]'s flat arrays
+/// (see [`Cfg::successors`], [`Cfg::predecessors`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BasicBlock {
+    pub flags: BlockFlags,
+    /// First op.
+    pub start: u32,
+    /// Number of ops (0 only for the extra entry block).
+    pub len: u32,
+    successor_offset: u32,
+    successors_count: u32,
+    /// Successors found from the last op, kept for unreachable blocks too (whose
+    /// `successors_count` is 0): the dump prints their jump operands from them.
+    stored_successors: u32,
+    predecessor_offset: u32,
+    predecessors_count: u32,
+    /// Immediate dominator (`None` for the entry and for blocks not reached from it).
+    pub idom: Option<BlockId>,
+    /// Closest enclosing loop header.
+    pub loop_header: Option<BlockId>,
+    /// Depth in the dominator tree (`None` until computed, and for unreachable blocks).
+    pub level: Option<u32>,
+    /// First block immediately dominated by this one.
+    pub children: Option<BlockId>,
+    /// Next block with the same immediate dominator (children are in block order).
+    pub next_child: Option<BlockId>,
+}
+
+impl BasicBlock {
+    fn new(start: u32) -> Self {
+        BasicBlock {
+            flags: BlockFlags::empty(),
+            start,
+            len: 0,
+            successor_offset: 0,
+            successors_count: 0,
+            stored_successors: 0,
+            predecessor_offset: 0,
+            predecessors_count: 0,
+            idom: None,
+            loop_header: None,
+            level: None,
+            children: None,
+            next_child: None,
+        }
+    }
+
+    pub fn is_reachable(&self) -> bool {
+        self.flags.contains(BlockFlags::REACHABLE)
+    }
+
+    /// Op numbers of the block.
+    pub fn ops(&self) -> std::ops::Range<u32> {
+        self.start..self.start + self.len
+    }
+
+    pub fn successors_count(&self) -> usize {
+        self.successors_count as usize
+    }
+
+    pub fn predecessors_count(&self) -> usize {
+        self.predecessors_count as usize
+    }
+
+    /// The last op, if the block has any.
+    pub fn last_op(&self) -> Option<OpNum> {
+        (self.len > 0).then(|| OpNum(self.start + self.len - 1))
+    }
+}
+
+/// What is wrong with an op_array that has no valid CFG.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Problem {
+    JumpOutOfRange {
+        target: u32,
+    },
+    /// A jump operand that is not a jump address.
+    NotAJump,
+    BadJumpTable,
+    /// The last op falls through (or branches) past the end.
+    FallsOffEnd,
+    VarOutOfRange {
+        var: u32,
+    },
+    LiteralOutOfRange {
+        literal: u32,
+    },
+    /// An op that needs a following OP_DATA is last.
+    MissingOpData,
+    /// A try/catch element names an op past the end.
+    TryCatchOutOfRange {
+        element: usize,
+    },
+}
+
+impl std::fmt::Display for Problem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Problem::JumpOutOfRange { target } => write!(f, "jump target {target} is out of range"),
+            Problem::NotAJump => f.write_str("jump operand holds no jump address"),
+            Problem::BadJumpTable => f.write_str("jump table is not an array of op numbers"),
+            Problem::FallsOffEnd => f.write_str("control falls off the end of the op_array"),
+            Problem::VarOutOfRange { var } => write!(f, "variable {var} is out of range"),
+            Problem::LiteralOutOfRange { literal } => {
+                write!(f, "literal {literal} is out of range")
+            }
+            Problem::MissingOpData => f.write_str("missing OP_DATA after this op"),
+            Problem::TryCatchOutOfRange { element } => {
+                write!(f, "try/catch element {element} points past the last op")
+            }
+        }
+    }
+}
+
+/// A malformed op_array: which function, which op, and what.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{function}: op {op:04} ({opcode}): {problem}")]
+pub struct CfgError {
+    pub function: String,
+    pub op: u32,
+    pub opcode: String,
+    pub problem: Problem,
+}
+
+/// A `zend_cfg`: blocks in op order, their edges, the op → block map, and the function
+/// flags found on the way.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Cfg {
+    pub blocks: Vec<BasicBlock>,
+    successor_list: Vec<BlockId>,
+    predecessor_list: Vec<BlockId>,
+    /// Block of every op (`cfg->map`).
+    pub map: Vec<BlockId>,
+    pub build_flags: BuildFlags,
+    /// `ZEND_FUNC_*` flags: those the op scan finds, plus `NO_LOOPS`/`IRREDUCIBLE` once
+    /// loops are identified.
+    pub func_flags: FuncFlags,
+    /// Number of edges, duplicates of SWITCH tables included (`edges_count`).
+    pub edges_count: usize,
+    /// Entry and exit times of each block in a walk of the dominator tree (for O(1)
+    /// dominance queries); `u32::MAX` outside the tree.
+    pub(crate) dom_interval: Vec<(u32, u32)>,
+    /// The op_array's try/catch table as reachability marking leaves it (PHP moves the
+    /// `try_op` of an element whose first blocks are unreachable).
+    pub try_catch: Vec<TryCatchElement>,
+}
+
+/// Checks the operands later analyses rely on: every variable below `last_var + T`, every
+/// literal present, OP_DATA where an op needs one.
+fn validate_operands(op_array: &OpArray) -> Result<(), CfgError> {
+    let vars = op_array.last_var() + op_array.T;
+    let last = op_array.opcodes.len();
+    for (i, op) in op_array.opcodes.iter().enumerate() {
+        for operand in [op.op1, op.op2, op.result] {
+            match operand {
+                Operand::TmpVar(v) | Operand::Var(v) | Operand::Cv(v) if v.0 >= vars => {
+                    return Err(error(
+                        op_array,
+                        i as u32,
+                        Problem::VarOutOfRange { var: v.0 },
+                    ));
+                }
+                Operand::Const(lit) if lit.index() >= op_array.literals.len() => {
+                    return Err(error(
+                        op_array,
+                        i as u32,
+                        Problem::LiteralOutOfRange { literal: lit.0 },
+                    ));
+                }
+                _ => {}
+            }
+        }
+        if needs_op_data(op.opcode) && i + 1 >= last {
+            return Err(error(op_array, i as u32, Problem::MissingOpData));
+        }
+    }
+    Ok(())
+}
+
+/// Ops whose value operand lives in the following OP_DATA.
+pub fn needs_op_data(opcode: Opcode) -> bool {
+    matches!(
+        opcode,
+        ZEND_ASSIGN_DIM
+            | ZEND_ASSIGN_OBJ
+            | ZEND_ASSIGN_OBJ_REF
+            | ZEND_ASSIGN_STATIC_PROP
+            | ZEND_ASSIGN_STATIC_PROP_REF
+            | ZEND_ASSIGN_STATIC_PROP_OP
+            | ZEND_ASSIGN_DIM_OP
+            | ZEND_ASSIGN_OBJ_OP
+    )
+}
+
+fn error(op_array: &OpArray, op: u32, problem: Problem) -> CfgError {
+    let opcode = op_array
+        .opcodes
+        .get(op as usize)
+        .map(|o| o.opcode.to_string())
+        .unwrap_or_else(|| "-".to_string());
+    CfgError {
+        function: op_array.display_name(),
+        op,
+        opcode,
+        problem,
+    }
+}
+
+const ZEND_LAST_CATCH: u32 = 1;
+const ZEND_THROW_IS_EXPR: u32 = 1;
+const ZEND_FREE_ON_RETURN: u32 = 1;
+const ZEND_FREE_SWITCH: u32 = 2;
+const ZEND_FETCH_GLOBAL: u32 = 1 << 1;
+const ZEND_FETCH_LOCAL: u32 = 1 << 2;
+const ZEND_FETCH_GLOBAL_LOCK: u32 = 1 << 3;
+
+/// `zend_optimizer_is_loop_var_free`: a FE_FREE or switch FREE of a loop variable.
+pub fn is_loop_var_free(op: &zend_ir::Op) -> bool {
+    (op.opcode == ZEND_FE_FREE && op.extended_value != ZEND_FREE_ON_RETURN)
+        || (op.opcode == ZEND_FREE && op.extended_value == ZEND_FREE_SWITCH)
+}
+
+/// `zend_optimizer_get_loop_var_def`: the op before `free` defining its operand.
+pub fn loop_var_def(op_array: &OpArray, free: OpNum) -> Option<OpNum> {
+    let var = op_array.opcodes[free.index()].op1.var()?;
+    (0..free.0).rev().map(OpNum).find(|&n| {
+        let op = &op_array.opcodes[n.index()];
+        matches!(op.result, Operand::TmpVar(v) | Operand::Var(v) if v == var)
+    })
+}
+
+/// `zend_optimizer_classify_function`: what calling an internal function implies.
+fn classify_function(name: &[u8]) -> FuncFlags {
+    match name {
+        b"extract" | b"compact" | b"get_defined_vars" | b"db2_execute" => {
+            FuncFlags::INDIRECT_VAR_ACCESS
+        }
+        b"func_num_args" | b"func_get_arg" | b"func_get_args" => FuncFlags::VARARG,
+        _ => FuncFlags::empty(),
+    }
+}
+
+/// Jump targets of one op, in successor order, without the fall-through.
+struct Targets {
+    targets: Vec<u32>,
+    /// Whether the op also continues with the next op.
+    falls_through: bool,
+}
+
+impl Cfg {
+    /// Builds the CFG the DFA pass uses: blocks, edges, reachability, predecessors, the
+    /// dominator tree and loops (`zend_build_cfg` + `zend_cfg_build_predecessors` +
+    /// `zend_cfg_compute_dominators_tree` + `zend_cfg_identify_loops`).
+    pub fn build(op_array: &OpArray, build_flags: BuildFlags) -> Result<Cfg, CfgError> {
+        let mut cfg = Cfg::build_blocks(op_array, build_flags)?;
+        cfg.compute_dominators_tree();
+        cfg.identify_loops();
+        Ok(cfg)
+    }
+
+    /// `zend_build_cfg` followed by `zend_cfg_build_predecessors`: no dominators yet.
+    pub fn build_blocks(op_array: &OpArray, build_flags: BuildFlags) -> Result<Cfg, CfgError> {
+        validate_operands(op_array)?;
+        let last = op_array.opcodes.len() as u32;
+        let flags = build_flags & (BuildFlags::STACKLESS | BuildFlags::RECV_ENTRY);
+        // How many times each op starts a block (BB_START); one extra slot absorbs a start
+        // past the last op.
+        let mut starts = vec![0u32; last as usize + 1];
+        let mut func_flags = FuncFlags::empty();
+        starts[0] += 1;
+        for i in 0..last {
+            let op = &op_array.opcodes[i as usize];
+            let mut start = |n: u32| starts[n as usize] += 1;
+            match op.opcode {
+                ZEND_RECV | ZEND_RECV_INIT => {
+                    if flags.contains(BuildFlags::RECV_ENTRY) {
+                        start(i + 1);
+                    }
+                }
+                ZEND_RETURN
+                | ZEND_RETURN_BY_REF
+                | ZEND_GENERATOR_RETURN
+                | ZEND_VERIFY_NEVER_TYPE => {
+                    if i + 1 < last {
+                        start(i + 1);
+                    }
+                }
+                ZEND_MATCH_ERROR | ZEND_EXIT | ZEND_THROW => {
+                    // A THROW used as an expression does not end its block: live ranges
+                    // would be lost when unreachable code is removed.
+                    if op.extended_value != ZEND_THROW_IS_EXPR && i + 1 < last {
+                        start(i + 1);
+                    }
+                }
+                ZEND_INCLUDE_OR_EVAL | ZEND_GENERATOR_CREATE | ZEND_YIELD | ZEND_YIELD_FROM => {
+                    if op.opcode == ZEND_INCLUDE_OR_EVAL {
+                        func_flags |= FuncFlags::INDIRECT_VAR_ACCESS;
+                    }
+                    if flags.contains(BuildFlags::STACKLESS) {
+                        start(i + 1);
+                    }
+                }
+                ZEND_DO_FCALL | ZEND_DO_UCALL | ZEND_DO_FCALL_BY_NAME => {
+                    func_flags |= FuncFlags::HAS_CALLS;
+                    if flags.contains(BuildFlags::STACKLESS) {
+                        start(i + 1);
+                    }
+                }
+                ZEND_DO_ICALL => func_flags |= FuncFlags::HAS_CALLS,
+                ZEND_INIT_FCALL | ZEND_INIT_NS_FCALL_BY_NAME => {
+                    if let Operand::Const(lit) = op.op2 {
+                        // INIT_NS_FCALL_BY_NAME: the third literal is the lowercased
+                        // unqualified name.
+                        let index = lit.index()
+                            + if op.opcode == ZEND_INIT_NS_FCALL_BY_NAME {
+                                2
+                            } else {
+                                0
+                            };
+                        if let Some(Literal::String(name)) = op_array.literals.get(index) {
+                            func_flags |= classify_function(name.as_bytes());
+                        }
+                    }
+                }
+                ZEND_FETCH_R
+                | ZEND_FETCH_W
+                | ZEND_FETCH_RW
+                | ZEND_FETCH_FUNC_ARG
+                | ZEND_FETCH_IS
+                | ZEND_FETCH_UNSET
+                | ZEND_UNSET_VAR
+                | ZEND_ISSET_ISEMPTY_VAR => {
+                    if op.extended_value & ZEND_FETCH_LOCAL != 0
+                        || (op.extended_value & (ZEND_FETCH_GLOBAL | ZEND_FETCH_GLOBAL_LOCK) != 0
+                            && op_array.function_name.is_none())
+                    {
+                        func_flags |= FuncFlags::INDIRECT_VAR_ACCESS;
+                    }
+                }
+                ZEND_FUNC_GET_ARGS => func_flags |= FuncFlags::VARARG,
+                ZEND_EXT_STMT => func_flags |= FuncFlags::HAS_EXTENDED_STMT,
+                ZEND_EXT_FCALL_BEGIN | ZEND_EXT_FCALL_END => {
+                    func_flags |= FuncFlags::HAS_EXTENDED_FCALL
+                }
+                ZEND_FREE | ZEND_FE_FREE => {
+                    let after_match_error_expr = i > 0 && {
+                        let prev = &op_array.opcodes[i as usize - 1];
+                        prev.opcode == ZEND_MATCH_ERROR && prev.extended_value == ZEND_THROW_IS_EXPR
+                    };
+                    if is_loop_var_free(op) && !after_match_error_expr {
+                        start(i);
+                        func_flags |= FuncFlags::FREE_LOOP_VAR;
+                    }
+                }
+                _ => {
+                    if let Some(t) = jump_targets(op_array, i)? {
+                        for target in t.targets {
+                            start(target);
+                        }
+                        if t.falls_through {
+                            start(i + 1);
+                        } else if i + 1 < last {
+                            // JMP ends its block too.
+                            start(i + 1);
+                        }
+                    }
+                }
+            }
+        }
+
+        let extra_entry_block =
+            build_flags.contains(BuildFlags::NO_ENTRY_PREDECESSORS) && last > 0 && starts[0] > 1;
+
+        for (k, tc) in op_array.try_catch_array.iter().enumerate() {
+            let parts = [Some(tc.try_op), tc.catch_op, tc.finally_op, tc.finally_end];
+            for op in parts.into_iter().flatten() {
+                if op.0 >= last {
+                    return Err(error(
+                        op_array,
+                        op.0,
+                        Problem::TryCatchOutOfRange { element: k },
+                    ));
+                }
+                starts[op.index()] += 1;
+            }
+        }
+
+        // Step 2: the blocks.
+        let mut blocks: Vec<BasicBlock> = Vec::new();
+        let mut map = Vec::with_capacity(last as usize);
+        if extra_entry_block {
+            blocks.push(BasicBlock::new(0));
+        }
+        for i in 0..last {
+            if starts[i as usize] > 0 || blocks.is_empty() {
+                if let Some(prev) = blocks.last_mut() {
+                    prev.len = i - prev.start;
+                }
+                blocks.push(BasicBlock::new(i));
+            }
+            map.push(BlockId(blocks.len() as u32 - 1));
+        }
+        if let Some(prev) = blocks.last_mut() {
+            prev.len = last - prev.start;
+        }
+        if blocks.is_empty() {
+            // An op_array always has at least one op; keep one empty block regardless.
+            blocks.push(BasicBlock::new(0));
+        }
+
+        // Step 3: successors.
+        let blocks_count = blocks.len() as u32;
+        let mut successor_list = Vec::with_capacity(blocks.len() * 2);
+        for j in 0..blocks_count {
+            let block = &blocks[j as usize];
+            let offset = successor_list.len() as u32;
+            if block.len == 0 {
+                if j + 1 < blocks_count {
+                    successor_list.push(BlockId(j + 1));
+                }
+            } else {
+                let last_op = block.start + block.len - 1;
+                let next = |list: &mut Vec<BlockId>| -> Result<(), CfgError> {
+                    if j + 1 >= blocks_count {
+                        return Err(error(op_array, last_op, Problem::FallsOffEnd));
+                    }
+                    list.push(BlockId(j + 1));
+                    Ok(())
+                };
+                let op = &op_array.opcodes[last_op as usize];
+                match op.opcode {
+                    ZEND_FAST_RET
+                    | ZEND_RETURN
+                    | ZEND_RETURN_BY_REF
+                    | ZEND_GENERATOR_RETURN
+                    | ZEND_EXIT
+                    | ZEND_THROW
+                    | ZEND_MATCH_ERROR
+                    | ZEND_VERIFY_NEVER_TYPE => {}
+                    _ => match jump_targets(op_array, last_op)? {
+                        Some(t) => {
+                            for target in t.targets {
+                                successor_list.push(map[target as usize]);
+                            }
+                            if t.falls_through {
+                                next(&mut successor_list)?;
+                            }
+                        }
+                        None => next(&mut successor_list)?,
+                    },
+                }
+            }
+            let block = &mut blocks[j as usize];
+            block.successor_offset = offset;
+            block.successors_count = successor_list.len() as u32 - offset;
+            block.stored_successors = block.successors_count;
+        }
+
+        let mut cfg = Cfg {
+            blocks,
+            successor_list,
+            predecessor_list: Vec::new(),
+            map,
+            build_flags: flags,
+            func_flags,
+            edges_count: 0,
+            dom_interval: Vec::new(),
+            try_catch: op_array.try_catch_array.clone(),
+        };
+        // Step 4: reachability.
+        cfg.mark_reachable_blocks(op_array, BlockId(0));
+        cfg.build_predecessors();
+        Ok(cfg)
+    }
+
+    pub fn blocks_count(&self) -> usize {
+        self.blocks.len()
+    }
+
+    pub fn block(&self, b: BlockId) -> &BasicBlock {
+        &self.blocks[b.index()]
+    }
+
+    /// `b->successors`, in PHP's order (jump targets first, then the fall-through).
+    pub fn successors(&self, b: BlockId) -> &[BlockId] {
+        let block = &self.blocks[b.index()];
+        let start = block.successor_offset as usize;
+        &self.successor_list[start..start + block.successors_count as usize]
+    }
+
+    /// The successors the block's last op names, even for an unreachable block, which has
+    /// no [`Cfg::successors`] (PHP's `successors` array outlives `successors_count`).
+    pub fn stored_successors(&self, b: BlockId) -> &[BlockId] {
+        let block = &self.blocks[b.index()];
+        let start = block.successor_offset as usize;
+        &self.successor_list[start..start + block.stored_successors as usize]
+    }
+
+    /// The distinct predecessors of `b`, in the order PHP lists them (by predecessor
+    /// block number, then successor position).
+    pub fn predecessors(&self, b: BlockId) -> &[BlockId] {
+        let block = &self.blocks[b.index()];
+        let start = block.predecessor_offset as usize;
+        &self.predecessor_list[start..start + block.predecessors_count as usize]
+    }
+
+    /// Position of `pred` among the predecessors of `b` (they are in increasing order).
+    pub fn predecessor_index(&self, b: BlockId, pred: BlockId) -> Option<usize> {
+        self.predecessors(b).binary_search(&pred).ok()
+    }
+
+    /// Marks one block and everything reachable from it (`zend_mark_reachable`), setting
+    /// the FOLLOW/TARGET/EXIT/ENTRY flags along the way. Iterative: the order blocks are
+    /// visited in does not change the flags, each reachable block being visited once.
+    fn mark_reachable(&mut self, op_array: &OpArray, from: BlockId) {
+        let mut stack = vec![from];
+        while let Some(b) = stack.pop() {
+            if self.blocks[b.index()].is_reachable() {
+                continue;
+            }
+            let block = &mut self.blocks[b.index()];
+            block.flags |= BlockFlags::REACHABLE;
+            let count = block.successors_count as usize;
+            if count == 0 {
+                block.flags |= BlockFlags::EXIT;
+                continue;
+            }
+            let last_opcode = block.last_op().map(|n| op_array.opcodes[n.index()].opcode);
+            let offset = block.successor_offset as usize;
+            for i in 0..count {
+                let succ = self.successor_list[offset + i];
+                let add = match last_opcode {
+                    None => BlockFlags::FOLLOW,
+                    Some(ZEND_MATCH) => BlockFlags::TARGET,
+                    Some(ZEND_SWITCH_LONG | ZEND_SWITCH_STRING) => {
+                        if i == count - 1 {
+                            BlockFlags::FOLLOW | BlockFlags::TARGET
+                        } else {
+                            BlockFlags::TARGET
+                        }
+                    }
+                    Some(opcode) if count == 1 => {
+                        if opcode == ZEND_JMP {
+                            BlockFlags::TARGET
+                        } else {
+                            let mut add = BlockFlags::FOLLOW;
+                            if self.build_flags.contains(BuildFlags::STACKLESS)
+                                && matches!(
+                                    opcode,
+                                    ZEND_INCLUDE_OR_EVAL
+                                        | ZEND_GENERATOR_CREATE
+                                        | ZEND_YIELD
+                                        | ZEND_YIELD_FROM
+                                        | ZEND_DO_FCALL
+                                        | ZEND_DO_UCALL
+                                        | ZEND_DO_FCALL_BY_NAME
+                                )
+                            {
+                                add |= BlockFlags::ENTRY;
+                            }
+                            if self.build_flags.contains(BuildFlags::RECV_ENTRY)
+                                && matches!(opcode, ZEND_RECV | ZEND_RECV_INIT)
+                            {
+                                add |= BlockFlags::RECV_ENTRY;
+                            }
+                            add
+                        }
+                    }
+                    Some(_) => {
+                        if i == 0 {
+                            BlockFlags::TARGET
+                        } else {
+                            BlockFlags::FOLLOW
+                        }
+                    }
+                };
+                self.blocks[succ.index()].flags |= add;
+            }
+            for i in (0..count).rev() {
+                let succ = self.successor_list[offset + i];
+                if !self.blocks[succ.index()].is_reachable() {
+                    stack.push(succ);
+                }
+            }
+        }
+    }
+
+    /// `zend_mark_reachable_blocks`: reachability from `start`, then through the exception
+    /// table, then the unreachable blocks that free a live loop variable.
+    fn mark_reachable_blocks(&mut self, op_array: &OpArray, start: BlockId) {
+        self.blocks[start.index()].flags = BlockFlags::START;
+        self.mark_reachable(op_array, start);
+
+        if !self.try_catch.is_empty() {
+            let count = self.blocks.len();
+            loop {
+                let mut changed = false;
+                for j in 0..self.try_catch.len() {
+                    let tc = self.try_catch[j].clone();
+                    let mut b = self.map[tc.try_op.index()].index();
+                    // A jump into the middle of a try block: move the try start.
+                    if !self.blocks[b].is_reachable() {
+                        if let Some(catch_op) = tc.catch_op {
+                            let end = self.map[catch_op.index()].index();
+                            while b != end && b < count {
+                                if self.blocks[b].is_reachable() {
+                                    self.try_catch[j].try_op = OpNum(self.blocks[b].start);
+                                    break;
+                                }
+                                b += 1;
+                            }
+                        }
+                        b = self.map[self.try_catch[j].try_op.index()].index();
+                        if !self.blocks[b].is_reachable() {
+                            if let Some(finally_op) = tc.finally_op {
+                                let end = self.map[finally_op.index()].index();
+                                while b != end && b < count {
+                                    if self.blocks[b].is_reachable() {
+                                        // PHP moves try_op to catch_op (0 when absent).
+                                        self.try_catch[j].try_op = tc.catch_op.unwrap_or(OpNum(0));
+                                        changed = true;
+                                        let target = self.map[self.try_catch[j].try_op.index()];
+                                        self.mark_reachable(op_array, target);
+                                        break;
+                                    }
+                                    b += 1;
+                                }
+                            }
+                        }
+                    }
+
+                    let b = self.map[self.try_catch[j].try_op.index()].index();
+                    if self.blocks[b].is_reachable() {
+                        self.blocks[b].flags |= BlockFlags::TRY;
+                        let parts = [
+                            (tc.catch_op, BlockFlags::CATCH),
+                            (tc.finally_op, BlockFlags::FINALLY),
+                            (tc.finally_end, BlockFlags::FINALLY_END),
+                        ];
+                        for (op, flag) in parts {
+                            if let Some(op) = op {
+                                let b = self.map[op.index()];
+                                self.blocks[b.index()].flags |= flag;
+                                if !self.blocks[b.index()].is_reachable() {
+                                    changed = true;
+                                    self.mark_reachable(op_array, b);
+                                }
+                            }
+                        }
+                    }
+                }
+                if !changed {
+                    break;
+                }
+            }
+        }
+
+        if self.func_flags.contains(FuncFlags::FREE_LOOP_VAR) {
+            for b in 0..self.blocks.len() {
+                if self.blocks[b].is_reachable() {
+                    continue;
+                }
+                for j in self.blocks[b].ops() {
+                    let op = &op_array.opcodes[j as usize];
+                    if is_loop_var_free(op) {
+                        if let Some(def) = loop_var_def(op_array, OpNum(j)) {
+                            if self.blocks[self.map[def.index()].index()].is_reachable() {
+                                self.blocks[b].flags |= BlockFlags::UNREACHABLE_FREE;
+                                break;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// `zend_cfg_build_predecessors`: unreachable blocks lose their successors; every
+    /// reachable block lists its distinct predecessors.
+    fn build_predecessors(&mut self) {
+        let n = self.blocks.len();
+        let mut counts = vec![0u32; n];
+        // SWITCH tables may name a block several times; `seen[s] == j + 1` marks a
+        // successor block `j` already counted.
+        let mut seen = vec![0u32; n];
+        let mut edges = 0;
+        for b in 0..n {
+            if !self.blocks[b].is_reachable() {
+                self.blocks[b].successors_count = 0;
+                continue;
+            }
+            let block = &self.blocks[b];
+            let start = block.successor_offset as usize;
+            for &succ in &self.successor_list[start..start + block.successors_count as usize] {
+                edges += 1;
+                if seen[succ.index()] != b as u32 + 1 {
+                    seen[succ.index()] = b as u32 + 1;
+                    counts[succ.index()] += 1;
+                }
+            }
+        }
+        self.edges_count = edges;
+        let mut offset = 0u32;
+        for (block, count) in self.blocks.iter_mut().zip(&counts) {
+            block.predecessor_offset = offset;
+            block.predecessors_count = 0;
+            offset += count;
+        }
+        self.predecessor_list = vec![BlockId(0); offset as usize];
+        seen.fill(0);
+        for j in 0..n {
+            if !self.blocks[j].is_reachable() {
+                continue;
+            }
+            let start = self.blocks[j].successor_offset as usize;
+            let count = self.blocks[j].successors_count as usize;
+            for s in 0..count {
+                let succ = self.successor_list[start + s];
+                if seen[succ.index()] == j as u32 + 1 {
+                    continue;
+                }
+                seen[succ.index()] = j as u32 + 1;
+                let target = &mut self.blocks[succ.index()];
+                let at = (target.predecessor_offset + target.predecessors_count) as usize;
+                target.predecessors_count += 1;
+                self.predecessor_list[at] = BlockId(j as u32);
+            }
+        }
+    }
+}
+
+/// The jump targets of op `i` (op numbers) and whether it also falls through, for the
+/// opcodes that branch; `None` for the others.
+fn jump_targets(op_array: &OpArray, i: u32) -> Result<Option<Targets>, CfgError> {
+    let op = &op_array.opcodes[i as usize];
+    let last = op_array.opcodes.len() as u32;
+    let check = |target: u32| -> Result<u32, CfgError> {
+        if target < last {
+            Ok(target)
+        } else {
+            Err(error(op_array, i, Problem::JumpOutOfRange { target }))
+        }
+    };
+    let addr = |operand: Operand| -> Result<u32, CfgError> {
+        match operand {
+            Operand::JmpAddr(target) => check(target.0),
+            _ => Err(error(op_array, i, Problem::NotAJump)),
+        }
+    };
+    let targets = match op.opcode {
+        ZEND_JMP => Targets {
+            targets: vec![addr(op.op1)?],
+            falls_through: false,
+        },
+        ZEND_FAST_CALL => Targets {
+            targets: vec![addr(op.op1)?],
+            falls_through: true,
+        },
+        ZEND_JMPZ | ZEND_JMPNZ | ZEND_JMPZ_EX | ZEND_JMPNZ_EX | ZEND_JMP_SET | ZEND_COALESCE
+        | ZEND_ASSERT_CHECK | ZEND_JMP_NULL | ZEND_FE_RESET_R | ZEND_FE_RESET_RW => Targets {
+            targets: vec![addr(op.op2)?],
+            falls_through: true,
+        },
+        ZEND_CATCH => {
+            if op.extended_value & ZEND_LAST_CATCH == 0 {
+                Targets {
+                    targets: vec![addr(op.op2)?],
+                    falls_through: true,
+                }
+            } else {
+                Targets {
+                    targets: vec![],
+                    falls_through: true,
+                }
+            }
+        }
+        ZEND_FE_FETCH_R | ZEND_FE_FETCH_RW => Targets {
+            targets: vec![check(op.extended_value)?],
+            falls_through: true,
+        },
+        ZEND_SWITCH_LONG | ZEND_SWITCH_STRING | ZEND_MATCH => {
+            let table = match op.op2 {
+                Operand::Const(lit) => match op_array.literals.get(lit.index()) {
+                    Some(Literal::Array(table)) => table,
+                    _ => return Err(error(op_array, i, Problem::BadJumpTable)),
+                },
+                _ => return Err(error(op_array, i, Problem::BadJumpTable)),
+            };
+            let mut targets = Vec::with_capacity(table.len() + 1);
+            for (_, target) in table {
+                match target {
+                    Literal::Long(t) if *t >= 0 && *t < i64::from(last) => targets.push(*t as u32),
+                    Literal::Long(t) => {
+                        return Err(error(
+                            op_array,
+                            i,
+                            Problem::JumpOutOfRange { target: *t as u32 },
+                        ))
+                    }
+                    _ => return Err(error(op_array, i, Problem::BadJumpTable)),
+                }
+            }
+            targets.push(check(op.extended_value)?);
+            Targets {
+                targets,
+                falls_through: op.opcode != ZEND_MATCH,
+            }
+        }
+        _ => return Ok(None),
+    };
+    Ok(Some(targets))
+}

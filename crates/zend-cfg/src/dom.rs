@@ -1,0 +1,370 @@
+//! The dominator tree (`zend_cfg_compute_dominators_tree`) and loop identification
+//! (`zend_cfg_identify_loops`). Both are iterative: no recursion whose depth follows the
+//! input.
+
+use crate::cfg::{BlockFlags, Cfg, FuncFlags};
+use crate::BlockId;
+
+/// Immediate dominators of the blocks reachable from the entry by successor edges
+/// (Lengauer and Tarjan, with path compression; iterative). The dominator tree is unique,
+/// so this is the tree PHP's Cooper-Harvey-Kennedy iteration converges to, in
+/// near-linear time even for deeply nested code.
+fn immediate_dominators(cfg: &Cfg) -> Vec<Option<usize>> {
+    let n = cfg.blocks.len();
+    const NONE: usize = usize::MAX;
+    // Preorder numbering by an iterative depth-first walk.
+    let mut dfn = vec![NONE; n];
+    let mut vertex: Vec<usize> = Vec::with_capacity(n);
+    let mut parent = vec![NONE; n];
+    let mut stack: Vec<(usize, usize)> = vec![(0, 0)];
+    dfn[0] = 0;
+    vertex.push(0);
+    while let Some(&mut (b, ref mut next)) = stack.last_mut() {
+        let succs = cfg.successors(BlockId(b as u32));
+        if let Some(&s) = succs.get(*next) {
+            *next += 1;
+            let s = s.index();
+            if dfn[s] == NONE {
+                dfn[s] = vertex.len();
+                vertex.push(s);
+                parent[s] = b;
+                stack.push((s, 0));
+            }
+        } else {
+            stack.pop();
+        }
+    }
+    let count = vertex.len();
+    // Work on preorder numbers from here on.
+    let mut semi: Vec<usize> = (0..count).collect();
+    let mut ancestor = vec![NONE; count];
+    let mut label: Vec<usize> = (0..count).collect();
+    let mut dom = vec![NONE; count];
+    let mut bucket: Vec<Vec<usize>> = vec![Vec::new(); count];
+    let mut path: Vec<usize> = Vec::new();
+
+    // `eval` with iterative path compression.
+    let eval = |v: usize,
+                ancestor: &mut Vec<usize>,
+                label: &mut Vec<usize>,
+                semi: &Vec<usize>,
+                path: &mut Vec<usize>|
+     -> usize {
+        if ancestor[v] == NONE {
+            return v;
+        }
+        path.clear();
+        let mut x = v;
+        while ancestor[ancestor[x]] != NONE {
+            path.push(x);
+            x = ancestor[x];
+        }
+        // `x`'s ancestor is a root of the forest; compress from the top down.
+        while let Some(y) = path.pop() {
+            let a = ancestor[y];
+            if semi[label[a]] < semi[label[y]] {
+                label[y] = label[a];
+            }
+            ancestor[y] = ancestor[a];
+        }
+        label[v]
+    };
+
+    for w in (1..count).rev() {
+        let block = vertex[w];
+        for &p in cfg.predecessors(BlockId(block as u32)) {
+            let v = dfn[p.index()];
+            if v == NONE {
+                continue;
+            }
+            let u = eval(v, &mut ancestor, &mut label, &semi, &mut path);
+            if semi[u] < semi[w] {
+                semi[w] = semi[u];
+            }
+        }
+        bucket[semi[w]].push(w);
+        let pw = dfn[parent[block]];
+        ancestor[w] = pw;
+        for v in std::mem::take(&mut bucket[pw]) {
+            let u = eval(v, &mut ancestor, &mut label, &semi, &mut path);
+            dom[v] = if semi[u] < semi[v] { u } else { pw };
+        }
+    }
+    for w in 1..count {
+        if dom[w] != semi[w] {
+            dom[w] = dom[dom[w]];
+        }
+    }
+    let mut idom = vec![None; n];
+    for w in 1..count {
+        idom[vertex[w]] = Some(vertex[dom[w]]);
+    }
+    idom
+}
+
+/// `dominates(a, b)`: whether `a` dominates `b` in the computed tree (every block
+/// dominates itself; a block outside the tree is dominated only by itself).
+pub fn dominates(cfg: &Cfg, a: BlockId, b: BlockId) -> bool {
+    if a == b {
+        return true;
+    }
+    match (
+        cfg.dom_interval.get(a.index()),
+        cfg.dom_interval.get(b.index()),
+    ) {
+        (Some(&(a_in, a_out)), Some(&(b_in, b_out))) => {
+            a_in <= b_in && b_out <= a_out && a_in != u32::MAX
+        }
+        _ => false,
+    }
+}
+
+impl Cfg {
+    /// Computes `idom`, `children`/`next_child` (children in block order) and `level`
+    /// with Cooper, Harvey and Kennedy's "A Simple, Fast Dominance Algorithm", iterating
+    /// blocks in number order as PHP does.
+    pub fn compute_dominators_tree(&mut self) {
+        let n = self.blocks.len();
+        for block in &mut self.blocks {
+            block.idom = None;
+            block.children = None;
+            block.next_child = None;
+            block.level = None;
+        }
+        if n == 1 {
+            self.blocks[0].level = Some(0);
+            return;
+        }
+        let idom = immediate_dominators(self);
+
+        // Children lists sorted by block number: appending in increasing order.
+        let mut last_child: Vec<Option<BlockId>> = vec![None; n];
+        for (block, d) in self.blocks.iter_mut().zip(&idom) {
+            block.idom = d.map(|d| BlockId(d as u32));
+        }
+        for (j, d) in idom.iter().enumerate().skip(1) {
+            if !self.blocks[j].is_reachable() {
+                continue;
+            }
+            if let Some(d) = *d {
+                let child = BlockId(j as u32);
+                match last_child[d] {
+                    None => self.blocks[d].children = Some(child),
+                    Some(prev) => self.blocks[prev.index()].next_child = Some(child),
+                }
+                last_child[d] = Some(child);
+            }
+        }
+
+        // Levels: depth in the tree; roots (the entry and blocks no walk from the entry
+        // reaches) are at level 0.
+        let mut queue: Vec<usize> = Vec::new();
+        for (j, block) in self.blocks.iter_mut().enumerate() {
+            if block.is_reachable() && block.idom.is_none() {
+                block.level = Some(0);
+                queue.push(j);
+            }
+        }
+        let mut head = 0;
+        while head < queue.len() {
+            let b = queue[head];
+            head += 1;
+            let level = self.blocks[b].level.unwrap_or(0) + 1;
+            let mut child = self.blocks[b].children;
+            while let Some(c) = child {
+                self.blocks[c.index()].level = Some(level);
+                queue.push(c.index());
+                child = self.blocks[c.index()].next_child;
+            }
+        }
+        self.compute_dom_intervals();
+    }
+
+    /// Entry and exit times of a walk of the dominator forest, for O(1) dominance
+    /// queries ([`dominates`]).
+    fn compute_dom_intervals(&mut self) {
+        let n = self.blocks.len();
+        let mut interval = vec![(u32::MAX, u32::MAX); n];
+        let mut time = 0u32;
+        let mut stack: Vec<(usize, Option<BlockId>)> = Vec::new();
+        for root in 0..n {
+            if !self.blocks[root].is_reachable() || self.blocks[root].idom.is_some() {
+                continue;
+            }
+            interval[root].0 = time;
+            time += 1;
+            stack.push((root, self.blocks[root].children));
+            while let Some((b, child)) = stack.last_mut() {
+                match *child {
+                    Some(c) => {
+                        *child = self.blocks[c.index()].next_child;
+                        interval[c.index()].0 = time;
+                        time += 1;
+                        let grandchild = self.blocks[c.index()].children;
+                        stack.push((c.index(), grandchild));
+                    }
+                    None => {
+                        interval[*b].1 = time;
+                        time += 1;
+                        stack.pop();
+                    }
+                }
+            }
+        }
+        self.dom_interval = interval;
+    }
+
+    /// Marks loop headers and irreducible loops and sets each block's `loop_header`
+    /// (Sreedhar, Gao and Lee, "Identifying Loops Using DJ Graphs"), exactly as PHP walks
+    /// them. Needs the dominator tree. Adds `NO_LOOPS` / `IRREDUCIBLE` to `func_flags`.
+    pub fn identify_loops(&mut self) {
+        let n = self.blocks.len();
+        let mut flag = FuncFlags::NO_LOOPS;
+        for block in &mut self.blocks {
+            block.loop_header = None;
+            block
+                .flags
+                .remove(BlockFlags::LOOP_HEADER | BlockFlags::IRREDUCIBLE_LOOP);
+        }
+        if n == 1 {
+            self.func_flags |= flag;
+            return;
+        }
+
+        // A worklist: a stack plus a "visited" set that popping does not clear.
+        let mut visited = vec![false; n];
+        let mut stack: Vec<usize> = Vec::new();
+        let push = |visited: &mut Vec<bool>, stack: &mut Vec<usize>, b: usize| -> bool {
+            if visited[b] {
+                return false;
+            }
+            visited[b] = true;
+            stack.push(b);
+            true
+        };
+
+        // DFS over the DJ graph (dominator-tree edges, then join edges) recording entry and
+        // exit times, for ancestor queries on the DJ spanning tree. Each stacked block keeps
+        // a cursor: PHP rescans from the start, but what it already pushed stays visited.
+        let mut entry_times: Vec<i64> = vec![-1; n];
+        let mut exit_times: Vec<i64> = vec![-1; n];
+        // Cursor: (next child, successor index).
+        let mut cursor: Vec<(Option<BlockId>, usize)> = vec![(None, 0); n];
+        push(&mut visited, &mut stack, 0);
+        cursor[0] = (self.blocks[0].children, 0);
+        let mut time = 0i64;
+        while let Some(&i) = stack.last() {
+            if entry_times[i] == -1 {
+                entry_times[i] = time;
+                time += 1;
+            }
+            let mut pushed = false;
+            while let Some(child) = cursor[i].0 {
+                cursor[i].0 = self.blocks[child.index()].next_child;
+                if push(&mut visited, &mut stack, child.index()) {
+                    cursor[child.index()] = (self.blocks[child.index()].children, 0);
+                    pushed = true;
+                    break;
+                }
+            }
+            if pushed {
+                continue;
+            }
+            let succs = self.successors(BlockId(i as u32));
+            while cursor[i].1 < succs.len() {
+                let succ = succs[cursor[i].1];
+                cursor[i].1 += 1;
+                if self.blocks[succ.index()].idom == Some(BlockId(i as u32)) {
+                    continue;
+                }
+                if push(&mut visited, &mut stack, succ.index()) {
+                    cursor[succ.index()] = (self.blocks[succ.index()].children, 0);
+                    pushed = true;
+                    break;
+                }
+            }
+            if pushed {
+                continue;
+            }
+            exit_times[i] = time;
+            time += 1;
+            stack.pop();
+        }
+
+        // Blocks by dominator-tree level (breadth first), processed deepest first.
+        let mut sorted: Vec<usize> = vec![0];
+        let mut head = 0;
+        while head < sorted.len() {
+            let b = sorted[head];
+            head += 1;
+            let mut child = self.blocks[b].children;
+            while let Some(c) = child {
+                sorted.push(c.index());
+                child = self.blocks[c.index()].next_child;
+            }
+        }
+
+        // `root[j]`: a block on the path of loop_header links from `j` to its end.
+        let mut root: Vec<usize> = (0..n).collect();
+        fn find_root(root: &mut [usize], j: usize) -> usize {
+            let mut r = j;
+            while root[r] != r {
+                r = root[r];
+            }
+            let mut x = j;
+            while root[x] != r {
+                let next = root[x];
+                root[x] = r;
+                x = next;
+            }
+            r
+        }
+        while let Some(i) = sorted.pop() {
+            let preds: Vec<BlockId> = self.predecessors(BlockId(i as u32)).to_vec();
+            if preds.len() < 2 {
+                // A loop header has at least two incoming edges.
+                continue;
+            }
+            for &pred in &preds {
+                // A join edge: the predecessor does not immediately dominate the block.
+                if self.blocks[i].idom == Some(pred) {
+                    continue;
+                }
+                if dominates(self, BlockId(i as u32), pred) {
+                    // A back edge.
+                    self.blocks[i].flags |= BlockFlags::LOOP_HEADER;
+                    flag.remove(FuncFlags::NO_LOOPS);
+                    if stack.is_empty() {
+                        visited.fill(false);
+                    }
+                    push(&mut visited, &mut stack, pred.index());
+                } else if entry_times[pred.index()] > entry_times[i]
+                    && exit_times[pred.index()] < exit_times[i]
+                {
+                    // A cross-join edge to an ancestor on the DJ spanning tree.
+                    self.blocks[i].flags |= BlockFlags::IRREDUCIBLE_LOOP;
+                    flag |= FuncFlags::IRREDUCIBLE;
+                    flag.remove(FuncFlags::NO_LOOPS);
+                }
+            }
+            while let Some(j) = stack.pop() {
+                // The outermost loop header found so far above `j` (PHP follows the
+                // loop_header links; a compressed copy of them gives the same block).
+                let j = find_root(&mut root, j);
+                if j != i {
+                    if self.blocks[j].idom.is_none() && j != 0 {
+                        // Unreachable or only abnormally reachable.
+                        continue;
+                    }
+                    self.blocks[j].loop_header = Some(BlockId(i as u32));
+                    root[j] = i;
+                    for k in 0..self.blocks[j].predecessors_count() {
+                        let p = self.predecessors(BlockId(j as u32))[k];
+                        push(&mut visited, &mut stack, p.index());
+                    }
+                }
+            }
+        }
+        self.func_flags |= flag;
+    }
+}

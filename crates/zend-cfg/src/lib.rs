@@ -1,0 +1,46 @@
+//! The control flow graph of a PHP 8.2 op_array, as Zend/Optimizer/zend_cfg.c builds it.
+//!
+//! Mirrors `zend_build_cfg` (basic blocks with PHP's `ZEND_BB_*` flags, successors in PHP's
+//! order, reachability through the exception table, unreachable loop-variable frees),
+//! `zend_cfg_build_predecessors`, `zend_cfg_compute_dominators_tree` (idom, level, children
+//! in block order) and `zend_cfg_identify_loops` (loop headers, irreducible loops), plus
+//! the `dfa cfg` and `DOMINATORS-TREE` dump printers.
+//!
+//! Guarantees: for every op_array PHP produces, the blocks, edges, flags, dominator tree
+//! and loop headers are PHP's own, so the dumps are byte-identical; a malformed op_array
+//! (jump out of range, variable or literal out of range, missing OP_DATA) is a
+//! [`CfgError`] naming the function and the op, never a panic; nothing recurses to a depth
+//! that grows with the input.
+
+pub mod bitset;
+pub mod cfg;
+pub mod dom;
+pub mod dump;
+pub mod synthetic;
+
+pub use cfg::{BasicBlock, BlockFlags, BuildFlags, Cfg, CfgError, FuncFlags, Problem};
+
+use std::fmt;
+
+/// A basic block number: index into [`Cfg::blocks`].
+#[derive(Copy, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct BlockId(pub u32);
+
+impl BlockId {
+    #[inline]
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+impl fmt::Debug for BlockId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "BB{}", self.0)
+    }
+}
+
+impl fmt::Display for BlockId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "BB{}", self.0)
+    }
+}
