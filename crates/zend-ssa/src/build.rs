@@ -1,0 +1,935 @@
+//! `zend_build_ssa`: pi placement, phi placement and renaming.
+
+use crate::{
+    Constraint, NegativeLat, Phi, PhiId, RangeConstraint, Ssa, SsaBlock, SsaOp, SsaVar,
+    SsaVariable, TypeConstraint,
+};
+use zend_cfg::bitset::{self, BitMatrix};
+use zend_cfg::dom::dominates;
+use zend_cfg::{BlockFlags, BlockId, BuildFlags, Cfg};
+use zend_dfg::Dfg;
+use zend_ir::dump::SsaRange;
+use zend_ir::opcode::*;
+use zend_ir::{Literal, OpArray, OpNum, Operand};
+
+/// How the optimizer resolves a class name (`zend_optimizer_get_class_entry`): the
+/// script's classes, the internal ones, the op_array's own scope. Returns the class name.
+pub trait ClassLookup {
+    fn class_entry(&self, op_array: &OpArray, lcname: &[u8]) -> Option<Vec<u8>>;
+}
+
+/// A lookup that finds nothing.
+pub struct NoClasses;
+
+impl ClassLookup for NoClasses {
+    fn class_entry(&self, _: &OpArray, _: &[u8]) -> Option<Vec<u8>> {
+        None
+    }
+}
+
+/// Why no SSA form was built.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SsaError {
+    /// `blocks * (last_var + T)` above 4M: PHP does not build SSA for it.
+    #[error("{function}: too big for SSA ({blocks} blocks x {vars} variables)")]
+    TooBig {
+        function: String,
+        blocks: usize,
+        vars: u32,
+    },
+}
+
+mod may_be {
+    pub const UNDEF: u32 = 1 << 0;
+    pub const NULL: u32 = 1 << 1;
+    pub const FALSE: u32 = 1 << 2;
+    pub const TRUE: u32 = 1 << 3;
+    pub const ARRAY: u32 = 1 << 7;
+    pub const OBJECT: u32 = 1 << 8;
+    pub const RESOURCE: u32 = 1 << 9;
+    pub const ANY: u32 = 0x3fe;
+    pub const REF: u32 = 1 << 10;
+    pub const ARRAY_OF_ANY: u32 = ANY << 10;
+    pub const ARRAY_OF_REF: u32 = 1 << 20;
+    pub const ARRAY_KEY_ANY: u32 = (1 << 21) | (1 << 22) | (1 << 23) | (1 << 29);
+    pub const RC1: u32 = 1 << 30;
+    pub const RCN: u32 = 1 << 31;
+}
+
+const ZEND_ACC_RETURN_REFERENCE: u32 = 1 << 12;
+const ZEND_BIND_REF: u32 = 1;
+const ZEND_ARRAY_ELEMENT_REF: u32 = 1;
+
+/// The construction state: the growing SSA form and the DFG sets pi placement updates.
+struct Builder<'a> {
+    op_array: &'a OpArray,
+    cfg: &'a Cfg,
+    ssa: Ssa,
+    /// `dfg->def`, extended by pis.
+    def: BitMatrix,
+    /// `dfg->in`.
+    live_in: &'a BitMatrix,
+    /// Where phis go (PHP reuses `dfg->use` for it).
+    phi: BitMatrix,
+}
+
+impl Ssa {
+    /// `zend_build_ssa` followed by `zend_ssa_compute_use_def_chains`: the SSA form of a
+    /// reachable CFG, from its liveness (`dfg` as [`Dfg::build`] returns it).
+    pub fn build(
+        op_array: &OpArray,
+        cfg: &Cfg,
+        dfg: &Dfg,
+        classes: &dyn ClassLookup,
+        build_flags: BuildFlags,
+    ) -> Result<Ssa, SsaError> {
+        let vars = op_array.last_var() + op_array.T;
+        let blocks_count = cfg.blocks_count();
+        if blocks_count as u64 * u64::from(vars) > 4 * 1024 * 1024 {
+            return Err(SsaError::TooBig {
+                function: op_array.display_name(),
+                blocks: blocks_count,
+                vars,
+            });
+        }
+        let mut b = Builder {
+            op_array,
+            cfg,
+            ssa: Ssa {
+                blocks: vec![SsaBlock::default(); blocks_count],
+                ops: Vec::new(),
+                vars: Vec::new(),
+                phis: Vec::new(),
+                sccs: 0,
+            },
+            def: dfg.def.clone(),
+            live_in: &dfg.in_,
+            phi: BitMatrix::new(blocks_count, vars as usize),
+        };
+        // Pis add definitions, so they come before def propagation.
+        b.place_essa_pis(classes);
+        b.propagate_defs();
+        b.place_phis();
+        b.rename(build_flags);
+        let mut ssa = b.ssa;
+        ssa.compute_use_def_chains(op_array, cfg);
+        Ok(ssa)
+    }
+}
+
+/// `find_adjusted_tmp_var`: `$a + 5 == 0` read as `$a == 0 - 5`. Returns the CV behind
+/// TMP `var` (defined by the nearest op before `op` writing it) and the adjustment.
+fn find_adjusted_tmp_var(op_array: &OpArray, op: usize, var: u32) -> Option<(u32, i64)> {
+    let long = |operand: Operand| match operand {
+        Operand::Const(lit) => match op_array.literals.get(lit.index()) {
+            Some(Literal::Long(l)) => Some(*l),
+            _ => None,
+        },
+        _ => None,
+    };
+    let cv = |operand: Operand| match operand {
+        Operand::Cv(v) => Some(v.0),
+        _ => None,
+    };
+    for k in (0..op).rev() {
+        let def = &op_array.opcodes[k];
+        if !matches!(def.result, Operand::TmpVar(v) if v.0 == var) {
+            continue;
+        }
+        return match def.opcode {
+            ZEND_POST_DEC => cv(def.op1).map(|v| (v, -1)),
+            ZEND_POST_INC => cv(def.op1).map(|v| (v, 1)),
+            ZEND_ADD => {
+                if let (Some(v), true) = (cv(def.op1), matches!(def.op2, Operand::Const(_))) {
+                    long(def.op2).filter(|&l| l != i64::MIN).map(|l| (v, -l))
+                } else if let (Some(v), true) = (cv(def.op2), matches!(def.op1, Operand::Const(_)))
+                {
+                    long(def.op1).filter(|&l| l != i64::MIN).map(|l| (v, -l))
+                } else {
+                    None
+                }
+            }
+            ZEND_SUB => match (cv(def.op1), long(def.op2)) {
+                (Some(v), Some(l)) => Some((v, l)),
+                _ => None,
+            },
+            _ => None,
+        };
+    }
+    None
+}
+
+fn range(
+    min_var: Option<u32>,
+    max_var: Option<u32>,
+    min: i64,
+    max: i64,
+    underflow: bool,
+    overflow: bool,
+    negative: bool,
+) -> Constraint {
+    Constraint::Range(RangeConstraint {
+        range: SsaRange {
+            min,
+            max,
+            underflow,
+            overflow,
+        },
+        min_var,
+        max_var,
+        min_ssa_var: None,
+        max_ssa_var: None,
+        negative: if negative {
+            NegativeLat::Init
+        } else {
+            NegativeLat::None
+        },
+    })
+}
+
+fn range_equals(var: Option<u32>, val: i64) -> Constraint {
+    range(var, var, val, val, false, false, false)
+}
+
+fn range_not_equals(var: Option<u32>, val: i64) -> Constraint {
+    range(var, var, val, val, false, false, true)
+}
+
+fn range_min(var: Option<u32>, val: i64) -> Constraint {
+    range(var, None, val, i64::MAX, false, true, false)
+}
+
+fn range_max(var: Option<u32>, val: i64) -> Constraint {
+    range(None, var, i64::MIN, val, true, false, false)
+}
+
+fn type_mask(mask: u32) -> Constraint {
+    let mut type_mask = may_be::REF | may_be::RC1 | may_be::RCN | mask;
+    if mask & may_be::NULL != 0 {
+        type_mask |= may_be::UNDEF;
+    }
+    Constraint::Type(TypeConstraint {
+        type_mask,
+        ce: None,
+    })
+}
+
+fn not_type_mask(mask: u32) -> Constraint {
+    use may_be::*;
+    let relevant = ANY | ARRAY_KEY_ANY | ARRAY_OF_ANY | ARRAY_OF_REF;
+    type_mask(!mask & relevant)
+}
+
+fn mask_for_type_check(t: u32) -> u32 {
+    use may_be::*;
+    if t & ARRAY != 0 {
+        t | ARRAY_KEY_ANY | ARRAY_OF_ANY | ARRAY_OF_REF
+    } else {
+        t
+    }
+}
+
+impl Builder<'_> {
+    /// `will_rejoin`: the value reaching `block` from another predecessor is the original
+    /// one coming from `other_successor`, so a pi would change nothing.
+    fn will_rejoin(
+        &self,
+        block: BlockId,
+        other_successor: BlockId,
+        exclude: BlockId,
+        var: u32,
+    ) -> bool {
+        self.cfg.predecessors(block).iter().any(|&pred| {
+            pred != exclude
+                && !self.def.contains(pred.index(), var as usize)
+                && dominates(self.cfg, other_successor, pred)
+        })
+    }
+
+    /// `needs_pi`.
+    fn needs_pi(&self, from: BlockId, to: BlockId, var: u32) -> bool {
+        if !self.live_in.contains(to.index(), var as usize) {
+            return false;
+        }
+        let succs = self.cfg.successors(from);
+        if succs.len() < 2 || succs[0] == succs[1] {
+            return false;
+        }
+        if self.cfg.block(to).predecessors_count() == 1 {
+            return true;
+        }
+        let other = if succs[0] == to { succs[1] } else { succs[0] };
+        !self.will_rejoin(to, other, from, var)
+    }
+
+    /// `add_pi`: a pi for `var` on the edge `from → to`, first in `to`'s list.
+    fn add_pi(&mut self, from: BlockId, to: BlockId, var: u32, constraint: Constraint) {
+        if !self.needs_pi(from, to, var) {
+            return;
+        }
+        let preds = self.cfg.block(to).predecessors_count();
+        let id = PhiId(self.ssa.phis.len() as u32);
+        self.ssa.phis.push(Phi {
+            pi: Some(from),
+            constraint: Some(constraint),
+            var,
+            ssa_var: SsaVar(u32::MAX),
+            block: to,
+            sources: vec![None; preds],
+            use_chains: vec![None; preds],
+            sym_use_chain: None,
+        });
+        self.ssa.blocks[to.index()].phis.insert(0, id);
+        // The pi defines `var` in `to` (strictly, on the edge into it).
+        self.def.insert(to.index(), var as usize);
+        // With several predecessors a phi must merge the pi with the other values; that
+        // cannot be expressed through dominance frontiers, so it is placed explicitly.
+        if preds > 1 {
+            self.phi.insert(to.index(), var as usize);
+        }
+    }
+
+    /// `place_essa_pis`.
+    fn place_essa_pis(&mut self, classes: &dyn ClassLookup) {
+        let op_array = self.op_array;
+        let cv = |operand: Operand| match operand {
+            Operand::Cv(v) => Some(v.0),
+            _ => None,
+        };
+        let literal = |operand: Operand, offset: usize| match operand {
+            Operand::Const(lit) => op_array.literals.get(lit.index() + offset),
+            _ => None,
+        };
+        for j in 0..self.cfg.blocks_count() {
+            let block = self.cfg.blocks[j].clone();
+            if !block.is_reachable() || block.len == 0 {
+                continue;
+            }
+            let from = BlockId(j as u32);
+            let last = (block.start + block.len - 1) as usize;
+            let opline = &op_array.opcodes[last];
+            let succs = self.cfg.successors(from).to_vec();
+            let (bt, bf) = match opline.opcode {
+                ZEND_JMPZ => (succs[1], succs[0]),
+                ZEND_JMPNZ => (succs[0], succs[1]),
+                ZEND_COALESCE => {
+                    if let Some(var) = cv(opline.op1) {
+                        self.add_pi(from, succs[0], var, not_type_mask(may_be::NULL));
+                    }
+                    continue;
+                }
+                ZEND_JMP_NULL => {
+                    if let Some(var) = cv(opline.op1) {
+                        self.add_pi(from, succs[1], var, not_type_mask(may_be::NULL));
+                    }
+                    continue;
+                }
+                _ => continue,
+            };
+            // The patterns below look at the op before the jump; it must be in the same
+            // block to be a dominating definition.
+            if block.len == 1 {
+                continue;
+            }
+            let prev = &op_array.opcodes[last - 1];
+            let Operand::TmpVar(cond) = opline.op1 else {
+                continue;
+            };
+            if prev.result.var() != Some(cond) {
+                continue;
+            }
+            match prev.opcode {
+                ZEND_IS_EQUAL | ZEND_IS_NOT_EQUAL | ZEND_IS_SMALLER | ZEND_IS_SMALLER_OR_EQUAL => {
+                    self.comparison_pis(from, bt, bf, last, prev);
+                }
+                ZEND_POST_INC | ZEND_POST_DEC if cv(prev.op1).is_some() => {
+                    let var = cv(prev.op1).unwrap_or_default();
+                    let val = if prev.opcode == ZEND_POST_DEC { -1 } else { 1 };
+                    self.add_pi(from, bf, var, range_equals(None, val));
+                    self.add_pi(from, bt, var, range_not_equals(None, val));
+                }
+                ZEND_PRE_INC | ZEND_PRE_DEC if cv(prev.op1).is_some() => {
+                    let var = cv(prev.op1).unwrap_or_default();
+                    self.add_pi(from, bf, var, range_equals(None, 0));
+                    // speculative
+                    self.add_pi(from, bt, var, range_not_equals(None, 0));
+                }
+                ZEND_TYPE_CHECK if cv(prev.op1).is_some() => {
+                    let var = cv(prev.op1).unwrap_or_default();
+                    let t = prev.extended_value;
+                    self.add_pi(from, bt, var, type_mask(mask_for_type_check(t)));
+                    // is_resource() may be false for closed resources.
+                    if t != may_be::RESOURCE {
+                        self.add_pi(from, bf, var, not_type_mask(mask_for_type_check(t)));
+                    }
+                }
+                ZEND_IS_IDENTICAL | ZEND_IS_NOT_IDENTICAL => {
+                    let (var, val) = match (cv(prev.op1), cv(prev.op2)) {
+                        (Some(v), _) if matches!(prev.op2, Operand::Const(_)) => {
+                            (v, literal(prev.op2, 0))
+                        }
+                        (_, Some(v)) if matches!(prev.op1, Operand::Const(_)) => {
+                            (v, literal(prev.op1, 0))
+                        }
+                        _ => continue,
+                    };
+                    // Only === null/true/false: they remove a type on the false branch.
+                    let mask = match val {
+                        Some(Literal::Null) => may_be::NULL,
+                        Some(Literal::True) => may_be::TRUE,
+                        Some(Literal::False) => may_be::FALSE,
+                        _ => continue,
+                    };
+                    let (yes, no) = if prev.opcode == ZEND_IS_IDENTICAL {
+                        (bt, bf)
+                    } else {
+                        (bf, bt)
+                    };
+                    self.add_pi(from, yes, var, type_mask(mask));
+                    self.add_pi(from, no, var, not_type_mask(mask));
+                }
+                ZEND_INSTANCEOF
+                    if cv(prev.op1).is_some() && matches!(prev.op2, Operand::Const(_)) =>
+                {
+                    let var = cv(prev.op1).unwrap_or_default();
+                    let Some(Literal::String(lcname)) = literal(prev.op2, 1) else {
+                        continue;
+                    };
+                    let Some(ce) = classes.class_entry(op_array, lcname.as_bytes()) else {
+                        continue;
+                    };
+                    let mut constraint = type_mask(may_be::OBJECT);
+                    if let Constraint::Type(t) = &mut constraint {
+                        t.ce = Some(ce);
+                    }
+                    self.add_pi(from, bt, var, constraint);
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// Range pis of `a OP b` with OP one of `==`, `!=`, `<`, `<=`, where each side is a CV,
+    /// a CV±constant temporary, or a long constant.
+    fn comparison_pis(
+        &mut self,
+        from: BlockId,
+        bt: BlockId,
+        bf: BlockId,
+        jump: usize,
+        prev: &zend_ir::Op,
+    ) {
+        let op_array = self.op_array;
+        let long = |operand: Operand| match operand {
+            Operand::Const(lit) => match op_array.literals.get(lit.index()) {
+                Some(Literal::Long(l)) => Some(*l),
+                _ => None,
+            },
+            _ => None,
+        };
+        let mut var1: Option<u32> = None;
+        let mut var2: Option<u32> = None;
+        let mut val1: i64 = 0;
+        let mut val2: i64 = 0;
+        match prev.op1 {
+            Operand::Cv(v) => var1 = Some(v.0),
+            Operand::TmpVar(v) => {
+                if let Some((cv, adj)) = find_adjusted_tmp_var(op_array, jump, v.0) {
+                    var1 = Some(cv);
+                    val2 = adj;
+                }
+            }
+            _ => {}
+        }
+        match prev.op2 {
+            Operand::Cv(v) => var2 = Some(v.0),
+            Operand::TmpVar(v) => {
+                if let Some((cv, adj)) = find_adjusted_tmp_var(op_array, jump, v.0) {
+                    var2 = Some(cv);
+                    val1 = adj;
+                }
+            }
+            _ => {}
+        }
+        match (var1, var2) {
+            (Some(_), Some(_)) => {
+                if val1.checked_sub(val2).is_some() && val2.checked_sub(val1).is_some() {
+                    let tmp = val1;
+                    val1 -= val2;
+                    val2 -= tmp;
+                } else {
+                    var1 = None;
+                    var2 = None;
+                }
+            }
+            (Some(_), None) => {
+                let mut add = 0;
+                match (prev.op2, long(prev.op2)) {
+                    (Operand::Const(_), Some(l)) => add = l,
+                    _ => var1 = None,
+                }
+                match val2.checked_add(add) {
+                    Some(v) => val2 = v,
+                    None => var1 = None,
+                }
+            }
+            (None, Some(_)) => {
+                let mut add = 0;
+                match (prev.op1, long(prev.op1)) {
+                    (Operand::Const(_), Some(l)) => add = l,
+                    _ => var2 = None,
+                }
+                match val1.checked_add(add) {
+                    Some(v) => val1 = v,
+                    None => var2 = None,
+                }
+            }
+            (None, None) => {}
+        }
+
+        if let Some(v1) = var1 {
+            match prev.opcode {
+                ZEND_IS_EQUAL => {
+                    self.add_pi(from, bt, v1, range_equals(var2, val2));
+                    self.add_pi(from, bf, v1, range_not_equals(var2, val2));
+                }
+                ZEND_IS_NOT_EQUAL => {
+                    self.add_pi(from, bf, v1, range_equals(var2, val2));
+                    self.add_pi(from, bt, v1, range_not_equals(var2, val2));
+                }
+                ZEND_IS_SMALLER => {
+                    if val2 > i64::MIN {
+                        self.add_pi(from, bt, v1, range_max(var2, val2 - 1));
+                    }
+                    self.add_pi(from, bf, v1, range_min(var2, val2));
+                }
+                _ => {
+                    self.add_pi(from, bt, v1, range_max(var2, val2));
+                    if val2 < i64::MAX {
+                        self.add_pi(from, bf, v1, range_min(var2, val2 + 1));
+                    }
+                }
+            }
+        }
+        if let Some(v2) = var2 {
+            match prev.opcode {
+                ZEND_IS_EQUAL => {
+                    self.add_pi(from, bt, v2, range_equals(var1, val1));
+                    self.add_pi(from, bf, v2, range_not_equals(var1, val1));
+                }
+                ZEND_IS_NOT_EQUAL => {
+                    self.add_pi(from, bf, v2, range_equals(var1, val1));
+                    self.add_pi(from, bt, v2, range_not_equals(var1, val1));
+                }
+                ZEND_IS_SMALLER => {
+                    if val1 < i64::MAX {
+                        self.add_pi(from, bt, v2, range_min(var1, val1 + 1));
+                    }
+                    self.add_pi(from, bf, v2, range_max(var1, val1));
+                }
+                _ => {
+                    self.add_pi(from, bt, v2, range_min(var1, val1));
+                    if val1 > i64::MIN {
+                        self.add_pi(from, bf, v2, range_max(var1, val1 - 1));
+                    }
+                }
+            }
+        }
+    }
+
+    /// Step 1: propagate "def" sets into merge points until nothing changes. A merge point
+    /// needs a phi for every live variable defined on a path from its immediate dominator;
+    /// irreducible loop headers get phis for everything live.
+    fn propagate_defs(&mut self) {
+        let cfg = self.cfg;
+        let words = self.def.row_words();
+        let mut row = vec![0u64; words];
+        loop {
+            let mut changed = false;
+            for j in 0..cfg.blocks_count() {
+                let block = &cfg.blocks[j];
+                if !block.is_reachable() || block.predecessors_count() <= 1 {
+                    continue;
+                }
+                row.copy_from_slice(self.phi.row(j));
+                if block.flags.contains(BlockFlags::IRREDUCIBLE_LOOP) {
+                    bitset::union_with(&mut row, self.live_in.row(j));
+                } else {
+                    for &pred in cfg.predecessors(BlockId(j as u32)) {
+                        let mut i = Some(pred);
+                        while let Some(b) = i {
+                            if Some(b) == block.idom {
+                                break;
+                            }
+                            let (def_i, in_j) = (self.def.row(b.index()), self.live_in.row(j));
+                            for w in 0..words {
+                                row[w] |= def_i[w] & in_j[w];
+                            }
+                            i = cfg.blocks[b.index()].idom;
+                        }
+                    }
+                }
+                self.phi.row_mut(j).copy_from_slice(&row);
+                if !bitset::is_subset(&row, self.def.row(j)) {
+                    bitset::union_with(self.def.row_mut(j), &row);
+                    changed = true;
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+    }
+
+    /// Step 2: one phi per variable of each block's phi set, after its pis, in variable
+    /// order.
+    fn place_phis(&mut self) {
+        for j in 0..self.cfg.blocks_count() {
+            if !self.cfg.blocks[j].is_reachable() {
+                continue;
+            }
+            let preds = self.cfg.blocks[j].predecessors_count();
+            let vars: Vec<usize> = bitset::iter(self.phi.row(j)).collect();
+            if vars.is_empty() {
+                continue;
+            }
+            let pis = self.ssa.blocks[j].phis.len();
+            let mut ids = Vec::with_capacity(vars.len());
+            for var in vars {
+                ids.push(PhiId(self.ssa.phis.len() as u32));
+                self.ssa.phis.push(Phi {
+                    pi: None,
+                    constraint: None,
+                    var: var as u32,
+                    ssa_var: SsaVar(u32::MAX),
+                    block: BlockId(j as u32),
+                    sources: vec![None; preds],
+                    use_chains: vec![None; preds],
+                    sym_use_chain: None,
+                });
+            }
+            self.ssa.blocks[j].phis.splice(pis..pis, ids);
+        }
+    }
+
+    /// Step 3: renaming, a preorder walk of the dominator tree. Each block sees the
+    /// variable map its immediate dominator ended with; an undo log restores it after a
+    /// subtree instead of PHP's copies.
+    fn rename(&mut self, build_flags: BuildFlags) {
+        let op_array = self.op_array;
+        let cfg = self.cfg;
+        let total = (op_array.last_var() + op_array.T) as usize;
+        self.ssa.ops = vec![SsaOp::default(); op_array.opcodes.len()];
+        let mut map = VarMap {
+            var: vec![None; total],
+            undo: Vec::new(),
+            count: op_array.last_var(),
+        };
+        // The CVs' values on entry are the first SSA variables.
+        for (j, v) in map
+            .var
+            .iter_mut()
+            .enumerate()
+            .take(op_array.last_var() as usize)
+        {
+            *v = Some(SsaVar(j as u32));
+        }
+
+        enum Step {
+            Enter(BlockId),
+            Leave(usize),
+        }
+        let mut stack = vec![Step::Enter(BlockId(0))];
+        while let Some(step) = stack.pop() {
+            let n = match step {
+                Step::Leave(mark) => {
+                    map.undo_to(mark);
+                    continue;
+                }
+                Step::Enter(n) => n,
+            };
+            stack.push(Step::Leave(map.undo.len()));
+            for &p in &self.ssa.blocks[n.index()].phis {
+                let phi = &mut self.ssa.phis[p.index()];
+                if phi.ssa_var.0 == u32::MAX {
+                    phi.ssa_var = map.fresh();
+                }
+                map.set(phi.var, phi.ssa_var);
+            }
+            let block = &cfg.blocks[n.index()];
+            for k in block.ops() {
+                let k = k as usize;
+                if op_array.opcodes[k].opcode != ZEND_OP_DATA {
+                    rename_op(op_array, k, build_flags, &mut self.ssa.ops, &mut map);
+                }
+            }
+            self.link_successors(n, &mut map);
+            let first = stack.len();
+            let mut child = block.children;
+            while let Some(c) = child {
+                stack.push(Step::Enter(c));
+                child = cfg.blocks[c.index()].next_child;
+            }
+            stack[first..].reverse();
+        }
+        self.ssa.vars = vec![SsaVariable::default(); map.count as usize];
+    }
+
+    /// Fills the sources of the successors' phis and pis for the edges out of `n` (the
+    /// second half of PHP's `zend_ssa_rename` for one block).
+    fn link_successors(&mut self, n: BlockId, map: &mut VarMap) {
+        let op_array = self.op_array;
+        let cfg = self.cfg;
+        let block = &cfg.blocks[n.index()];
+        // On the exit edge of an FE_FETCH over a CV, the loop variable keeps its value
+        // from before the fetch.
+        let fe_fetch = block.last_op().and_then(|last| {
+            let op = &op_array.opcodes[last.index()];
+            (matches!(op.opcode, ZEND_FE_FETCH_R | ZEND_FE_FETCH_RW)
+                && matches!(op.op2, Operand::Cv(_)))
+            .then(|| self.ssa.ops[last.index()])
+        });
+        for (i, &succ) in cfg.successors(n).iter().enumerate() {
+            let succ_phis = self.ssa.blocks[succ.index()].phis.clone();
+            let edge = cfg.predecessor_index(succ, n);
+            for &p in &succ_phis {
+                let phi = &mut self.ssa.phis[p.index()];
+                if phi.pi == Some(n) {
+                    if let Some(Constraint::Range(r)) = &mut phi.constraint {
+                        if let Some(v) = r.min_var {
+                            r.min_ssa_var = map.get(v);
+                        }
+                        if let Some(v) = r.max_var {
+                            r.max_ssa_var = map.get(v);
+                        }
+                    }
+                    let value = map.get(phi.var);
+                    phi.sources.iter_mut().for_each(|s| *s = value);
+                    if phi.ssa_var.0 == u32::MAX {
+                        phi.ssa_var = map.fresh();
+                    }
+                } else if phi.pi.is_none() {
+                    let Some(j) = edge else { continue };
+                    let mut value = map.get(phi.var);
+                    if let Some(fe) = fe_fetch {
+                        if i == 0 && value.is_some() && value == fe.op2_def {
+                            value = fe.op2_use;
+                        }
+                    }
+                    phi.sources[j] = value;
+                }
+            }
+            // A pi on this edge feeds the phi of the same variable in that block.
+            for (pos, &p) in succ_phis.iter().enumerate() {
+                let phi = &self.ssa.phis[p.index()];
+                if !phi.is_pi() {
+                    break;
+                }
+                if phi.pi != Some(n) {
+                    continue;
+                }
+                let (var, value) = (phi.var, phi.ssa_var);
+                let Some(j) = edge else { continue };
+                for &q in &succ_phis[pos + 1..] {
+                    let q = &mut self.ssa.phis[q.index()];
+                    if !q.is_pi() && q.var == var {
+                        q.sources[j] = Some(value);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The current SSA value of every CV/TMP/VAR during renaming, with an undo log.
+struct VarMap {
+    var: Vec<Option<SsaVar>>,
+    undo: Vec<(u32, Option<SsaVar>)>,
+    /// Next SSA variable number (`ssa_vars_count`).
+    count: u32,
+}
+
+impl VarMap {
+    fn get(&self, v: u32) -> Option<SsaVar> {
+        self.var[v as usize]
+    }
+
+    fn set(&mut self, v: u32, value: SsaVar) {
+        self.undo.push((v, self.var[v as usize]));
+        self.var[v as usize] = Some(value);
+    }
+
+    fn fresh(&mut self) -> SsaVar {
+        self.count += 1;
+        SsaVar(self.count - 1)
+    }
+
+    /// A new SSA variable that becomes the value of `v`.
+    fn define(&mut self, v: u32) -> SsaVar {
+        let value = self.fresh();
+        self.set(v, value);
+        value
+    }
+
+    fn undo_to(&mut self, mark: usize) {
+        while self.undo.len() > mark {
+            let (v, old) = self.undo.pop().expect("undo entry above the mark");
+            self.var[v as usize] = old;
+        }
+    }
+}
+
+/// `_zend_ssa_rename_op`: the uses and definitions of op `k` (and of its OP_DATA).
+fn rename_op(
+    op_array: &OpArray,
+    k: usize,
+    build_flags: BuildFlags,
+    ops: &mut [SsaOp],
+    map: &mut VarMap,
+) {
+    let opline = &op_array.opcodes[k];
+    let rc = build_flags.contains(BuildFlags::SSA_RC_INFERENCE);
+    let var_of = |operand: Operand| operand.var().map(|v| v.0);
+    let cv_of = |operand: Operand| match operand {
+        Operand::Cv(v) => Some(v.0),
+        _ => None,
+    };
+    if let Some(v) = var_of(opline.op1) {
+        ops[k].op1_use = map.get(v);
+    }
+    if let Some(v) = var_of(opline.op2) {
+        ops[k].op2_use = map.get(v);
+    }
+    if build_flags.contains(BuildFlags::SSA_USE_CV_RESULTS) && opline.opcode != ZEND_RECV {
+        if let Some(v) = cv_of(opline.result) {
+            ops[k].result_use = map.get(v);
+        }
+    }
+    let next = op_array.opcodes.get(k + 1);
+    // The OP_DATA's operand: used, and maybe defined.
+    let op_data = |ops: &mut [SsaOp], map: &mut VarMap, defines: bool| {
+        if let Some(next) = next {
+            if let Some(v) = var_of(next.op1) {
+                ops[k + 1].op1_use = map.get(v);
+                if defines && matches!(next.op1, Operand::Cv(_)) {
+                    ops[k + 1].op1_def = Some(map.define(v));
+                }
+            }
+        }
+    };
+    let op1_def = |ops: &mut [SsaOp], map: &mut VarMap| {
+        if let Some(v) = cv_of(opline.op1) {
+            ops[k].op1_def = Some(map.define(v));
+        }
+    };
+    match opline.opcode {
+        ZEND_ASSIGN => {
+            if rc {
+                if let Some(v) = cv_of(opline.op2) {
+                    ops[k].op2_def = Some(map.define(v));
+                }
+            }
+            op1_def(ops, map);
+        }
+        ZEND_ASSIGN_REF => {
+            if let Some(v) = cv_of(opline.op2) {
+                ops[k].op2_def = Some(map.define(v));
+            }
+            op1_def(ops, map);
+        }
+        ZEND_ASSIGN_DIM | ZEND_ASSIGN_OBJ => {
+            op_data(ops, map, rc);
+            op1_def(ops, map);
+        }
+        ZEND_ASSIGN_OBJ_REF => {
+            op1_def(ops, map);
+            op_data(ops, map, true);
+        }
+        ZEND_ASSIGN_STATIC_PROP => op_data(ops, map, rc),
+        ZEND_ASSIGN_STATIC_PROP_REF => op_data(ops, map, true),
+        ZEND_ASSIGN_STATIC_PROP_OP => op_data(ops, map, false),
+        ZEND_ASSIGN_DIM_OP | ZEND_ASSIGN_OBJ_OP => {
+            op1_def(ops, map);
+            op_data(ops, map, false);
+        }
+        ZEND_ASSIGN_OP
+        | ZEND_PRE_INC
+        | ZEND_PRE_DEC
+        | ZEND_POST_INC
+        | ZEND_POST_DEC
+        | ZEND_BIND_GLOBAL
+        | ZEND_BIND_STATIC
+        | ZEND_SEND_VAR_NO_REF
+        | ZEND_SEND_VAR_NO_REF_EX
+        | ZEND_SEND_VAR_EX
+        | ZEND_SEND_FUNC_ARG
+        | ZEND_SEND_REF
+        | ZEND_SEND_UNPACK
+        | ZEND_FE_RESET_RW
+        | ZEND_MAKE_REF
+        | ZEND_PRE_INC_OBJ
+        | ZEND_PRE_DEC_OBJ
+        | ZEND_POST_INC_OBJ
+        | ZEND_POST_DEC_OBJ
+        | ZEND_UNSET_DIM
+        | ZEND_UNSET_OBJ
+        | ZEND_FETCH_DIM_W
+        | ZEND_FETCH_DIM_RW
+        | ZEND_FETCH_DIM_FUNC_ARG
+        | ZEND_FETCH_DIM_UNSET
+        | ZEND_FETCH_LIST_W => op1_def(ops, map),
+        ZEND_SEND_VAR | ZEND_CAST | ZEND_QM_ASSIGN | ZEND_JMP_SET | ZEND_COALESCE
+        | ZEND_FE_RESET_R
+            if rc =>
+        {
+            op1_def(ops, map);
+        }
+        ZEND_ADD_ARRAY_UNPACK | ZEND_ADD_ARRAY_ELEMENT | ZEND_INIT_ARRAY => {
+            if opline.opcode != ZEND_INIT_ARRAY {
+                if let Some(v) = var_of(opline.result) {
+                    ops[k].result_use = map.get(v);
+                }
+            }
+            if opline.opcode != ZEND_ADD_ARRAY_UNPACK
+                && (rc || opline.extended_value & ZEND_ARRAY_ELEMENT_REF != 0)
+            {
+                op1_def(ops, map);
+            }
+        }
+        ZEND_YIELD if op_array.fn_flags & ZEND_ACC_RETURN_REFERENCE != 0 || rc => {
+            op1_def(ops, map);
+        }
+        ZEND_UNSET_CV => op1_def(ops, map),
+        ZEND_VERIFY_RETURN_TYPE if let Some(v) = var_of(opline.op1) => {
+            ops[k].op1_def = Some(map.define(v));
+        }
+        ZEND_FE_FETCH_R | ZEND_FE_FETCH_RW => {
+            if !matches!(opline.op2, Operand::Cv(_)) {
+                // Not used: the loop variable is only written.
+                ops[k].op2_use = None;
+            }
+            if let Some(v) = var_of(opline.op2) {
+                ops[k].op2_def = Some(map.define(v));
+            }
+        }
+        ZEND_BIND_LEXICAL if opline.extended_value & ZEND_BIND_REF != 0 || rc => {
+            if let Some(v) = var_of(opline.op2) {
+                ops[k].op2_def = Some(map.define(v));
+            }
+        }
+        ZEND_COPY_TMP if rc => {
+            if let Some(v) = var_of(opline.op1) {
+                ops[k].op1_def = Some(map.define(v));
+            }
+        }
+        _ => {}
+    }
+    if let Some(v) = var_of(opline.result) {
+        ops[k].result_def = Some(map.define(v));
+    }
+}
+
+/// The block an op belongs to, for callers that only have op numbers.
+pub fn block_of(cfg: &Cfg, op: OpNum) -> BlockId {
+    cfg.map[op.index()]
+}

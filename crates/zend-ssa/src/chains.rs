@@ -1,0 +1,312 @@
+//! Use-def chains (`zend_ssa_compute_use_def_chains`), false dependencies
+//! (`zend_ssa_find_false_dependencies`: `no_val`) and strongly connected components
+//! (`zend_ssa_find_sccs`).
+
+use crate::{Alias, PhiId, Ssa, SsaVar};
+use zend_cfg::Cfg;
+use zend_ir::opcode::*;
+use zend_ir::{OpArray, OpNum};
+
+impl Ssa {
+    /// Links every use of every SSA variable: ops through `op1_use_chain`/`op2_use_chain`/
+    /// `res_use_chain` (in op order), phis through `use_chains` (most recent first), pis'
+    /// range bounds through `sym_use_chain`; records definitions and aliasing.
+    pub fn compute_use_def_chains(&mut self, op_array: &OpArray, cfg: &Cfg) {
+        let last_var = op_array.last_var();
+        for (i, v) in self.vars.iter_mut().enumerate() {
+            *v = Default::default();
+            v.var = if (i as u32) < last_var {
+                i as u32
+            } else {
+                u32::MAX
+            };
+        }
+        for i in (0..self.ops.len()).rev() {
+            let num = OpNum(i as u32);
+            let mut op = self.ops[i];
+            if let Some(u) = op.op1_use {
+                op.op1_use_chain = self.vars[u.index()].use_chain;
+                self.vars[u.index()].use_chain = Some(num);
+            }
+            if let Some(u) = op.op2_use.filter(|&u| Some(u) != op.op1_use) {
+                op.op2_use_chain = self.vars[u.index()].use_chain;
+                self.vars[u.index()].use_chain = Some(num);
+            }
+            if let Some(u) = op
+                .result_use
+                .filter(|&u| Some(u) != op.op1_use && Some(u) != op.op2_use)
+            {
+                op.res_use_chain = self.vars[u.index()].use_chain;
+                self.vars[u.index()].use_chain = Some(num);
+            }
+            let opline = &op_array.opcodes[i];
+            for (def, operand) in [
+                (op.op1_def, opline.op1),
+                (op.op2_def, opline.op2),
+                (op.result_def, opline.result),
+            ] {
+                if let Some(d) = def {
+                    let var = &mut self.vars[d.index()];
+                    var.var = operand.var().map_or(u32::MAX, |v| v.0);
+                    var.definition = Some(num);
+                }
+            }
+            self.ops[i] = op;
+        }
+
+        for b in 0..cfg.blocks_count() {
+            for k in 0..self.blocks[b].phis.len() {
+                let id = self.blocks[b].phis[k];
+                let (ssa_var, var) = (self.phis[id.index()].ssa_var, self.phis[id.index()].var);
+                self.vars[ssa_var.index()].var = var;
+                self.vars[ssa_var.index()].definition_phi = Some(id);
+                let sources = self.phis[id.index()].num_sources();
+                for j in 0..sources {
+                    let Some(source) = self.phis[id.index()].sources[j] else {
+                        continue;
+                    };
+                    // Only the first occurrence of a source links the phi: a later equal
+                    // source finds the phi already at the head of the chain.
+                    if self.vars[source.index()].phi_use_chain == Some(id) {
+                        continue;
+                    }
+                    self.phis[id.index()].use_chains[j] = self.vars[source.index()].phi_use_chain;
+                    self.vars[source.index()].phi_use_chain = Some(id);
+                }
+                if let Some(crate::Constraint::Range(r)) = &self.phis[id.index()].constraint {
+                    // The min and max bounds are never both variables.
+                    if let Some(bound) = r.min_ssa_var.or(r.max_ssa_var) {
+                        self.phis[id.index()].sym_use_chain =
+                            self.vars[bound.index()].sym_use_chain;
+                        self.vars[bound.index()].sym_use_chain = Some(id);
+                    }
+                }
+            }
+        }
+
+        // Indirectly accessed variables.
+        let indirect = cfg
+            .func_flags
+            .contains(zend_cfg::FuncFlags::INDIRECT_VAR_ACCESS);
+        for i in 0..last_var as usize {
+            if indirect {
+                self.vars[i].alias = Alias::Symtable;
+            } else if op_array.vars[i].as_bytes() == b"http_response_header" {
+                self.vars[i].alias = Alias::HttpResponseHeader;
+            }
+        }
+        for i in last_var as usize..self.vars.len() {
+            let var = self.vars[i].var;
+            if var < last_var {
+                self.vars[i].alias = self.vars[var as usize].alias;
+            }
+        }
+    }
+
+    /// `zend_ssa_is_no_val_use`: whether op `use_` reads `var` only to overwrite it.
+    pub fn is_no_val_use(&self, op_array: &OpArray, use_: OpNum, var: SsaVar) -> bool {
+        let opline = &op_array.opcodes[use_.index()];
+        let op = &self.ops[use_.index()];
+        let var = Some(var);
+        match opline.opcode {
+            ZEND_ASSIGN | ZEND_UNSET_CV | ZEND_BIND_GLOBAL | ZEND_BIND_STATIC => {
+                return op.op1_use == var && op.op2_use != var;
+            }
+            ZEND_FE_FETCH_R | ZEND_FE_FETCH_RW => return op.op2_use == var && op.op1_use != var,
+            _ => {}
+        }
+        if op.result_use == var
+            && opline.opcode != ZEND_ADD_ARRAY_ELEMENT
+            && opline.opcode != ZEND_ADD_ARRAY_UNPACK
+        {
+            return op.op1_use != var && op.op2_use != var;
+        }
+        false
+    }
+
+    /// `zend_ssa_find_false_dependencies`: marks `no_val` the variables whose value is
+    /// never read, directly or through phis. Only for functions (not the main script).
+    pub fn find_false_dependencies(&mut self, op_array: &OpArray) {
+        if op_array.function_name.is_none() {
+            return;
+        }
+        let n = self.vars.len();
+        let mut worklist: Vec<SsaVar> = Vec::new();
+        for i in 0..n {
+            let var = SsaVar(i as u32);
+            let used = self
+                .uses(var)
+                .any(|u| !self.is_no_val_use(op_array, u, var));
+            self.vars[i].no_val = !used;
+            if used {
+                worklist.push(var);
+            }
+        }
+        while let Some(var) = worklist.pop() {
+            let Some(p) = self.vars[var.index()].definition_phi else {
+                continue;
+            };
+            let phi = &self.phis[p.index()];
+            for j in 0..phi.num_sources() {
+                if let Some(source) = phi.sources[j] {
+                    if self.vars[source.index()].no_val {
+                        self.vars[source.index()].no_val = false;
+                        worklist.push(source);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Variables defined by the ops using `var` (and by their OP_DATA or the op an OP_DATA
+    /// belongs to), then by the phis using it: the edges of the SSA graph, in the order
+    /// PHP's `zend_scc_next` and `FOR_EACH_VAR_USAGE` visit them.
+    fn var_usages(
+        &self,
+        op_array: &OpArray,
+        phi_uses: &[Vec<PhiId>],
+        var: SsaVar,
+        skip_no_val: bool,
+        out: &mut Vec<SsaVar>,
+    ) {
+        out.clear();
+        let last = op_array.opcodes.len();
+        let push = |out: &mut Vec<SsaVar>, v: Option<SsaVar>| {
+            if let Some(v) = v {
+                if !skip_no_val || !self.vars[v.index()].no_val {
+                    out.push(v);
+                }
+            }
+        };
+        for use_ in self.uses(var) {
+            let u = use_.index();
+            let defs = |op: &crate::SsaOp| [op.op1_def, op.op2_def, op.result_def];
+            for d in defs(&self.ops[u]) {
+                push(out, d);
+            }
+            if op_array.opcodes[u].opcode == ZEND_OP_DATA && u > 0 {
+                for d in defs(&self.ops[u - 1]) {
+                    push(out, d);
+                }
+            } else if u + 1 < last && op_array.opcodes[u + 1].opcode == ZEND_OP_DATA {
+                for d in defs(&self.ops[u + 1]) {
+                    push(out, d);
+                }
+            }
+        }
+        for &p in &phi_uses[var.index()] {
+            push(out, Some(self.phis[p.index()].ssa_var));
+        }
+    }
+
+    /// `zend_ssa_find_sccs`: strongly connected components of the def-use graph (Pearce's
+    /// algorithm, iterative as in PHP), numbered as PHP numbers them; `scc_entry` marks
+    /// the variables reached from outside their component.
+    pub fn find_sccs(&mut self, op_array: &OpArray) {
+        let n = self.vars.len();
+        let phi_uses = self.all_phi_uses();
+        // PHP's signed numbering: visit indices count up, component numbers count down
+        // from `n`; -1 is "not visited".
+        let mut scc: Vec<i64> = vec![-1; n];
+        let mut entry = vec![false; n];
+        let mut index: i64 = 0;
+        let mut sccs: i64 = n as i64;
+        let mut stack: Vec<usize> = Vec::new();
+        let mut vstack: Vec<usize> = Vec::new();
+        // Per variable: its successors, the cursor into them, the last one returned.
+        let mut succs: Vec<Vec<SsaVar>> = vec![Vec::new(); n];
+        let mut cursor: Vec<usize> = vec![0; n];
+        let mut last: Vec<Option<usize>> = vec![None; n];
+
+        for root in 0..n {
+            if self.vars[root].no_val || scc[root] >= 0 {
+                continue;
+            }
+            let mut start = Some(root);
+            loop {
+                if let Some(var) = start.take() {
+                    // Begin visiting `var`.
+                    vstack.push(var);
+                    let mut list = std::mem::take(&mut succs[var]);
+                    self.var_usages(op_array, &phi_uses, SsaVar(var as u32), true, &mut list);
+                    succs[var] = list;
+                    cursor[var] = 0;
+                    last[var] = None;
+                    entry[var] = true;
+                    scc[var] = index;
+                    index += 1;
+                }
+                let Some(&var) = vstack.last() else { break };
+                let mut descend = None;
+                loop {
+                    if let Some(var2) = last[var] {
+                        // Finish the edge.
+                        if scc[var2] < scc[var] {
+                            scc[var] = scc[var2];
+                            entry[var] = false;
+                        }
+                    }
+                    let next = succs[var].get(cursor[var]).map(|v| v.index());
+                    cursor[var] += 1;
+                    last[var] = next;
+                    let Some(var2) = next else { break };
+                    if scc[var2] < 0 {
+                        descend = Some(var2);
+                        break;
+                    }
+                }
+                if descend.is_some() {
+                    start = descend;
+                    continue;
+                }
+                // Finish visiting `var`.
+                vstack.pop();
+                succs[var] = Vec::new();
+                if entry[var] {
+                    sccs -= 1;
+                    while let Some(&var2) = stack.last() {
+                        if scc[var2] < scc[var] {
+                            break;
+                        }
+                        stack.pop();
+                        scc[var2] = sccs;
+                        index -= 1;
+                    }
+                    scc[var] = sccs;
+                    index -= 1;
+                } else {
+                    stack.push(var);
+                }
+            }
+        }
+
+        if sccs != 0 {
+            for s in scc.iter_mut().filter(|s| **s >= 0) {
+                *s -= sccs;
+            }
+        }
+        self.sccs = (n as i64 - sccs) as u32;
+        for (v, s) in self.vars.iter_mut().zip(&scc) {
+            v.scc = (*s >= 0).then_some(*s as u32);
+            v.scc_entry = false;
+        }
+        for (v, e) in self.vars.iter_mut().zip(&entry) {
+            v.scc_entry = *e;
+        }
+        let mut usages = Vec::new();
+        for j in 0..n {
+            let Some(s) = self.vars[j].scc else { continue };
+            self.var_usages(op_array, &phi_uses, SsaVar(j as u32), false, &mut usages);
+            for &var2 in &usages {
+                if self.vars[var2.index()].scc != Some(s) {
+                    self.vars[var2.index()].scc_entry = true;
+                }
+            }
+        }
+    }
+
+    /// The phis and pis of the function, block by block.
+    pub fn all_phis(&self) -> impl Iterator<Item = PhiId> + '_ {
+        self.blocks.iter().flat_map(|b| b.phis.iter().copied())
+    }
+}

@@ -1,0 +1,309 @@
+//! The e-SSA form of a PHP 8.2 op_array, as Zend/Optimizer/zend_ssa.c builds it, and the
+//! integrity checks of ssa_integrity.c.
+//!
+//! Mirrors `zend_build_ssa`: liveness-pruned phi placement (def propagation at merge
+//! points, explicit phis for irreducible loops), e-SSA pi placement on conditional branches
+//! (range constraints from `==`/`!=`/`<`/`<=` on CVs and CV±constant temporaries and from
+//! increments/decrements, type constraints from `is_*()`/TYPE_CHECK, `=== null/true/false`,
+//! `instanceof` and `??`/`?->`), renaming along the dominator tree; then
+//! `zend_ssa_compute_use_def_chains` (use_chain, phi_use_chain, sym_use_chain, alias),
+//! `zend_ssa_find_false_dependencies` (no_val) and `zend_ssa_find_sccs` (Pearce's
+//! algorithm, iterative as PHP's). The `SSA Phi() Placement` and `dfa ssa` dumps print
+//! PHP's bytes.
+//!
+//! Guarantees: SSA variable numbers, phi and pi order, constraints and chains are PHP's
+//! for the same CFG, so the dumps are byte-identical; construction never recurses (a
+//! 100k-op function is built with explicit stacks); [`verify`] checks every invariant
+//! ssa_integrity.c checks, plus that every use is dominated by its definition.
+
+pub mod build;
+pub mod chains;
+pub mod dump;
+pub mod verify;
+
+pub use build::{ClassLookup, NoClasses, SsaError};
+pub use verify::verify;
+
+use std::fmt;
+use zend_cfg::BlockId;
+use zend_ir::dump::SsaRange;
+use zend_ir::OpNum;
+
+macro_rules! index_type {
+    ($(#[$doc:meta])* $name:ident, $prefix:literal) => {
+        $(#[$doc])*
+        #[derive(Copy, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub struct $name(pub u32);
+
+        impl $name {
+            #[inline]
+            pub fn index(self) -> usize {
+                self.0 as usize
+            }
+        }
+
+        impl fmt::Debug for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                write!(f, concat!($prefix, "{}"), self.0)
+            }
+        }
+    };
+}
+
+index_type!(
+    /// An SSA variable number (`#n` in dumps): index into [`Ssa::vars`]. The first
+    /// `last_var` are the CVs' values on entry.
+    SsaVar, "#"
+);
+index_type!(
+    /// Index into [`Ssa::phis`]: a phi or an e-SSA pi.
+    PhiId, "phi"
+);
+
+/// `zend_ssa_negative_lat`.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub enum NegativeLat {
+    #[default]
+    None,
+    Init,
+    Invariant,
+    UseLt,
+    UseGt,
+    Unknown,
+}
+
+/// `zend_ssa_range_constraint`: `var ∈ [min_var + min, max_var + max]`, or its negation.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RangeConstraint {
+    pub range: SsaRange,
+    /// The variables the bounds are relative to (`min_var`/`max_var`).
+    pub min_var: Option<u32>,
+    pub max_var: Option<u32>,
+    /// Their SSA values at the branch, set by renaming.
+    pub min_ssa_var: Option<SsaVar>,
+    pub max_ssa_var: Option<SsaVar>,
+    pub negative: NegativeLat,
+}
+
+/// `zend_ssa_type_constraint`: intersect with `type_mask` (and with class `ce` for
+/// `instanceof`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TypeConstraint {
+    pub type_mask: u32,
+    /// Name of the class the value is an instance of.
+    pub ce: Option<Vec<u8>>,
+}
+
+/// The constraint of an e-SSA pi.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Constraint {
+    Range(RangeConstraint),
+    Type(TypeConstraint),
+}
+
+/// A `zend_ssa_phi`: `ssa_var = Phi(sources...)`, one source per predecessor of `block`;
+/// or, with `pi` set, an e-SSA pi `ssa_var = Pi<pi>(sources[0] & constraint)` placed on
+/// the edge from block `pi`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Phi {
+    pub pi: Option<BlockId>,
+    pub constraint: Option<Constraint>,
+    /// The original CV/TMP/VAR number.
+    pub var: u32,
+    pub ssa_var: SsaVar,
+    pub block: BlockId,
+    /// As many as `block` has predecessors (a pi repeats its one source).
+    pub sources: Vec<Option<SsaVar>>,
+    /// Next phi using the same source, per source (`use_chains`).
+    pub use_chains: Vec<Option<PhiId>>,
+    /// Next pi whose constraint refers to the same variable.
+    pub sym_use_chain: Option<PhiId>,
+}
+
+impl Phi {
+    pub fn is_pi(&self) -> bool {
+        self.pi.is_some()
+    }
+
+    /// `NUM_PHI_SOURCES`.
+    pub fn num_sources(&self) -> usize {
+        if self.is_pi() {
+            1
+        } else {
+            self.sources.len()
+        }
+    }
+
+    pub fn has_range_constraint(&self) -> bool {
+        matches!(self.constraint, Some(Constraint::Range(_)))
+    }
+}
+
+/// `zend_ssa_block`: its phis, pis first.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SsaBlock {
+    pub phis: Vec<PhiId>,
+}
+
+/// A `zend_ssa_op`: the SSA variables one op uses and defines, and the next use of each
+/// used variable.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SsaOp {
+    pub op1_use: Option<SsaVar>,
+    pub op2_use: Option<SsaVar>,
+    pub result_use: Option<SsaVar>,
+    pub op1_def: Option<SsaVar>,
+    pub op2_def: Option<SsaVar>,
+    pub result_def: Option<SsaVar>,
+    pub op1_use_chain: Option<OpNum>,
+    pub op2_use_chain: Option<OpNum>,
+    pub res_use_chain: Option<OpNum>,
+}
+
+impl SsaOp {
+    pub fn operands(&self) -> zend_ir::dump::SsaOperands {
+        let n = |v: Option<SsaVar>| v.map(|v| v.0);
+        zend_ir::dump::SsaOperands {
+            op1_use: n(self.op1_use),
+            op2_use: n(self.op2_use),
+            result_use: n(self.result_use),
+            op1_def: n(self.op1_def),
+            op2_def: n(self.op2_def),
+            result_def: n(self.result_def),
+        }
+    }
+}
+
+/// `zend_ssa_alias_kind`.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub enum Alias {
+    #[default]
+    NoAlias,
+    Symtable,
+    HttpResponseHeader,
+}
+
+/// `zend_ssa_escape_state`.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub enum EscapeState {
+    #[default]
+    Unknown,
+    NoEscape,
+    FunctionEscape,
+    GlobalEscape,
+}
+
+/// A `zend_ssa_var`: where an SSA value is defined and used.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SsaVariable {
+    /// The original CV/TMP/VAR number.
+    pub var: u32,
+    /// Strongly connected component (`None`: none computed, or a no_val variable).
+    pub scc: Option<u32>,
+    pub definition: Option<OpNum>,
+    pub definition_phi: Option<PhiId>,
+    /// First op using the value (continued through the ops' `*_use_chain`).
+    pub use_chain: Option<OpNum>,
+    /// First phi using the value (continued through the phis' `use_chains`).
+    pub phi_use_chain: Option<PhiId>,
+    /// First pi whose range constraint refers to the value.
+    pub sym_use_chain: Option<PhiId>,
+    /// The value is never read (only, e.g., overwritten by ASSIGN).
+    pub no_val: bool,
+    pub scc_entry: bool,
+    pub alias: Alias,
+    pub escape_state: EscapeState,
+}
+
+/// A `zend_ssa` (without the CFG, which it is built on).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Ssa {
+    pub blocks: Vec<SsaBlock>,
+    pub ops: Vec<SsaOp>,
+    pub vars: Vec<SsaVariable>,
+    pub phis: Vec<Phi>,
+    /// Number of SCCs, once [`Ssa::find_sccs`] ran.
+    pub sccs: u32,
+}
+
+impl Ssa {
+    pub fn vars_count(&self) -> usize {
+        self.vars.len()
+    }
+
+    pub fn phi(&self, id: PhiId) -> &Phi {
+        &self.phis[id.index()]
+    }
+
+    /// `zend_ssa_next_use`: the next op using `var` after op `use_`.
+    pub fn next_use(&self, var: SsaVar, use_: OpNum) -> Option<OpNum> {
+        let op = &self.ops[use_.index()];
+        if op.op1_use == Some(var) {
+            op.op1_use_chain
+        } else if op.op2_use == Some(var) {
+            op.op2_use_chain
+        } else {
+            op.res_use_chain
+        }
+    }
+
+    /// `zend_ssa_next_use_phi`: the next phi using `var` after `p`.
+    pub fn next_use_phi(&self, var: SsaVar, p: PhiId) -> Option<PhiId> {
+        let phi = &self.phis[p.index()];
+        if phi.is_pi() {
+            return phi.use_chains[0];
+        }
+        phi.sources
+            .iter()
+            .position(|&s| s == Some(var))
+            .and_then(|j| phi.use_chains[j])
+    }
+
+    /// [`Ssa::phi_uses`] for every variable at once, in the same chain order, in time
+    /// linear in the number of phi sources (walking the chains of a phi with many sources
+    /// one `next_use_phi` at a time is quadratic).
+    pub fn all_phi_uses(&self) -> Vec<Vec<PhiId>> {
+        // Where each (phi, source) pair's chain link lives: the first position of the source.
+        let mut first: std::collections::HashMap<(u32, u32), usize> =
+            std::collections::HashMap::new();
+        for (id, phi) in self.phis.iter().enumerate() {
+            for (j, source) in phi.sources[..phi.num_sources()].iter().enumerate() {
+                if let Some(s) = source {
+                    first.entry((id as u32, s.0)).or_insert(j);
+                }
+            }
+        }
+        let mut uses = vec![Vec::new(); self.vars.len()];
+        for (v, list) in uses.iter_mut().enumerate() {
+            let mut p = self.vars[v].phi_use_chain;
+            let mut steps = 0usize;
+            while let Some(id) = p {
+                list.push(id);
+                steps += 1;
+                if steps > self.phis.len() {
+                    break; // a cycle: the verifier reports it
+                }
+                p = first.get(&(id.0, v as u32)).and_then(|&j| {
+                    self.phis
+                        .get(id.index())
+                        .and_then(|phi| phi.use_chains.get(j).copied().flatten())
+                });
+            }
+        }
+        uses
+    }
+
+    /// The ops using `var`, in chain order.
+    pub fn uses(&self, var: SsaVar) -> impl Iterator<Item = OpNum> + '_ {
+        std::iter::successors(self.vars[var.index()].use_chain, move |&u| {
+            self.next_use(var, u)
+        })
+    }
+
+    /// The phis using `var`, in chain order.
+    pub fn phi_uses(&self, var: SsaVar) -> impl Iterator<Item = PhiId> + '_ {
+        std::iter::successors(self.vars[var.index()].phi_use_chain, move |&p| {
+            self.next_use_phi(var, p)
+        })
+    }
+}
