@@ -18,11 +18,14 @@ pub struct Level {
 
 impl Level {
     pub fn parse(s: &str) -> Result<Level> {
-        let bits = debug_level::parse(s).ok_or_else(|| anyhow::anyhow!("unknown dump level {s:?}"))?;
+        let bits =
+            debug_level::parse(s).ok_or_else(|| anyhow::anyhow!("unknown dump level {s:?}"))?;
         if bits.count_ones() != 1 {
             anyhow::bail!("dump level {s:?} must name one stage (one debug-level bit)");
         }
-        let name = debug_level::name(bits).map(str::to_string).unwrap_or_else(|| format!("{bits:#x}"));
+        let name = debug_level::name(bits)
+            .map(str::to_string)
+            .unwrap_or_else(|| format!("{bits:#x}"));
         Ok(Level { name, bits })
     }
 }
@@ -75,8 +78,18 @@ struct LevelOutcome {
 /// How many mismatches to keep per level.
 const KEEP_MISMATCHES: usize = 20;
 
-pub fn run(php: &Php, files: &[SourceFile], optimization_level: u32, levels: &[Level], progress: bool) -> Report {
-    let bar = if progress { ProgressBar::new(files.len() as u64) } else { ProgressBar::hidden() };
+pub fn run(
+    php: &Php,
+    files: &[SourceFile],
+    optimization_level: u32,
+    levels: &[Level],
+    progress: bool,
+) -> Report {
+    let bar = if progress {
+        ProgressBar::new(files.len() as u64)
+    } else {
+        ProgressBar::hidden()
+    };
     bar.set_style(
         ProgressStyle::with_template("{bar:40} {pos}/{len} files {elapsed_precise} eta {eta}")
             .expect("static template"),
@@ -96,7 +109,11 @@ pub fn run(php: &Php, files: &[SourceFile], optimization_level: u32, levels: &[L
         files: files.len(),
         levels: levels
             .iter()
-            .map(|l| LevelReport { level: l.name.clone(), implemented: true, ..Default::default() })
+            .map(|l| LevelReport {
+                level: l.name.clone(),
+                implemented: true,
+                ..Default::default()
+            })
             .collect(),
         ..Default::default()
     };
@@ -115,7 +132,9 @@ pub fn run(php: &Php, files: &[SourceFile], optimization_level: u32, levels: &[L
                     level.compared += outcome.compared;
                     level.identical += outcome.identical;
                     let room = KEEP_MISMATCHES.saturating_sub(level.mismatches.len());
-                    level.mismatches.extend(outcome.mismatches.into_iter().take(room));
+                    level
+                        .mismatches
+                        .extend(outcome.mismatches.into_iter().take(room));
                 }
             }
         }
@@ -123,16 +142,34 @@ pub fn run(php: &Php, files: &[SourceFile], optimization_level: u32, levels: &[L
     report
 }
 
-fn compare_file(php: &Php, file: &SourceFile, optimization_level: u32, levels: &[Level]) -> FileOutcome {
+fn compare_file(
+    php: &Php,
+    file: &SourceFile,
+    optimization_level: u32,
+    levels: &[Level],
+) -> FileOutcome {
     let tmp = match tempfile::tempdir() {
         Ok(t) => t,
-        Err(e) => return FileOutcome::Error(format!("cannot create a temporary directory: {e}"), vec![]),
+        Err(e) => {
+            return FileOutcome::Error(format!("cannot create a temporary directory: {e}"), vec![])
+        }
     };
     let name = file.relative.display().to_string();
     let mut php_dumps = Vec::with_capacity(levels.len());
     let mut recording = None;
+    // The recording is the script as PHP compiled it: the extension records after the
+    // optimizer, so above level 0 it is recorded by a separate compilation at level 0.
+    if optimization_level != 0 {
+        match php.compile(&file.path, 0, 0, Some(tmp.path())) {
+            Ok(compiled) => recording = compiled.recording,
+            Err(e) => match e.downcast::<CompileError>() {
+                Ok(compile) => return FileOutcome::Uncompilable(compile.message),
+                Err(other) => return FileOutcome::Error(format!("{other:#}"), vec![]),
+            },
+        }
+    }
     for (i, level) in levels.iter().enumerate() {
-        let record_dir = (i == 0).then_some(tmp.path());
+        let record_dir = (i == 0 && optimization_level == 0).then_some(tmp.path());
         match php.compile(&file.path, optimization_level, level.bits, record_dir) {
             Ok(compiled) => {
                 if compiled.recording.is_some() {
@@ -160,7 +197,12 @@ fn compare_file(php: &Php, file: &SourceFile, optimization_level: u32, levels: &
         .map(|(level, php_dump)| {
             let php_chunks = split_dump(php_dump);
             match our_dump(&script, level.bits, optimization_level) {
-                Err(_) => LevelOutcome { implemented: false, compared: 0, identical: 0, mismatches: vec![] },
+                Err(_) => LevelOutcome {
+                    implemented: false,
+                    compared: 0,
+                    identical: 0,
+                    mismatches: vec![],
+                },
                 Ok(ours) => compare_chunks(&name, &php_chunks, &split_dump(&ours)),
             }
         })
@@ -169,7 +211,12 @@ fn compare_file(php: &Php, file: &SourceFile, optimization_level: u32, levels: &
 }
 
 fn compare_chunks(file: &str, php: &[Chunk], ours: &[Chunk]) -> LevelOutcome {
-    let mut outcome = LevelOutcome { implemented: true, compared: php.len(), identical: 0, mismatches: vec![] };
+    let mut outcome = LevelOutcome {
+        implemented: true,
+        compared: php.len(),
+        identical: 0,
+        mismatches: vec![],
+    };
     for (i, theirs) in php.iter().enumerate() {
         let mine = ours.get(i);
         if mine.is_some_and(|m| m.text == theirs.text) {
@@ -212,15 +259,31 @@ fn first_difference(a: &[u8], b: &[u8]) -> (usize, String, String) {
 
 impl Report {
     pub fn print_table(&self) {
-        println!("optimization level {}: {} files", self.optimization_level, self.files);
-        println!("{:<10} {:>10} {:>10} {:>9}", "level", "compared", "identical", "%");
+        println!(
+            "optimization level {}: {} files",
+            self.optimization_level, self.files
+        );
+        println!(
+            "{:<10} {:>10} {:>10} {:>9}",
+            "level", "compared", "identical", "%"
+        );
         for level in &self.levels {
             if !level.implemented {
-                println!("{:<10} {:>10} {:>10} {:>9}", level.level, "-", "-", "not implemented");
+                println!(
+                    "{:<10} {:>10} {:>10} {:>9}",
+                    level.level, "-", "-", "not implemented"
+                );
                 continue;
             }
-            let pct = if level.compared == 0 { 100.0 } else { 100.0 * level.identical as f64 / level.compared as f64 };
-            println!("{:<10} {:>10} {:>10} {:>8.2}%", level.level, level.compared, level.identical, pct);
+            let pct = if level.compared == 0 {
+                100.0
+            } else {
+                100.0 * level.identical as f64 / level.compared as f64
+            };
+            println!(
+                "{:<10} {:>10} {:>10} {:>8.2}%",
+                level.level, level.compared, level.identical, pct
+            );
         }
         if !self.uncompilable.is_empty() {
             println!("\n{} file(s) PHP cannot compile:", self.uncompilable.len());
@@ -240,7 +303,10 @@ impl Report {
             }
             println!("\nfirst mismatches at level {}:", level.level);
             for m in level.mismatches.iter().take(10) {
-                println!("  {} {} line {}:\n    php:  {}\n    ours: {}", m.file, m.function, m.line, m.php, m.ours);
+                println!(
+                    "  {} {} line {}:\n    php:  {}\n    ours: {}",
+                    m.file, m.function, m.line, m.php, m.ours
+                );
             }
         }
     }

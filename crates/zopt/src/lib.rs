@@ -4,5 +4,7 @@
 pub mod cache;
 pub mod conformance;
 pub mod corpus;
+pub mod dfa;
+pub mod func_info;
 pub mod php;
 pub mod stages;

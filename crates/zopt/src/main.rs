@@ -61,6 +61,18 @@ enum Command {
         #[command(subcommand)]
         command: zopt::cache::CacheCommand,
     },
+    /// The control flow graph of each op_array of a recording, as the DFA pass builds it:
+    /// PHP's CFG dump with dominators, or Graphviz with --dot.
+    Cfg {
+        /// Print Graphviz (one digraph per op_array): control-flow edges solid (back edges
+        /// green), dominator-tree edges dashed blue, loop headers doubled.
+        #[arg(long)]
+        dot: bool,
+        /// Only op_arrays with this name (`foo`, `Class::method`, `$_main`).
+        #[arg(long)]
+        function: Option<String>,
+        file: PathBuf,
+    },
     /// Compare our dumps with PHP's, op_array by op_array, byte for byte.
     Conformance {
         #[command(flatten)]
@@ -97,6 +109,7 @@ fn main() {
 fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Cache { command } => zopt::cache::run(command),
+        Command::Cfg { dot, function, file } => cfg(&file, dot, function.as_deref()),
         Command::Record { php, optimization_level, debug_level, out, paths } => {
             let php = php::Php::locate(php.php.as_deref(), php.extension.as_deref())?;
             record(&php, optimization_level, debug_level, &out, &paths)
@@ -163,6 +176,32 @@ fn record_one(php: &php::Php, file: &corpus::SourceFile, optimization_level: u32
         let mut dump = target.into_os_string();
         dump.push(".dump");
         std::fs::write(&dump, &compiled.dump)?;
+    }
+    Ok(())
+}
+
+/// `zopt cfg`: each op_array's CFG as the DFA pass builds it.
+fn cfg(file: &std::path::Path, dot: bool, function: Option<&str>) -> Result<()> {
+    let script = corpus::load_recording(file)?;
+    let mut out = std::io::stdout().lock();
+    let mut found = false;
+    for op_array in script.op_arrays() {
+        if function.is_some_and(|f| f != op_array.display_name()) {
+            continue;
+        }
+        found = true;
+        let cfg = zend_cfg::Cfg::build(op_array, zend_cfg::BuildFlags::NO_ENTRY_PREDECESSORS)?;
+        if dot {
+            out.write_all(zend_cfg::dump::dot(op_array, &cfg).as_bytes())?;
+        } else {
+            let mut text = Vec::new();
+            let detail = zend_cfg::dump::Detail::Dominators;
+            zend_cfg::dump::dump_cfg(&mut text, op_array, &cfg, detail, None, None);
+            out.write_all(&text)?;
+        }
+    }
+    if !found {
+        bail!("no op_array named {:?} in {}", function.unwrap_or_default(), file.display());
     }
     Ok(())
 }

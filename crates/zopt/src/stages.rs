@@ -13,7 +13,11 @@ pub struct NotImplemented {
 }
 
 /// The dump PHP would print for `script` at one debug-level bit.
-pub fn our_dump(script: &Script, debug_bits: u32, optimization_level: u32) -> Result<Vec<u8>, NotImplemented> {
+pub fn our_dump(
+    script: &Script,
+    debug_bits: u32,
+    optimization_level: u32,
+) -> Result<Vec<u8>, NotImplemented> {
     let not_implemented = || NotImplemented {
         stage: debug_level::name(debug_bits)
             .map(str::to_string)
@@ -22,10 +26,19 @@ pub fn our_dump(script: &Script, debug_bits: u32, optimization_level: u32) -> Re
     };
     match debug_bits {
         // "before optimizer" shows the op_array as compiled, whatever the level.
-        debug_level::BEFORE_OPTIMIZER => dump::dump_script(script, debug_bits).ok_or_else(not_implemented),
+        debug_level::BEFORE_OPTIMIZER => {
+            dump::dump_script(script, debug_bits).ok_or_else(not_implemented)
+        }
         // With no pass enabled the optimizer leaves every op_array as compiled.
         debug_level::AFTER_OPTIMIZER if optimization_level == 0 => {
             dump::dump_script(script, debug_bits).ok_or_else(not_implemented)
+        }
+        // The analysis dumps of the DFA pass, where it sees the op_arrays as compiled.
+        bits if bits & crate::dfa::DFA_DUMPS == bits
+            && bits != 0
+            && crate::dfa::sees_compiled_op_arrays(optimization_level) =>
+        {
+            Ok(crate::dfa::dump_script(script, bits, optimization_level))
         }
         _ => Err(not_implemented()),
     }
@@ -39,11 +52,24 @@ pub struct Chunk<'a> {
     pub text: &'a [u8],
 }
 
+/// The headers of the per-op_array dumps that are not op listings.
+const SECTION_HEADERS: &[&[u8]] = &[
+    b"DOMINATORS-TREE for \"",
+    b"Variable Liveness for \"",
+    b"SSA Phi() Placement for \"",
+];
+
 /// Splits a dump into its op_arrays. Each starts with an empty line and `NAME:` followed by
-/// the `     ; (lines=` header line; whatever precedes the first one belongs to no op_array.
+/// the `     ; (lines=` header line, or with an empty line and a section header such as
+/// `DOMINATORS-TREE for "NAME"`; whatever precedes the first one belongs to no op_array.
 pub fn split_dump(dump: &[u8]) -> Vec<Chunk<'_>> {
     let mut line_starts = vec![0usize];
-    line_starts.extend(dump.iter().enumerate().filter(|&(_, &b)| b == b'\n').map(|(i, _)| i + 1));
+    line_starts.extend(
+        dump.iter()
+            .enumerate()
+            .filter(|&(_, &b)| b == b'\n')
+            .map(|(i, _)| i + 1),
+    );
     let line = |i: usize| -> &[u8] {
         let start = line_starts[i];
         let end = line_starts.get(i + 1).map_or(dump.len(), |&next| next - 1);
@@ -52,9 +78,18 @@ pub fn split_dump(dump: &[u8]) -> Vec<Chunk<'_>> {
     let mut heads = Vec::new();
     for i in 0..line_starts.len().saturating_sub(1) {
         let name = line(i);
+        let start = if i > 0 && line(i - 1).is_empty() {
+            line_starts[i - 1]
+        } else {
+            line_starts[i]
+        };
         if name.ends_with(b":") && line(i + 1).starts_with(b"     ; (lines=") {
-            let start = if i > 0 && line(i - 1).is_empty() { line_starts[i - 1] } else { line_starts[i] };
             heads.push((start, &name[..name.len() - 1]));
+        } else if let Some(header) = SECTION_HEADERS.iter().find(|h| name.starts_with(h)) {
+            if i > 0 && line(i - 1).is_empty() && name.ends_with(b"\"") && name.len() > header.len()
+            {
+                heads.push((start, &name[header.len()..name.len() - 1]));
+            }
         }
     }
     heads
@@ -62,7 +97,10 @@ pub fn split_dump(dump: &[u8]) -> Vec<Chunk<'_>> {
         .enumerate()
         .map(|(k, &(start, name))| {
             let end = heads.get(k + 1).map_or(dump.len(), |&(next, _)| next);
-            Chunk { name, text: &dump[start..end] }
+            Chunk {
+                name,
+                text: &dump[start..end],
+            }
         })
         .collect()
 }
@@ -79,6 +117,9 @@ mod tests {
         assert_eq!(chunks[0].name, b"$_main");
         assert_eq!(chunks[1].name, b"foo");
         assert!(chunks[1].text.ends_with(b"\")\n"));
-        assert_eq!(chunks.iter().map(|c| c.text.len()).sum::<usize>(), dump.len());
+        assert_eq!(
+            chunks.iter().map(|c| c.text.len()).sum::<usize>(),
+            dump.len()
+        );
     }
 }

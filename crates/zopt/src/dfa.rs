@@ -1,0 +1,142 @@
+//! The analysis half of OPcache's DFA pass (`zend_dfa_analyze_op_array` in dfa_pass.c) and
+//! its dumps: CFG (`0x800000`), dominators (`0x1000000`), liveness (`0x2000000`), phi
+//! placement (`0x4000000`) and SSA (`0x8000000`), for every op_array of a script in the
+//! order OPcache visits them.
+
+use crate::func_info::ScriptInfo;
+use zend_cfg::dump::{dump_cfg, dump_dominators, Detail};
+use zend_cfg::{BuildFlags, Cfg, CfgError, FuncFlags};
+use zend_dfg::Dfg;
+use zend_ir::dump::debug_level;
+use zend_ir::{OpArray, Script};
+use zend_ssa::{ClassLookup, Ssa, SsaError};
+
+/// `ZEND_OPTIMIZER_PASS_*` bits that matter here.
+const PASS_1_TO_5: u32 = 0x1f;
+const PASS_6_DFA: u32 = 1 << 5;
+const PASS_7_CALL_GRAPH: u32 = 1 << 6;
+const PASS_10_NOP_REMOVAL: u32 = 1 << 9;
+
+/// The debug bits of the analysis dumps.
+pub const DFA_DUMPS: u32 = debug_level::DFA_CFG
+    | debug_level::DFA_DOMINATORS
+    | debug_level::DFA_LIVENESS
+    | debug_level::DFA_PHI
+    | debug_level::DFA_SSA;
+
+/// Whether the DFA pass sees every op_array as PHP compiled it at this optimization level:
+/// it runs (PASS_6), no pass before it does (PASS_1..5), and with the call graph (PASS_7),
+/// where every op_array goes through the early passes before any is analysed, NOP removal
+/// (PASS_10) is off too.
+pub fn sees_compiled_op_arrays(optimization_level: u32) -> bool {
+    optimization_level & PASS_6_DFA != 0
+        && optimization_level & PASS_1_TO_5 == 0
+        && !(optimization_level & PASS_7_CALL_GRAPH != 0
+            && optimization_level & PASS_10_NOP_REMOVAL != 0)
+}
+
+/// Resolves class names as `zend_optimizer_get_class_entry` does, for instanceof pis.
+struct Classes<'a>(&'a ScriptInfo<'a>);
+
+impl ClassLookup for Classes<'_> {
+    fn class_entry(&self, op_array: &OpArray, lcname: &[u8]) -> Option<Vec<u8>> {
+        self.0
+            .class_entry(Some(op_array), lcname)
+            .map(|c| c.name().to_vec())
+    }
+}
+
+/// Everything the DFA pass computes for one op_array, up to SSA with use-def chains.
+pub struct Analysis {
+    pub cfg: Cfg,
+    pub dfg: Option<Dfg>,
+    pub ssa: Option<Ssa>,
+}
+
+/// Why the DFA pass leaves an op_array alone (`zend_dfa_analyze_op_array` returning
+/// FAILURE before or after some dumps).
+#[derive(Debug)]
+pub enum Refused {
+    /// try/catch/finally: nothing is dumped.
+    TryCatch,
+    /// Malformed op_array.
+    Cfg(CfgError),
+    /// Indirect variable access: nothing is dumped.
+    IndirectVarAccess,
+}
+
+/// The CFG as the DFA pass builds it, or why it does not.
+pub fn dfa_cfg(op_array: &OpArray) -> Result<Cfg, Refused> {
+    if !op_array.try_catch_array.is_empty() {
+        return Err(Refused::TryCatch);
+    }
+    let cfg = Cfg::build(op_array, BuildFlags::NO_ENTRY_PREDECESSORS).map_err(Refused::Cfg)?;
+    if cfg.func_flags.contains(FuncFlags::INDIRECT_VAR_ACCESS) {
+        return Err(Refused::IndirectVarAccess);
+    }
+    Ok(cfg)
+}
+
+/// Builds the SSA form the DFA pass builds (CFG must come from [`dfa_cfg`]).
+pub fn dfa_ssa(op_array: &OpArray, cfg: &Cfg, info: &ScriptInfo) -> (Dfg, Result<Ssa, SsaError>) {
+    let dfg = Dfg::build(op_array, cfg, BuildFlags::empty());
+    let ssa = Ssa::build(op_array, cfg, &dfg, &Classes(info), BuildFlags::empty());
+    (dfg, ssa)
+}
+
+/// Our dump of the DFA analysis stages in `debug_bits` for the whole script, at an
+/// optimization level where [`sees_compiled_op_arrays`] holds.
+pub fn dump_script(script: &Script, debug_bits: u32, optimization_level: u32) -> Vec<u8> {
+    let info = ScriptInfo::new(script);
+    let with_func_info = optimization_level & PASS_7_CALL_GRAPH != 0;
+    let mut out = Vec::new();
+    for (index, op_array) in info.op_arrays.iter().enumerate() {
+        if op_array.type_ == zend_ir::ZEND_EVAL_CODE {
+            continue;
+        }
+        let header = with_func_info.then(|| info.header(index));
+        let Ok(cfg) = dfa_cfg(op_array) else { continue };
+        if debug_bits & debug_level::DFA_CFG != 0 {
+            dump_cfg(
+                &mut out,
+                op_array,
+                &cfg,
+                Detail::Blocks,
+                header.as_ref(),
+                Some("dfa cfg"),
+            );
+        }
+        if debug_bits & debug_level::DFA_DOMINATORS != 0 {
+            dump_dominators(&mut out, op_array, &cfg);
+        }
+        if debug_bits & (debug_level::DFA_LIVENESS | debug_level::DFA_PHI | debug_level::DFA_SSA)
+            == 0
+        {
+            continue;
+        }
+        let (dfg, ssa) = dfa_ssa(op_array, &cfg, &info);
+        let Ok(ssa) = ssa else { continue };
+        if debug_bits & debug_level::DFA_LIVENESS != 0 {
+            zend_dfg::dump_dfg(&mut out, op_array, &cfg, &dfg);
+        }
+        if debug_bits & debug_level::DFA_PHI != 0 {
+            zend_ssa::dump::dump_phi_placement(&mut out, op_array, &cfg, &ssa);
+        }
+        if debug_bits & debug_level::DFA_SSA != 0 {
+            zend_ssa::dump::dump_ssa(
+                &mut out,
+                op_array,
+                &cfg,
+                &ssa,
+                header.as_ref(),
+                Some("dfa ssa"),
+            );
+        }
+        if cfg!(debug_assertions) {
+            if let Err(e) = zend_ssa::verify(op_array, &cfg, &ssa) {
+                panic!("{e}");
+            }
+        }
+    }
+    out
+}

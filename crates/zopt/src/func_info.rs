@@ -1,0 +1,384 @@
+//! What OPcache's call graph knows about each op_array when the DFA pass dumps it
+//! (zend_call_graph.c, zend_func_info.c): the recursion flags and the return type from the
+//! signature, printed in the header of every DFA dump made with the call graph
+//! (`optimization_level` with both PASS_6 and PASS_7), and the class lookup the optimizer
+//! does (`zend_optimizer_get_class_entry`).
+//!
+//! This is the part of the call graph the DFA dumps need; the full call graph and type
+//! inference live with the inference stage.
+
+use zend_ir::dump::{FuncInfoHeader, SsaRange};
+use zend_ir::opcode::*;
+use zend_ir::{ClassEntry, Literal, OpArray, Operand, PhpStr, Script, TypeNames, ZendType};
+
+const ZEND_ACC_PUBLIC: u32 = 1 << 0;
+const ZEND_ACC_PRIVATE: u32 = 1 << 2;
+const ZEND_ACC_FINAL: u32 = 1 << 5;
+const ZEND_ACC_CE_TRAIT: u32 = 1 << 1;
+const ZEND_ACC_TRAIT_CLONE: u32 = 1 << 20;
+const ZEND_ACC_HAS_RETURN_TYPE: u32 = 1 << 13;
+const ZEND_ACC_RETURN_REFERENCE: u32 = 1 << 12;
+const ZEND_ACC_GENERATOR: u32 = 1 << 24;
+const ZEND_FETCH_CLASS_SELF: u32 = 1;
+const ZEND_FETCH_CLASS_MASK: u32 = 0x0f;
+
+const FUNC_RECURSIVE: u32 = 1 << 7;
+const FUNC_RECURSIVE_DIRECTLY: u32 = 1 << 8;
+const FUNC_RECURSIVE_INDIRECTLY: u32 = 1 << 9;
+
+mod may_be {
+    pub const NULL: u32 = 1 << 1;
+    pub const STRING: u32 = 1 << 6;
+    pub const ARRAY: u32 = 1 << 7;
+    pub const OBJECT: u32 = 1 << 8;
+    pub const RESOURCE: u32 = 1 << 9;
+    pub const ANY: u32 = 0x3fe;
+    pub const REF: u32 = 1 << 10;
+    pub const CALLABLE: u32 = 1 << 12;
+    pub const VOID: u32 = 1 << 14;
+    pub const STATIC: u32 = 1 << 15;
+    pub const ARRAY_OF_ANY: u32 = ANY << 10;
+    pub const ARRAY_OF_REF: u32 = 1 << 20;
+    pub const ARRAY_KEY_ANY: u32 = (1 << 21) | (1 << 22) | (1 << 23) | (1 << 29);
+    pub const RC1: u32 = 1 << 30;
+    pub const RCN: u32 = 1 << 31;
+}
+
+/// A class the optimizer can see: one from the script, or an internal one.
+#[derive(Clone, Copy, Debug)]
+pub enum ClassRef<'a> {
+    Script(&'a ClassEntry),
+    Internal(&'static str),
+}
+
+impl ClassRef<'_> {
+    pub fn name(&self) -> &[u8] {
+        match self {
+            ClassRef::Script(ce) => ce.name.as_bytes(),
+            ClassRef::Internal(name) => name.as_bytes(),
+        }
+    }
+}
+
+/// Where an op_array of the call graph comes from.
+#[derive(Clone, Debug)]
+enum Origin {
+    Main,
+    Function(PhpStr),
+    /// Scope (class name, lowercased) and method key.
+    Method(Vec<u8>, PhpStr),
+    Dynamic,
+}
+
+/// The op_arrays of a script in `zend_foreach_op_array` order, with the call-graph facts
+/// the DFA dumps print.
+pub struct ScriptInfo<'a> {
+    pub script: &'a Script,
+    pub op_arrays: Vec<&'a OpArray>,
+    origins: Vec<Origin>,
+    /// `ZEND_FUNC_RECURSIVE*` flags per op_array.
+    pub recursion: Vec<u32>,
+}
+
+impl<'a> ScriptInfo<'a> {
+    pub fn new(script: &'a Script) -> Self {
+        let mut op_arrays = Vec::new();
+        let mut origins = Vec::new();
+        fn with_dynamic<'a>(
+            op_array: &'a OpArray,
+            origin: Origin,
+            out: &mut Vec<&'a OpArray>,
+            origins: &mut Vec<Origin>,
+        ) {
+            // Depth-first with an explicit stack: closures nest arbitrarily deep.
+            let mut stack = vec![(op_array, origin)];
+            while let Some((op_array, origin)) = stack.pop() {
+                out.push(op_array);
+                origins.push(origin);
+                for def in op_array.dynamic_func_defs.iter().rev() {
+                    stack.push((def, Origin::Dynamic));
+                }
+            }
+        }
+        with_dynamic(
+            &script.main_op_array,
+            Origin::Main,
+            &mut op_arrays,
+            &mut origins,
+        );
+        for (key, func) in &script.function_table {
+            with_dynamic(
+                func,
+                Origin::Function(key.clone()),
+                &mut op_arrays,
+                &mut origins,
+            );
+        }
+        for (key, ce) in &script.class_table {
+            if ce.refcount > 1 && !key.0.eq_ignore_ascii_case(&ce.name.0) {
+                continue;
+            }
+            for (mkey, method) in &ce.methods {
+                if method.scope.as_ref() == Some(&ce.name)
+                    && method.type_ == zend_ir::ZEND_USER_FUNCTION
+                    && method.fn_flags & (zend_ir::ZEND_ACC_ABSTRACT | ZEND_ACC_TRAIT_CLONE) == 0
+                {
+                    let origin = Origin::Method(ce.name.0.to_ascii_lowercase(), mkey.clone());
+                    with_dynamic(method, origin, &mut op_arrays, &mut origins);
+                }
+            }
+        }
+        let mut info = ScriptInfo {
+            script,
+            recursion: vec![0; op_arrays.len()],
+            op_arrays,
+            origins,
+        };
+        info.analyze_recursion();
+        info
+    }
+
+    /// `zend_optimizer_get_class_entry(script, op_array, lcname)`.
+    pub fn class_entry(&self, op_array: Option<&OpArray>, lcname: &[u8]) -> Option<ClassRef<'a>> {
+        if let Some((_, ce)) = self
+            .script
+            .class_table
+            .iter()
+            .find(|(key, _)| key.as_bytes() == lcname)
+        {
+            return Some(ClassRef::Script(ce));
+        }
+        if let Some(name) = zend_ir::internal_class(lcname) {
+            return Some(ClassRef::Internal(name));
+        }
+        let scope = op_array?.scope.as_ref()?;
+        if scope.as_bytes().eq_ignore_ascii_case(lcname) {
+            return self.scope_class(scope).map(ClassRef::Script);
+        }
+        None
+    }
+
+    /// The class entry an op_array's scope names.
+    fn scope_class(&self, scope: &PhpStr) -> Option<&'a ClassEntry> {
+        self.script
+            .class_table
+            .iter()
+            .map(|(_, ce)| ce)
+            .find(|ce| ce.name.as_bytes().eq_ignore_ascii_case(scope.as_bytes()))
+    }
+
+    fn index_of_function(&self, key: &[u8]) -> Option<usize> {
+        self.origins
+            .iter()
+            .position(|o| matches!(o, Origin::Function(k) if k.as_bytes() == key))
+    }
+
+    fn index_of_method(&self, scope_lc: &[u8], key: &[u8]) -> Option<usize> {
+        self.origins
+            .iter()
+            .position(|o| matches!(o, Origin::Method(s, k) if s == scope_lc && k.as_bytes() == key))
+    }
+
+    /// The call-graph op_array a method of `ce` resolves to (its own or an inherited one).
+    fn method(&self, ce: &'a ClassEntry, key: &[u8]) -> Option<(&'a OpArray, Option<usize>)> {
+        let (_, fbc) = ce.methods.iter().find(|(k, _)| k.as_bytes() == key)?;
+        let scope = fbc
+            .scope
+            .as_ref()
+            .map(|s| s.0.to_ascii_lowercase())
+            .unwrap_or_default();
+        Some((fbc, self.index_of_method(&scope, key)))
+    }
+
+    fn literal(op_array: &OpArray, operand: Operand, offset: usize) -> Option<&[u8]> {
+        match operand {
+            Operand::Const(lit) => match op_array.literals.get(lit.index() + offset)? {
+                Literal::String(s) => Some(s.as_bytes()),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// `zend_optimizer_get_called_func` restricted to what the call graph links: the
+    /// callee's index (when it is one of the script's op_arrays) and whether the call may
+    /// reach an overriding method instead (`is_prototype`).
+    fn called_func(&self, caller: &OpArray, op: &zend_ir::Op) -> Option<(Option<usize>, bool)> {
+        let same_scope = |fbc: &OpArray| match (&fbc.scope, &caller.scope) {
+            (Some(a), Some(b)) => a.as_bytes().eq_ignore_ascii_case(b.as_bytes()),
+            _ => false,
+        };
+        match op.opcode {
+            ZEND_INIT_FCALL => {
+                let name = Self::literal(caller, op.op2, 0)?;
+                // Internal functions resolve too, but are outside the call graph.
+                Some((self.index_of_function(name), false))
+            }
+            ZEND_INIT_STATIC_METHOD_CALL => {
+                Self::literal(caller, op.op2, 0)?;
+                let ce = self.class_from_op1(caller, op)?;
+                let ClassRef::Script(ce) = ce else {
+                    return Some((None, false));
+                };
+                let key = Self::literal(caller, op.op2, 1)?;
+                let (fbc, index) = self.method(ce, key)?;
+                let is_public = fbc.fn_flags & ZEND_ACC_PUBLIC != 0;
+                (is_public || same_scope(fbc)).then_some((index, false))
+            }
+            ZEND_INIT_METHOD_CALL => {
+                if !matches!(op.op1, Operand::Unused(_))
+                    || caller.fn_flags & ZEND_ACC_TRAIT_CLONE != 0
+                {
+                    return None;
+                }
+                Self::literal(caller, op.op2, 0)?;
+                let scope = self.scope_class(caller.scope.as_ref()?)?;
+                if scope.ce_flags & ZEND_ACC_CE_TRAIT != 0 {
+                    return None;
+                }
+                let key = Self::literal(caller, op.op2, 1)?;
+                let (fbc, index) = self.method(scope, key)?;
+                if fbc.fn_flags & ZEND_ACC_PRIVATE != 0 {
+                    return same_scope(fbc).then_some((index, false));
+                }
+                Some((index, fbc.fn_flags & ZEND_ACC_FINAL == 0))
+            }
+            _ => None,
+        }
+    }
+
+    /// `zend_optimizer_get_class_entry_from_op1`.
+    fn class_from_op1(&self, op_array: &OpArray, op: &zend_ir::Op) -> Option<ClassRef<'a>> {
+        match op.op1 {
+            Operand::Const(_) => {
+                let lcname = Self::literal(op_array, op.op1, 1)?;
+                self.class_entry(Some(op_array), lcname)
+            }
+            Operand::Unused(num) => {
+                let scope = self.scope_class(op_array.scope.as_ref()?)?;
+                (scope.ce_flags & ZEND_ACC_CE_TRAIT == 0
+                    && num & ZEND_FETCH_CLASS_MASK == ZEND_FETCH_CLASS_SELF)
+                    .then_some(ClassRef::Script(scope))
+            }
+            _ => None,
+        }
+    }
+
+    /// `zend_analyze_calls` + `zend_analyze_recursion`: a function is recursive directly
+    /// when it calls itself, indirectly when something it calls (transitively) calls it;
+    /// calls that may reach an overriding method do not make the callee recursive.
+    fn analyze_recursion(&mut self) {
+        let n = self.op_arrays.len();
+        // (caller, callee, is_prototype)
+        let mut edges: Vec<(usize, usize, bool)> = Vec::new();
+        for (caller, op_array) in self.op_arrays.iter().enumerate() {
+            for op in &op_array.opcodes {
+                if let Some((Some(callee), is_prototype)) = self.called_func(op_array, op) {
+                    edges.push((caller, callee, is_prototype));
+                }
+            }
+        }
+        let mut callees: Vec<Vec<usize>> = vec![Vec::new(); n];
+        for &(caller, callee, _) in &edges {
+            callees[caller].push(callee);
+        }
+        for i in 0..n {
+            let incoming: Vec<usize> = edges
+                .iter()
+                .filter(|&&(_, callee, proto)| callee == i && !proto)
+                .map(|e| e.0)
+                .collect();
+            if incoming.is_empty() {
+                continue;
+            }
+            if incoming.contains(&i) {
+                self.recursion[i] |= FUNC_RECURSIVE | FUNC_RECURSIVE_DIRECTLY;
+            }
+            if incoming.iter().any(|&c| c != i) {
+                // Everything `i` reaches through calls.
+                let mut seen = vec![false; n];
+                let mut stack: Vec<usize> = callees[i].clone();
+                while let Some(x) = stack.pop() {
+                    if !std::mem::replace(&mut seen[x], true) {
+                        stack.extend(callees[x].iter().copied());
+                    }
+                }
+                if incoming.iter().any(|&c| c != i && seen[c]) {
+                    self.recursion[i] |= FUNC_RECURSIVE | FUNC_RECURSIVE_INDIRECTLY;
+                }
+            }
+        }
+    }
+
+    /// The `zend_func_info` header of op_array `index` at the time the DFA pass runs:
+    /// recursion flags, and the return type from the signature (`zend_init_func_return_info`,
+    /// zero when the function declares none).
+    pub fn header(&self, index: usize) -> FuncInfoHeader {
+        let op_array = self.op_arrays[index];
+        let mut header = FuncInfoHeader {
+            flags: self.recursion[index],
+            ..Default::default()
+        };
+        if op_array.fn_flags & ZEND_ACC_HAS_RETURN_TYPE != 0 {
+            let ret = op_array.return_info.as_ref().map(|r| &r.type_);
+            let (mut type_mask, ce) = match ret {
+                Some(t) => self.convert_type(t),
+                None => (0, None),
+            };
+            // zend_get_return_info_from_signature_only sets is_instanceof from a pointer
+            // that is never null: a class is always "instanceof".
+            let mut ce = ce.map(|c| (c.name().to_vec(), true));
+            if op_array.fn_flags & ZEND_ACC_RETURN_REFERENCE != 0
+                && op_array.fn_flags & ZEND_ACC_GENERATOR == 0
+            {
+                type_mask |= may_be::REF;
+                ce = None;
+            }
+            header.return_type = type_mask;
+            header.return_ce = ce;
+        }
+        header.return_range = SsaRange::default();
+        header
+    }
+
+    /// `zend_convert_type`: a declared type as MAY_BE bits, and its class when it names one.
+    pub fn convert_type(&self, t: &ZendType) -> (u32, Option<ClassRef<'a>>) {
+        const ZEND_TYPE_MASK: u32 = (1 << 25) - 1;
+        const MAY_BE_MASK: u32 = (1 << 18) - 1;
+        const KIND_MASK: u32 = zend_ir::_ZEND_TYPE_LIST_BIT | zend_ir::_ZEND_TYPE_NAME_BIT;
+        use may_be::*;
+        if t.type_mask & ZEND_TYPE_MASK == 0 {
+            return (
+                ANY | ARRAY_KEY_ANY | ARRAY_OF_ANY | ARRAY_OF_REF | RC1 | RCN,
+                None,
+            );
+        }
+        let pure = t.type_mask & MAY_BE_MASK;
+        let mut tmp = pure & ANY;
+        if pure & VOID != 0 {
+            tmp |= NULL;
+        }
+        if pure & CALLABLE != 0 {
+            tmp |= STRING | OBJECT | ARRAY | ARRAY_KEY_ANY | ARRAY_OF_ANY | ARRAY_OF_REF;
+        }
+        if pure & STATIC != 0 {
+            tmp |= OBJECT;
+        }
+        if pure & ARRAY != 0 {
+            tmp |= ARRAY_KEY_ANY | ARRAY_OF_ANY | ARRAY_OF_REF;
+        }
+        let mut ce = None;
+        if t.type_mask & KIND_MASK != 0 {
+            tmp |= OBJECT;
+            if let TypeNames::Name(name) = &t.names {
+                if t.type_mask & zend_ir::_ZEND_TYPE_NAME_BIT != 0 {
+                    ce = self.class_entry(None, &name.0.to_ascii_lowercase());
+                }
+            }
+        }
+        if tmp & (STRING | ARRAY | OBJECT | RESOURCE) != 0 {
+            tmp |= RC1 | RCN;
+        }
+        (tmp, ce)
+    }
+}
