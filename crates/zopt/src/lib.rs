@@ -5,6 +5,7 @@ pub mod cache;
 pub mod conformance;
 pub mod corpus;
 pub mod dfa;
+pub mod exec_diff;
 pub mod func_info;
 pub mod php;
 pub mod stages;

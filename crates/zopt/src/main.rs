@@ -1,7 +1,7 @@
 //! The `zopt` command line: record PHP's compiled op_arrays, print our dumps of them, and
 //! measure how often our dumps are byte-identical to PHP's.
 
-use zopt::{conformance, corpus, php, stages};
+use zopt::{conformance, corpus, exec_diff, php, stages};
 
 use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand};
@@ -89,6 +89,44 @@ enum Command {
         #[arg(required = true)]
         paths: Vec<PathBuf>,
     },
+    /// Run PHP programs under (a) OPcache off, (b) OPcache's optimizer, (c) zopt's round
+    /// trip, (d) zopt's optimizer, and compare stdout and exit status with (a).
+    ExecDiff {
+        #[command(flatten)]
+        php: PhpArgs,
+        /// Optimization level of (b) OPcache and (d) zopt.
+        #[arg(long, default_value = "0x7FFEBFFF", value_parser = parse_hex)]
+        optimization_level: u32,
+        /// Print one JSON object instead of the text report.
+        #[arg(long)]
+        json: bool,
+        /// Seconds a run may take before it is killed and reported.
+        #[arg(long, default_value_t = 60)]
+        timeout: u64,
+        /// Parallel runs (default: every core).
+        #[arg(long, short = 'j', default_value_t = 0)]
+        jobs: usize,
+        /// PHP configuration of every mode: `none` (-n, OPcache loaded explicitly) or
+        /// `default` (PHP's php.ini, for real programs that need Debian's extensions).
+        #[arg(long, default_value = "none")]
+        php_ini: exec_diff::PhpIni,
+        /// A PHP command to run as a program, e.g. 'composer validate' (words split on
+        /// spaces; the first is a PHP script path or a name on PATH). Repeatable.
+        #[arg(long)]
+        command: Vec<String>,
+        /// Directory the --command programs run in.
+        #[arg(long, default_value = ".")]
+        cwd: PathBuf,
+        /// JSON manifest of commands (see zopt::exec_diff::Manifest). Repeatable.
+        #[arg(long)]
+        manifest: Vec<PathBuf>,
+        /// Also time each program: median wall time of N runs under (a), (b) and (d), one
+        /// run at a time, reported with their ratios.
+        #[arg(long, value_name = "N")]
+        timing: Option<usize>,
+        /// PHP files or directories of them (each runs from its own directory).
+        paths: Vec<PathBuf>,
+    },
 }
 
 fn parse_hex(s: &str) -> Result<u32, String> {
@@ -135,7 +173,102 @@ fn run(cli: Cli) -> Result<()> {
             }
             Ok(())
         }
+        Command::ExecDiff {
+            php,
+            optimization_level,
+            json,
+            timeout,
+            jobs,
+            php_ini,
+            command,
+            cwd,
+            manifest,
+            timing,
+            paths,
+        } => {
+            let php = php::Php::locate(php.php.as_deref(), php.extension.as_deref())?;
+            let extension = php
+                .extension
+                .clone()
+                .context("the zopt extension was not found")?;
+            if !extension.is_file() {
+                bail!(
+                    "the zopt extension {} does not exist; build it with `cargo build -p zopt-php` or pass --extension",
+                    extension.display()
+                );
+            }
+            let config = exec_diff::Config {
+                php: php.binary.clone(),
+                extension: extension.canonicalize()?,
+                optimization_level,
+                timeout: std::time::Duration::from_secs(timeout),
+                jobs,
+            };
+            exec_diff_command(
+                config, json, php_ini, &command, &cwd, &manifest, timing, &paths,
+            )
+        }
     }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn exec_diff_command(
+    config: exec_diff::Config,
+    json: bool,
+    php_ini: exec_diff::PhpIni,
+    commands: &[String],
+    cwd: &std::path::Path,
+    manifests: &[PathBuf],
+    timing: Option<usize>,
+    paths: &[PathBuf],
+) -> Result<()> {
+    let mut programs = Vec::new();
+    for file in corpus::php_files(paths)? {
+        let name = file.path.display().to_string();
+        programs.push(exec_diff::Program::file(&file.path, name, php_ini)?);
+    }
+    for command in commands {
+        let words: Vec<String> = command.split_whitespace().map(str::to_string).collect();
+        programs.push(exec_diff::Program::command(&words, cwd, php_ini)?);
+    }
+    for manifest in manifests {
+        programs.extend(exec_diff::Manifest::load(manifest)?);
+    }
+    if programs.is_empty() {
+        bail!("no programs: give PHP files or directories, --command or --manifest");
+    }
+    let report = exec_diff::run(&config, &programs, !json);
+    let mut timings = Vec::new();
+    if let Some(runs) = timing {
+        for program in &programs {
+            timings.push(exec_diff::timing(&config, program, runs)?);
+        }
+    }
+    if json {
+        #[derive(serde::Serialize)]
+        struct Output<'a> {
+            #[serde(flatten)]
+            report: &'a exec_diff::Report,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            timing: Option<&'a [exec_diff::Timing]>,
+        }
+        let output = Output {
+            report: &report,
+            timing: timing.map(|_| timings.as_slice()),
+        };
+        println!("{}", serde_json::to_string(&output)?);
+    } else {
+        report.print();
+        for t in &timings {
+            t.print();
+        }
+    }
+    let clean =
+        report.mismatches.is_empty() && report.errors.is_empty() && report.timeouts.is_empty();
+    if !clean {
+        std::process::exit(1);
+    }
+    Ok(())
 }
 
 fn record(php: &php::Php, optimization_level: u32, debug_level: u32, out: &std::path::Path, paths: &[PathBuf]) -> Result<()> {

@@ -1,0 +1,643 @@
+//! `zopt exec-diff`: differential execution. Every program runs under
+//!
+//! - (a) `off`: PHP with OPcache loaded but disabled (`opcache.enable_cli=0`),
+//! - (b) `opcache`: OPcache with its own optimizer at the given level,
+//! - (c) `roundtrip`: OPcache at level 0 and zopt capturing and writing back every script,
+//! - (d) `optimize`: OPcache at level 0 and zopt's optimizer at the given level,
+//!
+//! and the stdout and exit status of (b)–(d) are compared with (a). Every mode gets the same
+//! PHP configuration otherwise: by default `-n` plus explicit `zend_extension=opcache`, or
+//! (for real programs that need the extensions Debian loads) PHP's default php.ini; the zopt
+//! extension is loaded in every mode (`zopt.mode=off` in (a) and (b)), JIT is off, and each
+//! program runs from its own directory with stdin from /dev/null and a timeout.
+//!
+//! A program is a PHP file, or a PHP command (`composer validate`: a script found on PATH
+//! plus arguments) run in a given directory; a JSON manifest lists commands (see
+//! [`Manifest`]).
+
+use anyhow::{bail, Context, Result};
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+use wait_timeout::ChildExt;
+
+/// How PHP is configured.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PhpIni {
+    /// `-n`: no php.ini; OPcache is loaded explicitly.
+    #[default]
+    None,
+    /// PHP's default php.ini and conf.d (Debian loads OPcache and the common extensions).
+    Default,
+}
+
+impl std::str::FromStr for PhpIni {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        match s {
+            "none" | "n" => Ok(PhpIni::None),
+            "default" | "keep" => Ok(PhpIni::Default),
+            _ => Err(format!("{s:?}: expected none or default")),
+        }
+    }
+}
+
+/// One way of running PHP.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// (a) OPcache off: the reference.
+    Off,
+    /// (b) OPcache with its optimizer.
+    Opcache,
+    /// (c) zopt's round trip (capture + write-back, no optimization).
+    Roundtrip,
+    /// (d) zopt's optimizer.
+    Optimize,
+}
+
+impl Mode {
+    pub const ALL: [Mode; 4] = [Mode::Off, Mode::Opcache, Mode::Roundtrip, Mode::Optimize];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Off => "off",
+            Mode::Opcache => "opcache",
+            Mode::Roundtrip => "roundtrip",
+            Mode::Optimize => "optimize",
+        }
+    }
+
+    /// The `-d` settings of this mode.
+    fn settings(self, optimization_level: u32) -> Vec<String> {
+        let level = format!("{optimization_level:#x}");
+        let (enable, opcache_level, zopt_mode) = match self {
+            Mode::Off => ("0", "0", "off"),
+            Mode::Opcache => ("1", level.as_str(), "off"),
+            Mode::Roundtrip => ("1", "0", "roundtrip"),
+            Mode::Optimize => ("1", "0", "optimize"),
+        };
+        vec![
+            format!("opcache.enable_cli={enable}"),
+            format!("opcache.optimization_level={opcache_level}"),
+            format!("zopt.mode={zopt_mode}"),
+            format!("zopt.optimization_level={level}"),
+        ]
+    }
+}
+
+impl std::fmt::Display for Mode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Rewrites output lines that legitimately vary between runs (timings, memory) before they
+/// are compared: every match of `pattern` is replaced by `replacement`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Normalize {
+    pub pattern: String,
+    pub replacement: String,
+}
+
+/// A program to run under every mode.
+#[derive(Clone, Debug)]
+pub struct Program {
+    /// How it is reported: a file path, or the command line.
+    pub name: String,
+    /// Directory it runs in.
+    pub cwd: PathBuf,
+    /// The PHP script PHP runs.
+    pub script: PathBuf,
+    pub args: Vec<String>,
+    pub php_ini: PhpIni,
+    pub env: BTreeMap<String, String>,
+    pub normalize: Vec<Normalize>,
+}
+
+impl Program {
+    /// A PHP file, run from its own directory.
+    pub fn file(path: &Path, name: String, php_ini: PhpIni) -> Result<Program> {
+        let path = path
+            .canonicalize()
+            .with_context(|| format!("cannot resolve {}", path.display()))?;
+        let cwd = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        Ok(Program {
+            name,
+            script: PathBuf::from(path.file_name().unwrap_or_default()),
+            cwd,
+            args: Vec::new(),
+            php_ini,
+            env: BTreeMap::new(),
+            normalize: Vec::new(),
+        })
+    }
+
+    /// A command line whose first word is a PHP script (a path, or a name on PATH such as
+    /// `composer`), run in `cwd`.
+    pub fn command(words: &[String], cwd: &Path, php_ini: PhpIni) -> Result<Program> {
+        let Some((first, args)) = words.split_first() else {
+            bail!("empty command");
+        };
+        let cwd = cwd
+            .canonicalize()
+            .with_context(|| format!("cannot resolve directory {}", cwd.display()))?;
+        let script = resolve_script(first, &cwd)?;
+        Ok(Program {
+            name: words.join(" "),
+            cwd,
+            script,
+            args: args.to_vec(),
+            php_ini,
+            env: BTreeMap::new(),
+            normalize: Vec::new(),
+        })
+    }
+}
+
+/// Finds the PHP script a command names and checks it is one.
+fn resolve_script(word: &str, cwd: &Path) -> Result<PathBuf> {
+    let candidate = if word.contains('/') {
+        Some(cwd.join(word))
+    } else {
+        std::env::var_os("PATH").and_then(|paths| {
+            std::env::split_paths(&paths)
+                .map(|dir| dir.join(word))
+                .find(|p| p.is_file())
+        })
+    };
+    let Some(path) = candidate.filter(|p| p.is_file()) else {
+        bail!("{word}: not found (give a path or a script on PATH)");
+    };
+    let mut head = [0u8; 256];
+    let n = std::fs::File::open(&path)
+        .and_then(|mut f| f.read(&mut head))
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    let head = &head[..n];
+    let is_php = head.starts_with(b"<?php")
+        || (head.starts_with(b"#!")
+            && head
+                .split(|&b| b == b'\n')
+                .next()
+                .is_some_and(|l| l.windows(3).any(|w| w == b"php")));
+    if !is_php {
+        bail!(
+            "{} is not a PHP script: exec-diff runs PHP programs only",
+            path.display()
+        );
+    }
+    Ok(path)
+}
+
+/// A list of commands to run (JSON), for real programs:
+///
+/// ```json
+/// {"programs": [
+///   {"name": "composer validate", "cwd": "sample", "command": ["composer", "validate"],
+///    "php_ini": "default", "env": {"COMPOSER_DISABLE_NETWORK": "1"},
+///    "normalize": [{"pattern": "Time: .*", "replacement": "Time: -"}]}
+/// ]}
+/// ```
+///
+/// `cwd` is relative to the manifest's directory; `command[0]` is a PHP script (a path
+/// relative to `cwd`, or a name on PATH). In `env` values, `{cwd}` is the program's
+/// directory and `{tmp}` a fresh empty directory for each run (removed afterwards), so
+/// that concurrent runs never share state such as Composer's home. `php_ini` defaults to
+/// `none`.
+#[derive(Debug, Deserialize)]
+pub struct Manifest {
+    pub programs: Vec<ManifestEntry>,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct ManifestEntry {
+    pub name: Option<String>,
+    pub cwd: PathBuf,
+    pub command: Vec<String>,
+    #[serde(default)]
+    pub php_ini: PhpIni,
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    #[serde(default)]
+    pub normalize: Vec<Normalize>,
+}
+
+impl Manifest {
+    /// Reads a manifest and turns its entries into programs.
+    pub fn load(path: &Path) -> Result<Vec<Program>> {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        let manifest: Manifest = serde_json::from_str(&text)
+            .with_context(|| format!("{}: not a valid exec-diff manifest", path.display()))?;
+        let base = path.parent().unwrap_or(Path::new("."));
+        manifest
+            .programs
+            .into_iter()
+            .map(|e| {
+                let mut p = Program::command(&e.command, &base.join(&e.cwd), e.php_ini)
+                    .with_context(|| format!("{}: {:?}", path.display(), e.command))?;
+                if let Some(name) = e.name {
+                    p.name = name;
+                }
+                let cwd = p.cwd.display().to_string();
+                p.env = e
+                    .env
+                    .into_iter()
+                    .map(|(k, v)| (k, v.replace("{cwd}", &cwd)))
+                    .collect();
+                for n in &e.normalize {
+                    regex::bytes::Regex::new(&n.pattern)
+                        .with_context(|| format!("bad normalize pattern {:?}", n.pattern))?;
+                }
+                p.normalize = e.normalize;
+                Ok(p)
+            })
+            .collect()
+    }
+}
+
+/// Where PHP and the extension are, and how to run.
+#[derive(Clone, Debug)]
+pub struct Config {
+    pub php: PathBuf,
+    pub extension: PathBuf,
+    pub optimization_level: u32,
+    pub timeout: Duration,
+    /// Parallel runs (0: every core).
+    pub jobs: usize,
+}
+
+impl Config {
+    /// Whether PHP's default configuration already loads OPcache (then loading it again
+    /// would only warn).
+    fn default_ini_loads_opcache(&self) -> bool {
+        static LOADED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+        *LOADED.get_or_init(|| {
+            Command::new(&self.php)
+                .arg("-m")
+                .output()
+                .map(|o| String::from_utf8_lossy(&o.stdout).contains("Zend OPcache"))
+                .unwrap_or(false)
+        })
+    }
+
+    /// The php command line of `program` under `mode`, without the program itself.
+    pub fn php_args(&self, mode: Mode, php_ini: PhpIni) -> Vec<String> {
+        let mut args = Vec::new();
+        match php_ini {
+            PhpIni::None => {
+                args.extend(["-n".into(), "-d".into(), "zend_extension=opcache".into()])
+            }
+            PhpIni::Default if !self.default_ini_loads_opcache() => {
+                args.extend(["-d".into(), "zend_extension=opcache".into()])
+            }
+            PhpIni::Default => {}
+        }
+        let mut settings = vec![
+            "opcache.jit=0".to_string(),
+            "opcache.file_update_protection=0".to_string(),
+            format!("extension={}", self.extension.display()),
+        ];
+        settings.extend(mode.settings(self.optimization_level));
+        for s in settings {
+            args.push("-d".into());
+            args.push(s);
+        }
+        args
+    }
+
+    /// Runs `program` once under `mode`.
+    pub fn run(&self, program: &Program, mode: Mode) -> Result<RunOutput> {
+        let tmp = if program.env.values().any(|v| v.contains("{tmp}")) {
+            Some(tempfile::tempdir().context("cannot create a temporary directory")?)
+        } else {
+            None
+        };
+        let env = program.env.iter().map(|(k, v)| match &tmp {
+            Some(dir) => (
+                k.clone(),
+                v.replace("{tmp}", &dir.path().display().to_string()),
+            ),
+            None => (k.clone(), v.clone()),
+        });
+        let mut cmd = Command::new(&self.php);
+        cmd.args(self.php_args(mode, program.php_ini))
+            .arg(&program.script)
+            .args(&program.args)
+            .current_dir(&program.cwd)
+            .envs(env)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let start = Instant::now();
+        let mut child = cmd
+            .spawn()
+            .with_context(|| format!("cannot run {}", self.php.display()))?;
+        let mut out = child.stdout.take().expect("piped stdout");
+        let mut err = child.stderr.take().expect("piped stderr");
+        let out_reader = std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            let _ = out.read_to_end(&mut buf);
+            buf
+        });
+        let err_reader = std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            let _ = err.read_to_end(&mut buf);
+            buf
+        });
+        let (status, timed_out) = match child.wait_timeout(self.timeout)? {
+            Some(status) => (status, false),
+            None => {
+                let _ = child.kill();
+                (child.wait()?, true)
+            }
+        };
+        let elapsed = start.elapsed();
+        let mut stdout = out_reader.join().unwrap_or_default();
+        let stderr = err_reader.join().unwrap_or_default();
+        for n in &program.normalize {
+            let re = regex::bytes::Regex::new(&n.pattern).expect("checked when loading");
+            stdout = re
+                .replace_all(&stdout, n.replacement.as_bytes())
+                .into_owned();
+        }
+        use std::os::unix::process::ExitStatusExt;
+        Ok(RunOutput {
+            stdout,
+            stderr,
+            status: status.code(),
+            signal: status.signal(),
+            timed_out,
+            elapsed,
+        })
+    }
+}
+
+/// What one run produced.
+#[derive(Clone, Debug)]
+pub struct RunOutput {
+    pub stdout: Vec<u8>,
+    pub stderr: Vec<u8>,
+    /// Exit status; `None` when killed by a signal.
+    pub status: Option<i32>,
+    pub signal: Option<i32>,
+    pub timed_out: bool,
+    pub elapsed: Duration,
+}
+
+impl RunOutput {
+    fn status_text(&self) -> String {
+        if self.timed_out {
+            return format!("timed out after {:.1}s", self.elapsed.as_secs_f64());
+        }
+        match (self.status, self.signal) {
+            (Some(code), _) => format!("exit status {code}"),
+            (None, Some(sig)) => format!("killed by signal {sig}"),
+            (None, None) => "unknown exit".into(),
+        }
+    }
+}
+
+/// Where `got` first differs from `expected` (stdout lines, then exit status), or `None`.
+pub fn first_diff(expected: &RunOutput, got: &RunOutput) -> Option<String> {
+    if got.timed_out {
+        return Some(got.status_text());
+    }
+    if expected.stdout != got.stdout {
+        let a: Vec<&[u8]> = expected.stdout.split(|&b| b == b'\n').collect();
+        let b: Vec<&[u8]> = got.stdout.split(|&b| b == b'\n').collect();
+        let n = (0..a.len().max(b.len()))
+            .find(|&i| a.get(i) != b.get(i))
+            .unwrap_or(0);
+        let show = |l: Option<&&[u8]>| match l {
+            Some(l) => format!("{:?}", String::from_utf8_lossy(l)),
+            None => "<end of output>".to_string(),
+        };
+        return Some(format!(
+            "stdout line {}: expected {}, got {}",
+            n + 1,
+            show(a.get(n)),
+            show(b.get(n))
+        ));
+    }
+    if expected.status != got.status || expected.signal != got.signal {
+        return Some(format!(
+            "{}, expected {}",
+            got.status_text(),
+            expected.status_text()
+        ));
+    }
+    None
+}
+
+/// One program whose output under `mode` differs from (a).
+#[derive(Clone, Debug, Serialize)]
+pub struct Mismatch {
+    pub file: String,
+    pub mode: Mode,
+    pub first_diff: String,
+    /// The output under this mode is exactly OPcache's (b): the difference is PHP's own
+    /// OPcache behaviour (class hoisting...), not something zopt did.
+    pub same_as_opcache: bool,
+}
+
+/// The result of an exec-diff run.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Report {
+    pub programs: usize,
+    /// Programs identical to (a) under every mode.
+    pub identical: usize,
+    pub mismatches: Vec<Mismatch>,
+    /// `(program, mode)` runs that hit the timeout (also listed as mismatches, or as the
+    /// reference's failure).
+    pub timeouts: Vec<(String, Mode)>,
+    /// Programs that could not be run at all.
+    pub errors: Vec<(String, String)>,
+}
+
+impl Report {
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).expect("report serializes")
+    }
+
+    pub fn print(&self) {
+        for m in &self.mismatches {
+            let note = if m.same_as_opcache && m.mode != Mode::Opcache {
+                " (same as under OPcache's optimizer)"
+            } else {
+                ""
+            };
+            println!("MISMATCH {} [{}]{note}: {}", m.file, m.mode, m.first_diff);
+        }
+        for (file, mode) in &self.timeouts {
+            println!("TIMEOUT  {file} [{mode}]");
+        }
+        for (file, e) in &self.errors {
+            println!("ERROR    {file}: {e}");
+        }
+        println!(
+            "{} programs, {} identical under off/opcache/roundtrip/optimize, {} mismatches, {} timeouts, {} errors",
+            self.programs,
+            self.identical,
+            self.mismatches.len(),
+            self.timeouts.len(),
+            self.errors.len()
+        );
+    }
+}
+
+fn pool(jobs: usize) -> rayon::ThreadPool {
+    let jobs = if jobs == 0 {
+        std::thread::available_parallelism().map_or(2, |n| n.get())
+    } else {
+        jobs
+    };
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(jobs)
+        .build()
+        .expect("thread pool")
+}
+
+/// Runs every program under every mode (in parallel) and compares with (a).
+pub fn run(config: &Config, programs: &[Program], progress: bool) -> Report {
+    let tasks: Vec<(usize, Mode)> = (0..programs.len())
+        .flat_map(|i| Mode::ALL.into_iter().map(move |m| (i, m)))
+        .collect();
+    let bar = if progress {
+        indicatif::ProgressBar::new(tasks.len() as u64)
+    } else {
+        indicatif::ProgressBar::hidden()
+    };
+    let outputs: Vec<((usize, Mode), Result<RunOutput>)> = pool(config.jobs).install(|| {
+        tasks
+            .par_iter()
+            .map(|&(i, mode)| {
+                let out = config.run(&programs[i], mode);
+                bar.inc(1);
+                ((i, mode), out)
+            })
+            .collect()
+    });
+    bar.finish_and_clear();
+
+    let mut by_program: Vec<BTreeMap<Mode, RunOutput>> = vec![BTreeMap::new(); programs.len()];
+    let mut report = Report {
+        programs: programs.len(),
+        ..Report::default()
+    };
+    for ((i, mode), out) in outputs {
+        match out {
+            Ok(out) => {
+                if out.timed_out {
+                    report.timeouts.push((programs[i].name.clone(), mode));
+                }
+                by_program[i].insert(mode, out);
+            }
+            Err(e) => report
+                .errors
+                .push((format!("{} [{mode}]", programs[i].name), format!("{e:#}"))),
+        }
+    }
+    for (program, outs) in programs.iter().zip(&by_program) {
+        let Some(reference) = outs.get(&Mode::Off) else {
+            continue;
+        };
+        if reference.timed_out {
+            report.errors.push((
+                program.name.clone(),
+                "the reference run (off) timed out".into(),
+            ));
+            continue;
+        }
+        let mut identical = outs.len() == Mode::ALL.len();
+        for mode in [Mode::Opcache, Mode::Roundtrip, Mode::Optimize] {
+            let Some(out) = outs.get(&mode) else { continue };
+            if let Some(diff) = first_diff(reference, out) {
+                identical = false;
+                let same_as_opcache = mode != Mode::Opcache
+                    && outs
+                        .get(&Mode::Opcache)
+                        .is_some_and(|b| !b.timed_out && first_diff(b, out).is_none());
+                report.mismatches.push(Mismatch {
+                    file: program.name.clone(),
+                    mode,
+                    first_diff: diff,
+                    same_as_opcache,
+                });
+            }
+        }
+        if identical {
+            report.identical += 1;
+        }
+    }
+    report
+}
+
+/// Median wall times of one program per mode.
+#[derive(Clone, Debug, Serialize)]
+pub struct Timing {
+    pub program: String,
+    pub runs: usize,
+    /// Median seconds per mode.
+    pub median: BTreeMap<Mode, f64>,
+}
+
+impl Timing {
+    /// `median[a] / median[b]`.
+    pub fn ratio(&self, a: Mode, b: Mode) -> Option<f64> {
+        Some(self.median.get(&a)? / self.median.get(&b)?)
+    }
+
+    pub fn print(&self) {
+        let get = |m: Mode| self.median.get(&m).copied().unwrap_or(f64::NAN);
+        println!(
+            "timing {} (median of {} runs): off {:.3}s, opcache {:.3}s, optimize {:.3}s; \
+             opcache/off {:.3}, optimize/off {:.3}, optimize/opcache {:.3}",
+            self.program,
+            self.runs,
+            get(Mode::Off),
+            get(Mode::Opcache),
+            get(Mode::Optimize),
+            self.ratio(Mode::Opcache, Mode::Off).unwrap_or(f64::NAN),
+            self.ratio(Mode::Optimize, Mode::Off).unwrap_or(f64::NAN),
+            self.ratio(Mode::Optimize, Mode::Opcache)
+                .unwrap_or(f64::NAN),
+        );
+    }
+}
+
+/// Runs `program` `runs` times under (a), (b) and (d), one run at a time (interleaved, so
+/// that drifting machine load hits every mode alike), and takes the median wall time.
+pub fn timing(config: &Config, program: &Program, runs: usize) -> Result<Timing> {
+    let modes = [Mode::Off, Mode::Opcache, Mode::Optimize];
+    let mut times: BTreeMap<Mode, Vec<f64>> = BTreeMap::new();
+    for _ in 0..runs.max(1) {
+        for mode in modes {
+            let out = config.run(program, mode)?;
+            if out.timed_out || out.status != Some(0) {
+                bail!("{} [{mode}]: {}", program.name, out.status_text());
+            }
+            times
+                .entry(mode)
+                .or_default()
+                .push(out.elapsed.as_secs_f64());
+        }
+    }
+    let median = times
+        .into_iter()
+        .map(|(mode, mut t)| {
+            t.sort_by(f64::total_cmp);
+            (mode, t[t.len() / 2])
+        })
+        .collect();
+    Ok(Timing {
+        program: program.name.clone(),
+        runs: runs.max(1),
+        median,
+    })
+}

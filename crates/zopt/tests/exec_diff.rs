@@ -1,0 +1,249 @@
+//! Differential execution against the real PHP 8.2: every fixture program, and real programs
+//! from Debian (composer, phpunit), must print the same stdout and exit with the same status
+//! under (a) OPcache off, (b) OPcache's optimizer, (c) zopt's round trip and (d) zopt's
+//! optimizer. Uses the library behind `zopt exec-diff`.
+//!
+//! Needs `php` 8.2 with OPcache, and for the real programs Debian's `composer` and `phpunit`
+//! (`apt-get install composer phpunit`): the tests fail with a message saying so, they never
+//! skip. The extension is built here (`cargo build -p zopt-php`, a no-op when fresh).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use zopt::corpus::php_files;
+use zopt::exec_diff::{self, Config, Manifest, Mode, PhpIni, Program, Report};
+
+/// Fixtures whose output legitimately differs with OPcache enabled, in (b) as much as in
+/// (c) and (d): PHP's own OPcache behaviour, not something zopt does.
+///
+/// - oop_extends_later.php: with OPcache, classes whose parent is declared later in the file
+///   are bound early (delayed early binding), so `class_exists('Child')` at the top is true.
+const OPCACHE_DEPENDENT: &[&str] = &["oop_extends_later.php"];
+
+fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap()
+}
+
+fn require_tool(name: &str, install: &str) {
+    let found = Command::new(name).arg("--version").output();
+    match found {
+        Ok(out) if out.status.success() => {}
+        Ok(out) => panic!(
+            "`{name} --version` failed ({}): {}; install it with `{install}`",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        ),
+        Err(e) => panic!("this test needs `{name}` on PATH ({e}); install it with `{install}`"),
+    }
+}
+
+/// The extension of this build's profile, brought up to date first.
+fn extension() -> &'static Path {
+    static EXT: OnceLock<PathBuf> = OnceLock::new();
+    EXT.get_or_init(|| {
+        if let Some(path) = std::env::var_os("ZOPT_PHP_EXTENSION") {
+            return PathBuf::from(path);
+        }
+        let exe = std::env::current_exe().unwrap();
+        let profile_dir = exe
+            .parent()
+            .and_then(Path::parent)
+            .expect("test binary in <target>/<profile>/deps");
+        let profile = match profile_dir.file_name().and_then(|n| n.to_str()) {
+            Some("debug") | None => "dev",
+            Some(other) => other,
+        };
+        let status = Command::new(env!("CARGO"))
+            .args(["build", "-p", "zopt-php", "--profile", profile])
+            .current_dir(workspace_root())
+            .status()
+            .expect("running cargo build -p zopt-php");
+        assert!(status.success(), "building the zopt extension failed");
+        let so = profile_dir.join("libzopt_php.so");
+        assert!(so.is_file(), "no extension at {}", so.display());
+        so
+    })
+}
+
+fn config() -> Config {
+    let out = Command::new("php").arg("-v").output().unwrap_or_else(|e| {
+        panic!("these tests need PHP 8.2 on PATH (apt-get install php8.2-cli php8.2-opcache): {e}")
+    });
+    let version = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        version.starts_with("PHP 8.2."),
+        "these tests need PHP 8.2, found: {version}"
+    );
+    Config {
+        php: PathBuf::from("php"),
+        extension: extension().to_path_buf(),
+        optimization_level: 0x7FFE_BFFF,
+        timeout: Duration::from_secs(120),
+        jobs: 0,
+    }
+}
+
+/// Fails unless every run finished and every mismatch is PHP's own OPcache behaviour on a
+/// known program.
+fn assert_identical(report: &Report, allowed_opcache_dependent: &[&str]) {
+    report.print();
+    assert!(report.errors.is_empty(), "errors: {:#?}", report.errors);
+    assert!(
+        report.timeouts.is_empty(),
+        "timeouts: {:#?}",
+        report.timeouts
+    );
+    for m in &report.mismatches {
+        let known = allowed_opcache_dependent
+            .iter()
+            .any(|name| m.file.ends_with(&format!("/{name}")));
+        let explained = known && (m.mode == Mode::Opcache || m.same_as_opcache);
+        assert!(
+            explained,
+            "{} differs under {}: {}",
+            m.file, m.mode, m.first_diff
+        );
+    }
+}
+
+#[test]
+fn every_fixture_runs_identically_under_every_mode() {
+    let config = config();
+    let files = php_files(&[workspace_root().join("fixtures/php")]).unwrap();
+    assert!(files.len() >= 150, "only {} fixture programs", files.len());
+    let programs: Vec<Program> = files
+        .iter()
+        .map(|f| Program::file(&f.path, f.path.display().to_string(), PhpIni::None).unwrap())
+        .collect();
+    let report = exec_diff::run(&config, &programs, false);
+    assert_eq!(report.programs, programs.len());
+    assert_identical(&report, OPCACHE_DEPENDENT);
+    assert!(
+        report.identical + OPCACHE_DEPENDENT.len() >= report.programs,
+        "{} of {} identical",
+        report.identical,
+        report.programs
+    );
+    // The exec_ programs are self-checking: they must also have passed under (a).
+    for f in files.iter().filter(|f| {
+        f.path
+            .file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with("exec_"))
+    }) {
+        let p = Program::file(&f.path, String::new(), PhpIni::None).unwrap();
+        let out = config.run(&p, Mode::Off).unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status, Some(0), "{}: {stdout}", f.path.display());
+        assert!(
+            stdout.ends_with("all ok\n"),
+            "{}: {stdout}",
+            f.path.display()
+        );
+    }
+}
+
+#[test]
+fn composer_and_phpunit_run_identically_under_every_mode() {
+    require_tool("composer", "apt-get install composer");
+    require_tool("phpunit", "apt-get install phpunit");
+    let config = config();
+    let programs = Manifest::load(&workspace_root().join("fixtures/projects/exec-diff.json"))
+        .expect("loading the manifest");
+    assert!(programs.iter().any(|p| p.name.starts_with("composer show")));
+    assert!(programs.iter().any(|p| p.name.starts_with("phpunit")));
+    let report = exec_diff::run(&config, &programs, false);
+    assert_identical(&report, &[]);
+    assert_eq!(report.identical, programs.len());
+
+    // The runs did real work: composer found the package, phpunit ran the suite.
+    let show = programs.iter().find(|p| p.name == "composer show").unwrap();
+    let out = config.run(show, Mode::Optimize).unwrap();
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("zopt/greeter 1.2.3"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let unit = programs.iter().find(|p| p.name == "phpunit").unwrap();
+    let out = config.run(unit, Mode::Roundtrip).unwrap();
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("Tests: 11, Assertions: 17, Skipped: 1."),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}
+
+#[test]
+fn mismatches_are_reported_with_the_first_differing_line() {
+    // A program whose output depends on OPcache being enabled shows up as a mismatch of (b),
+    // and of (c)/(d) flagged as OPcache's own behaviour.
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("probe.php");
+    std::fs::write(
+        &file,
+        "<?php\necho \"same\\n\";\necho (int) (function_exists('opcache_get_status') && opcache_get_status(false) !== false), \"\\n\";\nexit(3);\n",
+    )
+    .unwrap();
+    let config = config();
+    let program = Program::file(&file, "probe.php".into(), PhpIni::None).unwrap();
+    let report = exec_diff::run(&config, &[program], false);
+    assert_eq!(report.identical, 0);
+    let modes: Vec<Mode> = report.mismatches.iter().map(|m| m.mode).collect();
+    assert_eq!(modes, [Mode::Opcache, Mode::Roundtrip, Mode::Optimize]);
+    for m in &report.mismatches {
+        assert_eq!(m.first_diff, "stdout line 2: expected \"0\", got \"1\"");
+        assert_eq!(m.same_as_opcache, m.mode != Mode::Opcache);
+    }
+    let json: serde_json::Value = serde_json::from_str(&report.to_json()).unwrap();
+    assert_eq!(json["programs"], 1);
+    assert_eq!(json["identical"], 0);
+    assert_eq!(json["mismatches"][1]["mode"], "roundtrip");
+    assert_eq!(json["mismatches"][1]["file"], "probe.php");
+}
+
+#[test]
+fn timeouts_and_exit_statuses_are_reported() {
+    let tmp = tempfile::tempdir().unwrap();
+    let slow = tmp.path().join("slow.php");
+    std::fs::write(
+        &slow,
+        "<?php\nif (ini_get('zopt.mode') === 'optimize') { sleep(30); }\necho 'done';\n",
+    )
+    .unwrap();
+    let status = tmp.path().join("status.php");
+    std::fs::write(
+        &status,
+        "<?php\necho 'x';\nexit(ini_get('zopt.mode') === 'roundtrip' ? 2 : 0);\n",
+    )
+    .unwrap();
+    let config = Config {
+        timeout: Duration::from_secs(3),
+        ..config()
+    };
+    let programs = [
+        Program::file(&slow, "slow.php".into(), PhpIni::None).unwrap(),
+        Program::file(&status, "status.php".into(), PhpIni::None).unwrap(),
+    ];
+    let report = exec_diff::run(&config, &programs, false);
+    assert_eq!(report.timeouts, [("slow.php".to_string(), Mode::Optimize)]);
+    let diffs: Vec<(&str, Mode, &str)> = report
+        .mismatches
+        .iter()
+        .map(|m| (m.file.as_str(), m.mode, m.first_diff.as_str()))
+        .collect();
+    assert_eq!(diffs.len(), 2, "{diffs:?}");
+    assert_eq!(diffs[0].0, "slow.php");
+    assert!(diffs[0].2.starts_with("timed out after"), "{diffs:?}");
+    assert_eq!(
+        diffs[1],
+        (
+            "status.php",
+            Mode::Roundtrip,
+            "exit status 2, expected exit status 0"
+        )
+    );
+}
