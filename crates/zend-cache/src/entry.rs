@@ -279,13 +279,40 @@ pub fn encode(
     stored_at: u64,
 ) -> Result<Vec<u8>, PersistError> {
     let plan = persist_calc(script)?;
+    let (mut buf, body_offset) = frame(plan.size(), system_id, key, stored_at)?;
+    persist_into(script, &plan, &mut buf[body_offset..])?;
+    seal(&mut buf);
+    Ok(buf)
+}
+
+/// Frames an already persisted body as an entry (for tools and fuzzing; the body is not
+/// checked here, the loader checks it).
+pub fn encode_body(
+    body: &[u8],
+    system_id: &[u8; 16],
+    key: &CacheKey,
+    stored_at: u64,
+) -> Result<Vec<u8>, PersistError> {
+    let (mut buf, body_offset) = frame(body.len(), system_id, key, stored_at)?;
+    buf[body_offset..].copy_from_slice(body);
+    seal(&mut buf);
+    Ok(buf)
+}
+
+/// The whole entry buffer, zeroed, with its header and path written; the body goes at the
+/// returned offset.
+fn frame(
+    body_len: usize,
+    system_id: &[u8; 16],
+    key: &CacheKey,
+    stored_at: u64,
+) -> Result<(Vec<u8>, usize), PersistError> {
     let body_offset = align_up(HEADER_LEN + key.path.len(), 16);
-    let total = body_offset + plan.size();
-    if total as u64 > MAX_ENTRY_LEN || key.path.len() as u64 > MAX_ENTRY_LEN {
+    let total = body_offset as u64 + body_len as u64;
+    if total > MAX_ENTRY_LEN {
         return Err(PersistError::TooLarge);
     }
-    let mut buf = vec![0u8; total];
-    persist_into(script, &plan, &mut buf[body_offset..])?;
+    let mut buf = vec![0u8; total as usize];
     buf[..8].copy_from_slice(&MAGIC);
     buf[VERSION..VERSION + 4].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
     buf[HEADER_LEN_AT..HEADER_LEN_AT + 4].copy_from_slice(&(HEADER_LEN as u32).to_le_bytes());
@@ -303,10 +330,14 @@ pub fn encode(
     buf[VALIDATION..VALIDATION + 8].copy_from_slice(&a.to_le_bytes());
     buf[VALIDATION + 8..VALIDATION + 16].copy_from_slice(&b.to_le_bytes());
     buf[VALIDATION + 16..VALIDATION + 24].copy_from_slice(&c.to_le_bytes());
-    buf[BODY_LEN..BODY_LEN + 8].copy_from_slice(&(plan.size() as u64).to_le_bytes());
+    buf[BODY_LEN..BODY_LEN + 8].copy_from_slice(&(body_len as u64).to_le_bytes());
     buf[STORED_AT..STORED_AT + 8].copy_from_slice(&stored_at.to_le_bytes());
     buf[HEADER_LEN..HEADER_LEN + key.path.len()].copy_from_slice(&key.path);
+    Ok((buf, body_offset))
+}
+
+/// Writes the checksum of a complete entry.
+fn seal(buf: &mut [u8]) {
     let checksum = xxh3_64(&buf[CHECKED_FROM..]);
     buf[CHECKSUM..CHECKSUM + 8].copy_from_slice(&checksum.to_le_bytes());
-    Ok(buf)
 }
