@@ -162,7 +162,8 @@ impl Engine {
                 set_type(&mut zv, php::IS_LONG);
             }
             Literal::Double(d) => {
-                zv.value.dval = d.get();
+                // The bits as recorded (NaN payloads and -0.0 included).
+                zv.value.lval = d.0 as i64;
                 set_type(&mut zv, php::IS_DOUBLE);
             }
             Literal::String(s) => {
