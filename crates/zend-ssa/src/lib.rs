@@ -263,16 +263,31 @@ impl Ssa {
     /// linear in the number of phi sources (walking the chains of a phi with many sources
     /// one `next_use_phi` at a time is quadratic).
     pub fn all_phi_uses(&self) -> Vec<Vec<PhiId>> {
-        // Where each (phi, source) pair's chain link lives: the first position of the source.
+        // Where each (phi, source) pair's chain link lives: the first position of the source;
+        // found by a scan for phis with few sources, through this map for the others.
+        const SCAN: usize = 16;
         let mut first: std::collections::HashMap<(u32, u32), usize> =
             std::collections::HashMap::new();
         for (id, phi) in self.phis.iter().enumerate() {
+            if phi.num_sources() <= SCAN {
+                continue;
+            }
             for (j, source) in phi.sources[..phi.num_sources()].iter().enumerate() {
                 if let Some(s) = source {
                     first.entry((id as u32, s.0)).or_insert(j);
                 }
             }
         }
+        let position = |id: PhiId, v: u32| -> Option<usize> {
+            let phi = self.phis.get(id.index())?;
+            if phi.num_sources() <= SCAN {
+                phi.sources[..phi.num_sources()]
+                    .iter()
+                    .position(|&s| s == Some(SsaVar(v)))
+            } else {
+                first.get(&(id.0, v)).copied()
+            }
+        };
         let mut uses = vec![Vec::new(); self.vars.len()];
         for (v, list) in uses.iter_mut().enumerate() {
             let mut p = self.vars[v].phi_use_chain;
@@ -283,11 +298,8 @@ impl Ssa {
                 if steps > self.phis.len() {
                     break; // a cycle: the verifier reports it
                 }
-                p = first.get(&(id.0, v as u32)).and_then(|&j| {
-                    self.phis
-                        .get(id.index())
-                        .and_then(|phi| phi.use_chains.get(j).copied().flatten())
-                });
+                p = position(id, v as u32)
+                    .and_then(|j| self.phis[id.index()].use_chains.get(j).copied().flatten());
             }
         }
         uses

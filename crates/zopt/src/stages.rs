@@ -122,4 +122,13 @@ mod tests {
             dump.len()
         );
     }
+
+    #[test]
+    fn splits_on_dfa_section_headers() {
+        let dump = b"\nDOMINATORS-TREE for \"$_main\"\nBB0:\n     ; start exit lines=[0-0]\n     ; level=0\n\nVariable Liveness for \"A::f\"\n  BB0:\n\nSSA Phi() Placement for \"g\"\n";
+        let chunks = split_dump(dump);
+        let names: Vec<&[u8]> = chunks.iter().map(|c| c.name).collect();
+        assert_eq!(names, vec![&b"$_main"[..], b"A::f", b"g"]);
+        assert_eq!(chunks.iter().map(|c| c.text.len()).sum::<usize>(), dump.len());
+    }
 }
