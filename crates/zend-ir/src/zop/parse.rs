@@ -58,6 +58,29 @@ fn is_word(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'_'
 }
 
+/// The first `\n` in `s`, eight bytes at a time.
+fn find_newline(s: &[u8]) -> Option<usize> {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const HI: u64 = 0x8080_8080_8080_8080;
+    const NL: u64 = LO * b'\n' as u64;
+    let mut chunks = s.chunks_exact(8);
+    let mut base = 0;
+    for chunk in &mut chunks {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        let x = u64::from_le_bytes(word) ^ NL;
+        if (x.wrapping_sub(LO) & !x & HI) != 0 {
+            return chunk.iter().position(|&b| b == b'\n').map(|i| base + i);
+        }
+        base += 8;
+    }
+    chunks
+        .remainder()
+        .iter()
+        .position(|&b| b == b'\n')
+        .map(|i| base + i)
+}
+
 /// Decimal digits only, no sign, fitting in u32.
 fn dec_u32(digits: &[u8]) -> Option<u32> {
     if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
@@ -101,6 +124,8 @@ struct Parser<'a> {
     script_file: PhpStr,
     /// Op_arrays open around the current line.
     func_nesting: usize,
+    /// Reused buffer for strings that are only compared.
+    scratch: Vec<u8>,
 }
 
 impl<'a> Parser<'a> {
@@ -114,6 +139,7 @@ impl<'a> Parser<'a> {
             next_line: 0,
             script_file: PhpStr::default(),
             func_nesting: 0,
+            scratch: Vec::new(),
         }
     }
 
@@ -179,8 +205,7 @@ impl<'a> Parser<'a> {
             }
             self.line_start = self.next_line;
             let rest = &self.s[self.line_start..];
-            self.line_end =
-                self.line_start + rest.iter().position(|&b| b == b'\n').unwrap_or(rest.len());
+            self.line_end = self.line_start + find_newline(rest).unwrap_or(rest.len());
             self.next_line = self.line_end + 1;
             self.line_no += 1;
             self.pos = self.line_start;
@@ -312,23 +337,38 @@ impl<'a> Parser<'a> {
         } else {
             (10, self.pos)
         };
+        let line = &self.s[..self.line_end];
         let mut end = digits_start;
-        while end < self.line_end && (self.s[end] as char).is_digit(radix) {
-            end += 1;
+        if radix == 10 {
+            while end < line.len() && line[end].is_ascii_digit() {
+                end += 1;
+            }
+        } else {
+            while end < line.len() && line[end].is_ascii_hexdigit() {
+                end += 1;
+            }
         }
         if end == digits_start || (end < self.line_end && is_word(self.s[end])) {
             return Err(self.expected(what));
         }
+        let digits = &self.s[digits_start..end];
         let mut n: u64 = 0;
-        for &d in &self.s[digits_start..end] {
-            let v = u64::from((d as char).to_digit(radix).unwrap_or(0));
-            n = match n
-                .checked_mul(u64::from(radix))
-                .and_then(|n| n.checked_add(v))
-            {
-                Some(n) => n,
-                None => return Err(self.error_at(start, format!("{what} out of range"))),
-            };
+        if radix == 10 && digits.len() <= 19 {
+            // Cannot overflow: 19 decimal digits fit in a u64.
+            for &d in digits {
+                n = n * 10 + u64::from(d - b'0');
+            }
+        } else {
+            for &d in digits {
+                let v = u64::from((d as char).to_digit(radix).unwrap_or(0));
+                n = match n
+                    .checked_mul(u64::from(radix))
+                    .and_then(|n| n.checked_add(v))
+                {
+                    Some(n) => n,
+                    None => return Err(self.error_at(start, format!("{what} out of range"))),
+                };
+            }
         }
         self.pos = end;
         Ok(n)
@@ -381,20 +421,34 @@ impl<'a> Parser<'a> {
 
     /// `"..."` with escapes; raw bytes (UTF-8) are taken as they are.
     fn string(&mut self) -> Result<Vec<u8>> {
+        let mut out = Vec::new();
+        self.string_into(&mut out)?;
+        Ok(out)
+    }
+
+    /// [`Parser::string`], appending to `out`.
+    fn string_into(&mut self, out: &mut Vec<u8>) -> Result<()> {
         self.skip_ws();
         if self.peek() != Some(b'"') {
             return Err(self.expected("string"));
         }
         let start = self.pos;
         self.pos += 1;
-        let mut out = Vec::new();
         loop {
+            // Copy the run up to the next quote or backslash in one go.
+            let rest = &self.s[self.pos..self.line_end];
+            let run = rest
+                .iter()
+                .position(|&b| b == b'"' || b == b'\\')
+                .unwrap_or(rest.len());
+            out.extend_from_slice(&rest[..run]);
+            self.pos += run;
             let Some(b) = self.peek() else {
                 return Err(self.error_at(start, "unterminated string".into()));
             };
             self.pos += 1;
             match b {
-                b'"' => return Ok(out),
+                b'"' => return Ok(()),
                 b'\\' => match self.peek() {
                     Some(b'\\') => {
                         out.push(b'\\');
@@ -949,6 +1003,19 @@ impl<'a> Parser<'a> {
         } else if self.rest_starts_with(b"ast(...)") {
             self.pos += 8;
             matches!(declared, Literal::Ast(_))
+        } else if let (Literal::String(declared), true) =
+            (declared, self.rest_starts_with(b"string("))
+        {
+            // The common case, compared without allocating.
+            self.pos += 7;
+            let mut scratch = std::mem::take(&mut self.scratch);
+            scratch.clear();
+            let parsed = self.string_into(&mut scratch);
+            let same = scratch == declared.0;
+            self.scratch = scratch;
+            parsed?;
+            self.expect(b')')?;
+            same
         } else {
             self.literal(depth)? == *declared
         };
@@ -1766,5 +1833,27 @@ impl<'a> Parser<'a> {
             function_table,
             class_table,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::find_newline;
+
+    #[test]
+    fn find_newline_matches_naive_search() {
+        let mut seed: u32 = 1;
+        for len in 0..64 {
+            for _ in 0..50 {
+                let bytes: Vec<u8> = (0..len)
+                    .map(|_| {
+                        seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12345);
+                        [b'\n', b'a', 0, 0x0b, 0x8a, 0xff, 0x09][(seed >> 16) as usize % 7]
+                    })
+                    .collect();
+                let naive = bytes.iter().position(|&b| b == b'\n');
+                assert_eq!(find_newline(&bytes), naive, "{bytes:?}");
+            }
+        }
     }
 }
