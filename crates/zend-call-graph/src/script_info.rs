@@ -4,8 +4,8 @@
 //! (`optimization_level` with both PASS_6 and PASS_7), and the class lookup the optimizer
 //! does (`zend_optimizer_get_class_entry`).
 //!
-//! This is the part of the call graph the DFA dumps need; the full call graph and type
-//! inference live with the inference stage.
+//! The op_arrays of a script in `zend_foreach_op_array` order and what the call graph knows
+//! of each.
 
 use zend_ir::dump::{FuncInfoHeader, SsaRange};
 use zend_ir::opcode::*;
@@ -203,7 +203,7 @@ impl<'a> ScriptInfo<'a> {
     /// `zend_optimizer_get_called_func` restricted to what the call graph links: the
     /// callee's index (when it is one of the script's op_arrays) and whether the call may
     /// reach an overriding method instead (`is_prototype`).
-    fn called_func(&self, caller: &OpArray, op: &zend_ir::Op) -> Option<(Option<usize>, bool)> {
+    pub fn called_func(&self, caller: &OpArray, op: &zend_ir::Op) -> Option<(Option<usize>, bool)> {
         let same_scope = |fbc: &OpArray| match (&fbc.scope, &caller.scope) {
             (Some(a), Some(b)) => a.as_bytes().eq_ignore_ascii_case(b.as_bytes()),
             _ => false,

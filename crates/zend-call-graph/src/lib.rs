@@ -1,0 +1,166 @@
+//! The call graph of a PHP 8.2 script, as Zend/Optimizer/zend_call_graph.c builds it.
+//!
+//! [`ScriptInfo`] lists the script's op_arrays in `zend_foreach_op_array` order (main, then
+//! functions, then methods, each followed by its dynamic function definitions) and holds
+//! the call-graph facts the DFA dumps print: recursion flags (`ZEND_FUNC_RECURSIVE*`) and
+//! the return type from the signature. [`call_sites`] pairs every `INIT_*` with its `DO_*`
+//! (`zend_analyze_calls`), [`CallGraph`] links callers and callees across the whole script
+//! and [`CallGraph::call_map`] gives, per op, the call it belongs to (`zend_build_call_map`).
+
+mod script_info;
+
+pub use script_info::*;
+
+use zend_ir::opcode::*;
+use zend_ir::{OpArray, OpNum};
+
+/// Index of an op_array in [`ScriptInfo::op_arrays`].
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct FuncId(pub u32);
+
+impl FuncId {
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// A `zend_call_info`: one call in a caller, from its `INIT_*` to its `DO_*`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CallSite {
+    /// The `INIT_*` (or `NEW`) op.
+    pub init: OpNum,
+    /// The `DO_*` op that performs the call (`None` if the op_array ends first).
+    pub call: Option<OpNum>,
+    /// The `SEND_*` ops, by argument position as they appear.
+    pub args: Vec<OpNum>,
+    /// The callee when it is one of the script's op_arrays.
+    pub callee: Option<FuncId>,
+    /// Whether the call resolves to a known function at all (user or internal).
+    pub resolved: bool,
+    /// The call may reach an overriding method instead (`is_prototype`).
+    pub is_prototype: bool,
+}
+
+fn is_init(op: Opcode) -> bool {
+    matches!(
+        op,
+        ZEND_INIT_FCALL
+            | ZEND_INIT_METHOD_CALL
+            | ZEND_INIT_STATIC_METHOD_CALL
+            | ZEND_INIT_FCALL_BY_NAME
+            | ZEND_INIT_NS_FCALL_BY_NAME
+            | ZEND_INIT_DYNAMIC_CALL
+            | ZEND_NEW
+            | ZEND_INIT_USER_CALL
+    )
+}
+
+fn is_do(op: Opcode) -> bool {
+    matches!(
+        op,
+        ZEND_DO_FCALL | ZEND_DO_ICALL | ZEND_DO_UCALL | ZEND_DO_FCALL_BY_NAME
+    )
+}
+
+fn is_send(op: Opcode) -> bool {
+    matches!(
+        op,
+        ZEND_SEND_VAL
+            | ZEND_SEND_VAL_EX
+            | ZEND_SEND_VAR
+            | ZEND_SEND_VAR_EX
+            | ZEND_SEND_REF
+            | ZEND_SEND_VAR_NO_REF
+            | ZEND_SEND_VAR_NO_REF_EX
+            | ZEND_SEND_FUNC_ARG
+            | ZEND_SEND_USER
+            | ZEND_SEND_ARRAY
+            | ZEND_SEND_UNPACK
+    )
+}
+
+/// Every call of `op_array` (`zend_analyze_calls`), in the order of their `INIT_*` ops.
+/// Calls nest: a `DO_*` closes the innermost open `INIT_*`.
+pub fn call_sites(info: &ScriptInfo, op_array: &OpArray) -> Vec<CallSite> {
+    let mut sites: Vec<CallSite> = Vec::new();
+    let mut stack: Vec<usize> = Vec::new();
+    for (n, op) in op_array.opcodes.iter().enumerate() {
+        let n = OpNum(n as u32);
+        if is_init(op.opcode) {
+            let resolved = info.called_func(op_array, op);
+            stack.push(sites.len());
+            sites.push(CallSite {
+                init: n,
+                call: None,
+                args: Vec::new(),
+                callee: resolved.and_then(|(c, _)| c).map(|c| FuncId(c as u32)),
+                resolved: resolved.is_some(),
+                is_prototype: resolved.is_some_and(|(_, p)| p),
+            });
+        } else if is_do(op.opcode) {
+            if let Some(s) = stack.pop() {
+                sites[s].call = Some(n);
+            }
+        } else if is_send(op.opcode) {
+            if let Some(&s) = stack.last() {
+                sites[s].args.push(n);
+            }
+        }
+    }
+    sites
+}
+
+/// Callers and callees of every op_array of a script.
+pub struct CallGraph {
+    /// Per op_array, its call sites.
+    pub calls: Vec<Vec<CallSite>>,
+    /// Per op_array, the (caller, call site index) pairs calling it.
+    pub callers: Vec<Vec<(FuncId, usize)>>,
+    /// Per op_array, `ZEND_FUNC_RECURSIVE*` flags.
+    pub recursion: Vec<u32>,
+}
+
+impl CallGraph {
+    /// `zend_build_call_graph` + `zend_analyze_call_graph`.
+    pub fn build(info: &ScriptInfo) -> CallGraph {
+        let calls: Vec<Vec<CallSite>> = info
+            .op_arrays
+            .iter()
+            .map(|op_array| call_sites(info, op_array))
+            .collect();
+        let mut callers = vec![Vec::new(); calls.len()];
+        for (caller, sites) in calls.iter().enumerate() {
+            for (k, site) in sites.iter().enumerate() {
+                if let Some(callee) = site.callee {
+                    callers[callee.index()].push((FuncId(caller as u32), k));
+                }
+            }
+        }
+        CallGraph {
+            calls,
+            callers,
+            recursion: info.recursion.clone(),
+        }
+    }
+
+    /// The callees of op_array `f`, in call order.
+    pub fn callees(&self, f: FuncId) -> impl Iterator<Item = FuncId> + '_ {
+        self.calls[f.index()].iter().filter_map(|s| s.callee)
+    }
+
+    /// `zend_build_call_map`: for each op of op_array `f`, the index of the call site whose
+    /// `INIT_*`..`DO_*` span (its init, sends and do) it belongs to.
+    pub fn call_map(&self, f: FuncId, op_count: usize) -> Vec<Option<usize>> {
+        let mut map = vec![None; op_count];
+        for (k, site) in self.calls[f.index()].iter().enumerate() {
+            map[site.init.index()] = Some(k);
+            for a in &site.args {
+                map[a.index()] = Some(k);
+            }
+            if let Some(c) = site.call {
+                map[c.index()] = Some(k);
+            }
+        }
+        map
+    }
+}

@@ -1,0 +1,1 @@
+//! Type and range inference (zend_inference.c).
