@@ -578,66 +578,99 @@ pub fn run(config: &Config, programs: &[Program], progress: bool) -> Report {
     report
 }
 
-/// Median wall times of one program per mode.
+/// Median wall and CPU times of one program per mode.
 #[derive(Clone, Debug, Serialize)]
 pub struct Timing {
     pub program: String,
     pub runs: usize,
-    /// Median seconds per mode.
+    /// Median wall-clock seconds per mode.
     pub median: BTreeMap<Mode, f64>,
+    /// Median CPU seconds (user + system of the php process) per mode: steadier than wall
+    /// time on a loaded machine.
+    pub median_cpu: BTreeMap<Mode, f64>,
 }
 
 impl Timing {
-    /// `median[a] / median[b]`.
+    /// `median[a] / median[b]` (wall time).
     pub fn ratio(&self, a: Mode, b: Mode) -> Option<f64> {
         Some(self.median.get(&a)? / self.median.get(&b)?)
     }
 
+    /// `median_cpu[a] / median_cpu[b]`.
+    pub fn cpu_ratio(&self, a: Mode, b: Mode) -> Option<f64> {
+        Some(self.median_cpu.get(&a)? / self.median_cpu.get(&b)?)
+    }
+
     pub fn print(&self) {
-        let get = |m: Mode| self.median.get(&m).copied().unwrap_or(f64::NAN);
+        let show = |times: &BTreeMap<Mode, f64>, ratio: &dyn Fn(Mode, Mode) -> Option<f64>| {
+            let get = |m: Mode| times.get(&m).copied().unwrap_or(f64::NAN);
+            format!(
+                "off {:.3}s, opcache {:.3}s, optimize {:.3}s; opcache/off {:.3}, optimize/off {:.3}, optimize/opcache {:.3}",
+                get(Mode::Off),
+                get(Mode::Opcache),
+                get(Mode::Optimize),
+                ratio(Mode::Opcache, Mode::Off).unwrap_or(f64::NAN),
+                ratio(Mode::Optimize, Mode::Off).unwrap_or(f64::NAN),
+                ratio(Mode::Optimize, Mode::Opcache).unwrap_or(f64::NAN),
+            )
+        };
+        println!("timing {} (median of {} runs)", self.program, self.runs);
+        println!("  wall: {}", show(&self.median, &|a, b| self.ratio(a, b)));
         println!(
-            "timing {} (median of {} runs): off {:.3}s, opcache {:.3}s, optimize {:.3}s; \
-             opcache/off {:.3}, optimize/off {:.3}, optimize/opcache {:.3}",
-            self.program,
-            self.runs,
-            get(Mode::Off),
-            get(Mode::Opcache),
-            get(Mode::Optimize),
-            self.ratio(Mode::Opcache, Mode::Off).unwrap_or(f64::NAN),
-            self.ratio(Mode::Optimize, Mode::Off).unwrap_or(f64::NAN),
-            self.ratio(Mode::Optimize, Mode::Opcache)
-                .unwrap_or(f64::NAN),
+            "  cpu:  {}",
+            show(&self.median_cpu, &|a, b| self.cpu_ratio(a, b))
         );
     }
 }
 
-/// Runs `program` `runs` times under (a), (b) and (d), one run at a time (interleaved, so
-/// that drifting machine load hits every mode alike), and takes the median wall time.
-pub fn timing(config: &Config, program: &Program, runs: usize) -> Result<Timing> {
-    let modes = [Mode::Off, Mode::Opcache, Mode::Optimize];
-    let mut times: BTreeMap<Mode, Vec<f64>> = BTreeMap::new();
-    for _ in 0..runs.max(1) {
-        for mode in modes {
-            let out = config.run(program, mode)?;
-            if out.timed_out || out.status != Some(0) {
-                bail!("{} [{mode}]: {}", program.name, out.status_text());
-            }
-            times
-                .entry(mode)
-                .or_default()
-                .push(out.elapsed.as_secs_f64());
-        }
-    }
-    let median = times
+/// CPU seconds (user + system) of the children this process has waited for.
+fn children_cpu_seconds() -> f64 {
+    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: getrusage fills the struct it is given; RUSAGE_CHILDREN is always valid.
+    let usage = unsafe {
+        libc::getrusage(libc::RUSAGE_CHILDREN, usage.as_mut_ptr());
+        usage.assume_init()
+    };
+    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    secs(usage.ru_utime) + secs(usage.ru_stime)
+}
+
+fn medians(times: BTreeMap<Mode, Vec<f64>>) -> BTreeMap<Mode, f64> {
+    times
         .into_iter()
         .map(|(mode, mut t)| {
             t.sort_by(f64::total_cmp);
             (mode, t[t.len() / 2])
         })
-        .collect();
+        .collect()
+}
+
+/// Runs `program` `runs` times under (a), (b) and (d), one run at a time (interleaved, so
+/// that drifting machine load hits every mode alike), and takes the median wall and CPU
+/// times. Must not run concurrently with other child processes of this process (the CPU
+/// time is read from `RUSAGE_CHILDREN`).
+pub fn timing(config: &Config, program: &Program, runs: usize) -> Result<Timing> {
+    let modes = [Mode::Off, Mode::Opcache, Mode::Optimize];
+    let mut wall: BTreeMap<Mode, Vec<f64>> = BTreeMap::new();
+    let mut cpu: BTreeMap<Mode, Vec<f64>> = BTreeMap::new();
+    for _ in 0..runs.max(1) {
+        for mode in modes {
+            let before = children_cpu_seconds();
+            let out = config.run(program, mode)?;
+            let used = children_cpu_seconds() - before;
+            if out.timed_out || out.status != Some(0) {
+                bail!("{} [{mode}]: {}", program.name, out.status_text());
+            }
+            wall.entry(mode)
+                .or_default()
+                .push(out.elapsed.as_secs_f64());
+            cpu.entry(mode).or_default().push(used);
+        }
+    }
     Ok(Timing {
         program: program.name.clone(),
         runs: runs.max(1),
-        median,
+        median: medians(wall),
+        median_cpu: medians(cpu),
     })
 }
