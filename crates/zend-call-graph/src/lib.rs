@@ -58,7 +58,11 @@ fn is_init(op: Opcode) -> bool {
 fn is_do(op: Opcode) -> bool {
     matches!(
         op,
-        ZEND_DO_FCALL | ZEND_DO_ICALL | ZEND_DO_UCALL | ZEND_DO_FCALL_BY_NAME
+        ZEND_DO_FCALL
+            | ZEND_DO_ICALL
+            | ZEND_DO_UCALL
+            | ZEND_DO_FCALL_BY_NAME
+            | ZEND_CALLABLE_CONVERT
     )
 }
 

@@ -16,8 +16,14 @@ pub fn php_files(paths: &[PathBuf]) -> Result<Vec<SourceFile>> {
     let mut files = Vec::new();
     for root in paths {
         if root.is_file() {
-            let name = root.file_name().map(PathBuf::from).unwrap_or_else(|| root.clone());
-            files.push(SourceFile { path: root.clone(), relative: name });
+            let name = root
+                .file_name()
+                .map(PathBuf::from)
+                .unwrap_or_else(|| root.clone());
+            files.push(SourceFile {
+                path: root.clone(),
+                relative: name,
+            });
             continue;
         }
         if !root.is_dir() {
@@ -27,9 +33,15 @@ pub fn php_files(paths: &[PathBuf]) -> Result<Vec<SourceFile>> {
             .follow_links(true)
             .into_iter()
             .filter_map(|entry| entry.ok())
-            .filter(|entry| entry.file_type().is_file() && entry.path().extension().is_some_and(|e| e == "php"))
+            .filter(|entry| {
+                entry.file_type().is_file() && entry.path().extension().is_some_and(|e| e == "php")
+            })
             .map(|entry| SourceFile {
-                relative: entry.path().strip_prefix(root).unwrap_or(entry.path()).to_path_buf(),
+                relative: entry
+                    .path()
+                    .strip_prefix(root)
+                    .unwrap_or(entry.path())
+                    .to_path_buf(),
                 path: entry.into_path(),
             })
             .collect();
@@ -47,7 +59,11 @@ pub fn load_recording(path: &Path) -> Result<zend_ir::Script> {
         Err(zend_ir::zop::BinaryError::BadMagic) => {}
         Err(e) => anyhow::bail!("{}: {e}", path.display()),
     }
-    let text = std::str::from_utf8(&bytes)
-        .map_err(|e| anyhow::anyhow!("{}: not a binary .zop and not UTF-8 text: {e}", path.display()))?;
+    let text = std::str::from_utf8(&bytes).map_err(|e| {
+        anyhow::anyhow!(
+            "{}: not a binary .zop and not UTF-8 text: {e}",
+            path.display()
+        )
+    })?;
     zend_ir::zop::parse(text).map_err(|e| anyhow::anyhow!("{}:{e}", path.display()))
 }

@@ -22,7 +22,8 @@ pub const DFA_DUMPS: u32 = debug_level::DFA_CFG
     | debug_level::DFA_DOMINATORS
     | debug_level::DFA_LIVENESS
     | debug_level::DFA_PHI
-    | debug_level::DFA_SSA;
+    | debug_level::DFA_SSA
+    | debug_level::DFA_SSA_VARS;
 
 /// Whether the DFA pass sees every op_array as PHP compiled it at this optimization level:
 /// it runs (PASS_6), no pass before it does (PASS_1..5), and with the call graph (PASS_7),
@@ -89,6 +90,8 @@ pub fn dfa_ssa(op_array: &OpArray, cfg: &Cfg, info: &ScriptInfo) -> (Dfg, Result
 pub fn dump_script(script: &Script, debug_bits: u32, optimization_level: u32) -> Vec<u8> {
     let info = ScriptInfo::new(script);
     let with_func_info = optimization_level & PASS_7_CALL_GRAPH != 0;
+    let ctx = zend_inference::Context::new(&info, optimization_level);
+    let mut returns = ctx.initial_return_infos();
     let mut out = Vec::new();
     for (index, op_array) in info.op_arrays.iter().enumerate() {
         if op_array.type_ == zend_ir::ZEND_EVAL_CODE {
@@ -109,7 +112,11 @@ pub fn dump_script(script: &Script, debug_bits: u32, optimization_level: u32) ->
         if debug_bits & debug_level::DFA_DOMINATORS != 0 {
             dump_dominators(&mut out, op_array, &cfg);
         }
-        if debug_bits & (debug_level::DFA_LIVENESS | debug_level::DFA_PHI | debug_level::DFA_SSA)
+        if debug_bits
+            & (debug_level::DFA_LIVENESS
+                | debug_level::DFA_PHI
+                | debug_level::DFA_SSA
+                | debug_level::DFA_SSA_VARS)
             == 0
         {
             continue;
@@ -135,6 +142,18 @@ pub fn dump_script(script: &Script, debug_bits: u32, optimization_level: u32) ->
         if cfg!(debug_assertions) {
             if let Err(e) = zend_ssa::verify(op_array, &cfg, &ssa) {
                 panic!("{e}");
+            }
+        }
+        if debug_bits & debug_level::DFA_SSA_VARS != 0 || with_func_info {
+            let mut ssa = ssa;
+            ssa.find_false_dependencies(op_array);
+            ssa.find_sccs(op_array);
+            let inf = zend_inference::infer(op_array, Some(index), &cfg, &ssa, &ctx, &returns);
+            if let Some(ri) = &inf.return_info {
+                returns[index] = Some(ri.clone());
+            }
+            if debug_bits & debug_level::DFA_SSA_VARS != 0 {
+                zend_inference::dump::dump_ssa_variables(&mut out, op_array, &ssa, &inf);
             }
         }
     }

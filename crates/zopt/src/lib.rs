@@ -4,6 +4,7 @@
 pub mod cache;
 pub mod conformance;
 pub mod corpus;
+pub mod crosscheck;
 pub mod dfa;
 pub mod exec_diff;
 pub mod func_info;

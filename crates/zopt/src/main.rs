@@ -10,7 +10,11 @@ use std::path::PathBuf;
 use zend_ir::dump::{debug_level, parse_number};
 
 #[derive(Parser)]
-#[command(name = "zopt", version, about = "PHP 8.2 optimizer and opcode cache, in Rust")]
+#[command(
+    name = "zopt",
+    version,
+    about = "PHP 8.2 optimizer and opcode cache, in Rust"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -89,6 +93,15 @@ enum Command {
         #[arg(required = true)]
         paths: Vec<PathBuf>,
     },
+    /// Cross-check SSA: pruned Cytron, Braun et al. and PHP-style SSA must agree on every
+    /// use's reaching definition and on the phis (.php files are recorded at level 0).
+    Crosscheck {
+        #[command(flatten)]
+        php: PhpArgs,
+        /// .php files, .zop recordings, or directories of either.
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+    },
     /// Run PHP programs under (a) OPcache off, (b) OPcache's optimizer, (c) zopt's round
     /// trip, (d) zopt's optimizer, and compare stdout and exit status with (a).
     ExecDiff {
@@ -147,18 +160,47 @@ fn main() {
 fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Cache { command } => zopt::cache::run(command),
-        Command::Cfg { dot, function, file } => cfg(&file, dot, function.as_deref()),
-        Command::Record { php, optimization_level, debug_level, out, paths } => {
+        Command::Cfg {
+            dot,
+            function,
+            file,
+        } => cfg(&file, dot, function.as_deref()),
+        Command::Record {
+            php,
+            optimization_level,
+            debug_level,
+            out,
+            paths,
+        } => {
             let php = php::Php::locate(php.php.as_deref(), php.extension.as_deref())?;
             record(&php, optimization_level, debug_level, &out, &paths)
         }
-        Command::Dump { level, optimization_level, file } => {
+        Command::Dump {
+            level,
+            optimization_level,
+            file,
+        } => {
             let script = corpus::load_recording(&file)?;
             let dump = stages::our_dump(&script, level, optimization_level)?;
             std::io::stdout().write_all(&dump)?;
             Ok(())
         }
-        Command::Conformance { php, optimization_level, levels, json, paths } => {
+        Command::Crosscheck { php, paths } => {
+            let php = php::Php::locate(php.php.as_deref(), php.extension.as_deref()).ok();
+            let report = zopt::crosscheck::run(php.as_ref(), &paths)?;
+            report.print();
+            if !report.disagreements.is_empty() || !report.errors.is_empty() {
+                std::process::exit(1);
+            }
+            Ok(())
+        }
+        Command::Conformance {
+            php,
+            optimization_level,
+            levels,
+            json,
+            paths,
+        } => {
             let php = php::Php::locate(php.php.as_deref(), php.extension.as_deref())?;
             let levels = levels
                 .split(',')
@@ -271,7 +313,13 @@ fn exec_diff_command(
     Ok(())
 }
 
-fn record(php: &php::Php, optimization_level: u32, debug_level: u32, out: &std::path::Path, paths: &[PathBuf]) -> Result<()> {
+fn record(
+    php: &php::Php,
+    optimization_level: u32,
+    debug_level: u32,
+    out: &std::path::Path,
+    paths: &[PathBuf],
+) -> Result<()> {
     use rayon::prelude::*;
     let files = corpus::php_files(paths)?;
     let bar = indicatif::ProgressBar::new(files.len() as u64);
@@ -280,11 +328,18 @@ fn record(php: &php::Php, optimization_level: u32, debug_level: u32, out: &std::
         .filter_map(|file| {
             let result = record_one(php, file, optimization_level, debug_level, out);
             bar.inc(1);
-            result.err().map(|e| format!("{}: {e:#}", file.path.display()))
+            result
+                .err()
+                .map(|e| format!("{}: {e:#}", file.path.display()))
         })
         .collect();
     bar.finish_and_clear();
-    println!("recorded {} of {} files into {}", files.len() - failures.len(), files.len(), out.display());
+    println!(
+        "recorded {} of {} files into {}",
+        files.len() - failures.len(),
+        files.len(),
+        out.display()
+    );
     for failure in &failures {
         eprintln!("  {failure}");
     }
@@ -294,9 +349,20 @@ fn record(php: &php::Php, optimization_level: u32, debug_level: u32, out: &std::
     Ok(())
 }
 
-fn record_one(php: &php::Php, file: &corpus::SourceFile, optimization_level: u32, debug_level: u32, out: &std::path::Path) -> Result<()> {
+fn record_one(
+    php: &php::Php,
+    file: &corpus::SourceFile,
+    optimization_level: u32,
+    debug_level: u32,
+    out: &std::path::Path,
+) -> Result<()> {
     let tmp = tempfile::tempdir()?;
-    let compiled = php.compile(&file.path, optimization_level, debug_level, Some(tmp.path()))?;
+    let compiled = php.compile(
+        &file.path,
+        optimization_level,
+        debug_level,
+        Some(tmp.path()),
+    )?;
     let recording = compiled.recording.context("no recording written")?;
     let target = out.join(&file.relative);
     if let Some(dir) = target.parent() {
@@ -304,7 +370,8 @@ fn record_one(php: &php::Php, file: &corpus::SourceFile, optimization_level: u32
     }
     let mut zop = target.clone().into_os_string();
     zop.push(".zop");
-    std::fs::copy(&recording, &zop).with_context(|| format!("cannot write {}", PathBuf::from(&zop).display()))?;
+    std::fs::copy(&recording, &zop)
+        .with_context(|| format!("cannot write {}", PathBuf::from(&zop).display()))?;
     if debug_level != 0 {
         let mut dump = target.into_os_string();
         dump.push(".dump");
@@ -334,7 +401,11 @@ fn cfg(file: &std::path::Path, dot: bool, function: Option<&str>) -> Result<()> 
         }
     }
     if !found {
-        bail!("no op_array named {:?} in {}", function.unwrap_or_default(), file.display());
+        bail!(
+            "no op_array named {:?} in {}",
+            function.unwrap_or_default(),
+            file.display()
+        );
     }
     Ok(())
 }

@@ -70,7 +70,10 @@ impl Php {
             .args(["-d", "opcache.enable_cli=1"])
             .args(["-d", "opcache.file_update_protection=0"])
             .args(["-d", "opcache.jit=0"])
-            .args(["-d", &format!("opcache.optimization_level={optimization_level:#x}")])
+            .args([
+                "-d",
+                &format!("opcache.optimization_level={optimization_level:#x}"),
+            ])
             .args(["-d", &format!("opcache.opt_debug_level={debug_level:#x}")]);
         cmd
     }
@@ -93,7 +96,8 @@ impl Php {
                 .args(["-d", &format!("zopt.record_dir={}", dir.display())]);
         }
         cmd.args(["-d", "display_errors=stdout", "-d", "log_errors=0"]);
-        cmd.args(["-r", "exit(opcache_compile_file($argv[1]) ? 0 : 1);", "--"]).arg(&file);
+        cmd.args(["-r", "exit(opcache_compile_file($argv[1]) ? 0 : 1);", "--"])
+            .arg(&file);
         let output = cmd
             .output()
             .with_context(|| format!("cannot run {}", self.binary.display()))?;
@@ -102,7 +106,11 @@ impl Php {
             if message.is_empty() {
                 message = format!("php exited with {}", output.status);
             }
-            return Err(CompileError { file: file.display().to_string(), message }.into());
+            return Err(CompileError {
+                file: file.display().to_string(),
+                message,
+            }
+            .into());
         }
         let recording = match record_dir {
             Some(dir) => {
@@ -116,13 +124,20 @@ impl Php {
                     );
                 }
                 if !path.is_file() {
-                    bail!("the extension wrote no recording for {} (expected {})", file.display(), path.display());
+                    bail!(
+                        "the extension wrote no recording for {} (expected {})",
+                        file.display(),
+                        path.display()
+                    );
                 }
                 Some(path)
             }
             None => None,
         };
-        Ok(Compiled { dump: output.stderr, recording })
+        Ok(Compiled {
+            dump: output.stderr,
+            recording,
+        })
     }
 }
 
@@ -130,15 +145,22 @@ impl Php {
 pub fn recording_path(dir: &Path, script: &Path) -> PathBuf {
     let mut name = script.as_os_str().to_owned();
     name.push(".zop");
-    dir.join(Path::new(&name).strip_prefix("/").unwrap_or(Path::new(&name)))
+    dir.join(
+        Path::new(&name)
+            .strip_prefix("/")
+            .unwrap_or(Path::new(&name)),
+    )
 }
 
 fn default_extension_path() -> Option<PathBuf> {
     let exe = std::env::current_exe().ok()?;
     let dir = exe.parent()?;
     // target/<profile>/zopt, or target/<profile>/deps/<test binary>.
-    [dir.join("libzopt_php.so"), dir.parent()?.join("libzopt_php.so")]
-        .into_iter()
-        .find(|p| p.is_file())
-        .or_else(|| Some(dir.join("libzopt_php.so")))
+    [
+        dir.join("libzopt_php.so"),
+        dir.parent()?.join("libzopt_php.so"),
+    ]
+    .into_iter()
+    .find(|p| p.is_file())
+    .or_else(|| Some(dir.join("libzopt_php.so")))
 }

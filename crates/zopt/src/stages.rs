@@ -57,6 +57,7 @@ const SECTION_HEADERS: &[&[u8]] = &[
     b"DOMINATORS-TREE for \"",
     b"Variable Liveness for \"",
     b"SSA Phi() Placement for \"",
+    b"SSA Variable for \"",
 ];
 
 /// Splits a dump into its op_arrays. Each starts with an empty line and `NAME:` followed by
@@ -129,6 +130,9 @@ mod tests {
         let chunks = split_dump(dump);
         let names: Vec<&[u8]> = chunks.iter().map(|c| c.name).collect();
         assert_eq!(names, vec![&b"$_main"[..], b"A::f", b"g"]);
-        assert_eq!(chunks.iter().map(|c| c.text.len()).sum::<usize>(), dump.len());
+        assert_eq!(
+            chunks.iter().map(|c| c.text.len()).sum::<usize>(),
+            dump.len()
+        );
     }
 }

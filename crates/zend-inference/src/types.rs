@@ -1,0 +1,2114 @@
+//! Type inference (`zend_infer_types`, `_zend_update_type_info`) and the function return
+//! info (`zend_func_return_info`).
+
+use crate::mb::{self, *};
+use crate::{ClassInfo, Context, ReturnInfo, State};
+use zend_ir::opcode::*;
+use zend_ir::{Literal, OpArray, Operand, IS_CONST, IS_CV, IS_TMP_VAR, IS_UNUSED, IS_VAR};
+use zend_ssa::{Constraint, SsaVar};
+
+const ZEND_ACC_TRAIT_CLONE: u32 = 1 << 20;
+const ZEND_ACC_RETURN_REFERENCE: u32 = 1 << 12;
+const ZEND_ACC_GENERATOR: u32 = 1 << 24;
+const ZEND_ACC_HAS_RETURN_TYPE: u32 = 1 << 13;
+const ZEND_ACC_STATIC: u32 = 1 << 4;
+const ZEND_ACC_PUBLIC: u32 = 1 << 0;
+const ZEND_ACC_LINKED: u32 = 1 << 3;
+
+/// `get_ssa_alias_types`.
+pub(crate) fn alias_types(alias: zend_ssa::Alias) -> u32 {
+    if alias == zend_ssa::Alias::HttpResponseHeader {
+        ARRAY | ARRAY_KEY_LONG | ARRAY_OF_STRING | RC1 | RCN
+    } else {
+        UNDEF | RC1 | RCN | REF | UNKNOWN
+    }
+}
+
+/// `zend_mark_cv_references` is only needed for references to CVs taken by reference
+/// sends and similar; PHP marks the CV's later values as possibly references.
+pub(crate) fn mark_cv_references(_st: &mut State) {}
+
+struct Worklist {
+    bits: Vec<u64>,
+}
+
+impl Worklist {
+    fn new(n: usize) -> Self {
+        Worklist {
+            bits: vec![0; n.div_ceil(64)],
+        }
+    }
+    fn incl(&mut self, i: usize) {
+        self.bits[i / 64] |= 1 << (i % 64);
+    }
+    fn pop_first(&mut self) -> Option<usize> {
+        for (w, b) in self.bits.iter_mut().enumerate() {
+            if *b != 0 {
+                let t = b.trailing_zeros() as usize;
+                *b &= !(1 << t);
+                return Some(w * 64 + t);
+            }
+        }
+        None
+    }
+}
+
+/// `zend_infer_types` (without the double narrowing of `ZEND_OPTIMIZER_NARROW_TO_DOUBLE`).
+pub(crate) fn infer_types(st: &mut State) {
+    let n = st.vars.len();
+    let mut wl = Worklist::new(n);
+    for j in st.op_array.last_var() as usize..n {
+        wl.incl(j);
+    }
+    let mut guard = 0usize;
+    let bound = 64 * (n + 1) * 64;
+    while let Some(j) = wl.pop_first() {
+        guard += 1;
+        if guard > bound {
+            break;
+        }
+        let var = &st.ssa.vars[j];
+        if let Some(p) = var.definition_phi {
+            let phi = &st.ssa.phis[p.index()];
+            if phi.is_pi() {
+                let src = phi.sources[0].unwrap().index();
+                let mut ce = st.vars[src].ce.clone();
+                let mut is_instanceof = st.vars[src].is_instanceof;
+                let mut tmp = st.vars[src].type_;
+                if let Some(Constraint::Type(c)) = &phi.constraint {
+                    tmp &= c.type_mask;
+                    if tmp & (STRING | ARRAY | OBJECT | RESOURCE) == 0 {
+                        tmp &= !(RC1 | RCN);
+                    }
+                    if tmp & OBJECT != 0 {
+                        if let Some(cname) = &c.ce {
+                            if ce.as_ref().map(|c| &c.name) != Some(cname) {
+                                if ce.is_none() {
+                                    ce = Some(ClassInfo {
+                                        name: cname.clone(),
+                                    });
+                                    is_instanceof = true;
+                                }
+                            }
+                        }
+                    }
+                }
+                let mut u = Upd { st, wl: &mut wl };
+                u.update_type(tmp, Some(j));
+                if tmp & REF != 0 {
+                    u.update_obj(None, false, Some(j));
+                } else {
+                    u.update_obj(ce, is_instanceof, Some(j));
+                }
+            } else {
+                let npred = st.cfg.blocks[phi.block.index()].predecessors_count();
+                let mut tmp = 0;
+                for s in phi.sources.iter().take(npred) {
+                    tmp |= st.var_type(*s);
+                }
+                let mut first = true;
+                let mut ce: Option<ClassInfo> = None;
+                let mut is_instanceof = false;
+                for s in phi.sources.iter().take(npred).flatten() {
+                    let info = &st.vars[s.index()];
+                    if info.type_ & OBJECT != 0 {
+                        if first {
+                            ce = info.ce.clone();
+                            is_instanceof = info.is_instanceof;
+                            first = false;
+                        } else {
+                            is_instanceof |= info.is_instanceof;
+                            if ce != info.ce {
+                                ce = None;
+                            }
+                        }
+                    }
+                }
+                let mut u = Upd { st, wl: &mut wl };
+                u.update_type(tmp, Some(j));
+                let inst = ce.is_some() && is_instanceof;
+                u.update_obj(ce, inst, Some(j));
+            }
+        } else if let Some(def) = var.definition {
+            let mut u = Upd { st, wl: &mut wl };
+            u.update_type_info(def.index());
+        }
+    }
+}
+
+struct Upd<'a, 's> {
+    st: &'a mut State<'s>,
+    wl: &'a mut Worklist,
+}
+
+fn sv(v: Option<SsaVar>) -> Option<usize> {
+    v.map(|v| v.index())
+}
+
+impl Upd<'_, '_> {
+    fn add_usages(&mut self, var: usize) {
+        let wl = &mut *self.wl;
+        // add_usages: phis, then defs of using ops (with OP_DATA neighbours).
+        let sv = SsaVar(var as u32);
+        for p in self.st.ssa.phi_uses(sv) {
+            wl.incl(self.st.ssa.phis[p.index()].ssa_var.index());
+        }
+        let last = self.st.op_array.opcodes.len();
+        for u in self.st.ssa.uses(sv) {
+            let u = u.index();
+            let mut each = |o: &zend_ssa::SsaOp| {
+                for d in [o.result_def, o.op1_def, o.op2_def].into_iter().flatten() {
+                    wl.incl(d.index());
+                }
+            };
+            each(&self.st.ssa.ops[u]);
+            if self.st.op_array.opcodes[u].opcode == ZEND_OP_DATA {
+                each(&self.st.ssa.ops[u - 1]);
+            } else if u + 1 < last && self.st.op_array.opcodes[u + 1].opcode == ZEND_OP_DATA {
+                each(&self.st.ssa.ops[u + 1]);
+            }
+        }
+    }
+
+    /// `UPDATE_SSA_TYPE`.
+    fn update_type(&mut self, t: u32, var: Option<usize>) {
+        let Some(var) = var else { return };
+        let mut t = t & !GUARD;
+        if t & REF != 0 {
+            t |= RC1 | RCN | UNKNOWN;
+        }
+        let orig_var = self.st.ssa.vars[var].var;
+        if orig_var < self.st.op_array.num_args && t & RC1 != 0 {
+            t |= RCN;
+        }
+        if orig_var < self.st.op_array.last_var() {
+            if t & (REF | RCN) != 0 {
+                t |= RC1 | RCN;
+            }
+            if t & RC1 != 0 && t & STRING != 0 {
+                t |= RCN;
+            }
+            if self.st.ssa.vars[var].alias != zend_ssa::Alias::NoAlias {
+                t |= alias_types(self.st.ssa.vars[var].alias);
+            }
+        }
+        if self.st.vars[var].type_ != t {
+            // PHP fails the whole inference on narrowing; keep the union to stay monotone.
+            let t = t | self.st.vars[var].type_;
+            if self.st.vars[var].type_ != t {
+                self.st.vars[var].type_ = t;
+                self.add_usages(var);
+            }
+        }
+    }
+
+    /// `UPDATE_SSA_OBJ_TYPE`.
+    fn update_obj(&mut self, ce: Option<ClassInfo>, is_instanceof: bool, var: Option<usize>) {
+        let Some(var) = var else { return };
+        let v = &mut self.st.vars[var];
+        if v.ce != ce || v.is_instanceof != is_instanceof {
+            v.ce = ce;
+            v.is_instanceof = is_instanceof;
+            self.add_usages(var);
+        }
+    }
+
+    /// `COPY_SSA_OBJ_TYPE`.
+    fn copy_obj(&mut self, from: Option<usize>, to: Option<usize>) {
+        let Some(to) = to else { return };
+        if let Some(f) = from {
+            let fi = &self.st.vars[f];
+            if fi.type_ & OBJECT != 0 && fi.ce.is_some() && self.st.vars[to].type_ & REF == 0 {
+                let (ce, inst) = (fi.ce.clone(), fi.is_instanceof);
+                self.update_obj(ce, inst, Some(to));
+                return;
+            }
+        }
+        self.update_obj(None, false, Some(to));
+    }
+
+    fn update_type_info(&mut self, mut line: usize) {
+        let st = &*self.st;
+        let op_array = st.op_array;
+        if op_array.opcodes[line].opcode == ZEND_OP_DATA {
+            line -= 1;
+        }
+        let opline = &op_array.opcodes[line];
+        let ssa_op = st.ssa.ops[line];
+        let data = op_array.opcodes.get(line + 1);
+        let data_ssa = st.ssa.ops.get(line + 1).copied().unwrap_or_default();
+        let op1_info = |st: &State| st.operand_info(opline.op1, ssa_op.op1_use);
+        let mut t1 = op1_info(st);
+        let mut t2 = st.operand_info(opline.op2, ssa_op.op2_use);
+        let op1_data_info = |st: &State| match data {
+            Some(d) => st.operand_info(d.op1, data_ssa.op1_use),
+            None => st.var_type(None),
+        };
+        let res_use_info = |st: &State| st.var_type(ssa_op.result_use);
+        let op1_def = sv(ssa_op.op1_def);
+        let op2_def = sv(ssa_op.op2_def);
+        let result_def = sv(ssa_op.result_def);
+        let op1_use = sv(ssa_op.op1_use);
+        let op2_use = sv(ssa_op.op2_use);
+        let op1_type = opline.op1.op_type();
+        let op2_type = opline.op2.op_type();
+        let result_type = opline.result.op_type();
+        let opcode = opline.opcode;
+        let ext = opline.extended_value;
+        let is_assign_data = matches!(
+            opcode,
+            ZEND_ASSIGN_DIM_OP
+                | ZEND_ASSIGN_OBJ_OP
+                | ZEND_ASSIGN_STATIC_PROP_OP
+                | ZEND_ASSIGN_DIM
+                | ZEND_ASSIGN_OBJ
+        );
+        let live = ANY | UNDEF | CLASS;
+        if t1 & live == 0
+            || t2 & live == 0
+            || (ssa_op.result_use.is_some() && res_use_info(st) & live == 0)
+            || (is_assign_data && op1_data_info(st) & live == 0)
+        {
+            let empty_ok =
+                |st: &State, v: Option<usize>| v.is_some_and(|v| st.vars[v].type_ & REF == 0);
+            for v in [result_def, op1_def, op2_def] {
+                if empty_ok(self.st, v) {
+                    self.update_type(0, v);
+                }
+            }
+            if is_assign_data {
+                let d = sv(data_ssa.op1_def);
+                if empty_ok(self.st, d) {
+                    self.update_type(0, d);
+                }
+            }
+            return;
+        }
+        let opt = st.ctx.optimization_level;
+        let ignore_overloading = opt & (1 << 16) != 0;
+        let result_use_chain_next =
+            |st: &State, rd: usize| st.ssa.vars[rd].use_chain.map(|u| u.index()) == Some(line + 1);
+        match opcode {
+            ZEND_ADD | ZEND_SUB | ZEND_MUL | ZEND_DIV | ZEND_POW | ZEND_MOD | ZEND_BW_OR
+            | ZEND_BW_AND | ZEND_BW_XOR | ZEND_SL | ZEND_SR | ZEND_CONCAT => {
+                let tmp = binary_op_result_type(st, opcode, t1, t2, result_def, opt);
+                self.update_type(tmp, result_def);
+            }
+            ZEND_BW_NOT => {
+                let mut tmp = 0;
+                if t1 & STRING != 0 {
+                    tmp |= STRING | RC1 | RCN;
+                }
+                if t1 & (ANY - STRING) != 0 {
+                    tmp |= LONG;
+                }
+                if !ignore_overloading && t1 & OBJECT != 0 {
+                    tmp |= OBJECT | RC1;
+                }
+                self.update_type(tmp, result_def);
+            }
+            ZEND_BEGIN_SILENCE => self.update_type(LONG, result_def),
+            ZEND_BOOL_NOT
+            | ZEND_BOOL_XOR
+            | ZEND_IS_IDENTICAL
+            | ZEND_IS_NOT_IDENTICAL
+            | ZEND_IS_EQUAL
+            | ZEND_IS_NOT_EQUAL
+            | ZEND_IS_SMALLER
+            | ZEND_IS_SMALLER_OR_EQUAL
+            | ZEND_INSTANCEOF
+            | ZEND_JMPZ_EX
+            | ZEND_JMPNZ_EX
+            | ZEND_CASE
+            | ZEND_CASE_STRICT
+            | ZEND_BOOL
+            | ZEND_ISSET_ISEMPTY_CV
+            | ZEND_ISSET_ISEMPTY_VAR
+            | ZEND_ISSET_ISEMPTY_DIM_OBJ
+            | ZEND_ISSET_ISEMPTY_PROP_OBJ
+            | ZEND_ISSET_ISEMPTY_STATIC_PROP
+            | ZEND_ASSERT_CHECK
+            | ZEND_IN_ARRAY
+            | ZEND_ARRAY_KEY_EXISTS => self.update_type(FALSE | TRUE, result_def),
+            ZEND_CAST => {
+                if op1_def.is_some() {
+                    let mut tmp = t1;
+                    if t1 & (ARRAY | OBJECT) != 0 && (ext == 7 || ext == 8) {
+                        tmp |= RCN;
+                    } else if t1 & STRING != 0 && ext == 6 {
+                        tmp |= RCN;
+                    }
+                    self.update_type(tmp, op1_def);
+                    self.copy_obj(op1_use, op1_def);
+                }
+                let mut tmp = 1u32 << ext;
+                if tmp & (STRING | ARRAY | OBJECT | RESOURCE) != 0 {
+                    if tmp & ANY == t1 & ANY {
+                        tmp |= (t1 & RC1) | RCN;
+                    } else if (ext == 7 || ext == 8) && t1 & (ARRAY | OBJECT) != 0 {
+                        tmp |= RC1 | RCN;
+                    } else if ext == 6 && t1 & (STRING | OBJECT) != 0 {
+                        tmp |= RC1 | RCN;
+                    } else {
+                        tmp |= RC1;
+                        if ext == 7 && t1 & (UNDEF | NULL) != 0 {
+                            tmp |= RCN;
+                        }
+                    }
+                }
+                if ext == 7 {
+                    if t1 & (UNDEF | NULL) != 0 {
+                        tmp |= ARRAY_EMPTY;
+                    }
+                    if t1 & ARRAY != 0 {
+                        tmp |= t1 & (ARRAY_KEY_ANY | ARRAY_OF_ANY | ARRAY_OF_REF);
+                    }
+                    if t1 & OBJECT != 0 {
+                        tmp |= ARRAY_KEY_ANY | ARRAY_OF_ANY | ARRAY_OF_REF;
+                    } else if t1 & (ANY - NULL) != 0 {
+                        tmp |= ((t1 & (ANY - NULL)) << SHIFT)
+                            | if t1 & NULL != 0 {
+                                ARRAY_KEY_LONG
+                            } else {
+                                ARRAY_PACKED
+                            };
+                    }
+                }
+                self.update_type(tmp, result_def);
+            }
+            ZEND_QM_ASSIGN | ZEND_JMP_SET | ZEND_COALESCE | ZEND_COPY_TMP => {
+                if op1_def.is_some() {
+                    let mut tmp = t1;
+                    if t1 & (RC1 | REF) != 0 {
+                        tmp |= RCN;
+                    }
+                    self.update_type(tmp, op1_def);
+                    self.copy_obj(op1_use, op1_def);
+                }
+                let mut tmp = t1 & !(UNDEF | REF);
+                if t1 & UNDEF != 0 {
+                    tmp |= NULL;
+                }
+                if t1 & (RC1 | RCN) != 0 {
+                    tmp |= t1 & (RC1 | RCN);
+                    if opcode == ZEND_COPY_TMP || op1_type == IS_CV {
+                        tmp |= RCN;
+                    }
+                }
+                if opcode == ZEND_COALESCE || opcode == ZEND_JMP_SET {
+                    tmp &= !NULL;
+                    if opcode == ZEND_JMP_SET {
+                        tmp &= !FALSE;
+                    }
+                }
+                self.update_type(tmp, result_def);
+                self.copy_obj(op1_use, result_def);
+            }
+            ZEND_JMP_NULL => {
+                let tmp = match ext & 3 {
+                    0 => NULL,
+                    1 => FALSE,
+                    _ => TRUE,
+                };
+                self.update_type(tmp, result_def);
+            }
+            ZEND_ASSIGN_OP
+            | ZEND_ASSIGN_DIM_OP
+            | ZEND_ASSIGN_OBJ_OP
+            | ZEND_ASSIGN_STATIC_PROP_OP => {
+                let mut prop: Option<PropType> = None;
+                let mut orig = 0;
+                let mut tmp = 0;
+                if opcode == ZEND_ASSIGN_OBJ_OP {
+                    prop = fetch_prop_info(st, line);
+                    orig = t1;
+                    t1 = prop_type(st, prop.as_ref()).0;
+                    t2 = op1_data_info(st);
+                } else if opcode == ZEND_ASSIGN_DIM_OP {
+                    if t1 & ARRAY_OF_REF != 0 {
+                        tmp |= REF;
+                    }
+                    orig = t1;
+                    t1 = array_element_type(t1, op1_type, true, false);
+                    t2 = op1_data_info(st);
+                } else if opcode == ZEND_ASSIGN_STATIC_PROP_OP {
+                    prop = fetch_static_prop_info(st, line);
+                    t1 = prop_type(st, prop.as_ref()).0;
+                    t2 = op1_data_info(st);
+                } else if t1 & REF != 0 {
+                    tmp |= REF;
+                }
+                let rv = if opcode == ZEND_ASSIGN_OP {
+                    op1_def
+                } else {
+                    None
+                };
+                tmp |= binary_op_result_type(st, Opcode(ext as u8), t1, t2, rv, opt);
+                if tmp & (STRING | ARRAY) != 0 {
+                    tmp |= RC1 | RCN;
+                }
+                if tmp & (OBJECT | RESOURCE) != 0 {
+                    tmp |= RC1 | RCN;
+                }
+                if opcode == ZEND_ASSIGN_DIM_OP {
+                    if op1_type == IS_CV {
+                        let o2 = st.operand_info(opline.op2, ssa_op.op2_use);
+                        let o = assign_dim_result_type(orig, o2, tmp, op2_type);
+                        self.update_type(o, op1_def);
+                        self.copy_obj(op1_use, op1_def);
+                    }
+                } else if opcode == ZEND_ASSIGN_OBJ_OP {
+                    if op1_type == IS_CV {
+                        let o = (orig & (REF | OBJECT)) | RC1 | RCN;
+                        self.update_type(o, op1_def);
+                        self.copy_obj(op1_use, op1_def);
+                    }
+                } else if opcode == ZEND_ASSIGN_STATIC_PROP_OP {
+                } else {
+                    if opcode == ZEND_ASSIGN_OP && result_def.is_some() && tmp & RC1 != 0 {
+                        tmp |= RCN;
+                    }
+                    self.update_type(tmp, op1_def);
+                }
+                if result_def.is_some() {
+                    let mut ce = None;
+                    if opcode == ZEND_ASSIGN_DIM_OP {
+                        if op2_type == IS_UNUSED {
+                            tmp |= NULL;
+                        }
+                        if t2 & (ARRAY | OBJECT) != 0 {
+                            tmp |= NULL;
+                        }
+                        if t1 & (ANY - (NULL | FALSE | STRING | ARRAY)) != 0 {
+                            tmp |= NULL;
+                        }
+                        if tmp & REF != 0 {
+                            tmp |= ANY;
+                        }
+                    } else if opcode == ZEND_ASSIGN_OBJ_OP || opcode == ZEND_ASSIGN_STATIC_PROP_OP {
+                        if let Some(p) = &prop {
+                            let (pt, pce) = prop_type(self.st, Some(p));
+                            ce = pce;
+                            if pt & (LONG | DOUBLE) == LONG && tmp & (LONG | DOUBLE) == DOUBLE {
+                                tmp |= LONG;
+                                tmp &= !DOUBLE;
+                            } else if pt & (LONG | DOUBLE | STRING) == STRING
+                                && tmp & (LONG | DOUBLE) != 0
+                            {
+                                tmp |= STRING;
+                                tmp &= !(LONG | DOUBLE);
+                            }
+                            tmp &= pt;
+                        } else {
+                            tmp |= LONG | STRING;
+                        }
+                    } else if tmp & REF != 0 {
+                        tmp |= ANY;
+                    }
+                    tmp &= !REF;
+                    self.update_type(tmp, result_def);
+                    if ce.is_some() {
+                        self.update_obj(ce, true, result_def);
+                    }
+                }
+            }
+            ZEND_PRE_INC | ZEND_PRE_DEC => {
+                let mut tmp = 0;
+                if t1 & (RC1 | RCN) != 0 {
+                    tmp |= RC1;
+                    if result_def.is_some() {
+                        tmp |= RCN;
+                    }
+                }
+                tmp |= inc_dec_type(st, t1, op1_use, opcode == ZEND_PRE_INC, false);
+                if result_def.is_some() {
+                    self.update_type(tmp, result_def);
+                }
+                if op1_def.is_some() {
+                    if t1 & REF != 0 {
+                        tmp |= REF;
+                    }
+                    self.update_type(tmp, op1_def);
+                }
+            }
+            ZEND_POST_INC | ZEND_POST_DEC => {
+                if result_def.is_some() {
+                    let mut tmp = 0;
+                    if t1 & (RC1 | RCN) != 0 {
+                        tmp |= RC1 | RCN;
+                    }
+                    tmp |= t1 & !(UNDEF | REF | RCN);
+                    if t1 & UNDEF != 0 {
+                        tmp |= NULL;
+                    }
+                    self.update_type(tmp, result_def);
+                }
+                let mut tmp = 0;
+                if t1 & REF != 0 {
+                    tmp |= REF;
+                }
+                if t1 & (RC1 | RCN) != 0 {
+                    tmp |= RC1;
+                }
+                tmp |= inc_dec_type(self.st, t1, op1_use, opcode == ZEND_POST_INC, true);
+                if op1_def.is_some() {
+                    self.update_type(tmp, op1_def);
+                }
+            }
+            ZEND_ASSIGN_DIM => {
+                let d = op1_data_info(st);
+                if op1_type == IS_CV {
+                    let mut tmp = assign_dim_result_type(t1, t2, d, op2_type);
+                    if let Some(o) = op1_def {
+                        tmp |= st.vars[o].type_
+                            & (ARRAY_PACKED | ARRAY_NUMERIC_HASH | ARRAY_STRING_HASH);
+                    }
+                    self.update_type(tmp, op1_def);
+                    self.copy_obj(op1_use, op1_def);
+                }
+                if result_def.is_some() {
+                    let mut tmp = 0;
+                    if t1 & STRING != 0 {
+                        tmp |= STRING | NULL;
+                    }
+                    if t1 & OBJECT != 0 {
+                        tmp |= UNKNOWN;
+                    }
+                    if t1 & (ARRAY | FALSE | NULL | UNDEF) != 0 {
+                        tmp |= d & UNKNOWN;
+                        if d & UNDEF != 0 {
+                            tmp |= NULL;
+                        }
+                        if t1 & ARRAY_OF_REF != 0 {
+                            tmp |= NULL | FALSE | TRUE | LONG | DOUBLE | STRING;
+                        }
+                    }
+                    if t1 & (TRUE | LONG | DOUBLE | RESOURCE) != 0 {
+                        tmp |= NULL;
+                    }
+                    tmp |= RC1 | RCN;
+                    self.update_type(tmp, result_def);
+                }
+                self.op_data_def(line, false);
+            }
+            ZEND_ASSIGN_OBJ => {
+                if op1_type == IS_CV {
+                    let tmp = (t1 & (REF | OBJECT)) | RC1 | RCN;
+                    self.update_type(tmp, op1_def);
+                    self.copy_obj(op1_use, op1_def);
+                }
+                if result_def.is_some() {
+                    let p = fetch_prop_info(self.st, line);
+                    let (tmp, ce) = prop_type(self.st, p.as_ref());
+                    self.update_type(tmp, result_def);
+                    if ce.is_some() {
+                        self.update_obj(ce, true, result_def);
+                    }
+                }
+                self.op_data_def(line, true);
+            }
+            ZEND_ASSIGN_STATIC_PROP => {
+                if result_def.is_some() {
+                    self.update_type(UNKNOWN | RC1 | RCN, result_def);
+                }
+                self.op_data_def(line, true);
+            }
+            ZEND_PRE_INC_OBJ | ZEND_PRE_DEC_OBJ | ZEND_POST_INC_OBJ | ZEND_POST_DEC_OBJ => {
+                if op1_type == IS_CV {
+                    let tmp = (t1 & (REF | OBJECT)) | RC1 | RCN;
+                    self.update_type(tmp, op1_def);
+                    self.copy_obj(op1_use, op1_def);
+                }
+                if result_def.is_some() {
+                    self.update_type(RC1 | RCN | UNKNOWN, result_def);
+                }
+            }
+            ZEND_ASSIGN => {
+                if op2_def.is_some() {
+                    let mut tmp = t2;
+                    if tmp & RC1 != 0 {
+                        tmp |= RCN;
+                    }
+                    self.update_type(tmp, op2_def);
+                }
+                let mut tmp = t2 & !(UNDEF | REF | RC1 | RCN);
+                if t2 & UNDEF != 0 {
+                    tmp |= NULL;
+                }
+                if t1 & REF != 0 {
+                    tmp |= REF;
+                }
+                if t2 & REF != 0 {
+                    tmp |= RC1 | RCN;
+                } else if op2_type & (IS_TMP_VAR | IS_VAR) != 0 {
+                    tmp |= t2 & (RC1 | RCN);
+                } else if t2 & (RC1 | RCN) != 0 {
+                    tmp |= RCN;
+                }
+                if result_type != IS_UNUSED && tmp & RC1 != 0 {
+                    tmp |= RCN;
+                }
+                if op1_def.is_some() {
+                    self.update_type(tmp, op1_def);
+                    self.copy_obj(op2_use, op1_def);
+                }
+                if let Some(rd) = result_def {
+                    if tmp & REF != 0 {
+                        tmp &= !REF;
+                        tmp |= NULL | FALSE | TRUE | LONG | DOUBLE | STRING | RC1 | RCN;
+                    }
+                    if tmp & (RC1 | RCN) == RCN && !result_use_chain_next(self.st, rd) {
+                        tmp |= RC1;
+                    }
+                    self.update_type(tmp, result_def);
+                    self.copy_obj(op2_use, result_def);
+                }
+            }
+            ZEND_ASSIGN_REF => {
+                if op2_type == IS_CV {
+                    let mut tmp = (REF | t2) & !(UNDEF | RC1 | RCN);
+                    if t2 & UNDEF != 0 {
+                        tmp |= NULL;
+                    }
+                    self.update_type(tmp, op2_def);
+                }
+                let mut tmp = if op2_type == IS_VAR && ext == 1 {
+                    (REF | RCN | RC1 | t2) & !UNDEF
+                } else {
+                    (REF | t2) & !(UNDEF | RC1 | RCN)
+                };
+                if t2 & UNDEF != 0 {
+                    tmp |= NULL;
+                }
+                self.update_type(tmp, op1_def);
+                if result_def.is_some() {
+                    self.update_type(tmp, result_def);
+                }
+            }
+            ZEND_ASSIGN_OBJ_REF => {
+                if op1_type == IS_CV {
+                    let mut tmp = t1;
+                    if tmp & OBJECT != 0 {
+                        tmp |= RC1 | RCN;
+                    }
+                    self.update_type(tmp, op1_def);
+                    self.copy_obj(op1_use, op1_def);
+                }
+                let t2 = op1_data_info(self.st);
+                let dtype = data.map_or(0, |d| d.op1.op_type());
+                let mut tmp = if dtype == IS_VAR && ext & 1 != 0 {
+                    (REF | RCN | RC1 | t2) & !UNDEF
+                } else {
+                    (REF | t2) & !(UNDEF | RC1 | RCN)
+                };
+                if t2 & UNDEF != 0 {
+                    tmp |= NULL;
+                }
+                if result_def.is_some() {
+                    self.update_type(tmp, result_def);
+                }
+                if dtype == IS_CV {
+                    let mut tmp = (REF | t2) & !(UNDEF | RC1 | RCN);
+                    if t2 & UNDEF != 0 {
+                        tmp |= NULL;
+                    }
+                    self.update_type(tmp, sv(data_ssa.op1_def));
+                }
+            }
+            ZEND_ASSIGN_STATIC_PROP_REF => {
+                if result_def.is_some() {
+                    self.update_type(REF, result_def);
+                }
+                if data.is_some_and(|d| d.op1.op_type() == IS_CV) {
+                    self.update_type(REF, sv(data_ssa.op1_def));
+                }
+            }
+            ZEND_BIND_GLOBAL => self.update_type(REF | UNKNOWN, op1_def),
+            ZEND_BIND_STATIC => {
+                let mut tmp = UNKNOWN | if ext & 1 != 0 { REF } else { RC1 | RCN };
+                if ext & 2 != 0 {
+                    tmp |= UNDEF;
+                }
+                self.update_type(tmp, op1_def);
+            }
+            ZEND_SEND_VAR => {
+                if op1_def.is_some() {
+                    let mut tmp = t1;
+                    if t1 & (RC1 | REF) != 0 {
+                        tmp |= RCN;
+                    }
+                    self.update_type(tmp, op1_def);
+                    self.copy_obj(op1_use, op1_def);
+                }
+            }
+            ZEND_BIND_LEXICAL => {
+                if op2_def.is_some() {
+                    let tmp = if ext & 1 != 0 {
+                        t2 | REF
+                    } else {
+                        let mut tmp = t2 & !(RC1 | RCN);
+                        if t2 & (RC1 | RCN) != 0 {
+                            tmp |= RCN;
+                        }
+                        tmp
+                    };
+                    self.update_type(tmp, op2_def);
+                    self.copy_obj(op2_use, op2_def);
+                }
+            }
+            ZEND_YIELD => {
+                if op1_def.is_some() {
+                    let tmp = if op_array.fn_flags & ZEND_ACC_RETURN_REFERENCE != 0 {
+                        t1 | REF
+                    } else {
+                        let mut tmp = t1 & !(RC1 | RCN);
+                        if t1 & (RC1 | RCN) != 0 {
+                            tmp |= RCN;
+                        }
+                        tmp
+                    };
+                    self.update_type(tmp, op1_def);
+                    self.copy_obj(op1_use, op1_def);
+                }
+                if result_def.is_some() {
+                    self.update_type(UNKNOWN | RC1 | RCN, result_def);
+                }
+            }
+            ZEND_SEND_VAR_EX | ZEND_SEND_FUNC_ARG => {
+                if op1_def.is_some() {
+                    let tmp = (t1 & UNDEF) | REF | RC1 | RCN | UNKNOWN;
+                    self.update_type(tmp, op1_def);
+                }
+            }
+            ZEND_SEND_REF => {
+                if op1_def.is_some() {
+                    self.update_type(REF | RC1 | RCN | UNKNOWN, op1_def);
+                }
+            }
+            ZEND_SEND_UNPACK => {
+                if op1_def.is_some() {
+                    let mut tmp = t1;
+                    if t1 & ARRAY != 0 {
+                        tmp |= RC1 | RCN;
+                        if t1 & ARRAY_OF_ANY != 0 {
+                            tmp |= ARRAY_OF_ANY | ARRAY_OF_REF;
+                        }
+                    }
+                    if t1 & OBJECT != 0 {
+                        tmp |= RC1 | RCN;
+                    }
+                    self.update_type(tmp, op1_def);
+                }
+            }
+            ZEND_FAST_CONCAT | ZEND_ROPE_INIT | ZEND_ROPE_ADD | ZEND_ROPE_END => {
+                self.update_type(STRING | RC1 | RCN, result_def)
+            }
+            ZEND_RECV | ZEND_RECV_INIT | ZEND_RECV_VARIADIC => {
+                let num = match opline.op1 {
+                    Operand::Unused(n) => n as usize,
+                    _ => 1,
+                };
+                let (mut tmp, mut ce) = match op_array.arg_info.get(num.wrapping_sub(1)) {
+                    Some(ai) => {
+                        let (t, c) = st.ctx.info.convert_type(&ai.type_);
+                        let mut ce = Context::class_ref(c);
+                        let mut t = t;
+                        if (ai.type_.type_mask >> zend_ir::_ZEND_SEND_MODE_SHIFT) & 3 != 0 {
+                            t |= REF;
+                            ce = None;
+                        }
+                        (t, ce)
+                    }
+                    None => (UNKNOWN | RC1 | RCN, None),
+                };
+                if opcode == ZEND_RECV_VARIADIC {
+                    let elem = if tmp & REF != 0 {
+                        ARRAY_OF_ANY | ARRAY_OF_REF
+                    } else {
+                        (tmp & ANY) << SHIFT
+                    };
+                    tmp = RC1 | RCN | ARRAY | ARRAY_KEY_ANY | elem;
+                    ce = None;
+                }
+                self.update_type(tmp, result_def);
+                let inst = ce.is_some();
+                self.update_obj(ce, inst, result_def);
+            }
+            ZEND_DECLARE_ANON_CLASS => {
+                let ce = st.literal(opline.op1).and_then(|l| match l {
+                    Literal::String(s) => st
+                        .ctx
+                        .info
+                        .script
+                        .class_table
+                        .iter()
+                        .find(|(k, _)| k.as_bytes() == s.as_bytes())
+                        .map(|(_, c)| ClassInfo {
+                            name: c.name.as_bytes().to_vec(),
+                        }),
+                    _ => None,
+                });
+                self.update_type(CLASS, result_def);
+                if ce.is_some() {
+                    self.update_obj(ce, false, result_def);
+                }
+            }
+            ZEND_FETCH_CLASS => {
+                let ce = match opline.op2 {
+                    Operand::Unused(_) => {
+                        let num = match opline.op1 {
+                            Operand::Unused(n) => n,
+                            _ => 0,
+                        };
+                        Some(match num & 0xf {
+                            1 => scope_class(st),
+                            _ => None,
+                        })
+                    }
+                    Operand::Const(l) => Some(match op_array.literals.get(l.index()) {
+                        Some(Literal::String(_)) => match op_array.literals.get(l.index() + 1) {
+                            Some(Literal::String(lc)) => {
+                                st.ctx.class(Some(op_array), lc.as_bytes())
+                            }
+                            _ => None,
+                        },
+                        _ => None,
+                    }),
+                    _ => None,
+                };
+                self.update_type(CLASS, result_def);
+                match ce {
+                    Some(ce) => self.update_obj(ce, false, result_def),
+                    None => self.copy_obj(op2_use, result_def),
+                }
+            }
+            ZEND_NEW => {
+                let tmp = RC1 | RCN | OBJECT;
+                let ce = class_from_op1(st, opline);
+                if ce.is_some() {
+                    self.update_obj(ce, false, result_def);
+                } else if t1 & CLASS != 0 && op1_use.is_some_and(|u| st.vars[u].ce.is_some()) {
+                    let u = op1_use.unwrap();
+                    let (c, i) = (st.vars[u].ce.clone(), st.vars[u].is_instanceof);
+                    self.update_obj(c, i, result_def);
+                } else {
+                    self.update_obj(None, false, result_def);
+                }
+                self.update_type(tmp, result_def);
+            }
+            ZEND_CLONE => {
+                self.update_type(RC1 | RCN | OBJECT, result_def);
+                self.copy_obj(op1_use, result_def);
+            }
+            ZEND_INIT_ARRAY | ZEND_ADD_ARRAY_ELEMENT => {
+                if op1_def.is_some() {
+                    let tmp = if ext & 1 != 0 || t1 & (REF | RC1 | RCN) == REF {
+                        let mut tmp = (REF | t1) & !(UNDEF | RC1 | RCN);
+                        if t1 & UNDEF != 0 {
+                            tmp |= NULL;
+                        }
+                        tmp
+                    } else if t1 & REF != 0 {
+                        RC1 | RCN | REF | t1
+                    } else {
+                        let mut tmp = t1;
+                        if t1 & RC1 != 0 {
+                            tmp |= RCN;
+                        }
+                        tmp
+                    };
+                    self.update_type(tmp, op1_def);
+                }
+                if result_def.is_some() {
+                    let arr_type = if opcode == ZEND_INIT_ARRAY {
+                        0
+                    } else {
+                        res_use_info(self.st)
+                    };
+                    let mut tmp = RC1 | ARRAY | arr_type;
+                    if opcode == ZEND_INIT_ARRAY && op1_type == IS_UNUSED {
+                        tmp |= ARRAY_EMPTY;
+                    }
+                    if op1_type != IS_UNUSED
+                        && (op2_type == IS_UNUSED
+                            || t2
+                                & (UNDEF | NULL | FALSE | TRUE | LONG | DOUBLE | RESOURCE | STRING)
+                                != 0)
+                    {
+                        tmp |= assign_dim_array_result_type(arr_type, t2, t1, op2_type);
+                        if ext & 1 != 0 {
+                            tmp |= ARRAY_OF_ANY | ARRAY_OF_REF;
+                        }
+                    }
+                    self.update_type(tmp, result_def);
+                }
+            }
+            ZEND_ADD_ARRAY_UNPACK => {
+                let mut tmp = res_use_info(st);
+                tmp |= t1 & (ARRAY_KEY_ANY | ARRAY_OF_ANY | ARRAY_OF_REF);
+                if t1 & OBJECT != 0 {
+                    tmp |= ARRAY_KEY_ANY | ARRAY_OF_ANY;
+                }
+                self.update_type(tmp, result_def);
+            }
+            ZEND_UNSET_CV => {
+                let mut tmp = UNDEF;
+                if op_array.function_name.is_none() {
+                    tmp |= REF;
+                }
+                self.update_type(tmp, op1_def);
+            }
+            ZEND_UNSET_DIM | ZEND_UNSET_OBJ => {
+                if op1_def.is_some() {
+                    self.update_type(t1, op1_def);
+                    self.copy_obj(op1_use, op1_def);
+                }
+            }
+            ZEND_FE_RESET_R | ZEND_FE_RESET_RW => {
+                if op1_def.is_some() {
+                    let mut tmp = t1;
+                    if opcode == ZEND_FE_RESET_RW {
+                        tmp |= REF;
+                    } else if t1 & RC1 != 0 {
+                        tmp |= RCN;
+                    }
+                    self.update_type(tmp, op1_def);
+                    self.copy_obj(op1_use, op1_def);
+                }
+                let mut tmp = if opcode == ZEND_FE_RESET_RW {
+                    REF | (t1 & (ARRAY | OBJECT))
+                } else {
+                    RC1 | RCN
+                        | (t1 & (ARRAY | OBJECT | ARRAY_KEY_ANY | ARRAY_OF_ANY | ARRAY_OF_REF))
+                };
+                if (t1 & (ANY | UNDEF)) & !(ARRAY | OBJECT) != 0 {
+                    tmp |= UNDEF;
+                }
+                self.update_type(tmp, result_def);
+                self.copy_obj(op1_use, result_def);
+            }
+            ZEND_FE_FETCH_R | ZEND_FE_FETCH_RW => {
+                let rw = opcode == ZEND_FE_FETCH_RW;
+                let mut tmp = 0;
+                if op2_type == IS_CV {
+                    tmp = t2 & REF;
+                }
+                if t1 & OBJECT != 0 {
+                    if rw {
+                        tmp |= REF | UNKNOWN;
+                    } else {
+                        tmp |= RCN | UNKNOWN;
+                        if op2_type != IS_CV {
+                            tmp |= REF;
+                        }
+                    }
+                }
+                if t1 & ARRAY != 0 {
+                    if rw {
+                        tmp |= REF | RCN | UNKNOWN;
+                    } else {
+                        tmp |= (t1 & ARRAY_OF_ANY) >> SHIFT;
+                        if tmp & ARRAY != 0 {
+                            tmp |= ARRAY_KEY_ANY | ARRAY_OF_ANY | ARRAY_OF_REF;
+                        }
+                        if t1 & ARRAY_OF_REF != 0 {
+                            tmp |= RC1 | RCN;
+                            if op2_type != IS_CV {
+                                tmp |= REF;
+                            }
+                        } else if tmp & (STRING | ARRAY | OBJECT | RESOURCE) != 0 {
+                            tmp |= RC1 | RCN;
+                        }
+                    }
+                }
+                self.update_type(tmp, op2_def);
+                if result_def.is_some() {
+                    let mut tmp = if ssa_op.result_use.is_some() {
+                        res_use_info(self.st)
+                    } else {
+                        0
+                    };
+                    if t1 & OBJECT != 0 {
+                        tmp |= RC1 | RCN | UNKNOWN;
+                    }
+                    if t1 & ARRAY != 0 {
+                        if t1 & ARRAY_KEY_LONG != 0 {
+                            tmp |= LONG;
+                        }
+                        if t1 & ARRAY_KEY_STRING != 0 {
+                            tmp |= STRING | RCN;
+                        }
+                    }
+                    self.update_type(tmp, result_def);
+                }
+            }
+            ZEND_FETCH_DIM_R
+            | ZEND_FETCH_DIM_IS
+            | ZEND_FETCH_DIM_RW
+            | ZEND_FETCH_DIM_W
+            | ZEND_FETCH_DIM_UNSET
+            | ZEND_FETCH_DIM_FUNC_ARG
+            | ZEND_FETCH_LIST_R
+            | ZEND_FETCH_LIST_W => {
+                if op1_def.is_some() {
+                    let mut key_type = 0;
+                    let mut tmp = t1 & !(RC1 | RCN);
+                    let w = matches!(
+                        opcode,
+                        ZEND_FETCH_DIM_W
+                            | ZEND_FETCH_DIM_RW
+                            | ZEND_FETCH_DIM_FUNC_ARG
+                            | ZEND_FETCH_LIST_W
+                    );
+                    let long_key = |t1: u32| -> u32 {
+                        let mut k = 0;
+                        if t1 & (UNDEF | NULL | FALSE) != 0 {
+                            k |= ARRAY_PACKED;
+                        }
+                        if t1 & ARRAY != 0 {
+                            k |= if mb::hash_only(t1) {
+                                ARRAY_NUMERIC_HASH
+                            } else {
+                                ARRAY_KEY_LONG
+                            };
+                        }
+                        k
+                    };
+                    if w {
+                        if t1 & (UNDEF | NULL | FALSE) != 0 {
+                            if opcode != ZEND_FETCH_DIM_FUNC_ARG {
+                                tmp &= !(UNDEF | NULL | FALSE);
+                            }
+                            tmp |= ARRAY | RC1;
+                        }
+                        if t1 & (STRING | ARRAY) != 0 {
+                            tmp |= RC1;
+                            if opcode == ZEND_FETCH_DIM_FUNC_ARG {
+                                tmp |= t1 & RCN;
+                            }
+                        }
+                        if t1 & (OBJECT | RESOURCE) != 0 {
+                            tmp |= t1 & (RC1 | RCN);
+                        }
+                        if op2_type == IS_UNUSED {
+                            key_type |= long_key(t1);
+                        } else {
+                            if t2 & (LONG | FALSE | TRUE | RESOURCE | DOUBLE) != 0 {
+                                key_type |= long_key(t1);
+                            }
+                            if t2 & STRING != 0 {
+                                key_type |= ARRAY_KEY_STRING;
+                                if op2_type != IS_CONST {
+                                    key_type |= long_key(t1);
+                                }
+                            }
+                            if t2 & (UNDEF | NULL) != 0 {
+                                key_type |= ARRAY_KEY_STRING;
+                            }
+                        }
+                    } else if opcode == ZEND_FETCH_DIM_UNSET {
+                        if t1 & ARRAY != 0 {
+                            tmp |= RC1;
+                        }
+                        if t1 & (OBJECT | RESOURCE) != 0 {
+                            tmp |= t1 & (RC1 | RCN);
+                        }
+                    }
+                    if key_type & (ARRAY_KEY_LONG | ARRAY_KEY_STRING) != 0 && w {
+                        let rd = result_def.unwrap();
+                        let uses: Vec<usize> = self
+                            .st
+                            .ssa
+                            .uses(SsaVar(rd as u32))
+                            .map(|u| u.index())
+                            .collect();
+                        if uses.is_empty() {
+                            tmp |= key_type | ARRAY | ARRAY_OF_NULL;
+                        }
+                        for (k, &j) in uses.iter().enumerate() {
+                            if j != line + 1 {
+                                tmp |= key_type | ARRAY_OF_ANY | ARRAY_OF_REF;
+                                break;
+                            }
+                            match op_array.opcodes[j].opcode {
+                                ZEND_FETCH_DIM_W
+                                | ZEND_FETCH_DIM_RW
+                                | ZEND_FETCH_DIM_FUNC_ARG
+                                | ZEND_FETCH_LIST_W
+                                | ZEND_ASSIGN_DIM
+                                | ZEND_ASSIGN_DIM_OP => tmp |= key_type | ARRAY | ARRAY_OF_ARRAY,
+                                ZEND_SEND_VAR_EX
+                                | ZEND_SEND_FUNC_ARG
+                                | ZEND_SEND_VAR_NO_REF
+                                | ZEND_SEND_VAR_NO_REF_EX
+                                | ZEND_SEND_REF
+                                | ZEND_ASSIGN_REF
+                                | ZEND_YIELD
+                                | ZEND_INIT_ARRAY
+                                | ZEND_ADD_ARRAY_ELEMENT
+                                | ZEND_RETURN_BY_REF
+                                | ZEND_VERIFY_RETURN_TYPE
+                                | ZEND_MAKE_REF
+                                | ZEND_FE_RESET_RW => tmp |= key_type | ARRAY_OF_ANY | ARRAY_OF_REF,
+                                ZEND_PRE_INC | ZEND_PRE_DEC | ZEND_POST_INC | ZEND_POST_DEC => {
+                                    if tmp & ARRAY_OF_LONG != 0 {
+                                        tmp |= key_type | ARRAY_OF_DOUBLE;
+                                    } else if tmp & (ARRAY_OF_LONG | ARRAY_OF_DOUBLE) == 0 {
+                                        tmp |= key_type | ARRAY_OF_LONG | ARRAY_OF_DOUBLE;
+                                    }
+                                }
+                                _ => {}
+                            }
+                            if k + 1 < uses.len() {
+                                tmp |= key_type | ARRAY_OF_ANY | ARRAY_OF_REF;
+                                break;
+                            }
+                        }
+                        if opcode != ZEND_FETCH_DIM_FUNC_ARG {
+                            tmp &= !ARRAY_EMPTY;
+                        }
+                    }
+                    if tmp & ARRAY == 0
+                        || tmp & ARRAY_KEY_ANY != 0
+                        || matches!(
+                            opcode,
+                            ZEND_FETCH_DIM_FUNC_ARG
+                                | ZEND_FETCH_DIM_R
+                                | ZEND_FETCH_DIM_IS
+                                | ZEND_FETCH_DIM_UNSET
+                                | ZEND_FETCH_LIST_R
+                        )
+                    {
+                        self.update_type(tmp, op1_def);
+                    } else {
+                        return;
+                    }
+                    self.copy_obj(op1_use, op1_def);
+                }
+                let t = if opcode != ZEND_FETCH_LIST_R {
+                    t1
+                } else {
+                    (t1 & !STRING) | NULL
+                };
+                let write = !matches!(
+                    opcode,
+                    ZEND_FETCH_DIM_R | ZEND_FETCH_DIM_IS | ZEND_FETCH_LIST_R
+                );
+                let mut tmp = array_element_type(t, op1_type, write, op2_type == IS_UNUSED);
+                if opcode == ZEND_FETCH_DIM_FUNC_ARG && t1 & (TRUE | LONG | DOUBLE | RESOURCE) != 0
+                {
+                    tmp |= NULL;
+                }
+                if opcode == ZEND_FETCH_DIM_IS && t1 & STRING != 0 {
+                    tmp |= NULL;
+                }
+                if tmp & (RC1 | RCN) == RCN && result_type == IS_TMP_VAR {
+                    if let Some(rd) = result_def {
+                        if !result_use_chain_next(self.st, rd) {
+                            tmp |= RC1;
+                        }
+                    }
+                }
+                self.update_type(tmp, result_def);
+            }
+            ZEND_FETCH_THIS => {
+                if op_array.fn_flags & ZEND_ACC_TRAIT_CLONE == 0 {
+                    let ce = scope_class(st);
+                    let inst = true;
+                    self.update_obj(ce, inst, result_def);
+                }
+                self.update_type(RCN | OBJECT, result_def);
+            }
+            ZEND_FETCH_OBJ_R
+            | ZEND_FETCH_OBJ_IS
+            | ZEND_FETCH_OBJ_RW
+            | ZEND_FETCH_OBJ_W
+            | ZEND_FETCH_OBJ_UNSET
+            | ZEND_FETCH_OBJ_FUNC_ARG => {
+                if result_def.is_some() {
+                    let mut tmp = 0;
+                    let mut ce = None;
+                    if op1_type != IS_UNUSED && t1 & (ANY | UNDEF) & !OBJECT != 0 {
+                        tmp |= NULL;
+                    }
+                    if op1_type == IS_UNUSED || t1 & OBJECT != 0 {
+                        let p = fetch_prop_info(st, line);
+                        let (pt, pce) = prop_type(st, p.as_ref());
+                        tmp |= pt;
+                        ce = pce;
+                        if opcode != ZEND_FETCH_OBJ_R && opcode != ZEND_FETCH_OBJ_IS {
+                            tmp |= REF | INDIRECT;
+                            if ext & 3 == 2 {
+                                tmp |= UNDEF;
+                            }
+                            ce = None;
+                        } else if op1_type & (IS_VAR | IS_TMP_VAR) == 0 || t1 & RC1 == 0 {
+                            let obj_ce = if op1_type == IS_UNUSED {
+                                scope_class(st)
+                            } else if let Some(u) = op1_use.filter(|&u| !st.vars[u].is_instanceof) {
+                                st.vars[u].ce.clone()
+                            } else {
+                                None
+                            };
+                            if let Some(c) = obj_ce {
+                                if plain_user_class(st, &c) && !result_may_be_separated(st, line) {
+                                    tmp &= !RC1;
+                                }
+                            }
+                            if opcode == ZEND_FETCH_OBJ_IS {
+                                tmp |= NULL;
+                            }
+                        }
+                    }
+                    self.update_type(tmp, result_def);
+                    if ce.is_some() {
+                        self.update_obj(ce, true, result_def);
+                    }
+                }
+            }
+            ZEND_FETCH_STATIC_PROP_R
+            | ZEND_FETCH_STATIC_PROP_IS
+            | ZEND_FETCH_STATIC_PROP_RW
+            | ZEND_FETCH_STATIC_PROP_W
+            | ZEND_FETCH_STATIC_PROP_UNSET
+            | ZEND_FETCH_STATIC_PROP_FUNC_ARG => {
+                let p = fetch_static_prop_info(st, line);
+                let (mut tmp, mut ce) = prop_type(st, p.as_ref());
+                if opcode != ZEND_FETCH_STATIC_PROP_R && opcode != ZEND_FETCH_STATIC_PROP_IS {
+                    tmp |= REF | INDIRECT;
+                    if ext & 3 == 2 {
+                        tmp |= UNDEF;
+                    }
+                    ce = None;
+                } else {
+                    if !result_may_be_separated(st, line) {
+                        tmp &= !RC1;
+                    }
+                    if opcode == ZEND_FETCH_STATIC_PROP_IS {
+                        tmp |= UNDEF;
+                    }
+                }
+                self.update_type(tmp, result_def);
+                if ce.is_some() {
+                    self.update_obj(ce, true, result_def);
+                }
+            }
+            ZEND_DO_FCALL | ZEND_DO_ICALL | ZEND_DO_UCALL | ZEND_DO_FCALL_BY_NAME => {
+                if result_def.is_some() {
+                    match func_info(st, line) {
+                        Some((tmp, ce, inst)) => {
+                            self.update_type(tmp, result_def);
+                            if ce.is_some() {
+                                self.update_obj(ce, inst, result_def);
+                            }
+                        }
+                        None => self.unknown(line),
+                    }
+                }
+            }
+            ZEND_CALLABLE_CONVERT => {
+                self.update_type(OBJECT | RC1 | RCN, result_def);
+                self.update_obj(
+                    Some(ClassInfo {
+                        name: b"Closure".to_vec(),
+                    }),
+                    false,
+                    result_def,
+                );
+            }
+            ZEND_FETCH_CONSTANT | ZEND_FETCH_CLASS_CONSTANT => {
+                self.update_type(RC1 | RCN | ANY | ARRAY_KEY_ANY | ARRAY_OF_ANY, result_def)
+            }
+            ZEND_STRLEN => {
+                let mut tmp = LONG;
+                if t1 & (ANY - (NULL | FALSE | TRUE | LONG | DOUBLE | STRING)) != 0 {
+                    tmp |= NULL;
+                }
+                self.update_type(tmp, result_def);
+            }
+            ZEND_COUNT | ZEND_FUNC_NUM_ARGS => self.update_type(LONG, result_def),
+            ZEND_FUNC_GET_ARGS => self.update_type(
+                RC1 | RCN | ARRAY | ARRAY_EMPTY | ARRAY_PACKED | ARRAY_OF_ANY,
+                result_def,
+            ),
+            ZEND_GET_CLASS | ZEND_GET_CALLED_CLASS => {
+                self.update_type(FALSE | STRING | RCN, result_def)
+            }
+            ZEND_GET_TYPE => self.update_type(STRING | RC1 | RCN, result_def),
+            ZEND_TYPE_CHECK => {
+                let expected = ext;
+                if t1 & UNDEF != 0 {
+                    t1 |= NULL;
+                }
+                let mut tmp = 0;
+                if t1 & expected != 0 {
+                    tmp |= TRUE;
+                    if t1 & expected & RESOURCE != 0 {
+                        tmp |= FALSE;
+                    }
+                }
+                if t1 & (ANY - expected) != 0 {
+                    tmp |= FALSE;
+                }
+                self.update_type(tmp, result_def);
+            }
+            ZEND_DEFINED => self.update_type(FALSE | TRUE, result_def),
+            ZEND_VERIFY_RETURN_TYPE => {
+                let (tmp, ce) = if t1 & REF != 0 {
+                    (t1, None)
+                } else {
+                    let (mut tmp, ce) = match &op_array.return_info {
+                        Some(ri) => {
+                            let (t, c) = st.ctx.info.convert_type(&ri.type_);
+                            (t, Context::class_ref(c))
+                        }
+                        None => (UNKNOWN | RC1 | RCN, None),
+                    };
+                    if tmp & NULL != 0 && op1_type == IS_CV {
+                        tmp |= UNDEF;
+                    }
+                    tmp |= t1 & INDIRECT;
+                    if t1 & !tmp == 0 {
+                        tmp &= t1;
+                    }
+                    (tmp, ce)
+                };
+                let target = if op1_type & (IS_TMP_VAR | IS_VAR | IS_CV) != 0 {
+                    op1_def
+                } else {
+                    result_def
+                };
+                self.update_type(tmp, target);
+                let inst = ce.is_some();
+                self.update_obj(ce, inst, target);
+            }
+            ZEND_MAKE_REF => {
+                let tmp = REF | RC1 | RCN | UNKNOWN;
+                self.update_type(tmp, result_def);
+                if op1_def.is_some() {
+                    self.update_type(tmp, op1_def);
+                }
+            }
+            _ => self.unknown(line),
+        }
+    }
+
+    /// The `unknown_opcode` case.
+    fn unknown(&mut self, line: usize) {
+        let st = &*self.st;
+        let opline = &st.op_array.opcodes[line];
+        let ssa_op = st.ssa.ops[line];
+        if ssa_op.op1_def.is_some() {
+            self.update_type(UNKNOWN | REF | RC1 | RCN, sv(ssa_op.op1_def));
+        }
+        if ssa_op.result_def.is_some() {
+            let mut tmp = UNKNOWN;
+            let rt = opline.result.op_type();
+            if rt == IS_TMP_VAR || rt == IS_CV {
+                tmp |= RC1 | RCN;
+            } else {
+                tmp |= REF | RC1 | RCN;
+                if matches!(
+                    opline.opcode,
+                    ZEND_FETCH_W
+                        | ZEND_FETCH_RW
+                        | ZEND_FETCH_FUNC_ARG
+                        | ZEND_FETCH_UNSET
+                        | ZEND_FETCH_DIM_W
+                        | ZEND_FETCH_DIM_RW
+                        | ZEND_FETCH_DIM_FUNC_ARG
+                        | ZEND_FETCH_DIM_UNSET
+                        | ZEND_FETCH_OBJ_W
+                        | ZEND_FETCH_OBJ_RW
+                        | ZEND_FETCH_OBJ_FUNC_ARG
+                        | ZEND_FETCH_OBJ_UNSET
+                        | ZEND_FETCH_STATIC_PROP_W
+                        | ZEND_FETCH_STATIC_PROP_RW
+                        | ZEND_FETCH_STATIC_PROP_FUNC_ARG
+                        | ZEND_FETCH_STATIC_PROP_UNSET
+                ) {
+                    tmp |= INDIRECT;
+                }
+            }
+            self.update_type(tmp, sv(ssa_op.result_def));
+        }
+    }
+
+    /// The OP_DATA value of ASSIGN_DIM/OBJ/STATIC_PROP.
+    fn op_data_def(&mut self, line: usize, obj: bool) {
+        let Some(d) = self.st.ssa.ops.get(line + 1).copied() else {
+            return;
+        };
+        if d.op1_def.is_none() {
+            return;
+        }
+        let data = &self.st.op_array.opcodes[line + 1];
+        let mut tmp = self.st.operand_info(data.op1, d.op1_use);
+        if obj {
+            if tmp & RC1 != 0 {
+                tmp |= RCN;
+            }
+        } else if tmp & (ANY | REF) != 0 && tmp & RC1 != 0 {
+            tmp |= RCN;
+        }
+        self.update_type(tmp, sv(d.op1_def));
+    }
+}
+
+fn inc_dec_type(st: &State, t1: u32, op1_use: Option<usize>, inc: bool, post: bool) -> u32 {
+    let mut tmp = 0;
+    if t1 & (ANY | UNDEF) == LONG {
+        let r = op1_use.map(|u| &st.vars[u]);
+        let overflow = match r {
+            Some(v) if v.has_range => {
+                if inc {
+                    v.range.overflow || v.range.max == i64::MAX
+                } else {
+                    v.range.underflow || v.range.min == i64::MIN
+                }
+            }
+            _ => true,
+        };
+        tmp |= if overflow { LONG | DOUBLE } else { LONG };
+    } else {
+        if t1 & (UNDEF | NULL) != 0 {
+            tmp |= if inc { LONG } else { NULL };
+        }
+        if t1 & LONG != 0 {
+            tmp |= LONG | DOUBLE;
+        }
+        if t1 & DOUBLE != 0 {
+            tmp |= DOUBLE;
+        }
+        if t1 & STRING != 0 {
+            tmp |= STRING | LONG | DOUBLE;
+        }
+        if post {
+            tmp |= t1
+                & (FALSE
+                    | TRUE
+                    | RESOURCE
+                    | ARRAY
+                    | OBJECT
+                    | ARRAY_OF_ANY
+                    | ARRAY_OF_REF
+                    | ARRAY_KEY_ANY);
+        } else {
+            tmp |= t1 & (FALSE | TRUE | OBJECT);
+        }
+    }
+    tmp
+}
+
+/// `binary_op_result_type`.
+fn binary_op_result_type(
+    st: &State,
+    opcode: Opcode,
+    t1: u32,
+    t2: u32,
+    result_var: Option<usize>,
+    opt: u32,
+) -> u32 {
+    let mut tmp = 0;
+    let t1t = (t1 & ANY) | if t1 & UNDEF != 0 { NULL } else { 0 };
+    let t2t = (t2 & ANY) | if t2 & UNDEF != 0 { NULL } else { 0 };
+    if opt & (1 << 16) == 0 && (t1t & OBJECT != 0 || t2t & OBJECT != 0) {
+        tmp |= OBJECT | FALSE | RC1;
+    }
+    let may_overflow = |st: &State| match result_var {
+        Some(v) => {
+            let i = &st.vars[v];
+            !i.has_range || i.range.underflow || i.range.overflow
+        }
+        None => true,
+    };
+    match opcode {
+        ZEND_ADD => {
+            if t1t == LONG && t2t == LONG {
+                tmp |= if may_overflow(st) {
+                    LONG | DOUBLE
+                } else {
+                    LONG
+                };
+            } else if t1t == DOUBLE || t2t == DOUBLE {
+                tmp |= DOUBLE;
+            } else if t1t == ARRAY && t2t == ARRAY {
+                tmp |= ARRAY | RC1;
+                tmp |= t1 & (ARRAY_KEY_ANY | ARRAY_OF_ANY | ARRAY_OF_REF);
+                tmp |= t2 & (ARRAY_KEY_ANY | ARRAY_OF_ANY | ARRAY_OF_REF);
+            } else {
+                tmp |= LONG | DOUBLE;
+                if t1t & ARRAY != 0 && t2t & ARRAY != 0 {
+                    tmp |= ARRAY | RC1;
+                    tmp |= t1 & (ARRAY_KEY_ANY | ARRAY_OF_ANY | ARRAY_OF_REF);
+                    tmp |= t2 & (ARRAY_KEY_ANY | ARRAY_OF_ANY | ARRAY_OF_REF);
+                }
+            }
+        }
+        ZEND_SUB | ZEND_MUL => {
+            if t1t == LONG && t2t == LONG {
+                tmp |= if may_overflow(st) {
+                    LONG | DOUBLE
+                } else {
+                    LONG
+                };
+            } else if t1t == DOUBLE || t2t == DOUBLE {
+                tmp |= DOUBLE;
+            } else {
+                tmp |= LONG | DOUBLE;
+            }
+        }
+        ZEND_DIV | ZEND_POW => {
+            if t1t == DOUBLE || t2t == DOUBLE {
+                tmp |= DOUBLE;
+            } else {
+                tmp |= LONG | DOUBLE;
+            }
+        }
+        ZEND_MOD => tmp |= LONG,
+        ZEND_BW_OR | ZEND_BW_AND | ZEND_BW_XOR => {
+            if t1t & STRING != 0 && t2t & STRING != 0 {
+                tmp |= STRING | RC1 | RCN;
+            }
+            if t1t & !STRING != 0 || t2t & !STRING != 0 {
+                tmp |= LONG;
+            }
+        }
+        ZEND_SL | ZEND_SR => tmp |= LONG,
+        ZEND_CONCAT | ZEND_FAST_CONCAT => tmp = STRING | RC1 | RCN,
+        _ => {}
+    }
+    tmp
+}
+
+/// `zend_array_element_type`.
+pub fn array_element_type(t1: u32, op_type: u8, write: bool, insert: bool) -> u32 {
+    let mut tmp = 0;
+    if t1 & OBJECT != 0 {
+        if !write {
+            tmp |= ANY | RC1 | RCN | ARRAY_KEY_ANY | ARRAY_OF_ANY | ARRAY_OF_REF;
+        } else {
+            tmp |= ANY | REF | RC1 | RCN | ARRAY_KEY_ANY | ARRAY_OF_ANY | ARRAY_OF_REF | INDIRECT;
+        }
+    }
+    if t1 & ARRAY != 0 {
+        if insert {
+            tmp |= NULL;
+        } else {
+            tmp |= NULL | ((t1 & ARRAY_OF_ANY) >> SHIFT);
+            if tmp & ARRAY != 0 {
+                tmp |= ARRAY_KEY_ANY | ARRAY_OF_ANY | ARRAY_OF_REF;
+            }
+            if tmp & (STRING | ARRAY | OBJECT | RESOURCE) != 0 {
+                if !write {
+                    tmp |= RCN;
+                    if op_type & (IS_VAR | IS_TMP_VAR) != 0 && t1 & RC1 != 0 {
+                        tmp |= RC1;
+                    }
+                } else if t1 & ARRAY_OF_REF != 0 {
+                    tmp |= REF | RC1 | RCN;
+                } else {
+                    tmp |= RC1 | RCN;
+                }
+            }
+        }
+        if write {
+            tmp |= INDIRECT;
+        }
+    }
+    if t1 & STRING != 0 {
+        tmp |= STRING | RC1;
+        if write {
+            tmp |= NULL;
+        }
+    }
+    if t1 & (UNDEF | NULL | FALSE) != 0 {
+        tmp |= NULL;
+        if write {
+            tmp |= INDIRECT;
+        }
+    }
+    if t1 & (TRUE | LONG | DOUBLE | RESOURCE) != 0 && !write {
+        tmp |= NULL;
+    }
+    tmp
+}
+
+fn assign_dim_array_result_type(
+    arr_type: u32,
+    dim_type: u32,
+    mut value_type: u32,
+    dim_op_type: u8,
+) -> u32 {
+    let mut tmp = 0;
+    let long_key = |tmp: &mut u32| {
+        if arr_type & (UNDEF | NULL | FALSE) != 0 {
+            *tmp |= ARRAY_PACKED;
+        }
+        *tmp |= if mb::hash_only(arr_type) {
+            ARRAY_NUMERIC_HASH
+        } else {
+            ARRAY_KEY_LONG
+        };
+    };
+    if value_type & (ANY | UNDEF) != 0 {
+        if value_type & UNDEF != 0 {
+            value_type |= NULL;
+        }
+        if dim_op_type == IS_UNUSED {
+            long_key(&mut tmp);
+        } else {
+            if dim_type & (LONG | FALSE | TRUE | RESOURCE | DOUBLE) != 0 {
+                long_key(&mut tmp);
+            }
+            if dim_type & STRING != 0 {
+                tmp |= ARRAY_KEY_STRING;
+                if dim_op_type != IS_CONST {
+                    long_key(&mut tmp);
+                }
+            }
+            if dim_type & (UNDEF | NULL) != 0 {
+                tmp |= ARRAY_KEY_STRING;
+            }
+        }
+    }
+    if tmp & ARRAY_KEY_ANY != 0 {
+        tmp |= (value_type & ANY) << SHIFT;
+    }
+    tmp & !ARRAY_EMPTY
+}
+
+fn assign_dim_result_type(arr_type: u32, dim_type: u32, value_type: u32, dim_op_type: u8) -> u32 {
+    let mut tmp = arr_type & !(RC1 | RCN);
+    if arr_type & (UNDEF | NULL | FALSE) != 0 {
+        tmp &= !(UNDEF | NULL | FALSE);
+        tmp |= ARRAY | RC1;
+    }
+    if tmp & (ARRAY | STRING) != 0 {
+        tmp |= RC1;
+    }
+    if tmp & (OBJECT | RESOURCE) != 0 {
+        tmp |= RC1 | RCN;
+    }
+    if tmp & ARRAY != 0 {
+        tmp |= assign_dim_array_result_type(arr_type, dim_type, value_type, dim_op_type);
+    }
+    tmp
+}
+
+fn scope_class(st: &State) -> Option<ClassInfo> {
+    let scope = st.op_array.scope.as_ref()?;
+    st.ctx
+        .info
+        .script
+        .class_table
+        .iter()
+        .find(|(_, c)| c.name.as_bytes().eq_ignore_ascii_case(scope.as_bytes()))
+        .map(|(_, c)| ClassInfo {
+            name: c.name.as_bytes().to_vec(),
+        })
+}
+
+fn script_class<'a>(st: &State<'a>, name: &[u8]) -> Option<&'a zend_ir::ClassEntry> {
+    st.ctx
+        .info
+        .script
+        .class_table
+        .iter()
+        .map(|(_, c)| c)
+        .find(|c| c.name.as_bytes().eq_ignore_ascii_case(name))
+}
+
+/// A user class without `create_object` or `__get`.
+fn plain_user_class(st: &State, c: &ClassInfo) -> bool {
+    match script_class(st, &c.name) {
+        Some(ce) => {
+            ce.parent_name.is_none() && !ce.methods.iter().any(|(k, _)| k.as_bytes() == b"__get")
+        }
+        None => false,
+    }
+}
+
+fn result_may_be_separated(st: &State, line: usize) -> bool {
+    let Some(rd) = st.ssa.ops[line].result_def else {
+        return true;
+    };
+    let v = &st.ssa.vars[rd.index()];
+    if let (Some(u), None) = (v.use_chain, v.phi_use_chain) {
+        if u.index() == line + 1 {
+            let uo = &st.ssa.ops[u.index()];
+            if (uo.op1_use == Some(rd) && uo.op1_use_chain.is_none())
+                || (uo.op2_use == Some(rd) && uo.op2_use_chain.is_none())
+            {
+                return false;
+            }
+        }
+    }
+    true
+}
+
+/// A property's declared type, as found by `zend_fetch_prop_info`.
+struct PropType {
+    type_: zend_ir::ZendType,
+    is_static: bool,
+}
+
+/// `lookup_prop_info`, for the script's classes.
+fn lookup_prop(st: &State, ce: &ClassInfo, name: &[u8]) -> Option<PropType> {
+    let class = script_class(st, &ce.name)?;
+    let prop = class
+        .properties
+        .iter()
+        .find(|p| p.name.as_bytes() == name)?;
+    let scope = st.op_array.scope.as_ref();
+    let same_scope = scope.is_some_and(|s| s.as_bytes().eq_ignore_ascii_case(prop.ce.as_bytes()));
+    let ok = if class.ce_flags & ZEND_ACC_LINKED != 0 {
+        prop.flags & ZEND_ACC_PUBLIC != 0 || same_scope
+    } else {
+        same_scope || (scope.is_none() && prop.flags & ZEND_ACC_PUBLIC != 0)
+    };
+    ok.then(|| PropType {
+        type_: prop.type_.clone(),
+        is_static: prop.flags & ZEND_ACC_STATIC != 0,
+    })
+}
+
+fn is_static_prop(p: &PropType) -> bool {
+    p.is_static
+}
+
+fn fetch_prop_info(st: &State, line: usize) -> Option<PropType> {
+    let opline = &st.op_array.opcodes[line];
+    let name = match st.literal(opline.op2)? {
+        Literal::String(s) => s.as_bytes(),
+        _ => return None,
+    };
+    let ce = if matches!(opline.op1, Operand::Unused(_))
+        && st.op_array.fn_flags & ZEND_ACC_TRAIT_CLONE == 0
+    {
+        scope_class(st)
+    } else if let Some(u) = st.ssa.ops[line].op1_use {
+        st.vars[u.index()].ce.clone()
+    } else {
+        None
+    }?;
+    let p = lookup_prop(st, &ce, name)?;
+    (!is_static_prop(&p)).then_some(p)
+}
+
+fn fetch_static_prop_info(st: &State, line: usize) -> Option<PropType> {
+    let opline = &st.op_array.opcodes[line];
+    let Operand::Const(l1) = opline.op1 else {
+        return None;
+    };
+    let ce = match opline.op2 {
+        Operand::Unused(n) => match n & 0xf {
+            1 | 3 => scope_class(st),
+            _ => None,
+        },
+        Operand::Const(l) => match st.op_array.literals.get(l.index() + 1) {
+            Some(Literal::String(lc)) => st.ctx.class(Some(st.op_array), lc.as_bytes()),
+            _ => None,
+        },
+        _ => None,
+    }?;
+    let name = match st.op_array.literals.get(l1.index())? {
+        Literal::String(s) => s.as_bytes(),
+        _ => return None,
+    };
+    let p = lookup_prop(st, &ce, name)?;
+    is_static_prop(&p).then_some(p)
+}
+
+fn prop_type(st: &State, p: Option<&PropType>) -> (u32, Option<ClassInfo>) {
+    match p {
+        None => (UNKNOWN | RC1 | RCN, None),
+        Some(p) => {
+            let (m, c) = st.ctx.info.convert_type(&p.type_);
+            (m, Context::class_ref(c))
+        }
+    }
+}
+
+fn class_from_op1(st: &State, opline: &zend_ir::Op) -> Option<ClassInfo> {
+    match opline.op1 {
+        Operand::Const(l) => match st.op_array.literals.get(l.index() + 1) {
+            Some(Literal::String(lc)) => st.ctx.class(Some(st.op_array), lc.as_bytes()),
+            _ => None,
+        },
+        Operand::Unused(n) => {
+            let c = scope_class(st)?;
+            let ce = script_class(st, &c.name)?;
+            (ce.ce_flags & 2 == 0 && n & 0xf == 1).then_some(c)
+        }
+        _ => None,
+    }
+}
+
+/// `zend_get_func_info` for the call the DO_* op at `line` performs (`None`: no call
+/// info, the unknown-opcode rule applies).
+fn func_info(st: &State, line: usize) -> Option<(u32, Option<ClassInfo>, bool)> {
+    let site = st.call_at_do[line].as_ref()?;
+    let init = &st.op_array.opcodes[site.init.index()];
+    if let Some(callee) = site.callee {
+        let mut ret = 0;
+        let mut ce = None;
+        let mut inst = false;
+        if !site.is_prototype {
+            if let Some(Some(ri)) = st.returns.get(callee.index()) {
+                ret = ri.type_;
+                ce = ri.ce.clone();
+                inst = ri.is_instanceof;
+            }
+        }
+        if ret == 0 {
+            let f = st.ctx.info.op_arrays[callee.index()];
+            let (t, c, i) = signature_return(st.ctx, f);
+            ret = t;
+            ce = c;
+            inst = i;
+            if site.is_prototype && ret & !REF != 0 {
+                ret |= REF;
+                ce = None;
+            }
+        }
+        return Some((ret, ce, inst));
+    }
+    // Internal function.
+    if init.opcode == ZEND_INIT_FCALL {
+        if let Some(Literal::String(name)) = st.literal(init.op2) {
+            let name = name.as_bytes();
+            if name == b"range" {
+                return Some((range_info(st, site), None, false));
+            }
+            if let Some(info) = crate::func_infos::lookup(name) {
+                let mut ret = info.info;
+                if ret != 0 {
+                    if ret & ARRAY != 0 {
+                        ret |= ARRAY_EMPTY;
+                    }
+                    return Some((ret, None, false));
+                }
+                if let Some(t) = info.signature {
+                    let ce = info.signature_class.map(|c| ClassInfo {
+                        name: c.as_bytes().to_vec(),
+                    });
+                    let inst = ce.is_some();
+                    return Some((t, ce, inst));
+                }
+            }
+        }
+    }
+    Some((UNKNOWN | RC1 | RCN, None, false))
+}
+
+fn range_info(st: &State, site: &zend_call_graph::CallSite) -> u32 {
+    let n = site.args.len();
+    let unpack = site
+        .args
+        .iter()
+        .any(|a| st.op_array.opcodes[a.index()].opcode == ZEND_SEND_UNPACK);
+    if !unpack && (n == 2 || n == 3) {
+        let arg = |k: usize| {
+            let a = site.args[k].index();
+            st.operand_info(st.op_array.opcodes[a].op1, st.ssa.ops[a].op1_use)
+        };
+        let t1 = arg(0);
+        let t2 = arg(1);
+        let t3 = if n == 3 { arg(2) } else { 0 };
+        let mut tmp = RC1 | ARRAY | ARRAY_EMPTY;
+        if t1 & STRING != 0 && t2 & STRING != 0 {
+            tmp |= ARRAY_OF_LONG | ARRAY_OF_DOUBLE | ARRAY_OF_STRING;
+        }
+        if t1 & (DOUBLE | STRING) != 0 || t2 & (DOUBLE | STRING) != 0 || t3 & (DOUBLE | STRING) != 0
+        {
+            tmp |= ARRAY_OF_DOUBLE;
+        }
+        if t1 & ((ANY | UNDEF) - DOUBLE) != 0
+            && t2 & ((ANY | UNDEF) - DOUBLE) != 0
+            && t3 & ANY != DOUBLE
+        {
+            tmp |= ARRAY_OF_LONG;
+        }
+        if tmp & ARRAY_OF_ANY != 0 {
+            tmp |= ARRAY_PACKED;
+        }
+        tmp
+    } else {
+        RC1 | ARRAY | ARRAY_EMPTY | ARRAY_PACKED | ARRAY_OF_LONG | ARRAY_OF_DOUBLE | ARRAY_OF_STRING
+    }
+}
+
+/// `zend_get_return_info_from_signature_only` for a user function.
+fn signature_return(ctx: &Context, f: &OpArray) -> (u32, Option<ClassInfo>, bool) {
+    let (mut t, mut ce) = if f.fn_flags & ZEND_ACC_HAS_RETURN_TYPE != 0 {
+        match &f.return_info {
+            Some(ri) => {
+                let (t, c) = ctx.info.convert_type(&ri.type_);
+                (t, Context::class_ref(c))
+            }
+            None => (UNKNOWN | RC1 | RCN, None),
+        }
+    } else {
+        (UNKNOWN | RC1 | RCN, None)
+    };
+    if f.fn_flags & ZEND_ACC_RETURN_REFERENCE != 0 && f.fn_flags & ZEND_ACC_GENERATOR == 0 {
+        t |= REF;
+        ce = None;
+    }
+    let inst = ce.is_some();
+    (t, ce, inst)
+}
+
+/// `zend_func_return_info` (recursive = 1, widening = 0).
+pub(crate) fn func_return_info(st: &State) -> ReturnInfo {
+    let op_array = st.op_array;
+    let mut ret = st
+        .func_index
+        .and_then(|i| st.returns.get(i).cloned().flatten())
+        .unwrap_or_default();
+    if op_array.fn_flags & ZEND_ACC_GENERATOR != 0 {
+        return ReturnInfo {
+            type_: OBJECT | RC1 | RCN,
+            ce: Some(ClassInfo {
+                name: b"Generator".to_vec(),
+            }),
+            is_instanceof: false,
+            has_range: false,
+            range: Default::default(),
+        };
+    }
+    if ret.type_ == 0 {
+        ret.type_ = UNKNOWN | RC1 | RCN | REF;
+    }
+    let mut tmp = 0u32;
+    let mut tmp_ce: Option<ClassInfo> = None;
+    let mut tmp_inst: i32 = -1;
+    let mut range = zend_ir::dump::SsaRange::default();
+    let mut has_range: i32 = -1;
+    for b in &st.cfg.blocks {
+        if !b.is_reachable() || b.len == 0 {
+            continue;
+        }
+        let line = (b.start + b.len - 1) as usize;
+        let opline = &op_array.opcodes[line];
+        if opline.opcode != ZEND_RETURN && opline.opcode != ZEND_RETURN_BY_REF {
+            continue;
+        }
+        let ssa_op = st.ssa.ops[line];
+        // is_recursive_tail_call
+        if let Some(u) = ssa_op.op1_use {
+            if let Some(d) = st.ssa.vars[u.index()].definition {
+                if op_array.opcodes[d.index()].opcode == ZEND_DO_UCALL {
+                    if let Some(site) = &st.call_at_do[d.index()] {
+                        if site.callee.is_some() && site.callee.map(|c| c.index()) == st.func_index
+                        {
+                            continue;
+                        }
+                    }
+                }
+            }
+        }
+        let mut t1 = st.operand_info(opline.op1, ssa_op.op1_use);
+        if t1 & UNDEF != 0 {
+            t1 |= NULL;
+        }
+        if opline.opcode == ZEND_RETURN {
+            if t1 & RC1 != 0 {
+                t1 |= RCN;
+            }
+            t1 &= !(UNDEF | REF);
+        } else {
+            t1 |= REF;
+            t1 &= !(UNDEF | RC1 | RCN);
+        }
+        tmp |= t1;
+        let (arg_ce, arg_inst) = match ssa_op.op1_use {
+            Some(u) if t1 & REF == 0 && st.vars[u.index()].ce.is_some() => (
+                st.vars[u.index()].ce.clone(),
+                st.vars[u.index()].is_instanceof as i32,
+            ),
+            _ => (None, 0),
+        };
+        if tmp_inst < 0 {
+            tmp_ce = arg_ce;
+            tmp_inst = arg_inst;
+        } else if arg_ce.is_some() && arg_ce == tmp_ce {
+            if tmp_inst != arg_inst {
+                tmp_inst = 1;
+            }
+        } else {
+            tmp_ce = None;
+            tmp_inst = 0;
+        }
+        if let Operand::Const(_) = opline.op1 {
+            match st.literal(opline.op1) {
+                Some(Literal::Long(v)) => {
+                    if has_range < 0 {
+                        has_range = 1;
+                        range = zend_ir::dump::SsaRange {
+                            min: *v,
+                            max: *v,
+                            underflow: false,
+                            overflow: false,
+                        };
+                    } else if has_range > 0 {
+                        if !range.underflow {
+                            range.min = range.min.min(*v);
+                        }
+                        if !range.overflow {
+                            range.max = range.max.max(*v);
+                        }
+                    }
+                }
+                _ => has_range = 0,
+            }
+        } else if let Some(u) = ssa_op.op1_use {
+            let vi = &st.vars[u.index()];
+            if vi.has_range {
+                if has_range < 0 {
+                    has_range = 1;
+                    range = vi.range;
+                } else if has_range > 0 {
+                    if vi.range.underflow {
+                        range.underflow = true;
+                        range.min = i64::MIN;
+                    } else {
+                        range.min = range.min.min(vi.range.min);
+                    }
+                    if vi.range.overflow {
+                        range.overflow = true;
+                        range.max = i64::MAX;
+                    } else {
+                        range.max = range.max.max(vi.range.max);
+                    }
+                }
+            } else {
+                has_range = 1;
+                range = zend_ir::dump::SsaRange {
+                    min: i64::MIN,
+                    max: i64::MAX,
+                    underflow: true,
+                    overflow: true,
+                };
+            }
+        } else {
+            has_range = 0;
+        }
+    }
+    if op_array.fn_flags & ZEND_ACC_HAS_RETURN_TYPE == 0 {
+        if tmp_inst < 0 {
+            tmp_inst = 0;
+            tmp_ce = None;
+        }
+        ret.ce = tmp_ce;
+        ret.is_instanceof = tmp_inst > 0;
+    }
+    if has_range < 0 {
+        has_range = 0;
+    }
+    ret.type_ &= tmp;
+    ret.range = range;
+    ret.has_range = has_range > 0;
+    ret
+}
