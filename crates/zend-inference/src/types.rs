@@ -1756,10 +1756,16 @@ struct PropType {
 /// `lookup_prop_info`, for the script's classes.
 fn lookup_prop(st: &State, ce: &ClassInfo, name: &[u8]) -> Option<PropType> {
     let class = script_class(st, &ce.name)?;
+    let unmangled = |n: &[u8]| -> Vec<u8> {
+        match n.iter().rposition(|&b| b == 0) {
+            Some(i) if n.first() == Some(&0) => n[i + 1..].to_vec(),
+            _ => n.to_vec(),
+        }
+    };
     let prop = class
         .properties
         .iter()
-        .find(|p| p.name.as_bytes() == name)?;
+        .find(|p| unmangled(p.name.as_bytes()) == name)?;
     let scope = st.op_array.scope.as_ref();
     let same_scope = scope.is_some_and(|s| s.as_bytes().eq_ignore_ascii_case(prop.ce.as_bytes()));
     let ok = if class.ce_flags & ZEND_ACC_LINKED != 0 {

@@ -373,6 +373,9 @@ pub fn dump_type_info(out: &mut Vec<u8>, info: u32, ce: Option<(&[u8], bool)>, d
     if may.contains(MayBe::UNDEF) {
         list_item(out, &mut first, "undef");
     }
+    if may.contains(MayBe::INDIRECT) {
+        list_item(out, &mut first, "ind");
+    }
     if may.contains(MayBe::REF) {
         list_item(out, &mut first, "ref");
     }
@@ -421,7 +424,9 @@ pub fn dump_type_info(out: &mut Vec<u8>, info: u32, ce: Option<(&[u8], bool)>, d
             list_item(out, &mut first, "string");
         }
         if may.contains(MayBe::ARRAY) {
-            list_item(out, &mut first, "array");
+            list_item(out, &mut first, "");
+            dump_array_kind(out, info);
+            out.extend_from_slice(b"array");
             dump_array_info(out, may);
         }
         if may.contains(MayBe::OBJECT) {
@@ -435,8 +440,43 @@ pub fn dump_type_info(out: &mut Vec<u8>, info: u32, ce: Option<(&[u8], bool)>, d
     out.push(b']');
 }
 
+/// The `!`, `empty `, `packed `, `hash ` or `[empty, packed, hash] ` before `array`.
+fn dump_array_kind(out: &mut Vec<u8>, info: u32) {
+    const PACKED: u32 = 1 << 21;
+    const NUMERIC_HASH: u32 = 1 << 22;
+    const STRING_HASH: u32 = 1 << 23;
+    const EMPTY: u32 = 1 << 29;
+    const KEY_ANY: u32 = PACKED | NUMERIC_HASH | STRING_HASH | EMPTY;
+    const PACKED_GUARD: u32 = 1 << 27;
+    if info & PACKED_GUARD != 0 {
+        out.push(b'!');
+    }
+    let keys = info & KEY_ANY;
+    let hash = info & (NUMERIC_HASH | STRING_HASH) != 0;
+    if keys == EMPTY {
+        out.extend_from_slice(b"empty ");
+    } else if keys == PACKED {
+        out.extend_from_slice(b"packed ");
+    } else if hash && info & (PACKED | EMPTY) == 0 {
+        out.extend_from_slice(b"hash ");
+    } else if keys != KEY_ANY && keys != 0 {
+        let mut first = true;
+        out.push(b'[');
+        if info & EMPTY != 0 {
+            list_item(out, &mut first, "empty");
+        }
+        if info & PACKED != 0 {
+            list_item(out, &mut first, "packed");
+        }
+        if hash {
+            list_item(out, &mut first, "hash");
+        }
+        out.extend_from_slice(b"] ");
+    }
+}
+
 fn dump_array_info(out: &mut Vec<u8>, may: MayBe) {
-    if may.intersects(MayBe::ARRAY_KEY_ANY)
+    if may.intersects(MayBe::ARRAY_KEY_LONG | MayBe::ARRAY_KEY_STRING)
         && (!may.intersects(MayBe::ARRAY_KEY_LONG) || !may.intersects(MayBe::ARRAY_KEY_STRING))
     {
         let mut first = true;
