@@ -26,7 +26,99 @@ pub(crate) fn alias_types(alias: zend_ssa::Alias) -> u32 {
 
 /// `zend_mark_cv_references` is only needed for references to CVs taken by reference
 /// sends and similar; PHP marks the CV's later values as possibly references.
-pub(crate) fn mark_cv_references(_st: &mut State) {}
+pub(crate) fn mark_cv_references(st: &mut State) {
+    let n = st.vars.len();
+    let op_array = st.op_array;
+    let last_var = op_array.last_var();
+    let mut wl = Worklist::new(n);
+    for var in 0..n {
+        let v = &st.ssa.vars[var];
+        if let (Some(def), true) = (v.definition, v.var < last_var) {
+            let def = def.index();
+            let op = &op_array.opcodes[def];
+            let so = &st.ssa.ops[def];
+            let me = Some(SsaVar(var as u32));
+            let ext = op.extended_value;
+            let creates_ref = if so.result_def == me {
+                match op.opcode {
+                    ZEND_RECV | ZEND_RECV_INIT => match op.op1 {
+                        Operand::Unused(num) => op_array
+                            .arg_info
+                            .get((num as usize).wrapping_sub(1))
+                            .is_some_and(|ai| {
+                                (ai.type_.type_mask >> zend_ir::_ZEND_SEND_MODE_SHIFT) & 3 != 0
+                            }),
+                        _ => false,
+                    },
+                    _ => false,
+                }
+            } else if so.op1_def == me {
+                match op.opcode {
+                    ZEND_ASSIGN_REF | ZEND_MAKE_REF | ZEND_FE_RESET_RW | ZEND_BIND_GLOBAL
+                    | ZEND_SEND_REF | ZEND_SEND_VAR_EX | ZEND_SEND_FUNC_ARG => true,
+                    ZEND_INIT_ARRAY | ZEND_ADD_ARRAY_ELEMENT => ext & 1 != 0,
+                    ZEND_BIND_STATIC => ext & 1 != 0,
+                    ZEND_YIELD => op_array.fn_flags & ZEND_ACC_RETURN_REFERENCE != 0,
+                    ZEND_OP_DATA => matches!(
+                        op_array.opcodes[def - 1].opcode,
+                        ZEND_ASSIGN_OBJ_REF | ZEND_ASSIGN_STATIC_PROP_REF
+                    ),
+                    _ => false,
+                }
+            } else if so.op2_def == me {
+                match op.opcode {
+                    ZEND_ASSIGN_REF | ZEND_FE_FETCH_RW => true,
+                    ZEND_BIND_LEXICAL => ext & 1 != 0,
+                    _ => false,
+                }
+            } else {
+                false
+            };
+            if creates_ref {
+                wl.incl(var);
+            }
+        } else if st.vars[var].type_ & REF != 0 || v.alias == zend_ssa::Alias::Symtable {
+            wl.incl(var);
+        }
+    }
+    while let Some(var) = wl.pop_first() {
+        st.vars[var].type_ |= RC1 | RCN | REF | UNKNOWN;
+        let sv = SsaVar(var as u32);
+        for p in st.ssa.phi_uses(sv) {
+            let pv = st.ssa.phis[p.index()].ssa_var.index();
+            if st.vars[pv].type_ & REF == 0 {
+                wl.incl(pv);
+            }
+        }
+        for u in st.ssa.uses(sv) {
+            let so = &st.ssa.ops[u.index()];
+            if so.op1_use == Some(sv) {
+                if let Some(d) = so.op1_def {
+                    if st.vars[d.index()].type_ & REF == 0
+                        && !(op_array.opcodes[u.index()].opcode == ZEND_UNSET_CV
+                            && op_array.function_name.is_some())
+                    {
+                        wl.incl(d.index());
+                    }
+                }
+            }
+            if so.op2_use == Some(sv) {
+                if let Some(d) = so.op2_def {
+                    if st.vars[d.index()].type_ & REF == 0 {
+                        wl.incl(d.index());
+                    }
+                }
+            }
+            if so.result_use == Some(sv) {
+                if let Some(d) = so.result_def {
+                    if st.vars[d.index()].type_ & REF == 0 {
+                        wl.incl(d.index());
+                    }
+                }
+            }
+        }
+    }
+}
 
 struct Worklist {
     bits: Vec<u64>,
