@@ -328,3 +328,64 @@ fn optimize_mode_runs_no_pass_yet_and_equals_the_round_trip() {
     );
     assert!(info.contains("Mode => optimize"), "{info}");
 }
+
+/// Witness 2 over real code: every file of a corpus (default /usr/share/php, as Debian
+/// installs php-parser, twig, composer, phpunit, symfony...) round-trips with
+/// `zopt.verify=1` and no warning, at levels 0 and 0x7FFEBFFF. Ignored by default:
+/// `cargo test -p zopt-php --test roundtrip -- --ignored` (`ZOPT_CORPUS` names another dir).
+#[test]
+#[ignore = "compiles a whole corpus; run with --ignored"]
+fn round_trips_the_corpus() {
+    let dir = std::env::var("ZOPT_CORPUS").unwrap_or_else(|_| "/usr/share/php".to_string());
+    let mut files = Vec::new();
+    let mut dirs = vec![PathBuf::from(&dir)];
+    while let Some(d) = dirs.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|e| e == "php") {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    assert!(!files.is_empty(), "no .php files under {dir}");
+    let failures = std::sync::Mutex::new(Vec::new());
+    for level in ["0", "0x7FFEBFFF"] {
+        par_each(&files, |file| {
+            let out = php()
+                .arg("-n")
+                .args(["-d", "zend_extension=opcache", "-d", "opcache.enable_cli=1"])
+                .args([
+                    "-d",
+                    "opcache.file_update_protection=0",
+                    "-d",
+                    "memory_limit=1G",
+                ])
+                .arg("-d")
+                .arg(format!("opcache.optimization_level={level}"))
+                .arg("-d")
+                .arg(format!("extension={}", extension().display()))
+                .args(["-d", "zopt.mode=roundtrip", "-d", "zopt.verify=1"])
+                .args(["-r", "opcache_compile_file($argv[1]);", "--"])
+                .arg(file)
+                .output()
+                .expect("running php");
+            let stdout = String::from_utf8_lossy(&out.stdout);
+            if out.status.signal().is_some() || stdout.contains("zopt") {
+                failures.lock().unwrap().push(format!(
+                    "{} at {level}: {:?} {stdout}",
+                    file.display(),
+                    out.status
+                ));
+            }
+        });
+    }
+    let failures = failures.into_inner().unwrap();
+    eprintln!("{} files, {} failures", files.len(), failures.len());
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
