@@ -197,6 +197,19 @@ impl Ssa {
         for &p in &phi_uses[var.index()] {
             push(out, Some(self.phis[p.index()].ssa_var));
         }
+        if skip_no_val {
+            // zend_scc_next also follows the symbolic range constraints (SYM_RANGE).
+            let mut p = self.vars[var.index()].sym_use_chain;
+            let mut steps = 0;
+            while let Some(id) = p {
+                push(out, Some(self.phis[id.index()].ssa_var));
+                p = self.phis[id.index()].sym_use_chain;
+                steps += 1;
+                if steps > self.phis.len() {
+                    break;
+                }
+            }
+        }
     }
 
     /// `zend_ssa_find_sccs`: strongly connected components of the def-use graph (Pearce's
