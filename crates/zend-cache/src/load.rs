@@ -97,13 +97,51 @@ fn err<T>(kind: BodyErrorKind, at: usize) -> Result<T, BodyError> {
 // Validation
 // ---------------------------------------------------------------------------------------
 
+const fn plain_operand_type(t: u8) -> bool {
+    matches!(
+        t,
+        IS_UNUSED | IS_CONST | IS_TMP_VAR | IS_VAR | IS_CV | op::JMP_ADDR
+    )
+}
+
+/// Non-zero for an op1/op2 type byte that is not an operand type.
+static OPERAND_TYPE_BAD: [u8; 256] = {
+    let mut t = [1u8; 256];
+    let mut i = 0;
+    while i < 256 {
+        if plain_operand_type(i as u8) {
+            t[i] = 0;
+        }
+        i += 1;
+    }
+    t
+};
+
+/// Non-zero for a result type byte that is not an operand type with at most one
+/// smart-branch bit.
+static RESULT_TYPE_BAD: [u8; 256] = {
+    let mut t = [1u8; 256];
+    let mut i = 0;
+    while i < 256 {
+        let rt = i as u8;
+        let smart = rt & (IS_SMART_BRANCH_JMPZ | IS_SMART_BRANCH_JMPNZ);
+        if plain_operand_type(rt & !smart) && smart != IS_SMART_BRANCH_JMPZ | IS_SMART_BRANCH_JMPNZ
+        {
+            t[i] = 0;
+        }
+        i += 1;
+    }
+    t
+};
+
 /// Facts the validation established.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BodyInfo {
     pub op_arrays: u32,
     pub ops: u32,
     pub strings: u32,
-    /// Bytes of owned strings [`ScriptView::to_script`] allocates.
+    /// An upper bound on the bytes of owned strings [`ScriptView::to_script`] allocates
+    /// (string references × longest string, or the exact sum when that bound is too large).
     pub decoded_string_bytes: u64,
 }
 
@@ -114,7 +152,12 @@ struct Check<'a> {
     limit: usize,
     strings_index: usize,
     string_count: u32,
+    /// Exact accounting of decoded string bytes (a second pass, only when the cheap bound,
+    /// `refs × longest`, is over the limit).
+    exact: bool,
     decoded: u64,
+    refs: u64,
+    longest: u64,
     op_arrays: u32,
     ops: u64,
 }
@@ -126,11 +169,14 @@ impl Check<'_> {
         r32(self.b, at)
     }
 
+    #[inline]
     fn zero(&self, at: usize, len: usize) -> R {
-        match self.b[at..at + len].iter().position(|&x| x != 0) {
-            None => Ok(()),
-            Some(i) => err(BodyErrorKind::NonZeroPadding, at + i),
+        let bytes = &self.b[at..at + len];
+        if bytes.iter().fold(0u8, |acc, &x| acc | x) == 0 {
+            return Ok(());
         }
+        let i = bytes.iter().position(|&x| x != 0).unwrap_or(0);
+        err(BodyErrorKind::NonZeroPadding, at + i)
     }
 
     fn enum_max(&self, at: usize, max: u32) -> Result<u32, BodyError> {
@@ -193,7 +239,11 @@ impl Check<'_> {
         if id >= self.string_count {
             return err(BodyErrorKind::BadString, at);
         }
-        self.decoded += self.string_len(id);
+        if self.exact {
+            self.decoded += self.string_len(id);
+        } else {
+            self.refs += 1;
+        }
         Ok(())
     }
 
@@ -234,7 +284,9 @@ impl Check<'_> {
             if self.u32(e + string::OFFSET) as usize != pos {
                 return err(BodyErrorKind::BadStringTable, e);
             }
-            pos += self.u32(e + string::LEN) as usize;
+            let len = self.u32(e + string::LEN) as usize;
+            self.longest = self.longest.max(len as u64);
+            pos += len;
             if pos > bytes_len {
                 return err(BodyErrorKind::BadStringTable, e + string::LEN);
             }
@@ -279,6 +331,9 @@ impl Check<'_> {
         }
         let limit =
             (self.b.len() as u64).saturating_mul(MAX_STRING_EXPANSION) + STRING_EXPANSION_SLACK;
+        if !self.exact {
+            self.decoded = self.refs.saturating_mul(self.longest);
+        }
         if self.decoded > limit {
             return err(BodyErrorKind::TooLarge, 0);
         }
@@ -319,9 +374,7 @@ impl Check<'_> {
         }
         let (ops, n) = self.span(rec + f::OPCODES, op::SIZE, op::ALIGN)?;
         self.ops += n as u64;
-        for i in 0..n {
-            self.op(ops + i * op::SIZE)?;
-        }
+        self.ops(ops, n)?;
         let (lits, n) = self.span(rec + f::LITERALS, lit::SIZE, lit::ALIGN)?;
         for i in 0..n {
             self.literal(lits + i * lit::SIZE, 0)?;
@@ -362,23 +415,29 @@ impl Check<'_> {
         Ok(())
     }
 
-    fn op(&mut self, rec: usize) -> R {
-        fn plain(t: u8) -> bool {
-            matches!(
-                t,
-                IS_UNUSED | IS_CONST | IS_TMP_VAR | IS_VAR | IS_CV | op::JMP_ADDR
-            )
+    /// Checks the operand type bytes of `n` op records at `ops`: a table lookup per byte,
+    /// accumulated without branches; the slow path only runs to locate an error.
+    fn ops(&mut self, ops: usize, n: usize) -> R {
+        let records = &self.b[ops..ops + n * op::SIZE];
+        let mut bad = 0u8;
+        for r in records.chunks_exact(op::SIZE) {
+            bad |= OPERAND_TYPE_BAD[r[op::OP1_TYPE] as usize]
+                | OPERAND_TYPE_BAD[r[op::OP2_TYPE] as usize]
+                | RESULT_TYPE_BAD[r[op::RESULT_TYPE] as usize];
         }
-        if !plain(self.b[rec + op::OP1_TYPE]) {
-            return err(BodyErrorKind::BadEnum, rec + op::OP1_TYPE);
+        if bad == 0 {
+            return Ok(());
         }
-        if !plain(self.b[rec + op::OP2_TYPE]) {
-            return err(BodyErrorKind::BadEnum, rec + op::OP2_TYPE);
-        }
-        let rt = self.b[rec + op::RESULT_TYPE];
-        let smart = rt & (IS_SMART_BRANCH_JMPZ | IS_SMART_BRANCH_JMPNZ);
-        if !plain(rt & !smart) || smart == IS_SMART_BRANCH_JMPZ | IS_SMART_BRANCH_JMPNZ {
-            return err(BodyErrorKind::BadEnum, rec + op::RESULT_TYPE);
+        for (i, r) in records.chunks_exact(op::SIZE).enumerate() {
+            for (field, table) in [
+                (op::OP1_TYPE, &OPERAND_TYPE_BAD),
+                (op::OP2_TYPE, &OPERAND_TYPE_BAD),
+                (op::RESULT_TYPE, &RESULT_TYPE_BAD),
+            ] {
+                if table[r[field] as usize] != 0 {
+                    return err(BodyErrorKind::BadEnum, ops + i * op::SIZE + field);
+                }
+            }
         }
         Ok(())
     }
@@ -387,8 +446,24 @@ impl Check<'_> {
         if depth > MAX_VALUE_DEPTH {
             return err(BodyErrorKind::TooDeep, rec);
         }
-        let ty = self.u32(rec + lit::TYPE);
         let value = r64(self.b, rec + lit::VALUE);
+        // Fast path for scalars: type and u2 together are just the type code.
+        match r64(self.b, rec + lit::TYPE) {
+            t if t == ty::IS_LONG as u64 || t == ty::IS_DOUBLE as u64 => return Ok(()),
+            t if t == ty::IS_STRING as u64 && value < self.string_count as u64 => {
+                if self.exact {
+                    self.decoded += self.string_len(value as u32);
+                } else {
+                    self.refs += 1;
+                }
+                return Ok(());
+            }
+            t if (ty::IS_NULL as u64..=ty::IS_TRUE as u64).contains(&t) && value == 0 => {
+                return Ok(());
+            }
+            _ => {}
+        }
+        let ty = self.u32(rec + lit::TYPE);
         let aux = self.u32(rec + lit::AUX);
         let ty = match u8::try_from(ty) {
             Ok(t) => t,
@@ -594,17 +669,29 @@ impl Check<'_> {
 
 /// Validates a whole body (see the module documentation).
 pub fn validate(body: &[u8]) -> Result<BodyInfo, BodyError> {
-    let mut c = Check {
-        b: body,
-        cursor: header::SIZE,
-        limit: 0,
-        strings_index: 0,
-        string_count: 0,
-        decoded: 0,
-        op_arrays: 0,
-        ops: 0,
+    let check = |exact| {
+        let mut c = Check {
+            b: body,
+            cursor: header::SIZE,
+            limit: 0,
+            strings_index: 0,
+            string_count: 0,
+            exact,
+            decoded: 0,
+            refs: 0,
+            longest: 0,
+            op_arrays: 0,
+            ops: 0,
+        };
+        c.script().map(|()| c)
     };
-    c.script()?;
+    let c = match check(false) {
+        Err(BodyError {
+            kind: BodyErrorKind::TooLarge,
+            ..
+        }) => check(true)?,
+        r => r?,
+    };
     Ok(BodyInfo {
         op_arrays: c.op_arrays,
         ops: c.ops as u32,

@@ -62,7 +62,7 @@ fn exercise(cache: &dyn CacheBackend, src: &Path, mode: ValidationMode) {
 #[test]
 fn file_cache_lifecycle() {
     for mode in [ValidationMode::MtimeSize, ValidationMode::ContentHash] {
-        for read_mode in [ReadMode::Mmap, ReadMode::Read] {
+        for read_mode in [ReadMode::Mmap, ReadMode::Read, ReadMode::Auto] {
             let tmp = tempfile::tempdir().unwrap();
             let src = write_source(tmp.path(), "a.php", "<?php echo 1;");
             let cache = FileCache::open(
@@ -81,6 +81,29 @@ fn file_cache_lifecycle() {
                 cache.lookup(&key).unwrap().is_mapped()
             };
             assert_eq!(hit_mapped, read_mode == ReadMode::Mmap);
+            // A large entry: Auto maps it, Read reads it whole.
+            let key = CacheKey::for_file(&src, mode).unwrap();
+            let mut big = support::rich_script("big", 0);
+            let op = big.main_op_array.opcodes[0].clone();
+            big.main_op_array.opcodes.resize(20_000, op.clone());
+            let info = cache.store(&key, &big).unwrap();
+            assert!(info.entry_bytes > file_cache::SMALL_ENTRY as u64);
+            let hit = cache.lookup(&key).unwrap();
+            assert_eq!(hit.is_mapped(), read_mode != ReadMode::Read);
+            assert_eq!(hit.to_script(), big);
+            // Exactly at the boundary sizes around SMALL_ENTRY, every mode agrees.
+            for extra in [0i64, -1, 1] {
+                let mut sized = support::rich_script("sized", 0);
+                let base = cache.store(&key, &sized).unwrap().entry_bytes as i64;
+                let target = file_cache::SMALL_ENTRY as i64 + extra;
+                let ops = (target - base) / 24;
+                sized
+                    .main_op_array
+                    .opcodes
+                    .resize(sized.main_op_array.opcodes.len() + ops as usize, op.clone());
+                cache.store(&key, &sized).unwrap();
+                assert_eq!(cache.lookup(&key).unwrap().to_script(), sized);
+            }
         }
     }
 }
