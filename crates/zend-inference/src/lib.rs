@@ -231,10 +231,7 @@ pub fn const_type(lit: &Literal) -> u32 {
             if items.is_empty() {
                 tmp |= mb::ARRAY_EMPTY;
             } else {
-                let packed = items
-                    .iter()
-                    .enumerate()
-                    .all(|(i, (k, _))| matches!(k, zend_ir::ArrayKey::Long(n) if *n == i as i64));
+                let packed = literal_array_is_packed(items);
                 for (k, v) in items {
                     if !packed {
                         tmp |= match k {
@@ -253,6 +250,37 @@ pub fn const_type(lit: &Literal) -> u32 {
         Literal::String(_) => mb::STRING | mb::RCN,
         other => 1 << other.type_code(),
     }
+}
+
+/// Whether a compile-time array ends up packed: `HT_IS_PACKED` after the compiler
+/// inserted its elements in order into a table sized for them (zend_hash.c rules).
+fn literal_array_is_packed(items: &[(zend_ir::ArrayKey, Literal)]) -> bool {
+    let mut size: u64 = (items.len() as u64).next_power_of_two().max(8);
+    let mut used: u64 = 0;
+    for (n, (k, _)) in items.iter().enumerate() {
+        let zend_ir::ArrayKey::Long(h) = k else {
+            return false;
+        };
+        if *h < 0 {
+            return false;
+        }
+        let h = *h as u64;
+        if n == 0 {
+            if h >= size {
+                return false;
+            }
+        } else if h < used {
+            return false;
+        } else if h >= size {
+            if (h >> 1) < size && (size >> 1) < n as u64 {
+                size += size;
+            } else {
+                return false;
+            }
+        }
+        used = h + 1;
+    }
+    true
 }
 
 /// `zend_ssa_inference` for one op_array: ranges, then types, then the return info.

@@ -627,13 +627,13 @@ fn max_and(a: u64, mut b: u64, c: u64, mut d: u64) -> u64 {
     let mut m: u64 = 1 << 63;
     while m != 0 {
         if b & !d & m != 0 {
-            let temp = (b & !m) | (m - 1);
+            let temp = (b | !m) | (m.wrapping_sub(1));
             if temp >= a {
                 b = temp;
                 break;
             }
         } else if !b & d & m != 0 {
-            let temp = (d & !m) | (m - 1);
+            let temp = (d | !m) | (m.wrapping_sub(1));
             if temp >= c {
                 d = temp;
                 break;
@@ -646,26 +646,14 @@ fn max_and(a: u64, mut b: u64, c: u64, mut d: u64) -> u64 {
 
 fn range_or(a: i64, b: i64, c: i64, d: i64) -> SsaRange {
     let x = ((a < 0) as u32) << 3 | ((b < 0) as u32) << 2 | ((c < 0) as u32) << 1 | (d < 0) as u32;
-    let (ua, ub, uc, ud) = (a as u64, b as u64, c as u64, d as u64);
+    let u = |v: i64| v as u64;
     let (min, max) = match x {
-        0x0 | 0x3 | 0xc | 0xf => (min_or(ua, ub, uc, ud) as i64, max_or(ua, ub, uc, ud) as i64),
-        0x1 => (a, -1),
-        0x4 => (c, -1),
-        0x5 => (a.min(c), -1),
-        0x7 => (
-            min_or(ua, u64::MAX, uc, ud) as i64,
-            min_or(0, ub, uc, ud) as i64,
-        ),
-        0xd => (
-            min_or(ua, ub, uc, u64::MAX) as i64,
-            max_or(ua, ub, 0, ud) as i64,
-        ),
-        _ => (i64::MIN, i64::MAX),
-    };
-    let (min, max) = if matches!(x, 0x7) {
-        (min, max_or(0, ub, uc, ud) as i64)
-    } else {
-        (min, max)
+        0x2 => (min_or(u(a), u(b), u(c), u(-1)) as i64, max_or(u(a), u(b), 0, u(d)) as i64),
+        0x8 => (min_or(u(a), u(-1), u(c), u(d)) as i64, max_or(0, u(b), u(c), u(d)) as i64),
+        0xa => (a.min(c), max_or(0, u(b), 0, u(d)) as i64),
+        0xb => (c, -1),
+        0xe => (a, -1),
+        _ => (min_or(u(a), u(b), u(c), u(d)) as i64, max_or(u(a), u(b), u(c), u(d)) as i64),
     };
     SsaRange {
         min,
@@ -677,24 +665,14 @@ fn range_or(a: i64, b: i64, c: i64, d: i64) -> SsaRange {
 
 fn range_and(a: i64, b: i64, c: i64, d: i64) -> SsaRange {
     let x = ((a < 0) as u32) << 3 | ((b < 0) as u32) << 2 | ((c < 0) as u32) << 1 | (d < 0) as u32;
-    let (ua, ub, uc, ud) = (a as u64, b as u64, c as u64, d as u64);
+    let u = |v: i64| v as u64;
     let (min, max) = match x {
-        0x0 | 0x3 | 0xc | 0xf => (
-            min_and(ua, ub, uc, ud) as i64,
-            max_and(ua, ub, uc, ud) as i64,
-        ),
-        0x1 => (0, b),
-        0x4 => (0, d),
-        0x5 => (0, b.max(d)),
-        0x7 => (
-            min_and(ua, u64::MAX, uc, ud) as i64,
-            max_and(0, ub, uc, ud) as i64,
-        ),
-        0xd => (
-            min_and(ua, ub, uc, u64::MAX) as i64,
-            max_and(ua, ub, 0, ud) as i64,
-        ),
-        _ => (i64::MIN, i64::MAX),
+        0x2 => (0, b),
+        0x8 => (0, d),
+        0xa => (min_and(u(a), u(-1), u(c), u(-1)) as i64, b.max(d)),
+        0xb => (min_and(u(a), u(-1), u(c), u(d)) as i64, max_and(0, u(b), u(c), u(d)) as i64),
+        0xe => (min_and(u(a), u(b), u(c), u(-1)) as i64, max_and(u(a), u(b), 0, u(d)) as i64),
+        _ => (min_and(u(a), u(b), u(c), u(d)) as i64, max_and(u(a), u(b), u(c), u(d)) as i64),
     };
     SsaRange {
         min,
