@@ -648,12 +648,21 @@ fn range_or(a: i64, b: i64, c: i64, d: i64) -> SsaRange {
     let x = ((a < 0) as u32) << 3 | ((b < 0) as u32) << 2 | ((c < 0) as u32) << 1 | (d < 0) as u32;
     let u = |v: i64| v as u64;
     let (min, max) = match x {
-        0x2 => (min_or(u(a), u(b), u(c), u(-1)) as i64, max_or(u(a), u(b), 0, u(d)) as i64),
-        0x8 => (min_or(u(a), u(-1), u(c), u(d)) as i64, max_or(0, u(b), u(c), u(d)) as i64),
+        0x2 => (
+            min_or(u(a), u(b), u(c), u(-1)) as i64,
+            max_or(u(a), u(b), 0, u(d)) as i64,
+        ),
+        0x8 => (
+            min_or(u(a), u(-1), u(c), u(d)) as i64,
+            max_or(0, u(b), u(c), u(d)) as i64,
+        ),
         0xa => (a.min(c), max_or(0, u(b), 0, u(d)) as i64),
         0xb => (c, -1),
         0xe => (a, -1),
-        _ => (min_or(u(a), u(b), u(c), u(d)) as i64, max_or(u(a), u(b), u(c), u(d)) as i64),
+        _ => (
+            min_or(u(a), u(b), u(c), u(d)) as i64,
+            max_or(u(a), u(b), u(c), u(d)) as i64,
+        ),
     };
     SsaRange {
         min,
@@ -670,9 +679,18 @@ fn range_and(a: i64, b: i64, c: i64, d: i64) -> SsaRange {
         0x2 => (0, b),
         0x8 => (0, d),
         0xa => (min_and(u(a), u(-1), u(c), u(-1)) as i64, b.max(d)),
-        0xb => (min_and(u(a), u(-1), u(c), u(d)) as i64, max_and(0, u(b), u(c), u(d)) as i64),
-        0xe => (min_and(u(a), u(b), u(c), u(-1)) as i64, max_and(u(a), u(b), 0, u(d)) as i64),
-        _ => (min_and(u(a), u(b), u(c), u(d)) as i64, max_and(u(a), u(b), u(c), u(d)) as i64),
+        0xb => (
+            min_and(u(a), u(-1), u(c), u(d)) as i64,
+            max_and(0, u(b), u(c), u(d)) as i64,
+        ),
+        0xe => (
+            min_and(u(a), u(b), u(c), u(-1)) as i64,
+            max_and(u(a), u(b), 0, u(d)) as i64,
+        ),
+        _ => (
+            min_and(u(a), u(b), u(c), u(d)) as i64,
+            max_and(u(a), u(b), u(c), u(d)) as i64,
+        ),
     };
     SsaRange {
         min,

@@ -152,6 +152,11 @@ pub fn dump_script(script: &Script, debug_bits: u32, optimization_level: u32) ->
             if let Some(ri) = &inf.return_info {
                 returns[index] = Some(ri.clone());
             }
+            let types: Vec<u32> = inf.vars.iter().map(|v| v.type_).collect();
+            let esc = zend_escape::escape_analysis(op_array, &cfg, &ssa, &types, &info);
+            for (v, e) in ssa.vars.iter_mut().zip(esc) {
+                v.escape_state = e;
+            }
             if debug_bits & debug_level::DFA_SSA_VARS != 0 {
                 zend_inference::dump::dump_ssa_variables(&mut out, op_array, &ssa, &inf);
             }

@@ -11,7 +11,10 @@ use zopt::corpus::load_recording;
 use zopt::stages::{our_dump, split_dump};
 
 fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap()
 }
 
 /// Every fixture directory (one holding a recording.zop), sorted.
@@ -43,21 +46,42 @@ fn fixtures_match_php_dumps() {
         .filter_map(Result::ok)
         .filter(|e| e.path().extension().is_some_and(|x| x == "php"))
         .count();
-    assert!(sources >= 150, "expected at least 150 fixture programs, found {sources}");
-    assert_eq!(dirs.len(), sources, "every fixture needs its recording: run tools/gen-fixtures.sh");
+    assert!(
+        sources >= 150,
+        "expected at least 150 fixture programs, found {sources}"
+    );
+    assert_eq!(
+        dirs.len(),
+        sources,
+        "every fixture needs its recording: run tools/gen-fixtures.sh"
+    );
 
     let mut tallies: BTreeMap<(String, String), Tally> = BTreeMap::new();
     let mut failures = Vec::new();
     for dir in &dirs {
         let name = dir.strip_prefix(&expected).unwrap().display().to_string();
-        let script = load_recording(&dir.join("recording.zop")).unwrap_or_else(|e| panic!("{name}: {e:#}"));
+        let script =
+            load_recording(&dir.join("recording.zop")).unwrap_or_else(|e| panic!("{name}: {e:#}"));
         for opt_dir in std::fs::read_dir(dir).unwrap().filter_map(Result::ok) {
             let opt_name = opt_dir.file_name().to_string_lossy().into_owned();
-            let Some(opt) = opt_name.strip_prefix("opt-").and_then(parse_number) else { continue };
-            for golden in std::fs::read_dir(opt_dir.path()).unwrap().filter_map(Result::ok) {
-                let stage = golden.path().file_stem().unwrap().to_string_lossy().into_owned();
-                let bits = debug_level::parse(&stage).unwrap_or_else(|| panic!("unknown stage file {}", golden.path().display()));
-                let tally = tallies.entry((opt_name.clone(), stage.clone())).or_default();
+            let Some(opt) = opt_name.strip_prefix("opt-").and_then(parse_number) else {
+                continue;
+            };
+            for golden in std::fs::read_dir(opt_dir.path())
+                .unwrap()
+                .filter_map(Result::ok)
+            {
+                let stage = golden
+                    .path()
+                    .file_stem()
+                    .unwrap()
+                    .to_string_lossy()
+                    .into_owned();
+                let bits = debug_level::parse(&stage)
+                    .unwrap_or_else(|| panic!("unknown stage file {}", golden.path().display()));
+                let tally = tallies
+                    .entry((opt_name.clone(), stage.clone()))
+                    .or_default();
                 let php = std::fs::read(golden.path()).unwrap();
                 let php_chunks = split_dump(&php);
                 match our_dump(&script, bits, opt) {
@@ -73,7 +97,9 @@ fn fixtures_match_php_dumps() {
                                     "{name} {opt_name}/{stage} {}:\n--- php\n{}\n--- ours\n{}",
                                     String::from_utf8_lossy(chunk.name),
                                     String::from_utf8_lossy(chunk.text),
-                                    our_chunks.get(i).map_or("<missing>".into(), |c| String::from_utf8_lossy(c.text)),
+                                    our_chunks.get(i).map_or("<missing>".into(), |c| {
+                                        String::from_utf8_lossy(c.text)
+                                    }),
                                 ));
                             }
                         }
@@ -90,15 +116,29 @@ fn fixtures_match_php_dumps() {
         }
     }
 
-    println!("{:<16} {:<12} {:>9} {:>9} {:>15}", "opt", "stage", "compared", "identical", "not implemented");
+    println!(
+        "{:<16} {:<12} {:>9} {:>9} {:>15}",
+        "opt", "stage", "compared", "identical", "not implemented"
+    );
     for ((opt, stage), t) in &tallies {
-        println!("{opt:<16} {stage:<12} {:>9} {:>9} {:>15}", t.compared, t.identical, t.not_implemented);
+        println!(
+            "{opt:<16} {stage:<12} {:>9} {:>9} {:>15}",
+            t.compared, t.identical, t.not_implemented
+        );
     }
     // The foundation stages must be implemented on every fixture.
     for stage in ["before", "after"] {
         let t = &tallies[&("opt-0".to_string(), stage.to_string())];
-        assert_eq!(t.not_implemented, 0, "stage {stage} at opt-0 must be implemented");
+        assert_eq!(
+            t.not_implemented, 0,
+            "stage {stage} at opt-0 must be implemented"
+        );
         assert!(t.compared > 0);
     }
-    assert!(failures.is_empty(), "{} mismatch(es):\n{}", failures.len(), failures.join("\n\n"));
+    assert!(
+        failures.is_empty(),
+        "{} mismatch(es):\n{}",
+        failures.len(),
+        failures.join("\n\n")
+    );
 }
