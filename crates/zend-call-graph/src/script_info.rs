@@ -60,6 +60,14 @@ impl ClassRef<'_> {
     }
 }
 
+/// A resolved callee that is not one of the call graph's op_arrays.
+#[derive(Clone, Debug)]
+pub enum CalledTarget<'a> {
+    User(&'a OpArray),
+    /// Internal class name and lowercased method name.
+    InternalMethod(&'static str, Vec<u8>),
+}
+
 /// Where an op_array of the call graph comes from.
 #[derive(Clone, Debug)]
 enum Origin {
@@ -242,6 +250,32 @@ impl<'a> ScriptInfo<'a> {
                     return same_scope(fbc).then_some((index, false));
                 }
                 Some((index, fbc.fn_flags & ZEND_ACC_FINAL == 0))
+            }
+            _ => None,
+        }
+    }
+
+    /// What a call resolves to beyond [`ScriptInfo::called_func`]: the user op_array of a
+    /// resolved method (also abstract ones, outside the call graph's op_arrays), or the
+    /// internal class and lowercased method name of a static call to an internal class.
+    pub fn called_target(&self, caller: &OpArray, op: &zend_ir::Op) -> Option<CalledTarget<'a>> {
+        self.called_func(caller, op)?;
+        match op.opcode {
+            ZEND_INIT_STATIC_METHOD_CALL => {
+                let key = Self::literal(caller, op.op2, 1)?;
+                match self.class_from_op1(caller, op)? {
+                    ClassRef::Internal(name) => {
+                        Some(CalledTarget::InternalMethod(name, key.to_vec()))
+                    }
+                    ClassRef::Script(ce) => {
+                        self.method(ce, key).map(|(f, _)| CalledTarget::User(f))
+                    }
+                }
+            }
+            ZEND_INIT_METHOD_CALL => {
+                let scope = self.scope_class(caller.scope.as_ref()?)?;
+                let key = Self::literal(caller, op.op2, 1)?;
+                self.method(scope, key).map(|(f, _)| CalledTarget::User(f))
             }
             _ => None,
         }

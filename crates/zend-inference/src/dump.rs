@@ -3,14 +3,23 @@
 
 use crate::Inference;
 use std::io::Write;
-use zend_ir::dump::{dump_range, dump_type_info, dump_var};
+use zend_ir::dump::{c_str, dump_range, dump_type_info, dump_var};
 use zend_ir::{OpArray, IS_CV};
 use zend_ssa::Ssa;
 
 /// Appends PHP's SSA variables dump of `op_array` to `out`.
 pub fn dump_ssa_variables(out: &mut Vec<u8>, op_array: &OpArray, ssa: &Ssa, inf: &Inference) {
     out.extend_from_slice(b"\nSSA Variable for \"");
-    out.extend_from_slice(op_array.display_name().as_bytes());
+    // zend_dump_op_array_name prints with %s: names stop at their first NUL.
+    match (&op_array.function_name, &op_array.scope) {
+        (None, _) => out.extend_from_slice(b"$_main"),
+        (Some(f), Some(s)) => {
+            out.extend_from_slice(c_str(s.as_bytes()));
+            out.extend_from_slice(b"::");
+            out.extend_from_slice(c_str(f.as_bytes()));
+        }
+        (Some(f), None) => out.extend_from_slice(c_str(f.as_bytes())),
+    }
     out.extend_from_slice(b"\"\n");
     for (j, var) in ssa.vars.iter().enumerate() {
         out.extend_from_slice(b"    ");

@@ -1972,6 +1972,31 @@ fn func_info(st: &State, line: usize) -> Option<(u32, Option<ClassInfo>, bool)> 
         }
         return Some((ret, ce, inst));
     }
+    match st.ctx.info.called_target(st.op_array, init) {
+        Some(zend_call_graph::CalledTarget::User(f)) => {
+            let (mut ret, mut ce, inst) = signature_return(st.ctx, f);
+            if site.is_prototype && ret & !REF != 0 {
+                ret |= REF;
+                ce = None;
+            }
+            return Some((ret, ce, inst));
+        }
+        Some(zend_call_graph::CalledTarget::InternalMethod(class, method)) => {
+            let mut key = class.to_ascii_lowercase().into_bytes();
+            key.extend_from_slice(b"::");
+            key.extend_from_slice(&method);
+            if let Some(info) = crate::func_infos::lookup(&key) {
+                if let Some(t) = info.signature {
+                    let ce = info.signature_class.map(|c| ClassInfo {
+                        name: c.as_bytes().to_vec(),
+                    });
+                    let inst = ce.is_some();
+                    return Some((t, ce, inst));
+                }
+            }
+        }
+        None => {}
+    }
     // Internal function.
     if init.opcode == ZEND_INIT_FCALL {
         if let Some(Literal::String(name)) = st.literal(init.op2) {

@@ -94,7 +94,10 @@ mod tests {
         assert_eq!(MayBe::REF.bits(), 0x400);
         assert_eq!(MayBe::ARRAY_OF_ANY.bits(), 0x3fe << 10);
         assert_eq!(MayBe::ARRAY_OF_REF.bits(), 1 << 20);
-        assert_eq!(MayBe::ARRAY_KEY_ANY.bits(), (1 << 21) | (1 << 22) | (1 << 23) | (1 << 29));
+        assert_eq!(
+            MayBe::ARRAY_KEY_ANY.bits(),
+            (1 << 21) | (1 << 22) | (1 << 23) | (1 << 29)
+        );
         assert_eq!(MayBe::CLASS.bits(), 1 << 24);
         assert_eq!(MayBe::RC1.bits() | MayBe::RCN.bits(), 0xc000_0000);
     }
