@@ -5,6 +5,10 @@
 //! escape. The result is PHP's `escape_state` per SSA variable (the `NOESC` mark of the
 //! SSA variables dump).
 
+// The transfer functions keep the case-then-condition shape of the C switch they mirror,
+// and walk SSA variables by number as PHP does.
+#![allow(clippy::collapsible_match, clippy::needless_range_loop)]
+
 use zend_call_graph::{ClassRef, ScriptInfo};
 use zend_cfg::Cfg;
 use zend_ir::opcode::*;

@@ -27,6 +27,15 @@
 //! monotone over 32-bit masks (each variable changes at most 32 times). The total work is
 //! O(vars × uses) per function.
 
+// The transfer functions keep the case-then-condition shape of the C switch they mirror,
+// and walk SSA variables by number as PHP does.
+#![allow(
+    clippy::collapsible_match,
+    clippy::collapsible_if,
+    clippy::needless_range_loop,
+    clippy::if_same_then_else
+)]
+
 pub mod dump;
 pub mod func_infos;
 pub mod mb;
@@ -147,10 +156,6 @@ pub(crate) struct State<'s> {
 }
 
 impl State<'_> {
-    pub fn op_ssa(&self, n: usize) -> &SsaOp {
-        &self.ssa.ops[n]
-    }
-
     pub fn literal(&self, o: Operand) -> Option<&Literal> {
         match o {
             Operand::Const(l) => self.op_array.literals.get(l.index()),

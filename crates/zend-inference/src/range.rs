@@ -789,7 +789,7 @@ fn add_scc_usages(st: &State, j: usize, scc: u32, wl: &mut Bits, visited: Option
     st.usages(j, |v| {
         if st.ssa.vars[v].scc == Some(scc)
             && st.vars[v].type_ & REF == 0
-            && visited.is_none_or(|vis| !vis.has(v))
+            && !visited.is_some_and(|vis| vis.has(v))
         {
             wl.incl(v);
         }

@@ -32,6 +32,9 @@ pub struct Report {
     pub phis: usize,
     pub php_trivial_phis: usize,
     pub braun_redundant_phis: usize,
+    /// Of those, in op_arrays with an irreducible loop (PHP's CFG flag), with try/catch
+    /// (loops entered from the entry and from a catch block), and elsewhere.
+    pub braun_redundant_split: [usize; 3],
     pub cytron_redundant_phis: usize,
     pub disagreements: Vec<(String, Disagreement)>,
     /// Files that PHP cannot compile or that could not be recorded/read.
@@ -50,6 +53,9 @@ impl Report {
         self.phis += other.phis;
         self.php_trivial_phis += other.php_trivial_phis;
         self.braun_redundant_phis += other.braun_redundant_phis;
+        for i in 0..3 {
+            self.braun_redundant_split[i] += other.braun_redundant_split[i];
+        }
         self.cytron_redundant_phis += other.cytron_redundant_phis;
         self.disagreements.extend(other.disagreements);
         self.errors.extend(other.errors);
@@ -89,8 +95,12 @@ impl Report {
             self.uses, self.phis, self.php_trivial_phis, self.no_cfg
         );
         println!(
-            "  Braun phis in redundant SCCs (irreducible loops): {}  Cytron phis removed by the same normalisation: {}",
-            self.braun_redundant_phis, self.cytron_redundant_phis
+            "  Braun phis in redundant SCCs: {} (irreducible loop: {}, try/catch: {}, other: {})  Cytron phis removed by the same normalisation: {}",
+            self.braun_redundant_phis,
+            self.braun_redundant_split[0],
+            self.braun_redundant_split[1],
+            self.braun_redundant_split[2],
+            self.cytron_redundant_phis
         );
         println!("  disagreements: {}", self.disagreements.len());
     }
@@ -136,6 +146,18 @@ pub fn check_script(name: &str, script: &Script) -> Report {
         report.phis += outcome.phis;
         report.php_trivial_phis += outcome.php_trivial_phis;
         report.braun_redundant_phis += outcome.braun_redundant_phis;
+        let class = if cfg
+            .blocks
+            .iter()
+            .any(|b| b.flags.contains(zend_cfg::BlockFlags::IRREDUCIBLE_LOOP))
+        {
+            0
+        } else if !op_array.try_catch_array.is_empty() {
+            1
+        } else {
+            2
+        };
+        report.braun_redundant_split[class] += outcome.braun_redundant_phis;
         report.cytron_redundant_phis += outcome.cytron_redundant_phis;
         report.disagreements.extend(
             outcome
