@@ -109,3 +109,27 @@ foreach ($methods as $k => [$sig, $class]) {
 ksort($rows, SORT_STRING);
 echo implode('', $rows);
 echo "];\n";
+// Ancestors (parents and interfaces, lowercased) of every internal class, for instanceof.
+echo "\n/// (lowercase internal class, its lowercase parents and interfaces)\n";
+echo "pub(crate) static CLASS_ANCESTORS: &[(&str, &[&str])] = &[\n";
+$anc = [];
+foreach (get_declared_classes() as $c) {
+    $rc = new ReflectionClass($c);
+    if (!$rc->isInternal()) continue;
+    $a = array_map('strtolower', array_merge(array_values(class_parents($c)), array_values(class_implements($c))));
+    sort($a, SORT_STRING);
+    $anc[strtolower($c)] = $a;
+}
+foreach (get_declared_interfaces() as $c) {
+    $rc = new ReflectionClass($c);
+    if (!$rc->isInternal()) continue;
+    $a = array_map('strtolower', array_values(class_implements($c)));
+    sort($a, SORT_STRING);
+    $anc[strtolower($c)] = $a;
+}
+ksort($anc, SORT_STRING);
+foreach ($anc as $k => $a) {
+    echo "    (\"" . addslashes($k) . "\", &[" . implode(', ', array_map(fn($x) => '"' . addslashes($x) . '"', $a)) . "]),\n";
+}
+echo "];\n";
+

@@ -33,3 +33,12 @@ pub fn lookup(lcname: &[u8]) -> Option<InternalFunc> {
         signature_class: (!class.is_empty()).then_some(class),
     })
 }
+
+/// The lowercased parents and interfaces of internal class `lcname`.
+pub fn internal_ancestors(lcname: &[u8]) -> Option<&'static [&'static str]> {
+    let name = std::str::from_utf8(lcname).ok()?;
+    let i = table::CLASS_ANCESTORS
+        .binary_search_by(|e| e.0.cmp(name))
+        .ok()?;
+    Some(table::CLASS_ANCESTORS[i].1)
+}

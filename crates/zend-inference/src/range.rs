@@ -402,20 +402,19 @@ fn abs_range(min: i64, max: i64) -> Option<(i64, i64)> {
     })
 }
 
+/// `float_div`: the truncated quotient and the next integer away from zero when the
+/// division is inexact.
 fn float_div(a: i64, b: i64) -> (i64, i64) {
-    let f = a as f64 / b as f64;
-    let lo = f.floor();
-    let hi = f.ceil();
-    let c = |x: f64| -> i64 {
-        if x >= i64::MAX as f64 {
-            i64::MAX
-        } else if x <= i64::MIN as f64 {
-            i64::MIN
+    let r1 = a.wrapping_div(b);
+    let mut r2 = r1;
+    if a.wrapping_rem(b) != 0 {
+        if r2 < 0 {
+            r2 -= 1;
         } else {
-            x as i64
+            r2 += 1;
         }
-    };
-    (c(lo), c(hi))
+    }
+    (r1, r2)
 }
 
 /// `zend_inference_calc_binary_op_range`.

@@ -180,6 +180,12 @@ pub(crate) fn infer_types(st: &mut State) {
                                         name: cname.clone(),
                                     });
                                     is_instanceof = true;
+                                } else if is_instanceof
+                                    && safe_instanceof(st, cname, &ce.as_ref().unwrap().name)
+                                {
+                                    ce = Some(ClassInfo {
+                                        name: cname.clone(),
+                                    });
                                 }
                             }
                         }
@@ -1590,6 +1596,48 @@ fn inc_dec_type(st: &State, t1: u32, op1_use: Option<usize>, inc: bool, post: bo
         }
     }
     tmp
+}
+
+/// `safe_instanceof(ce1, ce2)`: `ce1` is linked and an instance of `ce2`.
+fn safe_instanceof(st: &State, ce1: &[u8], ce2: &[u8]) -> bool {
+    if ce1.eq_ignore_ascii_case(ce2) {
+        return true;
+    }
+    let target = ce2.to_ascii_lowercase();
+    let mut stack = vec![ce1.to_ascii_lowercase()];
+    let mut first = true;
+    let mut seen = 0;
+    while let Some(name) = stack.pop() {
+        seen += 1;
+        if seen > 256 {
+            return false;
+        }
+        if name == target {
+            return true;
+        }
+        if let Some(c) = script_class(st, &name) {
+            if c.ce_flags & ZEND_ACC_LINKED == 0 {
+                if first {
+                    return false;
+                }
+                continue;
+            }
+            if let Some(p) = &c.parent_name {
+                stack.push(p.as_bytes().to_ascii_lowercase());
+            }
+            for i in &c.interface_names {
+                stack.push(i.lc_name.as_bytes().to_vec());
+            }
+        } else if let Some(anc) = crate::func_infos::internal_ancestors(&name) {
+            if anc.iter().any(|a| a.as_bytes() == target.as_slice()) {
+                return true;
+            }
+        } else if first {
+            return false;
+        }
+        first = false;
+    }
+    false
 }
 
 /// `binary_op_result_type`.
