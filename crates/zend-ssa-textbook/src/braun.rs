@@ -225,7 +225,10 @@ impl Builder {
                 }
                 Task::Operands(phi, i) => {
                     if i > 0 {
+                        // Resolved now, so a later replacement of that phi finds this
+                        // user.
                         let v = values.pop().expect("an operand");
+                        let v = self.resolve(v);
                         self.phis[phi.0 as usize].operands.push(v);
                         if let Value::Phi(q) = v {
                             self.phis[q.0 as usize].users.push(phi);
