@@ -1,0 +1,50 @@
+//! `zopt crosscheck` on every fixture, recorded afresh by real PHP 8.2 and the zopt
+//! extension at optimization level 0: pruned Cytron, Braun et al. and PHP-style SSA agree on
+//! every op_array (PHP and the extension are required, as for conformance_live).
+
+use std::path::{Path, PathBuf};
+use zopt::php::Php;
+
+fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap()
+}
+
+fn extension() -> PathBuf {
+    let root = workspace_root();
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join("target"));
+    let so = target.join("debug/libzopt_php.so");
+    if !so.is_file() {
+        let status = std::process::Command::new(env!("CARGO"))
+            .args(["build", "-p", "zopt-php"])
+            .current_dir(&root)
+            .status()
+            .expect("cannot run cargo to build the extension");
+        assert!(status.success(), "building the zopt extension failed");
+    }
+    so
+}
+
+#[test]
+fn cytron_braun_and_php_ssa_agree_on_fixtures() {
+    let php = Php::locate(None, Some(&extension())).unwrap();
+    let report =
+        zopt::crosscheck::run(Some(&php), &[workspace_root().join("fixtures/php")]).unwrap();
+    report.print();
+    assert!(report.errors.is_empty(), "{:?}", report.errors);
+    assert!(report.disagreements.is_empty());
+    assert!(
+        report.three_way > 1000,
+        "{} op_arrays checked three ways",
+        report.three_way
+    );
+    assert_eq!(report.agreeing(), report.checked());
+    // Braun's redundant phi SCCs only where control flow is irreducible (loops also
+    // entered from a catch block count).
+    assert_eq!(report.braun_redundant_split[2], 0);
+    assert_eq!(report.cytron_redundant_phis, 0);
+}
