@@ -14,6 +14,20 @@
 //! control flow Braun's basic algorithm leaves redundant SCCs of phis (section 3.2 of the
 //! paper), as PHP's explicit phis at irreducible loop headers are; pruned Cytron has none.
 //!
+//! Differences of PHP's builder, and how the check treats them (measured on fixtures/php
+//! and the Debian corpus: 0 disagreements on 1,200 and 9,084 op_arrays):
+//! - PHP builds no SSA for op_arrays with try/catch or indirect variable access (and
+//!   above 4M blocks x variables): those are compared Cytron against Braun only. PHP's
+//!   dominator tree leaves blocks reached from a catch block without a dominator, so
+//!   [`crate::cytron`] computes its own dominator forest.
+//! - Pis: copies. Phis merging a pi with its own source (placed explicitly by PHP) become
+//!   trivial: 87 on fixtures, 128 on Debian.
+//! - FE_FETCH into a CV does not assign on its exit edge in PHP's renaming: both textbook
+//!   builders model it ([`crate::OpEffects::kept_on_exit`]).
+//! - Braun leaves redundant phi SCCs only where loops are also entered from a catch
+//!   block (irreducible once exception entries are roots): 107 phis on fixtures, 194 on
+//!   Debian, none elsewhere.
+//!
 //! An OP_DATA's definition belongs to the op before it; a use is looked up in PHP's form
 //! in the first slot (op1, op2, result, OP_DATA op1) holding the variable.
 
