@@ -947,7 +947,19 @@ pub fn dump_op_array_header(out: &mut Vec<u8>, op_array: &OpArray, extra: &str, 
 
 /// `zend_dump_op_array` for an op_array without CFG or SSA.
 pub fn dump_op_array(out: &mut Vec<u8>, op_array: &OpArray, dump_flags: u32, msg: Option<&str>) {
-    dump_op_array_header(out, op_array, "", msg);
+    dump_op_array_ex(out, op_array, dump_flags, msg, None);
+}
+
+/// [`dump_op_array`] of an op_array that has a `zend_func_info` (the call graph was built):
+/// its flags and return line are in the header.
+pub fn dump_op_array_ex(
+    out: &mut Vec<u8>,
+    op_array: &OpArray,
+    dump_flags: u32,
+    msg: Option<&str>,
+    func_info: Option<&FuncInfoHeader>,
+) {
+    dump_op_array_header_ex(out, op_array, None, func_info, msg);
     for i in 0..op_array.opcodes.len() {
         dump_op_line(
             out,

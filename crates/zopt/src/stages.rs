@@ -26,6 +26,26 @@ pub fn our_dump(
     };
     match debug_bits {
         // "before optimizer" shows the op_array as compiled, whatever the level.
+        // With the call graph (PASS_6 and PASS_7) every op_array already has a zeroed
+        // zend_func_info when OPcache dumps it before optimizing.
+        debug_level::BEFORE_OPTIMIZER if optimization_level & 0x60 == 0x60 => {
+            let info = zend_call_graph::ScriptInfo::new(script);
+            let header = dump::FuncInfoHeader::default();
+            let mut out = Vec::new();
+            for op_array in &info.op_arrays {
+                if op_array.type_ == zend_ir::ZEND_EVAL_CODE {
+                    continue;
+                }
+                dump::dump_op_array_ex(
+                    &mut out,
+                    op_array,
+                    dump::ZEND_DUMP_LIVE_RANGES,
+                    Some("before optimizer"),
+                    Some(&header),
+                );
+            }
+            Ok(out)
+        }
         debug_level::BEFORE_OPTIMIZER => {
             dump::dump_script(script, debug_bits).ok_or_else(not_implemented)
         }
