@@ -131,6 +131,10 @@ impl Builder {
 
     /// `readVariable`: the value of `var` at the current end of `block`.
     pub fn read_variable(&mut self, block: BlockId, var: u32) -> Value {
+        // Local value numbering: no machinery when the block defines it.
+        if let Some(&v) = self.blocks[block.index()].current_def.get(&var) {
+            return self.resolve(v);
+        }
         let v = self.run(var, vec![Task::Read(block)]);
         self.resolve(v)
     }
@@ -370,7 +374,7 @@ pub fn build(op_array: &OpArray, cfg: &Cfg) -> SsaForm {
         }
         let block = BlockId(j as u32);
         for eff in &effects[s..e] {
-            for &u in &eff.uses {
+            for &u in eff.uses.iter() {
                 let value = b.read_variable(block, u);
                 uses.push(Use {
                     op: eff.op,
@@ -378,7 +382,7 @@ pub fn build(op_array: &OpArray, cfg: &Cfg) -> SsaForm {
                     value,
                 });
             }
-            for &d in &eff.defs {
+            for &d in eff.defs.iter() {
                 let value = Value::Def { op: eff.op, var: d };
                 match (eff.kept_on_exit, cfg.successors(block).first()) {
                     (Some(v), Some(&exit)) if v == d => {

@@ -197,7 +197,7 @@ pub fn build(op_array: &OpArray, cfg: &Cfg, dfg: &Dfg, pruning: Pruning) -> SsaF
     let mut defsites: Vec<Vec<u32>> = vec![Vec::new(); vars];
     for (j, &(s, e)) in ranges.iter().enumerate() {
         for eff in &effects[s..e] {
-            for &d in &eff.defs {
+            for &d in eff.defs.iter() {
                 let sites = &mut defsites[d as usize];
                 if sites.last() != Some(&(j as u32)) {
                     sites.push(j as u32);
@@ -300,7 +300,7 @@ pub fn build(op_array: &OpArray, cfg: &Cfg, dfg: &Dfg, pruning: Pruning) -> SsaF
         let (s, e) = ranges[n.index()];
         let mut kept: Option<(u32, Value)> = None;
         for eff in &effects[s..e] {
-            for &u in &eff.uses {
+            for &u in eff.uses.iter() {
                 form.uses.push(Use {
                     op: eff.op,
                     var: u,
@@ -308,7 +308,7 @@ pub fn build(op_array: &OpArray, cfg: &Cfg, dfg: &Dfg, pruning: Pruning) -> SsaF
                 });
             }
             kept = eff.kept_on_exit.map(|v| (v, current[v as usize]));
-            for &d in &eff.defs {
+            for &d in eff.defs.iter() {
                 set(
                     &mut current,
                     &mut undo,

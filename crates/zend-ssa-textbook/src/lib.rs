@@ -89,14 +89,35 @@ impl SsaForm {
     }
 }
 
+/// Up to four variables (an op has op1, op2, result and its OP_DATA's op1), inline.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Vars {
+    len: u8,
+    items: [u32; 4],
+}
+
+impl Vars {
+    fn push(&mut self, v: u32) {
+        self.items[self.len as usize] = v;
+        self.len += 1;
+    }
+}
+
+impl std::ops::Deref for Vars {
+    type Target = [u32];
+    fn deref(&self) -> &[u32] {
+        &self.items[..self.len as usize]
+    }
+}
+
 /// What one op (with its OP_DATA) uses and defines, by `zend_dfg::add_use_def_op`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct OpEffects {
     pub op: u32,
     /// Variables read (before any definition of the op takes effect), ascending.
-    pub uses: Vec<u32>,
+    pub uses: Vars,
     /// Variables written, ascending.
-    pub defs: Vec<u32>,
+    pub defs: Vars,
     /// `FE_FETCH_R/RW` into a CV: that CV keeps its previous value on the exit edge
     /// (successor 0), as PHP's renaming has it.
     pub kept_on_exit: Option<u32>,
@@ -130,18 +151,27 @@ pub fn op_effects(
     zend_dfg::add_use_def_op(op_array, k, BuildFlags::empty(), scratch_use, scratch_def);
     // Only these operands can be touched: clear just them (the sets may be huge).
     let opline = &op_array.opcodes[k];
-    let mut candidates: Vec<u32> = [opline.op1, opline.op2, opline.result]
-        .into_iter()
-        .chain(op_array.opcodes.get(k + 1).map(|n| n.op1))
-        .filter_map(|o| o.var().map(|v| v.0))
-        .collect();
+    let mut candidates = [u32::MAX; 4];
+    let operands = [
+        Some(opline.op1),
+        Some(opline.op2),
+        Some(opline.result),
+        op_array.opcodes.get(k + 1).map(|n| n.op1),
+    ];
+    for (c, o) in candidates.iter_mut().zip(operands) {
+        if let Some(v) = o.and_then(|o| o.var()) {
+            *c = v.0;
+        }
+    }
     candidates.sort_unstable();
-    candidates.dedup();
     let mut effects = OpEffects {
         op: k as u32,
         ..Default::default()
     };
-    for v in candidates {
+    for (n, &v) in candidates.iter().enumerate() {
+        if v == u32::MAX || (n > 0 && candidates[n - 1] == v) {
+            continue;
+        }
         let i = v as usize;
         if bitset::contains(scratch_use, i) {
             effects.uses.push(v);
