@@ -221,3 +221,36 @@ fn incremental_api() {
     assert!(phis.is_empty());
     let _ = (PhiId(0), BlockId(0), Operand::Unused(0));
 }
+
+/// Minimal, semi-pruned and pruned placement give every use the same value (phis the
+/// pruned form omits are dead), and pruned ⊆ semi-pruned ⊆ minimal.
+#[test]
+fn pruning_variants_agree_on_uses() {
+    for shape in [Shape::IfChain, Shape::LoopNest, Shape::Switch] {
+        let op_array = generate(shape, 2_000, 6);
+        let cfg = Cfg::build(&op_array, BuildFlags::NO_ENTRY_PREDECESSORS).expect("cfg");
+        let dfg = Dfg::build(&op_array, &cfg, BuildFlags::empty());
+        let forms: Vec<_> = [Pruning::Minimal, Pruning::SemiPruned, Pruning::Pruned]
+            .into_iter()
+            .map(|p| cytron::build(&op_array, &cfg, &dfg, p))
+            .collect();
+        let named = |f: &zend_ssa_textbook::SsaForm| -> Vec<(u32, u32, String)> {
+            f.uses
+                .iter()
+                .map(|u| {
+                    let v = match f.phi(u.value) {
+                        Some(p) => format!("phi {:?} {}", p.block, p.var),
+                        None => u.value.to_string(),
+                    };
+                    (u.op, u.var, v)
+                })
+                .collect()
+        };
+        assert_eq!(named(&forms[0]), named(&forms[2]), "{shape:?}");
+        assert_eq!(named(&forms[1]), named(&forms[2]), "{shape:?}");
+        let keys: Vec<_> = forms.iter().map(phi_keys).collect();
+        assert!(keys[2].iter().all(|k| keys[1].contains(k)));
+        assert!(keys[1].iter().all(|k| keys[0].contains(k)));
+        assert!(keys[0].len() >= keys[2].len());
+    }
+}
