@@ -132,4 +132,18 @@ foreach ($anc as $k => $a) {
     echo "    (\"" . addslashes($k) . "\", &[" . implode(', ', array_map(fn($x) => '"' . addslashes($x) . '"', $a)) . "]),\n";
 }
 echo "];\n";
+// The parent of every internal class that has one (lowercased), for join_class_entries.
+echo "\n/// (lowercase internal class, its parent as declared)\n";
+echo "pub(crate) static CLASS_PARENTS: &[(&str, &str)] = &[\n";
+$par = [];
+foreach (get_declared_classes() as $c) {
+    $rc = new ReflectionClass($c);
+    if (!$rc->isInternal() || !$rc->getParentClass()) continue;
+    $par[strtolower($c)] = $rc->getParentClass()->getName();
+}
+ksort($par, SORT_STRING);
+foreach ($par as $k => $p) {
+    echo "    (\"" . addslashes($k) . "\", \"" . addslashes($p) . "\"),\n";
+}
+echo "];\n";
 

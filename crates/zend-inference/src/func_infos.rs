@@ -42,3 +42,12 @@ pub fn internal_ancestors(lcname: &[u8]) -> Option<&'static [&'static str]> {
         .ok()?;
     Some(table::CLASS_ANCESTORS[i].1)
 }
+
+/// The parent (as declared) of internal class `lcname`.
+pub fn internal_parent(lcname: &[u8]) -> Option<&'static str> {
+    let name = std::str::from_utf8(lcname).ok()?;
+    let i = table::CLASS_PARENTS
+        .binary_search_by(|e| e.0.cmp(name))
+        .ok()?;
+    Some(table::CLASS_PARENTS[i].1)
+}

@@ -216,9 +216,7 @@ pub(crate) fn infer_types(st: &mut State) {
                             first = false;
                         } else {
                             is_instanceof |= info.is_instanceof;
-                            if ce != info.ce {
-                                ce = None;
-                            }
+                            ce = join_class_entries(st, ce, info.ce.clone(), &mut is_instanceof);
                         }
                     }
                 }
@@ -1596,6 +1594,80 @@ fn inc_dec_type(st: &State, t1: u32, op1_use: Option<usize>, inc: bool, post: bo
         }
     }
     tmp
+}
+
+/// The parent of a linked class (`None` for unlinked classes and roots), and whether the
+/// class is linked.
+fn linked_parent(st: &State, name: &[u8]) -> (bool, Option<Vec<u8>>) {
+    if let Some(c) = script_class(st, name) {
+        if c.ce_flags & ZEND_ACC_LINKED == 0 {
+            return (false, None);
+        }
+        let parent = c.parent_name.as_ref().map(|p| {
+            let lc = p.as_bytes().to_ascii_lowercase();
+            match script_class(st, &lc) {
+                Some(pc) => pc.name.as_bytes().to_vec(),
+                None => st
+                    .ctx
+                    .class(None, &lc)
+                    .map(|c| c.name)
+                    .unwrap_or_else(|| p.as_bytes().to_vec()),
+            }
+        });
+        return (true, parent);
+    }
+    let lc = name.to_ascii_lowercase();
+    (
+        true,
+        crate::func_infos::internal_parent(&lc).map(|p| p.as_bytes().to_vec()),
+    )
+}
+
+/// `join_class_entries`: the nearest common ancestor on the class (parent) chain.
+fn join_class_entries(
+    st: &State,
+    ce1: Option<ClassInfo>,
+    ce2: Option<ClassInfo>,
+    is_instanceof: &mut bool,
+) -> Option<ClassInfo> {
+    if ce1 == ce2 {
+        return ce1;
+    }
+    let (mut c1, mut c2) = (ce1?.name, ce2?.name);
+    let rank = |n: &[u8]| -> usize {
+        let mut r = 0;
+        let mut cur = n.to_vec();
+        while let (true, Some(p)) = linked_parent(st, &cur) {
+            r += 1;
+            cur = p;
+            if r > 64 {
+                break;
+            }
+        }
+        r
+    };
+    let up = |n: &[u8]| -> Option<Vec<u8>> {
+        match linked_parent(st, n) {
+            (true, p) => p,
+            (false, _) => None,
+        }
+    };
+    let (mut r1, mut r2) = (rank(&c1), rank(&c2));
+    while r1 != r2 {
+        if r1 > r2 {
+            c1 = up(&c1)?;
+            r1 -= 1;
+        } else {
+            c2 = up(&c2)?;
+            r2 -= 1;
+        }
+    }
+    while !c1.eq_ignore_ascii_case(&c2) {
+        c1 = up(&c1)?;
+        c2 = up(&c2)?;
+    }
+    *is_instanceof = true;
+    Some(ClassInfo { name: c1 })
 }
 
 /// `safe_instanceof(ce1, ce2)`: `ce1` is linked and an instance of `ce2`.
