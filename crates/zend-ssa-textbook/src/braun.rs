@@ -18,6 +18,28 @@
 use crate::cytron::all_effects;
 use crate::{PhiId, PhiNode, SsaForm, Use, Value};
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// Multiplicative hashing of the `u32` variable numbers (SipHash is needlessly slow for
+/// them, and the keys are not attacker-chosen).
+#[derive(Default)]
+struct VarHasher(u64);
+
+impl Hasher for VarHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(5) ^ u64::from(b)).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+        }
+    }
+    fn write_u32(&mut self, i: u32) {
+        self.0 = (self.0.rotate_left(5) ^ u64::from(i)).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
+type VarMap = HashMap<u32, Value, BuildHasherDefault<VarHasher>>;
 use zend_cfg::{BlockId, Cfg};
 use zend_ir::OpArray;
 
@@ -26,7 +48,7 @@ struct Block {
     preds: Vec<BlockId>,
     sealed: bool,
     filled: bool,
-    current_def: HashMap<u32, Value>,
+    current_def: VarMap,
     incomplete: Vec<(u32, PhiId)>,
     /// Edge-specific values: on the edge to `.0`, variable `.1` has the value `.2`
     /// (`None`: what reaches the block's entry).
