@@ -254,3 +254,40 @@ fn pruning_variants_agree_on_uses() {
         assert!(keys[0].len() >= keys[2].len());
     }
 }
+
+/// A wrong answer is reported precisely: function, block, variable, every builder's value.
+#[test]
+fn disagreements_are_reported() {
+    let mut b = OpArrayBuilder::new("diamond", 2, 0);
+    b.op(ZEND_RECV, unused(), unused(), b.cv(1));
+    let one = b.long(1);
+    b.assign(0, one);
+    let j = b.jmpz(b.cv(1), 0);
+    let two = b.long(2);
+    b.assign(0, two);
+    let join = b.next();
+    b.patch(j, join);
+    let ret = b.ret(b.cv(0));
+    let op_array = b.finish();
+    let cfg = Cfg::build(&op_array, BuildFlags::NO_ENTRY_PREDECESSORS).expect("cfg");
+    let dfg = Dfg::build(&op_array, &cfg, BuildFlags::empty());
+    let ssa = Ssa::build(&op_array, &cfg, &dfg, &NoClasses, BuildFlags::empty()).expect("ssa");
+    let cytron = cytron::build(&op_array, &cfg, &dfg, Pruning::Pruned);
+    let mut braun = braun::build(&op_array, &cfg);
+    let u = braun
+        .uses
+        .iter_mut()
+        .find(|u| u.op == ret)
+        .expect("the return's use");
+    u.value = Value::Def { op: 1, var: 0 };
+    let outcome =
+        zend_ssa_textbook::compare::compare_forms(&op_array, &cfg, &cytron, &braun, Some(&ssa));
+    assert_eq!(outcome.disagreements.len(), 1);
+    let d = &outcome.disagreements[0];
+    assert_eq!(d.function, "diamond");
+    assert_eq!(d.var, "$v0");
+    assert_eq!(d.block, cfg.map[ret as usize].0);
+    assert!(d.braun.starts_with("def(op 1"), "{d}");
+    assert!(d.cytron.starts_with("phi("), "{d}");
+    assert_eq!(d.php.as_deref(), Some(d.cytron.as_str()));
+}
