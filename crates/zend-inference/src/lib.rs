@@ -65,6 +65,9 @@ pub struct VarInfo {
     pub is_instanceof: bool,
     pub has_range: bool,
     pub range: SsaRange,
+    /// The integer constant assigned here may be a double instead
+    /// (`ZEND_OPTIMIZER_NARROW_TO_DOUBLE`).
+    pub use_as_double: bool,
 }
 
 /// A function's return info (`zend_func_info.return_info`).

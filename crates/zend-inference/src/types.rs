@@ -152,6 +152,220 @@ pub(crate) fn infer_types(st: &mut State) {
     for j in st.op_array.last_var() as usize..n {
         wl.incl(j);
     }
+    infer_types_ex(st, wl);
+    if st.ctx.optimization_level & (1 << 17) != 0 {
+        type_narrowing(st);
+    }
+}
+
+/// `zend_type_narrowing`: integer constants assigned to CVs that are only used in
+/// arithmetic producing doubles are treated as doubles from the start.
+fn type_narrowing(st: &mut State) {
+    let n = st.vars.len();
+    let mut worklist = Worklist::new(n);
+    let mut narrowed = false;
+    for v in st.op_array.last_var() as usize..n {
+        if st.vars[v].type_ & (REF | ANY | UNDEF) != LONG {
+            continue;
+        }
+        let Some(def) = st.ssa.vars[v].definition else {
+            continue;
+        };
+        if st.ssa.vars[v].no_val {
+            continue;
+        }
+        let op = &st.op_array.opcodes[def.index()];
+        if op.opcode == ZEND_ASSIGN
+            && op.result.op_type() == IS_UNUSED
+            && op.op1.op_type() == IS_CV
+            && op.op2.op_type() == IS_CONST
+        {
+            let value = match st.literal(op.op2) {
+                Some(Literal::Long(l)) => Num::Long(*l),
+                _ => continue,
+            };
+            let mut visited = vec![false; n];
+            if can_convert_to_double(st, v, Some(value), &mut visited) {
+                narrowed = true;
+                st.vars[v].use_as_double = true;
+                for (i, &seen) in visited.iter().enumerate() {
+                    if seen {
+                        st.vars[i].type_ &= !ANY;
+                        worklist.incl(i);
+                    }
+                }
+            }
+        }
+    }
+    if narrowed {
+        infer_types_ex(st, worklist);
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Num {
+    Long(i64),
+    Double(f64),
+}
+
+impl Num {
+    fn as_f64(self) -> f64 {
+        match self {
+            Num::Long(l) => l as f64,
+            Num::Double(d) => d,
+        }
+    }
+}
+
+/// PHP's `add/sub/mul/div_function` on longs and doubles.
+fn binary_num(opcode: Opcode, a: Num, b: Num) -> Num {
+    if let (Num::Long(x), Num::Long(y)) = (a, b) {
+        let r = match opcode {
+            ZEND_ADD => x.checked_add(y),
+            ZEND_SUB => x.checked_sub(y),
+            ZEND_MUL => x.checked_mul(y),
+            _ => {
+                if y != 0 && x % y == 0 && !(x == i64::MIN && y == -1) {
+                    Some(x / y)
+                } else {
+                    None
+                }
+            }
+        };
+        if let Some(r) = r {
+            return Num::Long(r);
+        }
+    }
+    let (x, y) = (a.as_f64(), b.as_f64());
+    Num::Double(match opcode {
+        ZEND_ADD => x + y,
+        ZEND_SUB => x - y,
+        ZEND_MUL => x * y,
+        _ => x / y,
+    })
+}
+
+/// `can_convert_to_double` (`value` None: the previous result was an effective cast).
+fn can_convert_to_double(st: &State, var: usize, value: Option<Num>, visited: &mut [bool]) -> bool {
+    if visited[var] {
+        return true;
+    }
+    visited[var] = true;
+    let sv = SsaVar(var as u32);
+    let uses: Vec<usize> = st.ssa.uses(sv).map(|u| u.index()).collect();
+    for u in uses {
+        if st
+            .ssa
+            .is_no_val_use(st.op_array, zend_ir::OpNum(u as u32), sv)
+        {
+            continue;
+        }
+        let op = &st.op_array.opcodes[u];
+        let so = &st.ssa.ops[u];
+        if !matches!(op.opcode, ZEND_ADD | ZEND_SUB | ZEND_MUL | ZEND_DIV) {
+            return false;
+        }
+        let Some(rd) = so.result_def else {
+            return false;
+        };
+        let t = st.vars[rd.index()].type_;
+        if t & ANY == DOUBLE {
+            continue;
+        }
+        let Some(value) = value else {
+            return false;
+        };
+        if t & ANY & !(LONG | DOUBLE) != 0 {
+            return false;
+        }
+        let konst = |o: Operand| match st.literal(o) {
+            Some(Literal::Long(l)) => Some(Num::Long(*l)),
+            Some(Literal::Double(d)) => Some(Num::Double(f64::from_bits(d.0))),
+            _ => None,
+        };
+        let dval = Num::Double(value.as_f64());
+        let (o1, d1) = if so.op1_use == Some(sv) {
+            (Some(value), Some(dval))
+        } else {
+            (konst(op.op1), konst(op.op1))
+        };
+        let (o2, d2) = if so.op2_use == Some(sv) {
+            (Some(value), Some(dval))
+        } else {
+            (konst(op.op2), konst(op.op2))
+        };
+        let lval = |n: Option<Num>| match n {
+            Some(Num::Long(l)) => Some(l),
+            _ => None,
+        };
+        let result = match (o1, o2) {
+            (None, Some(c)) => {
+                if op.opcode == ZEND_MUL && lval(Some(c)) == Some(0) {
+                    Some(Num::Long(0))
+                } else if effective_cast(op.opcode, c, true) {
+                    None
+                } else {
+                    return false;
+                }
+            }
+            (Some(c), None) => {
+                if op.opcode == ZEND_MUL && lval(Some(c)) == Some(0) {
+                    Some(Num::Long(0))
+                } else if effective_cast(op.opcode, c, false) {
+                    None
+                } else {
+                    return false;
+                }
+            }
+            (Some(a), Some(b)) => {
+                if op.opcode == ZEND_DIV && b.as_f64() == 0.0 {
+                    return false;
+                }
+                let r = binary_num(op.opcode, a, b);
+                let d = binary_num(op.opcode, d1.unwrap(), d2.unwrap());
+                if r.as_f64() != d.as_f64() {
+                    return false;
+                }
+                Some(r)
+            }
+            (None, None) => return false,
+        };
+        if !can_convert_to_double(st, rd.index(), result, visited) {
+            return false;
+        }
+    }
+    let phis: Vec<usize> = st
+        .ssa
+        .phi_uses(sv)
+        .map(|p| st.ssa.phis[p.index()].ssa_var.index())
+        .collect();
+    for pv in phis {
+        if st.vars[pv].type_ & ANY & !(LONG | DOUBLE) != 0 {
+            return false;
+        }
+        if !can_convert_to_double(st, pv, value, visited) {
+            return false;
+        }
+    }
+    true
+}
+
+/// `is_effective_op1_double_cast` (`op1_unknown`) / `is_effective_op2_double_cast`.
+fn effective_cast(opcode: Opcode, c: Num, op1_unknown: bool) -> bool {
+    let Num::Long(l) = c else {
+        return false;
+    };
+    match opcode {
+        ZEND_ADD | ZEND_SUB => l == 0,
+        ZEND_MUL => l == 1,
+        ZEND_DIV => op1_unknown && l == 1,
+        _ => false,
+    }
+}
+
+/// `zend_infer_types_ex`: the worklist over SSA variables until a fixpoint.
+fn infer_types_ex(st: &mut State, mut wl: Worklist) {
+    let n = st.vars.len();
     let mut guard = 0usize;
     let bound = 64 * (n + 1) * 64;
     while let Some(j) = wl.pop_first() {
@@ -289,7 +503,8 @@ impl Upd<'_, '_> {
             }
         }
         if self.st.vars[var].type_ != t {
-            // PHP fails the whole inference on narrowing; keep the union to stay monotone.
+            // PHP fails the whole inference on narrowing; keep the union to stay monotone
+            // (after zend_type_narrowing reset the visited types, the union is the new type).
             let t = t | self.st.vars[var].type_;
             if self.st.vars[var].type_ != t {
                 self.st.vars[var].type_ = t;
@@ -744,7 +959,11 @@ impl Upd<'_, '_> {
                 if result_type != IS_UNUSED && tmp & RC1 != 0 {
                     tmp |= RCN;
                 }
-                if op1_def.is_some() {
+                if let Some(d) = op1_def {
+                    if self.st.vars[d].use_as_double {
+                        tmp &= !LONG;
+                        tmp |= DOUBLE;
+                    }
                     self.update_type(tmp, op1_def);
                     self.copy_obj(op2_use, op1_def);
                 }
