@@ -86,6 +86,10 @@ pub struct Inference {
     pub vars: Vec<VarInfo>,
     /// The return info computed from the function's RETURN ops.
     pub return_info: Option<ReturnInfo>,
+    /// PHP's type inference would fail here ("Narrowing warning"): a type shrank during
+    /// the fixpoint iteration. OPcache then drops the function's analysis: no SSA
+    /// variables dump and no function info for its callers.
+    pub failed: bool,
 }
 
 impl Inference {
@@ -156,6 +160,8 @@ pub(crate) struct State<'s> {
     pub vars: Vec<VarInfo>,
     /// Per op: the call site whose DO_* it is (index into the caller's call sites).
     pub call_at_do: Vec<Option<zend_call_graph::CallSite>>,
+    /// A type shrank during the worklist iteration: PHP warns and gives up.
+    pub failed: bool,
 }
 
 impl State<'_> {
@@ -334,6 +340,7 @@ pub fn infer(
         returns,
         vars,
         call_at_do,
+        failed: false,
     };
     types::mark_cv_references(&mut st);
     range::infer_ranges(&mut st);
@@ -346,5 +353,6 @@ pub fn infer(
     Inference {
         vars: st.vars,
         return_info,
+        failed: st.failed,
     }
 }

@@ -145,7 +145,7 @@ impl Worklist {
     }
 }
 
-/// `zend_infer_types` (without the double narrowing of `ZEND_OPTIMIZER_NARROW_TO_DOUBLE`).
+/// `zend_infer_types`, then `zend_type_narrowing` when `ZEND_OPTIMIZER_NARROW_TO_DOUBLE` is set.
 pub(crate) fn infer_types(st: &mut State) {
     let n = st.vars.len();
     let mut wl = Worklist::new(n);
@@ -505,6 +505,9 @@ impl Upd<'_, '_> {
         if self.st.vars[var].type_ != t {
             // PHP fails the whole inference on narrowing; keep the union to stay monotone
             // (after zend_type_narrowing reset the visited types, the union is the new type).
+            if self.st.vars[var].type_ & !t != 0 {
+                self.st.failed = true;
+            }
             let t = t | self.st.vars[var].type_;
             if self.st.vars[var].type_ != t {
                 self.st.vars[var].type_ = t;

@@ -149,6 +149,11 @@ pub fn dump_script(script: &Script, debug_bits: u32, optimization_level: u32) ->
             ssa.find_false_dependencies(op_array);
             ssa.find_sccs(op_array);
             let inf = zend_inference::infer(op_array, Some(index), &cfg, &ssa, &ctx, &returns);
+            if inf.failed {
+                // zend_dfa_analyze_op_array fails: no dump, no func_info for callers.
+                returns[index] = None;
+                continue;
+            }
             if let Some(ri) = &inf.return_info {
                 returns[index] = Some(ri.clone());
             }
