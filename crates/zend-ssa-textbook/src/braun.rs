@@ -72,6 +72,7 @@ pub struct Builder {
     phis: Vec<Phi>,
     /// Value of a variable read where nothing defines it (entry block or no predecessors).
     entry: Box<dyn Fn(u32) -> Value>,
+    scratch: (Vec<Task>, Vec<Value>),
 }
 
 enum Task {
@@ -91,6 +92,7 @@ impl Builder {
             blocks: Vec::new(),
             phis: Vec::new(),
             entry: Box::new(entry),
+            scratch: (Vec::new(), Vec::new()),
         }
     }
 
@@ -146,7 +148,7 @@ impl Builder {
     pub fn seal_block(&mut self, block: BlockId) {
         let incomplete = std::mem::take(&mut self.blocks[block.index()].incomplete);
         for (var, phi) in incomplete {
-            self.run(var, vec![Task::Operands(phi, 0)]);
+            self.run(var, Task::Operands(phi, 0));
         }
         self.blocks[block.index()].sealed = true;
     }
@@ -157,7 +159,7 @@ impl Builder {
         if let Some(&v) = self.blocks[block.index()].current_def.get(&var) {
             return self.resolve(v);
         }
-        let v = self.run(var, vec![Task::Read(block)]);
+        let v = self.run(var, Task::Read(block));
         self.resolve(v)
     }
 
@@ -197,8 +199,12 @@ impl Builder {
 
     /// The read machine: `readVariable`/`readVariableRecursive`/`addPhiOperands` on an
     /// explicit stack. Returns the value the first task produces.
-    fn run(&mut self, var: u32, mut tasks: Vec<Task>) -> Value {
-        let mut values: Vec<Value> = Vec::new();
+    fn run(&mut self, var: u32, first: Task) -> Value {
+        // Buffers reused across reads (a nested read gets fresh ones).
+        let (mut tasks, mut values) = std::mem::take(&mut self.scratch);
+        tasks.clear();
+        values.clear();
+        tasks.push(first);
         while let Some(task) = tasks.pop() {
             match task {
                 Task::Read(b) => {
@@ -235,7 +241,7 @@ impl Builder {
                         Some(None) => {
                             // The value reaching p's entry: read as if p had no write.
                             let saved = self.blocks[p.index()].current_def.remove(&var);
-                            let v = self.run(var, vec![Task::Read(p)]);
+                            let v = self.run(var, Task::Read(p));
                             // Reading cached the entry value under var: restore the write.
                             if let Some(s) = saved {
                                 self.blocks[p.index()].current_def.insert(var, s);
@@ -273,7 +279,9 @@ impl Builder {
                 }
             }
         }
-        values.pop().expect("the read's value")
+        let v = values.pop().expect("the read's value");
+        self.scratch = (tasks, values);
+        v
     }
 
     /// `tryRemoveTrivialPhi`, with the re-examination of users on a worklist. Returns what
