@@ -204,7 +204,18 @@ impl FileCache {
             .map_or(0, |d| d.as_secs());
         let bytes = entry::encode(script, &self.digest, key, stored_at)?;
         let target = self.entry_path(&key.path);
-        write_atomic(&self.dir, &target, &bytes, self.config.sync)?;
+        match write_atomic(&self.dir, &target, &bytes, self.config.sync) {
+            // The directory was removed under us (`zopt cache clear`): make it again.
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                fs::create_dir_all(&self.dir)?;
+                let system_file = self.dir.join(SYSTEM_FILE);
+                let text = format!("{}\n", self.system.describe());
+                write_atomic(&self.dir, &system_file, text.as_bytes(), false)?;
+                *self.known_total.lock().unwrap_or_else(|e| e.into_inner()) = None;
+                write_atomic(&self.dir, &target, &bytes, self.config.sync)?;
+            }
+            r => r?,
+        }
         let body_bytes = u64::from_le_bytes(bytes[72..80].try_into().unwrap());
         let evicted = self.account(bytes.len() as u64)?;
         Ok(StoreInfo {

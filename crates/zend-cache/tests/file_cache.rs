@@ -258,3 +258,21 @@ fn backend_is_object_safe_and_shareable() {
         );
     }
 }
+
+#[test]
+fn store_recovers_after_clear() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("cache");
+    let cache = FileCache::open(&root, system(), config()).unwrap();
+    let key = CacheKey::new(b"/c.php".to_vec(), Validation::of_content(b"c"));
+    let script = support::rich_script("/c.php", 1);
+    cache.store(&key, &script).unwrap();
+    file_cache::clear(&root).unwrap();
+    assert_eq!(cache.lookup(&key).unwrap_err(), Miss::NotFound);
+    std::fs::remove_dir_all(&root).unwrap();
+    cache.store(&key, &script).unwrap();
+    assert_eq!(cache.lookup(&key).unwrap().to_script(), script);
+    let scan = file_cache::scan(&root).unwrap();
+    assert_eq!(scan.entries.len(), 1);
+    assert!(scan.systems[0].description.is_some());
+}
