@@ -772,15 +772,55 @@ impl Bits {
     fn clear(&mut self) {
         self.0.iter_mut().for_each(|w| *w = 0);
     }
-    fn pop_first(&mut self) -> Option<usize> {
-        for (w, b) in self.0.iter_mut().enumerate() {
-            if *b != 0 {
-                let t = b.trailing_zeros() as usize;
-                *b &= !(1 << t);
-                return Some(w * 64 + t);
-            }
+}
+
+/// `WHILE_WORKLIST`: sweeps over the bitset in increasing order, each 64-bit word read
+/// once per sweep when reached (bits set behind the cursor, or later in the word being
+/// walked, wait for the next sweep), until a sweep finds nothing.
+struct Sweep {
+    word: usize,
+    x: u64,
+    progressed: bool,
+    started: bool,
+}
+
+impl Sweep {
+    fn new() -> Self {
+        Sweep {
+            word: 0,
+            x: 0,
+            progressed: false,
+            started: false,
         }
-        None
+    }
+
+    fn next(&mut self, b: &mut Bits) -> Option<usize> {
+        loop {
+            if self.x != 0 {
+                let t = self.x.trailing_zeros() as usize;
+                self.x &= self.x - 1;
+                b.0[self.word] &= !(1u64 << t);
+                self.progressed = true;
+                return Some(self.word * 64 + t);
+            }
+            if self.started {
+                self.word += 1;
+            } else {
+                self.started = true;
+                self.word = 0;
+            }
+            if self.word >= b.0.len() {
+                if !self.progressed {
+                    return None;
+                }
+                self.progressed = false;
+                self.word = 0;
+            }
+            if b.0.is_empty() {
+                return None;
+            }
+            self.x = b.0[self.word];
+        }
     }
 }
 
@@ -842,7 +882,8 @@ pub(crate) fn infer_ranges(st: &mut State) {
                     }
                 }
                 visited.clear();
-                while let Some(j) = wwl.pop_first() {
+                let mut sweep = Sweep::new();
+                while let Some(j) = sweep.next(&mut wwl) {
                     if let Some(r) = calc_range(st, j, false) {
                         if narrowing_meet(st, j, r) {
                             visited.incl(j);
@@ -858,7 +899,8 @@ pub(crate) fn infer_ranges(st: &mut State) {
             }
         }
         // Widening.
-        while let Some(j) = wl.pop_first() {
+        let mut sweep = Sweep::new();
+        while let Some(j) = sweep.next(&mut wl) {
             if let Some(r) = calc_range(st, j, false) {
                 if widening_meet(st, j, r) {
                     add_scc_usages(st, j, scc_u, &mut wl, None);
@@ -871,7 +913,8 @@ pub(crate) fn infer_ranges(st: &mut State) {
                 add_scc_usages(st, j, scc_u, &mut wl, None);
             }
         }
-        while let Some(j) = wl.pop_first() {
+        let mut sweep = Sweep::new();
+        while let Some(j) = sweep.next(&mut wl) {
             if let Some(r) = calc_range(st, j, false) {
                 if widening_meet(st, j, r) {
                     add_scc_usages(st, j, scc_u, &mut wl, None);
@@ -890,7 +933,8 @@ pub(crate) fn infer_ranges(st: &mut State) {
             wl.incl(j);
         }
         // Narrowing.
-        while let Some(j) = wl.pop_first() {
+        let mut sweep = Sweep::new();
+        while let Some(j) = sweep.next(&mut wl) {
             if let Some(r) = calc_range(st, j, true) {
                 if narrowing_meet(st, j, r) {
                     add_scc_usages(st, j, scc_u, &mut wl, None);

@@ -418,6 +418,9 @@ fn infer_types_ex(st: &mut State, mut wl: Worklist) {
                 for s in phi.sources.iter().take(npred) {
                     tmp |= st.var_type(*s);
                 }
+                // PHP updates the phi's type before joining the classes of the sources
+                // that may be objects, so a phi that is its own source sees its new type.
+                Upd { st, wl: &mut wl }.update_type(tmp, Some(j));
                 let mut first = true;
                 let mut ce: Option<ClassInfo> = None;
                 let mut is_instanceof = false;
@@ -430,12 +433,12 @@ fn infer_types_ex(st: &mut State, mut wl: Worklist) {
                             first = false;
                         } else {
                             is_instanceof |= info.is_instanceof;
-                            ce = join_class_entries(st, ce, info.ce.clone(), &mut is_instanceof);
+                            let other = info.ce.clone();
+                            ce = join_class_entries(st, ce, other, &mut is_instanceof);
                         }
                     }
                 }
                 let mut u = Upd { st, wl: &mut wl };
-                u.update_type(tmp, Some(j));
                 let inst = ce.is_some() && is_instanceof;
                 u.update_obj(ce, inst, Some(j));
             }
