@@ -68,3 +68,95 @@ fn before_and_after_at_level_0_are_identical_on_fixtures() {
         );
     }
 }
+
+/// The PHP code of Debian's php-parser, php-twig, composer and phpunit packages, as
+/// tools/debian-corpus.sh lists it (installing the packages when they are missing).
+fn debian_corpus() -> Vec<PathBuf> {
+    let output = std::process::Command::new(workspace_root().join("tools/debian-corpus.sh"))
+        .output()
+        .expect("cannot run tools/debian-corpus.sh");
+    assert!(
+        output.status.success(),
+        "tools/debian-corpus.sh failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let dirs: Vec<PathBuf> = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(PathBuf::from)
+        .collect();
+    assert_eq!(
+        dirs.len(),
+        4,
+        "expected the four package directories, got {dirs:?}"
+    );
+    dirs
+}
+
+/// Every recording of the Debian corpus parses, prints back to the same text, and survives
+/// the binary form unchanged; and our before/after dumps equal PHP's on every op_array.
+#[test]
+fn debian_corpus_recordings_round_trip_and_dumps_are_identical() {
+    use rayon::prelude::*;
+    let php = Php::locate(None, Some(&extension())).unwrap();
+    let files = php_files(&debian_corpus()).unwrap();
+    assert!(
+        files.len() > 1000,
+        "only {} files in the Debian corpus",
+        files.len()
+    );
+
+    let failures: Vec<String> = files
+        .par_iter()
+        .filter_map(|file| {
+            let tmp = tempfile::tempdir().unwrap();
+            let check = || -> anyhow::Result<()> {
+                let compiled = php.compile(&file.path, 0, 0, Some(tmp.path()))?;
+                let path = compiled
+                    .recording
+                    .expect("compile with a record dir records");
+                let text = std::fs::read_to_string(&path)?;
+                let script = zend_ir::zop::parse(&text)?;
+                anyhow::ensure!(
+                    zend_ir::zop::print(&script) == text,
+                    "print(parse(text)) != text"
+                );
+                let binary = zend_ir::zop::to_binary(&script);
+                anyhow::ensure!(
+                    zend_ir::zop::from_binary(&binary)? == script,
+                    "binary round trip changed the script"
+                );
+                Ok(())
+            };
+            check()
+                .err()
+                .map(|e| format!("{}: {e:#}", file.path.display()))
+        })
+        .collect();
+    assert!(
+        failures.is_empty(),
+        "{} recording(s) failed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+
+    let levels = [
+        Level::parse("before").unwrap(),
+        Level::parse("after").unwrap(),
+    ];
+    let report = conformance::run(&php, &files, 0, &levels, false);
+    report.print_table();
+    assert!(
+        report.errors.is_empty(),
+        "recording errors: {:?}",
+        report.errors
+    );
+    for level in &report.levels {
+        assert!(level.implemented);
+        // Acceptance is >= 99.9%; today every op_array is identical, so hold that line.
+        assert_eq!(
+            level.identical, level.compared,
+            "level {} mismatches: {:#?}",
+            level.level, level.mismatches
+        );
+    }
+}
