@@ -3,41 +3,21 @@
 //! `zopt cache` machinery (warm, stat, verify, clear) works end to end. PHP and the
 //! extension are required (CI installs PHP; the extension is built here if missing).
 
+mod common;
+
+use common::{extension, workspace_root};
+
 use rayon::prelude::*;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use zend_cache::{
     file_cache, CacheBackend, CacheKey, FileCache, FileCacheConfig, SystemId, ValidationMode,
 };
 use zopt::corpus::{load_recording, php_files};
 use zopt::php::Php;
 
-fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .unwrap()
-}
-
-fn extension() -> PathBuf {
-    let root = workspace_root();
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root.join("target"));
-    let so = target.join("debug/libzopt_php.so");
-    if !so.is_file() {
-        let status = std::process::Command::new(env!("CARGO"))
-            .args(["build", "-p", "zopt-php"])
-            .current_dir(&root)
-            .status()
-            .expect("cannot run cargo to build the extension");
-        assert!(status.success(), "building the zopt extension failed");
-    }
-    so
-}
-
 #[test]
 fn every_fixture_recording_roundtrips_through_the_cache() {
-    let php = Php::locate(None, Some(&extension())).unwrap();
+    let php = Php::locate(None, Some(extension())).unwrap();
     let files = php_files(&[workspace_root().join("fixtures/php")]).unwrap();
     assert!(files.len() > 50);
     let cache_dir = tempfile::tempdir().unwrap();
@@ -94,7 +74,7 @@ fn every_fixture_recording_roundtrips_through_the_cache() {
 
 #[test]
 fn warm_stat_verify_clear() {
-    let php = Php::locate(None, Some(&extension())).unwrap();
+    let php = Php::locate(None, Some(extension())).unwrap();
     let root = workspace_root();
     let dir = tempfile::tempdir().unwrap();
     let cache_dir = dir.path().join("cache");

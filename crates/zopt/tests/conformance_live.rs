@@ -3,39 +3,18 @@
 //! PHP and the extension are required (CI installs PHP; the extension is built here if
 //! missing) — this test fails rather than skips without them.
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use common::{extension, workspace_root};
+
+use std::path::PathBuf;
 use zopt::conformance::{self, Level};
 use zopt::corpus::php_files;
 use zopt::php::Php;
 
-fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .unwrap()
-}
-
-/// The debug build of the extension, built on demand.
-fn extension() -> PathBuf {
-    let root = workspace_root();
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root.join("target"));
-    let so = target.join("debug/libzopt_php.so");
-    if !so.is_file() {
-        let status = std::process::Command::new(env!("CARGO"))
-            .args(["build", "-p", "zopt-php"])
-            .current_dir(&root)
-            .status()
-            .expect("cannot run cargo to build the extension");
-        assert!(status.success(), "building the zopt extension failed");
-    }
-    so
-}
-
 #[test]
 fn before_and_after_at_level_0_are_identical_on_fixtures() {
-    let php = Php::locate(None, Some(&extension())).unwrap();
+    let php = Php::locate(None, Some(extension())).unwrap();
     let files = php_files(&[workspace_root().join("fixtures/php")]).unwrap();
     let levels = [
         Level::parse("before").unwrap(),
@@ -97,7 +76,7 @@ fn debian_corpus() -> Vec<PathBuf> {
 #[test]
 fn debian_corpus_recordings_round_trip_and_dumps_are_identical() {
     use rayon::prelude::*;
-    let php = Php::locate(None, Some(&extension())).unwrap();
+    let php = Php::locate(None, Some(extension())).unwrap();
     let files = php_files(&debian_corpus()).unwrap();
     assert!(
         files.len() > 1000,

@@ -2,36 +2,15 @@
 //! extension at optimization level 0: pruned Cytron, Braun et al. and PHP-style SSA agree on
 //! every op_array (PHP and the extension are required, as for conformance_live).
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use common::{extension, workspace_root};
+
 use zopt::php::Php;
-
-fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .unwrap()
-}
-
-fn extension() -> PathBuf {
-    let root = workspace_root();
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root.join("target"));
-    let so = target.join("debug/libzopt_php.so");
-    if !so.is_file() {
-        let status = std::process::Command::new(env!("CARGO"))
-            .args(["build", "-p", "zopt-php"])
-            .current_dir(&root)
-            .status()
-            .expect("cannot run cargo to build the extension");
-        assert!(status.success(), "building the zopt extension failed");
-    }
-    so
-}
 
 #[test]
 fn cytron_braun_and_php_ssa_agree_on_fixtures() {
-    let php = Php::locate(None, Some(&extension())).unwrap();
+    let php = Php::locate(None, Some(extension())).unwrap();
     let report =
         zopt::crosscheck::run(Some(&php), &[workspace_root().join("fixtures/php")]).unwrap();
     report.print();

@@ -7,9 +7,12 @@
 //! (`apt-get install composer phpunit`): the tests fail with a message saying so, they never
 //! skip. The extension is built here (`cargo build -p zopt-php`, a no-op when fresh).
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use common::{extension, workspace_root};
+
+use std::path::PathBuf;
 use std::process::Command;
-use std::sync::OnceLock;
 use std::time::Duration;
 
 use zopt::corpus::php_files;
@@ -22,13 +25,6 @@ use zopt::exec_diff::{self, Config, Manifest, Mode, PhpIni, Program, Report};
 ///   are bound early (delayed early binding), so `class_exists('Child')` at the top is true.
 const OPCACHE_DEPENDENT: &[&str] = &["oop_extends_later.php"];
 
-fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .unwrap()
-}
-
 fn require_tool(name: &str, install: &str) {
     let found = Command::new(name).arg("--version").output();
     match found {
@@ -40,34 +36,6 @@ fn require_tool(name: &str, install: &str) {
         ),
         Err(e) => panic!("this test needs `{name}` on PATH ({e}); install it with `{install}`"),
     }
-}
-
-/// The extension of this build's profile, brought up to date first.
-fn extension() -> &'static Path {
-    static EXT: OnceLock<PathBuf> = OnceLock::new();
-    EXT.get_or_init(|| {
-        if let Some(path) = std::env::var_os("ZOPT_PHP_EXTENSION") {
-            return PathBuf::from(path);
-        }
-        let exe = std::env::current_exe().unwrap();
-        let profile_dir = exe
-            .parent()
-            .and_then(Path::parent)
-            .expect("test binary in <target>/<profile>/deps");
-        let profile = match profile_dir.file_name().and_then(|n| n.to_str()) {
-            Some("debug") | None => "dev",
-            Some(other) => other,
-        };
-        let status = Command::new(env!("CARGO"))
-            .args(["build", "-p", "zopt-php", "--profile", profile])
-            .current_dir(workspace_root())
-            .status()
-            .expect("running cargo build -p zopt-php");
-        assert!(status.success(), "building the zopt extension failed");
-        let so = profile_dir.join("libzopt_php.so");
-        assert!(so.is_file(), "no extension at {}", so.display());
-        so
-    })
 }
 
 fn config() -> Config {

@@ -4,18 +4,15 @@
 //! Each implemented stage must print exactly PHP's bytes; stages not implemented yet are
 //! counted and reported, never treated as passing.
 
+mod common;
+
+use common::workspace_root;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use zend_ir::dump::{debug_level, parse_number};
 use zopt::corpus::load_recording;
 use zopt::stages::{our_dump, split_dump};
-
-fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .unwrap()
-}
 
 /// Every fixture directory (one holding a recording.zop), sorted.
 fn fixture_dirs(expected: &Path) -> Vec<PathBuf> {

@@ -1,0 +1,44 @@
+//! Helpers shared by zopt's integration tests: the workspace root and the zopt extension.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+pub fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap()
+}
+
+/// The extension of this build's profile (or $ZOPT_PHP_EXTENSION), brought up to date
+/// first: `cargo test` builds no cdylib for integration tests, and testing a stale extension
+/// would be worse than a missing one.
+pub fn extension() -> &'static Path {
+    static EXT: OnceLock<PathBuf> = OnceLock::new();
+    EXT.get_or_init(|| {
+        if let Some(path) = std::env::var_os("ZOPT_PHP_EXTENSION") {
+            return PathBuf::from(path);
+        }
+        let exe = std::env::current_exe().unwrap();
+        let profile_dir = exe
+            .parent()
+            .and_then(Path::parent)
+            .expect("test binary in <target>/<profile>/deps");
+        let profile = match profile_dir.file_name().and_then(|n| n.to_str()) {
+            Some("debug") | None => "dev",
+            Some(other) => other,
+        };
+        let status = Command::new(env!("CARGO"))
+            .args(["build", "-p", "zopt-php", "--profile", profile])
+            .current_dir(workspace_root())
+            .status()
+            .expect("running cargo build -p zopt-php");
+        assert!(status.success(), "building the zopt extension failed");
+        let so = profile_dir.join("libzopt_php.so");
+        assert!(so.is_file(), "no extension at {}", so.display());
+        so
+    })
+}
