@@ -2569,14 +2569,15 @@ pub(crate) fn func_return_info(st: &State) -> ReturnInfo {
             tmp_inst = 0;
             tmp_ce = None;
         }
+        if has_range < 0 {
+            has_range = 0;
+        }
         ret.ce = tmp_ce;
         ret.is_instanceof = tmp_inst > 0;
     }
-    if has_range < 0 {
-        has_range = 0;
-    }
     ret.type_ &= tmp;
     ret.range = range;
-    ret.has_range = has_range > 0;
+    // With a declared return type and no RETURN reached, PHP stores -1: "has a range".
+    ret.has_range = has_range != 0;
     ret
 }
