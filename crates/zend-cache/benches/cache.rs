@@ -50,29 +50,6 @@ fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-fn find_zop(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut entries: Vec<_> = entries.filter_map(|e| e.ok()).map(|e| e.path()).collect();
-    entries.sort();
-    for p in entries {
-        if p.is_dir() {
-            find_zop(&p, out);
-        } else if p.extension().is_some_and(|e| e == "zop") {
-            out.push(p);
-        }
-    }
-}
-
-fn load_recording(path: &Path) -> Option<Script> {
-    let bytes = std::fs::read(path).ok()?;
-    if let Ok(s) = zend_ir::zop::from_binary(&bytes) {
-        return Some(s);
-    }
-    zend_ir::zop::parse(std::str::from_utf8(&bytes).ok()?).ok()
-}
-
 struct Corpus {
     name: String,
     scripts: Vec<Script>,
@@ -81,12 +58,12 @@ struct Corpus {
 }
 
 fn corpus() -> Corpus {
-    let dir = std::env::var_os("ZOPT_BENCH_CORPUS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| workspace_root().join("bench-data/recordings"));
-    let mut files = Vec::new();
-    find_zop(&dir, &mut files);
-    let scripts: Vec<Script> = files.iter().filter_map(|f| load_recording(f)).collect();
+    let dir = zend_ir::corpus::bench_corpus_dir(&workspace_root().join("bench-data/recordings"));
+    let files = zend_ir::corpus::zop_files(&dir);
+    let scripts: Vec<Script> = files
+        .iter()
+        .filter_map(|f| zend_ir::corpus::read(f).ok())
+        .collect();
     if scripts.is_empty() {
         eprintln!(
             "no recordings under {} (run tools/record-corpus.sh): using generated scripts",
@@ -140,6 +117,7 @@ fn synthetic(i: usize) -> Script {
         vars: vec![],
         opcodes: vec![op; 300 + i],
         literals: vec![Literal::String(PhpStr::from("hello"))],
+        literal_extra: vec![],
         static_variables: None,
         live_range: vec![],
         try_catch_array: vec![],

@@ -15,21 +15,6 @@ fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-fn zop_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut paths: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
-    paths.sort();
-    for path in paths {
-        if path.is_dir() {
-            zop_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "zop") {
-            out.push(path);
-        }
-    }
-}
-
 fn count_ops(oa: &OpArray) -> usize {
     oa.opcodes.len() + oa.dynamic_func_defs.iter().map(count_ops).sum::<usize>()
 }
@@ -49,15 +34,12 @@ fn script_ops(s: &Script) -> usize {
 /// The texts to parse, and where they came from.
 fn load_corpus() -> (Vec<String>, String) {
     let root = workspace_root();
-    let recordings = std::env::var_os("ZOPT_BENCH_CORPUS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root.join("bench-data/recordings"));
+    let recordings = zend_ir::corpus::bench_corpus_dir(&root.join("bench-data/recordings"));
     for (dir, what) in [
         (recordings, "recordings"),
         (root.join("fixtures/expected"), "fixture recordings"),
     ] {
-        let mut files = Vec::new();
-        zop_files(&dir, &mut files);
+        let files = zend_ir::corpus::zop_files(&dir);
         let mut texts = Vec::new();
         for f in &files {
             match std::fs::read_to_string(f) {
@@ -237,6 +219,7 @@ fn synthetic_script() -> Script {
             ],
             opcodes,
             literals,
+            literal_extra: vec![],
             static_variables: None,
             live_range: vec![],
             try_catch_array: vec![],

@@ -8,6 +8,7 @@
 //! op_arrays; the `.zop` text form round-trips it exactly (`parse(print(s)) == s`); the dump
 //! printer produces PHP's own bytes for the same op_array.
 
+pub mod corpus;
 pub mod dump;
 mod internal_classes;
 pub mod model;

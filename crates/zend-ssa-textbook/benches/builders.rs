@@ -8,36 +8,13 @@
 //! measurement is the SSA construction alone.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 use zend_cfg::{BuildFlags, Cfg, FuncFlags};
 use zend_dfg::Dfg;
-use zend_ir::{OpArray, Script};
+use zend_ir::OpArray;
 use zend_ssa::{NoClasses, Ssa};
 use zend_ssa_textbook::{braun, cytron};
-
-fn zop_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut paths: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
-    paths.sort();
-    for path in paths {
-        if path.is_dir() {
-            zop_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "zop") {
-            out.push(path);
-        }
-    }
-}
-
-fn load(path: &Path) -> Option<Script> {
-    let bytes = std::fs::read(path).ok()?;
-    match zend_ir::zop::from_binary(&bytes) {
-        Ok(script) => Some(script),
-        Err(_) => zend_ir::zop::parse(std::str::from_utf8(&bytes).ok()?).ok(),
-    }
-}
 
 struct Prepared {
     op_array: OpArray,
@@ -46,16 +23,15 @@ struct Prepared {
 }
 
 fn corpus() -> Vec<Prepared> {
-    let dir = std::env::var_os("ZOPT_BENCH_CORPUS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench-data/recordings")
-        });
-    let mut files = Vec::new();
-    zop_files(&dir, &mut files);
+    let dir = zend_ir::corpus::bench_corpus_dir(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench-data/recordings"),
+    );
+    let files = zend_ir::corpus::zop_files(&dir);
     let mut out = Vec::new();
     for file in &files {
-        let Some(script) = load(file) else { continue };
+        let Ok(script) = zend_ir::corpus::read(file) else {
+            continue;
+        };
         for op_array in script.op_arrays() {
             if !op_array.try_catch_array.is_empty() {
                 continue;

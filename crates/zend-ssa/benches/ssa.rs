@@ -16,34 +16,11 @@ use std::time::{Duration, Instant};
 use zend_cfg::synthetic::{generate, Shape};
 use zend_cfg::{BuildFlags, Cfg, FuncFlags};
 use zend_dfg::Dfg;
-use zend_ir::{OpArray, Script};
+use zend_ir::OpArray;
 use zend_ssa::{NoClasses, Ssa};
 
 fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn zop_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut paths: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
-    paths.sort();
-    for path in paths {
-        if path.is_dir() {
-            zop_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "zop") {
-            out.push(path);
-        }
-    }
-}
-
-fn load(path: &Path) -> Option<Script> {
-    let bytes = std::fs::read(path).ok()?;
-    match zend_ir::zop::from_binary(&bytes) {
-        Ok(script) => Some(script),
-        Err(_) => zend_ir::zop::parse(std::str::from_utf8(&bytes).ok()?).ok(),
-    }
 }
 
 /// The op_arrays of the corpus the DFA pass analyses.
@@ -51,12 +28,11 @@ fn corpus() -> Vec<OpArray> {
     let dir = std::env::var_os("ZOPT_BENCH_CORPUS")
         .map(PathBuf::from)
         .unwrap_or_else(|| workspace_root().join("bench-data/recordings"));
-    let mut files = Vec::new();
-    zop_files(&dir, &mut files);
+    let files = zend_ir::corpus::zop_files(&dir);
     let mut op_arrays = Vec::new();
     let mut unreadable = 0;
     for file in &files {
-        let Some(script) = load(file) else {
+        let Ok(script) = zend_ir::corpus::read(file) else {
             unreadable += 1;
             continue;
         };

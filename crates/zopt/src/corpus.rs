@@ -53,17 +53,5 @@ pub fn php_files(paths: &[PathBuf]) -> Result<Vec<SourceFile>> {
 
 /// Reads a recording in either form (binary or text), naming the file in errors.
 pub fn load_recording(path: &Path) -> Result<zend_ir::Script> {
-    let bytes = std::fs::read(path).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-    match zend_ir::zop::from_binary(&bytes) {
-        Ok(script) => return Ok(script),
-        Err(zend_ir::zop::BinaryError::BadMagic) => {}
-        Err(e) => anyhow::bail!("{}: {e}", path.display()),
-    }
-    let text = std::str::from_utf8(&bytes).map_err(|e| {
-        anyhow::anyhow!(
-            "{}: not a binary .zop and not UTF-8 text: {e}",
-            path.display()
-        )
-    })?;
-    zend_ir::zop::parse(text).map_err(|e| anyhow::anyhow!("{}:{e}", path.display()))
+    Ok(zend_ir::corpus::read(path)?)
 }
