@@ -29,7 +29,7 @@ use xxhash_rust::xxh3::xxh3_64;
 use zend_ir::Script;
 
 pub const MAGIC: [u8; 8] = *b"ZOPTCACH";
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 pub const HEADER_LEN: usize = 96;
 /// Entries larger than this are refused (by the writer) and rejected (by the reader).
 pub const MAX_ENTRY_LEN: u64 = 1 << 31;

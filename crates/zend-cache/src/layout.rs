@@ -225,7 +225,17 @@ pub mod op_array {
     pub const LINE_END: usize = 116;
     pub const DOC_COMMENT: usize = 120;
     pub const DYNAMIC_FUNC_DEFS: usize = 124; // span of OP_ARRAY records
-    pub const SIZE: usize = 132;
+    pub const LITERAL_EXTRA: usize = 132; // span of LITERAL_EXTRA records
+    pub const SIZE: usize = 140;
+    pub const ALIGN: usize = 4;
+}
+
+/// One `OpArray::literal_extra` entry: literal index, non-zero `u2` value. Entries are in
+/// strictly increasing literal order, each index below the op_array's literal count.
+pub mod literal_extra {
+    pub const LITERAL: usize = 0;
+    pub const VALUE: usize = 4;
+    pub const SIZE: usize = 8;
     pub const ALIGN: usize = 4;
 }
 

@@ -46,6 +46,8 @@ pub enum BodyErrorKind {
     TooLarge,
     /// The header's op_array or op count disagrees with the records.
     BadCount,
+    /// A literal `u2` entry names no literal, is out of order or holds 0.
+    BadLiteralExtra,
 }
 
 impl fmt::Display for BodyErrorKind {
@@ -62,6 +64,7 @@ impl fmt::Display for BodyErrorKind {
             BodyErrorKind::TooDeep => "nesting too deep",
             BodyErrorKind::TooLarge => "decoded size out of proportion",
             BodyErrorKind::BadCount => "header count mismatch",
+            BodyErrorKind::BadLiteralExtra => "bad literal u2 entry",
         })
     }
 }
@@ -378,6 +381,24 @@ impl Check<'_> {
         let (lits, n) = self.span(rec + f::LITERALS, lit::SIZE, lit::ALIGN)?;
         for i in 0..n {
             self.literal(lits + i * lit::SIZE, 0)?;
+        }
+        let literal_count = n;
+        let (extra, n) = self.span(
+            rec + f::LITERAL_EXTRA,
+            literal_extra::SIZE,
+            literal_extra::ALIGN,
+        )?;
+        let mut next = 0u64; // lowest literal index the next entry may name
+        for i in 0..n {
+            let e = extra + i * literal_extra::SIZE;
+            let l = u64::from(self.u32(e + literal_extra::LITERAL));
+            if l < next || l >= literal_count as u64 {
+                return err(BodyErrorKind::BadLiteralExtra, e + literal_extra::LITERAL);
+            }
+            if self.u32(e + literal_extra::VALUE) == 0 {
+                return err(BodyErrorKind::BadLiteralExtra, e + literal_extra::VALUE);
+            }
+            next = l + 1;
         }
         if has_statics == 0 {
             self.zero(rec + f::STATIC_VARIABLES, SPAN)?;
@@ -1181,6 +1202,12 @@ impl Dec<'_> {
             vars: self.list(rec + f::VARS, 4, |r| self.str(r)),
             opcodes: view.ops().map(|o| o.to_op()).collect(),
             literals: self.list(rec + f::LITERALS, lit::SIZE, |r| self.literal(r)),
+            literal_extra: self.list(rec + f::LITERAL_EXTRA, literal_extra::SIZE, |e| {
+                (
+                    LiteralId(self.u32(e + literal_extra::LITERAL)),
+                    self.u32(e + literal_extra::VALUE),
+                )
+            }),
             static_variables: (self.u32(rec + f::HAS_STATIC_VARIABLES) == 1).then(|| {
                 self.list(rec + f::STATIC_VARIABLES, named_value::SIZE, |e| {
                     (

@@ -362,6 +362,17 @@ impl<'s> Persister<'s, '_> {
         for (i, l) in oa.literals.iter().enumerate() {
             self.literal(lits + i * lit::SIZE, l, 0)?;
         }
+        let extra = self.alloc(
+            rec + f::LITERAL_EXTRA,
+            oa.literal_extra.len(),
+            literal_extra::SIZE,
+            literal_extra::ALIGN,
+        )?;
+        for (i, &(l, v)) in oa.literal_extra.iter().enumerate() {
+            let e = extra + i * literal_extra::SIZE;
+            self.w32(e + literal_extra::LITERAL, l.0);
+            self.w32(e + literal_extra::VALUE, v);
+        }
         if let Some(statics) = &oa.static_variables {
             self.w32(rec + f::HAS_STATIC_VARIABLES, 1);
             let base = self.alloc(

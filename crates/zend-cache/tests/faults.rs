@@ -156,10 +156,11 @@ fn foreign_and_mismatched_entries_are_rejected() {
     }
     // A future format version.
     let mut future = bytes.clone();
-    future[16] = 2;
+    let next = entry::FORMAT_VERSION + 1;
+    future[16..20].copy_from_slice(&next.to_le_bytes());
     assert_eq!(
         entry::parse_and_validate(&future, &sys(), &k).unwrap_err(),
-        Reject::ForeignFormat(2)
+        Reject::ForeignFormat(next)
     );
     // Not an entry at all.
     assert_eq!(

@@ -33,6 +33,7 @@ impl OpArrayBuilder {
                     .collect(),
                 opcodes: Vec::new(),
                 literals: Vec::new(),
+                literal_extra: Vec::new(),
                 static_variables: None,
                 live_range: Vec::new(),
                 try_catch_array: Vec::new(),

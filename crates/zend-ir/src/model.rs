@@ -375,6 +375,14 @@ pub struct OpArray {
     pub vars: Vec<PhpStr>,
     pub opcodes: Vec<Op>,
     pub literals: Vec<Literal>,
+    /// The literals' non-zero `u2` (`Z_EXTRA`) values, `(literal, value)` in increasing
+    /// literal order; every other literal's `u2` is 0 (`zend_insert_literal` zeroes it).
+    /// PHP reads two kinds: `ZEND_EXTRA_VALUE` (1) on an integer array offset that was a
+    /// numeric string (`zend_handle_numeric_dim`; the original string is the next literal and
+    /// is what ArrayAccess receives), and the run-time cache slot `pass_two` stores in a
+    /// RECV_INIT constant-expression default (`Z_CACHE_SLOT`). Sparse because nearly every
+    /// op_array has none.
+    pub literal_extra: Vec<(LiteralId, u32)>,
     /// Static variables and their initial values (`None`: no table).
     pub static_variables: Option<Vec<(PhpStr, Literal)>>,
     pub live_range: Vec<LiveRange>,
@@ -399,6 +407,14 @@ impl OpArray {
 
     pub fn literal(&self, id: LiteralId) -> &Literal {
         &self.literals[id.index()]
+    }
+
+    /// The `u2` (`Z_EXTRA`) of literal `id`: 0 unless listed in `literal_extra`.
+    pub fn literal_extra(&self, id: LiteralId) -> u32 {
+        self.literal_extra
+            .iter()
+            .find(|(l, _)| *l == id)
+            .map_or(0, |&(_, v)| v)
     }
 
     /// The name `zend_dump_op_array_name` prints: `Class::method`, `function` or `$_main`.

@@ -297,6 +297,7 @@ fn op_array_leaf() -> BoxedStrategy<OpArray> {
         small_u32(),
         small_u32(),
         option::of(php_str()),
+        vec((any::<u32>(), 1..=u32::MAX), 0..3),
     );
     (head, body)
         .prop_map(
@@ -325,6 +326,7 @@ fn op_array_leaf() -> BoxedStrategy<OpArray> {
                     line_start,
                     line_end,
                     doc_comment,
+                    extra,
                 ),
             )| OpArray {
                 type_,
@@ -340,6 +342,7 @@ fn op_array_leaf() -> BoxedStrategy<OpArray> {
                 cache_size,
                 vars,
                 opcodes,
+                literal_extra: literal_extra(literals.len(), extra),
                 literals,
                 static_variables,
                 live_range,
@@ -352,6 +355,21 @@ fn op_array_leaf() -> BoxedStrategy<OpArray> {
             },
         )
         .boxed()
+}
+
+/// `OpArray::literal_extra` for `len` literals from `(index seed, non-zero value)` pairs:
+/// sorted, one entry per literal at most.
+fn literal_extra(len: usize, raw: Vec<(u32, u32)>) -> Vec<(LiteralId, u32)> {
+    if len == 0 {
+        return vec![];
+    }
+    let mut out: Vec<(LiteralId, u32)> = raw
+        .into_iter()
+        .map(|(seed, v)| (LiteralId(seed % len as u32), v))
+        .collect();
+    out.sort_by_key(|&(l, _)| l.0);
+    out.dedup_by_key(|&mut (l, _)| l.0);
+    out
 }
 
 fn op_array() -> BoxedStrategy<OpArray> {
@@ -571,7 +589,7 @@ proptest! {
             type_: ZEND_USER_FUNCTION, fn_flags: 0, function_name: None, scope: None,
             num_args: 0, required_num_args: 0, arg_info: vec![], return_info: None,
             attributes: vec![], T: 0, cache_size: 0, vars: vec![], opcodes: vec![],
-            literals: vec![l.clone()], static_variables: None, live_range: vec![],
+            literals: vec![l.clone()], literal_extra: vec![], static_variables: None, live_range: vec![],
             try_catch_array: vec![], filename: PhpStr::default(), line_start: 0, line_end: 0,
             doc_comment: None, dynamic_func_defs: vec![],
         };

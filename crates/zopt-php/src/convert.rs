@@ -19,7 +19,6 @@
 //! Anything that does not fit (unknown opcode, unknown zval type, an offset that does not
 //! land on an op, literal or variable of the op_array) is an error naming where it is.
 
-use std::cell::RefCell;
 use std::collections::HashMap;
 use std::fmt;
 
@@ -31,7 +30,6 @@ use zend_ir::opcode::{
 use zend_ir::{LiteralId, OpNum, Opcode, Operand, PhpStr, VarNum};
 
 use crate::php::{self, *};
-use crate::writeback::LiteralExtras;
 
 /// Deepest nesting followed before giving up, counted like the `.zop` parser counts it
 /// (arrays, constant ASTs, type lists and dynamic_func_defs together), so that every
@@ -111,21 +109,7 @@ fn count(value: i32, what: &str) -> Result<u32> {
 
 /// Converts the script PHP hands to an optimizer pass.
 pub fn script(r: Reader<'_>, script: &zend_script) -> Result<ir::Script> {
-    script_with_extras(r, script).map(|(script, _)| script)
-}
-
-/// Converts the script and collects the non-zero `u2` of every op_array literal, which the
-/// model does not carry (see [`LiteralExtras`]).
-pub fn script_with_extras(
-    r: Reader<'_>,
-    script: &zend_script,
-) -> Result<(ir::Script, LiteralExtras)> {
-    let conv = Converter {
-        r,
-        extras: RefCell::new(HashMap::new()),
-    };
-    let converted = conv.script(script)?;
-    Ok((converted, LiteralExtras(conv.extras.into_inner())))
+    Converter { r }.script(script)
 }
 
 impl<'a> Converter<'a> {
@@ -167,8 +151,6 @@ impl<'a> Converter<'a> {
 
 struct Converter<'a> {
     r: Reader<'a>,
-    /// Non-zero `u2` of literals, by op_array address.
-    extras: RefCell<HashMap<usize, Vec<(u32, u32)>>>,
 }
 
 /// Addresses and sizes of the op_array an op belongs to, to decode its operands.
@@ -367,17 +349,15 @@ impl<'a> Converter<'a> {
             .slice(oa.literals, last_literal as usize)
             .or_fail(|| "literals is NULL".to_string())?;
         let mut literals = Vec::with_capacity(zvals.len());
-        let mut extras = Vec::new();
+        // `zend_insert_literal` zeroes every literal's u2, so a non-zero one was set on
+        // purpose: ZEND_EXTRA_VALUE by zend_handle_numeric_dim / the optimizer, or RECV_INIT's
+        // cache slot by pass_two / compact_literals.
+        let mut literal_extra = Vec::new();
         for (i, zv) in zvals.iter().enumerate() {
             literals.push(self.zval(zv, depth).ctx(|| format!("literal {i}"))?);
             if z_u2(zv) != 0 {
-                extras.push((i as u32, z_u2(zv)));
+                literal_extra.push((LiteralId(i as u32), z_u2(zv)));
             }
-        }
-        if !extras.is_empty() {
-            self.extras
-                .borrow_mut()
-                .insert(oa as *const zend_op_array as usize, extras);
         }
 
         let ops = r
@@ -480,6 +460,7 @@ impl<'a> Converter<'a> {
             vars,
             opcodes,
             literals,
+            literal_extra,
             static_variables,
             live_range,
             try_catch_array,

@@ -25,10 +25,9 @@
 //! Recordings keep the raw value of every unused operand, as the model asks. PHP 8.2 leaves
 //! some of them uninitialised (the `THIS`, `NEXT` and `CONSTRUCTOR` operand kinds, op2 of
 //! `RECV_VARIADIC`), so two recordings of the same file can differ in those values only;
-//! they are recorded (and written back) as 0, which the VM never reads. The model does not
-//! carry the `u2` of literals (`Z_EXTRA`: RECV_INIT's cache slot, `ZEND_EXTRA_VALUE`);
-//! roundtrip / optimize keep them beside the model ([`writeback::LiteralExtras`]), but a
-//! recording loses them.
+//! they are recorded (and written back) as 0, which the VM never reads. The non-zero `u2` of
+//! literals (`Z_EXTRA`: RECV_INIT's cache slot, `ZEND_EXTRA_VALUE`) are in the model
+//! (`OpArray::literal_extra`), so recordings keep them.
 //!
 //! Guarantees: in record mode the extension only reads the script; no panic crosses into
 //! PHP (every entry point catches unwinding); a script that cannot be converted gets a

@@ -43,10 +43,10 @@ pub unsafe fn run(script: *mut zend_script, mode: Mode) {
 }
 
 unsafe fn transform(live: *mut zend_script, mode: Mode) -> Result<(), String> {
-    let (captured, extras) = {
+    let captured = {
         let r = php::Reader::new();
         let s = r.deref(live.cast_const()).ok_or("NULL script")?;
-        convert::script_with_extras(r, s).map_err(|e| e.to_string())?
+        convert::script(r, s).map_err(|e| e.to_string())?
     };
     let (output, types) = match mode {
         Mode::Optimize => {
@@ -55,7 +55,7 @@ unsafe fn transform(live: *mut zend_script, mode: Mode) -> Result<(), String> {
         }
         _ => (captured.clone(), writeback::HandlerTypes::default()),
     };
-    writeback::script(live, &captured, &output, &extras, &types).map_err(|e| e.to_string())?;
+    writeback::script(live, &captured, &output, &types).map_err(|e| e.to_string())?;
 
     let record_dir = ini::record_dir();
     if !ini::verify() && record_dir.is_none() {
@@ -64,13 +64,9 @@ unsafe fn transform(live: *mut zend_script, mode: Mode) -> Result<(), String> {
     let r = php::Reader::new();
     let s = r.deref(live.cast_const()).ok_or("NULL script")?;
     if ini::verify() {
-        let (again, again_extras) = convert::script_with_extras(r, s)
-            .map_err(|e| format!("capture after write-back: {e}"))?;
+        let again = convert::script(r, s).map_err(|e| format!("capture after write-back: {e}"))?;
         if let Some(diff) = first_difference(&output, &again) {
             return Err(format!("write-back is not exact: {diff}"));
-        }
-        if again_extras != extras {
-            return Err("write-back is not exact: literal u2 (Z_EXTRA) values differ".into());
         }
     }
     if let Some(dir) = record_dir {

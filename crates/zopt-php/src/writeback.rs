@@ -15,7 +15,8 @@
 //!   (which may swap the operands of commutative opcodes, as `pass_two` does), or with
 //!   `zend_vm_set_opcode_handler_ex` when the pipeline supplies operand types;
 //! - literal zvals built as the compiler builds them ([`crate::engine`]), with their `u2`
-//!   (`Z_EXTRA`: RECV_INIT's run-time cache slot, `ZEND_EXTRA_VALUE`) from [`LiteralExtras`];
+//!   (`Z_EXTRA`: RECV_INIT's run-time cache slot, `ZEND_EXTRA_VALUE`) from
+//!   `OpArray::literal_extra`;
 //! - `vars` (interned CV names), `last_var`, `T`, `cache_size`, `live_range`,
 //!   `try_catch_array`.
 //!
@@ -35,31 +36,11 @@ use zend_ir::opcode::{ZEND_MATCH, ZEND_SWITCH_LONG, ZEND_SWITCH_STRING};
 use crate::engine::{self, Engine};
 use crate::php::{self, zend_class_entry, zend_op, zend_op_array, zend_script, zval, HashKey};
 
-/// Non-zero `u2` (`Z_EXTRA`) of op_array literals: `(literal index, value)` per op_array,
-/// keyed by the address of PHP's `zend_op_array`.
-///
-/// [`zend_ir::OpArray`] does not carry a literal's `u2` yet, but PHP reads it: RECV_INIT
-/// keeps the run-time cache slot of a constant-expression default there (`Z_CACHE_SLOT`),
-/// and an integer array offset that was a numeric string is marked `ZEND_EXTRA_VALUE` (the
-/// original string follows it and is what ArrayAccess objects receive). The capture keeps
-/// them here, keyed by the live op_array they belong to, so that the write-back restores them;
-/// the write-back refuses extras whose literal the pipeline changed.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct LiteralExtras(pub HashMap<usize, Vec<(u32, u32)>>);
-
-impl LiteralExtras {
-    fn get(&self, op_array: *const zend_op_array) -> &[(u32, u32)] {
-        self.0
-            .get(&(op_array as usize))
-            .map_or(&[], |v| v.as_slice())
-    }
-}
-
 /// `(op1_info, op2_info, res_info)` for `zend_vm_set_opcode_handler_ex`: MAY_BE masks the
 /// pipeline inferred for one op, as `zend_redo_pass_two_ex` passes them.
 pub type OpTypes = (u32, u32, u32);
 
-/// Per op_array (keyed like [`LiteralExtras`]), per op: the operand types to pick
+/// Per op_array (keyed by the address of PHP's `zend_op_array`), per op: the operand types to pick
 /// type-specialised handlers with. Empty: every handler is chosen as `pass_two` does.
 #[derive(Clone, Debug, Default)]
 pub struct HandlerTypes(pub HashMap<usize, Vec<Option<OpTypes>>>);
@@ -204,6 +185,16 @@ pub fn check_op_array(oa: &OpArray) -> Result<()> {
     let last_var = oa.last_var();
     let t = oa.T;
     let n_literals = oa.literals.len();
+    let mut next = 0;
+    for &(lit, _) in &oa.literal_extra {
+        if lit.index() < next || lit.index() >= n_literals {
+            return err(format!(
+                "literal_extra names literal {} out of order or outside 0..{n_literals}",
+                lit.0
+            ));
+        }
+        next = lit.index() + 1;
+    }
     let mut tables: HashMap<u32, usize> = HashMap::new();
     for (n, op) in oa.opcodes.iter().enumerate() {
         let here = || format!("op #{n} ({})", op.opcode);
@@ -501,8 +492,8 @@ fn with_dynamic<'m>(
 
 /// Rebuilds every op_array of `live` that OPcache's optimizer visits from `output`.
 ///
-/// `captured` is what the capture made of `live` (the shape `output` must keep), `extras`
-/// the literal `u2` values to restore, `types` optional operand types for handler
+/// `captured` is what the capture made of `live` (the shape `output` must keep), `types`
+/// optional operand types for handler
 /// selection. Nothing is changed unless every check passes.
 ///
 /// # Safety
@@ -512,7 +503,6 @@ pub unsafe fn script(
     live: *mut zend_script,
     captured: &Script,
     output: &Script,
-    extras: &LiteralExtras,
     types: &HandlerTypes,
 ) -> Result<usize> {
     check_compatible(captured, output)?;
@@ -523,8 +513,9 @@ pub unsafe fn script(
             .ok_or_else(|| WriteError("NULL script".into()))?;
         plan(r, live, output)?
     };
-    // Jobs follow zend_foreach_op_array, the order of Script::op_arrays(). Extras must still
-    // sit on the literal they were captured on.
+    // Jobs follow zend_foreach_op_array, the order of Script::op_arrays(). `literal_extra` is
+    // part of what check_compatible keeps unchanged; the literals it names must be unchanged
+    // too (a u2 value belongs to the literal it was captured on).
     let before = captured.op_arrays();
     if before.len() != jobs.len() {
         return err(format!(
@@ -534,11 +525,11 @@ pub unsafe fn script(
         ));
     }
     for (job, before) in jobs.iter().zip(before) {
-        for &(lit, _) in extras.get(job.target) {
-            if before.literals.get(lit as usize) != job.model.literals.get(lit as usize) {
+        for &(lit, _) in &job.model.literal_extra {
+            if before.literals.get(lit.index()) != job.model.literals.get(lit.index()) {
                 return err(format!(
-                    "{}: literal {lit} carries a u2 value (Z_EXTRA) and was changed",
-                    job.name
+                    "{}: literal {} carries a u2 value (Z_EXTRA) and was changed",
+                    job.name, lit.0
                 ));
             }
         }
@@ -553,7 +544,6 @@ pub unsafe fn script(
             engine,
             job.target,
             job.model,
-            extras.get(job.target),
             types.0.get(&(job.target as usize)).map(|v| v.as_slice()),
         );
     }
@@ -588,7 +578,6 @@ unsafe fn write_op_array(
     e: Engine,
     oa: *mut zend_op_array,
     m: &OpArray,
-    extras: &[(u32, u32)],
     types: Option<&[Option<OpTypes>]>,
 ) {
     let last = m.opcodes.len();
@@ -627,10 +616,7 @@ unsafe fn write_op_array(
             }
             _ => e.zval(lit),
         };
-        zv.u2.extra = extras
-            .iter()
-            .find(|(l, _)| *l as usize == i)
-            .map_or(0, |&(_, v)| v);
+        zv.u2.extra = m.literal_extra(ir::LiteralId(i as u32));
         lits.add(i).write(zv);
     }
 

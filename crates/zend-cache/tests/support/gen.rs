@@ -300,6 +300,7 @@ pub fn op_array_leaf() -> BoxedStrategy<OpArray> {
         small_u32(),
         small_u32(),
         option::of(php_str()),
+        vec((any::<u32>(), 1..=u32::MAX), 0..3),
     );
     (head, body)
         .prop_map(
@@ -328,6 +329,7 @@ pub fn op_array_leaf() -> BoxedStrategy<OpArray> {
                     line_start,
                     line_end,
                     doc_comment,
+                    extra,
                 ),
             )| OpArray {
                 type_,
@@ -343,6 +345,7 @@ pub fn op_array_leaf() -> BoxedStrategy<OpArray> {
                 cache_size,
                 vars,
                 opcodes,
+                literal_extra: literal_extra(literals.len(), extra),
                 literals,
                 static_variables,
                 live_range,
@@ -355,6 +358,21 @@ pub fn op_array_leaf() -> BoxedStrategy<OpArray> {
             },
         )
         .boxed()
+}
+
+/// `OpArray::literal_extra` for `len` literals from `(index seed, non-zero value)` pairs:
+/// sorted, one entry per literal at most.
+fn literal_extra(len: usize, raw: Vec<(u32, u32)>) -> Vec<(LiteralId, u32)> {
+    if len == 0 {
+        return vec![];
+    }
+    let mut out: Vec<(LiteralId, u32)> = raw
+        .into_iter()
+        .map(|(seed, v)| (LiteralId(seed % len as u32), v))
+        .collect();
+    out.sort_by_key(|&(l, _)| l.0);
+    out.dedup_by_key(|&mut (l, _)| l.0);
+    out
 }
 
 pub fn op_array() -> BoxedStrategy<OpArray> {

@@ -44,6 +44,7 @@ fn empty_op_array(name: Option<&str>, scope: Option<&str>) -> OpArray {
         vars: vec![],
         opcodes: vec![],
         literals: vec![],
+        literal_extra: vec![],
         static_variables: None,
         live_range: vec![],
         try_catch_array: vec![],
@@ -64,6 +65,8 @@ pub fn rich_script(path: &str, tag: u32) -> Script {
     main.filename = PhpStr::from(path);
     main.vars = vec![PhpStr::from("x"), PhpStr::from("obj")];
     main.T = 3;
+    // A numeric-string offset mark on the long and a RECV_INIT cache slot on the AST.
+    main.literal_extra = vec![(LiteralId(0), 1), (LiteralId(4), 8)];
     main.literals = vec![
         Literal::Long(tag as i64),
         Literal::String(PhpStr::from("hello")),

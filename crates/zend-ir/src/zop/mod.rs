@@ -99,7 +99,8 @@
 //! file STRING                filename (absent: the script's filename)
 //! lines START END            line_start, line_end
 //! doc STRING                 doc_comment
-//! #N = LITERAL               the literal table, N counting from 0
+//! #N = LITERAL [extra=U]     the literal table, N counting from 0; extra: the literal's
+//!                            non-zero u2 (Z_EXTRA: ZEND_EXTRA_VALUE, RECV_INIT cache slot)
 //! NNNN OP                    the ops, NNNN counting from 0
 //! dynamic_func_def N { OPARRAY }   dynamic_func_defs, N counting from 0
 //! ```

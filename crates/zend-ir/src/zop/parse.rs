@@ -1202,6 +1202,7 @@ impl<'a> Parser<'a> {
             vars: Vec::new(),
             opcodes: Vec::new(),
             literals: Vec::new(),
+            literal_extra: Vec::new(),
             static_variables: None,
             live_range: Vec::new(),
             try_catch_array: Vec::new(),
@@ -1254,6 +1255,15 @@ impl<'a> Parser<'a> {
                 }
                 self.expect(b'=')?;
                 oa.literals.push(self.literal(depth)?);
+                if self.eat_word(b"extra") {
+                    self.expect(b'=')?;
+                    let at = self.pos;
+                    let extra = self.u32_number("literal extra")?;
+                    if extra == 0 {
+                        return Err(self.error_at(at, "extra=0: leave it out".to_string()));
+                    }
+                    oa.literal_extra.push((LiteralId(n), extra));
+                }
                 self.expect_eol()?;
                 return Ok(Line::More);
             }

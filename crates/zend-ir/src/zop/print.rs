@@ -190,6 +190,11 @@ impl Printer<'_> {
             push_u32(&mut self.out, i as u32);
             self.out.push_str(" = ");
             write_literal(&mut self.out, lit, false);
+            let extra = oa.literal_extra(LiteralId(i as u32));
+            if extra != 0 {
+                self.out.push_str(" extra=");
+                push_u32(&mut self.out, extra);
+            }
             self.out.push('\n');
         }
         let mut prev_line = oa.line_start;

@@ -55,6 +55,7 @@ pub fn empty_op_array(name: Option<&str>, file: &str) -> OpArray {
         vars: vec![],
         opcodes: vec![],
         literals: vec![],
+        literal_extra: vec![],
         static_variables: None,
         live_range: vec![],
         try_catch_array: vec![],
