@@ -1,7 +1,7 @@
 //! Shared test support: script generators and deterministic samples.
 #![allow(dead_code)]
 
-pub mod gen;
+pub use zend_ir_arbitrary as gen;
 
 use proptest::strategy::{Strategy, ValueTree};
 use proptest::test_runner::TestRunner;

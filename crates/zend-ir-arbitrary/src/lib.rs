@@ -1,8 +1,7 @@
-//! Generators of arbitrary (bounded) scripts for property tests: the generators of
-//! crates/zend-ir/tests/zop_props.rs (kept in sync by hand; that file is another crate's test
-//! and cannot be shared without a test-support crate), covering every field and enum of the
-//! model, raw/out-of-range values included.
-#![allow(dead_code)]
+//! proptest strategies that generate arbitrary, bounded [`zend_ir::Script`]s covering every
+//! field and enum of the model, raw and out-of-range values included. Shared by the property
+//! tests of every crate that consumes the model (the .zop formats, the cache layout), so
+//! they all exercise the same inputs.
 
 use proptest::collection::vec;
 use proptest::option;
