@@ -22,22 +22,10 @@ pub use cfg::{BasicBlock, BlockFlags, BuildFlags, Cfg, CfgError, FuncFlags, Prob
 
 use std::fmt;
 
-/// A basic block number: index into [`Cfg::blocks`].
-#[derive(Copy, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct BlockId(pub u32);
-
-impl BlockId {
-    #[inline]
-    pub fn index(self) -> usize {
-        self.0 as usize
-    }
-}
-
-impl fmt::Debug for BlockId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "BB{}", self.0)
-    }
-}
+zend_ir::index_type!(
+    /// A basic block number: index into [`Cfg::blocks`].
+    BlockId, "BB"
+);
 
 impl fmt::Display for BlockId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -11,10 +11,14 @@ use crate::opcode::Opcode;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
+/// Declares a typed `u32` index (Cranelift's entity style): `index()`, `From<usize>` and a
+/// `Debug` that prints the prefix and number. Extra attributes (docs, derives) go first.
+/// Exported so every crate's index types share one definition.
+#[macro_export]
 macro_rules! index_type {
-    ($(#[$doc:meta])* $name:ident, $prefix:literal) => {
-        $(#[$doc])*
-        #[derive(Copy, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    ($(#[$attr:meta])* $name:ident, $prefix:literal) => {
+        $(#[$attr])*
+        #[derive(Copy, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
         pub struct $name(pub u32);
 
         impl $name {
@@ -24,13 +28,13 @@ macro_rules! index_type {
             }
         }
 
-        impl fmt::Debug for $name {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        impl ::core::fmt::Debug for $name {
+            fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
                 write!(f, concat!($prefix, "{}"), self.0)
             }
         }
 
-        impl From<usize> for $name {
+        impl ::core::convert::From<usize> for $name {
             #[inline]
             fn from(i: usize) -> Self {
                 $name(u32::try_from(i).expect(concat!(stringify!($name), " overflows u32")))
@@ -41,14 +45,17 @@ macro_rules! index_type {
 
 index_type!(
     /// An op number: index into `OpArray::opcodes`.
+    #[derive(Serialize, Deserialize)]
     OpNum, "op"
 );
 index_type!(
     /// A variable slot number (`EX_VAR_TO_NUM`): CVs are `0..last_var`, TMP/VAR above them.
+    #[derive(Serialize, Deserialize)]
     VarNum, "var"
 );
 index_type!(
     /// Index into `OpArray::literals`.
+    #[derive(Serialize, Deserialize)]
     LiteralId, "lit"
 );
 

@@ -24,38 +24,16 @@ pub mod verify;
 pub use build::{ClassLookup, NoClasses, SsaError};
 pub use verify::verify;
 
-use std::fmt;
 use zend_cfg::BlockId;
 use zend_ir::dump::SsaRange;
 use zend_ir::OpNum;
 
-macro_rules! index_type {
-    ($(#[$doc:meta])* $name:ident, $prefix:literal) => {
-        $(#[$doc])*
-        #[derive(Copy, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-        pub struct $name(pub u32);
-
-        impl $name {
-            #[inline]
-            pub fn index(self) -> usize {
-                self.0 as usize
-            }
-        }
-
-        impl fmt::Debug for $name {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                write!(f, concat!($prefix, "{}"), self.0)
-            }
-        }
-    };
-}
-
-index_type!(
+zend_ir::index_type!(
     /// An SSA variable number (`#n` in dumps): index into [`Ssa::vars`]. The first
     /// `last_var` are the CVs' values on entry.
     SsaVar, "#"
 );
-index_type!(
+zend_ir::index_type!(
     /// Index into [`Ssa::phis`]: a phi or an e-SSA pi.
     PhiId, "phi"
 );
