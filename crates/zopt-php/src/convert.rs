@@ -19,6 +19,7 @@
 //! Anything that does not fit (unknown opcode, unknown zval type, an offset that does not
 //! land on an op, literal or variable of the op_array) is an error naming where it is.
 
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::fmt;
 
@@ -109,7 +110,11 @@ fn count(value: i32, what: &str) -> Result<u32> {
 
 /// Converts the script PHP hands to an optimizer pass.
 pub fn script(r: Reader<'_>, script: &zend_script) -> Result<ir::Script> {
-    Converter { r }.script(script)
+    Converter {
+        r,
+        func_nesting: Cell::new(0),
+    }
+    .script(script)
 }
 
 impl<'a> Converter<'a> {
@@ -151,6 +156,9 @@ impl<'a> Converter<'a> {
 
 struct Converter<'a> {
     r: Reader<'a>,
+    /// op_arrays being converted, outermost to innermost (main or function, then each
+    /// dynamic_func_def): bounded as the .zop parser bounds it, so every recording parses.
+    func_nesting: Cell<usize>,
 }
 
 /// Addresses and sizes of the op_array an op belongs to, to decode its operands.
@@ -299,6 +307,26 @@ impl<'a> Converter<'a> {
     }
 
     fn op_array_body(
+        &self,
+        oa: &'a zend_op_array,
+        function_name: Option<PhpStr>,
+        scope: Option<PhpStr>,
+        depth: u32,
+    ) -> Result<ir::OpArray> {
+        let nesting = self.func_nesting.get();
+        if nesting >= zend_ir::zop::MAX_FUNC_NESTING {
+            return fail(format!(
+                "op_arrays nested deeper than {} levels",
+                zend_ir::zop::MAX_FUNC_NESTING
+            ));
+        }
+        self.func_nesting.set(nesting + 1);
+        let result = self.op_array_fields(oa, function_name, scope, depth);
+        self.func_nesting.set(nesting);
+        result
+    }
+
+    fn op_array_fields(
         &self,
         oa: &'a zend_op_array,
         function_name: Option<PhpStr>,

@@ -402,3 +402,49 @@ fn module_and_ini_settings() {
     );
     assert!(all.contains("string(3) \"off\""), "{all}");
 }
+
+/// Closures nested as deep as the .zop parser accepts are recorded and parse back; one level
+/// more is a clean recording error (PHP still runs the script), never a recording that
+/// cannot be read.
+#[test]
+fn closure_nesting_is_bounded_like_the_parser() {
+    let limit = zend_ir::zop::MAX_FUNC_NESTING;
+    for (levels, recordable) in [(limit - 1, true), (limit, false)] {
+        let tmp = tempfile::tempdir().unwrap();
+        let file = tmp.path().join("t.php");
+        let opening = "function() { return ".repeat(levels);
+        let closing = "; }".repeat(levels);
+        std::fs::write(
+            &file,
+            format!("<?php\n$f = {opening}1{closing};\necho 'ok';\n"),
+        )
+        .unwrap();
+        let rec = tmp.path().join("rec");
+        let out = Run {
+            format: "text",
+            code: "require $argv[1];",
+            ..Run::new(&file, &rec)
+        }
+        .output();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && stdout.ends_with("ok"),
+            "the script still runs: {stdout}"
+        );
+        let zop = recording(&rec, &file, ".zop");
+        if recordable {
+            let text = std::fs::read_to_string(&zop)
+                .unwrap_or_else(|e| panic!("{levels} levels: {e}; {stdout}"));
+            zend_ir::zop::parse(&text)
+                .unwrap_or_else(|e| panic!("{levels} levels do not parse back: {e}"));
+        } else {
+            let err = std::fs::read_to_string(recording(&rec, &file, ".zop.err"))
+                .unwrap_or_else(|e| panic!("{levels} levels: no .zop.err ({e}); {stdout}"));
+            assert!(
+                err.contains(&format!("op_arrays nested deeper than {limit} levels")),
+                "{err}"
+            );
+            assert!(!zop.exists());
+        }
+    }
+}

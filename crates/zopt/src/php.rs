@@ -101,6 +101,18 @@ impl Php {
         let output = cmd
             .output()
             .with_context(|| format!("cannot run {}", self.binary.display()))?;
+        // A recording failure is reported as such, not as a compile error: the extension's
+        // warning about it is the only thing PHP printed.
+        if let Some(dir) = record_dir {
+            let err = recording_path(dir, &file).with_extension("zop.err");
+            if err.exists() {
+                bail!(
+                    "the extension could not record {}: {}",
+                    file.display(),
+                    std::fs::read_to_string(&err).unwrap_or_default().trim()
+                );
+            }
+        }
         if !output.status.success() || !output.stdout.is_empty() {
             let mut message = String::from_utf8_lossy(&output.stdout).trim().to_string();
             if message.is_empty() {
@@ -115,14 +127,6 @@ impl Php {
         let recording = match record_dir {
             Some(dir) => {
                 let path = recording_path(dir, &file);
-                let err = path.with_extension("zop.err");
-                if err.exists() {
-                    bail!(
-                        "the extension could not record {}: {}",
-                        file.display(),
-                        std::fs::read_to_string(&err).unwrap_or_default().trim()
-                    );
-                }
                 if !path.is_file() {
                     bail!(
                         "the extension wrote no recording for {} (expected {})",
