@@ -764,12 +764,7 @@ impl<'a> Parser<'a> {
                     self.take_key();
                     lineno = Some(self.u32_number("line")?);
                 }
-                _ => {
-                    return Err(self.error_at(
-                        at,
-                        format!("unexpected key `{}`", String::from_utf8_lossy(key)),
-                    ))
-                }
+                _ => return Err(self.unexpected_key(at, key)),
             }
         }
         Ok((kind, attr.unwrap_or(0), lineno.unwrap_or(0)))
@@ -877,12 +872,7 @@ impl<'a> Parser<'a> {
                     self.take_key();
                     offset = Some(self.u32_number("offset")?);
                 }
-                _ => {
-                    return Err(self.error_at(
-                        at,
-                        format!("unexpected key `{}`", String::from_utf8_lossy(key)),
-                    ))
-                }
+                _ => return Err(self.unexpected_key(at, key)),
             }
         }
         self.expect(b']')?;
@@ -1128,12 +1118,7 @@ impl<'a> Parser<'a> {
                     self.take_key();
                     raw_result = Some(self.u32_number("raw result")?);
                 }
-                _ => {
-                    return Err(self.error_at(
-                        at,
-                        format!("unexpected key `{}`", String::from_utf8_lossy(key)),
-                    ))
-                }
+                _ => return Err(self.unexpected_key(at, key)),
             }
         }
         self.expect_eol()?;
@@ -1152,6 +1137,27 @@ impl<'a> Parser<'a> {
     fn open_block(&mut self) -> Result<()> {
         self.expect(b'{')?;
         self.expect_eol()
+    }
+
+    fn unexpected_key(&self, at: usize, key: &[u8]) -> ParseError {
+        self.error_at(
+            at,
+            format!("unexpected key `{}`", String::from_utf8_lossy(key)),
+        )
+    }
+
+    /// The next `key=` of a line whose keys may each appear once, with its position;
+    /// `None` at the end of the keys.
+    fn next_unique_key(&mut self, seen: &mut Vec<&'a [u8]>) -> Result<Option<(&'a [u8], usize)>> {
+        let Some(key) = self.peek_key() else {
+            return Ok(None);
+        };
+        let at = self.pos;
+        if seen.contains(&key) {
+            return Err(self.error_at(at, format!("duplicate `{}`", String::from_utf8_lossy(key))));
+        }
+        seen.push(key);
+        Ok(Some((key, at)))
     }
 
     fn unexpected_eof(&self, what: &str) -> ParseError {
@@ -1391,12 +1397,7 @@ impl<'a> Parser<'a> {
                         b"catch" => &mut catch_op,
                         b"finally" => &mut finally_op,
                         b"finally_end" => &mut finally_end,
-                        _ => {
-                            return Err(self.error_at(
-                                key_at,
-                                format!("unexpected key `{}`", String::from_utf8_lossy(key)),
-                            ))
-                        }
+                        _ => return Err(self.unexpected_key(key_at, key)),
                     };
                     if slot.is_some() {
                         return Err(self.error_at(
@@ -1594,12 +1595,7 @@ impl<'a> Parser<'a> {
                                 self.take_key();
                                 modifiers = Some(self.u32_number("modifiers")?);
                             }
-                            _ => {
-                                return Err(self.error_at(
-                                    key_at,
-                                    format!("unexpected key `{}`", String::from_utf8_lossy(key)),
-                                ))
-                            }
+                            _ => return Err(self.unexpected_key(key_at, key)),
                         }
                     }
                     ce.trait_aliases.push(TraitAlias {
@@ -1640,15 +1636,9 @@ impl<'a> Parser<'a> {
                             c.attributes.push(self.attribute(depth)?);
                             continue;
                         }
-                        let Some(key) = self.peek_key() else { break };
-                        let key_at = self.pos;
-                        if seen_keys.contains(&key) {
-                            return Err(self.error_at(
-                                key_at,
-                                format!("duplicate `{}`", String::from_utf8_lossy(key)),
-                            ));
-                        }
-                        seen_keys.push(key);
+                        let Some((key, key_at)) = self.next_unique_key(&mut seen_keys)? else {
+                            break;
+                        };
                         match key {
                             b"flags" => {
                                 self.take_key();
@@ -1662,12 +1652,7 @@ impl<'a> Parser<'a> {
                                 self.take_key();
                                 c.doc_comment = Some(self.php_str()?);
                             }
-                            _ => {
-                                return Err(self.error_at(
-                                    key_at,
-                                    format!("unexpected key `{}`", String::from_utf8_lossy(key)),
-                                ))
-                            }
+                            _ => return Err(self.unexpected_key(key_at, key)),
                         }
                     }
                     ce.constants.push(c);
@@ -1701,15 +1686,9 @@ impl<'a> Parser<'a> {
                             p.type_ = self.zend_type(depth)?;
                             continue;
                         }
-                        let Some(key) = self.peek_key() else { break };
-                        let key_at = self.pos;
-                        if seen_keys.contains(&key) {
-                            return Err(self.error_at(
-                                key_at,
-                                format!("duplicate `{}`", String::from_utf8_lossy(key)),
-                            ));
-                        }
-                        seen_keys.push(key);
+                        let Some((key, key_at)) = self.next_unique_key(&mut seen_keys)? else {
+                            break;
+                        };
                         match key {
                             b"flags" => {
                                 self.take_key();
@@ -1731,12 +1710,7 @@ impl<'a> Parser<'a> {
                                 self.take_key();
                                 p.doc_comment = Some(self.php_str()?);
                             }
-                            _ => {
-                                return Err(self.error_at(
-                                    key_at,
-                                    format!("unexpected key `{}`", String::from_utf8_lossy(key)),
-                                ))
-                            }
+                            _ => return Err(self.unexpected_key(key_at, key)),
                         }
                     }
                     ce.properties.push(p);
