@@ -174,44 +174,41 @@ struct Frame {
 impl Frame {
     /// The op a byte offset from the op at `op_addr` lands on.
     fn jump_target(&self, op_addr: usize, offset: u32) -> Result<OpNum> {
-        let target = op_addr as i64 + i64::from(offset as i32);
-        let delta = target - self.opcodes as i64;
-        let size = i64::from(php::ZEND_OP_SIZE);
-        if delta % size != 0 {
-            return fail(format!(
-                "jump offset {} does not land on an op boundary",
-                offset as i32
-            ));
-        }
-        let n = delta / size;
-        if n < 0 || n >= i64::from(self.last) {
-            return fail(format!(
-                "jump target {n} (offset {}) outside ops 0..{}",
-                offset as i32, self.last
-            ));
-        }
-        Ok(OpNum(n as u32))
+        let n = element_at(op_addr, offset, self.opcodes, php::ZEND_OP_SIZE, self.last).map_err(
+            |e| match e {
+                Misplaced::Between => ConvError::new(format!(
+                    "jump offset {} does not land on an op boundary",
+                    offset as i32
+                )),
+                Misplaced::Outside(n) => ConvError::new(format!(
+                    "jump target {n} (offset {}) outside ops 0..{}",
+                    offset as i32, self.last
+                )),
+            },
+        )?;
+        Ok(OpNum(n))
     }
 
     /// The literal a CONST operand's byte offset from the op at `op_addr` lands on.
     fn literal(&self, op_addr: usize, offset: u32) -> Result<LiteralId> {
-        let target = op_addr as i64 + i64::from(offset as i32);
-        let delta = target - self.literals as i64;
-        let size = i64::from(php::ZVAL_SIZE);
-        if self.literals == 0 || delta % size != 0 {
-            return fail(format!(
+        let n = element_at(
+            op_addr,
+            offset,
+            self.literals,
+            php::ZVAL_SIZE,
+            self.last_literal,
+        )
+        .map_err(|e| match e {
+            Misplaced::Between => ConvError::new(format!(
                 "constant offset {} does not land on a literal",
                 offset as i32
-            ));
-        }
-        let n = delta / size;
-        if n < 0 || n >= i64::from(self.last_literal) {
-            return fail(format!(
+            )),
+            Misplaced::Outside(n) => ConvError::new(format!(
                 "literal {n} (offset {}) outside literals 0..{}",
                 offset as i32, self.last_literal
-            ));
-        }
-        Ok(LiteralId(n as u32))
+            )),
+        })?;
+        Ok(LiteralId(n))
     }
 
     /// The variable number of a frame byte offset (`EX_VAR_TO_NUM`), checked against the CV
@@ -1112,3 +1109,33 @@ fn meaningful_unused(op_type: u8, flags: u32, raw: u32) -> u32 {
 
 /// The line number recorded for every constant-expression AST node (see `Converter::ast`).
 const AST_LINENO: u32 = 0;
+
+/// Why a relative byte offset does not name an element of an array.
+enum Misplaced {
+    /// Between elements, or the array is absent.
+    Between,
+    /// On an element boundary, but outside `0..count`.
+    Outside(i64),
+}
+
+/// The index of the element of the array at `base` (`count` elements of `size` bytes) that
+/// `op_addr + (int32_t)offset` points at: how pass two encodes jump targets and CONST
+/// operands relative to their op.
+fn element_at(
+    op_addr: usize,
+    offset: u32,
+    base: usize,
+    size: u32,
+    count: u32,
+) -> std::result::Result<u32, Misplaced> {
+    let delta = op_addr as i64 + i64::from(offset as i32) - base as i64;
+    let size = i64::from(size);
+    if base == 0 || delta % size != 0 {
+        return Err(Misplaced::Between);
+    }
+    let n = delta / size;
+    if n < 0 || n >= i64::from(count) {
+        return Err(Misplaced::Outside(n));
+    }
+    Ok(n as u32)
+}
