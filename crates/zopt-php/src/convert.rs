@@ -95,6 +95,15 @@ impl<T> OrFail<T> for Option<T> {
     }
 }
 
+/// Converts every element of an engine array, naming a failing one as `what[i]`.
+fn each<T, U>(items: &[T], what: &str, mut convert: impl FnMut(&T) -> Result<U>) -> Result<Vec<U>> {
+    let mut out = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        out.push(convert(item).ctx(|| format!("{what}[{i}]"))?);
+    }
+    Ok(out)
+}
+
 fn phpstr(bytes: &[u8]) -> PhpStr {
     PhpStr(bytes.to_vec())
 }
@@ -341,13 +350,7 @@ impl<'a> Converter<'a> {
         let args = r
             .slice(oa.arg_info, n_args)
             .or_fail(|| format!("arg_info is NULL with {n_args} arguments"))?;
-        let mut arg_info = Vec::with_capacity(n_args);
-        for (i, arg) in args.iter().enumerate() {
-            arg_info.push(
-                self.arg_info(arg, false, depth)
-                    .ctx(|| format!("arg_info[{i}]"))?,
-            );
-        }
+        let arg_info = each(args, "arg_info", |arg| self.arg_info(arg, false, depth))?;
         let return_info = if fn_flags & ZEND_ACC_HAS_RETURN_TYPE != 0 {
             let ret = r
                 .return_info(oa)
@@ -435,13 +438,7 @@ impl<'a> Converter<'a> {
                 count(oa.last_live_range, "last_live_range")? as usize,
             )
             .or_fail(|| "live_range is NULL".to_string())?;
-        let mut live_range = Vec::with_capacity(ranges.len());
-        for (i, lr) in ranges.iter().enumerate() {
-            live_range.push(
-                self.live_range(&frame, lr)
-                    .ctx(|| format!("live_range[{i}]"))?,
-            );
-        }
+        let live_range = each(ranges, "live_range", |lr| self.live_range(&frame, lr))?;
 
         let elements = r
             .slice(
@@ -449,26 +446,16 @@ impl<'a> Converter<'a> {
                 count(oa.last_try_catch, "last_try_catch")? as usize,
             )
             .or_fail(|| "try_catch_array is NULL".to_string())?;
-        let mut try_catch_array = Vec::with_capacity(elements.len());
-        for (i, tc) in elements.iter().enumerate() {
-            try_catch_array.push(
-                self.try_catch(&frame, tc)
-                    .ctx(|| format!("try_catch_array[{i}]"))?,
-            );
-        }
+        let try_catch_array = each(elements, "try_catch_array", |tc| self.try_catch(&frame, tc))?;
 
         let defs = r
             .slice(oa.dynamic_func_defs, oa.num_dynamic_func_defs as usize)
             .or_fail(|| "dynamic_func_defs is NULL".to_string())?;
-        let mut dynamic_func_defs = Vec::with_capacity(defs.len());
-        for (i, &def) in defs.iter().enumerate() {
-            let def = r
-                .deref(def)
+        let dynamic_func_defs = each(defs, "dynamic_func_defs", |&def| {
+            r.deref(def)
                 .or_fail(|| "NULL entry".to_string())
                 .and_then(|def| self.op_array(def, depth + 1))
-                .ctx(|| format!("dynamic_func_defs[{i}]"))?;
-            dynamic_func_defs.push(def);
-        }
+        })?;
 
         Ok(ir::OpArray {
             type_: oa.type_,
