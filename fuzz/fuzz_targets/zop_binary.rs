@@ -7,7 +7,7 @@
 use libfuzzer_sys::fuzz_target;
 use zend_ir::zop::{from_binary, parse, print, to_binary};
 
-const MAGIC: &[u8] = b"ZOPBIN\x00\x01";
+const MAGIC: &[u8] = b"ZOPBIN\x00\x02";
 
 fuzz_target!(|data: &[u8]| {
     // Most inputs get the magic for free, so the fuzzer explores the body; a few do not.

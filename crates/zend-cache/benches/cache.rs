@@ -132,6 +132,7 @@ fn synthetic(i: usize) -> Script {
         main_op_array: main,
         function_table: vec![],
         class_table: vec![],
+        compiler_halt_offset: None,
     }
 }
 

@@ -10,7 +10,7 @@
 //! absent optional string).
 //!
 //! ```text
-//! 0                 BodyHeader (56 bytes) + main OpArray record
+//! 0                 BodyHeader (64 bytes) + main OpArray record
 //! HEADER_END..      records, allocated depth first in one canonical order (below)
 //! strings_index     string_count × { offset u32, len u32 }   (4-aligned)
 //! string_bytes      the bytes of every distinct string, back to back
@@ -74,8 +74,11 @@ pub mod header {
     pub const OP_COUNT: usize = 32;
     pub const FUNCTION_TABLE: usize = 36; // span of FUNC records
     pub const CLASS_TABLE: usize = 44; // span of CLASS records
-    pub const RESERVED: usize = 52;
-    pub const MAIN_OP_ARRAY: usize = 56; // inline OP_ARRAY record
+    /// `Script::compiler_halt_offset`: presence u32 (0 None, 1 Some), then the offset u64
+    /// (0 when absent).
+    pub const HAS_HALT_OFFSET: usize = 52;
+    pub const HALT_OFFSET: usize = 56;
+    pub const MAIN_OP_ARRAY: usize = 64; // inline OP_ARRAY record
     pub const SIZE: usize = MAIN_OP_ARRAY + super::op_array::SIZE;
 }
 

@@ -297,7 +297,11 @@ impl Check<'_> {
         if pos != bytes_len {
             return err(BodyErrorKind::BadStringTable, index);
         }
-        self.zero(header::RESERVED, 4)?;
+        match self.u32(header::HAS_HALT_OFFSET) {
+            0 => self.zero(header::HALT_OFFSET, 8)?,
+            1 => {}
+            _ => return err(BodyErrorKind::BadEnum, header::HAS_HALT_OFFSET),
+        }
         self.strings_index = index;
         self.string_count = count as u32;
         // Records may run up to the index, minus its alignment padding.
@@ -803,6 +807,12 @@ impl<'a> ScriptView<'a> {
         self.str_at(header::FILENAME)
     }
 
+    /// `__COMPILER_HALT_OFFSET__` of the script (`zend_persistent_script.compiler_halt_offset`),
+    /// `None` when it has no `__halt_compiler()`.
+    pub fn compiler_halt_offset(&self) -> Option<u64> {
+        (r32(self.b, header::HAS_HALT_OFFSET) != 0).then(|| r64(self.b, header::HALT_OFFSET))
+    }
+
     /// Number of op_arrays (all of them, nested ones included).
     pub fn op_array_count(&self) -> u32 {
         r32(self.b, header::OP_ARRAY_COUNT)
@@ -877,6 +887,7 @@ impl<'a> ScriptView<'a> {
                 .classes()
                 .map(|ce| (PhpStr(ce.key().to_vec()), d.class_entry(ce.rec)))
                 .collect(),
+            compiler_halt_offset: self.compiler_halt_offset(),
         }
     }
 }

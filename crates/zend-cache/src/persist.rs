@@ -282,6 +282,10 @@ impl<'s> Persister<'s, '_> {
 
     fn script(&mut self, s: &'s Script) -> R {
         self.str_at(header::FILENAME, &s.filename)?;
+        if let Some(offset) = s.compiler_halt_offset {
+            self.w32(header::HAS_HALT_OFFSET, 1);
+            self.w64(header::HALT_OFFSET, offset);
+        }
         self.op_array(header::MAIN_OP_ARRAY, &s.main_op_array, 1)?;
         let funcs = self.alloc(
             header::FUNCTION_TABLE,

@@ -221,3 +221,38 @@ fn file_cache_rejects_damaged_files() {
     assert_eq!(stats.rejects_total(), expected_rejects);
     assert_eq!(stats.hits, 6);
 }
+
+#[test]
+fn halt_offset_roundtrips_and_is_validated() {
+    use zend_cache::layout::header;
+    let cache = MemoryCache::new(None);
+    for offset in [None, Some(0), Some(421), Some(u64::MAX)] {
+        let mut s = support::rich_script("/srv/app/halt.php", 2);
+        s.compiler_halt_offset = offset;
+        let body = persist(&s).unwrap();
+        assert_eq!(persist_calc(&s).unwrap().size(), body.len());
+        assert_eq!(
+            ScriptView::new(&body).unwrap().compiler_halt_offset(),
+            offset
+        );
+        assert_eq!(load(&body).unwrap(), s);
+        let k = key("/srv/app/halt.php");
+        cache.store(&k, &s).unwrap();
+        let hit = cache.lookup(&k).unwrap();
+        assert_eq!(hit.view().compiler_halt_offset(), offset);
+        assert_eq!(hit.to_script(), s);
+    }
+    // The presence field is 0 or 1, and an absent offset is stored as zero.
+    let s = support::rich_script("/srv/app/halt.php", 2);
+    assert_eq!(s.compiler_halt_offset, None);
+    let body = persist(&s).unwrap();
+    let mut bad = body.clone();
+    bad[header::HAS_HALT_OFFSET] = 2;
+    assert_eq!(load(&bad).unwrap_err().kind, BodyErrorKind::BadEnum);
+    let mut bad = body.clone();
+    bad[header::HALT_OFFSET + 3] = 1;
+    assert_eq!(load(&bad).unwrap_err().kind, BodyErrorKind::NonZeroPadding);
+    let mut present = body;
+    present[header::HAS_HALT_OFFSET] = 1;
+    assert_eq!(load(&present).unwrap().compiler_halt_offset, Some(0));
+}

@@ -30,6 +30,7 @@ fn script(functions: Vec<(&str, OpArray)>) -> Script {
             .map(|(k, f)| (PhpStr::from(k), f))
             .collect(),
         class_table: Vec::new(),
+        compiler_halt_offset: None,
     }
 }
 

@@ -16,6 +16,7 @@ fn run(f: OpArray) -> (Ssa, Vec<EscapeState>) {
         main_op_array: OpArrayBuilder::new("main", 0, 0).finish(),
         function_table: vec![(PhpStr::from("f"), f)],
         class_table: Vec::new(),
+        compiler_halt_offset: None,
     };
     let f = &script.function_table[0].1;
     let cfg = Cfg::build(f, BuildFlags::NO_ENTRY_PREDECESSORS).unwrap();

@@ -147,6 +147,7 @@ fn deep_loops(c: &mut Criterion) {
             main_op_array: f.clone(),
             function_table: vec![(PhpStr::from("f"), f)],
             class_table: Vec::new(),
+            compiler_halt_offset: None,
         };
         let info = ScriptInfo::new(&script);
         let Some(p) = prepare(info.op_arrays[1], 1) else {

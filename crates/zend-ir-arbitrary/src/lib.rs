@@ -556,13 +556,20 @@ pub fn script() -> BoxedStrategy<Script> {
         op_array(),
         vec((php_str(), op_array_leaf()), 0..3),
         vec((php_str(), class_entry()), 0..2),
+        option::of(prop_oneof![
+            Just(0u64),
+            1u64..100_000,
+            Just(u64::MAX),
+            any::<u64>()
+        ]),
     )
         .prop_map(
-            |(filename, main_op_array, function_table, class_table)| Script {
+            |(filename, main_op_array, function_table, class_table, compiler_halt_offset)| Script {
                 filename,
                 main_op_array,
                 function_table,
                 class_table,
+                compiler_halt_offset,
             },
         )
         .boxed()

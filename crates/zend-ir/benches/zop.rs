@@ -239,6 +239,7 @@ fn synthetic_script() -> Script {
             .map(|i| (PhpStr::from(format!("f{i}").as_str()), func(i)))
             .collect(),
         class_table: vec![],
+        compiler_halt_offset: None,
     }
 }
 

@@ -525,6 +525,12 @@ pub struct Script {
     pub function_table: Vec<(PhpStr, OpArray)>,
     /// `class_table` in order: key and class.
     pub class_table: Vec<(PhpStr, ClassEntry)>,
+    /// The byte offset just past `__halt_compiler();` in the file: the value of the
+    /// script's `__COMPILER_HALT_OFFSET__` constant, which the compiler registers under the
+    /// name mangled with the file name and which a script served from a cache must register
+    /// again. `None` when the script has no `__halt_compiler()`. Mirrors
+    /// `zend_persistent_script.compiler_halt_offset`.
+    pub compiler_halt_offset: Option<u64>,
 }
 
 pub const ZEND_ACC_ABSTRACT: u32 = 1 << 6;

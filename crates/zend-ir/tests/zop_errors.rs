@@ -156,6 +156,33 @@ fn error_positions_and_messages() {
 }
 
 #[test]
+fn halt_offset_errors() {
+    let block = "main {\n}\n";
+    assert_eq!(
+        err(&format!("{HEAD}halt_offset 1\nhalt_offset 2\n{block}")),
+        "4:1: duplicate `halt_offset`"
+    );
+    assert_eq!(
+        err(&format!("{HEAD}{block}halt_offset 1\n")),
+        "5:1: `halt_offset` must come before every block"
+    );
+    assert_eq!(
+        err(&format!("{HEAD}halt_offset 18446744073709551616\n{block}")),
+        "3:13: halt offset out of range"
+    );
+    assert_eq!(
+        err(&format!("{HEAD}halt_offset -1\n{block}")),
+        "3:13: expected halt offset, found \"-\""
+    );
+    assert_eq!(
+        err(&format!("{HEAD}halt_offset 1 2\n{block}")),
+        "3:15: expected end of line, found \"2\""
+    );
+    let ok = parse(&format!("{HEAD}halt_offset 0x1A5\n{block}")).unwrap();
+    assert_eq!(ok.compiler_halt_offset, Some(421));
+}
+
+#[test]
 fn hand_written_text_normalizes() {
     let text = "; a comment\nscript \"a.php\"\nmain {\n  lines 3 9\n  vars $x\n  #0 = float(2)\n\
                 0000 T1 = MUL CV0 #0 ; no annotations\n  0001   RETURN   T1   line=9\n  0002 JMP 0001\n}\n";
@@ -318,10 +345,10 @@ fn binary_corruption_never_panics() {
 fn binary_huge_claimed_lengths_do_not_allocate() {
     // A Script whose filename claims u64::MAX bytes, and one whose vectors claim 2^40
     // elements: tiny inputs, errors, no huge allocation.
-    let mut a = b"ZOPBIN\x00\x01".to_vec();
+    let mut a = b"ZOPBIN\x00\x02".to_vec();
     a.extend_from_slice(&u64::MAX.to_le_bytes());
     assert!(from_binary(&a).is_err());
-    let mut b = b"ZOPBIN\x00\x01".to_vec();
+    let mut b = b"ZOPBIN\x00\x02".to_vec();
     b.extend_from_slice(&0u64.to_le_bytes()); // filename ""
     b.extend_from_slice(&[2]); // type_
     b.extend_from_slice(&0u32.to_le_bytes()); // fn_flags

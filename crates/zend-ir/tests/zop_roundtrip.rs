@@ -26,6 +26,24 @@ fn everything_roundtrips() {
     roundtrip(&everything_script());
 }
 
+#[test]
+fn halt_offset_roundtrips() {
+    let mut script = loop_script();
+    assert!(
+        !print(&script).contains("halt_offset"),
+        "None prints no line"
+    );
+    for offset in [0, 421, u64::MAX] {
+        script.compiler_halt_offset = Some(offset);
+        let text = print(&script);
+        assert!(
+            text.contains(&format!("\nhalt_offset {offset}\n")),
+            "{text}"
+        );
+        roundtrip(&script);
+    }
+}
+
 /// `ZOP_WRITE_SEEDS=<dir> cargo test --test zop_roundtrip write_fuzz_seeds` writes the fuzz
 /// seed corpus (`<dir>/zop_parse/*.zop`, `<dir>/zop_binary/*.bin`, the latter without the
 /// magic the fuzz target prepends).

@@ -154,13 +154,54 @@ impl<'a> Converter<'a> {
             class_table.push((key, ce));
         }
 
+        let compiler_halt_offset = compiler_halt_offset(&filename.0)?;
         Ok(ir::Script {
             filename,
             main_op_array,
             function_table,
             class_table,
+            compiler_halt_offset,
         })
     }
+}
+
+extern "C" {
+    /// `ZEND_API zval *zend_get_constant_str(const char *name, size_t name_len)`
+    /// (Zend/zend_constants.c).
+    fn zend_get_constant_str(name: *const std::ffi::c_char, name_len: usize) -> *mut zval;
+}
+
+/// The script's `__COMPILER_HALT_OFFSET__`, as OPcache reads it into
+/// `zend_persistent_script.compiler_halt_offset` (zend_persist.c): `zend_compile_halt_compiler`
+/// registered it in `EG(zend_constants)` under the name `zend_mangle_property_name` makes of
+/// `__COMPILER_HALT_OFFSET__` and the file name (`"\0__COMPILER_HALT_OFFSET__\0" + filename`).
+/// Looked up by that exact name, `zend_get_constant_str` is a plain `EG(zend_constants)` hash
+/// lookup (its `__COMPILER_HALT_OFFSET__` and special-constant fallbacks only match other
+/// names). Like OPcache's, the lookup sees a constant registered by an earlier compile of the
+/// same file name in this request.
+fn compiler_halt_offset(filename: &[u8]) -> Result<Option<u64>> {
+    if filename.is_empty() {
+        return Ok(None);
+    }
+    let mut name = b"\0__COMPILER_HALT_OFFSET__\0".to_vec();
+    name.extend_from_slice(filename);
+    // SAFETY: `name` is `name.len()` readable bytes; the engine is running (this is called
+    // from an optimizer pass), so EG(zend_constants) is live, and a found constant lives at
+    // least as long as the compiled script.
+    let zv = unsafe { zend_get_constant_str(name.as_ptr().cast(), name.len()).as_ref() };
+    let Some(zv) = zv else {
+        return Ok(None);
+    };
+    if u32::from(z_type(zv)) != IS_LONG {
+        return fail(format!(
+            "__COMPILER_HALT_OFFSET__ is a {}, not an int",
+            zval_type_name(z_type(zv))
+        ));
+    }
+    let offset = z_lval(zv);
+    u64::try_from(offset)
+        .map(Some)
+        .map_err(|_| ConvError::new(format!("negative __COMPILER_HALT_OFFSET__ ({offset})")))
 }
 
 struct Converter<'a> {

@@ -317,5 +317,7 @@ pub fn rich_script(path: &str, tag: u32) -> Script {
         main_op_array: main,
         function_table: vec![(PhpStr::from("helper"), func)],
         class_table: vec![(PhpStr::from("example"), class)],
+        // Odd tags have a __halt_compiler(), even ones do not.
+        compiler_halt_offset: (tag % 2 == 1).then_some(4096 + u64::from(tag)),
     }
 }

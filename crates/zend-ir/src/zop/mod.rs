@@ -71,6 +71,8 @@
 //! ```text
 //! zop 1                      format version (optional; 1 is the only version)
 //! script STRING              the script's filename; before any block
+//! halt_offset N              compiler_halt_offset (__COMPILER_HALT_OFFSET__), once, before
+//!                            any block (absent: None, no __halt_compiler())
 //! main { OPARRAY }           the main op_array, once
 //! function STRING { OPARRAY }   function_table entries in order (STRING is the key)
 //! class STRING { CLASS }        class_table entries in order (STRING is the key)
@@ -145,7 +147,7 @@
 //!
 //! # The binary form
 //!
-//! `ZOPBIN\0\x01` followed by the bincode (fixint, little endian) encoding of the
+//! `ZOPBIN\0\x02` followed by the bincode (fixint, little endian) encoding of the
 //! [`Script`]; see [`to_binary`] and [`from_binary`].
 
 mod binary;
@@ -160,7 +162,8 @@ use crate::model::Script;
 use bincode::Options;
 
 /// Magic prefix of the binary form, followed by a format version.
-const BINARY_MAGIC: &[u8; 8] = b"ZOPBIN\x00\x01";
+/// Version 2: [`Script::compiler_halt_offset`].
+const BINARY_MAGIC: &[u8; 8] = b"ZOPBIN\x00\x02";
 
 /// Why a binary `.zop` could not be read.
 #[derive(Debug, thiserror::Error)]

@@ -1748,6 +1748,7 @@ impl<'a> Parser<'a> {
         let mut function_table = Vec::new();
         let mut class_table = Vec::new();
         let mut seen_script = false;
+        let mut compiler_halt_offset = None;
         let mut first = true;
         while self.next_line() {
             let at = self.pos;
@@ -1777,6 +1778,17 @@ impl<'a> Parser<'a> {
                     seen_script = true;
                     self.script_file = self.php_str()?;
                 }
+                b"halt_offset" => {
+                    if compiler_halt_offset.is_some() {
+                        return Err(self.error_at(at, "duplicate `halt_offset`".into()));
+                    }
+                    if main.is_some() || !function_table.is_empty() || !class_table.is_empty() {
+                        return Err(
+                            self.error_at(at, "`halt_offset` must come before every block".into())
+                        );
+                    }
+                    compiler_halt_offset = Some(self.u64_number("halt offset")?);
+                }
                 b"main" => {
                     if main.is_some() {
                         return Err(self.error_at(at, "duplicate `main`".into()));
@@ -1802,7 +1814,9 @@ impl<'a> Parser<'a> {
                 }
                 _ => {
                     self.pos = at;
-                    return Err(self.expected("`script`, `main`, `function` or `class`"));
+                    return Err(
+                        self.expected("`script`, `halt_offset`, `main`, `function` or `class`")
+                    );
                 }
             }
             first = false;
@@ -1816,6 +1830,7 @@ impl<'a> Parser<'a> {
             main_op_array,
             function_table,
             class_table,
+            compiler_halt_offset,
         })
     }
 }

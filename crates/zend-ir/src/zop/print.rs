@@ -31,7 +31,11 @@ impl Printer<'_> {
     fn script(&mut self, script: &Script) {
         self.out.push_str("zop 1\nscript ");
         write_string(&mut self.out, &script.filename.0);
-        self.out.push_str("\n\nmain {\n");
+        self.out.push('\n');
+        if let Some(offset) = script.compiler_halt_offset {
+            let _ = writeln!(self.out, "halt_offset {offset}");
+        }
+        self.out.push_str("\nmain {\n");
         self.op_array_body(&script.main_op_array, 1);
         self.out.push_str("}\n");
         for (key, func) in &script.function_table {

@@ -104,6 +104,7 @@ pub fn loop_script() -> Script {
         main_op_array: main,
         function_table: vec![],
         class_table: vec![],
+        compiler_halt_offset: None,
     }
 }
 
@@ -155,6 +156,7 @@ pub fn everything_script() -> Script {
     let mut script = loop_script();
     script.filename = s(file);
     script.main_op_array.filename = s(file);
+    script.compiler_halt_offset = Some(u64::from(u32::MAX) + 7);
     let main = &mut script.main_op_array;
     main.fn_flags = ZEND_ACC_STRICT_TYPES | 1 << 9;
     main.doc_comment = Some(s("/** main */"));
