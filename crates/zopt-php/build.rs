@@ -101,6 +101,12 @@ fn main() {
         "zend_ini_entry_def",
         "zend_ini_entry",
         "zend_refcounted",
+        "zend_file_handle",
+        "zend_stream_type",
+        "zend_compiler_globals",
+        "zend_executor_globals",
+        "zend_property_info",
+        "zend_constant",
     ] {
         builder = builder.allowlist_type(ty);
     }
@@ -126,13 +132,33 @@ fn main() {
         "zend_vm_set_opcode_handler",
         "zend_vm_set_opcode_handler_ex",
         "zend_ini_long",
+        // Cache mode: building scripts without the compiler, and binding them.
+        "zend_stream_open",
+        "zend_initialize_class_data",
+        "zend_declare_typed_property",
+        "zend_declare_class_constant_ex",
+        "zend_add_magic_method",
+        "zend_add_attribute",
+        "zend_set_function_arg_flags",
+        "zend_is_auto_global_str",
+        "zend_register_long_constant",
+        "zend_mangle_property_name",
+        "_zend_hash_init",
+        "zend_hash_add",
+        "zend_hash_destroy",
+        "zend_hash_str_exists",
+        "zend_hash_exists",
+        "_zend_bailout",
+        "zend_message_dispatcher",
     ] {
         builder = builder.allowlist_function(func);
     }
-    builder = builder.allowlist_var("zend_empty_array|zend_new_interned_string");
+    builder = builder.allowlist_var(
+        "zend_empty_array|zend_new_interned_string|zend_compile_file|compiler_globals|executor_globals|PHP_VERSION",
+    );
     builder = builder.allowlist_var(
         "ZEND_MODULE_API_NO|ZEND_DEBUG|ZEND_ACC_.*|ZEND_LIVE_.*|HASH_FLAG_.*|ZEND_LAST_CATCH|\
-         E_WARNING|E_CORE_WARNING|IS_.*|ZEND_INI_.*|ZEND_USER_CLASS|MODULE_PERSISTENT|_ZEND_TYPE_.*",
+         E_WARNING|E_CORE_WARNING|E_ERROR|CONST_CS|ZMSG_.*|ZEND_REQUIRE|E_COMPILE_ERROR|IS_.*|ZEND_COMPILE_.*|ZEND_HANDLE_.*|ZEND_INI_.*|ZEND_USER_CLASS|MODULE_PERSISTENT|_ZEND_TYPE_.*",
     );
 
     let bindings = builder.generate().unwrap_or_else(|err| {
@@ -146,4 +172,13 @@ fn main() {
     bindings
         .write_to_file(&out)
         .unwrap_or_else(|err| panic!("zopt-php: writing {}: {err}", out.display()));
+
+    // shim.c: the zend_try / zend_catch guards (setjmp macros Rust cannot express).
+    println!("cargo:rerun-if-changed=shim.c");
+    let mut cc = cc::Build::new();
+    cc.file("shim.c").warnings(true).extra_warnings(true);
+    for dir in &dirs {
+        cc.include(dir);
+    }
+    cc.compile("zopt_shim");
 }

@@ -4,6 +4,9 @@
 #include "Zend/zend_ini.h"
 #include "Zend/zend_attributes.h"
 #include "Zend/zend_vm.h"
+#include "Zend/zend_inheritance.h"
+#include "Zend/zend_constants.h"
+#include "Zend/zend_stream.h"
 #include "Zend/Optimizer/zend_optimizer.h"
 #include "ext/standard/info.h"
 

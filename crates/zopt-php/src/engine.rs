@@ -186,7 +186,7 @@ impl Engine {
                 set_type(&mut zv, php::IS_ARRAY);
             }
             Literal::Array(entries) => {
-                zv.value.arr = self.array(entries);
+                zv.value.arr = self.new_array(entries);
                 set_type(&mut zv, IS_ARRAY_EX);
             }
             Literal::Ast(ast) => {
@@ -197,7 +197,9 @@ impl Engine {
         zv
     }
 
-    fn array(self, entries: &[(ArrayKey, Literal)]) -> *mut php::zend_array {
+    /// A new request array (`zend_new_array`) holding `entries` in order, as
+    /// `zend_try_ct_eval_array` builds constant arrays; the caller owns its one reference.
+    pub fn new_array(self, entries: &[(ArrayKey, Literal)]) -> *mut php::zend_array {
         let size = u32::try_from(entries.len()).unwrap_or(u32::MAX);
         // SAFETY: Engine's invariant; zend_new_array returns a fresh, empty request array.
         let ht = unsafe { php::_zend_new_array(size) };

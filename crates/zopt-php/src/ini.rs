@@ -7,6 +7,10 @@
 //! | `zopt.verify` | `0` (default) / `1`: after each write-back, capture the script again and warn unless it is exactly what was written | anywhere |
 //! | `zopt.record_dir` | directory the recordings go to (in `roundtrip` / `optimize` mode: recordings of what was written back) | anywhere (`PHP_INI_ALL`) |
 //! | `zopt.record_format` | `text` (default, `.zop`), `binary` (`.zopb`), `both` | anywhere |
+//! | `zopt.cache_dir` | directory of zopt's opcode cache; empty (default): no cache (see [`crate::cache`]) | php.ini / `-d` only |
+//! | `zopt.cache_validation` | `mtime` (default: modification time and size) or `content` (size and content hash) | php.ini / `-d` only |
+//! | `zopt.cache_max_bytes` | size limit of the cache directory, oldest entries evicted; `0` (default): none | php.ini / `-d` only |
+//! | `zopt.cache_stats` | file the cache counters are appended to at shutdown, as a JSON line; empty (default): none | php.ini / `-d` only |
 //!
 //! Each setting has an `on_modify` handler that validates the new value and keeps the
 //! parsed form in a Rust static; an invalid value is refused with a warning naming the
@@ -14,7 +18,7 @@
 
 use std::ffi::{c_char, c_int, c_void};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering};
 use std::sync::Mutex;
 
 use crate::php::{self, zend_ini_entry, zend_ini_entry_def, zend_string, FAILURE, SUCCESS};
@@ -52,6 +56,64 @@ static FORMAT: AtomicU8 = AtomicU8::new(0);
 static RECORD_DIR: Mutex<Option<PathBuf>> = Mutex::new(None);
 static OPTIMIZATION_LEVEL: AtomicU32 = AtomicU32::new(DEFAULT_OPTIMIZATION_LEVEL);
 static VERIFY: AtomicBool = AtomicBool::new(false);
+static CACHE_DIR: Mutex<Option<PathBuf>> = Mutex::new(None);
+static CACHE_STATS: Mutex<Option<PathBuf>> = Mutex::new(None);
+static CACHE_CONTENT_VALIDATION: AtomicBool = AtomicBool::new(false);
+static CACHE_MAX_BYTES: AtomicU64 = AtomicU64::new(0);
+
+fn path_setting(setting: &Mutex<Option<PathBuf>>) -> Option<PathBuf> {
+    setting
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+        .clone()
+}
+
+fn set_path(setting: &Mutex<Option<PathBuf>>, value: &str) {
+    *setting
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner()) = (!value.is_empty()).then(|| PathBuf::from(value));
+}
+
+/// `zopt.cache_dir`, or `None` when empty.
+pub fn cache_dir() -> Option<PathBuf> {
+    path_setting(&CACHE_DIR)
+}
+
+/// `zopt.cache_stats`, or `None` when empty.
+pub fn cache_stats() -> Option<PathBuf> {
+    path_setting(&CACHE_STATS)
+}
+
+/// `zopt.cache_validation`.
+pub fn cache_validation() -> zend_cache::ValidationMode {
+    if CACHE_CONTENT_VALIDATION.load(Ordering::Relaxed) {
+        zend_cache::ValidationMode::ContentHash
+    } else {
+        zend_cache::ValidationMode::MtimeSize
+    }
+}
+
+/// `zopt.cache_max_bytes`, `None` for no limit.
+pub fn cache_max_bytes() -> Option<u64> {
+    Some(CACHE_MAX_BYTES.load(Ordering::Relaxed)).filter(|&n| n > 0)
+}
+
+fn parse_validation(value: &str) -> Result<bool, String> {
+    match value.trim() {
+        "mtime" => Ok(false),
+        "content" => Ok(true),
+        other => Err(format!(
+            "zopt.cache_validation: unknown value {other:?} (accepted: mtime, content)"
+        )),
+    }
+}
+
+fn parse_bytes(value: &str) -> Result<u64, String> {
+    value
+        .trim()
+        .parse()
+        .map_err(|_| format!("zopt.cache_max_bytes: {value:?} is not a number of bytes"))
+}
 
 pub fn mode() -> Mode {
     match MODE.load(Ordering::Relaxed) {
@@ -148,12 +210,13 @@ fn apply(setting: Setting, value: &str) -> Result<(), String> {
             OPTIMIZATION_LEVEL.store(parse_level(value)?, Ordering::Relaxed)
         }
         Setting::Verify => VERIFY.store(parse_bool(value)?, Ordering::Relaxed),
-        Setting::RecordDir => {
-            let dir = (!value.is_empty()).then(|| PathBuf::from(value));
-            *RECORD_DIR
-                .lock()
-                .unwrap_or_else(|poisoned| poisoned.into_inner()) = dir;
+        Setting::RecordDir => set_path(&RECORD_DIR, value),
+        Setting::CacheDir => set_path(&CACHE_DIR, value),
+        Setting::CacheStats => set_path(&CACHE_STATS, value),
+        Setting::CacheValidation => {
+            CACHE_CONTENT_VALIDATION.store(parse_validation(value)?, Ordering::Relaxed)
         }
+        Setting::CacheMaxBytes => CACHE_MAX_BYTES.store(parse_bytes(value)?, Ordering::Relaxed),
     }
     Ok(())
 }
@@ -166,6 +229,10 @@ enum Setting {
     Format = 3,
     OptimizationLevel = 4,
     Verify = 5,
+    CacheDir = 6,
+    CacheStats = 7,
+    CacheValidation = 8,
+    CacheMaxBytes = 9,
 }
 
 /// `ZEND_INI_MH`: PHP calls it with every new value; `mh_arg1` says which setting.
@@ -183,6 +250,10 @@ unsafe extern "C" fn on_modify(
             2 => Setting::RecordDir,
             3 => Setting::Format,
             4 => Setting::OptimizationLevel,
+            6 => Setting::CacheDir,
+            7 => Setting::CacheStats,
+            8 => Setting::CacheValidation,
+            9 => Setting::CacheMaxBytes,
             _ => Setting::Verify,
         };
         // SAFETY: PHP passes the live new value (or NULL) for the duration of the call.
@@ -237,7 +308,7 @@ const fn terminator() -> zend_ini_entry_def {
 }
 
 /// The entries, NULL-terminated as `zend_register_ini_entries_ex` expects.
-pub static INI_ENTRIES: FfiCell<[zend_ini_entry_def; 6]> = FfiCell::new([
+pub static INI_ENTRIES: FfiCell<[zend_ini_entry_def; 10]> = FfiCell::new([
     entry(
         b"zopt.mode\0",
         b"off\0",
@@ -263,5 +334,29 @@ pub static INI_ENTRIES: FfiCell<[zend_ini_entry_def; 6]> = FfiCell::new([
         php::ZEND_INI_SYSTEM,
     ),
     entry(b"zopt.verify\0", b"0\0", Setting::Verify, php::ZEND_INI_ALL),
+    entry(
+        b"zopt.cache_dir\0",
+        b"\0",
+        Setting::CacheDir,
+        php::ZEND_INI_SYSTEM,
+    ),
+    entry(
+        b"zopt.cache_stats\0",
+        b"\0",
+        Setting::CacheStats,
+        php::ZEND_INI_SYSTEM,
+    ),
+    entry(
+        b"zopt.cache_validation\0",
+        b"mtime\0",
+        Setting::CacheValidation,
+        php::ZEND_INI_SYSTEM,
+    ),
+    entry(
+        b"zopt.cache_max_bytes\0",
+        b"0\0",
+        Setting::CacheMaxBytes,
+        php::ZEND_INI_SYSTEM,
+    ),
     terminator(),
 ]);

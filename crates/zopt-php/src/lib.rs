@@ -46,9 +46,11 @@ use std::ffi::{c_char, c_int, CString};
 use std::panic::catch_unwind;
 use std::sync::atomic::{AtomicI32, Ordering};
 
+mod cache;
 mod convert;
 mod engine;
 mod ini;
+mod load;
 mod php;
 mod pipeline;
 mod record;
@@ -160,6 +162,8 @@ unsafe extern "C" fn minit(type_: c_int, module_number: c_int) -> zend_result {
                 PASS_INDEX.store(index, Ordering::Relaxed);
             }
         }
+        // SAFETY: MINIT runs once, on PHP's thread.
+        unsafe { cache::startup() };
         true
     });
     result(ok.unwrap_or(false))
@@ -181,6 +185,8 @@ unsafe extern "C" fn pass(script: *mut php::zend_script, _context: *mut std::ffi
 /// MSHUTDOWN: unregisters the pass and the INI entries.
 unsafe extern "C" fn mshutdown(type_: c_int, module_number: c_int) -> zend_result {
     let ok = catch_unwind(|| {
+        // SAFETY: MSHUTDOWN runs once, on PHP's thread.
+        unsafe { cache::shutdown() };
         let index = PASS_INDEX.swap(0, Ordering::Relaxed);
         if index > 0 {
             // SAFETY: `index` is what zend_optimizer_register_pass returned.

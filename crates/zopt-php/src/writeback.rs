@@ -580,6 +580,24 @@ unsafe fn write_op_array(
     m: &OpArray,
     types: Option<&[Option<OpTypes>]>,
 ) {
+    let old = std::ptr::read(oa);
+    install_arrays(e, oa, m, types);
+    release_arrays(e, &old);
+}
+
+/// Builds the arrays the write-back owns (opcodes and literals, vars, live ranges,
+/// try/catch) from `m` and stores them, with `last*`, `T` and `cache_size`, into `*oa`,
+/// overwriting the previous pointers without releasing them.
+///
+/// # Safety
+/// `oa` points to a `zend_op_array` whose other fields may be anything; `m` passed
+/// [`check_op_array`]; the engine allocator is live.
+pub unsafe fn install_arrays(
+    e: Engine,
+    oa: *mut zend_op_array,
+    m: &OpArray,
+    types: Option<&[Option<OpTypes>]>,
+) {
     let last = m.opcodes.len();
     let ops_size = engine::aligned(php::ZEND_OP_SIZE as usize * last, 16);
     let block = e.emalloc(ops_size + php::ZVAL_SIZE as usize * m.literals.len());
@@ -683,8 +701,6 @@ unsafe fn write_op_array(
         })
         .collect();
 
-    // Swap in the new arrays, then release the old ones as destroy_op_array would.
-    let old = std::ptr::read(oa);
     (*oa).opcodes = ops;
     (*oa).last = last as u32;
     (*oa).literals = lits;
@@ -697,7 +713,10 @@ unsafe fn write_op_array(
     (*oa).last_live_range = live_ranges.len() as i32;
     (*oa).try_catch_array = e.array_of(&try_catch);
     (*oa).last_try_catch = try_catch.len() as i32;
+}
 
+/// Releases the arrays [`install_arrays`] replaced, as `destroy_op_array` would.
+unsafe fn release_arrays(e: Engine, old: &zend_op_array) {
     if !old.literals.is_null() {
         for i in 0..old.last_literal.max(0) as usize {
             e.zval_ptr_dtor_nogc(old.literals.add(i));

@@ -1,0 +1,425 @@
+//! Cache mode (`zopt.cache_dir`): zopt is the opcode cache. Its `zend_compile_file` hook
+//! does what OPcache's `persistent_compile_file` does with a file cache, with zopt's
+//! [`zend_cache::FileCache`] and optimizer:
+//!
+//! - **key before compiling**: the file is opened (`zend_stream_open`, which resolves the
+//!   include path) and its [`CacheKey`] — resolved path and validation data — is taken
+//!   before anything is compiled, so a file changed meanwhile yields a stale entry, never a
+//!   wrong one;
+//! - **hit**: the entry (validated completely by the cache) is built into engine structures
+//!   and bound into the request by [`load`]; PHP's compiler is not called;
+//! - **miss**: PHP's compiler runs with OPcache's compiler options (`opcache_compile_file`:
+//!   delayed early binding, no constant substitution, other files ignored), the script is
+//!   captured ([`convert`]), optimized by zopt's [`pipeline`] at `zopt.optimization_level`,
+//!   written back when the pipeline changed it, stored, and its delayed early bindings are
+//!   done as OPcache does when it loads a script.
+//!
+//! Files that are not plain files (stdin, `-r` code, stream wrappers) and scripts the
+//! capture cannot represent are compiled as usual and counted as uncacheable. When OPcache
+//! itself caches scripts it calls this hook with its own compiler options; the hook then only
+//! passes through (OPcache is the cache), and says so once.
+//!
+//! Counters ([`Counters`]): lookups by outcome (the cache's [`zend_cache::Stats`]),
+//! `compiles` — every call of PHP's compiler through this hook — and failures. With
+//! `zopt.cache_stats=FILE` they are appended to FILE as one JSON line at shutdown; that is
+//! how the tests prove a warm run never compiles.
+
+use std::ffi::c_int;
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::os::unix::ffi::OsStrExt;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::Path;
+use std::ptr;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::OnceLock;
+
+use zend_cache::{CacheBackend, CacheKey, FileCache, FileCacheConfig, RejectKind, SystemId};
+use zend_ir::model::Script;
+
+use crate::engine::Engine;
+use crate::php::{self, zend_file_handle, zend_op_array, zend_script, HashTable};
+use crate::{convert, ini, load, pipeline, transform, writeback};
+
+type CompileFile = unsafe extern "C" fn(*mut zend_file_handle, c_int) -> *mut zend_op_array;
+
+/// The cache, opened at MINIT.
+static CACHE: OnceLock<FileCache> = OnceLock::new();
+/// The `zend_compile_file` the hook replaced.
+static ORIGINAL: OnceLock<CompileFile> = OnceLock::new();
+static WARNED_OPCACHE: AtomicBool = AtomicBool::new(false);
+
+/// What the hook did, beyond the cache's own lookup counters.
+#[derive(Default)]
+pub struct Counters {
+    /// Calls of PHP's compiler made by the hook (misses, uncacheable files, fallbacks).
+    pub compiles: AtomicU64,
+    /// Hits served without compiling.
+    pub served: AtomicU64,
+    /// Files compiled without caching (not a plain file, OPcache active, capture refused).
+    pub uncacheable: AtomicU64,
+    /// Entries that validated but could not be built (compiled instead).
+    pub load_failures: AtomicU64,
+}
+
+pub static COUNTERS: Counters = Counters {
+    compiles: AtomicU64::new(0),
+    served: AtomicU64::new(0),
+    uncacheable: AtomicU64::new(0),
+    load_failures: AtomicU64::new(0),
+};
+
+/// OPcache's compiler options for scripts it caches (`opcache_compile_file`).
+const OPCACHE_COMPILER_OPTIONS: u32 = php::ZEND_COMPILE_HANDLE_OP_ARRAY
+    | php::ZEND_COMPILE_IGNORE_INTERNAL_CLASSES
+    | php::ZEND_COMPILE_DELAYED_BINDING
+    | php::ZEND_COMPILE_NO_CONSTANT_SUBSTITUTION
+    | php::ZEND_COMPILE_IGNORE_OTHER_FILES
+    | php::ZEND_COMPILE_IGNORE_OBSERVER;
+
+extern "C" {
+    /// shim.c: `compile(handle, type)` inside `zend_try`.
+    fn zopt_guarded_compile_file(
+        compile: CompileFile,
+        handle: *mut zend_file_handle,
+        type_: c_int,
+        bailed_out: *mut bool,
+    ) -> *mut zend_op_array;
+}
+
+/// MINIT: opens the cache under `zopt.cache_dir` and installs the hook. Problems are
+/// warnings; PHP then compiles as usual.
+///
+/// # Safety
+/// Called once from MINIT, on PHP's thread.
+pub unsafe fn startup() {
+    let Some(dir) = ini::cache_dir() else {
+        return;
+    };
+    let version = std::ffi::CStr::from_bytes_with_nul(php::PHP_VERSION)
+        .map(|v| v.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let system = SystemId::new(&version, ini::optimization_level());
+    let config = FileCacheConfig {
+        max_bytes: ini::cache_max_bytes(),
+        ..FileCacheConfig::default()
+    };
+    match FileCache::open(&dir, system, config) {
+        Ok(cache) => {
+            let _ = CACHE.set(cache);
+        }
+        Err(e) => {
+            crate::warning(&format!(
+                "zopt: cannot open the cache {}: {e}; scripts are compiled as usual",
+                dir.display()
+            ));
+            return;
+        }
+    }
+    if let Some(original) = php::zend_compile_file {
+        let _ = ORIGINAL.set(original);
+        php::zend_compile_file = Some(compile_file);
+    }
+}
+
+/// MSHUTDOWN: restores the hook and appends the counters to `zopt.cache_stats`.
+///
+/// # Safety
+/// Called once from MSHUTDOWN, on PHP's thread.
+pub unsafe fn shutdown() {
+    let Some(cache) = CACHE.get() else {
+        return;
+    };
+    if let Some(&original) = ORIGINAL.get() {
+        php::zend_compile_file = Some(original);
+    }
+    if let Some(path) = ini::cache_stats() {
+        let line = stats_json(cache);
+        let written = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .and_then(|mut f| f.write_all(line.as_bytes()));
+        if let Err(e) = written {
+            eprintln!("zopt: cannot write cache stats to {}: {e}", path.display());
+        }
+    }
+}
+
+/// The counters as one JSON line.
+pub fn stats_json(cache: &FileCache) -> String {
+    let s = cache.stats();
+    let c = &COUNTERS;
+    let mut out = format!(
+        "{{\"pid\":{},\"hits\":{},\"misses\":{},\"rejects\":{},\"compiles\":{},\"served\":{},\"uncacheable\":{},\"load_failures\":{},\"stores\":{},\"store_failures\":{},\"rejected\":{{",
+        std::process::id(),
+        s.hits,
+        s.misses,
+        s.rejects_total(),
+        c.compiles.load(Ordering::Relaxed),
+        c.served.load(Ordering::Relaxed),
+        c.uncacheable.load(Ordering::Relaxed),
+        c.load_failures.load(Ordering::Relaxed),
+        s.stores,
+        s.store_failures,
+    );
+    let mut first = true;
+    for kind in RejectKind::ALL {
+        let n = s.rejects(kind);
+        if n > 0 {
+            let _ = write!(out, "{}\"{}\":{n}", if first { "" } else { "," }, kind.name());
+            first = false;
+        }
+    }
+    out.push_str("}}\n");
+    out
+}
+
+/// What the hook decided; the fatal outcomes are raised by [`compile_file`] itself, whose
+/// frame owns nothing when PHP's error handling longjmps out of it.
+enum Outcome {
+    Done(*mut zend_op_array),
+    Fatal(load::Fatal),
+    Bailout,
+}
+
+/// The `zend_compile_file` hook.
+unsafe extern "C" fn compile_file(handle: *mut zend_file_handle, type_: c_int) -> *mut zend_op_array {
+    let outcome = catch_unwind(AssertUnwindSafe(|| serve(handle, type_)));
+    match outcome {
+        Ok(Outcome::Done(op_array)) => op_array,
+        Ok(Outcome::Fatal(fatal)) => raise(fatal),
+        Ok(Outcome::Bailout) => php::_zend_bailout(c"zopt cache.rs".as_ptr(), line!()),
+        Err(panic) => {
+            crate::warning(&format!(
+                "zopt: internal error in the cache: {}; compiling as usual",
+                crate::record::panic_message(&panic)
+            ));
+            compile_plain(handle, type_)
+        }
+    }
+}
+
+/// `zend_error(E_ERROR)` with the file and line OPcache reports for the same error.
+unsafe fn raise(fatal: load::Fatal) -> *mut zend_op_array {
+    let cg = ptr::addr_of_mut!(php::compiler_globals);
+    let e = Engine::new();
+    (*cg).in_compilation = true;
+    (*cg).compiled_filename = e.interned_string(fatal.filename.as_bytes());
+    (*cg).zend_lineno = fatal.lineno as c_int;
+    let message = std::ffi::CString::new(fatal.message.replace('\0', "\\0")).unwrap_or_default();
+    drop(fatal);
+    php::zend_error(php::E_ERROR as c_int, c"%s".as_ptr(), message.as_ptr());
+    ptr::null_mut()
+}
+
+/// PHP's compiler as it would run without zopt (bailouts propagate: nothing of ours is
+/// live).
+unsafe fn compile_plain(handle: *mut zend_file_handle, type_: c_int) -> *mut zend_op_array {
+    COUNTERS.compiles.fetch_add(1, Ordering::Relaxed);
+    match ORIGINAL.get() {
+        Some(original) => original(handle, type_),
+        None => ptr::null_mut(),
+    }
+}
+
+unsafe fn serve(handle: *mut zend_file_handle, type_: c_int) -> Outcome {
+    let cg = ptr::addr_of_mut!(php::compiler_globals);
+    let (Some(cache), Some(&original)) = (CACHE.get(), ORIGINAL.get()) else {
+        return Outcome::Done(compile_plain(handle, type_));
+    };
+    if (*cg).compiler_options & php::ZEND_COMPILE_DELAYED_BINDING != 0 {
+        // OPcache (or preloading) is compiling for its own cache.
+        if !WARNED_OPCACHE.swap(true, Ordering::Relaxed) {
+            crate::warning(
+                "zopt: OPcache is caching scripts, so zopt.cache_dir is not used \
+                 (disable opcache.enable / opcache.enable_cli to use zopt's cache)",
+            );
+        }
+        COUNTERS.uncacheable.fetch_add(1, Ordering::Relaxed);
+        return Outcome::Done(compile_plain(handle, type_));
+    }
+    let key = match open(handle, type_) {
+        Opened::Key(key) => key,
+        Opened::Failed => return Outcome::Done(ptr::null_mut()),
+        Opened::Uncacheable => {
+            COUNTERS.uncacheable.fetch_add(1, Ordering::Relaxed);
+            return Outcome::Done(compile_plain(handle, type_));
+        }
+    };
+
+    if let Ok(hit) = cache.lookup(&key) {
+        let script = hit.to_script();
+        drop(hit);
+        match serve_hit(&script) {
+            Ok(outcome) => {
+                COUNTERS.served.fetch_add(1, Ordering::Relaxed);
+                return outcome;
+            }
+            Err(e) => {
+                COUNTERS.load_failures.fetch_add(1, Ordering::Relaxed);
+                crate::warning(&format!(
+                    "zopt: cannot serve {} from the cache ({e}); compiling it",
+                    String::from_utf8_lossy(&key.path)
+                ));
+            }
+        }
+    }
+    compile_and_store(cache, original, &key, handle, type_)
+}
+
+/// Whether the file behind `handle` could be opened; like OPcache, a failure is reported
+/// here (PHP's "Failed opening ... for inclusion") and nothing is compiled.
+enum Opened {
+    Key(CacheKey),
+    /// Open, but not a plain file we can validate (stdin, `-r` code, a stream wrapper).
+    Uncacheable,
+    Failed,
+}
+
+/// Opens the file behind `handle` as OPcache does (resolving the include path) and takes
+/// its cache key.
+unsafe fn open(handle: *mut zend_file_handle, type_: c_int) -> Opened {
+    if u32::from((*handle).type_) == php::ZEND_HANDLE_FILENAME as u32
+        && php::zend_stream_open(handle) != php::SUCCESS
+    {
+        let eg = ptr::addr_of!(php::executor_globals);
+        if (*eg).exception.is_null() {
+            let message = if type_ == php::ZEND_REQUIRE as c_int {
+                php::ZMSG_FAILED_REQUIRE_FOPEN
+            } else {
+                php::ZMSG_FAILED_INCLUDE_FOPEN
+            };
+            let filename = php::Reader::new().str((*handle).filename).unwrap_or_default();
+            let filename = std::ffi::CString::new(filename).unwrap_or_default();
+            php::zend_message_dispatcher(message as php::zend_long, filename.as_ptr().cast());
+        }
+        return Opened::Failed;
+    }
+    let r = php::Reader::new();
+    let Some(path) = r
+        .str((*handle).opened_path)
+        .or_else(|| r.str((*handle).filename))
+    else {
+        return Opened::Uncacheable;
+    };
+    if path.first() != Some(&b'/') {
+        return Opened::Uncacheable; // "Standard input code", "-": not a file we can stat
+    }
+    let path = Path::new(std::ffi::OsStr::from_bytes(path));
+    if !path.is_file() {
+        return Opened::Uncacheable;
+    }
+    match CacheKey::for_file(path, ini::cache_validation()) {
+        Ok(key) => Opened::Key(key),
+        Err(_) => Opened::Uncacheable,
+    }
+}
+
+/// A validated entry: build, check (with `zopt.verify`), bind.
+unsafe fn serve_hit(script: &Script) -> Result<Outcome, String> {
+    let e = Engine::new();
+    let built = load::build(e, script).map_err(|err| err.0)?;
+    let halt_offset = halt_offset(script);
+    match load::bind(e, built, halt_offset, ini::verify().then_some(script)) {
+        Ok(main) => Ok(Outcome::Done(main)),
+        Err(load::BindError::Fatal(f)) => Ok(Outcome::Fatal(f)),
+        Err(load::BindError::Bailout) => Ok(Outcome::Bailout),
+    }
+}
+
+fn halt_offset(_script: &Script) -> Option<u64> {
+    None
+}
+
+/// A miss: compile as OPcache does, capture, optimize, store.
+unsafe fn compile_and_store(
+    cache: &FileCache,
+    original: CompileFile,
+    key: &CacheKey,
+    handle: *mut zend_file_handle,
+    type_: c_int,
+) -> Outcome {
+    let cg = ptr::addr_of_mut!(php::compiler_globals);
+    let functions_before = (*(*cg).function_table).nNumUsed;
+    let classes_before = (*(*cg).class_table).nNumUsed;
+    let options = (*cg).compiler_options;
+    (*cg).compiler_options |= OPCACHE_COMPILER_OPTIONS;
+    COUNTERS.compiles.fetch_add(1, Ordering::Relaxed);
+    let mut bailed_out = false;
+    let op_array = zopt_guarded_compile_file(original, handle, type_, &mut bailed_out);
+    (*cg).compiler_options = options;
+    if bailed_out {
+        return Outcome::Bailout;
+    }
+    if op_array.is_null() {
+        return Outcome::Done(op_array); // a parse error: the exception is pending
+    }
+
+    // OPcache's zend_accel_move_user_functions / _classes, as a view: the entries stay in
+    // the global tables, the script's tables only point at them.
+    let mut view = Box::new(zend_script::default());
+    view.main_op_array = *op_array;
+    view.filename = view.main_op_array.filename;
+    copy_new_entries(&mut view.function_table, (*cg).function_table, functions_before);
+    copy_new_entries(&mut view.class_table, (*cg).class_table, classes_before);
+
+    let stored = capture_optimize_store(cache, key, &mut view);
+    *op_array = view.main_op_array;
+    for table in [&mut view.function_table, &mut view.class_table] {
+        table.nNumUsed = 0;
+        php::zend_hash_destroy(table);
+    }
+    if let Err(why) = stored {
+        COUNTERS.uncacheable.fetch_add(1, Ordering::Relaxed);
+        crate::warning(&format!(
+            "zopt: {} is not cached: {why}",
+            String::from_utf8_lossy(&key.path)
+        ));
+    }
+    if (*op_array).fn_flags & php::ZEND_ACC_EARLY_BINDING != 0 {
+        if let Err(()) = load::delayed_early_binding(op_array) {
+            return Outcome::Bailout;
+        }
+    }
+    Outcome::Done(op_array)
+}
+
+unsafe fn capture_optimize_store(
+    cache: &FileCache,
+    key: &CacheKey,
+    view: &mut zend_script,
+) -> Result<(), String> {
+    let captured = {
+        let r = php::Reader::new();
+        convert::script(r, view).map_err(|e| e.to_string())?
+    };
+    let outcome = pipeline::optimize(captured.clone(), ini::optimization_level());
+    let output = outcome.script;
+    if output != captured {
+        writeback::script(view, &captured, &output, &outcome.handler_types)
+            .map_err(|e| format!("write-back: {e}"))?;
+        if ini::verify() {
+            let r = php::Reader::new();
+            let again = convert::script(r, view).map_err(|e| e.to_string())?;
+            if let Some(diff) = transform::first_difference(&output, &again) {
+                return Err(format!("write-back is not exact: {diff}"));
+            }
+        }
+    }
+    cache
+        .store(key, &output)
+        .map(|_| ())
+        .map_err(|e| e.to_string())
+}
+
+/// Appends to `dst` (a fresh table) every entry of `src` from position `from` on.
+unsafe fn copy_new_entries(dst: *mut HashTable, src: *mut HashTable, from: u32) {
+    php::_zend_hash_init(dst, 8, None, false);
+    for i in from as usize..(*src).nNumUsed as usize {
+        let b = (*src).__bindgen_anon_1.arData.add(i);
+        if php::z_type(&(*b).val) != php::IS_UNDEF as u8 && !(*b).key.is_null() {
+            php::zend_hash_add(dst, (*b).key, ptr::addr_of_mut!((*b).val));
+        }
+    }
+}

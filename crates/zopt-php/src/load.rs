@@ -1,0 +1,847 @@
+//! Serving a script without PHP's compiler: builds the engine structures of a
+//! [`zend_ir::Script`] (op_arrays, functions, classes) and binds them into the running
+//! request the way OPcache's `zend_accel_load_script` binds a cached script.
+//!
+//! # What "the same as compiling" means here
+//!
+//! The cached script is the one `opcache_compile_file` produced (OPcache's compiler options:
+//! delayed early binding, no constant substitution, other files ignored), so loading it must
+//! leave the request exactly as OPcache leaves it after loading that script:
+//!
+//! - op_arrays are built field by field from the model, in the form `pass_two()` leaves
+//!   (the arrays by the write-back's [`writeback::install_arrays`]); names and types are
+//!   interned as the compiler interns them;
+//! - classes are declared through the engine's own API, in the order the compiler declares
+//!   their members (`zend_initialize_class_data`, `zend_declare_class_constant_ex`,
+//!   `zend_declare_typed_property`, `zend_add_magic_method`), so offsets, flags and tables
+//!   are the ones the compiler computes; a class the compiler linked (`ZEND_ACC_LINKED`) is
+//!   linked the same way: a class without parent gets its `properties_info_table`, a class
+//!   early-bound to a parent in the same file is declared unlinked with its own members
+//!   and bound again with `zend_try_early_bind`, which redoes the inheritance;
+//! - binding follows `zend_accel_load_script`: functions are added to the function table
+//!   ("Cannot redeclare" when taken), classes to the class table (a taken runtime
+//!   definition key is skipped, a taken name is "Cannot declare ..."), then the delayed
+//!   early bindings of `ZEND_DECLARE_CLASS_DELAYED` are done (`zend_accel_do_delayed_early_binding`),
+//!   the `__COMPILER_HALT_OFFSET__` constant is registered, and the auto globals the
+//!   script names are armed (OPcache's `ping_auto_globals_mask`).
+//!
+//! Building cannot fail half-way through PHP's tables: everything is built first (any error
+//! leaves the request untouched except for unreferenced request memory), then bound.
+//! Fatal conditions while binding (a redeclaration) are returned as [`Fatal`] for the
+//! caller to raise from a frame that owns nothing (PHP's errors longjmp).
+//!
+//! Memory: every structure comes from the request allocator or the compiler arena, as the
+//! compiler's do, and is released by PHP's own destructors or at the end of the request.
+
+use std::ffi::c_int;
+use std::ptr;
+
+use zend_ir::model::{
+    self as ir, Attribute, ClassEntry, Literal, OpArray, PhpStr, Script, TypeNames, ZendType,
+};
+use zend_ir::opcode::ZEND_DECLARE_CLASS_DELAYED;
+
+use crate::engine::Engine;
+use crate::php::{
+    self, zend_class_entry, zend_function, zend_op_array, zend_property_info, zend_script,
+    zend_string, zval, HashTable,
+};
+use crate::writeback;
+
+/// Why a script could not be built (nothing was bound).
+#[derive(Debug)]
+pub struct BuildError(pub String);
+
+/// A fatal error while binding, raised by the caller with `zend_error(E_ERROR)` once its
+/// frame owns nothing: `CG(compiled_filename)` and `CG(zend_lineno)` are set as OPcache sets
+/// them for the message.
+#[derive(Debug)]
+pub struct Fatal {
+    pub message: String,
+    pub filename: PhpStr,
+    pub lineno: u32,
+}
+
+type Result<T> = std::result::Result<T, BuildError>;
+
+fn fail<T>(what: impl Into<String>) -> Result<T> {
+    Err(BuildError(what.into()))
+}
+
+trait Ctx<T> {
+    fn ctx(self, f: impl FnOnce() -> String) -> Result<T>;
+}
+
+impl<T> Ctx<T> for Result<T> {
+    fn ctx(self, f: impl FnOnce() -> String) -> Result<T> {
+        self.map_err(|e| BuildError(format!("{}: {}", f(), e.0)))
+    }
+}
+
+// zend_compile.h / zend_types.h values bindgen does not export as constants.
+const IS_PTR: u32 = 13;
+/// `sizeof(zend_type_list)` minus its one inline `zend_type`: the `num_types` header.
+const TYPE_LIST_HEADER: usize = 8;
+const ZEND_TYPE_SIZE: usize = std::mem::size_of::<php::zend_type>();
+
+/// How a class of the cached script becomes the class the compiler left.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Linking {
+    /// Unlinked (runtime declaration key): linked later by DECLARE_CLASS*.
+    None,
+    /// Linked at compile time without a parent: only the properties_info table.
+    Simple,
+    /// Early-bound at compile time to a parent of the same file: bound again on load.
+    EarlyBound,
+}
+
+fn linking(ce: &ClassEntry) -> Linking {
+    if ce.ce_flags & php::ZEND_ACC_LINKED == 0 {
+        Linking::None
+    } else if ce.ce_flags & php::ZEND_ACC_RESOLVED_PARENT != 0 {
+        Linking::EarlyBound
+    } else {
+        Linking::Simple
+    }
+}
+
+/// A script built in engine memory, not yet bound: the `zend_script` OPcache would hold.
+pub struct Built {
+    /// `script.main_op_array` is the main op_array; the tables hold the functions and
+    /// classes under their keys (no destructors: binding moves the values out).
+    script: Box<zend_script>,
+    /// Classes to early-bind again while binding, by class-table position: the lowercased
+    /// parent name.
+    early_bound: Vec<Option<Vec<u8>>>,
+}
+
+/// Builds every structure of `script`. Nothing is bound to the request.
+///
+/// # Safety
+/// Runs on PHP's thread during a request (`e`).
+pub unsafe fn build(e: Engine, script: &Script) -> Result<Built> {
+    for oa in script.op_arrays() {
+        writeback::check_op_array(oa)
+            .map_err(|e| BuildError(format!("{}: {e}", oa.display_name())))?;
+    }
+    let mut built = Box::new(zend_script::default());
+    built.filename = e.interned_string(script.filename.as_bytes());
+    init_table(&mut built.function_table, script.function_table.len());
+    init_table(&mut built.class_table, script.class_table.len());
+
+    op_array_into(
+        e,
+        &script.main_op_array,
+        ptr::null_mut(),
+        &mut built.main_op_array,
+        0,
+    )
+    .ctx(|| "main script".into())?;
+    for (key, func) in &script.function_table {
+        let oa = new_op_array(e, func, ptr::null_mut(), 0).ctx(|| format!("function {key}"))?;
+        add_ptr(&mut built.function_table, e.interned_string(key.as_bytes()), oa.cast());
+    }
+    let mut early_bound = Vec::with_capacity(script.class_table.len());
+    for (key, ce) in &script.class_table {
+        if ce.refcount != 1 {
+            return fail(format!(
+                "class {key}: shared class entry (refcount {})",
+                ce.refcount
+            ));
+        }
+        let link = linking(ce);
+        let built_ce = class(e, ce, link).ctx(|| format!("class {}", ce.name))?;
+        add_ptr(
+            &mut built.class_table,
+            e.interned_string(key.as_bytes()),
+            built_ce.cast(),
+        );
+        early_bound.push(match link {
+            Linking::EarlyBound => Some(
+                ce.parent_name
+                    .as_ref()
+                    .map(|p| p.to_lowercase().0)
+                    .ok_or_else(|| BuildError(format!("class {}: linked parent unknown", ce.name)))?,
+            ),
+            _ => None,
+        });
+    }
+    Ok(Built {
+        script: built,
+        early_bound,
+    })
+}
+
+/// Why binding stopped. What was bound before stays bound, as in OPcache.
+#[derive(Debug)]
+pub enum BindError {
+    /// A fatal error to raise (a redeclaration).
+    Fatal(Fatal),
+    /// PHP bailed out (a fatal error inside the engine's linker): to propagate.
+    Bailout,
+}
+
+/// Binds a built script into the request as `zend_accel_load_script` binds a cached one,
+/// and returns the main op_array for the caller to execute (`emalloc`ed: the caller
+/// destroys and frees it, as it does with a compiled one).
+///
+/// With `verify`, the bound script is captured again and compared with the model it was
+/// built from; a difference is reported as a warning.
+///
+/// # Safety
+/// Runs on PHP's thread during a request, from a `zend_compile_file` hook.
+pub unsafe fn bind(
+    e: Engine,
+    built: Built,
+    halt_offset: Option<u64>,
+    verify: Option<&Script>,
+) -> std::result::Result<*mut zend_op_array, BindError> {
+    let Built {
+        mut script,
+        early_bound,
+    } = built;
+    let cg = ptr::addr_of_mut!(php::compiler_globals);
+    let eg = ptr::addr_of_mut!(php::executor_globals);
+    let filename = php::Reader::new()
+        .str(script.filename)
+        .map(PhpStr::from)
+        .unwrap_or_default();
+
+    if let Some(offset) = halt_offset {
+        register_halt_offset(script.filename, offset);
+    }
+
+    // Functions: "Cannot redeclare" as _zend_accel_function_hash_copy says it.
+    for (key, value) in entries(&script.function_table) {
+        if !php::zend_hash_find((*cg).function_table, key).is_null() {
+            let oa = (*value).value.ptr.cast::<zend_op_array>();
+            let name = php::Reader::new()
+                .str((*oa).function_name)
+                .unwrap_or_default();
+            return Err(BindError::Fatal(Fatal {
+                message: format!("Cannot redeclare {}()", String::from_utf8_lossy(name)),
+                filename,
+                lineno: (*oa).line_start,
+            }));
+        }
+        php::zend_hash_add((*cg).function_table, key, value);
+    }
+
+    // Classes: _zend_accel_class_hash_copy, with the compile-time early bindings redone.
+    for ((key, value), parent) in entries(&script.class_table).into_iter().zip(&early_bound) {
+        let ce = (*value).value.ptr.cast::<zend_class_entry>();
+        let key_bytes = php::Reader::new().str(key).unwrap_or_default();
+        if !php::zend_hash_find((*cg).class_table, key).is_null() {
+            if key_bytes.first() == Some(&0) || (*ce).ce_flags & php::ZEND_ACC_ANON_CLASS != 0 {
+                continue;
+            }
+            return Err(BindError::Fatal(cannot_declare(ce, &filename)));
+        }
+        let Some(lc_parent) = parent else {
+            php::zend_hash_add((*cg).class_table, key, value);
+            continue;
+        };
+        let lc_parent = e.interned_string(lc_parent);
+        let parent_ce = php::zend_hash_find((*eg).class_table, lc_parent);
+        let mut bound = false;
+        if !parent_ce.is_null() {
+            let mut bailed_out = false;
+            let r = zopt_guarded_try_early_bind(
+                ce,
+                (*parent_ce).value.ptr.cast(),
+                key,
+                ptr::null_mut(),
+                &mut bailed_out,
+            );
+            if bailed_out {
+                return Err(BindError::Bailout);
+            }
+            bound = !r.is_null();
+        }
+        if !bound {
+            let name = php::Reader::new().str((*ce).name).unwrap_or_default();
+            return Err(BindError::Fatal(Fatal {
+                message: format!(
+                    "zopt: class {} was linked to its parent when compiled but cannot be now",
+                    String::from_utf8_lossy(name)
+                ),
+                filename,
+                lineno: (*ce).info.user.line_start,
+            }));
+        }
+    }
+
+    // Checked before the delayed early bindings, which link classes at run time as the
+    // DECLARE_CLASS_DELAYED would (OPcache's loaded script is the unlinked one too).
+    if let Some(model) = verify {
+        let r = php::Reader::new();
+        let again = crate::convert::script(r, &script).map_err(|e| e.to_string());
+        let problem = match again {
+            Err(e) => Some(format!("cannot capture it again: {e}")),
+            Ok(again) => crate::transform::first_difference(model, &again),
+        };
+        if let Some(problem) = problem {
+            crate::warning(&format!(
+                "zopt: {} was not loaded exactly from the cache: {problem}",
+                filename
+            ));
+        }
+    }
+
+    let main = e
+        .emalloc(std::mem::size_of::<zend_op_array>())
+        .cast::<zend_op_array>();
+    ptr::copy_nonoverlapping(&script.main_op_array, main, 1);
+    if (*main).fn_flags & php::ZEND_ACC_EARLY_BINDING != 0 {
+        delayed_early_binding(main).map_err(|()| BindError::Bailout)?;
+    }
+    ping_auto_globals(main);
+
+    // The tables only lent their values: free the tables, not the elements.
+    script.function_table.nNumUsed = 0;
+    script.class_table.nNumUsed = 0;
+    php::zend_hash_destroy(&mut script.function_table);
+    php::zend_hash_destroy(&mut script.class_table);
+    Ok(main)
+}
+
+fn cannot_declare(ce: *mut zend_class_entry, filename: &PhpStr) -> Fatal {
+    // SAFETY: `ce` is a class entry this module built.
+    let (flags, name, line) = unsafe {
+        (
+            (*ce).ce_flags,
+            php::Reader::new().str((*ce).name).unwrap_or_default().to_vec(),
+            (*ce).info.user.line_start,
+        )
+    };
+    let kind = if flags & php::ZEND_ACC_INTERFACE != 0 {
+        "interface"
+    } else if flags & php::ZEND_ACC_TRAIT != 0 {
+        "trait"
+    } else if flags & php::ZEND_ACC_ENUM != 0 {
+        "enum"
+    } else {
+        "class"
+    };
+    Fatal {
+        message: format!(
+            "Cannot declare {kind} {}, because the name is already in use",
+            String::from_utf8_lossy(&name)
+        ),
+        filename: filename.clone(),
+        lineno: line,
+    }
+}
+
+extern "C" {
+    /// shim.c: `zend_try_early_bind` inside `zend_try`.
+    fn zopt_guarded_try_early_bind(
+        ce: *mut zend_class_entry,
+        parent_ce: *mut zend_class_entry,
+        lcname: *mut zend_string,
+        delayed: *mut zval,
+        bailed_out: *mut bool,
+    ) -> *mut zend_class_entry;
+}
+
+/// `zend_accel_do_delayed_early_binding`: binds each class of a `ZEND_DECLARE_CLASS_DELAYED`
+/// of `main` whose parent is already known, so it exists before the script runs (the
+/// opcode finds it bound and does nothing). `Err`: PHP bailed out (to propagate).
+///
+/// # Safety
+/// `main` is a live main op_array in pass-two form; runs on PHP's thread in a request.
+pub unsafe fn delayed_early_binding(main: *mut zend_op_array) -> std::result::Result<(), ()> {
+    let cg = ptr::addr_of_mut!(php::compiler_globals);
+    let eg = ptr::addr_of_mut!(php::executor_globals);
+    let orig_filename = (*cg).compiled_filename;
+    let orig_in_compilation = (*cg).in_compilation;
+    (*cg).compiled_filename = (*main).filename;
+    (*cg).in_compilation = true;
+    let mut result = Ok(());
+    for n in 0..(*main).last as usize {
+        let op = (*main).opcodes.add(n);
+        if (*op).opcode != ZEND_DECLARE_CLASS_DELAYED.0 {
+            continue;
+        }
+        // RT_CONSTANT: op1 is the lowercased name, followed by the runtime definition key;
+        // op2 the lowercased parent name.
+        let lcname_zv = op
+            .cast::<u8>()
+            .offset((*op).op1.constant as i32 as isize)
+            .cast::<zval>();
+        let parent_zv = op
+            .cast::<u8>()
+            .offset((*op).op2.constant as i32 as isize)
+            .cast::<zval>();
+        let lcname = (*lcname_zv).value.str_;
+        let rtd_key = (*lcname_zv.add(1)).value.str_;
+        if !php::zend_hash_find((*eg).class_table, lcname).is_null() {
+            continue;
+        }
+        let zv = php::zend_hash_find((*eg).class_table, rtd_key);
+        if zv.is_null() {
+            continue;
+        }
+        let parent = php::zend_hash_find((*eg).class_table, (*parent_zv).value.str_);
+        if parent.is_null() {
+            continue;
+        }
+        let mut bailed_out = false;
+        zopt_guarded_try_early_bind(
+            (*zv).value.ptr.cast(),
+            (*parent).value.ptr.cast(),
+            lcname,
+            zv,
+            &mut bailed_out,
+        );
+        if bailed_out {
+            result = Err(());
+            break;
+        }
+    }
+    (*cg).compiled_filename = orig_filename;
+    (*cg).in_compilation = orig_in_compilation;
+    result
+}
+
+/// Registers `__COMPILER_HALT_OFFSET__` for `filename`, as `zend_accel_load_script` does.
+unsafe fn register_halt_offset(filename: *mut zend_string, offset: u64) {
+    const NAME: &[u8] = b"__COMPILER_HALT_OFFSET__";
+    let r = php::Reader::new();
+    let file = r.str(filename).unwrap_or_default();
+    let mangled = php::zend_mangle_property_name(
+        NAME.as_ptr().cast(),
+        NAME.len(),
+        file.as_ptr().cast(),
+        file.len(),
+        false,
+    );
+    let eg = ptr::addr_of_mut!(php::executor_globals);
+    if php::zend_hash_find((*eg).zend_constants, mangled).is_null() {
+        let m = r.str(mangled).unwrap_or_default();
+        php::zend_register_long_constant(
+            m.as_ptr().cast(),
+            m.len(),
+            offset as i64,
+            php::CONST_CS as c_int,
+            0,
+        );
+    }
+    Engine::new().release_string(mangled);
+}
+
+/// OPcache's `ping_auto_globals_mask`: compiling a script that names `$_SERVER`, `$_ENV` or
+/// `$_REQUEST` arms those just-in-time globals (`zend_is_auto_global`); a script that is not
+/// compiled must arm them itself.
+unsafe fn ping_auto_globals(main: *mut zend_op_array) {
+    const JIT_GLOBALS: [&[u8]; 3] = [b"_SERVER", b"_ENV", b"_REQUEST"];
+    let mut wanted = [false; 3];
+    let mut visit = |oa: *const zend_op_array| {
+        for i in 0..(*oa).last_literal.max(0) as usize {
+            let zv = (*oa).literals.add(i);
+            if php::z_type(&*zv) == php::IS_STRING as u8 {
+                let s = php::Reader::new().str((*zv).value.str_).unwrap_or_default();
+                for (k, g) in JIT_GLOBALS.iter().enumerate() {
+                    wanted[k] |= s == *g;
+                }
+            }
+        }
+    };
+    fn walk(oa: *const zend_op_array, visit: &mut dyn FnMut(*const zend_op_array)) {
+        visit(oa);
+        // SAFETY: `oa` is an op_array this module built; its dynamic defs are too.
+        unsafe {
+            for i in 0..(*oa).num_dynamic_func_defs as usize {
+                walk(*(*oa).dynamic_func_defs.add(i), visit);
+            }
+        }
+    }
+    walk(main, &mut visit);
+    let cg = ptr::addr_of_mut!(php::compiler_globals);
+    for (k, g) in JIT_GLOBALS.iter().enumerate() {
+        if wanted[k] && !(*cg).auto_globals.is_null() {
+            php::zend_is_auto_global_str(g.as_ptr().cast(), g.len());
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Hash tables.
+// ---------------------------------------------------------------------------------------
+
+/// `zend_hash_init(ht, size, NULL, NULL, 0)`.
+unsafe fn init_table(ht: *mut HashTable, size: usize) {
+    php::_zend_hash_init(ht, size as u32, None, false);
+}
+
+/// `zend_hash_add_ptr`; false when the key is taken.
+unsafe fn add_ptr(ht: *mut HashTable, key: *mut zend_string, p: *mut std::ffi::c_void) -> bool {
+    let mut zv = zval::default();
+    zv.value.ptr = p;
+    zv.u1.type_info = IS_PTR;
+    !php::zend_hash_add(ht, key, &mut zv).is_null()
+}
+
+/// The (key, value) pairs of a string-keyed table, in order.
+unsafe fn entries(ht: &HashTable) -> Vec<(*mut zend_string, *mut zval)> {
+    let mut out = Vec::with_capacity(ht.nNumUsed as usize);
+    for i in 0..ht.nNumUsed as usize {
+        let b = ht.__bindgen_anon_1.arData.add(i);
+        if php::z_type(&(*b).val) != php::IS_UNDEF as u8 {
+            out.push(((*b).key, ptr::addr_of_mut!((*b).val)));
+        }
+    }
+    out
+}
+
+// ---------------------------------------------------------------------------------------
+// Op arrays.
+// ---------------------------------------------------------------------------------------
+
+/// The deepest closure nesting built (the .zop parser's limit).
+const MAX_FUNC_NESTING: u32 = zend_ir::zop::MAX_FUNC_NESTING as u32;
+
+unsafe fn new_op_array(
+    e: Engine,
+    m: &OpArray,
+    scope: *mut zend_class_entry,
+    depth: u32,
+) -> Result<*mut zend_op_array> {
+    let oa = e.emalloc(std::mem::size_of::<zend_op_array>()).cast::<zend_op_array>();
+    op_array_into(e, m, scope, oa, depth)?;
+    Ok(oa)
+}
+
+fn opt_interned(e: Engine, s: &Option<PhpStr>) -> *mut zend_string {
+    s.as_ref()
+        .map_or(ptr::null_mut(), |s| e.interned_string(s.as_bytes()))
+}
+
+fn opt_string(e: Engine, s: &Option<PhpStr>) -> *mut zend_string {
+    s.as_ref().map_or(ptr::null_mut(), |s| e.new_string(s.as_bytes()))
+}
+
+/// Fills `*oa` (uninitialised memory) as `init_op_array` and the compiler would.
+unsafe fn op_array_into(
+    e: Engine,
+    m: &OpArray,
+    scope: *mut zend_class_entry,
+    oa: *mut zend_op_array,
+    depth: u32,
+) -> Result<()> {
+    if depth > MAX_FUNC_NESTING {
+        return fail("closures nested too deeply");
+    }
+    ptr::write(oa, zend_op_array::default());
+    let refcount = e.emalloc(4).cast::<u32>();
+    *refcount = 1;
+    (*oa).type_ = m.type_;
+    (*oa).refcount = refcount;
+    // The model keeps fn_flags as the optimizer sees them; the op_array is in pass-two form.
+    (*oa).fn_flags = m.fn_flags | php::ZEND_ACC_DONE_PASS_TWO;
+    (*oa).function_name = opt_interned(e, &m.function_name);
+    (*oa).scope = if m.scope.is_some() { scope } else { ptr::null_mut() };
+    if m.scope.is_some() && scope.is_null() {
+        return fail("method outside its class");
+    }
+    (*oa).num_args = m.num_args;
+    (*oa).required_num_args = m.required_num_args;
+    (*oa).arg_info = arg_infos(e, m)?;
+    (*oa).attributes = attributes(e, &m.attributes)?;
+    (*oa).static_variables = match &m.static_variables {
+        None => ptr::null_mut(),
+        Some(vars) => static_variables(e, vars),
+    };
+    (*oa).filename = e.interned_string(m.filename.as_bytes());
+    (*oa).line_start = m.line_start;
+    (*oa).line_end = m.line_end;
+    (*oa).doc_comment = opt_string(e, &m.doc_comment);
+    writeback::install_arrays(e, oa, m, None);
+    if !m.dynamic_func_defs.is_empty() {
+        let mut defs = Vec::with_capacity(m.dynamic_func_defs.len());
+        for (i, def) in m.dynamic_func_defs.iter().enumerate() {
+            defs.push(new_op_array(e, def, scope, depth + 1).ctx(|| format!("dynamic[{i}]"))?);
+        }
+        (*oa).dynamic_func_defs = e.array_of(&defs);
+        (*oa).num_dynamic_func_defs = defs.len() as u32;
+    }
+    if !(*oa).arg_info.is_null() {
+        php::zend_set_function_arg_flags(oa.cast::<zend_function>());
+    }
+    Ok(())
+}
+
+fn static_variables(e: Engine, vars: &[(PhpStr, Literal)]) -> *mut HashTable {
+    let entries: Vec<(ir::ArrayKey, Literal)> = vars
+        .iter()
+        .map(|(name, value)| (ir::ArrayKey::Str(name.clone()), value.clone()))
+        .collect();
+    e.new_array(&entries)
+}
+
+/// `arg_info[-1..num_args(+1)]` in one block; returns the pointer to `arg_info[0]`.
+unsafe fn arg_infos(e: Engine, m: &OpArray) -> Result<*mut php::zend_arg_info> {
+    let has_return = m.fn_flags & ir::ZEND_ACC_HAS_RETURN_TYPE != 0;
+    if m.return_info.is_some() != has_return {
+        return fail("return type flag and return info disagree");
+    }
+    let mut infos = Vec::with_capacity(m.arg_info.len() + 1);
+    for info in m.return_info.iter().chain(&m.arg_info) {
+        infos.push(php::zend_arg_info {
+            name: opt_interned(e, &info.name),
+            type_: zend_type(e, &info.type_, 0)?,
+            default_value: opt_string(e, &info.default_value),
+        });
+    }
+    let p = e.array_of(&infos);
+    Ok(if p.is_null() || !has_return { p } else { p.add(1) })
+}
+
+unsafe fn zend_type(e: Engine, t: &ZendType, depth: usize) -> Result<php::zend_type> {
+    if depth > 4 {
+        return fail("type nested too deeply");
+    }
+    let ptr = match &t.names {
+        TypeNames::None => ptr::null_mut(),
+        TypeNames::Name(name) => e.interned_string(name.as_bytes()).cast(),
+        TypeNames::List(types) => {
+            let list = e.emalloc(TYPE_LIST_HEADER + ZEND_TYPE_SIZE * types.len());
+            list.cast::<u32>().write(types.len() as u32);
+            for (i, sub) in types.iter().enumerate() {
+                let sub = zend_type(e, sub, depth + 1)?;
+                list.add(TYPE_LIST_HEADER + ZEND_TYPE_SIZE * i)
+                    .cast::<php::zend_type>()
+                    .write(sub);
+            }
+            list.cast()
+        }
+    };
+    Ok(php::zend_type {
+        ptr,
+        type_mask: t.type_mask,
+    })
+}
+
+/// A `HashTable *` of attributes (NULL when none), built with `zend_add_attribute`.
+unsafe fn attributes(e: Engine, attrs: &[Attribute]) -> Result<*mut HashTable> {
+    let mut table: *mut HashTable = ptr::null_mut();
+    for a in attrs {
+        let name = e.interned_string(a.name.as_bytes());
+        let attr = php::zend_add_attribute(
+            &mut table,
+            name,
+            a.args.len() as u32,
+            a.flags,
+            a.offset,
+            a.lineno,
+        );
+        e.release_string(name);
+        let args = ptr::addr_of_mut!((*attr).args).cast::<php::zend_attribute_arg>();
+        for (i, arg) in a.args.iter().enumerate() {
+            let slot = args.add(i);
+            (*slot).name = opt_interned(e, &arg.name);
+            (*slot).value = e.zval(&arg.value);
+        }
+    }
+    Ok(table)
+}
+
+// ---------------------------------------------------------------------------------------
+// Classes.
+// ---------------------------------------------------------------------------------------
+
+/// The unmangled property name: what follows the last NUL of `\0Class\0name` /
+/// `\0*\0name` (a declared property name has no NUL, an anonymous class name does).
+fn unmangled(name: &[u8]) -> &[u8] {
+    match name.iter().rposition(|&b| b == 0) {
+        Some(p) => &name[p + 1..],
+        None => name,
+    }
+}
+
+unsafe fn class(e: Engine, m: &ClassEntry, link: Linking) -> Result<*mut zend_class_entry> {
+    let ce = e.emalloc(std::mem::size_of::<zend_class_entry>()).cast::<zend_class_entry>();
+    ptr::write(ce, zend_class_entry::default());
+    (*ce).type_ = php::ZEND_USER_CLASS as std::ffi::c_char;
+    (*ce).name = e.interned_string(m.name.as_bytes());
+    php::zend_initialize_class_data(ce, true);
+    // Linking adds LINKED and the RESOLVED_* flags itself.
+    let flags = if link == Linking::EarlyBound {
+        m.ce_flags
+            & !(php::ZEND_ACC_LINKED
+                | php::ZEND_ACC_RESOLVED_PARENT
+                | php::ZEND_ACC_RESOLVED_INTERFACES)
+    } else {
+        m.ce_flags
+    };
+    (*ce).ce_flags = flags;
+    (*ce).info.user.filename = e.interned_string(m.filename.as_bytes());
+    (*ce).info.user.line_start = m.line_start;
+    (*ce).info.user.line_end = m.line_end;
+    (*ce).info.user.doc_comment = opt_string(e, &m.doc_comment);
+    (*ce).__bindgen_anon_1.parent_name = opt_interned(e, &m.parent_name);
+    (*ce).attributes = attributes(e, &m.attributes)?;
+    (*ce).enum_backing_type = u32::from(m.enum_backing_type);
+
+    let own = |declaring: &PhpStr| link != Linking::EarlyBound || *declaring == m.name;
+    if link != Linking::EarlyBound && !m.interface_names.is_empty() {
+        let names: Vec<php::zend_class_name> = m
+            .interface_names
+            .iter()
+            .map(|n| php::zend_class_name {
+                name: e.interned_string(n.name.as_bytes()),
+                lc_name: e.interned_string(n.lc_name.as_bytes()),
+            })
+            .collect();
+        (*ce).num_interfaces = names.len() as u32;
+        (*ce).__bindgen_anon_3.interface_names = e.array_of(&names);
+    }
+    traits(e, ce, m);
+
+    for c in m.constants.iter().filter(|c| own(&c.ce)) {
+        let name = e.interned_string(c.name.as_bytes());
+        let mut value = e.zval(&c.value);
+        let decl = php::zend_declare_class_constant_ex(
+            ce,
+            name,
+            &mut value,
+            c.flags as c_int,
+            opt_string(e, &c.doc_comment),
+        );
+        if decl.is_null() {
+            return fail(format!("constant {} was refused", c.name));
+        }
+        (*decl).value.u2.extra = c.flags;
+        (*decl).attributes = attributes(e, &c.attributes)?;
+    }
+
+    let mut declared: Vec<*mut zend_property_info> = Vec::new();
+    for p in m.properties.iter().filter(|p| own(&p.ce)) {
+        let name = e.interned_string(unmangled(p.name.as_bytes()));
+        let mut value = match &p.default {
+            Some(v) => e.zval(v),
+            None => zval::default(), // IS_UNDEF: a typed property without default
+        };
+        let info = php::zend_declare_typed_property(
+            ce,
+            name,
+            &mut value,
+            p.flags as c_int,
+            opt_string(e, &p.doc_comment),
+            zend_type(e, &p.type_, 0)?,
+        );
+        (*info).flags = p.flags;
+        (*info).attributes = attributes(e, &p.attributes)?;
+        if link != Linking::EarlyBound && (*info).offset != p.offset {
+            return fail(format!(
+                "property ${} got offset {}, compiled at {}",
+                p.name,
+                (*info).offset,
+                p.offset
+            ));
+        }
+        declared.push(info);
+    }
+
+    for (key, method) in m.methods.iter().filter(|(_, oa)| {
+        link != Linking::EarlyBound || oa.scope.as_ref() == Some(&m.name)
+    }) {
+        let oa = new_op_array(e, method, ce, 1).ctx(|| format!("method {key}"))?;
+        let lcname = e.interned_string(key.as_bytes());
+        if !add_ptr(&mut (*ce).function_table, lcname, oa.cast()) {
+            return fail(format!("method {key} declared twice"));
+        }
+        php::zend_add_magic_method(ce, oa.cast::<zend_function>(), lcname);
+    }
+
+    // Declaring adjusted the flags (type hints, AST defaults); the compiler's are the model's.
+    (*ce).ce_flags = flags;
+    if link == Linking::Simple {
+        properties_info_table(e, ce, &declared);
+    }
+    Ok(ce)
+}
+
+/// `zend_build_properties_info_table` for a class without parent: each declared instance
+/// property at its slot.
+unsafe fn properties_info_table(
+    e: Engine,
+    ce: *mut zend_class_entry,
+    declared: &[*mut zend_property_info],
+) {
+    let count = (*ce).default_properties_count.max(0) as usize;
+    if count == 0 {
+        return;
+    }
+    let mut table = vec![ptr::null_mut::<zend_property_info>(); count];
+    for &p in declared {
+        if (*p).flags & php::ZEND_ACC_STATIC == 0 {
+            let slot = (((*p).offset - php::OBJ_PROP_BASE) / php::ZVAL_SIZE) as usize;
+            if let Some(s) = table.get_mut(slot) {
+                *s = p;
+            }
+        }
+    }
+    (*ce).properties_info_table = e.array_of(&table);
+}
+
+/// `num_traits`, `trait_names`, `trait_aliases` and `trait_precedences` (NULL-terminated
+/// arrays of single allocations, as zend_compile_use_trait builds them).
+unsafe fn traits(e: Engine, ce: *mut zend_class_entry, m: &ClassEntry) {
+    if !m.trait_names.is_empty() {
+        let names: Vec<php::zend_class_name> = m
+            .trait_names
+            .iter()
+            .map(|n| php::zend_class_name {
+                name: e.interned_string(n.name.as_bytes()),
+                lc_name: e.interned_string(n.lc_name.as_bytes()),
+            })
+            .collect();
+        (*ce).num_traits = names.len() as u32;
+        (*ce).trait_names = e.array_of(&names);
+    }
+    let method_ref = |r: &ir::TraitMethodRef| php::zend_trait_method_reference {
+        method_name: e.interned_string(r.method_name.as_bytes()),
+        class_name: opt_interned(e, &r.class_name),
+    };
+    if !m.trait_aliases.is_empty() {
+        let mut list: Vec<*mut php::zend_trait_alias> = m
+            .trait_aliases
+            .iter()
+            .map(|a| {
+                let p = e
+                    .emalloc(std::mem::size_of::<php::zend_trait_alias>())
+                    .cast::<php::zend_trait_alias>();
+                p.write(php::zend_trait_alias {
+                    trait_method: method_ref(&a.method),
+                    alias: opt_interned(e, &a.alias),
+                    modifiers: a.modifiers,
+                });
+                p
+            })
+            .collect();
+        list.push(ptr::null_mut());
+        (*ce).trait_aliases = e.array_of(&list);
+    }
+    if !m.trait_precedences.is_empty() {
+        let mut list: Vec<*mut php::zend_trait_precedence> = m
+            .trait_precedences
+            .iter()
+            .map(|p| {
+                let n = p.exclude_class_names.len();
+                let size = std::mem::size_of::<php::zend_trait_precedence>()
+                    + std::mem::size_of::<*mut zend_string>() * n.saturating_sub(1);
+                let q = e.emalloc(size).cast::<php::zend_trait_precedence>();
+                ptr::addr_of_mut!((*q).trait_method).write(method_ref(&p.method));
+                (*q).num_excludes = n as u32;
+                let names = ptr::addr_of_mut!((*q).exclude_class_names).cast::<*mut zend_string>();
+                for (i, name) in p.exclude_class_names.iter().enumerate() {
+                    names.add(i).write(e.interned_string(name.as_bytes()));
+                }
+                q
+            })
+            .collect();
+        list.push(ptr::null_mut());
+        (*ce).trait_precedences = e.array_of(&list);
+    }
+}
