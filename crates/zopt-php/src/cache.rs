@@ -320,16 +320,16 @@ unsafe fn open(handle: *mut zend_file_handle, type_: c_int) -> Opened {
 unsafe fn serve_hit(script: &Script) -> Result<Outcome, String> {
     let e = Engine::new();
     let built = load::build(e, script).map_err(|err| err.0)?;
-    let halt_offset = halt_offset(script);
-    match load::bind(e, built, halt_offset, ini::verify().then_some(script)) {
+    match load::bind(
+        e,
+        built,
+        script.compiler_halt_offset,
+        ini::verify().then_some(script),
+    ) {
         Ok(main) => Ok(Outcome::Done(main)),
         Err(load::BindError::Fatal(f)) => Ok(Outcome::Fatal(f)),
         Err(load::BindError::Bailout) => Ok(Outcome::Bailout),
     }
-}
-
-fn halt_offset(_script: &Script) -> Option<u64> {
-    None
 }
 
 /// A miss: compile as OPcache does, capture, optimize, store.

@@ -406,12 +406,13 @@ pub unsafe fn delayed_early_binding(main: *mut zend_op_array) -> std::result::Re
 
 /// Registers `__COMPILER_HALT_OFFSET__` for `filename`, as `zend_accel_load_script` does.
 unsafe fn register_halt_offset(filename: *mut zend_string, offset: u64) {
-    const NAME: &[u8] = b"__COMPILER_HALT_OFFSET__";
+    // zend_mangle_property_name copies each part with its terminating NUL.
+    const NAME: &std::ffi::CStr = c"__COMPILER_HALT_OFFSET__";
     let r = php::Reader::new();
     let file = r.str(filename).unwrap_or_default();
     let mangled = php::zend_mangle_property_name(
-        NAME.as_ptr().cast(),
-        NAME.len(),
+        NAME.as_ptr(),
+        NAME.count_bytes(),
         file.as_ptr().cast(),
         file.len(),
         false,

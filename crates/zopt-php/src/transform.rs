@@ -118,5 +118,19 @@ pub fn first_difference(a: &zend_ir::Script, b: &zend_ir::Script) -> Option<Stri
             "{name}: literals, vars, T, live ranges or try/catch differ"
         ));
     }
-    Some("classes or tables differ".into())
+    if a.compiler_halt_offset != b.compiler_halt_offset {
+        return Some(format!(
+            "__COMPILER_HALT_OFFSET__ {:?} written, {:?} found",
+            a.compiler_halt_offset, b.compiler_halt_offset
+        ));
+    }
+    for ((ka, ca), (kb, cb)) in a.class_table.iter().zip(&b.class_table) {
+        if ka != kb {
+            return Some(format!("class table key {ka:?} written, {kb:?} found"));
+        }
+        if ca != cb {
+            return Some(format!("class {ka:?} differs"));
+        }
+    }
+    Some("function or class tables differ".into())
 }
