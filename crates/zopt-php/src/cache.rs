@@ -167,7 +167,12 @@ pub fn stats_json(cache: &FileCache) -> String {
     for kind in RejectKind::ALL {
         let n = s.rejects(kind);
         if n > 0 {
-            let _ = write!(out, "{}\"{}\":{n}", if first { "" } else { "," }, kind.name());
+            let _ = write!(
+                out,
+                "{}\"{}\":{n}",
+                if first { "" } else { "," },
+                kind.name()
+            );
             first = false;
         }
     }
@@ -184,7 +189,10 @@ enum Outcome {
 }
 
 /// The `zend_compile_file` hook.
-unsafe extern "C" fn compile_file(handle: *mut zend_file_handle, type_: c_int) -> *mut zend_op_array {
+unsafe extern "C" fn compile_file(
+    handle: *mut zend_file_handle,
+    type_: c_int,
+) -> *mut zend_op_array {
     let outcome = catch_unwind(AssertUnwindSafe(|| serve(handle, type_)));
     match outcome {
         Ok(Outcome::Done(op_array)) => op_array,
@@ -280,7 +288,7 @@ enum Opened {
 /// Opens the file behind `handle` as OPcache does (resolving the include path) and takes
 /// its cache key.
 unsafe fn open(handle: *mut zend_file_handle, type_: c_int) -> Opened {
-    if u32::from((*handle).type_) == php::ZEND_HANDLE_FILENAME as u32
+    if u32::from((*handle).type_) == php::ZEND_HANDLE_FILENAME
         && php::zend_stream_open(handle) != php::SUCCESS
     {
         let eg = ptr::addr_of!(php::executor_globals);
@@ -290,7 +298,9 @@ unsafe fn open(handle: *mut zend_file_handle, type_: c_int) -> Opened {
             } else {
                 php::ZMSG_FAILED_INCLUDE_FOPEN
             };
-            let filename = php::Reader::new().str((*handle).filename).unwrap_or_default();
+            let filename = php::Reader::new()
+                .str((*handle).filename)
+                .unwrap_or_default();
             let filename = std::ffi::CString::new(filename).unwrap_or_default();
             php::zend_message_dispatcher(message as php::zend_long, filename.as_ptr().cast());
         }
@@ -361,7 +371,11 @@ unsafe fn compile_and_store(
     let mut view = Box::new(zend_script::default());
     view.main_op_array = *op_array;
     view.filename = view.main_op_array.filename;
-    copy_new_entries(&mut view.function_table, (*cg).function_table, functions_before);
+    copy_new_entries(
+        &mut view.function_table,
+        (*cg).function_table,
+        functions_before,
+    );
     copy_new_entries(&mut view.class_table, (*cg).class_table, classes_before);
 
     let stored = capture_optimize_store(cache, key, &mut view);

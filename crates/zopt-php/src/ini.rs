@@ -71,7 +71,8 @@ fn path_setting(setting: &Mutex<Option<PathBuf>>) -> Option<PathBuf> {
 fn set_path(setting: &Mutex<Option<PathBuf>>, value: &str) {
     *setting
         .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner()) = (!value.is_empty()).then(|| PathBuf::from(value));
+        .unwrap_or_else(|poisoned| poisoned.into_inner()) =
+        (!value.is_empty()).then(|| PathBuf::from(value));
 }
 
 /// `zopt.cache_dir`, or `None` when empty.

@@ -139,7 +139,11 @@ pub unsafe fn build(e: Engine, script: &Script) -> Result<Built> {
     .ctx(|| "main script".into())?;
     for (key, func) in &script.function_table {
         let oa = new_op_array(e, func, ptr::null_mut(), 0).ctx(|| format!("function {key}"))?;
-        add_ptr(&mut built.function_table, e.interned_string(key.as_bytes()), oa.cast());
+        add_ptr(
+            &mut built.function_table,
+            e.interned_string(key.as_bytes()),
+            oa.cast(),
+        );
     }
     let mut early_bound = Vec::with_capacity(script.class_table.len());
     for (key, ce) in &script.class_table {
@@ -161,7 +165,9 @@ pub unsafe fn build(e: Engine, script: &Script) -> Result<Built> {
                 ce.parent_name
                     .as_ref()
                     .map(|p| p.to_lowercase().0)
-                    .ok_or_else(|| BuildError(format!("class {}: linked parent unknown", ce.name)))?,
+                    .ok_or_else(|| {
+                        BuildError(format!("class {}: linked parent unknown", ce.name))
+                    })?,
             ),
             _ => None,
         });
@@ -310,7 +316,10 @@ fn cannot_declare(ce: *mut zend_class_entry, filename: &PhpStr) -> Fatal {
     let (flags, name, line) = unsafe {
         (
             (*ce).ce_flags,
-            php::Reader::new().str((*ce).name).unwrap_or_default().to_vec(),
+            php::Reader::new()
+                .str((*ce).name)
+                .unwrap_or_default()
+                .to_vec(),
             (*ce).info.user.line_start,
         )
     };
@@ -508,7 +517,9 @@ unsafe fn new_op_array(
     scope: *mut zend_class_entry,
     depth: u32,
 ) -> Result<*mut zend_op_array> {
-    let oa = e.emalloc(std::mem::size_of::<zend_op_array>()).cast::<zend_op_array>();
+    let oa = e
+        .emalloc(std::mem::size_of::<zend_op_array>())
+        .cast::<zend_op_array>();
     op_array_into(e, m, scope, oa, depth)?;
     Ok(oa)
 }
@@ -519,7 +530,8 @@ fn opt_interned(e: Engine, s: &Option<PhpStr>) -> *mut zend_string {
 }
 
 fn opt_string(e: Engine, s: &Option<PhpStr>) -> *mut zend_string {
-    s.as_ref().map_or(ptr::null_mut(), |s| e.new_string(s.as_bytes()))
+    s.as_ref()
+        .map_or(ptr::null_mut(), |s| e.new_string(s.as_bytes()))
 }
 
 /// Fills `*oa` (uninitialised memory) as `init_op_array` and the compiler would.
@@ -541,7 +553,11 @@ unsafe fn op_array_into(
     // The model keeps fn_flags as the optimizer sees them; the op_array is in pass-two form.
     (*oa).fn_flags = m.fn_flags | php::ZEND_ACC_DONE_PASS_TWO;
     (*oa).function_name = opt_interned(e, &m.function_name);
-    (*oa).scope = if m.scope.is_some() { scope } else { ptr::null_mut() };
+    (*oa).scope = if m.scope.is_some() {
+        scope
+    } else {
+        ptr::null_mut()
+    };
     if m.scope.is_some() && scope.is_null() {
         return fail("method outside its class");
     }
@@ -595,7 +611,11 @@ unsafe fn arg_infos(e: Engine, m: &OpArray) -> Result<*mut php::zend_arg_info> {
         });
     }
     let p = e.array_of(&infos);
-    Ok(if p.is_null() || !has_return { p } else { p.add(1) })
+    Ok(if p.is_null() || !has_return {
+        p
+    } else {
+        p.add(1)
+    })
 }
 
 unsafe fn zend_type(e: Engine, t: &ZendType, depth: usize) -> Result<php::zend_type> {
@@ -661,7 +681,9 @@ fn unmangled(name: &[u8]) -> &[u8] {
 }
 
 unsafe fn class(e: Engine, m: &ClassEntry, link: Linking) -> Result<*mut zend_class_entry> {
-    let ce = e.emalloc(std::mem::size_of::<zend_class_entry>()).cast::<zend_class_entry>();
+    let ce = e
+        .emalloc(std::mem::size_of::<zend_class_entry>())
+        .cast::<zend_class_entry>();
     ptr::write(ce, zend_class_entry::default());
     (*ce).type_ = php::ZEND_USER_CLASS as std::ffi::c_char;
     (*ce).name = e.interned_string(m.name.as_bytes());
@@ -744,9 +766,11 @@ unsafe fn class(e: Engine, m: &ClassEntry, link: Linking) -> Result<*mut zend_cl
         declared.push(info);
     }
 
-    for (key, method) in m.methods.iter().filter(|(_, oa)| {
-        link != Linking::EarlyBound || oa.scope.as_ref() == Some(&m.name)
-    }) {
+    for (key, method) in m
+        .methods
+        .iter()
+        .filter(|(_, oa)| link != Linking::EarlyBound || oa.scope.as_ref() == Some(&m.name))
+    {
         let oa = new_op_array(e, method, ce, 1).ctx(|| format!("method {key}"))?;
         let lcname = e.interned_string(key.as_bytes());
         if !add_ptr(&mut (*ce).function_table, lcname, oa.cast()) {

@@ -4,8 +4,12 @@
 //! - (b) `opcache`: OPcache with its own optimizer at the given level,
 //! - (c) `roundtrip`: OPcache at level 0 and zopt capturing and writing back every script,
 //! - (d) `optimize`: OPcache at level 0 and zopt's optimizer at the given level,
+//! - (e) `cache`: OPcache disabled and zopt as the opcode cache (`zopt.cache_dir`, with
+//!   `zopt.verify=1`): the program runs twice from a fresh cache directory; the first run
+//!   fills it, the second must give the same output without calling PHP's compiler once
+//!   (the extension's counters say so) and is the one compared,
 //!
-//! and the stdout and exit status of (b)–(d) are compared with (a). Every mode gets the same
+//! and the stdout and exit status of (b)–(e) are compared with (a). Every mode gets the same
 //! PHP configuration otherwise: by default `-n` plus explicit `zend_extension=opcache`, or
 //! (for real programs that need the extensions Debian loads) PHP's default php.ini; the zopt
 //! extension is loaded in every mode (`zopt.mode=off` in (a) and (b)), JIT is off, and each
@@ -59,10 +63,18 @@ pub enum Mode {
     Roundtrip,
     /// (d) zopt's optimizer.
     Optimize,
+    /// (e) zopt's opcode cache, warm (see the module documentation).
+    Cache,
 }
 
 impl Mode {
-    pub const ALL: [Mode; 4] = [Mode::Off, Mode::Opcache, Mode::Roundtrip, Mode::Optimize];
+    pub const ALL: [Mode; 5] = [
+        Mode::Off,
+        Mode::Opcache,
+        Mode::Roundtrip,
+        Mode::Optimize,
+        Mode::Cache,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -70,6 +82,7 @@ impl Mode {
             Mode::Opcache => "opcache",
             Mode::Roundtrip => "roundtrip",
             Mode::Optimize => "optimize",
+            Mode::Cache => "cache",
         }
     }
 
@@ -81,6 +94,7 @@ impl Mode {
             Mode::Opcache => ("1", level.as_str(), "off"),
             Mode::Roundtrip => ("1", "0", "roundtrip"),
             Mode::Optimize => ("1", "0", "optimize"),
+            Mode::Cache => ("0", "0", "off"),
         };
         vec![
             format!("opcache.enable_cli={enable}"),
@@ -311,8 +325,37 @@ impl Config {
         args
     }
 
-    /// Runs `program` once under `mode`.
+    /// Runs `program` under `mode` (once; twice for [`Mode::Cache`], which returns the warm
+    /// run and fails unless it equals the cold one and compiled nothing).
     pub fn run(&self, program: &Program, mode: Mode) -> Result<RunOutput> {
+        if mode != Mode::Cache {
+            return self.run_once(program, mode, &[]);
+        }
+        let dir = tempfile::tempdir().context("cannot create a cache directory")?;
+        let settings = |stats: &str| {
+            vec![
+                format!("zopt.cache_dir={}", dir.path().join("cache").display()),
+                format!("zopt.cache_stats={}", dir.path().join(stats).display()),
+                "zopt.verify=1".to_string(),
+            ]
+        };
+        let cold = self.run_once(program, mode, &settings("cold.json"))?;
+        let warm = self.run_once(program, mode, &settings("warm.json"))?;
+        if let Some(diff) = first_diff(&cold, &warm) {
+            bail!("the warm cache run differs from the cold one: {diff}");
+        }
+        let stats = std::fs::read_to_string(dir.path().join("warm.json"))
+            .context("the warm run wrote no cache counters")?;
+        let counters: serde_json::Value = serde_json::from_str(stats.trim_end())
+            .with_context(|| format!("bad cache counters {stats:?}"))?;
+        let count = |k: &str| counters[k].as_u64().unwrap_or(u64::MAX);
+        if count("compiles") != 0 || count("load_failures") != 0 || count("served") == 0 {
+            bail!("the warm cache run was not served from the cache: {stats}");
+        }
+        Ok(warm)
+    }
+
+    fn run_once(&self, program: &Program, mode: Mode, extra: &[String]) -> Result<RunOutput> {
         let tmp = if program.env.values().any(|v| v.contains("{tmp}")) {
             Some(tempfile::tempdir().context("cannot create a temporary directory")?)
         } else {
@@ -327,6 +370,7 @@ impl Config {
         });
         let mut cmd = Command::new(&self.php);
         cmd.args(self.php_args(mode, program.php_ini))
+            .args(extra.iter().flat_map(|s| ["-d", s.as_str()]))
             .arg(&program.script)
             .args(&program.args)
             .current_dir(&program.cwd)
@@ -555,7 +599,7 @@ pub fn run(config: &Config, programs: &[Program], progress: bool) -> Report {
             continue;
         }
         let mut identical = outs.len() == Mode::ALL.len();
-        for mode in [Mode::Opcache, Mode::Roundtrip, Mode::Optimize] {
+        for mode in [Mode::Opcache, Mode::Roundtrip, Mode::Optimize, Mode::Cache] {
             let Some(out) = outs.get(&mode) else { continue };
             if let Some(diff) = first_diff(reference, out) {
                 identical = false;

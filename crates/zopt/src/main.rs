@@ -103,7 +103,8 @@ enum Command {
         paths: Vec<PathBuf>,
     },
     /// Run PHP programs under (a) OPcache off, (b) OPcache's optimizer, (c) zopt's round
-    /// trip, (d) zopt's optimizer, and compare stdout and exit status with (a).
+    /// trip, (d) zopt's optimizer, (e) zopt's opcode cache (cold, then warm without
+    /// compiling), and compare stdout and exit status with (a).
     ExecDiff {
         #[command(flatten)]
         php: PhpArgs,

@@ -1,7 +1,9 @@
 //! Differential execution against the real PHP 8.2: every fixture program, and real programs
 //! from Debian (composer, phpunit), must print the same stdout and exit with the same status
-//! under (a) OPcache off, (b) OPcache's optimizer, (c) zopt's round trip and (d) zopt's
-//! optimizer. Uses the library behind `zopt exec-diff`.
+//! under (a) OPcache off, (b) OPcache's optimizer, (c) zopt's round trip, (d) zopt's
+//! optimizer and (e) zopt's opcode cache, warm: served without calling PHP's compiler once,
+//! every loaded script captured again and compared with its entry. Uses the library behind
+//! `zopt exec-diff`.
 //!
 //! Needs `php` 8.2 with OPcache, and for the real programs Debian's `composer` and `phpunit`
 //! (`apt-get install composer phpunit`): the tests fail with a message saying so, they never
@@ -19,7 +21,8 @@ use zopt::corpus::php_files;
 use zopt::exec_diff::{self, Config, Manifest, Mode, PhpIni, Program, Report};
 
 /// Fixtures whose output legitimately differs with OPcache enabled, in (b) as much as in
-/// (c) and (d): PHP's own OPcache behaviour, not something zopt does.
+/// (c), (d) and (e): PHP's own OPcache behaviour, not something zopt does (zopt's cache
+/// loads scripts as OPcache does).
 ///
 /// - oop_extends_later.php: with OPcache, classes whose parent is declared later in the file
 ///   are bound early (delayed early binding), so `class_exists('Child')` at the top is true.
