@@ -98,12 +98,18 @@ pub enum Validation {
 }
 
 impl Validation {
-    /// Stats (or reads) `path`.
+    /// Stats (or reads) `path`; anything but a regular file is an error.
     pub fn of_file(path: &Path, mode: ValidationMode) -> io::Result<Validation> {
         use std::os::unix::fs::MetadataExt;
         match mode {
             ValidationMode::MtimeSize => {
                 let m = std::fs::metadata(path)?;
+                if !m.is_file() {
+                    return Err(io::Error::new(
+                        io::ErrorKind::InvalidInput,
+                        format!("{} is not a regular file", path.display()),
+                    ));
+                }
                 Ok(Validation::MtimeSize {
                     mtime_sec: m.mtime(),
                     mtime_nsec: m.mtime_nsec() as u32,

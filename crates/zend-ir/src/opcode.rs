@@ -60,10 +60,12 @@ pub const fn zend_vm_op2_flags(flags: u32) -> u32 {
 }
 
 impl Opcode {
+    #[inline]
     fn info(self) -> Option<(&'static str, u32)> {
         OPCODE_INFO.get(self.0 as usize).copied().flatten()
     }
 
+    #[inline]
     /// Whether PHP 8.2's VM defines this opcode number.
     pub fn is_defined(self) -> bool {
         self.info().is_some()
@@ -79,33 +81,40 @@ impl Opcode {
         self.name().map(|n| &n[5..])
     }
 
+    #[inline]
     /// `zend_get_opcode_flags()`; 0 for an undefined opcode, as PHP returns.
     pub fn flags(self) -> u32 {
         self.info().map_or(0, |(_, flags)| flags)
     }
 
+    #[inline]
     pub fn op1_flags(self) -> u32 {
         zend_vm_op1_flags(self.flags())
     }
 
+    #[inline]
     pub fn op2_flags(self) -> u32 {
         zend_vm_op2_flags(self.flags())
     }
 
+    #[inline]
     pub fn ext_flags(self) -> u32 {
         self.flags() & ZEND_VM_EXT_MASK
     }
 
+    #[inline]
     /// op1 holds a jump target when unused as a value.
     pub fn op1_is_jmp_addr(self) -> bool {
         self.op1_flags() & ZEND_VM_OP_MASK == ZEND_VM_OP_JMP_ADDR
     }
 
+    #[inline]
     /// op2 holds a jump target when unused as a value.
     pub fn op2_is_jmp_addr(self) -> bool {
         self.op2_flags() & ZEND_VM_OP_MASK == ZEND_VM_OP_JMP_ADDR
     }
 
+    #[inline]
     /// extended_value holds a jump target (FE_FETCH_R/RW).
     pub fn ext_is_jmp_addr(self) -> bool {
         self.ext_flags() == ZEND_VM_EXT_JMP_ADDR

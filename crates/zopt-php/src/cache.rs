@@ -60,6 +60,10 @@ pub struct Counters {
     pub uncacheable: AtomicU64,
     /// Entries that validated but could not be built (compiled instead).
     pub load_failures: AtomicU64,
+    /// Nanoseconds spent serving hits (lookup, validation, build, bind).
+    pub served_ns: AtomicU64,
+    /// Nanoseconds spent in the hook on everything else (PHP's compiler, capture, store).
+    pub other_ns: AtomicU64,
 }
 
 pub static COUNTERS: Counters = Counters {
@@ -67,6 +71,8 @@ pub static COUNTERS: Counters = Counters {
     served: AtomicU64::new(0),
     uncacheable: AtomicU64::new(0),
     load_failures: AtomicU64::new(0),
+    served_ns: AtomicU64::new(0),
+    other_ns: AtomicU64::new(0),
 };
 
 /// OPcache's compiler options for scripts it caches (`opcache_compile_file`).
@@ -151,7 +157,7 @@ pub fn stats_json(cache: &FileCache) -> String {
     let s = cache.stats();
     let c = &COUNTERS;
     let mut out = format!(
-        "{{\"pid\":{},\"hits\":{},\"misses\":{},\"rejects\":{},\"compiles\":{},\"served\":{},\"uncacheable\":{},\"load_failures\":{},\"stores\":{},\"store_failures\":{},\"rejected\":{{",
+        "{{\"pid\":{},\"hits\":{},\"misses\":{},\"rejects\":{},\"compiles\":{},\"served\":{},\"uncacheable\":{},\"load_failures\":{},\"served_ns\":{},\"other_ns\":{},\"stores\":{},\"store_failures\":{},\"rejected\":{{",
         std::process::id(),
         s.hits,
         s.misses,
@@ -160,6 +166,8 @@ pub fn stats_json(cache: &FileCache) -> String {
         c.served.load(Ordering::Relaxed),
         c.uncacheable.load(Ordering::Relaxed),
         c.load_failures.load(Ordering::Relaxed),
+        c.served_ns.load(Ordering::Relaxed),
+        c.other_ns.load(Ordering::Relaxed),
         s.stores,
         s.store_failures,
     );
@@ -193,7 +201,15 @@ unsafe extern "C" fn compile_file(
     handle: *mut zend_file_handle,
     type_: c_int,
 ) -> *mut zend_op_array {
+    let start = std::time::Instant::now();
+    let served_before = COUNTERS.served.load(Ordering::Relaxed);
     let outcome = catch_unwind(AssertUnwindSafe(|| serve(handle, type_)));
+    let ns = start.elapsed().as_nanos() as u64;
+    if COUNTERS.served.load(Ordering::Relaxed) != served_before {
+        COUNTERS.served_ns.fetch_add(ns, Ordering::Relaxed);
+    } else {
+        COUNTERS.other_ns.fetch_add(ns, Ordering::Relaxed);
+    }
     match outcome {
         Ok(Outcome::Done(op_array)) => op_array,
         Ok(Outcome::Fatal(fatal)) => raise(fatal),
@@ -317,9 +333,6 @@ unsafe fn open(handle: *mut zend_file_handle, type_: c_int) -> Opened {
         return Opened::Uncacheable; // "Standard input code", "-": not a file we can stat
     }
     let path = Path::new(std::ffi::OsStr::from_bytes(path));
-    if !path.is_file() {
-        return Opened::Uncacheable;
-    }
     match CacheKey::for_file(path, ini::cache_validation()) {
         Ok(key) => Opened::Key(key),
         Err(_) => Opened::Uncacheable,

@@ -104,16 +104,21 @@ impl Engine {
         s
     }
 
-    /// A string as the compiler stores names and literals: `zend_new_interned_string` of a
-    /// new string. The result is owned by the caller (one reference, none if interned).
+    /// A string as the compiler stores names and literals: the interned string of `bytes`
+    /// (`zend_string_init_interned`, which under OPcache returns the shared-memory copy when
+    /// there is one and allocates only for a string not interned yet). The result is owned
+    /// by the caller (one reference, none if interned).
     pub fn interned_string(self, bytes: &[u8]) -> *mut zend_string {
-        let s = self.new_string(bytes);
-        // SAFETY: `zend_new_interned_string` is set by the engine before any script is
-        // compiled (OPcache installs its own); it takes our reference and returns one.
+        // SAFETY: the engine sets both interning handlers before any script is compiled
+        // (OPcache installs its own); init_interned reads `bytes` and returns a reference.
         unsafe {
-            match php::zend_new_interned_string {
-                Some(intern) => intern(s),
-                None => s,
+            match (
+                php::zend_string_init_interned,
+                php::zend_new_interned_string,
+            ) {
+                (Some(init), _) => init(bytes.as_ptr().cast(), bytes.len(), false),
+                (None, Some(intern)) => intern(self.new_string(bytes)),
+                (None, None) => self.new_string(bytes),
             }
         }
     }

@@ -201,9 +201,13 @@ pub fn check_op_array(oa: &OpArray) -> Result<()> {
         if !op.opcode.is_defined() {
             return err(format!("op #{n}: undefined opcode {}", op.opcode.0));
         }
-        for (what, operand) in [("op1", op.op1), ("op2", op.op2), ("result", op.result)] {
-            check_operand(operand, last, last_var, t, n_literals, what == "result")
-                .ctx(|| format!("{}: {what}", here()))?;
+        let fits =
+            |o: Operand, is_result: bool| operand_fits(o, last, last_var, t, n_literals, is_result);
+        if !(fits(op.op1, false) && fits(op.op2, false) && fits(op.result, true)) {
+            for (what, operand) in [("op1", op.op1), ("op2", op.op2), ("result", op.result)] {
+                check_operand(operand, last, last_var, t, n_literals, what == "result")
+                    .ctx(|| format!("{}: {what}", here()))?;
+            }
         }
         if op.opcode.ext_is_jmp_addr() && op.extended_value as usize >= last {
             return err(format!(
@@ -260,6 +264,26 @@ pub fn check_op_array(oa: &OpArray) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// [`check_operand`] without the message: the per-op fast path.
+#[inline]
+fn operand_fits(
+    operand: Operand,
+    last: usize,
+    last_var: u32,
+    t: u32,
+    n_literals: usize,
+    is_result: bool,
+) -> bool {
+    match operand {
+        Operand::Unused(_) => true,
+        Operand::JmpAddr(_) | Operand::Const(_) if is_result => false,
+        Operand::JmpAddr(target) => target.index() < last,
+        Operand::Const(lit) => lit.index() < n_literals,
+        Operand::Cv(v) => v.0 < last_var,
+        Operand::TmpVar(v) | Operand::Var(v) => v.0 >= last_var && v.0 - last_var < t,
+    }
 }
 
 fn check_operand(

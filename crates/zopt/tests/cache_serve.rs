@@ -128,3 +128,55 @@ fn stale_and_damaged_entries_are_recompiled() {
         "{c:?}"
     );
 }
+
+/// Every library Debian installed under /usr/share/php (composer, phpunit, php-parser, twig
+/// and their dependencies: about 2000 scripts) loads from a warm cache exactly as PHP
+/// compiles it: the reflection digest of every class is identical, every script was served
+/// without compiling, and each load was verified by capturing it again.
+#[test]
+fn debian_libraries_load_identically_from_a_warm_cache() {
+    let digest = common::workspace_root().join("fixtures/projects/library-digest/digest.php");
+    let dir = tempfile::tempdir().unwrap();
+    let cache_dir = dir.path().join("cache");
+    let run = |settings: &[String]| {
+        let mut cmd = Command::new(std::env::var_os("ZOPT_PHP").unwrap_or("php".into()));
+        cmd.args(["-n", "-d", "memory_limit=1G"]);
+        for s in settings {
+            cmd.args(["-d", s]);
+        }
+        let out = cmd.arg(&digest).arg("/usr/share/php").output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let cache_settings = |stats: &str| {
+        vec![
+            format!("extension={}", extension().display()),
+            format!("zopt.cache_dir={}", cache_dir.display()),
+            format!("zopt.cache_stats={}", dir.path().join(stats).display()),
+            "zopt.verify=1".into(),
+        ]
+    };
+    let reference = run(&[]);
+    let classes = reference
+        .lines()
+        .filter(|l| !l.starts_with("error "))
+        .count();
+    assert!(
+        classes >= 1000,
+        "only {classes} classes: are php-parser, php-twig, composer and phpunit installed?"
+    );
+    let cold = run(&cache_settings("cold.json"));
+    let warm = run(&cache_settings("warm.json"));
+    assert!(cold == reference, "the cold run declared different classes");
+    assert!(warm == reference, "the warm run declared different classes");
+    let (c, w) = (
+        counters(&dir.path().join("cold.json")),
+        counters(&dir.path().join("warm.json")),
+    );
+    assert!(c.stores >= 1000, "{c:?}");
+    assert_eq!((w.compiles, w.rejects, w.hits), (0, 0, c.stores), "{w:?}");
+}
