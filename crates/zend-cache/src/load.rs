@@ -875,13 +875,26 @@ impl<'a> ScriptView<'a> {
 
     /// Decodes the owned model.
     pub fn to_script(&self) -> Script {
-        let d = Dec { s: *self };
+        self.decode(true)
+    }
+
+    /// Decodes the owned model without the code of its op_arrays: `opcodes`, `literals`,
+    /// `vars` and `literal_extra` are left empty, for a loader that reads them in place from
+    /// the [`OpArrayView`]s (which [`ScriptView::main_op_array`], [`ScriptView::functions`],
+    /// [`ClassView::methods`] and [`OpArrayView::dynamic_func_defs`] give in the same order as
+    /// the model's tables). The bulk of a script is its code: this decodes a fraction of it.
+    pub fn to_script_without_code(&self) -> Script {
+        self.decode(false)
+    }
+
+    fn decode(&self, code: bool) -> Script {
+        let d = Dec { s: *self, code };
         Script {
             filename: PhpStr(self.filename().to_vec()),
-            main_op_array: self.main_op_array().to_op_array(),
+            main_op_array: d.op_array(header::MAIN_OP_ARRAY),
             function_table: self
                 .functions()
-                .map(|(k, oa)| (PhpStr(k.to_vec()), oa.to_op_array()))
+                .map(|(k, oa)| (PhpStr(k.to_vec()), d.op_array(oa.rec)))
                 .collect(),
             class_table: self
                 .classes()
@@ -960,6 +973,27 @@ impl<'a> OpArrayView<'a> {
             .map(move |rec| LiteralView { s, rec })
     }
 
+    /// The literals' non-zero `u2` values, in increasing literal order.
+    pub fn literal_extra(&self) -> impl ExactSizeIterator<Item = (LiteralId, u32)> + Clone + 'a {
+        let b = self.s.b;
+        self.s
+            .records(self.rec + op_array::LITERAL_EXTRA, literal_extra::SIZE)
+            .map(move |e| {
+                (
+                    LiteralId(r32(b, e + literal_extra::LITERAL)),
+                    r32(b, e + literal_extra::VALUE),
+                )
+            })
+    }
+
+    /// String-table index of each CV name (see [`ScriptView::string`]).
+    pub fn var_ids(&self) -> impl ExactSizeIterator<Item = u32> + Clone + 'a {
+        let b = self.s.b;
+        self.s
+            .records(self.rec + op_array::VARS, 4)
+            .map(move |at| r32(b, at))
+    }
+
     pub fn dynamic_func_defs(&self) -> impl ExactSizeIterator<Item = OpArrayView<'a>> + Clone + 'a {
         let s = self.s;
         s.records(self.rec + op_array::DYNAMIC_FUNC_DEFS, op_array::SIZE)
@@ -967,7 +1001,11 @@ impl<'a> OpArrayView<'a> {
     }
 
     pub fn to_op_array(&self) -> OpArray {
-        Dec { s: self.s }.op_array(self.rec)
+        Dec {
+            s: self.s,
+            code: true,
+        }
+        .op_array(self.rec)
     }
 }
 
@@ -1126,8 +1164,17 @@ impl<'a> LiteralView<'a> {
         (self.type_code() == ty::IS_STRING).then(|| self.s.str_at(self.rec))
     }
 
+    /// The string-table index of a string literal (see [`ScriptView::string`]).
+    pub fn string_id(&self) -> Option<u32> {
+        (self.type_code() == ty::IS_STRING).then(|| r32(self.s.b, self.rec))
+    }
+
     pub fn to_literal(&self) -> Literal {
-        Dec { s: self.s }.literal(self.rec)
+        Dec {
+            s: self.s,
+            code: true,
+        }
+        .literal(self.rec)
     }
 }
 
@@ -1164,7 +1211,11 @@ impl<'a> ClassView<'a> {
     }
 
     pub fn to_class_entry(&self) -> ClassEntry {
-        Dec { s: self.s }.class_entry(self.rec)
+        Dec {
+            s: self.s,
+            code: true,
+        }
+        .class_entry(self.rec)
     }
 }
 
@@ -1174,6 +1225,9 @@ impl<'a> ClassView<'a> {
 
 struct Dec<'a> {
     s: ScriptView<'a>,
+    /// Decode each op_array's code (ops, literals, CV names, literal `u2`s); without it they
+    /// are left empty for a loader that reads them in place.
+    code: bool,
 }
 
 impl Dec<'_> {
@@ -1210,15 +1264,26 @@ impl Dec<'_> {
             attributes: self.attributes(rec + f::ATTRIBUTES),
             T: self.u32(rec + f::T),
             cache_size: self.u32(rec + f::CACHE_SIZE),
-            vars: self.list(rec + f::VARS, 4, |r| self.str(r)),
-            opcodes: view.ops().map(|o| o.to_op()).collect(),
-            literals: self.list(rec + f::LITERALS, lit::SIZE, |r| self.literal(r)),
-            literal_extra: self.list(rec + f::LITERAL_EXTRA, literal_extra::SIZE, |e| {
-                (
-                    LiteralId(self.u32(e + literal_extra::LITERAL)),
-                    self.u32(e + literal_extra::VALUE),
-                )
-            }),
+            vars: if self.code {
+                self.list(rec + f::VARS, 4, |r| self.str(r))
+            } else {
+                Vec::new()
+            },
+            opcodes: if self.code {
+                view.ops().map(|o| o.to_op()).collect()
+            } else {
+                Vec::new()
+            },
+            literals: if self.code {
+                self.list(rec + f::LITERALS, lit::SIZE, |r| self.literal(r))
+            } else {
+                Vec::new()
+            },
+            literal_extra: if self.code {
+                view.literal_extra().collect()
+            } else {
+                Vec::new()
+            },
             static_variables: (self.u32(rec + f::HAS_STATIC_VARIABLES) == 1).then(|| {
                 self.list(rec + f::STATIC_VARIABLES, named_value::SIZE, |e| {
                     (

@@ -34,8 +34,9 @@ use std::ptr;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::OnceLock;
 
-use zend_cache::{CacheBackend, CacheKey, FileCache, FileCacheConfig, RejectKind, SystemId};
-use zend_ir::model::Script;
+use zend_cache::{
+    CacheBackend, CacheKey, FileCache, FileCacheConfig, RejectKind, ScriptView, SystemId,
+};
 
 use crate::engine::Engine;
 use crate::php::{self, zend_file_handle, zend_op_array, zend_script, HashTable};
@@ -273,9 +274,9 @@ unsafe fn serve(handle: *mut zend_file_handle, type_: c_int) -> Outcome {
     };
 
     if let Ok(hit) = cache.lookup(&key) {
-        let script = hit.to_script();
+        let served = serve_hit(hit.view());
         drop(hit);
-        match serve_hit(&script) {
+        match served {
             Ok(outcome) => {
                 COUNTERS.served.fetch_add(1, Ordering::Relaxed);
                 return outcome;
@@ -339,16 +340,13 @@ unsafe fn open(handle: *mut zend_file_handle, type_: c_int) -> Opened {
     }
 }
 
-/// A validated entry: build, check (with `zopt.verify`), bind.
-unsafe fn serve_hit(script: &Script) -> Result<Outcome, String> {
+/// A validated entry: build, bind, and with `zopt.verify` check what was loaded against
+/// the entry's model.
+unsafe fn serve_hit(view: ScriptView<'_>) -> Result<Outcome, String> {
     let e = Engine::new();
-    let built = load::build(e, script).map_err(|err| err.0)?;
-    match load::bind(
-        e,
-        built,
-        script.compiler_halt_offset,
-        ini::verify().then_some(script),
-    ) {
+    let built = load::build(e, view).map_err(|err| err.0)?;
+    let model = ini::verify().then(|| view.to_script());
+    match load::bind(e, built, view.compiler_halt_offset(), model.as_ref()) {
         Ok(main) => Ok(Outcome::Done(main)),
         Err(load::BindError::Fatal(f)) => Ok(Outcome::Fatal(f)),
         Err(load::BindError::Bailout) => Ok(Outcome::Bailout),

@@ -85,6 +85,15 @@ impl Engine {
         p
     }
 
+    /// `emalloc`s room for `n` values of `T`, uninitialised, or returns NULL when `n` is 0
+    /// (as the compiler leaves empty tables).
+    pub fn array_uninit<T>(self, n: usize) -> *mut T {
+        if n == 0 {
+            return ptr::null_mut();
+        }
+        self.emalloc(std::mem::size_of::<T>() * n).cast::<T>()
+    }
+
     /// A new request string (`zend_string_init`): refcount 1, hash not computed.
     pub fn new_string(self, bytes: &[u8]) -> *mut zend_string {
         let header = offset_of!(zend_string, val);
@@ -153,6 +162,24 @@ impl Engine {
         }
     }
 
+    /// A string zval holding (and owning the caller's reference to) `s`: interned strings
+    /// are not reference-counted.
+    pub fn string_zval(self, s: *mut zend_string) -> zval {
+        let mut zv = zval::default();
+        zv.value.str_ = s;
+        // SAFETY: `s` is a live string.
+        let interned = unsafe { is_interned(s) };
+        set_type(
+            &mut zv,
+            if interned {
+                IS_INTERNED_STRING_EX
+            } else {
+                IS_STRING_EX
+            },
+        );
+        zv
+    }
+
     /// A zval holding `lit`, built as the compiler builds literals (see the module docs).
     /// `u2` is zero. The caller owns the reference the zval holds.
     pub fn zval(self, lit: &Literal) -> zval {
@@ -171,20 +198,7 @@ impl Engine {
                 zv.value.lval = d.0 as i64;
                 set_type(&mut zv, php::IS_DOUBLE);
             }
-            Literal::String(s) => {
-                let s = self.interned_string(s.as_bytes());
-                zv.value.str_ = s;
-                // SAFETY: `s` is a live string.
-                let interned = unsafe { is_interned(s) };
-                set_type(
-                    &mut zv,
-                    if interned {
-                        IS_INTERNED_STRING_EX
-                    } else {
-                        IS_STRING_EX
-                    },
-                );
-            }
+            Literal::String(s) => return self.string_zval(self.interned_string(s.as_bytes())),
             Literal::Array(entries) if entries.is_empty() => {
                 // ZVAL_EMPTY_ARRAY: the shared immutable empty array.
                 zv.value.arr = ptr::addr_of!(php::zend_empty_array).cast_mut();

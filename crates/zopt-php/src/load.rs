@@ -33,8 +33,12 @@
 //! Memory: every structure comes from the request allocator or the compiler arena, as the
 //! compiler's do, and is released by PHP's own destructors or at the end of the request.
 
+use std::borrow::Cow;
+use std::cell::RefCell;
 use std::ffi::c_int;
 use std::ptr;
+
+use zend_cache::load::{ClassView, LiteralView, OpArrayView, ScriptView};
 
 use zend_ir::model::{
     self as ir, Attribute, ClassEntry, Literal, OpArray, PhpStr, Script, TypeNames, ZendType,
@@ -115,30 +119,38 @@ pub struct Built {
     early_bound: Vec<Option<Vec<u8>>>,
 }
 
-/// Builds every structure of `script`. Nothing is bound to the request.
+/// Builds every structure of the cached script `view`. Nothing is bound to the request.
+///
+/// The code of each op_array (ops, literals, CV names) is read in place from the entry, each
+/// distinct string interned once; the rest comes from
+/// [`ScriptView::to_script_without_code`].
 ///
 /// # Safety
 /// Runs on PHP's thread during a request (`e`).
-pub unsafe fn build(e: Engine, script: &Script) -> Result<Built> {
-    for oa in script.op_arrays() {
-        writeback::check_op_array(oa)
-            .map_err(|e| BuildError(format!("{}: {e}", oa.display_name())))?;
-    }
+pub unsafe fn build(e: Engine, view: ScriptView<'_>) -> Result<Built> {
+    let script = view.to_script_without_code();
+    let strings = Strings::new(view);
     let mut built = Box::new(zend_script::default());
     built.filename = e.interned_string(script.filename.as_bytes());
     init_table(&mut built.function_table, script.function_table.len());
     init_table(&mut built.class_table, script.class_table.len());
 
-    op_array_into(
+    let cx = Cx {
         e,
+        strings: &strings,
+    };
+    cx.op_array_into(
         &script.main_op_array,
+        view.main_op_array(),
         ptr::null_mut(),
         &mut built.main_op_array,
         0,
     )
     .ctx(|| "main script".into())?;
-    for (key, func) in &script.function_table {
-        let oa = new_op_array(e, func, ptr::null_mut(), 0).ctx(|| format!("function {key}"))?;
+    for ((key, func), (_, code)) in script.function_table.iter().zip(view.functions()) {
+        let oa = cx
+            .new_op_array(func, code, ptr::null_mut(), 0)
+            .ctx(|| format!("function {key}"))?;
         add_ptr(
             &mut built.function_table,
             e.interned_string(key.as_bytes()),
@@ -146,7 +158,7 @@ pub unsafe fn build(e: Engine, script: &Script) -> Result<Built> {
         );
     }
     let mut early_bound = Vec::with_capacity(script.class_table.len());
-    for (key, ce) in &script.class_table {
+    for ((key, ce), ce_view) in script.class_table.iter().zip(view.classes()) {
         if ce.refcount != 1 {
             return fail(format!(
                 "class {key}: shared class entry (refcount {})",
@@ -154,7 +166,9 @@ pub unsafe fn build(e: Engine, script: &Script) -> Result<Built> {
             ));
         }
         let link = linking(ce);
-        let built_ce = class(e, ce, link).ctx(|| format!("class {}", ce.name))?;
+        let built_ce = cx
+            .class(ce, ce_view, link)
+            .ctx(|| format!("class {}", ce.name))?;
         add_ptr(
             &mut built.class_table,
             e.interned_string(key.as_bytes()),
@@ -176,6 +190,103 @@ pub unsafe fn build(e: Engine, script: &Script) -> Result<Built> {
         script: built,
         early_bound,
     })
+}
+
+/// The interned string of each string-table entry of one cache entry, made on first use:
+/// each distinct string of a script is interned once per load.
+struct Strings<'a> {
+    view: ScriptView<'a>,
+    interned: RefCell<Vec<*mut zend_string>>,
+}
+
+impl<'a> Strings<'a> {
+    fn new(view: ScriptView<'a>) -> Self {
+        Strings {
+            view,
+            interned: RefCell::new(vec![ptr::null_mut(); view.string_count() as usize]),
+        }
+    }
+
+    /// The interned string `id` (a new reference when interning was not possible).
+    fn get(&self, e: Engine, id: u32) -> *mut zend_string {
+        let mut interned = self.interned.borrow_mut();
+        let slot = &mut interned[id as usize];
+        if !slot.is_null() {
+            return *slot;
+        }
+        let s = e.interned_string(self.view.string(id));
+        // SAFETY: `s` is a live string.
+        if unsafe { crate::engine::is_interned(s) } {
+            *slot = s;
+        }
+        s
+    }
+}
+
+/// An op_array's code read in place from a cache entry, for the write-back's
+/// [`writeback::install_arrays`] and [`writeback::check_code`].
+struct EntryCode<'s, 'a> {
+    view: OpArrayView<'a>,
+    strings: &'s Strings<'a>,
+}
+
+impl<'a> EntryCode<'_, 'a> {
+    fn literal_view(&self, i: usize) -> LiteralView<'a> {
+        self.view.literals().nth(i).expect("literal index checked")
+    }
+}
+
+impl writeback::Code for EntryCode<'_, '_> {
+    fn op_count(&self) -> usize {
+        self.view.ops().len()
+    }
+
+    fn ops(&self) -> impl Iterator<Item = ir::Op> + '_ {
+        self.view.ops().map(|op| op.to_op())
+    }
+
+    fn literal_count(&self) -> usize {
+        self.view.literals().len()
+    }
+
+    fn literal(&self, i: usize) -> Cow<'_, Literal> {
+        Cow::Owned(self.literal_view(i).to_literal())
+    }
+
+    fn literal_is_flat(&self, i: usize) -> bool {
+        use zend_ir::types::*;
+        matches!(
+            self.literal_view(i).type_code(),
+            IS_NULL | IS_FALSE | IS_TRUE | IS_LONG | IS_DOUBLE | IS_STRING
+        )
+    }
+
+    fn literal_zval(&self, e: Engine, i: usize) -> zval {
+        let lit = self.literal_view(i);
+        match lit.string_id() {
+            Some(id) => e.string_zval(self.strings.get(e, id)),
+            None => e.zval(&lit.to_literal()),
+        }
+    }
+
+    fn literal_extra(&self) -> impl Iterator<Item = (ir::LiteralId, u32)> + '_ {
+        self.view.literal_extra()
+    }
+
+    fn var_count(&self) -> usize {
+        self.view.last_var() as usize
+    }
+
+    fn var(&self, e: Engine, i: usize) -> *mut zend_string {
+        let id = self.view.var_ids().nth(i).expect("CV index in range");
+        self.strings.get(e, id)
+    }
+}
+
+/// What building needs throughout: the engine and the entry's strings.
+struct Cx<'s, 'a> {
+    e: Engine,
+    strings: &'s Strings<'a>,
 }
 
 /// Why binding stopped. What was bound before stays bound, as in OPcache.
@@ -511,19 +622,6 @@ unsafe fn entries(ht: &HashTable) -> Vec<(*mut zend_string, *mut zval)> {
 /// The deepest closure nesting built (the .zop parser's limit).
 const MAX_FUNC_NESTING: u32 = zend_ir::zop::MAX_FUNC_NESTING as u32;
 
-unsafe fn new_op_array(
-    e: Engine,
-    m: &OpArray,
-    scope: *mut zend_class_entry,
-    depth: u32,
-) -> Result<*mut zend_op_array> {
-    let oa = e
-        .emalloc(std::mem::size_of::<zend_op_array>())
-        .cast::<zend_op_array>();
-    op_array_into(e, m, scope, oa, depth)?;
-    Ok(oa)
-}
-
 fn opt_interned(e: Engine, s: &Option<PhpStr>) -> *mut zend_string {
     s.as_ref()
         .map_or(ptr::null_mut(), |s| e.interned_string(s.as_bytes()))
@@ -534,58 +632,92 @@ fn opt_string(e: Engine, s: &Option<PhpStr>) -> *mut zend_string {
         .map_or(ptr::null_mut(), |s| e.new_string(s.as_bytes()))
 }
 
-/// Fills `*oa` (uninitialised memory) as `init_op_array` and the compiler would.
-unsafe fn op_array_into(
-    e: Engine,
-    m: &OpArray,
-    scope: *mut zend_class_entry,
-    oa: *mut zend_op_array,
-    depth: u32,
-) -> Result<()> {
-    if depth > MAX_FUNC_NESTING {
-        return fail("closures nested too deeply");
+impl<'a> Cx<'_, 'a> {
+    unsafe fn new_op_array(
+        &self,
+        m: &OpArray,
+        code: OpArrayView<'a>,
+        scope: *mut zend_class_entry,
+        depth: u32,
+    ) -> Result<*mut zend_op_array> {
+        let oa = self
+            .e
+            .emalloc(std::mem::size_of::<zend_op_array>())
+            .cast::<zend_op_array>();
+        self.op_array_into(m, code, scope, oa, depth)?;
+        Ok(oa)
     }
-    ptr::write(oa, zend_op_array::default());
-    let refcount = e.emalloc(4).cast::<u32>();
-    *refcount = 1;
-    (*oa).type_ = m.type_;
-    (*oa).refcount = refcount;
-    // The model keeps fn_flags as the optimizer sees them; the op_array is in pass-two form.
-    (*oa).fn_flags = m.fn_flags | php::ZEND_ACC_DONE_PASS_TWO;
-    (*oa).function_name = opt_interned(e, &m.function_name);
-    (*oa).scope = if m.scope.is_some() {
-        scope
-    } else {
-        ptr::null_mut()
-    };
-    if m.scope.is_some() && scope.is_null() {
-        return fail("method outside its class");
-    }
-    (*oa).num_args = m.num_args;
-    (*oa).required_num_args = m.required_num_args;
-    (*oa).arg_info = arg_infos(e, m)?;
-    (*oa).attributes = attributes(e, &m.attributes)?;
-    (*oa).static_variables = match &m.static_variables {
-        None => ptr::null_mut(),
-        Some(vars) => static_variables(e, vars),
-    };
-    (*oa).filename = e.interned_string(m.filename.as_bytes());
-    (*oa).line_start = m.line_start;
-    (*oa).line_end = m.line_end;
-    (*oa).doc_comment = opt_string(e, &m.doc_comment);
-    writeback::install_arrays(e, oa, m, None);
-    if !m.dynamic_func_defs.is_empty() {
-        let mut defs = Vec::with_capacity(m.dynamic_func_defs.len());
-        for (i, def) in m.dynamic_func_defs.iter().enumerate() {
-            defs.push(new_op_array(e, def, scope, depth + 1).ctx(|| format!("dynamic[{i}]"))?);
+
+    /// Fills `*oa` (uninitialised memory) as `init_op_array` and the compiler would, from
+    /// `m` (the op_array without its code) and `code` (its code in the entry).
+    unsafe fn op_array_into(
+        &self,
+        m: &OpArray,
+        code: OpArrayView<'a>,
+        scope: *mut zend_class_entry,
+        oa: *mut zend_op_array,
+        depth: u32,
+    ) -> Result<()> {
+        let e = self.e;
+        if depth > MAX_FUNC_NESTING {
+            return fail("closures nested too deeply");
         }
-        (*oa).dynamic_func_defs = e.array_of(&defs);
-        (*oa).num_dynamic_func_defs = defs.len() as u32;
+        if m.scope.is_some() && scope.is_null() {
+            return fail("method outside its class");
+        }
+        let code = EntryCode {
+            view: code,
+            strings: self.strings,
+        };
+        writeback::check_code(&code, m).map_err(|err| BuildError(err.to_string()))?;
+        ptr::write(oa, zend_op_array::default());
+        let refcount = e.emalloc(4).cast::<u32>();
+        *refcount = 1;
+        (*oa).type_ = m.type_;
+        (*oa).refcount = refcount;
+        // The model keeps fn_flags as the optimizer sees them; the op_array is in pass-two
+        // form.
+        (*oa).fn_flags = m.fn_flags | php::ZEND_ACC_DONE_PASS_TWO;
+        (*oa).function_name = opt_interned(e, &m.function_name);
+        (*oa).scope = if m.scope.is_some() {
+            scope
+        } else {
+            ptr::null_mut()
+        };
+        (*oa).num_args = m.num_args;
+        (*oa).required_num_args = m.required_num_args;
+        (*oa).arg_info = arg_infos(e, m)?;
+        (*oa).attributes = attributes(e, &m.attributes)?;
+        (*oa).static_variables = match &m.static_variables {
+            None => ptr::null_mut(),
+            Some(vars) => static_variables(e, vars),
+        };
+        (*oa).filename = e.interned_string(m.filename.as_bytes());
+        (*oa).line_start = m.line_start;
+        (*oa).line_end = m.line_end;
+        (*oa).doc_comment = opt_string(e, &m.doc_comment);
+        writeback::install_arrays(e, oa, &code, m, None);
+        if !m.dynamic_func_defs.is_empty() {
+            let mut defs = Vec::with_capacity(m.dynamic_func_defs.len());
+            for (i, (def, def_code)) in m
+                .dynamic_func_defs
+                .iter()
+                .zip(code.view.dynamic_func_defs())
+                .enumerate()
+            {
+                defs.push(
+                    self.new_op_array(def, def_code, scope, depth + 1)
+                        .ctx(|| format!("dynamic[{i}]"))?,
+                );
+            }
+            (*oa).dynamic_func_defs = e.array_of(&defs);
+            (*oa).num_dynamic_func_defs = defs.len() as u32;
+        }
+        if !(*oa).arg_info.is_null() {
+            php::zend_set_function_arg_flags(oa.cast::<zend_function>());
+        }
+        Ok(())
     }
-    if !(*oa).arg_info.is_null() {
-        php::zend_set_function_arg_flags(oa.cast::<zend_function>());
-    }
-    Ok(())
 }
 
 fn static_variables(e: Engine, vars: &[(PhpStr, Literal)]) -> *mut HashTable {
@@ -680,7 +812,24 @@ fn unmangled(name: &[u8]) -> &[u8] {
     }
 }
 
-unsafe fn class(e: Engine, m: &ClassEntry, link: Linking) -> Result<*mut zend_class_entry> {
+impl Cx<'_, '_> {
+    unsafe fn class(
+        &self,
+        m: &ClassEntry,
+        view: ClassView<'_>,
+        link: Linking,
+    ) -> Result<*mut zend_class_entry> {
+        class_body(self, self.e, m, view, link)
+    }
+}
+
+unsafe fn class_body(
+    cx: &Cx<'_, '_>,
+    e: Engine,
+    m: &ClassEntry,
+    view: ClassView<'_>,
+    link: Linking,
+) -> Result<*mut zend_class_entry> {
     let ce = e
         .emalloc(std::mem::size_of::<zend_class_entry>())
         .cast::<zend_class_entry>();
@@ -766,12 +915,14 @@ unsafe fn class(e: Engine, m: &ClassEntry, link: Linking) -> Result<*mut zend_cl
         declared.push(info);
     }
 
-    for (key, method) in m
-        .methods
-        .iter()
-        .filter(|(_, oa)| link != Linking::EarlyBound || oa.scope.as_ref() == Some(&m.name))
+    for ((key, method), (_, code)) in
+        m.methods.iter().zip(view.methods()).filter(|((_, oa), _)| {
+            link != Linking::EarlyBound || oa.scope.as_ref() == Some(&m.name)
+        })
     {
-        let oa = new_op_array(e, method, ce, 1).ctx(|| format!("method {key}"))?;
+        let oa = cx
+            .new_op_array(method, code, ce, 1)
+            .ctx(|| format!("method {key}"))?;
         let lcname = e.interned_string(key.as_bytes());
         if !add_ptr(&mut (*ce).function_table, lcname, oa.cast()) {
             return fail(format!("method {key} declared twice"));

@@ -171,22 +171,86 @@ fn op_array_compatible(captured: &OpArray, output: &OpArray, written: bool) -> R
     Ok(())
 }
 
+/// The code of one op_array — ops, literals, CV names — wherever the write-back reads it
+/// from: the model ([`OpArray`]), or a cache entry read in place (`crate::load`), so that
+/// checking and installing are one piece of code for both.
+pub trait Code {
+    fn op_count(&self) -> usize;
+    fn ops(&self) -> impl Iterator<Item = ir::Op> + '_;
+    fn literal_count(&self) -> usize;
+    /// Literal `i` as a model value (for jump tables and nested values).
+    fn literal(&self, i: usize) -> std::borrow::Cow<'_, Literal>;
+    /// Whether literal `i` is a scalar or a string (nothing nested to check).
+    fn literal_is_flat(&self, i: usize) -> bool;
+    /// Literal `i` as the compiler builds it (`u2` zero); the caller owns the reference.
+    fn literal_zval(&self, e: Engine, i: usize) -> zval;
+    /// The non-zero literal `u2` values, in increasing literal order.
+    fn literal_extra(&self) -> impl Iterator<Item = (ir::LiteralId, u32)> + '_;
+    fn var_count(&self) -> usize;
+    /// CV name `i`, interned.
+    fn var(&self, e: Engine, i: usize) -> *mut php::zend_string;
+}
+
+impl Code for OpArray {
+    fn op_count(&self) -> usize {
+        self.opcodes.len()
+    }
+
+    fn ops(&self) -> impl Iterator<Item = ir::Op> + '_ {
+        self.opcodes.iter().cloned()
+    }
+
+    fn literal_count(&self) -> usize {
+        self.literals.len()
+    }
+
+    fn literal(&self, i: usize) -> std::borrow::Cow<'_, Literal> {
+        std::borrow::Cow::Borrowed(&self.literals[i])
+    }
+
+    fn literal_is_flat(&self, i: usize) -> bool {
+        !matches!(self.literals[i], Literal::Array(_) | Literal::Ast(_))
+    }
+
+    fn literal_zval(&self, e: Engine, i: usize) -> zval {
+        e.zval(&self.literals[i])
+    }
+
+    fn literal_extra(&self) -> impl Iterator<Item = (ir::LiteralId, u32)> + '_ {
+        self.literal_extra.iter().copied()
+    }
+
+    fn var_count(&self) -> usize {
+        self.vars.len()
+    }
+
+    fn var(&self, e: Engine, i: usize) -> *mut php::zend_string {
+        e.interned_string(self.vars[i].as_bytes())
+    }
+}
+
 /// Checks everything the engine relies on in an op_array about to be written.
 pub fn check_op_array(oa: &OpArray) -> Result<()> {
-    let last = oa.opcodes.len();
+    check_code(oa, oa)
+}
+
+/// [`check_op_array`] of `code` with the rest of the op_array (`T`, live ranges, try/catch)
+/// from `frame`.
+pub fn check_code(code: &impl Code, frame: &OpArray) -> Result<()> {
+    let last = code.op_count();
     if last == 0 {
         return err("no opcodes");
     }
+    let n_literals = code.literal_count();
     if last > (i32::MAX / php::ZEND_OP_SIZE as i32) as usize / 2
-        || oa.literals.len() > (i32::MAX / php::ZVAL_SIZE as i32) as usize / 2
+        || n_literals > (i32::MAX / php::ZVAL_SIZE as i32) as usize / 2
     {
         return err("too many opcodes or literals for 32-bit offsets");
     }
-    let last_var = oa.last_var();
-    let t = oa.T;
-    let n_literals = oa.literals.len();
+    let last_var = code.var_count() as u32;
+    let t = frame.T;
     let mut next = 0;
-    for &(lit, _) in &oa.literal_extra {
+    for (lit, _) in code.literal_extra() {
         if lit.index() < next || lit.index() >= n_literals {
             return err(format!(
                 "literal_extra names literal {} out of order or outside 0..{n_literals}",
@@ -196,7 +260,7 @@ pub fn check_op_array(oa: &OpArray) -> Result<()> {
         next = lit.index() + 1;
     }
     let mut tables: HashMap<u32, usize> = HashMap::new();
-    for (n, op) in oa.opcodes.iter().enumerate() {
+    for (n, op) in code.ops().enumerate() {
         let here = || format!("op #{n} ({})", op.opcode);
         if !op.opcode.is_defined() {
             return err(format!("op #{n}: undefined opcode {}", op.opcode.0));
@@ -227,7 +291,8 @@ pub fn check_op_array(oa: &OpArray) -> Result<()> {
                     lit.0
                 ));
             }
-            let Literal::Array(entries) = &oa.literals[lit.index()] else {
+            let table = code.literal(lit.index());
+            let Literal::Array(entries) = &*table else {
                 return err(format!("{}: jump table literal is not an array", here()));
             };
             for (key, target) in entries {
@@ -243,10 +308,12 @@ pub fn check_op_array(oa: &OpArray) -> Result<()> {
             }
         }
     }
-    for (i, lit) in oa.literals.iter().enumerate() {
-        check_literal(lit, 0).ctx(|| format!("literal {i}"))?;
+    for i in 0..n_literals {
+        if !code.literal_is_flat(i) {
+            check_literal(&code.literal(i), 0).ctx(|| format!("literal {i}"))?;
+        }
     }
-    for (i, lr) in oa.live_range.iter().enumerate() {
+    for (i, lr) in frame.live_range.iter().enumerate() {
         if lr.var.0 < last_var || lr.var.0 >= last_var + t {
             return err(format!(
                 "live_range[{i}]: var {} is not a TMP/VAR",
@@ -257,7 +324,7 @@ pub fn check_op_array(oa: &OpArray) -> Result<()> {
             return err(format!("live_range[{i}]: invalid range"));
         }
     }
-    for (i, tc) in oa.try_catch_array.iter().enumerate() {
+    for (i, tc) in frame.try_catch_array.iter().enumerate() {
         let ops = [Some(tc.try_op), tc.catch_op, tc.finally_op, tc.finally_end];
         if ops.iter().flatten().any(|o| o.index() >= last) {
             return err(format!("try_catch_array[{i}]: op outside ops 0..{last}"));
@@ -605,64 +672,44 @@ unsafe fn write_op_array(
     types: Option<&[Option<OpTypes>]>,
 ) {
     let old = std::ptr::read(oa);
-    install_arrays(e, oa, m, types);
+    install_arrays(e, oa, m, m, types);
     release_arrays(e, &old);
 }
 
 /// Builds the arrays the write-back owns (opcodes and literals, vars, live ranges,
-/// try/catch) from `m` and stores them, with `last*`, `T` and `cache_size`, into `*oa`,
-/// overwriting the previous pointers without releasing them.
+/// try/catch) from `code` and `frame` (its `T`, `cache_size`, live ranges and try/catch) and
+/// stores them, with the `last*` counts, into `*oa`, overwriting the previous pointers
+/// without releasing them.
 ///
 /// # Safety
-/// `oa` points to a `zend_op_array` whose other fields may be anything; `m` passed
-/// [`check_op_array`]; the engine allocator is live.
+/// `oa` points to a `zend_op_array` whose other fields may be anything; `code` and `frame`
+/// passed [`check_code`]; the engine allocator is live.
 pub unsafe fn install_arrays(
     e: Engine,
     oa: *mut zend_op_array,
-    m: &OpArray,
+    code: &impl Code,
+    frame: &OpArray,
     types: Option<&[Option<OpTypes>]>,
 ) {
-    let last = m.opcodes.len();
+    let last = code.op_count();
+    let n_literals = code.literal_count();
     let ops_size = engine::aligned(php::ZEND_OP_SIZE as usize * last, 16);
-    let block = e.emalloc(ops_size + php::ZVAL_SIZE as usize * m.literals.len());
+    let block = e.emalloc(ops_size + php::ZVAL_SIZE as usize * n_literals);
     let ops = block.cast::<zend_op>();
-    let lits = if m.literals.is_empty() {
+    let lits = if n_literals == 0 {
         std::ptr::null_mut()
     } else {
         block.add(ops_size).cast::<zval>()
     };
 
-    // Literals; jump tables hold byte offsets from the op that uses them.
-    let mut table_of: HashMap<usize, usize> = HashMap::new();
-    for (n, op) in m.opcodes.iter().enumerate() {
+    // Ops first (jump tables are found on the way), with operands in run-time form.
+    let mut tables: Vec<(usize, usize)> = Vec::new();
+    for (n, op) in code.ops().enumerate() {
         if [ZEND_SWITCH_LONG, ZEND_SWITCH_STRING, ZEND_MATCH].contains(&op.opcode) {
             if let Operand::Const(lit) = op.op2 {
-                table_of.insert(lit.index(), n);
+                tables.push((lit.index(), n));
             }
         }
-    }
-    for (i, lit) in m.literals.iter().enumerate() {
-        let mut zv = match (table_of.get(&i), lit) {
-            (Some(&n), Literal::Array(entries)) => {
-                let relative = entries
-                    .iter()
-                    .map(|(k, v)| {
-                        let Literal::Long(target) = v else {
-                            unreachable!("checked by check_op_array")
-                        };
-                        let offset = jump_offset(n, *target as usize) as i32;
-                        (k.clone(), Literal::Long(i64::from(offset)))
-                    })
-                    .collect();
-                e.zval(&Literal::Array(relative))
-            }
-            _ => e.zval(lit),
-        };
-        zv.u2.extra = m.literal_extra(ir::LiteralId(i as u32));
-        lits.add(i).write(zv);
-    }
-
-    for (n, op) in m.opcodes.iter().enumerate() {
         let operand = |o: Operand| -> u32 {
             match o {
                 Operand::Unused(raw) => raw,
@@ -693,6 +740,39 @@ pub unsafe fn install_arrays(
         z.result.num = operand(op.result);
         ops.add(n).write(z);
     }
+
+    // Literals; jump tables hold byte offsets from the op that uses them.
+    let mut extra = code.literal_extra().peekable();
+    for i in 0..n_literals {
+        let mut zv = match tables.iter().find(|&&(lit, _)| lit == i) {
+            Some(&(_, n)) => {
+                let Literal::Array(entries) = &*code.literal(i) else {
+                    unreachable!("checked by check_code")
+                };
+                let relative = entries
+                    .iter()
+                    .map(|(k, v)| {
+                        let Literal::Long(target) = v else {
+                            unreachable!("checked by check_code")
+                        };
+                        let offset = jump_offset(n, *target as usize) as i32;
+                        (k.clone(), Literal::Long(i64::from(offset)))
+                    })
+                    .collect();
+                e.zval(&Literal::Array(relative))
+            }
+            None => code.literal_zval(e, i),
+        };
+        zv.u2.extra = match extra.peek() {
+            Some(&(lit, value)) if lit.index() == i => {
+                extra.next();
+                value
+            }
+            _ => 0,
+        };
+        lits.add(i).write(zv);
+    }
+
     for n in 0..last {
         match types.and_then(|t| t.get(n).copied().flatten()) {
             Some((op1, op2, res)) => php::zend_vm_set_opcode_handler_ex(ops.add(n), op1, op2, res),
@@ -700,43 +780,41 @@ pub unsafe fn install_arrays(
         }
     }
 
-    let vars: Vec<*mut php::zend_string> = m
-        .vars
-        .iter()
-        .map(|v| e.interned_string(v.as_bytes()))
-        .collect();
-    let live_ranges: Vec<php::zend_live_range> = m
-        .live_range
-        .iter()
-        .map(|lr| php::zend_live_range {
+    let n_vars = code.var_count();
+    let vars = e.array_uninit::<*mut php::zend_string>(n_vars);
+    for i in 0..n_vars {
+        vars.add(i).write(code.var(e, i));
+    }
+    let live_ranges = e.array_uninit::<php::zend_live_range>(frame.live_range.len());
+    for (i, lr) in frame.live_range.iter().enumerate() {
+        live_ranges.add(i).write(php::zend_live_range {
             var: frame_offset(lr.var) | lr.kind,
             start: lr.start.0,
             end: lr.end.0,
-        })
-        .collect();
-    let try_catch: Vec<php::zend_try_catch_element> = m
-        .try_catch_array
-        .iter()
-        .map(|tc| php::zend_try_catch_element {
+        });
+    }
+    let try_catch = e.array_uninit::<php::zend_try_catch_element>(frame.try_catch_array.len());
+    for (i, tc) in frame.try_catch_array.iter().enumerate() {
+        try_catch.add(i).write(php::zend_try_catch_element {
             try_op: tc.try_op.0,
             catch_op: tc.catch_op.map_or(0, |o| o.0),
             finally_op: tc.finally_op.map_or(0, |o| o.0),
             finally_end: tc.finally_end.map_or(0, |o| o.0),
-        })
-        .collect();
+        });
+    }
 
     (*oa).opcodes = ops;
     (*oa).last = last as u32;
     (*oa).literals = lits;
-    (*oa).last_literal = m.literals.len() as i32;
-    (*oa).vars = e.array_of(&vars);
-    (*oa).last_var = m.vars.len() as i32;
-    (*oa).T = m.T;
-    (*oa).cache_size = m.cache_size as i32;
-    (*oa).live_range = e.array_of(&live_ranges);
-    (*oa).last_live_range = live_ranges.len() as i32;
-    (*oa).try_catch_array = e.array_of(&try_catch);
-    (*oa).last_try_catch = try_catch.len() as i32;
+    (*oa).last_literal = n_literals as i32;
+    (*oa).vars = vars;
+    (*oa).last_var = n_vars as i32;
+    (*oa).T = frame.T;
+    (*oa).cache_size = frame.cache_size as i32;
+    (*oa).live_range = live_ranges;
+    (*oa).last_live_range = frame.live_range.len() as i32;
+    (*oa).try_catch_array = try_catch;
+    (*oa).last_try_catch = frame.try_catch_array.len() as i32;
 }
 
 /// Releases the arrays [`install_arrays`] replaced, as `destroy_op_array` would.
