@@ -1,6 +1,7 @@
 //! The library behind the `zopt` command line: running real PHP (the oracle), finding
 //! corpora, our side of every dump stage, and the conformance comparison.
 
+pub mod bench;
 pub mod cache;
 pub mod conformance;
 pub mod corpus;

@@ -60,6 +60,12 @@ enum Command {
         optimization_level: u32,
         file: PathBuf,
     },
+    /// Measure: `serve` times loading every class of PHP libraries from zopt's cache, against
+    /// compiling them and against OPcache's file cache, in the same run.
+    Bench {
+        #[command(subcommand)]
+        command: BenchCommand,
+    },
     /// The opcode cache: warm, stat, verify, clear.
     Cache {
         #[command(subcommand)]
@@ -143,6 +149,26 @@ enum Command {
     },
 }
 
+#[derive(Subcommand)]
+enum BenchCommand {
+    /// Load every class of the libraries under PATHs (one declaration per file) under
+    /// `compile` (OPcache off), `zopt` (warm zopt.cache_dir) and `opcache-file` (warm
+    /// opcache.file_cache_only), interleaved rounds; medians and ratios.
+    Serve {
+        #[command(flatten)]
+        php: PhpArgs,
+        /// Rounds (one run of each mode per round).
+        #[arg(long, default_value_t = 10)]
+        rounds: usize,
+        /// Print one JSON object instead of the text report.
+        #[arg(long)]
+        json: bool,
+        /// Directories of PHP libraries, e.g. /usr/share/php.
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+    },
+}
+
 fn parse_hex(s: &str) -> Result<u32, String> {
     parse_number(s).ok_or_else(|| format!("{s:?} is not a number (use 0x... for hex)"))
 }
@@ -161,6 +187,30 @@ fn main() {
 fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Cache { command } => zopt::cache::run(command),
+        Command::Bench {
+            command:
+                BenchCommand::Serve {
+                    php,
+                    rounds,
+                    json,
+                    paths,
+                },
+        } => {
+            let php = php::Php::locate(php.php.as_deref(), php.extension.as_deref())?;
+            let extension = php
+                .extension
+                .clone()
+                .filter(|e| e.is_file())
+                .context("the zopt extension was not found; build it with `cargo build --release -p zopt-php` or pass --extension")?;
+            let report =
+                zopt::bench::serve(&php.binary, &extension.canonicalize()?, &paths, rounds)?;
+            if json {
+                println!("{}", serde_json::to_string(&report)?);
+            } else {
+                report.print();
+            }
+            Ok(())
+        }
         Command::Cfg {
             dot,
             function,
