@@ -1,5 +1,5 @@
 //! The persisted form of a [`zend_ir::Script`]: record layouts shared by the writer
-//! ([`crate::persist`]) and the loader ([`crate::load`]).
+//! ([`mod@crate::persist`]) and the loader ([`mod@crate::load`]).
 //!
 //! # Body layout
 //!

@@ -6,7 +6,7 @@
 //! - `ext/opcache/zend_persist_calc.c` and `zend_persist.c`: [`persist_calc`] computes the
 //!   exact size of a script's persisted form (deduplicating its strings, as OPcache interns
 //!   them), and [`persist_into`] writes the script into one buffer of exactly that size,
-//!   with offsets instead of pointers. [`persist`] does both.
+//!   with offsets instead of pointers. [`persist()`] does both.
 //! - `zend_file_cache.c`: [`FileCache`] keeps one entry per script under a directory, with
 //!   a header (magic, format version, system id, checksum, lengths) in front of the
 //!   persisted script (see [`entry`]). Lookups read an entry with one `read()` when it is
@@ -24,7 +24,7 @@
 //!   scripts).
 //! - **Lossless**: `load(&persist(s)?) == s` for every [`zend_ir::Script`] within the
 //!   nesting limits ([`layout::MAX_VALUE_DEPTH`], [`layout::MAX_FUNC_NESTING`]; deeper
-//!   scripts are refused by [`persist`], never written).
+//!   scripts are refused by [`persist()`], never written).
 //! - **Validated before use**: [`load::validate`] checks every offset, length, string
 //!   reference, enum and padding byte of a body, without allocating and in time linear in
 //!   its size, and accepts only the canonical layout (records cannot overlap or share, so
@@ -46,25 +46,24 @@
 //!
 //! # Serving scripts from PHP (the zopt extension)
 //!
-//! The extension owns one [`FileCache`] per process (it is `Send + Sync`), opened at MINIT
-//! from `zopt.cache_dir` with `SystemId::new(PHP_VERSION, opcache.optimization_level)`.
-//! In its `zend_compile_file` hook it builds the [`CacheKey`] of the file being compiled
-//! (its real path, `opened_path`, and the validation data of that file *before*
-//! compiling), and calls [`CacheBackend::lookup`]:
+//! The zopt extension (crate `zopt-php`, `zopt.cache_dir=DIR`) owns one [`FileCache`] per
+//! process, opened at MINIT with `SystemId::new(PHP_VERSION, zopt.optimization_level)`. Its
+//! `zend_compile_file` hook opens the file as OPcache does, takes the [`CacheKey`] (the
+//! resolved path and the file's validation data *before* compiling) and looks it up:
 //!
-//! - on a hit, it rebuilds PHP's op_arrays from the entry — [`CachedScript::to_script`]
-//!   gives the owned [`zend_ir::Script`] its write-back takes, and
-//!   [`CachedScript::view`] gives the same data in place (op records are `zend_op` minus
-//!   the handler, literal records are zvals) for a write-back that copies records directly —
-//!   and returns the main op_array without calling PHP's compiler or any optimizer;
-//! - on a miss it calls the previous `zend_compile_file`, and where its optimizer pass has
-//!   the final [`zend_ir::Script`], it calls [`CacheBackend::store`] with the key taken
-//!   before compiling (a file changed meanwhile then yields a stale entry, never a wrong
-//!   one).
+//! - on a hit it builds PHP's op_arrays and classes from the entry — the code of each
+//!   op_array read in place through [`OpArrayView`] (op records are `zend_op` minus the
+//!   handler, literal records are zvals, each distinct string interned once), the rest from
+//!   [`ScriptView::to_script_without_code`] — binds them as OPcache's
+//!   `zend_accel_load_script` does, and returns the main op_array: PHP's compiler is not
+//!   called;
+//! - on a miss it compiles with OPcache's compiler options, captures and optimizes the
+//!   script and calls [`CacheBackend::store`] with the key taken before compiling (a file
+//!   changed meanwhile then yields a stale entry, never a wrong one).
 //!
-//! [`CacheBackend::stats`] has hits, misses and rejects by [`RejectKind`] for its status
-//! output. `zopt cache warm` fills the same directory ahead of time (same system id when
-//! run with the same PHP and `--optimization-level`).
+//! [`CacheBackend::stats`] (hits, misses, rejects by [`RejectKind`], stores) are part of the
+//! extension's counters (`zopt.cache_stats`). `zopt cache warm` fills the same directory
+//! ahead of time (same system id when run with the same PHP and `--optimization-level`).
 //!
 //! # Using it
 //!

@@ -153,6 +153,25 @@ pub unsafe fn shutdown() {
     }
 }
 
+/// One line for `phpinfo()`: where the cache is and what it did in this process.
+pub fn status() -> String {
+    match CACHE.get() {
+        None => "off (zopt.cache_dir not set, or the cache could not be opened)".into(),
+        Some(cache) => {
+            let s = cache.stats();
+            format!(
+                "{}: {} hits, {} misses, {} rejected, {} compiled, {} stored",
+                cache.dir().display(),
+                s.hits,
+                s.misses,
+                s.rejects_total(),
+                COUNTERS.compiles.load(Ordering::Relaxed),
+                s.stores
+            )
+        }
+    }
+}
+
 /// The counters as one JSON line.
 pub fn stats_json(cache: &FileCache) -> String {
     let s = cache.stats();

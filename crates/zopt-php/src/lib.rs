@@ -22,6 +22,11 @@
 //!   `opcache.optimization_level=0`, or OPcache optimizes first and zopt optimizes OPcache's
 //!   output. No pass is implemented yet, so today optimize mode equals the round trip.
 //!
+//! Independently of the mode, `zopt.cache_dir=DIR` makes zopt the opcode cache ([`cache`]):
+//! with OPcache's caching off, a `zend_compile_file` hook serves every file whose validated
+//! entry is in DIR by building its op_arrays and classes directly ([`load`]) — PHP's
+//! compiler is not called — and compiles, captures, optimizes and stores the others.
+//!
 //! Recordings keep the raw value of every unused operand, as the model asks. PHP 8.2 leaves
 //! some of them uninitialised (the `THIS`, `NEXT` and `CONSTRUCTOR` operand kinds, op2 of
 //! `RECV_VARIADIC`), so two recordings of the same file can differ in those values only;
@@ -230,6 +235,8 @@ unsafe extern "C" fn minfo(module: *mut zend_module_entry) {
             php::php_info_print_table_row(2, c"Mode".as_ptr(), mode.as_ptr());
             php::php_info_print_table_row(2, c"Optimizer pass".as_ptr(), pass.as_ptr());
             php::php_info_print_table_row(2, c"zopt optimizer passes".as_ptr(), passes.as_ptr());
+            let cache = CString::new(cache::status()).unwrap_or_default();
+            php::php_info_print_table_row(2, c"Opcode cache".as_ptr(), cache.as_ptr());
             php::php_info_print_table_end();
             php::display_ini_entries(module);
         }

@@ -180,3 +180,22 @@ fn debian_libraries_load_identically_from_a_warm_cache() {
     assert!(c.stores >= 1000, "{c:?}");
     assert_eq!((w.compiles, w.rejects, w.hits), (0, 0, c.stores), "{w:?}");
 }
+
+/// `zopt bench serve` runs end to end on a real library (its timings are not asserted: they
+/// are measurements): every mode loads the same classes and the warm zopt runs compile
+/// nothing (the bench itself fails otherwise).
+#[test]
+fn bench_serve_measures_a_real_library() {
+    let php = std::env::var_os("ZOPT_PHP").unwrap_or("php".into());
+    let report = zopt::bench::serve(
+        Path::new(&php),
+        extension(),
+        &[Path::new("/usr/share/php/PhpParser").to_path_buf()],
+        1,
+    )
+    .unwrap();
+    assert!(report.classes >= 100, "{report:?}");
+    assert!(report.scripts >= report.classes, "{report:?}");
+    assert_eq!(report.modes.len(), zopt::bench::MODES.len());
+    assert!(report.zopt_ns_per_script > 0.0);
+}
