@@ -52,9 +52,10 @@ use crate::php::{
 };
 use crate::writeback;
 
-/// Why a script could not be built (nothing was bound).
-#[derive(Debug)]
-pub struct BuildError(pub String);
+/// Why a script could not be built (nothing was bound): the write-back's error, as both
+/// check the same things.
+pub use crate::writeback::WriteError as BuildError;
+use crate::writeback::{err as fail, Ctx, Result};
 
 /// A fatal error while binding, raised by the caller with `zend_error(E_ERROR)` once its
 /// frame owns nothing: `CG(compiled_filename)` and `CG(zend_lineno)` are set as OPcache sets
@@ -64,22 +65,6 @@ pub struct Fatal {
     pub message: String,
     pub filename: PhpStr,
     pub lineno: u32,
-}
-
-type Result<T> = std::result::Result<T, BuildError>;
-
-fn fail<T>(what: impl Into<String>) -> Result<T> {
-    Err(BuildError(what.into()))
-}
-
-trait Ctx<T> {
-    fn ctx(self, f: impl FnOnce() -> String) -> Result<T>;
-}
-
-impl<T> Ctx<T> for Result<T> {
-    fn ctx(self, f: impl FnOnce() -> String) -> Result<T> {
-        self.map_err(|e| BuildError(format!("{}: {}", f(), e.0)))
-    }
 }
 
 // zend_compile.h / zend_types.h values bindgen does not export as constants.
@@ -669,7 +654,7 @@ impl<'a> Cx<'_, 'a> {
             view: code,
             strings: self.strings,
         };
-        writeback::check_code(&code, m).map_err(|err| BuildError(err.to_string()))?;
+        writeback::check_code(&code, m)?;
         ptr::write(oa, zend_op_array::default());
         let refcount = e.emalloc(4).cast::<u32>();
         *refcount = 1;
@@ -856,17 +841,9 @@ unsafe fn class_body(
     (*ce).enum_backing_type = u32::from(m.enum_backing_type);
 
     let own = |declaring: &PhpStr| link != Linking::EarlyBound || *declaring == m.name;
-    if link != Linking::EarlyBound && !m.interface_names.is_empty() {
-        let names: Vec<php::zend_class_name> = m
-            .interface_names
-            .iter()
-            .map(|n| php::zend_class_name {
-                name: e.interned_string(n.name.as_bytes()),
-                lc_name: e.interned_string(n.lc_name.as_bytes()),
-            })
-            .collect();
-        (*ce).num_interfaces = names.len() as u32;
-        (*ce).__bindgen_anon_3.interface_names = e.array_of(&names);
+    if link != Linking::EarlyBound {
+        (*ce).num_interfaces = m.interface_names.len() as u32;
+        (*ce).__bindgen_anon_3.interface_names = class_names(e, &m.interface_names);
     }
     traits(e, ce, m);
 
@@ -961,21 +938,23 @@ unsafe fn properties_info_table(
     (*ce).properties_info_table = e.array_of(&table);
 }
 
+/// An array of `zend_class_name` (interned names), NULL when empty.
+fn class_names(e: Engine, names: &[ir::ClassName]) -> *mut php::zend_class_name {
+    let names: Vec<php::zend_class_name> = names
+        .iter()
+        .map(|n| php::zend_class_name {
+            name: e.interned_string(n.name.as_bytes()),
+            lc_name: e.interned_string(n.lc_name.as_bytes()),
+        })
+        .collect();
+    e.array_of(&names)
+}
+
 /// `num_traits`, `trait_names`, `trait_aliases` and `trait_precedences` (NULL-terminated
 /// arrays of single allocations, as zend_compile_use_trait builds them).
 unsafe fn traits(e: Engine, ce: *mut zend_class_entry, m: &ClassEntry) {
-    if !m.trait_names.is_empty() {
-        let names: Vec<php::zend_class_name> = m
-            .trait_names
-            .iter()
-            .map(|n| php::zend_class_name {
-                name: e.interned_string(n.name.as_bytes()),
-                lc_name: e.interned_string(n.lc_name.as_bytes()),
-            })
-            .collect();
-        (*ce).num_traits = names.len() as u32;
-        (*ce).trait_names = e.array_of(&names);
-    }
+    (*ce).num_traits = m.trait_names.len() as u32;
+    (*ce).trait_names = class_names(e, &m.trait_names);
     let method_ref = |r: &ir::TraitMethodRef| php::zend_trait_method_reference {
         method_name: e.interned_string(r.method_name.as_bytes()),
         class_name: opt_interned(e, &r.class_name),

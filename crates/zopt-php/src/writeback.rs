@@ -55,13 +55,14 @@ impl fmt::Display for WriteError {
     }
 }
 
-type Result<T> = std::result::Result<T, WriteError>;
+pub type Result<T> = std::result::Result<T, WriteError>;
 
-fn err<T>(what: impl Into<String>) -> Result<T> {
+pub fn err<T>(what: impl Into<String>) -> Result<T> {
     Err(WriteError(what.into()))
 }
 
-trait Ctx<T> {
+/// Adds a "where" to an error on its way out.
+pub trait Ctx<T> {
     fn ctx(self, f: impl FnOnce() -> String) -> Result<T>;
 }
 

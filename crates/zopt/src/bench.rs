@@ -22,41 +22,15 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
-/// The PHP driver: `map OUT DIR...` writes the class map, `load MAP` loads every class and
-/// prints `{"classes":N,"load_ns":T}`.
-const DRIVER: &str = r#"<?php
-if ($argv[1] === 'map') {
-    $map = [];
-    foreach (array_slice($argv, 3) as $root) {
-        $files = new RecursiveIteratorIterator(new RecursiveDirectoryIterator($root, FilesystemIterator::SKIP_DOTS));
-        foreach ($files as $f) {
-            if ($f->getExtension() !== 'php') continue;
-            $src = file_get_contents($f->getPathname());
-            if (!preg_match('/^namespace\s+([^;]+);/m', $src, $ns)) continue;
-            if (!preg_match('/^(?:(?:abstract|final|readonly)\s+)*(?:class|interface|trait|enum)\s+(\w+)/m', $src, $decl)) continue;
-            $map[strtolower($ns[1] . '\\' . $decl[1])] = realpath($f->getPathname());
-        }
-    }
-    ksort($map);
-    file_put_contents($argv[2], json_encode($map));
-    exit(0);
+/// The PHP driver (bench_driver.php): `map`, `load` and `digest` (see its header).
+pub const DRIVER: &str = include_str!("bench_driver.php");
+
+/// Writes the driver into `dir` and returns its path.
+pub fn write_driver(dir: &Path) -> Result<PathBuf> {
+    let path = dir.join("zopt-driver.php");
+    std::fs::write(&path, DRIVER).with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(path)
 }
-$map = json_decode(file_get_contents($argv[2]), true);
-spl_autoload_register(function ($c) use ($map) {
-    $k = strtolower($c);
-    if (isset($map[$k])) require_once $map[$k];
-});
-$n = 0;
-$t = hrtime(true);
-foreach (array_keys($map) as $c) {
-    try {
-        if (class_exists($c) || interface_exists($c) || trait_exists($c)) $n++;
-    } catch (Throwable $e) {
-    }
-}
-$t = hrtime(true) - $t;
-echo json_encode(['classes' => $n, 'load_ns' => $t]), "\n";
-"#;
 
 /// The modes, in the order each round runs them.
 pub const MODES: [&str; 3] = ["compile", "zopt", "opcache-file"];
@@ -125,8 +99,7 @@ pub fn serve(
     rounds: usize,
 ) -> Result<ServeReport> {
     let dir = tempfile::tempdir().context("cannot create a temporary directory")?;
-    let driver = dir.path().join("driver.php");
-    std::fs::write(&driver, DRIVER)?;
+    let driver = write_driver(dir.path())?;
     let map = dir.path().join("map.json");
     let zopt_cache = dir.path().join("zopt-cache");
     let opcache_dir = dir.path().join("opcache-file");

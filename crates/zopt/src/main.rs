@@ -197,13 +197,8 @@ fn run(cli: Cli) -> Result<()> {
                 },
         } => {
             let php = php::Php::locate(php.php.as_deref(), php.extension.as_deref())?;
-            let extension = php
-                .extension
-                .clone()
-                .filter(|e| e.is_file())
-                .context("the zopt extension was not found; build it with `cargo build --release -p zopt-php` or pass --extension")?;
-            let report =
-                zopt::bench::serve(&php.binary, &extension.canonicalize()?, &paths, rounds)?;
+            let extension = php.extension()?.canonicalize()?;
+            let report = zopt::bench::serve(&php.binary, &extension, &paths, rounds)?;
             if json {
                 println!("{}", serde_json::to_string(&report)?);
             } else {
@@ -280,19 +275,10 @@ fn run(cli: Cli) -> Result<()> {
             paths,
         } => {
             let php = php::Php::locate(php.php.as_deref(), php.extension.as_deref())?;
-            let extension = php
-                .extension
-                .clone()
-                .context("the zopt extension was not found")?;
-            if !extension.is_file() {
-                bail!(
-                    "the zopt extension {} does not exist; build it with `cargo build -p zopt-php` or pass --extension",
-                    extension.display()
-                );
-            }
+            let extension = php.extension()?.canonicalize()?;
             let config = exec_diff::Config {
                 php: php.binary.clone(),
-                extension: extension.canonicalize()?,
+                extension,
                 optimization_level,
                 timeout: std::time::Duration::from_secs(timeout),
                 jobs,

@@ -49,7 +49,8 @@ impl Php {
         Ok(Php { binary, extension })
     }
 
-    fn extension(&self) -> Result<&Path> {
+    /// The zopt extension, which must exist (the error says how to build it).
+    pub fn extension(&self) -> Result<&Path> {
         match &self.extension {
             Some(ext) if ext.is_file() => Ok(ext),
             Some(ext) => bail!(

@@ -135,8 +135,8 @@ fn stale_and_damaged_entries_are_recompiled() {
 /// without compiling, and each load was verified by capturing it again.
 #[test]
 fn debian_libraries_load_identically_from_a_warm_cache() {
-    let digest = common::workspace_root().join("fixtures/projects/library-digest/digest.php");
     let dir = tempfile::tempdir().unwrap();
+    let driver = zopt::bench::write_driver(dir.path()).unwrap();
     let cache_dir = dir.path().join("cache");
     let run = |settings: &[String]| {
         let mut cmd = Command::new(std::env::var_os("ZOPT_PHP").unwrap_or("php".into()));
@@ -144,7 +144,11 @@ fn debian_libraries_load_identically_from_a_warm_cache() {
         for s in settings {
             cmd.args(["-d", s]);
         }
-        let out = cmd.arg(&digest).arg("/usr/share/php").output().unwrap();
+        let out = cmd
+            .arg(&driver)
+            .args(["digest", "/usr/share/php"])
+            .output()
+            .unwrap();
         assert!(
             out.status.success(),
             "{}",
