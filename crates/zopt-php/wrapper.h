@@ -1,5 +1,6 @@
 /* The PHP 8.2 headers zopt-php reads through bindgen (see build.rs). */
 #include "php.h"
+#include "main/SAPI.h"
 #include "Zend/zend_compile.h"
 #include "Zend/zend_ini.h"
 #include "Zend/zend_attributes.h"

@@ -272,8 +272,9 @@ unsafe fn serve(handle: *mut zend_file_handle, type_: c_int) -> Outcome {
     let (Some(cache), Some(&original)) = (CACHE.get(), ORIGINAL.get()) else {
         return Outcome::Done(compile_plain(handle, type_));
     };
-    if (*cg).compiler_options & php::ZEND_COMPILE_DELAYED_BINDING != 0 {
-        // OPcache (or preloading) is compiling for its own cache.
+    if opcache_caches() || (*cg).compiler_options & php::ZEND_COMPILE_DELAYED_BINDING != 0 {
+        // OPcache caches scripts itself (our hook may sit before or after its own), or it is
+        // compiling for its cache (or preloading).
         if !WARNED_OPCACHE.swap(true, Ordering::Relaxed) {
             crate::warning(
                 "zopt: OPcache is caching scripts, so zopt.cache_dir is not used \
@@ -310,6 +311,24 @@ unsafe fn serve(handle: *mut zend_file_handle, type_: c_int) -> Outcome {
         }
     }
     compile_and_store(cache, original, &key, handle, type_)
+}
+
+/// Whether OPcache caches scripts in this process: loaded, `opcache.enable` on and, under
+/// the CLI, `opcache.enable_cli` on (what `accel_startup` checks). Decided at the first
+/// compile, when every extension has started.
+fn opcache_caches() -> bool {
+    static ACTIVE: OnceLock<bool> = OnceLock::new();
+    *ACTIVE.get_or_init(|| {
+        let ini = |name: &std::ffi::CStr| {
+            // SAFETY: reads a registered INI value (0 when the setting does not exist, i.e.
+            // OPcache is not loaded), on PHP's thread.
+            unsafe { php::zend_ini_long(name.as_ptr(), name.count_bytes(), 0) != 0 }
+        };
+        // SAFETY: sapi_module is set before any script is compiled; its name is a C string.
+        let sapi = unsafe { std::ffi::CStr::from_ptr(php::sapi_module.name) };
+        let cli = matches!(sapi.to_bytes(), b"cli" | b"phpdbg");
+        ini(c"opcache.enable") && (!cli || ini(c"opcache.enable_cli"))
+    })
 }
 
 /// Whether the file behind `handle` could be opened; like OPcache, a failure is reported

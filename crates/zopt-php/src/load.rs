@@ -315,13 +315,23 @@ pub unsafe fn bind(
 
     // Functions: "Cannot redeclare" as _zend_accel_function_hash_copy says it.
     for (key, value) in entries(&script.function_table) {
-        if !php::zend_hash_find((*cg).function_table, key).is_null() {
+        let existing = php::zend_hash_find((*cg).function_table, key);
+        if !existing.is_null() {
+            let r = php::Reader::new();
             let oa = (*value).value.ptr.cast::<zend_op_array>();
-            let name = php::Reader::new()
-                .str((*oa).function_name)
-                .unwrap_or_default();
+            let name = String::from_utf8_lossy(r.str((*oa).function_name).unwrap_or_default());
+            let previous = (*existing).value.ptr.cast::<zend_op_array>();
+            let message = if (*previous).type_ == ir::ZEND_USER_FUNCTION && (*previous).last > 0 {
+                format!(
+                    "Cannot redeclare {name}() (previously declared in {}:{})",
+                    String::from_utf8_lossy(r.str((*previous).filename).unwrap_or_default()),
+                    (*previous).line_start
+                )
+            } else {
+                format!("Cannot redeclare {name}()")
+            };
             return Err(BindError::Fatal(Fatal {
-                message: format!("Cannot redeclare {}()", String::from_utf8_lossy(name)),
+                message,
                 filename,
                 lineno: (*oa).line_start,
             }));

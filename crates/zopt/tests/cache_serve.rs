@@ -203,3 +203,113 @@ fn bench_serve_measures_a_real_library() {
     assert_eq!(report.modes.len(), zopt::bench::MODES.len());
     assert!(report.zopt_ns_per_script > 0.0);
 }
+
+/// Including a file twice redeclares its function or class: served from the cache, PHP
+/// stops with the message it gives when it compiles the file itself.
+#[test]
+fn redeclarations_fail_as_when_compiling() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = dir.path().join("app");
+    std::fs::create_dir(&app).unwrap();
+    std::fs::write(app.join("f.php"), "<?php\nfunction f() { return 1; }\n").unwrap();
+    std::fs::write(app.join("k.php"), "<?php\nclass K {}\n").unwrap();
+    for lib in ["f.php", "k.php"] {
+        let main = app.join(format!("main_{lib}"));
+        std::fs::write(
+            &main,
+            format!("<?php\ninclude __DIR__ . '/{lib}';\necho \"once\\n\";\ninclude __DIR__ . '/{lib}';\necho \"twice\\n\";\n"),
+        )
+        .unwrap();
+        let plain = php(&main, &[]);
+        assert!(
+            plain.stdout.contains("Fatal error: Cannot"),
+            "{}",
+            plain.stdout
+        );
+        let cache_dir = dir.path().join("cache");
+        let cold = cached(&main, &cache_dir, &dir.path().join("cold.json"));
+        let warm = cached(&main, &cache_dir, &dir.path().join("warm.json"));
+        assert_eq!(cold, plain, "{lib}");
+        assert_eq!(warm, plain, "{lib}");
+    }
+}
+
+/// Four processes filling one empty cache at once, then four reading it: every run prints
+/// PHP's own digest of every class of php-parser (entries are written atomically; a
+/// process never sees another's half-written entry).
+#[test]
+fn concurrent_processes_share_one_cache() {
+    let dir = tempfile::tempdir().unwrap();
+    let driver = zopt::bench::write_driver(dir.path()).unwrap();
+    let cache_dir = dir.path().join("cache");
+    let digest = |settings: Vec<String>| {
+        let mut cmd = Command::new(std::env::var_os("ZOPT_PHP").unwrap_or("php".into()));
+        cmd.arg("-n");
+        for s in settings {
+            cmd.args(["-d", &s]);
+        }
+        cmd.arg(&driver)
+            .args(["digest", "/usr/share/php/PhpParser"])
+            .output()
+            .unwrap()
+    };
+    let reference = digest(vec![]);
+    assert!(reference.status.success());
+    for round in ["fill", "read"] {
+        std::thread::scope(|scope| {
+            let runs: Vec<_> = (0..4)
+                .map(|i| {
+                    let settings = vec![
+                        format!("extension={}", extension().display()),
+                        format!("zopt.cache_dir={}", cache_dir.display()),
+                        format!(
+                            "zopt.cache_stats={}",
+                            dir.path().join(format!("{round}{i}.json")).display()
+                        ),
+                        "zopt.verify=1".to_string(),
+                    ];
+                    let digest = &digest;
+                    scope.spawn(move || digest(settings))
+                })
+                .collect();
+            for run in runs {
+                let out = run.join().unwrap();
+                assert!(out.status.success());
+                assert!(out.stdout == reference.stdout, "{round}: a digest differs");
+            }
+        });
+    }
+    for i in 0..4 {
+        let c = counters(&dir.path().join(format!("read{i}.json")));
+        assert_eq!(c.compiles, 0, "{c:?}");
+    }
+}
+
+/// When OPcache caches scripts itself, zopt's cache stays out of the way: PHP behaves as
+/// with OPcache alone, and zopt says so once.
+#[test]
+fn opcache_enabled_means_zopt_cache_passes_through() {
+    let dir = tempfile::tempdir().unwrap();
+    let main = dir.path().join("main.php");
+    std::fs::write(&main, "<?php\necho 'hello', \"\\n\";\n").unwrap();
+    let run = php(
+        &main,
+        &[
+            "zend_extension=opcache".into(),
+            "opcache.enable_cli=1".into(),
+            format!("extension={}", extension().display()),
+            format!("zopt.cache_dir={}", dir.path().join("cache").display()),
+            format!("zopt.cache_stats={}", dir.path().join("s.json").display()),
+        ],
+    );
+    assert_eq!(run.status, Some(0));
+    assert!(run.stdout.ends_with("hello\n"), "{}", run.stdout);
+    assert_eq!(
+        run.stdout.matches("OPcache is caching scripts").count(),
+        1,
+        "{}",
+        run.stdout
+    );
+    let c = counters(&dir.path().join("s.json"));
+    assert_eq!((c.hits, c.stores), (0, 0), "{c:?}");
+}
