@@ -14,6 +14,10 @@
 //!   every op_array in place (zero-copy). `load_view/read` does the same with `read()`
 //!   instead of a mapping.
 //! - `load_view/auto`: the default read mode (`ReadMode::Auto`: read() below 256 KiB).
+//! - `load_view/pack`: the same entries in one pack (`pack.zcp`, see `zend_cache::pack`):
+//!   each iteration opens the cache (maps the pack, validates its index: what a PHP
+//!   process does once at startup) and then looks up every script as above, served from
+//!   the mapping (binary search, no file opened per script).
 //! - `load_decode/auto`: the same lookup, then decode the owned `Script` (allocates).
 //! - `opcache_file_cache`: PHP 8.2 loading every script of the corpus from OPcache's file
 //!   cache (`opcache.file_cache=DIR`, `opcache.file_cache_only=1`,
@@ -149,6 +153,9 @@ struct Setup {
     stat_sources: bool,
     total_ops: u64,
     our_bytes: u64,
+    /// A cache directory holding the same entries in one pack (no loose entries).
+    pack_dir: tempfile::TempDir,
+    pack_bytes: u64,
 }
 
 fn setup() -> Setup {
@@ -201,6 +208,23 @@ fn setup() -> Setup {
     for (s, k) in corpus.scripts.iter().zip(&keys) {
         our_bytes += mmap.store(k, s).unwrap().entry_bytes;
     }
+    // The pack: the entries just stored, in one file of a directory of its own.
+    let pack_dir = tempfile::tempdir().unwrap();
+    let pack_cache =
+        FileCache::open(pack_dir.path(), mmap.system().clone(), Default::default()).unwrap();
+    let entries: Vec<(u64, Vec<u8>)> = keys
+        .iter()
+        .map(|k| {
+            (
+                pack::path_hash(&k.path),
+                std::fs::read(mmap.entry_path(&k.path)).unwrap(),
+            )
+        })
+        .collect();
+    let mut refs: Vec<(u64, &[u8])> = entries.iter().map(|(h, e)| (*h, e.as_slice())).collect();
+    let packed = pack::encode(&mmap.system().digest(), &mut refs);
+    let pack_bytes = packed.len() as u64;
+    std::fs::write(pack_cache.dir().join(pack::PACK_FILE), packed).unwrap();
     let total_ops = corpus
         .scripts
         .iter()
@@ -221,7 +245,32 @@ fn setup() -> Setup {
         stat_sources,
         total_ops,
         our_bytes,
+        pack_dir,
+        pack_bytes,
     }
+}
+
+/// Opens the packed cache, as a PHP process does at startup.
+fn open_pack(setup: &Setup) -> FileCache {
+    let cache = FileCache::open(
+        setup.pack_dir.path(),
+        setup.auto.system().clone(),
+        FileCacheConfig {
+            sync: false,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert!(
+        matches!(cache.pack_status(), PackStatus::Mapped { .. }),
+        "{}",
+        cache.pack_status()
+    );
+    cache
+}
+
+fn load_view_pack(setup: &Setup) -> u64 {
+    load_view_all(setup, &open_pack(setup))
 }
 
 fn current_key(setup: &Setup, i: usize) -> CacheKey {
@@ -444,6 +493,7 @@ fn benches(c: &mut Criterion) {
     g.bench_function("load_view/auto", |b| {
         b.iter(|| load_view_all(&setup, &setup.auto))
     });
+    g.bench_function("load_view/pack", |b| b.iter(|| load_view_pack(&setup)));
     g.bench_function("load_decode/auto", |b| b.iter(|| load_decode_all(&setup)));
     g.finish();
     if let Some(ob) = &opcache {
@@ -478,8 +528,8 @@ fn benches(c: &mut Criterion) {
         .map(|p| std::fs::read(p).unwrap())
         .collect();
     let digest = setup.auto.system().digest();
-    let mut m: Vec<[Duration; 11]> = Vec::new();
-    let mut mc: Vec<[Duration; 6]> = Vec::new();
+    let mut m: Vec<[Duration; 12]> = Vec::new();
+    let mut mc: Vec<[Duration; 7]> = Vec::new();
     for _ in 0..rounds {
         let (persist_t, persist_cpu) = once(&mut || {
             std::hint::black_box(persist_all(&setup));
@@ -495,6 +545,9 @@ fn benches(c: &mut Criterion) {
         });
         let (decode_t, decode_cpu) = once(&mut || {
             std::hint::black_box(load_decode_all(&setup));
+        });
+        let (pack_t, pack_cpu) = once(&mut || {
+            std::hint::black_box(load_view_pack(&setup));
         });
         let (php_in, php_wall, empty_wall, php_cpu) = match &opcache {
             Some(ob) => {
@@ -521,7 +574,7 @@ fn benches(c: &mut Criterion) {
         });
         m.push([
             persist_t, mmap_t, read_t, auto_t, decode_t, php_in, php_wall, empty_wall, stat_t,
-            io_t, check_t,
+            io_t, check_t, pack_t,
         ]);
         mc.push([
             persist_cpu,
@@ -530,6 +583,7 @@ fn benches(c: &mut Criterion) {
             auto_cpu,
             decode_cpu,
             php_cpu,
+            pack_cpu,
         ]);
     }
     let cpu_col = |i: usize| median(mc.iter().map(|r| r[i]).collect());
@@ -594,6 +648,12 @@ fn benches(c: &mut Criterion) {
     .unwrap();
     writeln!(
         s,
+        "  load+validate, zero-copy view, pack (+ open): {:8.2} ms",
+        ms(col(11))
+    )
+    .unwrap();
+    writeln!(
+        s,
         "  load+validate+decode to Script, auto:         {:8.2} ms",
         ms(col(4))
     )
@@ -626,6 +686,7 @@ fn benches(c: &mut Criterion) {
             ("view, mmap", 1),
             ("view, read()", 2),
             ("view, auto (default)", 3),
+            ("view, pack", 11),
             ("decode to Script", 4),
         ] {
             writeln!(
@@ -651,6 +712,7 @@ fn benches(c: &mut Criterion) {
             ("view, mmap", 1),
             ("view, read()", 2),
             ("view, auto (default)", 3),
+            ("view, pack", 6),
             ("decode to Script", 4),
         ] {
             writeln!(
@@ -668,6 +730,13 @@ fn benches(c: &mut Criterion) {
             .map(|_| {
                 once(&mut || {
                     std::hint::black_box(load_view_all(&setup, &setup.auto));
+                })
+            })
+            .collect();
+        let ours_pack: Vec<(Duration, Duration)> = (0..steady)
+            .map(|_| {
+                once(&mut || {
+                    std::hint::black_box(load_view_pack(&setup));
                 })
             })
             .collect();
@@ -693,6 +762,20 @@ fn benches(c: &mut Criterion) {
             php_cpu.as_secs_f64() / ours_cpu.as_secs_f64()
         )
         .unwrap();
+        let (pack_wall, pack_cpu) = (
+            median(ours_pack.iter().map(|r| r.0).collect()),
+            median(ours_pack.iter().map(|r| r.1).collect()),
+        );
+        writeln!(
+            s,
+            "  steady state, pack: zopt view pack {:.2} ms ({:.2} ms CPU): speedup {:.2}x wall, \
+             {:.2}x CPU",
+            ms(pack_wall),
+            ms(pack_cpu),
+            php_wall.as_secs_f64() / pack_wall.as_secs_f64(),
+            php_cpu.as_secs_f64() / pack_cpu.as_secs_f64()
+        )
+        .unwrap();
         writeln!(
             s,
             "  persist time / OPcache load time:             {:6.2}",
@@ -707,6 +790,13 @@ fn benches(c: &mut Criterion) {
             ob.bytes,
             ob.files,
             setup.our_bytes as f64 / ob.bytes as f64
+        )
+        .unwrap();
+        writeln!(
+            s,
+            "  size on disk, pack: {} bytes in one file: pack/OPcache = {:.3}",
+            setup.pack_bytes,
+            setup.pack_bytes as f64 / ob.bytes as f64
         )
         .unwrap();
     } else {

@@ -182,6 +182,8 @@ impl Counters {
 
 pub(crate) enum Backing {
     Mapped(memmap2::Mmap),
+    /// An entry inside a mapped pack: the mapping is shared by every hit from the pack.
+    Shared(Arc<memmap2::Mmap>, Range<usize>),
     Heap(Arc<[u8]>),
     Owned(Vec<u8>),
 }
@@ -190,6 +192,7 @@ impl Backing {
     pub(crate) fn bytes(&self) -> &[u8] {
         match self {
             Backing::Mapped(m) => m,
+            Backing::Shared(m, r) => &m[r.clone()],
             Backing::Heap(h) => h,
             Backing::Owned(v) => v,
         }
@@ -236,6 +239,12 @@ impl CachedScript {
 
     /// Whether the entry is read through a memory map.
     pub fn is_mapped(&self) -> bool {
-        matches!(self.data, Backing::Mapped(_))
+        matches!(self.data, Backing::Mapped(_) | Backing::Shared(..))
+    }
+
+    /// Whether the entry was served from the system directory's pack (see
+    /// [`crate::pack`]).
+    pub fn is_packed(&self) -> bool {
+        matches!(self.data, Backing::Shared(..))
     }
 }

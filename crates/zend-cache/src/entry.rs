@@ -318,14 +318,7 @@ fn frame(
     buf[VERSION..VERSION + 4].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
     buf[HEADER_LEN_AT..HEADER_LEN_AT + 4].copy_from_slice(&(HEADER_LEN as u32).to_le_bytes());
     buf[SYSTEM_ID..SYSTEM_ID + 16].copy_from_slice(system_id);
-    let (kind, a, b, c) = match key.validation {
-        Validation::MtimeSize {
-            mtime_sec,
-            mtime_nsec,
-            size,
-        } => (1u32, mtime_sec as u64, mtime_nsec as u64, size),
-        Validation::ContentHash { size, hash } => (2, size, hash as u64, (hash >> 64) as u64),
-    };
+    let (kind, a, b, c) = validation_words(&key.validation);
     buf[VALIDATION_KIND..VALIDATION_KIND + 4].copy_from_slice(&kind.to_le_bytes());
     buf[PATH_LEN..PATH_LEN + 4].copy_from_slice(&(key.path.len() as u32).to_le_bytes());
     buf[VALIDATION..VALIDATION + 8].copy_from_slice(&a.to_le_bytes());
@@ -335,6 +328,43 @@ fn frame(
     buf[STORED_AT..STORED_AT + 8].copy_from_slice(&stored_at.to_le_bytes());
     buf[HEADER_LEN..HEADER_LEN + key.path.len()].copy_from_slice(&key.path);
     Ok((buf, body_offset))
+}
+
+/// How the header stores validation data: (kind, three words).
+fn validation_words(v: &Validation) -> (u32, u64, u64, u64) {
+    match *v {
+        Validation::MtimeSize {
+            mtime_sec,
+            mtime_nsec,
+            size,
+        } => (1u32, mtime_sec as u64, mtime_nsec as u64, size),
+        Validation::ContentHash { size, hash } => (2, size, hash as u64, (hash >> 64) as u64),
+    }
+}
+
+/// A cheap look at an entry's header, before it is verified, against a key: the path and
+/// the validation data. A pack entry for an older version of a script is then skipped
+/// without checksumming it. `Err` is what the full check ([`parse_and_validate`]) would
+/// give an intact entry (`PathMismatch`, `Stale`); `Ok` only means "check it fully".
+pub fn prefilter(bytes: &[u8], key: &CacheKey) -> Result<(), Reject> {
+    if bytes.len() < HEADER_LEN {
+        return Ok(());
+    }
+    let path_len = r32(bytes, PATH_LEN) as usize;
+    if path_len != key.path.len()
+        || bytes.get(HEADER_LEN..HEADER_LEN + path_len) != Some(key.path.as_slice())
+    {
+        return Err(Reject::PathMismatch);
+    }
+    let (kind, a, b, c) = validation_words(&key.validation);
+    if r32(bytes, VALIDATION_KIND) != kind
+        || r64(bytes, VALIDATION) != a
+        || r64(bytes, VALIDATION + 8) != b
+        || r64(bytes, VALIDATION + 16) != c
+    {
+        return Err(Reject::Stale);
+    }
+    Ok(())
 }
 
 /// Writes the checksum of a complete entry.

@@ -6,8 +6,27 @@
 //! ```text
 //! DIR/<system id hex>/SYSTEM                  what the system id stands for (text)
 //! DIR/<system id hex>/<xxh3-64(path) hex>.zce one entry (see crate::entry)
-//! DIR/<system id hex>/.tmp.*                  entries being written
+//! DIR/<system id hex>/pack.zcp                many entries in one file (see crate::pack)
+//! DIR/<system id hex>/.tmp.*                  entries or packs being written
 //! ```
+//!
+//! # Packs
+//!
+//! [`pack`] gathers the entries of each system id directory that verify and whose source
+//! file is unchanged into one file, `pack.zcp`, which [`FileCache::open`] maps once and
+//! validates (header and whole index; an invalid pack is ignored and
+//! [`FileCache::pack_status`] says why). A lookup then looks in the pack first — a binary
+//! search in the mapped index, a cheap look at the candidate's path and validation data,
+//! then the complete check every entry gets — and serves a hit zero-copy from the shared
+//! mapping, without opening a file; otherwise it reads the loose entry as before. A script
+//! changed after packing gets a new loose entry at its next store, and its pack entry is
+//! rejected as stale (cheaply) from then on. A pack is immutable: it is written whole to a
+//! temporary file and renamed into place by the next [`pack`], which keeps the previous
+//! pack's entries that are still good and not superseded by a loose one; a process keeps
+//! the pack it mapped at open (a replaced pack stays valid for it). Packs are made only
+//! explicitly (`zopt cache pack`): eviction and the size limit count and remove loose
+//! entries only, never a pack; [`clear`] removes packs too. [`CacheBackend::invalidate`]
+//! removes the loose entry and, in this process, stops serving the path from the pack.
 //!
 //! # Concurrency
 //!
@@ -35,13 +54,15 @@ use crate::backend::{
 };
 use crate::entry::{self, EntryHeader, Reject};
 use crate::load::BodyInfo;
+use crate::pack::{self, PackError, PackIndex, PACK_FILE};
 use crate::system::{hex, CacheKey, SystemId, Validation};
 use std::fs::{self, File};
 use std::io::{self, Read, Write};
-use std::os::unix::fs::FileExt;
+use std::ops::Range;
+use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
 /// Extension of entry files.
@@ -96,6 +117,93 @@ pub struct FileCache {
     counters: Counters,
     /// Bytes under `root` as of the last scan plus what this process stored since.
     known_total: Mutex<Option<u64>>,
+    /// The system directory's pack, mapped and validated at open.
+    pack: Option<MappedPack>,
+    pack_status: PackStatus,
+    /// Paths invalidated in this process: no longer served from the pack.
+    masked: Mutex<hashbrown::HashSet<Vec<u8>>>,
+    any_masked: AtomicBool,
+}
+
+/// A mapped pack whose header and index are validated.
+pub(crate) struct MappedPack {
+    map: Arc<memmap2::Mmap>,
+    index: PackIndex,
+}
+
+/// What became of a system directory's pack when the cache was opened.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PackStatus {
+    /// There is no pack.
+    Absent,
+    /// The pack is mapped and its index valid.
+    Mapped { entries: u64, bytes: u64 },
+    /// There is a pack and it is not used, for this reason (lookups use loose entries).
+    Ignored(PackError),
+}
+
+impl std::fmt::Display for PackStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PackStatus::Absent => f.write_str("no pack"),
+            PackStatus::Mapped { entries, bytes } => {
+                write!(f, "pack of {entries} entries ({bytes} bytes) mapped")
+            }
+            PackStatus::Ignored(e) => write!(f, "pack ignored: {e}"),
+        }
+    }
+}
+
+/// Maps and validates the pack of a system directory.
+fn map_pack(dir: &Path, digest: &[u8; 16]) -> (Option<MappedPack>, PackStatus) {
+    let ignored = |e: PackError| (None, PackStatus::Ignored(e));
+    let f = match File::open(dir.join(PACK_FILE)) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return (None, PackStatus::Absent),
+        Err(e) => return ignored(PackError::Io(e.kind())),
+    };
+    let meta = match f.metadata() {
+        Ok(m) => m,
+        Err(e) => return ignored(PackError::Io(e.kind())),
+    };
+    if !meta.is_file() {
+        return ignored(PackError::Io(io::ErrorKind::InvalidInput));
+    }
+    if meta.len() < pack::PACK_HEADER_LEN as u64 {
+        // Too short to map usefully (or at all, when empty): read it for the diagnosis.
+        let mut buf = Vec::new();
+        if let Err(e) = (&f).read_to_end(&mut buf) {
+            return ignored(PackError::Io(e.kind()));
+        }
+        return match PackIndex::parse(&buf, digest) {
+            Err(e) => ignored(e),
+            Ok(_) => ignored(PackError::BadIndex("pack shorter than its header")),
+        };
+    }
+    // SAFETY: packs are never written in place: `pack` writes a new one under a temporary
+    // name and renames it over the old one (see the module documentation), so the mapped
+    // bytes cannot change while the mapping lives. They are only read as a byte slice, and
+    // the header and index are validated below before any use, every entry before its use.
+    let map = match unsafe { memmap2::Mmap::map(&f) } {
+        Ok(m) => m,
+        Err(e) => return ignored(PackError::Io(e.kind())),
+    };
+    match PackIndex::parse(&map, digest) {
+        Ok(index) => {
+            let status = PackStatus::Mapped {
+                entries: index.len() as u64,
+                bytes: map.len() as u64,
+            };
+            (
+                Some(MappedPack {
+                    map: Arc::new(map),
+                    index,
+                }),
+                status,
+            )
+        }
+        Err(e) => ignored(e),
+    }
 }
 
 static TMP_COUNTER: AtomicU64 = AtomicU64::new(0);
@@ -120,6 +228,7 @@ impl FileCache {
                 false,
             )?;
         }
+        let (pack, pack_status) = map_pack(&dir, &digest);
         Ok(FileCache {
             root,
             dir,
@@ -128,7 +237,55 @@ impl FileCache {
             config,
             counters: Counters::default(),
             known_total: Mutex::new(None),
+            pack,
+            pack_status,
+            masked: Mutex::new(hashbrown::HashSet::new()),
+            any_masked: AtomicBool::new(false),
         })
+    }
+
+    /// Whether this cache serves from a pack, and if not, why (see the module
+    /// documentation).
+    pub fn pack_status(&self) -> &PackStatus {
+        &self.pack_status
+    }
+
+    fn is_masked(&self, path: &[u8]) -> bool {
+        self.any_masked.load(Ordering::Relaxed)
+            && self
+                .masked
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .contains(path)
+    }
+
+    /// Looks `key` up in the pack: a hit, or the last rejection of a candidate.
+    fn lookup_pack(&self, key: &CacheKey, hash: u64) -> Result<CachedScript, Option<Reject>> {
+        let Some(pack) = &self.pack else {
+            return Err(None);
+        };
+        if self.is_masked(&key.path) {
+            return Err(None);
+        }
+        let bytes: &[u8] = &pack.map;
+        let mut rejected = None;
+        for rec in pack.index.candidates(bytes, hash) {
+            let range = rec.range();
+            let e = &bytes[range.clone()];
+            match entry::prefilter(e, key)
+                .and_then(|()| entry::parse_and_validate(e, &self.digest, key))
+            {
+                Ok((header, info)) => {
+                    return Ok(CachedScript {
+                        body: header.body_offset..e.len(),
+                        data: Backing::Shared(pack.map.clone(), range),
+                        info,
+                    })
+                }
+                Err(r) => rejected = Some(r),
+            }
+        }
+        Err(rejected)
     }
 
     pub fn root(&self) -> &Path {
@@ -228,14 +385,27 @@ impl FileCache {
 
 impl CacheBackend for FileCache {
     fn lookup(&self, key: &CacheKey) -> Result<CachedScript, Miss> {
-        let r = (|| {
-            let data = self.read(&self.entry_path(&key.path))?;
-            let bytes = data.bytes();
-            let (header, info) =
-                entry::parse_and_validate(bytes, &self.digest, key).map_err(Miss::Rejected)?;
-            let body = header.body_offset..bytes.len();
-            Ok(CachedScript { data, body, info })
-        })();
+        let hash = pack::path_hash(&key.path);
+        let r = match self.lookup_pack(key, hash) {
+            Ok(hit) => Ok(hit),
+            Err(pack_reject) => {
+                let r = (|| {
+                    let file = self.dir.join(format!("{hash:016x}.{ENTRY_EXT}"));
+                    let data = self.read(&file)?;
+                    let bytes = data.bytes();
+                    let (header, info) = entry::parse_and_validate(bytes, &self.digest, key)
+                        .map_err(Miss::Rejected)?;
+                    let body = header.body_offset..bytes.len();
+                    Ok(CachedScript { data, body, info })
+                })();
+                match (r, pack_reject) {
+                    // No loose entry: the pack's rejection is the reason (a stale pack
+                    // entry counts as stale).
+                    (Err(Miss::NotFound), Some(reject)) => Err(Miss::Rejected(reject)),
+                    (r, _) => r,
+                }
+            }
+        };
         self.counters.lookup(&r);
         r
     }
@@ -247,12 +417,33 @@ impl CacheBackend for FileCache {
     }
 
     fn invalidate(&self, path: &[u8]) -> Result<bool, StoreError> {
+        let mut packed = false;
+        if let Some(pack) = &self.pack {
+            if pack
+                .index
+                .candidates(&pack.map, pack::path_hash(path))
+                .next()
+                .is_some()
+            {
+                self.masked
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .insert(path.to_vec());
+                self.any_masked.store(true, Ordering::Relaxed);
+                packed = true;
+            }
+        }
         match fs::remove_file(self.entry_path(path)) {
             Ok(()) => {
                 self.counters.invalidated();
                 Ok(true)
             }
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                if packed {
+                    self.counters.invalidated();
+                }
+                Ok(packed)
+            }
             Err(e) => Err(e.into()),
         }
     }
@@ -325,6 +516,16 @@ fn read_backing(mut f: File, mode: ReadMode) -> io::Result<Backing> {
 /// Writes `bytes` to `target` atomically: a new temporary file in `dir` (which must be
 /// `target`'s directory), optionally `fsync`ed, renamed over `target`.
 pub fn write_atomic(dir: &Path, target: &Path, bytes: &[u8], sync: bool) -> io::Result<()> {
+    write_atomic_with(dir, target, sync, |f| f.write_all(bytes))
+}
+
+/// [`write_atomic`] with the contents written by `write`.
+fn write_atomic_with(
+    dir: &Path,
+    target: &Path,
+    sync: bool,
+    write: impl FnOnce(&mut File) -> io::Result<()>,
+) -> io::Result<()> {
     let tmp = dir.join(format!(
         "{TMP_PREFIX}{}.{}.{}",
         std::process::id(),
@@ -338,7 +539,7 @@ pub fn write_atomic(dir: &Path, target: &Path, bytes: &[u8], sync: bool) -> io::
             .write(true)
             .create_new(true)
             .open(&tmp)?;
-        f.write_all(bytes)?;
+        write(&mut f)?;
         if sync {
             f.sync_data()?;
         }
@@ -365,22 +566,49 @@ pub struct EntryFile {
     pub mtime: SystemTime,
 }
 
+/// A pack file found by [`scan`].
+#[derive(Debug, Clone)]
+pub struct PackFile {
+    pub path: PathBuf,
+    /// Name of the system id directory it sits in.
+    pub system_dir: String,
+    pub len: u64,
+    pub mtime: SystemTime,
+    /// The entry count its header gives (`None`: not a readable pack header; nothing
+    /// else is checked here, see [`verify_pack`]).
+    pub entries: Option<u64>,
+}
+
 /// A system id directory.
 #[derive(Debug, Clone)]
 pub struct SystemDir {
     pub name: String,
     /// Contents of its `SYSTEM` file.
     pub description: Option<String>,
+    /// Loose entries.
     pub entries: u64,
     pub bytes: u64,
+    /// Entries in its pack (per the pack's header) and the pack's size.
+    pub pack_entries: u64,
+    pub pack_bytes: u64,
 }
 
 /// What a cache directory holds.
 #[derive(Debug, Default)]
 pub struct Scan {
     pub systems: Vec<SystemDir>,
+    /// Loose entry files.
     pub entries: Vec<EntryFile>,
+    pub packs: Vec<PackFile>,
     pub temp_files: Vec<EntryFile>,
+}
+
+/// The entry count in a pack's header, if it starts like a pack of this format.
+fn pack_count(path: &Path) -> Option<u64> {
+    let mut head = [0u8; pack::PACK_HEADER_LEN];
+    File::open(path).ok()?.read_exact_at(&mut head, 0).ok()?;
+    (head[..8] == pack::PACK_MAGIC)
+        .then(|| u32::from_le_bytes(head[20..24].try_into().unwrap()) as u64)
 }
 
 fn is_system_dir_name(name: &str) -> bool {
@@ -416,6 +644,8 @@ pub fn scan(root: &Path) -> io::Result<Scan> {
             name: name.clone(),
             entries: 0,
             bytes: 0,
+            pack_entries: 0,
+            pack_bytes: 0,
         };
         let Ok(files) = fs::read_dir(&dir) else {
             continue;
@@ -429,12 +659,26 @@ pub fn scan(root: &Path) -> io::Result<Scan> {
                 .strip_suffix(&format!(".{ENTRY_EXT}"))
                 .is_some_and(|stem| stem.len() == 16);
             let is_tmp = fname.starts_with(TMP_PREFIX);
-            if !is_entry && !is_tmp {
+            let is_pack = fname == PACK_FILE;
+            if !is_entry && !is_tmp && !is_pack {
                 continue;
             }
             // A file another process removed meanwhile is simply not listed.
             let Ok(meta) = f.metadata() else { continue };
             if !meta.is_file() {
+                continue;
+            }
+            if is_pack {
+                let p = PackFile {
+                    entries: pack_count(&f.path()),
+                    path: f.path(),
+                    system_dir: name.clone(),
+                    len: meta.len(),
+                    mtime: meta.modified().unwrap_or(SystemTime::UNIX_EPOCH),
+                };
+                sys.pack_entries = p.entries.unwrap_or(0);
+                sys.pack_bytes = p.len;
+                out.packs.push(p);
                 continue;
             }
             let e = EntryFile {
@@ -476,13 +720,29 @@ pub struct EntrySummary {
 pub fn verify_entry(file: &EntryFile, check_sources: bool) -> Result<EntrySummary, Reject> {
     let f = File::open(&file.path).map_err(|e| Reject::Io(e.kind()))?;
     let data = read_backing(f, ReadMode::Read).map_err(|e| Reject::Io(e.kind()))?;
-    let bytes = data.bytes();
+    check_entry(
+        data.bytes(),
+        &file.system_dir,
+        |path| {
+            file.path.file_name().and_then(|n| n.to_str()) == Some(entry_file_name(path).as_str())
+        },
+        check_sources,
+    )
+}
+
+/// What [`verify_entry`] checks, on an entry's bytes: `placed` says whether the entry sits
+/// where its script path puts it.
+fn check_entry(
+    bytes: &[u8],
+    system_dir: &str,
+    placed: impl FnOnce(&[u8]) -> bool,
+    check_sources: bool,
+) -> Result<EntrySummary, Reject> {
     let header: EntryHeader<'_> = entry::parse(bytes)?;
-    if hex(&header.system_id) != file.system_dir {
+    if hex(&header.system_id) != system_dir {
         return Err(Reject::ForeignSystem);
     }
-    if file.path.file_name().and_then(|n| n.to_str()) != Some(entry_file_name(header.path).as_str())
-    {
+    if !placed(header.path) {
         return Err(Reject::PathMismatch);
     }
     let info = entry::validate_body(bytes, &header)?;
@@ -534,12 +794,23 @@ pub fn evict(root: &Path, max: u64, target: u64) -> io::Result<(u64, u64)> {
     Ok((removed, total))
 }
 
-/// Removes every entry, temporary file, `SYSTEM` file and (then empty) system id directory
-/// under `root`. Returns (entries removed, bytes freed).
+/// Removes every entry, pack, temporary file, `SYSTEM` file and (then empty) system id
+/// directory under `root`. Returns (entries removed, bytes freed), counting the entries of
+/// packs.
 pub fn clear(root: &Path) -> io::Result<(u64, u64)> {
     let scan = scan(root)?;
     let mut removed = 0;
     let mut bytes = 0;
+    for p in &scan.packs {
+        match fs::remove_file(&p.path) {
+            Ok(()) => {
+                removed += p.entries.unwrap_or(0);
+                bytes += p.len;
+            }
+            Err(err) if err.kind() == io::ErrorKind::NotFound => {}
+            Err(err) => return Err(err),
+        }
+    }
     for e in scan.entries.iter().chain(&scan.temp_files) {
         match fs::remove_file(&e.path) {
             Ok(()) => {
@@ -558,4 +829,222 @@ pub fn clear(root: &Path) -> io::Result<(u64, u64)> {
         let _ = fs::remove_dir(&dir);
     }
     Ok((removed, bytes))
+}
+
+// ---------------------------------------------------------------------------------------
+// Packs (see the module documentation and crate::pack)
+// ---------------------------------------------------------------------------------------
+
+/// What [`verify_pack`] found for one entry of a pack.
+#[derive(Debug, Clone)]
+pub struct PackEntryCheck {
+    /// Position in the pack's index.
+    pub index: usize,
+    pub path_hash: u64,
+    pub result: Result<EntrySummary, Reject>,
+}
+
+fn digest_of_dir(name: &str) -> Option<[u8; 16]> {
+    if !is_system_dir_name(name) {
+        return None;
+    }
+    let mut d = [0u8; 16];
+    for (i, b) in d.iter_mut().enumerate() {
+        *b = u8::from_str_radix(&name[2 * i..2 * i + 2], 16).ok()?;
+    }
+    Some(d)
+}
+
+fn map_pack_file(file: &PackFile) -> Result<MappedPack, PackError> {
+    let digest = digest_of_dir(&file.system_dir).ok_or(PackError::ForeignSystem)?;
+    let dir = file.path.parent().unwrap_or(Path::new("."));
+    match map_pack(dir, &digest) {
+        (Some(p), _) => Ok(p),
+        (None, PackStatus::Ignored(e)) => Err(e),
+        (None, _) => Err(PackError::Io(io::ErrorKind::NotFound)),
+    }
+}
+
+/// Checks a pack completely: its header and index (`Err` if the pack as a whole is bad:
+/// lookups ignore it), then every entry as [`verify_entry`] checks a loose one (framing,
+/// checksum, system id, that it is indexed under the hash of its path, its whole body, and
+/// with `check_sources` whether its source is unchanged).
+pub fn verify_pack(file: &PackFile, check_sources: bool) -> Result<Vec<PackEntryCheck>, PackError> {
+    let pack = map_pack_file(file)?;
+    let bytes: &[u8] = &pack.map;
+    Ok(pack
+        .index
+        .records(bytes)
+        .enumerate()
+        .map(|(index, rec)| PackEntryCheck {
+            index,
+            path_hash: rec.path_hash,
+            result: check_entry(
+                &bytes[rec.range()],
+                &file.system_dir,
+                |path| pack::path_hash(path) == rec.path_hash,
+                check_sources,
+            ),
+        })
+        .collect())
+}
+
+/// What [`pack`] did in one system id directory.
+#[derive(Debug, Clone, Default)]
+pub struct SystemPackReport {
+    pub system_dir: String,
+    /// The pack written (or removed, when nothing was left to pack).
+    pub pack: PathBuf,
+    /// Entries in the new pack, and its size (0 when none was written).
+    pub entries: u64,
+    pub bytes: u64,
+    /// Of them, from loose entries and from the previous pack.
+    pub from_loose: u64,
+    pub from_pack: u64,
+    /// Entries left out because their source changed or is gone (loose ones stay).
+    pub stale: u64,
+    /// Entries left out because they failed verification (loose ones stay).
+    pub bad: u64,
+    /// Entries of the previous pack replaced by a fresh loose entry for the same path.
+    pub superseded: u64,
+    /// Loose entries deleted because they went into the pack (with `prune`).
+    pub pruned: u64,
+    /// Why the previous pack was ignored, if it was.
+    pub previous_pack_error: Option<PackError>,
+}
+
+/// What [`pack`] did.
+#[derive(Debug, Clone, Default)]
+pub struct PackReport {
+    pub systems: Vec<SystemPackReport>,
+}
+
+/// Packs each system id directory under `root` (see the module documentation): its loose
+/// entries that verify and whose source is unchanged, plus the entries of its previous pack
+/// that still verify, are fresh and are not superseded by such a loose entry, go into a new
+/// `pack.zcp`, written to a temporary file (fsynced) and renamed into place. With `prune`,
+/// the loose entries that went into the pack are deleted — each only if the file is still
+/// the one that was read (a store that replaced it meanwhile is kept). A directory left
+/// with nothing to pack loses its previous pack.
+pub fn pack(root: &Path, prune: bool) -> io::Result<PackReport> {
+    let found = scan(root)?;
+    let mut report = PackReport::default();
+    for sys in &found.systems {
+        let dir = root.join(&sys.name);
+        let mut r = SystemPackReport {
+            system_dir: sys.name.clone(),
+            pack: dir.join(PACK_FILE),
+            ..SystemPackReport::default()
+        };
+        // Loose entries: (entry file, (dev, ino) read, bytes).
+        let mut loose: Vec<(&EntryFile, (u64, u64), Vec<u8>)> = Vec::new();
+        let mut loose_paths: hashbrown::HashSet<Vec<u8>> = hashbrown::HashSet::new();
+        for e in found.entries.iter().filter(|e| e.system_dir == sys.name) {
+            let read = (|| {
+                let f = File::open(&e.path)?;
+                let meta = f.metadata()?;
+                let data = read_backing(f, ReadMode::Read)?;
+                Ok::<_, io::Error>(((meta.dev(), meta.ino()), data))
+            })();
+            let (id, data) = match read {
+                Ok(x) => x,
+                Err(err) if err.kind() == io::ErrorKind::NotFound => continue,
+                Err(_) => {
+                    r.bad += 1;
+                    continue;
+                }
+            };
+            let bytes = data.bytes();
+            let placed = |path: &[u8]| {
+                e.path.file_name().and_then(|n| n.to_str()) == Some(entry_file_name(path).as_str())
+            };
+            match check_entry(bytes, &sys.name, placed, true) {
+                Ok(summary) if summary.fresh == Some(true) => {
+                    loose_paths.insert(summary.script_path);
+                    loose.push((e, id, bytes.to_vec()));
+                }
+                Ok(_) => r.stale += 1,
+                Err(_) => r.bad += 1,
+            }
+        }
+        // The previous pack's entries still good.
+        let previous = found
+            .packs
+            .iter()
+            .find(|p| p.system_dir == sys.name)
+            .map(map_pack_file);
+        let mut kept: Vec<(u64, Range<usize>)> = Vec::new();
+        let mut kept_paths: hashbrown::HashSet<Vec<u8>> = hashbrown::HashSet::new();
+        let previous = match previous {
+            Some(Ok(p)) => Some(p),
+            Some(Err(e)) => {
+                r.previous_pack_error = Some(e);
+                None
+            }
+            None => None,
+        };
+        if let Some(p) = &previous {
+            let bytes: &[u8] = &p.map;
+            for rec in p.index.records(bytes) {
+                let placed = |path: &[u8]| pack::path_hash(path) == rec.path_hash;
+                match check_entry(&bytes[rec.range()], &sys.name, placed, true) {
+                    Ok(s) if s.fresh != Some(true) => r.stale += 1,
+                    Ok(s) if loose_paths.contains(&s.script_path) => r.superseded += 1,
+                    // A duplicate (only a foreign writer makes one): the first one stays.
+                    Ok(s) if !kept_paths.insert(s.script_path.clone()) => r.bad += 1,
+                    Ok(_) => kept.push((rec.path_hash, rec.range())),
+                    Err(_) => r.bad += 1,
+                }
+            }
+        }
+        let mut entries: Vec<(u64, &[u8])> = loose
+            .iter()
+            .map(|(e, _, bytes)| {
+                let hash = e
+                    .path
+                    .file_stem()
+                    .and_then(|s| s.to_str())
+                    .and_then(|s| u64::from_str_radix(s, 16).ok())
+                    .expect("a verified entry sits under the hash of its path");
+                (hash, bytes.as_slice())
+            })
+            .collect();
+        if let Some(p) = &previous {
+            entries.extend(kept.iter().map(|(h, range)| (*h, &p.map[range.clone()])));
+        }
+        r.from_loose = loose.len() as u64;
+        r.from_pack = kept.len() as u64;
+        r.entries = entries.len() as u64;
+        if entries.is_empty() {
+            match fs::remove_file(&r.pack) {
+                Ok(()) => {}
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                Err(e) => return Err(e),
+            }
+        } else {
+            let digest = digest_of_dir(&sys.name).expect("a system directory name");
+            let mut written = 0;
+            write_atomic_with(&dir, &r.pack, true, |f| {
+                let mut w = io::BufWriter::with_capacity(1 << 20, f);
+                written = pack::write_pack(&mut w, &digest, &mut entries)?;
+                w.flush()
+            })?;
+            r.bytes = written;
+        }
+        if prune {
+            for (e, id, _) in &loose {
+                // Only the file that was packed: a store may have replaced it meanwhile.
+                let same = fs::symlink_metadata(&e.path).is_ok_and(|m| (m.dev(), m.ino()) == *id);
+                if same {
+                    match fs::remove_file(&e.path) {
+                        Ok(()) => r.pruned += 1,
+                        Err(err) if err.kind() == io::ErrorKind::NotFound => {}
+                        Err(err) => return Err(err),
+                    }
+                }
+            }
+        }
+        report.systems.push(r);
+    }
+    Ok(report)
 }

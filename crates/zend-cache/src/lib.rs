@@ -92,12 +92,13 @@ pub mod file_cache;
 pub mod layout;
 pub mod load;
 pub mod memory;
+pub mod pack;
 pub mod persist;
 pub mod system;
 
 pub use backend::{CacheBackend, CachedScript, Miss, Stats, StoreError, StoreInfo};
 pub use entry::{Reject, RejectKind};
-pub use file_cache::{FileCache, FileCacheConfig, ReadMode};
+pub use file_cache::{FileCache, FileCacheConfig, PackStatus, ReadMode};
 pub use load::{
     load, validate, BodyError, BodyErrorKind, BodyInfo, OpArrayView, OpView, ScriptView,
 };

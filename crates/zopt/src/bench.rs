@@ -8,6 +8,9 @@
 //! - `compile`: OPcache off, every file compiled by PHP;
 //! - `zopt`: OPcache off, the zopt extension serving every file from a warm
 //!   `zopt.cache_dir` (its counters must show that nothing was compiled);
+//! - `zopt-pack`: the same with a cache of its own, warmed the same way and then packed
+//!   (`zend_cache::file_cache::pack` with pruning: every script is served from the mapped
+//!   pack, none from a loose entry file);
 //! - `opcache-file`: OPcache's file cache alone (`opcache.file_cache_only=1`), warm, at
 //!   optimization level 0 (zopt's entries are unoptimized too while no pass exists),
 //!
@@ -33,7 +36,7 @@ pub fn write_driver(dir: &Path) -> Result<PathBuf> {
 }
 
 /// The modes, in the order each round runs them.
-pub const MODES: [&str; 3] = ["compile", "zopt", "opcache-file"];
+pub const MODES: [&str; 4] = ["compile", "zopt", "zopt-pack", "opcache-file"];
 
 /// Medians of one mode.
 #[derive(Debug, Clone, Serialize)]
@@ -77,6 +80,13 @@ impl ServeReport {
             self.speedup_vs_compile,
             self.speedup_vs_opcache_file
         );
+        let pack = self.modes["zopt-pack"].load_ms;
+        println!(
+            "  packed: load time compile/zopt-pack {:.2}x, opcache-file/zopt-pack {:.2}x, zopt/zopt-pack {:.2}x",
+            self.modes["compile"].load_ms / pack,
+            self.modes["opcache-file"].load_ms / pack,
+            self.modes["zopt"].load_ms / pack
+        );
     }
 }
 
@@ -105,6 +115,8 @@ pub fn serve(
     let opcache_dir = dir.path().join("opcache-file");
     std::fs::create_dir(&opcache_dir)?;
     let stats = dir.path().join("zopt-stats.json");
+    let pack_cache = dir.path().join("zopt-pack-cache");
+    let pack_stats = dir.path().join("zopt-pack-stats.json");
 
     let base = |enable: bool| {
         vec![
@@ -126,6 +138,11 @@ pub fn serve(
                 format!("extension={}", extension.display()),
                 format!("zopt.cache_dir={}", zopt_cache.display()),
                 format!("zopt.cache_stats={}", stats.display()),
+            ],
+            "zopt-pack" => vec![
+                format!("extension={}", extension.display()),
+                format!("zopt.cache_dir={}", pack_cache.display()),
+                format!("zopt.cache_stats={}", pack_stats.display()),
             ],
             "opcache-file" => vec![
                 format!("opcache.file_cache={}", opcache_dir.display()),
@@ -189,8 +206,19 @@ pub fn serve(
         bail!("no class found under the given directories");
     }
     run("zopt")?;
+    run("zopt-pack")?;
+    let packed = zend_cache::file_cache::pack(&pack_cache, true)
+        .with_context(|| format!("cannot pack {}", pack_cache.display()))?;
+    if packed.systems.iter().map(|s| s.entries).sum::<u64>() == 0
+        || !zend_cache::file_cache::scan(&pack_cache)?
+            .entries
+            .is_empty()
+    {
+        bail!("packing the warm zopt cache left loose entries or packed nothing: {packed:?}");
+    }
     run("opcache-file")?;
     let _ = std::fs::remove_file(&stats);
+    let _ = std::fs::remove_file(&pack_stats);
 
     let mut load: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
     let mut wall: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
@@ -209,18 +237,24 @@ pub fn serve(
         }
     }
 
-    // Every warm zopt run was served without compiling.
+    // Every warm zopt run (loose or packed) was served without compiling.
     let text = std::fs::read_to_string(&stats).context("zopt wrote no cache counters")?;
+    let pack_text =
+        std::fs::read_to_string(&pack_stats).context("zopt-pack wrote no cache counters")?;
     let mut per_script = Vec::new();
     let mut scripts = 0;
-    for line in text.lines() {
-        let v: serde_json::Value = serde_json::from_str(line)?;
-        let n = |k: &str| v[k].as_u64().unwrap_or(0);
-        if n("compiles") != 0 || n("load_failures") != 0 {
-            bail!("a warm zopt run compiled scripts: {line}");
+    for (mode, text) in [("zopt", &text), ("zopt-pack", &pack_text)] {
+        for line in text.lines() {
+            let v: serde_json::Value = serde_json::from_str(line)?;
+            let n = |k: &str| v[k].as_u64().unwrap_or(0);
+            if n("compiles") != 0 || n("load_failures") != 0 {
+                bail!("a warm {mode} run compiled scripts: {line}");
+            }
+            if mode == "zopt" {
+                scripts = n("served");
+                per_script.push(n("served_ns") as f64 / n("served").max(1) as f64);
+            }
         }
-        scripts = n("served");
-        per_script.push(n("served_ns") as f64 / n("served").max(1) as f64);
     }
 
     let modes: BTreeMap<String, ModeResult> = MODES

@@ -1,5 +1,5 @@
-//! `zopt cache`: warming, inspecting, verifying and clearing a zopt opcode cache directory
-//! (crates/zend-cache's file cache).
+//! `zopt cache`: warming, packing, inspecting, verifying and clearing a zopt opcode cache
+//! directory (crates/zend-cache's file cache).
 
 use crate::{corpus, php::Php};
 use anyhow::{bail, Context, Result};
@@ -54,7 +54,18 @@ pub enum CacheCommand {
         #[arg(long)]
         check_sources: bool,
     },
-    /// Remove every entry (and the cache's own directories) under the cache directory.
+    /// Gather the good, fresh entries of each system id into one mapped pack file
+    /// (`pack.zcp`, replacing the previous pack), which lookups serve from without opening a
+    /// file per script. Stale and bad entries stay out (and stay loose).
+    Pack {
+        #[arg(long)]
+        cache_dir: PathBuf,
+        /// Delete the loose entries that went into the pack.
+        #[arg(long)]
+        prune: bool,
+    },
+    /// Remove every entry and pack (and the cache's own directories) under the cache
+    /// directory.
     Clear {
         #[arg(long)]
         cache_dir: PathBuf,
@@ -119,6 +130,10 @@ pub fn run(command: CacheCommand) -> Result<()> {
                     if report.bad == 1 { "y" } else { "ies" }
                 );
             }
+            Ok(())
+        }
+        CacheCommand::Pack { cache_dir, prune } => {
+            print!("{}", pack(&cache_dir, prune)?);
             Ok(())
         }
         CacheCommand::Clear { cache_dir } => {
@@ -234,12 +249,49 @@ pub fn warm(
     Ok(report)
 }
 
+/// Packs the cache under `cache_dir` (see `zend_cache::file_cache::pack`); returns the
+/// `zopt cache pack` text.
+pub fn pack(cache_dir: &Path, prune: bool) -> Result<String> {
+    use std::fmt::Write;
+    let report = file_cache::pack(cache_dir, prune)
+        .with_context(|| format!("cannot pack {}", cache_dir.display()))?;
+    let mut out = String::new();
+    if report.systems.is_empty() {
+        writeln!(out, "nothing to pack in {}", cache_dir.display())?;
+    }
+    for r in &report.systems {
+        if let Some(e) = &r.previous_pack_error {
+            writeln!(out, "previous pack of system {} ignored: {e}", r.system_dir)?;
+        }
+        if r.entries == 0 {
+            writeln!(out, "system {}: nothing to pack", r.system_dir)?;
+        } else {
+            writeln!(
+                out,
+                "packed {} entries ({} loose, {} from the previous pack) into {} ({} bytes)",
+                r.entries,
+                r.from_loose,
+                r.from_pack,
+                r.pack.display(),
+                r.bytes
+            )?;
+        }
+        writeln!(
+            out,
+            "  left out: {} stale, {} bad, {} superseded by a loose entry; {} loose entries pruned",
+            r.stale, r.bad, r.superseded, r.pruned
+        )?;
+    }
+    Ok(out)
+}
+
 /// The `zopt cache stat` text.
 pub fn stat(cache_dir: &Path) -> Result<String> {
     use std::fmt::Write;
     let Scan {
         systems,
         entries,
+        packs,
         temp_files,
     } = file_cache::scan(cache_dir)
         .with_context(|| format!("cannot read {}", cache_dir.display()))?;
@@ -252,12 +304,28 @@ pub fn stat(cache_dir: &Path) -> Result<String> {
         entries.len(),
         total
     )?;
+    if !packs.is_empty() {
+        writeln!(
+            out,
+            "  packs: {} with {} entries, {} bytes",
+            packs.len(),
+            packs.iter().filter_map(|p| p.entries).sum::<u64>(),
+            packs.iter().map(|p| p.len).sum::<u64>()
+        )?;
+    }
     for s in &systems {
         writeln!(
             out,
             "  system {}: {} entries, {} bytes",
             s.name, s.entries, s.bytes
         )?;
+        if s.pack_bytes > 0 {
+            writeln!(
+                out,
+                "    pack: {} entries, {} bytes",
+                s.pack_entries, s.pack_bytes
+            )?;
+        }
         writeln!(
             out,
             "    {}",
@@ -330,10 +398,55 @@ pub fn verify(cache_dir: &Path, check_sources: bool) -> Result<VerifyReport> {
             }
         }
     }
+    let mut packed = 0;
+    for p in &scan.packs {
+        match file_cache::verify_pack(p, check_sources) {
+            Err(reason) => {
+                report.bad += 1;
+                writeln!(report.text, "bad {}: {reason}", p.path.display())?;
+            }
+            Ok(checks) => {
+                for c in checks {
+                    packed += 1;
+                    match c.result {
+                        Ok(summary) => {
+                            report.good += 1;
+                            if summary.fresh == Some(false) {
+                                report.stale += 1;
+                                writeln!(
+                                    report.text,
+                                    "stale {} entry {}: source {} changed or is gone",
+                                    p.path.display(),
+                                    c.index,
+                                    String::from_utf8_lossy(&summary.script_path)
+                                )?;
+                            }
+                        }
+                        Err(reason) => {
+                            report.bad += 1;
+                            writeln!(
+                                report.text,
+                                "bad {} entry {} (path hash {:016x}): {} ({reason})",
+                                p.path.display(),
+                                c.index,
+                                c.path_hash,
+                                reason.kind()
+                            )?;
+                        }
+                    }
+                }
+            }
+        }
+    }
     writeln!(
         report.text,
-        "{} entries: {} good, {} bad{}",
-        scan.entries.len(),
+        "{} entries{}: {} good, {} bad{}",
+        scan.entries.len() + packed,
+        if scan.packs.is_empty() {
+            String::new()
+        } else {
+            format!(" ({packed} in packs)")
+        },
         report.good,
         report.bad,
         if check_sources {

@@ -191,3 +191,83 @@ fn warm_stat_verify_clear() {
         String::from_utf8_lossy(&out.stdout)
     );
 }
+
+#[test]
+fn pack_stat_verify_from_the_command_line() {
+    let php = Php::locate(None, Some(extension())).unwrap();
+    let root = workspace_root();
+    let dir = tempfile::tempdir().unwrap();
+    let cache_dir = dir.path().join("cache");
+    let inputs: Vec<PathBuf> = ["app_bank_account.php", "oop_traits.php", "gen_basic.php"]
+        .iter()
+        .map(|f| root.join("fixtures/php").join(f))
+        .collect();
+    let config = FileCacheConfig {
+        sync: false,
+        ..Default::default()
+    };
+    let warmed = zopt::cache::warm(
+        &php,
+        &cache_dir,
+        0x7FFEBFFF,
+        ValidationMode::MtimeSize,
+        config,
+        false,
+        &inputs,
+    )
+    .unwrap();
+    assert_eq!(warmed.stored, 3);
+    let zopt = env!("CARGO_BIN_EXE_zopt");
+    let run = |args: &[&str]| {
+        let out = std::process::Command::new(zopt)
+            .arg("cache")
+            .args(args)
+            .arg("--cache-dir")
+            .arg(&cache_dir)
+            .output()
+            .unwrap();
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
+    };
+    let (ok, text) = run(&["pack", "--prune"]);
+    assert!(ok, "{text}");
+    assert!(
+        text.contains("packed 3 entries (3 loose, 0 from the previous pack)"),
+        "{text}"
+    );
+    assert!(text.contains("3 loose entries pruned"), "{text}");
+    assert!(file_cache::scan(&cache_dir).unwrap().entries.is_empty());
+    let (_, stat) = run(&["stat"]);
+    assert!(stat.contains("pack: 3 entries"), "{stat}");
+    let (ok, text) = run(&["verify", "--check-sources"]);
+    assert!(
+        ok && text.contains("3 entries (3 in packs): 3 good, 0 bad, 0 stale"),
+        "{text}"
+    );
+
+    // Served from the pack.
+    let system = SystemId::new(&zopt::cache::php_version(&php).unwrap(), 0x7FFEBFFF);
+    let cache = FileCache::open(&cache_dir, system, FileCacheConfig::default()).unwrap();
+    for input in &inputs {
+        let real = std::fs::canonicalize(input).unwrap();
+        let key = CacheKey::for_file(&real, ValidationMode::MtimeSize).unwrap();
+        assert!(cache.lookup(&key).unwrap().is_packed());
+    }
+
+    // A damaged index: verify names the pack and fails.
+    let pack = cache.dir().join(zend_cache::pack::PACK_FILE);
+    let mut bytes = std::fs::read(&pack).unwrap();
+    bytes[50] ^= 1;
+    std::fs::write(&pack, &bytes).unwrap();
+    let (ok, text) = run(&["verify"]);
+    assert!(!ok, "{text}");
+    assert!(
+        text.contains(&format!("bad {}: index checksum mismatch", pack.display())),
+        "{text}"
+    );
+    let (ok, text) = run(&["clear"]);
+    assert!(ok && text.contains("removed 3 entries"), "{text}");
+    assert!(!pack.exists());
+}
