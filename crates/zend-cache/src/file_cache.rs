@@ -22,8 +22,10 @@
 //! changed after packing gets a new loose entry at its next store, and its pack entry is
 //! rejected as stale (cheaply) from then on. A pack is immutable: it is written whole to a
 //! temporary file and renamed into place by the next [`pack`], which keeps the previous
-//! pack's entries that are still good and not superseded by a loose one; a process keeps
-//! the pack it mapped at open (a replaced pack stays valid for it). Packs are made only
+//! pack's entries that are still good and not superseded by a loose one. A process keeps
+//! the pack it mapped (a replaced pack stays valid for it, and for the hits it served) until
+//! a lookup finds neither a usable pack entry nor a loose entry: it then `stat`s the pack
+//! file and maps it again if it was replaced. Packs are made only
 //! explicitly (`zopt cache pack`): eviction and the size limit count and remove loose
 //! entries only, never a pack; [`clear`] removes packs too. [`CacheBackend::invalidate`]
 //! removes the loose entry and, in this process, stops serving the path from the pack.
@@ -62,7 +64,7 @@ use std::ops::Range;
 use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, SystemTime};
 
 /// Extension of entry files.
@@ -117,9 +119,9 @@ pub struct FileCache {
     counters: Counters,
     /// Bytes under `root` as of the last scan plus what this process stored since.
     known_total: Mutex<Option<u64>>,
-    /// The system directory's pack, mapped and validated at open.
-    pack: Option<MappedPack>,
-    pack_status: PackStatus,
+    /// The system directory's pack, mapped and validated at open (and again when a lookup
+    /// finds nothing and the pack file was replaced meanwhile).
+    pack: RwLock<PackSlot>,
     /// Paths invalidated in this process: no longer served from the pack.
     masked: Mutex<hashbrown::HashSet<Vec<u8>>>,
     any_masked: AtomicBool,
@@ -129,6 +131,21 @@ pub struct FileCache {
 pub(crate) struct MappedPack {
     map: Arc<memmap2::Mmap>,
     index: PackIndex,
+}
+
+/// Which file a pack was read from: device, inode, length, modification time.
+type FileId = (u64, u64, u64, i64, i64);
+
+fn file_id(m: &fs::Metadata) -> FileId {
+    (m.dev(), m.ino(), m.len(), m.mtime(), m.mtime_nsec())
+}
+
+/// The pack a cache serves from, what became of it, and the file it came from.
+struct PackSlot {
+    mapped: Option<MappedPack>,
+    status: PackStatus,
+    /// `None`: there was no pack file.
+    file: Option<FileId>,
 }
 
 /// What became of a system directory's pack when the cache was opened.
@@ -155,24 +172,56 @@ impl std::fmt::Display for PackStatus {
 }
 
 /// Maps and validates the pack of a system directory.
-fn map_pack(dir: &Path, digest: &[u8; 16]) -> (Option<MappedPack>, PackStatus) {
-    let ignored = |e: PackError| (None, PackStatus::Ignored(e));
+fn map_pack(dir: &Path, digest: &[u8; 16]) -> PackSlot {
     let f = match File::open(dir.join(PACK_FILE)) {
         Ok(f) => f,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return (None, PackStatus::Absent),
-        Err(e) => return ignored(PackError::Io(e.kind())),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            return PackSlot {
+                mapped: None,
+                status: PackStatus::Absent,
+                file: None,
+            }
+        }
+        Err(e) => {
+            return PackSlot {
+                mapped: None,
+                status: PackStatus::Ignored(PackError::Io(e.kind())),
+                file: fs::metadata(dir.join(PACK_FILE)).ok().map(|m| file_id(&m)),
+            }
+        }
     };
     let meta = match f.metadata() {
         Ok(m) => m,
-        Err(e) => return ignored(PackError::Io(e.kind())),
+        Err(e) => {
+            return PackSlot {
+                mapped: None,
+                status: PackStatus::Ignored(PackError::Io(e.kind())),
+                file: None,
+            }
+        }
     };
+    let file = Some(file_id(&meta));
+    let (mapped, status) = map_pack_of(&f, &meta, digest);
+    PackSlot {
+        mapped,
+        status,
+        file,
+    }
+}
+
+fn map_pack_of(
+    f: &File,
+    meta: &fs::Metadata,
+    digest: &[u8; 16],
+) -> (Option<MappedPack>, PackStatus) {
+    let ignored = |e: PackError| (None, PackStatus::Ignored(e));
     if !meta.is_file() {
         return ignored(PackError::Io(io::ErrorKind::InvalidInput));
     }
     if meta.len() < pack::PACK_HEADER_LEN as u64 {
         // Too short to map usefully (or at all, when empty): read it for the diagnosis.
         let mut buf = Vec::new();
-        if let Err(e) = (&f).read_to_end(&mut buf) {
+        if let Err(e) = (&*f).read_to_end(&mut buf) {
             return ignored(PackError::Io(e.kind()));
         }
         return match PackIndex::parse(&buf, digest) {
@@ -184,7 +233,7 @@ fn map_pack(dir: &Path, digest: &[u8; 16]) -> (Option<MappedPack>, PackStatus) {
     // name and renames it over the old one (see the module documentation), so the mapped
     // bytes cannot change while the mapping lives. They are only read as a byte slice, and
     // the header and index are validated below before any use, every entry before its use.
-    let map = match unsafe { memmap2::Mmap::map(&f) } {
+    let map = match unsafe { memmap2::Mmap::map(f) } {
         Ok(m) => m,
         Err(e) => return ignored(PackError::Io(e.kind())),
     };
@@ -228,7 +277,7 @@ impl FileCache {
                 false,
             )?;
         }
-        let (pack, pack_status) = map_pack(&dir, &digest);
+        let pack = RwLock::new(map_pack(&dir, &digest));
         Ok(FileCache {
             root,
             dir,
@@ -238,7 +287,6 @@ impl FileCache {
             counters: Counters::default(),
             known_total: Mutex::new(None),
             pack,
-            pack_status,
             masked: Mutex::new(hashbrown::HashSet::new()),
             any_masked: AtomicBool::new(false),
         })
@@ -246,8 +294,26 @@ impl FileCache {
 
     /// Whether this cache serves from a pack, and if not, why (see the module
     /// documentation).
-    pub fn pack_status(&self) -> &PackStatus {
-        &self.pack_status
+    pub fn pack_status(&self) -> PackStatus {
+        self.pack_slot().status.clone()
+    }
+
+    fn pack_slot(&self) -> std::sync::RwLockReadGuard<'_, PackSlot> {
+        self.pack.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Maps the pack again if the pack file is not the one mapped (another process packed
+    /// since). Returns whether it did.
+    fn refresh_pack(&self) -> bool {
+        let now = fs::metadata(self.dir.join(PACK_FILE))
+            .ok()
+            .map(|m| file_id(&m));
+        if now == self.pack_slot().file {
+            return false;
+        }
+        let slot = map_pack(&self.dir, &self.digest);
+        *self.pack.write().unwrap_or_else(|e| e.into_inner()) = slot;
+        true
     }
 
     fn is_masked(&self, path: &[u8]) -> bool {
@@ -261,7 +327,8 @@ impl FileCache {
 
     /// Looks `key` up in the pack: a hit, or the last rejection of a candidate.
     fn lookup_pack(&self, key: &CacheKey, hash: u64) -> Result<CachedScript, Option<Reject>> {
-        let Some(pack) = &self.pack else {
+        let slot = self.pack_slot();
+        let Some(pack) = &slot.mapped else {
             return Err(None);
         };
         if self.is_masked(&key.path) {
@@ -286,6 +353,38 @@ impl FileCache {
             }
         }
         Err(rejected)
+    }
+
+    fn lookup_loose(&self, key: &CacheKey, hash: u64) -> Result<CachedScript, Miss> {
+        let file = self.dir.join(format!("{hash:016x}.{ENTRY_EXT}"));
+        let data = self.read(&file)?;
+        let bytes = data.bytes();
+        let (header, info) =
+            entry::parse_and_validate(bytes, &self.digest, key).map_err(Miss::Rejected)?;
+        let body = header.body_offset..bytes.len();
+        Ok(CachedScript { data, body, info })
+    }
+
+    /// The pack first, then the loose entry; with neither, a pack file replaced since it
+    /// was mapped is mapped again and asked once more. With no loose entry, a rejection
+    /// from the pack is the reason (a stale pack entry counts as stale).
+    fn lookup_inner(&self, key: &CacheKey) -> Result<CachedScript, Miss> {
+        let hash = pack::path_hash(&key.path);
+        let mut pack_reject = match self.lookup_pack(key, hash) {
+            Ok(hit) => return Ok(hit),
+            Err(r) => r,
+        };
+        match self.lookup_loose(key, hash) {
+            Err(Miss::NotFound) => {}
+            r => return r,
+        }
+        if self.refresh_pack() {
+            pack_reject = match self.lookup_pack(key, hash) {
+                Ok(hit) => return Ok(hit),
+                Err(r) => r,
+            };
+        }
+        Err(pack_reject.map_or(Miss::NotFound, Miss::Rejected))
     }
 
     pub fn root(&self) -> &Path {
@@ -385,27 +484,7 @@ impl FileCache {
 
 impl CacheBackend for FileCache {
     fn lookup(&self, key: &CacheKey) -> Result<CachedScript, Miss> {
-        let hash = pack::path_hash(&key.path);
-        let r = match self.lookup_pack(key, hash) {
-            Ok(hit) => Ok(hit),
-            Err(pack_reject) => {
-                let r = (|| {
-                    let file = self.dir.join(format!("{hash:016x}.{ENTRY_EXT}"));
-                    let data = self.read(&file)?;
-                    let bytes = data.bytes();
-                    let (header, info) = entry::parse_and_validate(bytes, &self.digest, key)
-                        .map_err(Miss::Rejected)?;
-                    let body = header.body_offset..bytes.len();
-                    Ok(CachedScript { data, body, info })
-                })();
-                match (r, pack_reject) {
-                    // No loose entry: the pack's rejection is the reason (a stale pack
-                    // entry counts as stale).
-                    (Err(Miss::NotFound), Some(reject)) => Err(Miss::Rejected(reject)),
-                    (r, _) => r,
-                }
-            }
-        };
+        let r = self.lookup_inner(key);
         self.counters.lookup(&r);
         r
     }
@@ -418,7 +497,7 @@ impl CacheBackend for FileCache {
 
     fn invalidate(&self, path: &[u8]) -> Result<bool, StoreError> {
         let mut packed = false;
-        if let Some(pack) = &self.pack {
+        if let Some(pack) = &self.pack_slot().mapped {
             if pack
                 .index
                 .candidates(&pack.map, pack::path_hash(path))
@@ -469,7 +548,9 @@ thread_local! {
 fn read_backing(mut f: File, mode: ReadMode) -> io::Result<Backing> {
     if mode != ReadMode::Mmap {
         // One read() into a per-thread buffer, then one copy into a buffer of the entry's
-        // exact size: no fstat, no zeroing. A read of a regular file returns less than asked
+        // exact size: no fstat, no zeroing. (Measured on 1097 files of 1–25 KB: read + copy
+        // 2.54 ms, fstat + read into an exact zeroed buffer 2.66 ms, `read_to_end` (statx,
+        // read, EOF probe) 2.86 ms: the copy costs less than the syscalls that avoid it.) A read of a regular file returns less than asked
         // only at its end; were it ever short otherwise, the entry would read as truncated
         // (a miss), never as something else.
         let small = SCRATCH.with(|scratch| -> io::Result<Option<Vec<u8>>> {
@@ -859,9 +940,14 @@ fn map_pack_file(file: &PackFile) -> Result<MappedPack, PackError> {
     let digest = digest_of_dir(&file.system_dir).ok_or(PackError::ForeignSystem)?;
     let dir = file.path.parent().unwrap_or(Path::new("."));
     match map_pack(dir, &digest) {
-        (Some(p), _) => Ok(p),
-        (None, PackStatus::Ignored(e)) => Err(e),
-        (None, _) => Err(PackError::Io(io::ErrorKind::NotFound)),
+        PackSlot {
+            mapped: Some(p), ..
+        } => Ok(p),
+        PackSlot {
+            status: PackStatus::Ignored(e),
+            ..
+        } => Err(e),
+        _ => Err(PackError::Io(io::ErrorKind::NotFound)),
     }
 }
 

@@ -57,7 +57,7 @@ fn pack_serves_exactly_the_stored_scripts() {
     let root = tmp.path().join("cache");
     let files = sources(tmp.path(), 8);
     let cache = open(&root);
-    assert_eq!(cache.pack_status(), &PackStatus::Absent);
+    assert_eq!(cache.pack_status(), PackStatus::Absent);
     for (_, k, s) in &files {
         cache.store(k, s).unwrap();
     }
@@ -82,7 +82,7 @@ fn pack_serves_exactly_the_stored_scripts() {
     let cache = open(&root);
     assert_eq!(
         cache.pack_status(),
-        &PackStatus::Mapped {
+        PackStatus::Mapped {
             entries: 8,
             bytes: r.bytes
         }
@@ -198,6 +198,56 @@ fn a_script_changed_after_packing_is_stale_in_the_pack_and_served_loose() {
     assert!(!cache.lookup(&files[0].1).unwrap().is_packed());
 }
 
+/// A process that mapped no pack, or an older one, maps the new pack when a lookup finds
+/// nothing (another process packed and pruned meanwhile).
+#[test]
+fn a_lookup_that_finds_nothing_maps_a_replaced_pack() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("cache");
+    let files = sources(tmp.path(), 4);
+    let early = open(&root);
+    for (_, k, s) in &files[..2] {
+        early.store(k, s).unwrap();
+    }
+    file_cache::pack(&root, true).unwrap();
+    // `early` had no pack: its lookups find no loose entry, map the pack, hit.
+    assert_eq!(early.pack_status(), PackStatus::Absent);
+    let hit = early.lookup(&files[0].1).unwrap();
+    assert!(hit.is_packed());
+    assert!(matches!(
+        early.pack_status(),
+        PackStatus::Mapped { entries: 2, .. }
+    ));
+    // A second pack takes two more (pruned): `early` still has the first one mapped, and
+    // maps the second at its first miss.
+    let other = open(&root);
+    for (_, k, s) in &files[2..] {
+        other.store(k, s).unwrap();
+    }
+    file_cache::pack(&root, true).unwrap();
+    for (_, k, s) in &files {
+        let hit = early.lookup(k).unwrap();
+        assert!(hit.is_packed());
+        assert_eq!(hit.to_script(), *s);
+    }
+    assert!(matches!(
+        early.pack_status(),
+        PackStatus::Mapped { entries: 4, .. }
+    ));
+    // The hit taken from the first pack outlives its replacement.
+    assert_eq!(hit.to_script(), files[0].2);
+    assert_eq!(early.stats().hits, 5);
+    assert_eq!(early.stats().misses, 0);
+    // A removed pack still serves what it holds (its entries are valid) until a miss,
+    // which drops it.
+    file_cache::clear(&root).unwrap();
+    assert!(early.lookup(&files[1].1).is_ok());
+    let never = CacheKey::new(b"/never/stored.php".to_vec(), files[1].1.validation);
+    assert_eq!(early.lookup(&never).unwrap_err(), Miss::NotFound);
+    assert_eq!(early.pack_status(), PackStatus::Absent);
+    assert_eq!(early.lookup(&files[1].1).unwrap_err(), Miss::NotFound);
+}
+
 /// Keys and scripts of a sample pack that needs no source files (the pack is written
 /// directly, not by `file_cache::pack`).
 fn sample_pack(digest: &[u8; 16]) -> (Vec<(CacheKey, zend_ir::Script)>, Vec<u8>) {
@@ -254,7 +304,7 @@ fn serve(
             Err(Miss::NotFound | Miss::Rejected(_)) => {}
         }
     }
-    (cache.pack_status().clone(), hits)
+    (cache.pack_status(), hits)
 }
 
 #[test]
