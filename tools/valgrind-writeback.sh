@@ -5,7 +5,8 @@
 #
 # Runs each program with USE_ZEND_ALLOC=0 (PHP's allocator becomes malloc, so valgrind sees
 # every emalloc/efree) under memcheck, in zopt.mode=roundtrip (with zopt.verify=1) and
-# zopt.mode=optimize, and also composer and phpunit from fixtures/projects, including a run
+# zopt.mode=optimize and as the opcode cache (zopt.cache_dir, warm), and also composer and
+# phpunit from fixtures/projects, including a run
 # with a tiny OPcache (opcache.memory_consumption=8), and a run
 # compiling more scripts than opcache.max_accelerated_files holds (the rest is never
 # persisted: free_persistent_script destroys our op_arrays). Every run must report no more
@@ -73,8 +74,35 @@ check() {
     fi
 }
 
+# check_cache LABEL DIR PHP-ARGS... : zopt as the opcode cache (OPcache off, zopt.cache_dir):
+# the cache is filled by a run outside valgrind, then the warm run (every script built from
+# the cache) must report no more errors and lost bytes than the same run compiling.
+check_cache() {
+    local label=$1 dir=$2
+    shift 2
+    local log base zopt cache
+    log=$(mktemp)
+    cache=$(mktemp -d)
+    (cd "$dir" && "$PHP" -d opcache.enable_cli=0 -d "extension=$EXT" -d "zopt.cache_dir=$cache" "$@" \
+        >/dev/null 2>&1 </dev/null)
+    base=$(vg "$log.off" "$dir" -d opcache.enable_cli=0 "$@")
+    zopt=$(vg "$log" "$dir" -d opcache.enable_cli=0 -d "zopt.cache_dir=$cache" -d zopt.verify=1 "$@")
+    rm -rf "$cache"
+    runs=$((runs + 1))
+    read -r be bl <<<"$base"
+    read -r ze zl <<<"$zopt"
+    if [[ $ze == "?" || $be == "?" || $ze -gt $be || $zl -gt $bl ]]; then
+        failures=$((failures + 1))
+        echo "FAIL $label: $ze errors, $zl bytes lost; compiling: $be errors, $bl bytes lost (logs: $log, $log.off)"
+    else
+        echo "ok   $label: $ze errors, $zl bytes lost (compiling: $be, $bl)"
+        rm -f "$log" "$log.off"
+    fi
+}
+
 for f in "${FILES[@]}"; do
     f=$(realpath "$f")
+    check_cache "$(basename "$f") [cache]" "$(dirname "$f")" -n -d zend_extension=opcache "$f"
     for mode in roundtrip optimize; do
         check "$(basename "$f") [$mode]" "$(dirname "$f")" "$mode" -n -d zend_extension=opcache \
             -d opcache.optimization_level=0 "$f"
@@ -109,7 +137,9 @@ PHP
 check "240 composer scripts, 223 cached [roundtrip]" /tmp roundtrip -d opcache.max_accelerated_files=200 \
     -d opcache.optimization_level=0 "$MANY"
 rm -f "$MANY"
+check_cache "composer show [cache]" "$SAMPLE" /usr/bin/composer show
 check "phpunit [roundtrip]" "$SUITE" roundtrip -d opcache.optimization_level=0 /usr/bin/phpunit
+check_cache "phpunit [cache]" "$SUITE" /usr/bin/phpunit
 check "phpunit [roundtrip over OPcache's optimizer]" "$SUITE" roundtrip -d opcache.optimization_level=0x7FFEBFFF /usr/bin/phpunit
 rm -rf "$COMPOSER_HOME"
 
