@@ -12,7 +12,7 @@
 //!
 //! # Packs
 //!
-//! [`pack`] gathers the entries of each system id directory that verify and whose source
+//! [`pack()`] gathers the entries of each system id directory that verify and whose source
 //! file is unchanged into one file, `pack.zcp`, which [`FileCache::open`] maps once and
 //! validates (header and whole index; an invalid pack is ignored and
 //! [`FileCache::pack_status`] says why). A lookup then looks in the pack first — a binary
@@ -21,7 +21,7 @@
 //! mapping, without opening a file; otherwise it reads the loose entry as before. A script
 //! changed after packing gets a new loose entry at its next store, and its pack entry is
 //! rejected as stale (cheaply) from then on. A pack is immutable: it is written whole to a
-//! temporary file and renamed into place by the next [`pack`], which keeps the previous
+//! temporary file and renamed into place by the next [`pack()`], which keeps the previous
 //! pack's entries that are still good and not superseded by a loose one. A process keeps
 //! the pack it mapped (a replaced pack stays valid for it, and for the hits it served) until
 //! a lookup finds neither a usable pack entry nor a loose entry: it then `stat`s the pack
@@ -975,7 +975,7 @@ pub fn verify_pack(file: &PackFile, check_sources: bool) -> Result<Vec<PackEntry
         .collect())
 }
 
-/// What [`pack`] did in one system id directory.
+/// What [`pack()`] did in one system id directory.
 #[derive(Debug, Clone, Default)]
 pub struct SystemPackReport {
     pub system_dir: String,
@@ -999,7 +999,7 @@ pub struct SystemPackReport {
     pub previous_pack_error: Option<PackError>,
 }
 
-/// What [`pack`] did.
+/// What [`pack()`] did.
 #[derive(Debug, Clone, Default)]
 pub struct PackReport {
     pub systems: Vec<SystemPackReport>,

@@ -11,7 +11,10 @@
 //!   a header (magic, format version, system id, checksum, lengths) in front of the
 //!   persisted script (see [`entry`]). Lookups read an entry with one `read()` when it is
 //!   small and map it with memmap2 when it is large ([`ReadMode`]; both are measured by the
-//!   bench), and validate it completely before use.
+//!   bench), and validate it completely before use. `file_cache::pack` gathers a
+//!   directory's entries into one immutable file (see [`pack`]) that each process maps
+//!   once: lookups then find an entry by binary search in the mapped index, with no file
+//!   opened per script, and serve it zero-copy from the mapping after the same checks.
 //! - `ZendAccelerator.c`'s system id and timestamp validation: [`SystemId`] (zopt version,
 //!   PHP version, opcode-table hash, optimization level) and [`CacheKey`] (script path and
 //!   mtime+size or content hash, [`ValidationMode`]).
@@ -29,7 +32,7 @@
 //!   reference, enum and padding byte of a body, without allocating and in time linear in
 //!   its size, and accepts only the canonical layout (records cannot overlap or share, so
 //!   decoding cannot blow up). Loading never panics and there is no `unsafe` except the
-//!   one mmap call. A lookup returns an entry only after the header, checksum (xxh3-64),
+//!   two mmap calls (an entry file, a pack). A lookup returns an entry only after the header, checksum (xxh3-64),
 //!   system id, path, validation data and the whole body have been checked; anything else
 //!   is a miss with a [`Reject`] reason.
 //! - **Zero-copy reads**: [`ScriptView`] reads a validated body in place (op records are
@@ -38,8 +41,8 @@
 //! - **Measured**: `cargo bench -p zend-cache` loads a real corpus from this cache and from
 //!   OPcache's own file cache in the same run and prints the ratios (see
 //!   `benches/cache.rs` for the method).
-//! - **Atomic, multi-process**: entries are written to a temporary file, fsynced and
-//!   renamed into place, never modified in place; any number of processes can store and
+//! - **Atomic, multi-process**: entries and packs are written to a temporary file, fsynced
+//!   and renamed into place, never modified in place; any number of processes can store and
 //!   look up in one directory concurrently and never see a torn entry.
 //! - **Bounded**: an optional size limit, enforced by evicting the oldest entries (see
 //!   [`file_cache`]).
