@@ -499,3 +499,93 @@ fn readers_keep_working_while_the_pack_is_replaced() {
         assert!(packs.load(Ordering::Relaxed) > 1 && lookups > 0);
     });
 }
+
+/// Two entries under one path hash (a collision, or a misplaced entry): a lookup checks
+/// every candidate and serves the one for its path; verify names the misplaced one.
+#[test]
+fn candidates_sharing_a_hash_are_each_checked() {
+    let tmp = tempfile::tempdir().unwrap();
+    drop(open(tmp.path()));
+    let digest = system().digest();
+    let (entries, _) = sample_pack(&digest);
+    let encoded: Vec<Vec<u8>> = entries
+        .iter()
+        .map(|(k, s)| entry::encode(s, &digest, k, 42).unwrap())
+        .collect();
+    let shared = pack::path_hash(&entries[0].0.path);
+    let mut refs: Vec<(u64, &[u8])> = vec![
+        (shared, encoded[1].as_slice()),
+        (shared, encoded[0].as_slice()),
+        (pack::path_hash(&entries[2].0.path), encoded[2].as_slice()),
+    ];
+    let bytes = pack::encode(&digest, &mut refs);
+    std::fs::write(pack_path(tmp.path()), &bytes).unwrap();
+    let cache = open(tmp.path());
+    assert_eq!(
+        cache.lookup(&entries[0].0).unwrap().to_script(),
+        entries[0].1
+    );
+    assert_eq!(
+        cache.lookup(&entries[2].0).unwrap().to_script(),
+        entries[2].1
+    );
+    // entries[1] sits under another path's hash: not found under its own.
+    assert_eq!(cache.lookup(&entries[1].0).unwrap_err(), Miss::NotFound);
+    let scan = file_cache::scan(tmp.path()).unwrap();
+    let checks = file_cache::verify_pack(&scan.packs[0], false).unwrap();
+    let misplaced: Vec<_> = checks
+        .iter()
+        .filter_map(|c| c.result.as_ref().err())
+        .collect();
+    assert_eq!(misplaced, [&Reject::PathMismatch]);
+}
+
+mod props {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+
+        /// Any few bytes changed anywhere in a pack, and any cut or extension: the index
+        /// parser and the entry checks never panic, and whatever is accepted is exactly the
+        /// script stored under that key.
+        #[test]
+        fn no_mutation_of_a_pack_panics_or_serves_a_wrong_script(
+            edits in proptest::collection::vec((any::<usize>(), any::<u8>()), 1..4),
+            hot in any::<bool>(),
+            cut in proptest::option::of(any::<usize>()),
+            extra in 0usize..40,
+        ) {
+            let digest = system().digest();
+            let (entries, good) = SAMPLE.with(|s| s.clone());
+            let mut bad = good.clone();
+            let data_start = 48 + 24 * entries.len() + 8;
+            for (at, v) in edits {
+                // Half the cases aim at the header and index.
+                let at = if hot { at % data_start } else { at % bad.len() };
+                bad[at] ^= v.max(1);
+            }
+            if let Some(c) = cut {
+                bad.truncate(c % (good.len() + 1));
+            }
+            bad.extend(std::iter::repeat_n(0u8, extra));
+            if let Ok(index) = PackIndex::parse(&bad, &digest) {
+                for rec in index.records(&bad) {
+                    let e = &bad[rec.range()];
+                    for (k, s) in &entries {
+                        if entry::prefilter(e, k).is_ok() {
+                            if let Ok((h, _)) = entry::parse_and_validate(e, &digest, k) {
+                                prop_assert_eq!(&load(&e[h.body_offset..]).unwrap(), s);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    thread_local! {
+        static SAMPLE: (Vec<(CacheKey, zend_ir::Script)>, Vec<u8>) = sample_pack(&system().digest());
+    }
+}
