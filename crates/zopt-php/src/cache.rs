@@ -25,7 +25,6 @@
 //! how the tests prove a warm run never compiles.
 
 use std::ffi::c_int;
-use std::fmt::Write as _;
 use std::io::Write as _;
 use std::os::unix::ffi::OsStrExt;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -160,8 +159,9 @@ pub fn status() -> String {
         Some(cache) => {
             let s = cache.stats();
             format!(
-                "{}: {} hits, {} misses, {} rejected, {} compiled, {} stored",
+                "{} ({}): {} hits, {} misses, {} rejected, {} compiled, {} stored",
                 cache.dir().display(),
+                cache.pack_status(),
                 s.hits,
                 s.misses,
                 s.rejects_total(),
@@ -176,36 +176,28 @@ pub fn status() -> String {
 pub fn stats_json(cache: &FileCache) -> String {
     let s = cache.stats();
     let c = &COUNTERS;
-    let mut out = format!(
-        "{{\"pid\":{},\"hits\":{},\"misses\":{},\"rejects\":{},\"compiles\":{},\"served\":{},\"uncacheable\":{},\"load_failures\":{},\"served_ns\":{},\"other_ns\":{},\"stores\":{},\"store_failures\":{},\"rejected\":{{",
-        std::process::id(),
-        s.hits,
-        s.misses,
-        s.rejects_total(),
-        c.compiles.load(Ordering::Relaxed),
-        c.served.load(Ordering::Relaxed),
-        c.uncacheable.load(Ordering::Relaxed),
-        c.load_failures.load(Ordering::Relaxed),
-        c.served_ns.load(Ordering::Relaxed),
-        c.other_ns.load(Ordering::Relaxed),
-        s.stores,
-        s.store_failures,
-    );
-    let mut first = true;
-    for kind in RejectKind::ALL {
-        let n = s.rejects(kind);
-        if n > 0 {
-            let _ = write!(
-                out,
-                "{}\"{}\":{n}",
-                if first { "" } else { "," },
-                kind.name()
-            );
-            first = false;
-        }
-    }
-    out.push_str("}}\n");
-    out
+    let rejected: serde_json::Map<String, serde_json::Value> = RejectKind::ALL
+        .iter()
+        .filter(|&&kind| s.rejects(kind) > 0)
+        .map(|&kind| (kind.name().to_string(), s.rejects(kind).into()))
+        .collect();
+    let line = serde_json::json!({
+        "pid": std::process::id(),
+        "hits": s.hits,
+        "misses": s.misses,
+        "rejects": s.rejects_total(),
+        "compiles": c.compiles.load(Ordering::Relaxed),
+        "served": c.served.load(Ordering::Relaxed),
+        "uncacheable": c.uncacheable.load(Ordering::Relaxed),
+        "load_failures": c.load_failures.load(Ordering::Relaxed),
+        "served_ns": c.served_ns.load(Ordering::Relaxed),
+        "other_ns": c.other_ns.load(Ordering::Relaxed),
+        "stores": s.stores,
+        "store_failures": s.store_failures,
+        "rejected": rejected,
+        "pack": cache.pack_status().to_string(),
+    });
+    format!("{line}\n")
 }
 
 /// What the hook decided; the fatal outcomes are raised by [`compile_file`] itself, whose

@@ -183,6 +183,18 @@ fn debian_libraries_load_identically_from_a_warm_cache() {
     );
     assert!(c.stores >= 1000, "{c:?}");
     assert_eq!((w.compiles, w.rejects, w.hits), (0, 0, c.stores), "{w:?}");
+
+    // Packed (and the loose entries pruned): served from the pack alone, identically.
+    zend_cache::file_cache::pack(&cache_dir, true).unwrap();
+    let packed = run(&cache_settings("packed.json"));
+    assert!(
+        packed == reference,
+        "the packed run declared different classes"
+    );
+    let p = counters(&dir.path().join("packed.json"));
+    assert_eq!((p.compiles, p.rejects, p.hits), (0, 0, c.stores), "{p:?}");
+    let text = std::fs::read_to_string(dir.path().join("packed.json")).unwrap();
+    assert!(text.contains("\"pack\":\"pack of"), "{text}");
 }
 
 /// `zopt bench serve` runs end to end on a real library (its timings are not asserted: they
