@@ -64,6 +64,34 @@ impl Engine {
         unsafe { php::_emalloc(size) }.cast()
     }
 
+    /// `zend_arena_alloc(&CG(arena), size)`: request memory released all at once when the
+    /// request ends, where the compiler puts what no destructor frees (class entries, the
+    /// op_arrays of functions and methods, type lists, properties_info tables).
+    pub fn arena_alloc(self, size: usize) -> *mut u8 {
+        const HEADER: usize = aligned(std::mem::size_of::<php::zend_arena>(), 8);
+        let size = aligned(size, 8);
+        // SAFETY: Engine's invariant: a request (or compilation) is active, so CG(arena) is
+        // a live arena, and only this thread uses it; the logic is zend_arena_alloc's.
+        unsafe {
+            let slot = std::ptr::addr_of_mut!(php::compiler_globals.arena);
+            let arena = *slot;
+            let ptr = (*arena).ptr;
+            if size <= (*arena).end.offset_from(ptr) as usize {
+                (*arena).ptr = ptr.add(size);
+                return ptr.cast();
+            }
+            let current = (*arena).end.offset_from(arena.cast::<std::ffi::c_char>()) as usize;
+            let arena_size = (size + HEADER).max(current);
+            let fresh = self.emalloc(arena_size).cast::<php::zend_arena>();
+            let start = fresh.cast::<std::ffi::c_char>().add(HEADER);
+            (*fresh).ptr = start.add(size);
+            (*fresh).end = fresh.cast::<std::ffi::c_char>().add(arena_size);
+            (*fresh).prev = arena;
+            *slot = fresh;
+            start.cast()
+        }
+    }
+
     /// `efree(p)`.
     ///
     /// # Safety

@@ -635,9 +635,10 @@ impl<'a> Cx<'_, 'a> {
         scope: *mut zend_class_entry,
         depth: u32,
     ) -> Result<*mut zend_op_array> {
+        // Functions, methods and closures live in the compiler's arena (zend_compile_func_decl).
         let oa = self
             .e
-            .emalloc(std::mem::size_of::<zend_op_array>())
+            .arena_alloc(std::mem::size_of::<zend_op_array>())
             .cast::<zend_op_array>();
         self.op_array_into(m, code, scope, oa, depth)?;
         Ok(oa)
@@ -753,7 +754,8 @@ unsafe fn zend_type(e: Engine, t: &ZendType, depth: usize) -> Result<php::zend_t
         TypeNames::None => ptr::null_mut(),
         TypeNames::Name(name) => e.interned_string(name.as_bytes()).cast(),
         TypeNames::List(types) => {
-            let list = e.emalloc(TYPE_LIST_HEADER + ZEND_TYPE_SIZE * types.len());
+            // Compile-time type lists are arena-allocated (_ZEND_TYPE_ARENA_BIT).
+            let list = e.arena_alloc(TYPE_LIST_HEADER + ZEND_TYPE_SIZE * types.len());
             list.cast::<u32>().write(types.len() as u32);
             for (i, sub) in types.iter().enumerate() {
                 let sub = zend_type(e, sub, depth + 1)?;
@@ -826,7 +828,7 @@ unsafe fn class_body(
     link: Linking,
 ) -> Result<*mut zend_class_entry> {
     let ce = e
-        .emalloc(std::mem::size_of::<zend_class_entry>())
+        .arena_alloc(std::mem::size_of::<zend_class_entry>())
         .cast::<zend_class_entry>();
     ptr::write(ce, zend_class_entry::default());
     (*ce).type_ = php::ZEND_USER_CLASS as std::ffi::c_char;
@@ -945,7 +947,11 @@ unsafe fn properties_info_table(
             }
         }
     }
-    (*ce).properties_info_table = e.array_of(&table);
+    let arena = e
+        .arena_alloc(std::mem::size_of_val(table.as_slice()))
+        .cast::<*mut zend_property_info>();
+    ptr::copy_nonoverlapping(table.as_ptr(), arena, table.len());
+    (*ce).properties_info_table = arena;
 }
 
 /// An array of `zend_class_name` (interned names), NULL when empty.
