@@ -1,7 +1,8 @@
 //! `zopt cache`: warming, packing, inspecting, verifying and clearing a zopt opcode cache
 //! directory (crates/zend-cache's file cache).
 
-use crate::{corpus, php::Php};
+use crate::corpus;
+use crate::php::{CacheCompiled, Php};
 use anyhow::{bail, Context, Result};
 use clap::Subcommand;
 use std::path::{Path, PathBuf};
@@ -11,12 +12,14 @@ use zend_cache::{CacheBackend, CacheKey, FileCache, FileCacheConfig, SystemId, V
 
 #[derive(Subcommand, Debug)]
 pub enum CacheCommand {
-    /// Compile PHP files in real PHP (with the zopt extension recording them) and store them
-    /// in the cache. Files whose entry is already fresh are skipped.
+    /// Compile PHP files in real PHP as the zopt extension's cache mode compiles an included
+    /// file (without running them) and store them in the cache. Files whose entry is already
+    /// fresh are skipped.
     Warm {
         #[arg(long)]
         cache_dir: PathBuf,
-        /// opcache.optimization_level PHP compiles with; part of the cache's system id.
+        /// zopt.optimization_level (zopt's optimizer passes, OPcache's bitmask); part of the
+        /// cache's system id.
         #[arg(long, default_value = "0x7FFEBFFF", value_parser = parse_hex)]
         optimization_level: u32,
         /// How entries are checked against their source: `mtime` (mtime + size) or
@@ -26,7 +29,7 @@ pub enum CacheCommand {
         /// Size limit of the cache directory in bytes (oldest entries are evicted).
         #[arg(long)]
         max_size: Option<u64>,
-        /// Re-record and store even files whose entry is fresh.
+        /// Compile and store even files whose entry is fresh.
         #[arg(long)]
         force: bool,
         /// PHP 8.2 binary (default: $ZOPT_PHP or `php` on PATH).
@@ -172,7 +175,9 @@ pub struct WarmReport {
     pub system_dir: PathBuf,
 }
 
-/// Records every PHP file under `paths` and stores it in the cache under `cache_dir`.
+/// Puts every PHP file under `paths` into the cache under `cache_dir`, each compiled as the
+/// extension's cache mode compiles an included file ([`Php::cache_compile`]), so that the
+/// extension serves exactly what it would have stored itself.
 pub fn warm(
     php: &Php,
     cache_dir: &Path,
@@ -204,12 +209,27 @@ pub fn warm(
                 if !force && cache.lookup(&key).is_ok() {
                     return Ok(Outcome::Fresh);
                 }
-                let tmp = tempfile::tempdir()?;
-                let compiled = php.compile(&real, optimization_level, 0, Some(tmp.path()))?;
-                let recording = compiled.recording.context("no recording written")?;
-                let script = corpus::load_recording(&recording)?;
-                let info = cache.store(&key, &script)?;
-                Ok(Outcome::Stored(info.entry_bytes, info.evicted))
+                if force {
+                    cache.invalidate(&key.path)?;
+                }
+                let validation = match mode {
+                    ValidationMode::MtimeSize => "mtime",
+                    ValidationMode::ContentHash => "content",
+                };
+                match php.cache_compile(
+                    &real,
+                    cache_dir,
+                    optimization_level,
+                    validation,
+                    cache.config().max_bytes,
+                )? {
+                    CacheCompiled::Fresh => Ok(Outcome::Fresh),
+                    CacheCompiled::Stored => {
+                        let len =
+                            std::fs::metadata(cache.entry_path(&key.path)).map_or(0, |m| m.len());
+                        Ok(Outcome::Stored(len, 0))
+                    }
+                }
             })();
             bar.inc(1);
             (file.path.clone(), r)

@@ -146,6 +146,88 @@ impl Php {
     }
 }
 
+/// What [`Php::cache_compile`] did with a file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CacheCompiled {
+    /// Compiled and stored.
+    Stored,
+    /// Already cached and fresh: served, nothing compiled.
+    Fresh,
+}
+
+impl Php {
+    /// Puts `file` (an absolute, resolved path) into the zopt cache under `cache_dir` exactly
+    /// as the extension's cache mode does on a miss when the file is included — same
+    /// compiler options, capture, optimizer, store — without running it: PHP lints the file
+    /// (`php -l` compiles it and stops) with `zopt.cache_dir` set and OPcache's caching off.
+    /// (`opcache_compile_file` would not do: it compiles with
+    /// `ZEND_COMPILE_WITHOUT_EXECUTION`, which leaves out the compile-time binding of
+    /// classes, so the script would not behave as when it is included.)
+    pub fn cache_compile(
+        &self,
+        file: &Path,
+        cache_dir: &Path,
+        optimization_level: u32,
+        validation: &str,
+        max_bytes: Option<u64>,
+    ) -> Result<CacheCompiled> {
+        let stats = tempfile::NamedTempFile::new().context("cannot create a temporary file")?;
+        let mut cmd = Command::new(&self.binary);
+        cmd.arg("-n")
+            .args(["-d", "zend_extension=opcache", "-d", "opcache.enable_cli=0"])
+            .args(["-d", &format!("extension={}", self.extension()?.display())])
+            .args(["-d", &format!("zopt.cache_dir={}", cache_dir.display())])
+            .args([
+                "-d",
+                &format!("zopt.optimization_level={optimization_level:#x}"),
+            ])
+            .args(["-d", &format!("zopt.cache_validation={validation}")])
+            .args([
+                "-d",
+                &format!("zopt.cache_max_bytes={}", max_bytes.unwrap_or(0)),
+            ])
+            .args([
+                "-d",
+                &format!("zopt.cache_stats={}", stats.path().display()),
+            ])
+            .args(["-d", "display_errors=stdout", "-d", "log_errors=0", "-l"])
+            .arg(file);
+        let output = cmd
+            .output()
+            .with_context(|| format!("cannot run {}", self.binary.display()))?;
+        if !output.status.success() {
+            let printed = String::from_utf8_lossy(&output.stdout);
+            let message: Vec<&str> = printed
+                .lines()
+                .filter(|l| !l.trim().is_empty() && !l.starts_with("Errors parsing"))
+                .collect();
+            return Err(CompileError {
+                file: file.display().to_string(),
+                message: if message.is_empty() {
+                    format!("php exited with {}", output.status)
+                } else {
+                    message.join("\n")
+                },
+            }
+            .into());
+        }
+        let text = std::fs::read_to_string(stats.path()).unwrap_or_default();
+        let counters: serde_json::Value =
+            serde_json::from_str(text.trim_end()).with_context(|| {
+                format!(
+                    "the extension wrote no cache counters for {}",
+                    file.display()
+                )
+            })?;
+        let n = |k: &str| counters[k].as_u64().unwrap_or(0);
+        match (n("hits"), n("stores")) {
+            (1, 0) => Ok(CacheCompiled::Fresh),
+            (0, 1) => Ok(CacheCompiled::Stored),
+            _ => bail!("{} was not cached: {}", file.display(), text.trim()),
+        }
+    }
+}
+
 /// Where the extension writes the recording of `script` (an absolute path) under `dir`.
 pub fn recording_path(dir: &Path, script: &Path) -> PathBuf {
     let mut name = script.as_os_str().to_owned();
