@@ -4,13 +4,15 @@
 //!
 //! # What "the same as compiling" means here
 //!
-//! The cached script is the one `opcache_compile_file` produced (OPcache's compiler options:
-//! delayed early binding, no constant substitution, other files ignored), so loading it must
-//! leave the request exactly as OPcache leaves it after loading that script:
+//! The cached script was compiled with OPcache's compiler options (`opcache_compile_file`'s
+//! when a script is included: delayed early binding, no constant substitution, other files
+//! ignored), so loading it must leave the request exactly as OPcache leaves it after loading
+//! that script:
 //!
-//! - op_arrays are built field by field from the model, in the form `pass_two()` leaves
-//!   (the arrays by the write-back's [`writeback::install_arrays`]); names and types are
-//!   interned as the compiler interns them;
+//! - op_arrays are built in the form `pass_two()` leaves: their code (ops, literals, CV
+//!   names) read in place from the cache entry through the write-back's
+//!   [`writeback::install_arrays`] and [`writeback::check_code`], the rest from the decoded
+//!   model; names and types are interned as the compiler interns them;
 //! - classes are declared through the engine's own API, in the order the compiler declares
 //!   their members (`zend_initialize_class_data`, `zend_declare_class_constant_ex`,
 //!   `zend_declare_typed_property`, `zend_add_magic_method`), so offsets, flags and tables
