@@ -382,6 +382,30 @@ pub struct VerifyReport {
     pub text: String,
 }
 
+impl VerifyReport {
+    /// Counts one checked entry (`what` names it) and describes it unless it is good and fresh.
+    fn tally(&mut self, what: &str, result: Result<file_cache::EntrySummary, zend_cache::Reject>) {
+        use std::fmt::Write;
+        match result {
+            Ok(summary) => {
+                self.good += 1;
+                if summary.fresh == Some(false) {
+                    self.stale += 1;
+                    let _ = writeln!(
+                        self.text,
+                        "stale {what}: source {} changed or is gone",
+                        String::from_utf8_lossy(&summary.script_path)
+                    );
+                }
+            }
+            Err(reason) => {
+                self.bad += 1;
+                let _ = writeln!(self.text, "bad {what}: {} ({reason})", reason.kind());
+            }
+        }
+    }
+}
+
 /// Checks every entry under `cache_dir`.
 pub fn verify(cache_dir: &Path, check_sources: bool) -> Result<VerifyReport> {
     use std::fmt::Write;
@@ -394,29 +418,10 @@ pub fn verify(cache_dir: &Path, check_sources: bool) -> Result<VerifyReport> {
         text: String::new(),
     };
     for e in &scan.entries {
-        match file_cache::verify_entry(e, check_sources) {
-            Ok(summary) => {
-                report.good += 1;
-                if summary.fresh == Some(false) {
-                    report.stale += 1;
-                    writeln!(
-                        report.text,
-                        "stale {}: source {} changed or is gone",
-                        e.path.display(),
-                        String::from_utf8_lossy(&summary.script_path)
-                    )?;
-                }
-            }
-            Err(reason) => {
-                report.bad += 1;
-                writeln!(
-                    report.text,
-                    "bad {}: {} ({reason})",
-                    e.path.display(),
-                    reason.kind()
-                )?;
-            }
-        }
+        report.tally(
+            &e.path.display().to_string(),
+            file_cache::verify_entry(e, check_sources),
+        );
     }
     let mut packed = 0;
     for p in &scan.packs {
@@ -428,32 +433,15 @@ pub fn verify(cache_dir: &Path, check_sources: bool) -> Result<VerifyReport> {
             Ok(checks) => {
                 for c in checks {
                     packed += 1;
-                    match c.result {
-                        Ok(summary) => {
-                            report.good += 1;
-                            if summary.fresh == Some(false) {
-                                report.stale += 1;
-                                writeln!(
-                                    report.text,
-                                    "stale {} entry {}: source {} changed or is gone",
-                                    p.path.display(),
-                                    c.index,
-                                    String::from_utf8_lossy(&summary.script_path)
-                                )?;
-                            }
-                        }
-                        Err(reason) => {
-                            report.bad += 1;
-                            writeln!(
-                                report.text,
-                                "bad {} entry {} (path hash {:016x}): {} ({reason})",
-                                p.path.display(),
-                                c.index,
-                                c.path_hash,
-                                reason.kind()
-                            )?;
-                        }
-                    }
+                    report.tally(
+                        &format!(
+                            "{} entry {} (path hash {:016x})",
+                            p.path.display(),
+                            c.index,
+                            c.path_hash
+                        ),
+                        c.result,
+                    );
                 }
             }
         }
