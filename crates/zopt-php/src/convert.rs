@@ -25,7 +25,7 @@ use std::fmt;
 
 use zend_ir::model as ir;
 use zend_ir::opcode::{
-    ZEND_CATCH, ZEND_MATCH, ZEND_RECV_VARIADIC, ZEND_SWITCH_LONG, ZEND_SWITCH_STRING,
+    ZEND_CATCH, ZEND_EXIT, ZEND_MATCH, ZEND_RECV_VARIADIC, ZEND_SWITCH_LONG, ZEND_SWITCH_STRING,
     ZEND_VM_OP_CONSTRUCTOR, ZEND_VM_OP_MASK, ZEND_VM_OP_NEXT, ZEND_VM_OP_THIS,
 };
 use zend_ir::{LiteralId, OpNum, Opcode, Operand, PhpStr, VarNum};
@@ -539,7 +539,11 @@ impl<'a> Converter<'a> {
                 frame,
                 addr,
                 op.op1_type,
-                meaningful_unused(op.op1_type, opcode.op1_flags(), raw(&op.op1)),
+                if left_uninitialised(opcode, 1) && op.op1_type == IS_UNUSED as u8 {
+                    0
+                } else {
+                    meaningful_unused(op.op1_type, opcode.op1_flags(), raw(&op.op1))
+                },
                 opcode.op1_is_jmp_addr(),
             )
             .ctx(|| "op1".to_string())?;
@@ -548,7 +552,7 @@ impl<'a> Converter<'a> {
                 frame,
                 addr,
                 op.op2_type,
-                if opcode == ZEND_RECV_VARIADIC && op.op2_type == IS_UNUSED as u8 {
+                if left_uninitialised(opcode, 2) && op.op2_type == IS_UNUSED as u8 {
                     0
                 } else {
                     meaningful_unused(op.op2_type, opcode.op2_flags(), raw(&op.op2))
@@ -1122,6 +1126,15 @@ fn zval_type_name(ty: u8) -> &'static str {
 /// uninitialised where the VM operand kind carries no number (THIS, NEXT, CONSTRUCTOR), so
 /// recording it raw would make recordings of the same file differ from run to run; such
 /// values are recorded as 0, which the VM never reads.
+/// Operands (1: op1, 2: op2) that PHP 8.2's compiler emits from a `znode` whose `u.op` it
+/// never set when the node is `IS_UNUSED` — `exit;` without a value (zend_compile_exit) and a
+/// variadic parameter (zend_compile_params) — so their raw value is stack garbage the VM never
+/// reads: recorded as 0. (Unused operands of the THIS, NEXT and CONSTRUCTOR kinds, which have
+/// the same origin, are covered by [`meaningful_unused`].)
+fn left_uninitialised(opcode: Opcode, operand: u8) -> bool {
+    matches!((opcode, operand), (ZEND_EXIT, 1) | (ZEND_RECV_VARIADIC, 2))
+}
+
 fn meaningful_unused(op_type: u8, flags: u32, raw: u32) -> u32 {
     let kind = flags & ZEND_VM_OP_MASK;
     let meaningless = matches!(

@@ -29,7 +29,7 @@
 //!
 //! Recordings keep the raw value of every unused operand, as the model asks. PHP 8.2 leaves
 //! some of them uninitialised (the `THIS`, `NEXT` and `CONSTRUCTOR` operand kinds, op2 of
-//! `RECV_VARIADIC`), so two recordings of the same file can differ in those values only;
+//! `RECV_VARIADIC`, op1 of a value-less `EXIT`), so two recordings of the same file can differ in those values only;
 //! they are recorded (and written back) as 0, which the VM never reads. The non-zero `u2` of
 //! literals (`Z_EXTRA`: RECV_INIT's cache slot, `ZEND_EXTRA_VALUE`) are in the model
 //! (`OpArray::literal_extra`), so recordings keep them.

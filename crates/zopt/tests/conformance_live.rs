@@ -139,3 +139,31 @@ fn debian_corpus_recordings_round_trip_and_dumps_are_identical() {
         );
     }
 }
+
+/// PHP 8.2 compiles `exit;` from a `znode` whose operand value it never sets, so op1 of such
+/// an EXIT is whatever was on PHP's stack (in composer's Comparer.php, reliably 36). The
+/// recorder records it as 0, as the VM never reads it: recordings are deterministic.
+#[test]
+fn valueless_exit_records_its_unused_operand_as_zero() {
+    use zend_ir::model::Operand;
+    use zend_ir::opcode::ZEND_EXIT;
+    let php = Php::locate(None, Some(extension())).unwrap();
+    let file = PathBuf::from("/usr/share/php/Composer/Package/Comparer/Comparer.php");
+    assert!(
+        file.is_file(),
+        "composer is not installed (apt-get install composer)"
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    let compiled = php.compile(&file, 0, 0, Some(tmp.path())).unwrap();
+    let script = zopt::corpus::load_recording(&compiled.recording.unwrap()).unwrap();
+    let mut exits = 0;
+    for oa in script.op_arrays() {
+        for op in oa.opcodes.iter().filter(|op| op.opcode == ZEND_EXIT) {
+            exits += 1;
+            if let Operand::Unused(raw) = op.op1 {
+                assert_eq!(raw, 0, "{}: {op:?}", oa.display_name());
+            }
+        }
+    }
+    assert!(exits > 0);
+}
