@@ -47,6 +47,47 @@ fn sources(dir: &Path, n: usize) -> Vec<(PathBuf, CacheKey, zend_ir::Script)> {
         .collect()
 }
 
+/// A cache under `dir`/cache holding `n` stored scripts (loose entries), with the cache.
+fn stored(
+    dir: &Path,
+    n: usize,
+) -> (
+    PathBuf,
+    Vec<(PathBuf, CacheKey, zend_ir::Script)>,
+    FileCache,
+) {
+    let root = dir.join("cache");
+    let files = sources(dir, n);
+    let cache = open(&root);
+    for (_, k, s) in &files {
+        cache.store(k, s).unwrap();
+    }
+    (root, files, cache)
+}
+
+/// A sample pack for the corruption tests, with the cache directory it belongs to.
+struct Sample {
+    /// An opened (empty) cache lives here.
+    tmp: tempfile::TempDir,
+    digest: [u8; 16],
+    entries: Vec<(CacheKey, zend_ir::Script)>,
+    /// The pack's bytes.
+    good: Vec<u8>,
+}
+
+fn sample() -> Sample {
+    let tmp = tempfile::tempdir().unwrap();
+    drop(open(tmp.path()));
+    let digest = system().digest();
+    let (entries, good) = sample_pack(&digest);
+    Sample {
+        tmp,
+        digest,
+        entries,
+        good,
+    }
+}
+
 fn loose_count(root: &Path) -> usize {
     file_cache::scan(root).unwrap().entries.len()
 }
@@ -129,12 +170,7 @@ fn pack_serves_exactly_the_stored_scripts() {
 #[test]
 fn a_script_changed_after_packing_is_stale_in_the_pack_and_served_loose() {
     let tmp = tempfile::tempdir().unwrap();
-    let root = tmp.path().join("cache");
-    let files = sources(tmp.path(), 5);
-    let cache = open(&root);
-    for (_, k, s) in &files {
-        cache.store(k, s).unwrap();
-    }
+    let (root, files, _) = stored(tmp.path(), 5);
     file_cache::pack(&root, true).unwrap();
     let cache = open(&root);
     let (src, old_key, _) = &files[2];
@@ -309,10 +345,12 @@ fn serve(
 
 #[test]
 fn every_single_byte_corruption_of_the_header_and_index_ignores_the_pack() {
-    let tmp = tempfile::tempdir().unwrap();
-    drop(open(tmp.path()));
-    let digest = system().digest();
-    let (entries, good) = sample_pack(&digest);
+    let Sample {
+        tmp,
+        digest,
+        entries,
+        good,
+    } = sample();
     let data_start = PackIndex::parse(&good, &digest)
         .unwrap()
         .record(&good, 0)
@@ -347,10 +385,12 @@ fn every_single_byte_corruption_of_the_header_and_index_ignores_the_pack() {
 
 #[test]
 fn corrupted_entries_in_a_pack_are_rejected_alone() {
-    let tmp = tempfile::tempdir().unwrap();
-    drop(open(tmp.path()));
-    let digest = system().digest();
-    let (entries, good) = sample_pack(&digest);
+    let Sample {
+        tmp,
+        digest,
+        entries,
+        good,
+    } = sample();
     let index = PackIndex::parse(&good, &digest).unwrap();
     let records: Vec<_> = index.records(&good).collect();
     let mut bad = good.clone();
@@ -370,10 +410,12 @@ fn corrupted_entries_in_a_pack_are_rejected_alone() {
 
 #[test]
 fn every_truncation_ignores_the_pack() {
-    let tmp = tempfile::tempdir().unwrap();
-    drop(open(tmp.path()));
-    let digest = system().digest();
-    let (entries, good) = sample_pack(&digest);
+    let Sample {
+        tmp,
+        digest,
+        entries,
+        good,
+    } = sample();
     let data_start = PackIndex::parse(&good, &digest)
         .unwrap()
         .record(&good, 0)
@@ -446,12 +488,7 @@ fn a_pack_of_another_system_or_format_is_ignored() {
 #[test]
 fn readers_keep_working_while_the_pack_is_replaced() {
     let tmp = tempfile::tempdir().unwrap();
-    let root = tmp.path().join("cache");
-    let files = sources(tmp.path(), 6);
-    let cache = open(&root);
-    for (_, k, s) in &files {
-        cache.store(k, s).unwrap();
-    }
+    let (root, files, _) = stored(tmp.path(), 6);
     file_cache::pack(&root, true).unwrap();
     let stop = AtomicBool::new(false);
     let packs = AtomicU64::new(0);
