@@ -62,14 +62,20 @@ check() {
     log=$(mktemp)
     base=$(vg "$log.off" "$dir" -d zopt.mode=off "$@")
     zopt=$(vg "$log" "$dir" -d "zopt.mode=$mode" -d zopt.verify=1 "$@")
+    judge "$label" "$log" "$base" "$zopt" "without zopt"
+}
+# judge LABEL LOG BASE ZOPT WHAT : the zopt run (valgrind log LOG) must report no more errors
+# and lost bytes than the base run (LOG.off), which is described as WHAT.
+judge() {
+    local label=$1 log=$2 what=$5 be bl ze zl
     runs=$((runs + 1))
-    read -r be bl <<<"$base"
-    read -r ze zl <<<"$zopt"
+    read -r be bl <<<"$3"
+    read -r ze zl <<<"$4"
     if [[ $ze == "?" || $be == "?" || $ze -gt $be || $zl -gt $bl ]]; then
         failures=$((failures + 1))
-        echo "FAIL $label: $ze errors, $zl bytes lost; without zopt: $be errors, $bl bytes lost (logs: $log, $log.off)"
+        echo "FAIL $label: $ze errors, $zl bytes lost; $what: $be errors, $bl bytes lost (logs: $log, $log.off)"
     else
-        echo "ok   $label: $ze errors, $zl bytes lost (without zopt: $be, $bl)"
+        echo "ok   $label: $ze errors, $zl bytes lost ($what: $be, $bl)"
         rm -f "$log" "$log.off"
     fi
 }
@@ -88,16 +94,7 @@ check_cache() {
     base=$(vg "$log.off" "$dir" -d opcache.enable_cli=0 "$@")
     zopt=$(vg "$log" "$dir" -d opcache.enable_cli=0 -d "zopt.cache_dir=$cache" -d zopt.verify=1 "$@")
     rm -rf "$cache"
-    runs=$((runs + 1))
-    read -r be bl <<<"$base"
-    read -r ze zl <<<"$zopt"
-    if [[ $ze == "?" || $be == "?" || $ze -gt $be || $zl -gt $bl ]]; then
-        failures=$((failures + 1))
-        echo "FAIL $label: $ze errors, $zl bytes lost; compiling: $be errors, $bl bytes lost (logs: $log, $log.off)"
-    else
-        echo "ok   $label: $ze errors, $zl bytes lost (compiling: $be, $bl)"
-        rm -f "$log" "$log.off"
-    fi
+    judge "$label" "$log" "$base" "$zopt" "compiling"
 }
 
 for f in "${FILES[@]}"; do
