@@ -115,8 +115,8 @@ pub unsafe fn startup() {
             let _ = CACHE.set(cache);
         }
         Err(e) => {
-            crate::warning(&format!(
-                "zopt: cannot open the cache {}: {e}; scripts are compiled as usual",
+            log(&format!(
+                "cannot open the cache {}: {e}; scripts are compiled as usual",
                 dir.display()
             ));
             return;
@@ -147,9 +147,19 @@ pub unsafe fn shutdown() {
             .open(&path)
             .and_then(|mut f| f.write_all(line.as_bytes()));
         if let Err(e) = written {
-            eprintln!("zopt: cannot write cache stats to {}: {e}", path.display());
+            log(&format!(
+                "cannot write cache stats to {}: {e}",
+                path.display()
+            ));
         }
     }
+}
+
+/// The cache's diagnostics go to stderr, as OPcache's own log does by default
+/// (`opcache.error_log` unset): a program's output never changes because of the cache.
+/// (`zopt.verify`'s findings are PHP warnings: verifying is for testing.)
+fn log(message: &str) {
+    eprintln!("zopt: {message}");
 }
 
 /// One line for `phpinfo()`: where the cache is and what it did in this process.
@@ -227,8 +237,8 @@ unsafe extern "C" fn compile_file(
         Ok(Outcome::Fatal(fatal)) => raise(fatal),
         Ok(Outcome::Bailout) => php::_zend_bailout(c"zopt cache.rs".as_ptr(), line!()),
         Err(panic) => {
-            crate::warning(&format!(
-                "zopt: internal error in the cache: {}; compiling as usual",
+            log(&format!(
+                "internal error in the cache: {}; compiling as usual",
                 crate::record::panic_message(&panic)
             ));
             compile_plain(handle, type_)
@@ -268,10 +278,8 @@ unsafe fn serve(handle: *mut zend_file_handle, type_: c_int) -> Outcome {
         // OPcache caches scripts itself (our hook may sit before or after its own), or it is
         // compiling for its cache (or preloading).
         if !WARNED_OPCACHE.swap(true, Ordering::Relaxed) {
-            crate::warning(
-                "zopt: OPcache is caching scripts, so zopt.cache_dir is not used \
-                 (disable opcache.enable / opcache.enable_cli to use zopt's cache)",
-            );
+            log("OPcache is caching scripts, so zopt.cache_dir is not used \
+                 (disable opcache.enable / opcache.enable_cli to use zopt's cache)");
         }
         COUNTERS.uncacheable.fetch_add(1, Ordering::Relaxed);
         return Outcome::Done(compile_plain(handle, type_));
@@ -295,8 +303,8 @@ unsafe fn serve(handle: *mut zend_file_handle, type_: c_int) -> Outcome {
             }
             Err(e) => {
                 COUNTERS.load_failures.fetch_add(1, Ordering::Relaxed);
-                crate::warning(&format!(
-                    "zopt: cannot serve {} from the cache ({e}); compiling it",
+                log(&format!(
+                    "cannot serve {} from the cache ({e}); compiling it",
                     String::from_utf8_lossy(&key.path)
                 ));
             }
@@ -427,8 +435,8 @@ unsafe fn compile_and_store(
     }
     if let Err(why) = stored {
         COUNTERS.uncacheable.fetch_add(1, Ordering::Relaxed);
-        crate::warning(&format!(
-            "zopt: {} is not cached: {why}",
+        log(&format!(
+            "{} is not cached: {why}",
             String::from_utf8_lossy(&key.path)
         ));
     }
