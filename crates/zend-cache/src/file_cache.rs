@@ -356,7 +356,7 @@ impl FileCache {
     }
 
     fn lookup_loose(&self, key: &CacheKey, hash: u64) -> Result<CachedScript, Miss> {
-        let file = self.dir.join(format!("{hash:016x}.{ENTRY_EXT}"));
+        let file = self.dir.join(entry_file_name_of_hash(hash));
         let data = self.read(&file)?;
         let bytes = data.bytes();
         let (header, info) =
@@ -534,7 +534,12 @@ impl CacheBackend for FileCache {
 
 /// The entry file name of a script path.
 pub fn entry_file_name(path: &[u8]) -> String {
-    format!("{:016x}.{ENTRY_EXT}", xxhash_rust::xxh3::xxh3_64(path))
+    entry_file_name_of_hash(crate::system::path_hash(path))
+}
+
+/// The entry file name of a script path with hash `hash` ([`crate::system::path_hash`]).
+fn entry_file_name_of_hash(hash: u64) -> String {
+    format!("{hash:016x}.{ENTRY_EXT}")
 }
 
 /// Entries up to this size are read with one `read()` into a per-thread buffer;
@@ -550,9 +555,10 @@ fn read_backing(mut f: File, mode: ReadMode) -> io::Result<Backing> {
         // One read() into a per-thread buffer, then one copy into a buffer of the entry's
         // exact size: no fstat, no zeroing. (Measured on 1097 files of 1–25 KB: read + copy
         // 2.54 ms, fstat + read into an exact zeroed buffer 2.66 ms, `read_to_end` (statx,
-        // read, EOF probe) 2.86 ms: the copy costs less than the syscalls that avoid it.) A read of a regular file returns less than asked
-        // only at its end; were it ever short otherwise, the entry would read as truncated
-        // (a miss), never as something else.
+        // read, EOF probe) 2.86 ms: the copy costs less than the syscalls that avoid it.)
+        // A read of a regular file returns less than asked only at its end; were it ever
+        // short otherwise, the entry would read as truncated (a miss), never as something
+        // else.
         let small = SCRATCH.with(|scratch| -> io::Result<Option<Vec<u8>>> {
             let mut scratch = scratch.borrow_mut();
             if scratch.len() < SMALL_ENTRY + 1 {
@@ -804,11 +810,14 @@ pub fn verify_entry(file: &EntryFile, check_sources: bool) -> Result<EntrySummar
     check_entry(
         data.bytes(),
         &file.system_dir,
-        |path| {
-            file.path.file_name().and_then(|n| n.to_str()) == Some(entry_file_name(path).as_str())
-        },
+        |path| filed_under(&file.path, path),
         check_sources,
     )
+}
+
+/// Whether the loose entry file `file` has the name of script path `path`.
+fn filed_under(file: &Path, path: &[u8]) -> bool {
+    file.file_name().and_then(|n| n.to_str()) == Some(entry_file_name(path).as_str())
 }
 
 /// What [`verify_entry`] checks, on an entry's bytes: `placed` says whether the entry sits
@@ -1005,6 +1014,15 @@ pub struct PackReport {
     pub systems: Vec<SystemPackReport>,
 }
 
+/// A loose entry [`pack()`] takes: its file, the (device, inode) it was read from, its
+/// path hash and its bytes.
+struct LooseEntry<'a> {
+    file: &'a EntryFile,
+    id: (u64, u64),
+    hash: u64,
+    bytes: Vec<u8>,
+}
+
 /// Packs each system id directory under `root` (see the module documentation): its loose
 /// entries that verify and whose source is unchanged, plus the entries of its previous pack
 /// that still verify, are fresh and are not superseded by such a loose entry, go into a new
@@ -1022,8 +1040,7 @@ pub fn pack(root: &Path, prune: bool) -> io::Result<PackReport> {
             pack: dir.join(PACK_FILE),
             ..SystemPackReport::default()
         };
-        // Loose entries: (entry file, (dev, ino) read, bytes).
-        let mut loose: Vec<(&EntryFile, (u64, u64), Vec<u8>)> = Vec::new();
+        let mut loose: Vec<LooseEntry<'_>> = Vec::new();
         let mut loose_paths: hashbrown::HashSet<Vec<u8>> = hashbrown::HashSet::new();
         for e in found.entries.iter().filter(|e| e.system_dir == sys.name) {
             let read = (|| {
@@ -1041,13 +1058,16 @@ pub fn pack(root: &Path, prune: bool) -> io::Result<PackReport> {
                 }
             };
             let bytes = data.bytes();
-            let placed = |path: &[u8]| {
-                e.path.file_name().and_then(|n| n.to_str()) == Some(entry_file_name(path).as_str())
-            };
-            match check_entry(bytes, &sys.name, placed, true) {
+            match check_entry(bytes, &sys.name, |path| filed_under(&e.path, path), true) {
                 Ok(summary) if summary.fresh == Some(true) => {
+                    let hash = pack::path_hash(&summary.script_path);
                     loose_paths.insert(summary.script_path);
-                    loose.push((e, id, bytes.to_vec()));
+                    loose.push(LooseEntry {
+                        file: e,
+                        id,
+                        hash,
+                        bytes: bytes.to_vec(),
+                    });
                 }
                 Ok(_) => r.stale += 1,
                 Err(_) => r.bad += 1,
@@ -1083,18 +1103,8 @@ pub fn pack(root: &Path, prune: bool) -> io::Result<PackReport> {
                 }
             }
         }
-        let mut entries: Vec<(u64, &[u8])> = loose
-            .iter()
-            .map(|(e, _, bytes)| {
-                let hash = e
-                    .path
-                    .file_stem()
-                    .and_then(|s| s.to_str())
-                    .and_then(|s| u64::from_str_radix(s, 16).ok())
-                    .expect("a verified entry sits under the hash of its path");
-                (hash, bytes.as_slice())
-            })
-            .collect();
+        let mut entries: Vec<(u64, &[u8])> =
+            loose.iter().map(|l| (l.hash, l.bytes.as_slice())).collect();
         if let Some(p) = &previous {
             entries.extend(kept.iter().map(|(h, range)| (*h, &p.map[range.clone()])));
         }
@@ -1118,11 +1128,12 @@ pub fn pack(root: &Path, prune: bool) -> io::Result<PackReport> {
             r.bytes = written;
         }
         if prune {
-            for (e, id, _) in &loose {
+            for l in &loose {
                 // Only the file that was packed: a store may have replaced it meanwhile.
-                let same = fs::symlink_metadata(&e.path).is_ok_and(|m| (m.dev(), m.ino()) == *id);
+                let same =
+                    fs::symlink_metadata(&l.file.path).is_ok_and(|m| (m.dev(), m.ino()) == l.id);
                 if same {
-                    match fs::remove_file(&e.path) {
+                    match fs::remove_file(&l.file.path) {
                         Ok(()) => r.pruned += 1,
                         Err(err) if err.kind() == io::ErrorKind::NotFound => {}
                         Err(err) => return Err(err),

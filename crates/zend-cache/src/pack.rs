@@ -302,7 +302,5 @@ pub fn encode(system: &[u8; 16], entries: &mut [(u64, &[u8])]) -> Vec<u8> {
     out
 }
 
-/// The hash a pack indexes a script path by.
-pub fn path_hash(path: &[u8]) -> u64 {
-    xxh3_64(path)
-}
+/// The hash a pack indexes a script path by: the one that names its loose entry file.
+pub use crate::system::path_hash;

@@ -164,6 +164,11 @@ impl CacheKey {
 
     /// The hash that names the entry file.
     pub fn path_hash(&self) -> u64 {
-        xxh3_64(&self.path)
+        path_hash(&self.path)
     }
+}
+
+/// The hash of a script path (xxh3-64) that names its entry file and orders a pack's index.
+pub fn path_hash(path: &[u8]) -> u64 {
+    xxh3_64(path)
 }
