@@ -39,7 +39,7 @@ use zend_cache::{
 
 use crate::engine::Engine;
 use crate::php::{self, zend_file_handle, zend_op_array, zend_script, HashTable};
-use crate::{convert, ini, load, pipeline, transform, writeback};
+use crate::{ini, load, transform};
 
 type CompileFile = unsafe extern "C" fn(*mut zend_file_handle, c_int) -> *mut zend_op_array;
 
@@ -429,10 +429,8 @@ unsafe fn compile_and_store(
 
     let stored = capture_optimize_store(cache, key, &mut view);
     *op_array = view.main_op_array;
-    for table in [&mut view.function_table, &mut view.class_table] {
-        table.nNumUsed = 0;
-        php::zend_hash_destroy(table);
-    }
+    load::release_table(&mut view.function_table);
+    load::release_table(&mut view.class_table);
     if let Err(why) = stored {
         COUNTERS.uncacheable.fetch_add(1, Ordering::Relaxed);
         log(&format!(
@@ -448,41 +446,26 @@ unsafe fn compile_and_store(
     Outcome::Done(op_array)
 }
 
+/// Runs the freshly compiled script in `view` through zopt's optimizer (written back only
+/// when it changed anything) and stores the result.
 unsafe fn capture_optimize_store(
     cache: &FileCache,
     key: &CacheKey,
     view: &mut zend_script,
 ) -> Result<(), String> {
-    let captured = {
-        let r = php::Reader::new();
-        convert::script(r, view).map_err(|e| e.to_string())?
-    };
-    let outcome = pipeline::optimize(captured.clone(), ini::optimization_level());
-    let output = outcome.script;
-    if output != captured {
-        writeback::script(view, &captured, &output, &outcome.handler_types)
-            .map_err(|e| format!("write-back: {e}"))?;
-        if ini::verify() {
-            let r = php::Reader::new();
-            let again = convert::script(r, view).map_err(|e| e.to_string())?;
-            if let Some(diff) = transform::first_difference(&output, &again) {
-                return Err(format!("write-back is not exact: {diff}"));
-            }
-        }
-    }
+    let output = transform::rewrite(view, ini::Mode::Optimize, false)?;
     cache
         .store(key, &output)
         .map(|_| ())
         .map_err(|e| e.to_string())
 }
 
-/// Appends to `dst` (a fresh table) every entry of `src` from position `from` on.
+/// Makes `dst` a table lending every string-keyed entry of `src` from bucket `from` on.
 unsafe fn copy_new_entries(dst: *mut HashTable, src: *mut HashTable, from: u32) {
-    php::_zend_hash_init(dst, 8, None, false);
-    for i in from as usize..(*src).nNumUsed as usize {
-        let b = (*src).__bindgen_anon_1.arData.add(i);
-        if php::z_type(&(*b).val) != php::IS_UNDEF as u8 && !(*b).key.is_null() {
-            php::zend_hash_add(dst, (*b).key, ptr::addr_of_mut!((*b).val));
+    load::init_table(dst, 8);
+    for (key, value) in load::entries(&*src, from) {
+        if !key.is_null() {
+            php::zend_hash_add(dst, key, value);
         }
     }
 }

@@ -104,6 +104,8 @@ pub struct Built {
     /// Classes to early-bind again while binding, by class-table position: the lowercased
     /// parent name.
     early_bound: Vec<Option<Vec<u8>>>,
+    /// The just-in-time auto globals ([`JIT_GLOBALS`]) the script names anywhere.
+    auto_globals: [bool; JIT_GLOBALS.len()],
 }
 
 /// Builds every structure of the cached script `view`. Nothing is bound to the request.
@@ -176,6 +178,7 @@ pub unsafe fn build(e: Engine, view: ScriptView<'_>) -> Result<Built> {
     Ok(Built {
         script: built,
         early_bound,
+        auto_globals: auto_globals(view),
     })
 }
 
@@ -303,6 +306,7 @@ pub unsafe fn bind(
     let Built {
         mut script,
         early_bound,
+        auto_globals,
     } = built;
     let cg = ptr::addr_of_mut!(php::compiler_globals);
     let eg = ptr::addr_of_mut!(php::executor_globals);
@@ -316,7 +320,7 @@ pub unsafe fn bind(
     }
 
     // Functions: "Cannot redeclare" as _zend_accel_function_hash_copy says it.
-    for (key, value) in entries(&script.function_table) {
+    for (key, value) in entries(&script.function_table, 0) {
         let existing = php::zend_hash_find((*cg).function_table, key);
         if !existing.is_null() {
             let r = php::Reader::new();
@@ -342,7 +346,10 @@ pub unsafe fn bind(
     }
 
     // Classes: _zend_accel_class_hash_copy, with the compile-time early bindings redone.
-    for ((key, value), parent) in entries(&script.class_table).into_iter().zip(&early_bound) {
+    for ((key, value), parent) in entries(&script.class_table, 0)
+        .into_iter()
+        .zip(&early_bound)
+    {
         let ce = (*value).value.ptr.cast::<zend_class_entry>();
         let key_bytes = php::Reader::new().str(key).unwrap_or_default();
         if !php::zend_hash_find((*cg).class_table, key).is_null() {
@@ -409,13 +416,10 @@ pub unsafe fn bind(
     if (*main).fn_flags & php::ZEND_ACC_EARLY_BINDING != 0 {
         delayed_early_binding(main).map_err(|()| BindError::Bailout)?;
     }
-    ping_auto_globals(main);
+    ping_auto_globals(auto_globals);
 
-    // The tables only lent their values: free the tables, not the elements.
-    script.function_table.nNumUsed = 0;
-    script.class_table.nNumUsed = 0;
-    php::zend_hash_destroy(&mut script.function_table);
-    php::zend_hash_destroy(&mut script.class_table);
+    release_table(&mut script.function_table);
+    release_table(&mut script.class_table);
     Ok(main)
 }
 
@@ -548,38 +552,33 @@ unsafe fn register_halt_offset(filename: *mut zend_string, offset: u64) {
     Engine::new().release_string(mangled);
 }
 
-/// OPcache's `ping_auto_globals_mask`: compiling a script that names `$_SERVER`, `$_ENV` or
-/// `$_REQUEST` arms those just-in-time globals (`zend_is_auto_global`); a script that is not
-/// compiled must arm them itself.
-unsafe fn ping_auto_globals(main: *mut zend_op_array) {
-    const JIT_GLOBALS: [&[u8]; 3] = [b"_SERVER", b"_ENV", b"_REQUEST"];
-    let mut wanted = [false; 3];
-    let mut visit = |oa: *const zend_op_array| {
-        for i in 0..(*oa).last_literal.max(0) as usize {
-            let zv = (*oa).literals.add(i);
-            if php::z_type(&*zv) == php::IS_STRING as u8 {
-                let s = php::Reader::new().str((*zv).value.str_).unwrap_or_default();
-                for (k, g) in JIT_GLOBALS.iter().enumerate() {
-                    wanted[k] |= s == *g;
-                }
+/// The just-in-time auto globals: compiling a script that names one of them arms it
+/// (`zend_is_auto_global`), and OPcache keeps which ones a script armed
+/// (`ping_auto_globals_mask`) to arm them when it serves the script.
+const JIT_GLOBALS: [&[u8]; 3] = [b"_SERVER", b"_ENV", b"_REQUEST"];
+
+/// Which [`JIT_GLOBALS`] any op_array of the script (main, functions, methods, closures)
+/// names: a string literal with the global's name.
+fn auto_globals(view: ScriptView<'_>) -> [bool; JIT_GLOBALS.len()] {
+    let mut named = [false; JIT_GLOBALS.len()];
+    view.for_each_op_array(|oa| {
+        for s in oa.literals().filter_map(|lit| lit.string()) {
+            for (k, g) in JIT_GLOBALS.iter().enumerate() {
+                named[k] |= s == *g;
             }
         }
-    };
-    fn walk(oa: *const zend_op_array, visit: &mut dyn FnMut(*const zend_op_array)) {
-        visit(oa);
-        // SAFETY: `oa` is an op_array this module built; its dynamic defs are too.
-        unsafe {
-            for i in 0..(*oa).num_dynamic_func_defs as usize {
-                walk(*(*oa).dynamic_func_defs.add(i), visit);
-            }
-        }
-    }
-    walk(main, &mut visit);
+    });
+    named
+}
+
+/// Arms the auto globals a served script names, as compiling it would have.
+unsafe fn ping_auto_globals(named: [bool; JIT_GLOBALS.len()]) {
     let cg = ptr::addr_of_mut!(php::compiler_globals);
-    for (k, g) in JIT_GLOBALS.iter().enumerate() {
-        if wanted[k] && !(*cg).auto_globals.is_null() {
-            php::zend_is_auto_global_str(g.as_ptr().cast(), g.len());
-        }
+    if (*cg).auto_globals.is_null() {
+        return;
+    }
+    for (g, _) in JIT_GLOBALS.iter().zip(named).filter(|(_, n)| *n) {
+        php::zend_is_auto_global_str(g.as_ptr().cast(), g.len());
     }
 }
 
@@ -587,8 +586,8 @@ unsafe fn ping_auto_globals(main: *mut zend_op_array) {
 // Hash tables.
 // ---------------------------------------------------------------------------------------
 
-/// `zend_hash_init(ht, size, NULL, NULL, 0)`.
-unsafe fn init_table(ht: *mut HashTable, size: usize) {
+/// `zend_hash_init(ht, size, NULL, NULL, 0)`: a table that lends its values (no destructor).
+pub(crate) unsafe fn init_table(ht: *mut HashTable, size: usize) {
     php::_zend_hash_init(ht, size as u32, None, false);
 }
 
@@ -600,16 +599,24 @@ unsafe fn add_ptr(ht: *mut HashTable, key: *mut zend_string, p: *mut std::ffi::c
     !php::zend_hash_add(ht, key, &mut zv).is_null()
 }
 
-/// The (key, value) pairs of a string-keyed table, in order.
-unsafe fn entries(ht: &HashTable) -> Vec<(*mut zend_string, *mut zval)> {
-    let mut out = Vec::with_capacity(ht.nNumUsed as usize);
-    for i in 0..ht.nNumUsed as usize {
+/// The (key, value) pairs of a table, in order, from bucket `from` on (a NULL key for an
+/// integer-keyed bucket).
+pub(crate) unsafe fn entries(ht: &HashTable, from: u32) -> Vec<(*mut zend_string, *mut zval)> {
+    let mut out = Vec::with_capacity(ht.nNumUsed.saturating_sub(from) as usize);
+    for i in from as usize..ht.nNumUsed as usize {
         let b = ht.__bindgen_anon_1.arData.add(i);
         if php::z_type(&(*b).val) != php::IS_UNDEF as u8 {
             out.push(((*b).key, ptr::addr_of_mut!((*b).val)));
         }
     }
     out
+}
+
+/// Frees a table that only lent its values (see [`init_table`]): the buckets go, the values
+/// stay where they were moved or still belong.
+pub(crate) unsafe fn release_table(ht: &mut HashTable) {
+    ht.nNumUsed = 0;
+    php::zend_hash_destroy(ht);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -685,7 +692,7 @@ impl<'a> Cx<'_, 'a> {
         (*oa).num_args = m.num_args;
         (*oa).required_num_args = m.required_num_args;
         (*oa).arg_info = arg_infos(e, m)?;
-        (*oa).attributes = attributes(e, &m.attributes)?;
+        (*oa).attributes = attributes(e, &m.attributes);
         (*oa).static_variables = match &m.static_variables {
             None => ptr::null_mut(),
             Some(vars) => static_variables(e, vars),
@@ -775,7 +782,7 @@ unsafe fn zend_type(e: Engine, t: &ZendType, depth: usize) -> Result<php::zend_t
 }
 
 /// A `HashTable *` of attributes (NULL when none), built with `zend_add_attribute`.
-unsafe fn attributes(e: Engine, attrs: &[Attribute]) -> Result<*mut HashTable> {
+unsafe fn attributes(e: Engine, attrs: &[Attribute]) -> *mut HashTable {
     let mut table: *mut HashTable = ptr::null_mut();
     for a in attrs {
         let name = e.interned_string(a.name.as_bytes());
@@ -795,7 +802,7 @@ unsafe fn attributes(e: Engine, attrs: &[Attribute]) -> Result<*mut HashTable> {
             (*slot).value = e.zval(&arg.value);
         }
     }
-    Ok(table)
+    table
 }
 
 // ---------------------------------------------------------------------------------------
@@ -811,122 +818,114 @@ fn unmangled(name: &[u8]) -> &[u8] {
     }
 }
 
-impl Cx<'_, '_> {
+impl<'a> Cx<'_, 'a> {
+    /// Declares class `m` as the compiler does, its methods' code read from `view`.
     unsafe fn class(
         &self,
         m: &ClassEntry,
-        view: ClassView<'_>,
+        view: ClassView<'a>,
         link: Linking,
     ) -> Result<*mut zend_class_entry> {
-        class_body(self, self.e, m, view, link)
-    }
-}
-
-unsafe fn class_body(
-    cx: &Cx<'_, '_>,
-    e: Engine,
-    m: &ClassEntry,
-    view: ClassView<'_>,
-    link: Linking,
-) -> Result<*mut zend_class_entry> {
-    let ce = e
-        .arena_alloc(std::mem::size_of::<zend_class_entry>())
-        .cast::<zend_class_entry>();
-    ptr::write(ce, zend_class_entry::default());
-    (*ce).type_ = php::ZEND_USER_CLASS as std::ffi::c_char;
-    (*ce).name = e.interned_string(m.name.as_bytes());
-    php::zend_initialize_class_data(ce, true);
-    // Linking adds LINKED and the RESOLVED_* flags itself.
-    let flags = if link == Linking::EarlyBound {
-        m.ce_flags
-            & !(php::ZEND_ACC_LINKED
-                | php::ZEND_ACC_RESOLVED_PARENT
-                | php::ZEND_ACC_RESOLVED_INTERFACES)
-    } else {
-        m.ce_flags
-    };
-    (*ce).ce_flags = flags;
-    (*ce).info.user.filename = e.interned_string(m.filename.as_bytes());
-    (*ce).info.user.line_start = m.line_start;
-    (*ce).info.user.line_end = m.line_end;
-    (*ce).info.user.doc_comment = opt_string(e, &m.doc_comment);
-    (*ce).__bindgen_anon_1.parent_name = opt_interned(e, &m.parent_name);
-    (*ce).attributes = attributes(e, &m.attributes)?;
-    (*ce).enum_backing_type = u32::from(m.enum_backing_type);
-
-    let own = |declaring: &PhpStr| link != Linking::EarlyBound || *declaring == m.name;
-    if link != Linking::EarlyBound {
-        (*ce).num_interfaces = m.interface_names.len() as u32;
-        (*ce).__bindgen_anon_3.interface_names = class_names(e, &m.interface_names);
-    }
-    traits(e, ce, m);
-
-    for c in m.constants.iter().filter(|c| own(&c.ce)) {
-        let name = e.interned_string(c.name.as_bytes());
-        let mut value = e.zval(&c.value);
-        let decl = php::zend_declare_class_constant_ex(
-            ce,
-            name,
-            &mut value,
-            c.flags as c_int,
-            opt_string(e, &c.doc_comment),
-        );
-        if decl.is_null() {
-            return fail(format!("constant {} was refused", c.name));
-        }
-        (*decl).value.u2.extra = c.flags;
-        (*decl).attributes = attributes(e, &c.attributes)?;
-    }
-
-    let mut declared: Vec<*mut zend_property_info> = Vec::new();
-    for p in m.properties.iter().filter(|p| own(&p.ce)) {
-        let name = e.interned_string(unmangled(p.name.as_bytes()));
-        let mut value = match &p.default {
-            Some(v) => e.zval(v),
-            None => zval::default(), // IS_UNDEF: a typed property without default
+        let e = self.e;
+        let ce = e
+            .arena_alloc(std::mem::size_of::<zend_class_entry>())
+            .cast::<zend_class_entry>();
+        ptr::write(ce, zend_class_entry::default());
+        (*ce).type_ = php::ZEND_USER_CLASS as std::ffi::c_char;
+        (*ce).name = e.interned_string(m.name.as_bytes());
+        php::zend_initialize_class_data(ce, true);
+        // Linking adds LINKED and the RESOLVED_* flags itself.
+        let flags = if link == Linking::EarlyBound {
+            m.ce_flags
+                & !(php::ZEND_ACC_LINKED
+                    | php::ZEND_ACC_RESOLVED_PARENT
+                    | php::ZEND_ACC_RESOLVED_INTERFACES)
+        } else {
+            m.ce_flags
         };
-        let info = php::zend_declare_typed_property(
-            ce,
-            name,
-            &mut value,
-            p.flags as c_int,
-            opt_string(e, &p.doc_comment),
-            zend_type(e, &p.type_, 0)?,
-        );
-        (*info).flags = p.flags;
-        (*info).attributes = attributes(e, &p.attributes)?;
-        if link != Linking::EarlyBound && (*info).offset != p.offset {
-            return fail(format!(
-                "property ${} got offset {}, compiled at {}",
-                p.name,
-                (*info).offset,
-                p.offset
-            ));
-        }
-        declared.push(info);
-    }
+        (*ce).ce_flags = flags;
+        (*ce).info.user.filename = e.interned_string(m.filename.as_bytes());
+        (*ce).info.user.line_start = m.line_start;
+        (*ce).info.user.line_end = m.line_end;
+        (*ce).info.user.doc_comment = opt_string(e, &m.doc_comment);
+        (*ce).__bindgen_anon_1.parent_name = opt_interned(e, &m.parent_name);
+        (*ce).attributes = attributes(e, &m.attributes);
+        (*ce).enum_backing_type = u32::from(m.enum_backing_type);
 
-    for ((key, method), (_, code)) in
-        m.methods.iter().zip(view.methods()).filter(|((_, oa), _)| {
-            link != Linking::EarlyBound || oa.scope.as_ref() == Some(&m.name)
-        })
-    {
-        let oa = cx
-            .new_op_array(method, code, ce, 1)
-            .ctx(|| format!("method {key}"))?;
-        let lcname = e.interned_string(key.as_bytes());
-        if !add_ptr(&mut (*ce).function_table, lcname, oa.cast()) {
-            return fail(format!("method {key} declared twice"));
+        let own = |declaring: &PhpStr| link != Linking::EarlyBound || *declaring == m.name;
+        if link != Linking::EarlyBound {
+            (*ce).num_interfaces = m.interface_names.len() as u32;
+            (*ce).__bindgen_anon_3.interface_names = class_names(e, &m.interface_names);
         }
-        php::zend_add_magic_method(ce, oa.cast::<zend_function>(), lcname);
-    }
+        traits(e, ce, m);
 
-    // Declaring adjusted the flags (type hints, AST defaults); the compiler's are the model's.
-    (*ce).ce_flags = flags;
-    if link == Linking::Simple {
-        properties_info_table(e, ce, &declared);
+        for c in m.constants.iter().filter(|c| own(&c.ce)) {
+            let name = e.interned_string(c.name.as_bytes());
+            let mut value = e.zval(&c.value);
+            let decl = php::zend_declare_class_constant_ex(
+                ce,
+                name,
+                &mut value,
+                c.flags as c_int,
+                opt_string(e, &c.doc_comment),
+            );
+            if decl.is_null() {
+                return fail(format!("constant {} was refused", c.name));
+            }
+            (*decl).value.u2.extra = c.flags;
+            (*decl).attributes = attributes(e, &c.attributes);
+        }
+
+        let mut declared: Vec<*mut zend_property_info> = Vec::new();
+        for p in m.properties.iter().filter(|p| own(&p.ce)) {
+            let name = e.interned_string(unmangled(p.name.as_bytes()));
+            let mut value = match &p.default {
+                Some(v) => e.zval(v),
+                None => zval::default(), // IS_UNDEF: a typed property without default
+            };
+            let info = php::zend_declare_typed_property(
+                ce,
+                name,
+                &mut value,
+                p.flags as c_int,
+                opt_string(e, &p.doc_comment),
+                zend_type(e, &p.type_, 0)?,
+            );
+            (*info).flags = p.flags;
+            (*info).attributes = attributes(e, &p.attributes);
+            if link != Linking::EarlyBound && (*info).offset != p.offset {
+                return fail(format!(
+                    "property ${} got offset {}, compiled at {}",
+                    p.name,
+                    (*info).offset,
+                    p.offset
+                ));
+            }
+            declared.push(info);
+        }
+
+        for ((key, method), (_, code)) in
+            m.methods.iter().zip(view.methods()).filter(|((_, oa), _)| {
+                link != Linking::EarlyBound || oa.scope.as_ref() == Some(&m.name)
+            })
+        {
+            let oa = self
+                .new_op_array(method, code, ce, 1)
+                .ctx(|| format!("method {key}"))?;
+            let lcname = e.interned_string(key.as_bytes());
+            if !add_ptr(&mut (*ce).function_table, lcname, oa.cast()) {
+                return fail(format!("method {key} declared twice"));
+            }
+            php::zend_add_magic_method(ce, oa.cast::<zend_function>(), lcname);
+        }
+
+        // Declaring adjusted the flags (type hints, AST defaults); the compiler's are the model's.
+        (*ce).ce_flags = flags;
+        if link == Linking::Simple {
+            properties_info_table(e, ce, &declared);
+        }
+        Ok(ce)
     }
-    Ok(ce)
 }
 
 /// `zend_build_properties_info_table` for a class without parent: each declared instance
@@ -940,20 +939,19 @@ unsafe fn properties_info_table(
     if count == 0 {
         return;
     }
-    let mut table = vec![ptr::null_mut::<zend_property_info>(); count];
+    let table = e
+        .arena_alloc(std::mem::size_of::<*mut zend_property_info>() * count)
+        .cast::<*mut zend_property_info>();
+    ptr::write_bytes(table, 0, count);
     for &p in declared {
         if (*p).flags & php::ZEND_ACC_STATIC == 0 {
             let slot = (((*p).offset - php::OBJ_PROP_BASE) / php::ZVAL_SIZE) as usize;
-            if let Some(s) = table.get_mut(slot) {
-                *s = p;
+            if slot < count {
+                table.add(slot).write(p);
             }
         }
     }
-    let arena = e
-        .arena_alloc(std::mem::size_of_val(table.as_slice()))
-        .cast::<*mut zend_property_info>();
-    ptr::copy_nonoverlapping(table.as_ptr(), arena, table.len());
-    (*ce).properties_info_table = arena;
+    (*ce).properties_info_table = table;
 }
 
 /// An array of `zend_class_name` (interned names), NULL when empty.

@@ -43,6 +43,28 @@ pub unsafe fn run(script: *mut zend_script, mode: Mode) {
 }
 
 unsafe fn transform(live: *mut zend_script, mode: Mode) -> Result<(), String> {
+    rewrite(live, mode, true)?;
+    if let Some(dir) = ini::record_dir() {
+        let r = php::Reader::new();
+        let s = r.deref(live.cast_const()).ok_or("NULL script")?;
+        record::record(r, s, &dir);
+    }
+    Ok(())
+}
+
+/// Captures `live`, runs it through zopt — the [`pipeline`] in `Mode::Optimize`, nothing in
+/// `Mode::Roundtrip` — and writes the result back into `live` (also when nothing changed,
+/// with `write_unchanged`); with `zopt.verify`, what was written is captured again and must
+/// be exactly the result. Returns the result.
+///
+/// # Safety
+/// `live` is a compiled script nothing else touches meanwhile (the optimizer pass's, or
+/// the cache's freshly compiled one).
+pub unsafe fn rewrite(
+    live: *mut zend_script,
+    mode: Mode,
+    write_unchanged: bool,
+) -> Result<zend_ir::Script, String> {
     let captured = {
         let r = php::Reader::new();
         let s = r.deref(live.cast_const()).ok_or("NULL script")?;
@@ -55,24 +77,19 @@ unsafe fn transform(live: *mut zend_script, mode: Mode) -> Result<(), String> {
         }
         _ => (captured.clone(), writeback::HandlerTypes::default()),
     };
-    writeback::script(live, &captured, &output, &types).map_err(|e| e.to_string())?;
-
-    let record_dir = ini::record_dir();
-    if !ini::verify() && record_dir.is_none() {
-        return Ok(());
+    if !write_unchanged && output == captured {
+        return Ok(output);
     }
-    let r = php::Reader::new();
-    let s = r.deref(live.cast_const()).ok_or("NULL script")?;
+    writeback::script(live, &captured, &output, &types).map_err(|e| e.to_string())?;
     if ini::verify() {
+        let r = php::Reader::new();
+        let s = r.deref(live.cast_const()).ok_or("NULL script")?;
         let again = convert::script(r, s).map_err(|e| format!("capture after write-back: {e}"))?;
         if let Some(diff) = first_difference(&output, &again) {
             return Err(format!("write-back is not exact: {diff}"));
         }
     }
-    if let Some(dir) = record_dir {
-        record::record(r, s, &dir);
-    }
-    Ok(())
+    Ok(output)
 }
 
 /// Where two scripts first differ, for a readable message.

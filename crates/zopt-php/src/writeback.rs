@@ -266,12 +266,11 @@ pub fn check_code(code: &impl Code, frame: &OpArray) -> Result<()> {
         if !op.opcode.is_defined() {
             return err(format!("op #{n}: undefined opcode {}", op.opcode.0));
         }
-        let fits =
-            |o: Operand, is_result: bool| operand_fits(o, last, last_var, t, n_literals, is_result);
-        if !(fits(op.op1, false) && fits(op.op2, false) && fits(op.result, true)) {
-            for (what, operand) in [("op1", op.op1), ("op2", op.op2), ("result", op.result)] {
-                check_operand(operand, last, last_var, t, n_literals, what == "result")
-                    .ctx(|| format!("{}: {what}", here()))?;
+        for (what, operand) in [("op1", op.op1), ("op2", op.op2), ("result", op.result)] {
+            let is_result = what == "result";
+            if !operand_fits(operand, last, last_var, t, n_literals, is_result) {
+                let why = misfit(operand, last, last_var, t, n_literals, is_result);
+                return err(format!("{}: {what}: {why}", here()));
             }
         }
         if op.opcode.ext_is_jmp_addr() && op.extended_value as usize >= last {
@@ -334,7 +333,8 @@ pub fn check_code(code: &impl Code, frame: &OpArray) -> Result<()> {
     Ok(())
 }
 
-/// [`check_operand`] without the message: the per-op fast path.
+/// Whether an operand names something the op_array has: an op, a literal, a CV or a
+/// TMP/VAR slot (a result is never a jump target or a constant).
 #[inline]
 fn operand_fits(
     operand: Operand,
@@ -354,31 +354,26 @@ fn operand_fits(
     }
 }
 
-fn check_operand(
+/// What is wrong with an operand [`operand_fits`] refused.
+fn misfit(
     operand: Operand,
     last: usize,
     last_var: u32,
     t: u32,
     n_literals: usize,
     is_result: bool,
-) -> Result<()> {
+) -> String {
     match operand {
-        Operand::Unused(_) => Ok(()),
         Operand::JmpAddr(_) | Operand::Const(_) if is_result => {
-            err("a result cannot be a jump target or a constant")
+            "a result cannot be a jump target or a constant".into()
         }
-        Operand::JmpAddr(target) if target.index() < last => Ok(()),
-        Operand::JmpAddr(target) => err(format!("jump to {} outside ops 0..{last}", target.0)),
-        Operand::Const(lit) if lit.index() < n_literals => Ok(()),
-        Operand::Const(lit) => err(format!("literal {} outside 0..{n_literals}", lit.0)),
-        Operand::Cv(v) if v.0 < last_var => Ok(()),
-        Operand::Cv(v) => err(format!("CV {} outside 0..{last_var}", v.0)),
-        Operand::TmpVar(v) | Operand::Var(v) if v.0 >= last_var && v.0 - last_var < t => Ok(()),
-        Operand::TmpVar(v) | Operand::Var(v) => err(format!(
-            "TMP/VAR {} outside {last_var}..{}",
-            v.0,
-            last_var + t
-        )),
+        Operand::Unused(_) => "unused".into(),
+        Operand::JmpAddr(target) => format!("jump to {} outside ops 0..{last}", target.0),
+        Operand::Const(lit) => format!("literal {} outside 0..{n_literals}", lit.0),
+        Operand::Cv(v) => format!("CV {} outside 0..{last_var}", v.0),
+        Operand::TmpVar(v) | Operand::Var(v) => {
+            format!("TMP/VAR {} outside {last_var}..{}", v.0, last_var + t)
+        }
     }
 }
 
