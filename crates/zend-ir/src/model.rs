@@ -358,7 +358,7 @@ pub const ZEND_EVAL_CODE: u8 = 4;
 
 /// A `zend_op_array`.
 #[allow(non_snake_case)]
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct OpArray {
     /// `ZEND_USER_FUNCTION` or `ZEND_EVAL_CODE`.
     pub type_: u8,

@@ -1,0 +1,266 @@
+//! The optimization context (`zend_optimizer_ctx`): what a pass sees besides the op_array it
+//! changes — the optimization and debug levels, the rest of the script, the constants pass 1
+//! collected, and where dumps and the change log go.
+//!
+//! PHP's passes read the live script: a call to a function optimized earlier sees its
+//! optimized op_array. The driver reproduces that by taking the op_array being optimized
+//! out of the script for the duration of its passes; lookups that land on it answer with the
+//! op_array the pass holds (see [`OptimizerCtx::function`]).
+
+use hashbrown::HashMap;
+use zend_ir::{ClassEntry, Literal, OpArray, OpNum, PhpStr, Script};
+
+use crate::provenance::{Change, ChangeKind};
+
+/// Where an op_array lives in a [`Script`]: its root and the path through nested
+/// `dynamic_func_defs` (closures and run-time declared functions).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct OpArrayPath {
+    pub root: Root,
+    pub dynamic: Vec<u32>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Root {
+    Main,
+    /// Index into `Script::function_table`.
+    Function(u32),
+    /// Indexes into `Script::class_table` and that class's `methods`.
+    Method(u32, u32),
+}
+
+impl OpArrayPath {
+    /// Every op_array of `script` in `zend_foreach_op_array` order: main, functions, then
+    /// each class's own user methods (trait clones and abstract methods excluded; classes
+    /// registered under an alias key skipped), each followed depth-first by its dynamic
+    /// function definitions.
+    pub fn all(script: &Script) -> Vec<OpArrayPath> {
+        fn with_dynamic(root: Root, op_array: &OpArray, out: &mut Vec<OpArrayPath>) {
+            let mut stack = vec![(Vec::new(), op_array)];
+            while let Some((dynamic, op_array)) = stack.pop() {
+                for (i, def) in op_array.dynamic_func_defs.iter().enumerate().rev() {
+                    let mut path = dynamic.clone();
+                    path.push(i as u32);
+                    stack.push((path, def));
+                }
+                out.push(OpArrayPath { root, dynamic });
+            }
+        }
+        let mut out = Vec::new();
+        with_dynamic(Root::Main, &script.main_op_array, &mut out);
+        for (i, (_, func)) in script.function_table.iter().enumerate() {
+            with_dynamic(Root::Function(i as u32), func, &mut out);
+        }
+        for (c, (key, ce)) in script.class_table.iter().enumerate() {
+            if !is_primary_class_key(key, ce) {
+                continue;
+            }
+            for (m, (_, method)) in ce.methods.iter().enumerate() {
+                if is_own_user_method(ce, method) {
+                    with_dynamic(Root::Method(c as u32, m as u32), method, &mut out);
+                }
+            }
+        }
+        out
+    }
+
+    pub fn get<'s>(&self, script: &'s Script) -> Option<&'s OpArray> {
+        let mut op_array = match self.root {
+            Root::Main => &script.main_op_array,
+            Root::Function(f) => &script.function_table.get(f as usize)?.1,
+            Root::Method(c, m) => {
+                &script
+                    .class_table
+                    .get(c as usize)?
+                    .1
+                    .methods
+                    .get(m as usize)?
+                    .1
+            }
+        };
+        for &d in &self.dynamic {
+            op_array = op_array.dynamic_func_defs.get(d as usize)?;
+        }
+        Some(op_array)
+    }
+
+    pub fn get_mut<'s>(&self, script: &'s mut Script) -> Option<&'s mut OpArray> {
+        let mut op_array = match self.root {
+            Root::Main => &mut script.main_op_array,
+            Root::Function(f) => &mut script.function_table.get_mut(f as usize)?.1,
+            Root::Method(c, m) => {
+                &mut script
+                    .class_table
+                    .get_mut(c as usize)?
+                    .1
+                    .methods
+                    .get_mut(m as usize)?
+                    .1
+            }
+        };
+        for &d in &self.dynamic {
+            op_array = op_array.dynamic_func_defs.get_mut(d as usize)?;
+        }
+        Some(op_array)
+    }
+}
+
+/// A class registered under an alias key (`class_alias` at compile time) is visited once,
+/// under its own name (`ce->refcount > 1 && !zend_string_equals_ci(key, ce->name)`).
+pub(crate) fn is_primary_class_key(key: &PhpStr, ce: &ClassEntry) -> bool {
+    ce.refcount <= 1 || key.0.eq_ignore_ascii_case(&ce.name.0)
+}
+
+/// A method `zend_foreach_op_array` visits: declared by this class, user code, not a trait
+/// clone, not abstract.
+pub(crate) fn is_own_user_method(ce: &ClassEntry, method: &OpArray) -> bool {
+    method.scope.as_ref() == Some(&ce.name)
+        && method.type_ == zend_ir::ZEND_USER_FUNCTION
+        && method.fn_flags & (zend_ir::ZEND_ACC_ABSTRACT | zend_ir::ZEND_ACC_TRAIT_CLONE) == 0
+}
+
+/// What outlives one op_array: the constants pass 1 collects from `define()` in the main
+/// script, the debug dumps, the change log.
+#[derive(Default)]
+pub struct State {
+    /// `ctx->constants`: persistent constants of this script, by name.
+    pub constants: HashMap<PhpStr, Literal>,
+    /// The debug dumps PHP would print to stderr, in order.
+    pub dumps: Vec<u8>,
+    /// The change log, when asked for.
+    pub changes: Option<Vec<Change>>,
+}
+
+/// `zend_optimizer_ctx` for one op_array's passes.
+pub struct OptimizerCtx<'s> {
+    pub optimization_level: u32,
+    pub debug_level: u32,
+    /// The script, with the op_array being optimized taken out of it.
+    pub script: &'s Script,
+    /// Where the op_array being optimized belongs in `script`.
+    pub current: &'s OpArrayPath,
+    pub state: &'s mut State,
+    /// The pass running now, for the change log.
+    pub pass: &'static str,
+}
+
+impl<'s> OptimizerCtx<'s> {
+    /// Whether the level enables a `PASS_*` bit.
+    pub fn enabled(&self, pass_bit: u32) -> bool {
+        self.optimization_level & pass_bit != 0
+    }
+
+    /// Whether changes are being logged (so a pass can skip building explanations).
+    pub fn logging(&self) -> bool {
+        self.state.changes.is_some()
+    }
+
+    /// Logs a change to `op` of `op_array` (numbered as before the change). `why` is called
+    /// only when the log is on.
+    pub fn note(
+        &mut self,
+        op_array: &OpArray,
+        op: OpNum,
+        kind: ChangeKind,
+        why: impl FnOnce() -> String,
+    ) {
+        if let Some(log) = &mut self.state.changes {
+            log.push(Change {
+                op_array: op_array.display_name(),
+                pass: self.pass,
+                op,
+                kind,
+                why: why(),
+            });
+        }
+    }
+
+    /// A function of the script by lowercased name (`zend_hash_find_ptr(&script->
+    /// function_table, lcname)`). When it is the op_array being optimized, `current` is
+    /// returned: PHP sees it as it is at this moment.
+    pub fn function<'a>(&'a self, current: &'a OpArray, lcname: &[u8]) -> Option<&'a OpArray>
+    where
+        's: 'a,
+    {
+        let index = self
+            .script
+            .function_table
+            .iter()
+            .position(|(key, _)| key.as_bytes() == lcname)?;
+        if self.current.dynamic.is_empty() && self.current.root == Root::Function(index as u32) {
+            return Some(current);
+        }
+        Some(&self.script.function_table[index].1)
+    }
+
+    /// A class of the script by lowercased name (the script's class table only).
+    pub fn script_class(&self, lcname: &[u8]) -> Option<&'s ClassEntry> {
+        self.script
+            .class_table
+            .iter()
+            .find(|(key, _)| key.as_bytes() == lcname)
+            .map(|(_, ce)| ce)
+    }
+
+    /// `zend_optimizer_get_class_entry`: a class of the script, an internal class, or the
+    /// op_array's own scope.
+    pub fn class_entry(&self, op_array: &OpArray, lcname: &[u8]) -> Option<ClassLookup<'s>> {
+        if let Some(ce) = self.script_class(lcname) {
+            return Some(ClassLookup::Script(ce));
+        }
+        if let Some(name) = zend_ir::internal_class(lcname) {
+            return Some(ClassLookup::Internal(name));
+        }
+        let scope = op_array.scope.as_ref()?;
+        if scope.as_bytes().eq_ignore_ascii_case(lcname) {
+            return self.scope_class(scope).map(ClassLookup::Script);
+        }
+        None
+    }
+
+    /// The class entry an op_array's scope names.
+    pub fn scope_class(&self, scope: &PhpStr) -> Option<&'s ClassEntry> {
+        self.script
+            .class_table
+            .iter()
+            .map(|(_, ce)| ce)
+            .find(|ce| ce.name.as_bytes().eq_ignore_ascii_case(scope.as_bytes()))
+    }
+
+    /// A method of `ce` by lowercased name; the op_array being optimized answers for itself.
+    pub fn method<'a>(
+        &'a self,
+        current: &'a OpArray,
+        ce: &'a ClassEntry,
+        lcname: &[u8],
+    ) -> Option<&'a OpArray>
+    where
+        's: 'a,
+    {
+        let (m, (_, method)) = ce
+            .methods
+            .iter()
+            .enumerate()
+            .find(|(_, (key, _))| key.as_bytes() == lcname)?;
+        if let (Root::Method(cc, cm), true) = (self.current.root, self.current.dynamic.is_empty())
+        {
+            let same_class = self
+                .script
+                .class_table
+                .get(cc as usize)
+                .is_some_and(|(_, c)| std::ptr::eq(c, ce));
+            if same_class && cm as usize == m {
+                return Some(current);
+            }
+        }
+        Some(method)
+    }
+}
+
+/// A class the optimizer can see.
+#[derive(Clone, Copy, Debug)]
+pub enum ClassLookup<'s> {
+    Script(&'s ClassEntry),
+    /// An internal class, by its name.
+    Internal(&'static str),
+}

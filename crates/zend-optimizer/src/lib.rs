@@ -1,0 +1,42 @@
+//! OPcache's optimizer: the schedule of `zend_optimize_script` and its passes.
+//!
+//! Mirrors Zend/Optimizer/zend_optimizer.c (the optimization context, the pass bitmask, the
+//! per-op_array schedule of `zend_optimize` and the whole-script one of
+//! `zend_optimize_script`, the helpers every pass shares) and one module per pass file:
+//! pass1.c, pass3.c, optimize_func_calls.c, block_pass.c, optimize_temp_vars_5.c,
+//! nop_removal.c, compact_literals.c, compact_vars.c, and zend_opcode.c's live-range
+//! computation.
+//!
+//! The op_arrays are in the model's "pass one" form (what `zend_revert_pass_two` leaves):
+//! CONST operands are literal indices, jump targets op numbers. A pass takes one op_array
+//! `&mut` and an [`OptimizerCtx`] through which it sees the rest of the script as PHP's pass
+//! sees it at that moment (op_arrays optimized before it already changed).
+//!
+//! Guarantees: [`optimize_script`] visits op_arrays in `zend_foreach_op_array` order, runs
+//! the passes the optimization level enables in PHP 8.2's order, prints each debug dump at
+//! the point PHP prints it, and leaves every op_array consistent (jump targets, live ranges,
+//! try/catch offsets, literals and variables in range) — checked after every pass by
+//! [`verify`] when [`Options::verify`] is set. A pass that is not implemented yet is not run:
+//! [`implemented`] says which, so callers never report an unimplemented stage as identical.
+
+pub mod ctx;
+pub mod helpers;
+pub mod level;
+pub mod live_ranges;
+pub mod provenance;
+pub mod script;
+pub mod verify;
+
+pub mod block_pass;
+pub mod compact_literals;
+pub mod compact_vars;
+pub mod nop_removal;
+pub mod optimize_func_calls;
+pub mod optimize_temp_vars_5;
+pub mod pass1;
+pub mod pass3;
+
+pub use ctx::{OpArrayPath, OptimizerCtx};
+pub use level::*;
+pub use provenance::{Change, ChangeKind};
+pub use script::{implemented, optimize_script, CustomPass, Options, Outcome, PassTiming};

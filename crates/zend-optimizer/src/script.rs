@@ -1,0 +1,433 @@
+//! The schedule: `zend_optimize_script` over a whole script and `zend_optimize` over one
+//! op_array, exactly in PHP 8.2's order, with its debug dumps at PHP's points.
+
+use std::time::{Duration, Instant};
+
+use zend_ir::dump::{self, debug_level};
+use zend_ir::{OpArray, Script, ZEND_EVAL_CODE};
+
+use crate::ctx::{is_own_user_method, is_primary_class_key, OpArrayPath, OptimizerCtx, State};
+use crate::level::*;
+use crate::provenance::Change;
+use crate::{
+    block_pass, compact_literals, compact_vars, live_ranges, nop_removal, optimize_func_calls,
+    optimize_temp_vars_5, pass1, pass3, verify,
+};
+
+/// A pass registered by a user of the library (`zend_optimizer_register_pass`): it runs
+/// after the built-in passes, with the whole script.
+pub struct CustomPass {
+    pub name: String,
+    pub run: Box<dyn Fn(&mut Script) + Send + Sync>,
+}
+
+/// How to optimize.
+pub struct Options {
+    /// `opcache.optimization_level`.
+    pub optimization_level: u32,
+    /// `opcache.opt_debug_level`: the dumps to produce (see [`Outcome::dumps`]).
+    pub debug_level: u32,
+    /// Check every op_array after every pass ([`verify`]); failures go to
+    /// [`Outcome::verify_errors`].
+    pub verify: bool,
+    /// Keep the change log ([`Outcome::changes`]).
+    pub explain: bool,
+    /// Passes that run after the built-in ones.
+    pub custom_passes: Vec<CustomPass>,
+}
+
+impl Options {
+    pub fn new(optimization_level: u32) -> Options {
+        Options {
+            optimization_level,
+            debug_level: 0,
+            verify: cfg!(debug_assertions),
+            explain: false,
+            custom_passes: Vec::new(),
+        }
+    }
+}
+
+/// Time spent in one pass over the whole script.
+#[derive(Clone, Debug, Default)]
+pub struct PassTiming {
+    pub name: &'static str,
+    pub time: Duration,
+    /// How many op_arrays it ran on.
+    pub runs: u32,
+}
+
+/// What [`optimize_script`] did besides changing the script.
+#[derive(Default)]
+pub struct Outcome {
+    /// The dumps PHP prints at the requested `opt_debug_level`, byte for byte.
+    pub dumps: Vec<u8>,
+    /// Every change with its reason, when [`Options::explain`] is set.
+    pub changes: Vec<Change>,
+    /// Per pass, in the order passes first ran.
+    pub timings: Vec<PassTiming>,
+    /// `pass: op_array: problem` for every failed check after a pass.
+    pub verify_errors: Vec<String>,
+}
+
+/// The passes this crate implements, as `PASS_*` bits. Passes outside it are skipped by the
+/// schedule (their place is kept); [`implemented`] tells callers which dumps are therefore
+/// not PHP's.
+pub const IMPLEMENTED_PASSES: u32 = 0;
+
+/// Passes whose bit changes nothing in PHP 8.2's schedule.
+const INERT_PASSES: u32 = PASS_2 | PASS_15 | PASS_16;
+
+/// Whether the dump at `debug_bits` (one stage) is what PHP prints at `optimization_level`:
+/// every pass that runs before that dump point is implemented.
+pub fn implemented(optimization_level: u32, debug_bits: u32) -> bool {
+    let level = optimization_level & !INERT_PASSES;
+    // The SSA passes only run inside the DFA pass.
+    let level = if level & PASS_6 == 0 {
+        level & !(PASS_7 | PASS_8 | PASS_14)
+    } else {
+        level
+    };
+    let needed = match debug_bits {
+        debug_level::BEFORE_OPTIMIZER => 0,
+        b if b == debug_level::after_pass(1) => PASS_1,
+        b if b == debug_level::after_pass(3) => PASS_1 | PASS_3,
+        b if b == debug_level::after_pass(4) => PASS_1 | PASS_3 | PASS_4,
+        debug_level::BEFORE_BLOCK_PASS => PASS_1 | PASS_3 | PASS_4,
+        debug_level::AFTER_BLOCK_PASS | debug_level::BLOCK_PASS_VARS => {
+            PASS_1 | PASS_3 | PASS_4 | PASS_5
+        }
+        b if b == debug_level::after_pass(5) => PASS_1 | PASS_3 | PASS_4 | PASS_5,
+        b if b == debug_level::after_pass(9) => !(PASS_10 | PASS_11 | PASS_12 | PASS_13),
+        b if b == debug_level::after_pass(10) => !(PASS_11 | PASS_12 | PASS_13),
+        b if b == debug_level::after_pass(11) => !(PASS_12 | PASS_13),
+        b if b == debug_level::after_pass(13) => !PASS_12,
+        // PASS_12 runs after the per-op_array dumps, but with the call graph the final
+        // dump comes after it.
+        debug_level::AFTER_OPTIMIZER if level & PASS_7 == 0 || level & PASS_6 == 0 => !PASS_12,
+        debug_level::AFTER_OPTIMIZER => !0,
+        _ => return false,
+    };
+    level & needed & !IMPLEMENTED_PASSES == 0
+}
+
+/// `zend_optimize_script`: optimizes every op_array of `script` at
+/// `options.optimization_level`.
+pub fn optimize_script(script: &mut Script, options: &Options) -> Outcome {
+    let mut driver = Driver {
+        options,
+        state: State {
+            changes: options.explain.then(Vec::new),
+            ..State::default()
+        },
+        timings: Vec::new(),
+        verify_errors: Vec::new(),
+    };
+    let level = options.optimization_level;
+    let paths = OpArrayPath::all(script);
+    if level & PASS_6 != 0 && level & PASS_7 != 0 {
+        // The call-graph path: the early passes over every op_array, then the DFA pass over
+        // the whole script (not implemented yet: it is the companion of this crate's
+        // passes), then literals and variables compacted, stack sizes adjusted from the
+        // call graph, and the final dump with live ranges.
+        for path in &paths {
+            driver.with_op_array(script, path, |d, op_array, ctx| d.optimize(op_array, ctx));
+        }
+        for path in &paths {
+            driver.with_op_array(script, path, |d, op_array, ctx| {
+                if level & PASS_11 != 0 {
+                    d.run(op_array, ctx, "pass11", compact_literals::run);
+                    d.dump(op_array, ctx, debug_level::after_pass(11), "after pass 11", 0);
+                }
+            });
+        }
+        for path in &paths {
+            driver.with_op_array(script, path, |d, op_array, ctx| {
+                if level & PASS_13 != 0 {
+                    d.run(op_array, ctx, "pass13", compact_vars::run);
+                    d.dump(op_array, ctx, debug_level::after_pass(13), "after pass 13", 0);
+                }
+            });
+        }
+        if level & PASS_12 != 0 {
+            driver.adjust_fcall_stack_sizes(script, &paths);
+        }
+        for path in &paths {
+            driver.with_op_array(script, path, |d, op_array, _| d.recalc_live_ranges(op_array));
+        }
+    } else {
+        for path in &paths {
+            driver.with_op_array(script, path, |d, op_array, ctx| {
+                d.optimize(op_array, ctx);
+                d.recalc_live_ranges(op_array);
+            });
+        }
+        if level & PASS_12 != 0 {
+            driver.adjust_fcall_stack_sizes(script, &paths);
+        }
+    }
+    copy_inherited_trait_methods(script);
+    for pass in &options.custom_passes {
+        let start = Instant::now();
+        (pass.run)(script);
+        driver.time("custom", start.elapsed());
+        if options.verify {
+            for path in &paths {
+                if let Some(op_array) = path.get(script) {
+                    if let Err(e) = verify::op_array(op_array) {
+                        driver.verify_errors.push(format!(
+                            "{}: {}: {e}",
+                            pass.name,
+                            op_array.display_name()
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    if options.debug_level & debug_level::AFTER_OPTIMIZER != 0 && level & PASS_7 != 0 {
+        for path in &paths {
+            if let Some(op_array) = path.get(script) {
+                if op_array.type_ != ZEND_EVAL_CODE {
+                    dump::dump_op_array(
+                        &mut driver.state.dumps,
+                        op_array,
+                        dump::ZEND_DUMP_LIVE_RANGES,
+                        Some("after optimizer"),
+                    );
+                }
+            }
+        }
+    }
+    Outcome {
+        dumps: driver.state.dumps,
+        changes: driver.state.changes.unwrap_or_default(),
+        timings: driver.timings,
+        verify_errors: driver.verify_errors,
+    }
+}
+
+struct Driver<'o> {
+    options: &'o Options,
+    state: State,
+    timings: Vec<PassTiming>,
+    verify_errors: Vec<String>,
+}
+
+type PassFn = fn(&mut OpArray, &mut OptimizerCtx);
+
+impl Driver<'_> {
+    /// Takes the op_array at `path` out of the script, runs `f` on it with a context that
+    /// sees the rest of the script, and puts it back.
+    fn with_op_array(
+        &mut self,
+        script: &mut Script,
+        path: &OpArrayPath,
+        f: impl FnOnce(&mut Self, &mut OpArray, &mut OptimizerCtx),
+    ) {
+        let Some(slot) = path.get_mut(script) else {
+            return;
+        };
+        let mut op_array = std::mem::take(slot);
+        // Its closures stay where lookups expect them only through the op_array itself.
+        let mut state = std::mem::take(&mut self.state);
+        {
+            let mut ctx = OptimizerCtx {
+                optimization_level: self.options.optimization_level,
+                debug_level: self.options.debug_level,
+                script,
+                current: path,
+                state: &mut state,
+                pass: "",
+            };
+            f(self, &mut op_array, &mut ctx);
+        }
+        self.state = state;
+        if let Some(slot) = path.get_mut(script) {
+            *slot = op_array;
+        }
+    }
+
+    /// `zend_optimize`: the per-op_array passes in PHP's order, with their dumps.
+    fn optimize(&mut self, op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
+        if op_array.type_ == ZEND_EVAL_CODE {
+            return;
+        }
+        let level = ctx.optimization_level;
+        let call_graph = level & PASS_6 != 0 && level & PASS_7 != 0;
+        if ctx.debug_level & debug_level::BEFORE_OPTIMIZER != 0 && !call_graph {
+            self.dump(
+                op_array,
+                ctx,
+                debug_level::BEFORE_OPTIMIZER,
+                "before optimizer",
+                dump::ZEND_DUMP_LIVE_RANGES,
+            );
+        }
+        if level & PASS_1 != 0 {
+            self.run(op_array, ctx, "pass1", pass1::run);
+            self.dump(op_array, ctx, debug_level::after_pass(1), "after pass 1", 0);
+        }
+        if level & PASS_3 != 0 {
+            self.run(op_array, ctx, "pass3", pass3::run);
+            self.dump(op_array, ctx, debug_level::after_pass(3), "after pass 3", 0);
+        }
+        if level & PASS_4 != 0 {
+            self.run(op_array, ctx, "pass4", optimize_func_calls::run);
+            self.dump(op_array, ctx, debug_level::after_pass(4), "after pass 4", 0);
+        }
+        if level & PASS_5 != 0 {
+            self.run(op_array, ctx, "pass5", block_pass::run);
+            self.dump(op_array, ctx, debug_level::after_pass(5), "after pass 5", 0);
+        }
+        if level & PASS_6 != 0 && level & PASS_7 == 0 {
+            // The DFA pass (dfa_pass.c) belongs here; it is not implemented yet.
+        }
+        if level & PASS_9 != 0 && !call_graph {
+            self.run(op_array, ctx, "pass9", optimize_temp_vars_5::run);
+            self.dump(op_array, ctx, debug_level::after_pass(9), "after pass 9", 0);
+        }
+        if level & (PASS_10 | PASS_5) == PASS_10 {
+            self.run(op_array, ctx, "pass10", nop_removal::run);
+            self.dump(op_array, ctx, debug_level::after_pass(10), "after pass 10", 0);
+        }
+        if level & PASS_11 != 0 && !call_graph {
+            self.run(op_array, ctx, "pass11", compact_literals::run);
+            self.dump(op_array, ctx, debug_level::after_pass(11), "after pass 11", 0);
+        }
+        if level & PASS_13 != 0 && !call_graph {
+            self.run(op_array, ctx, "pass13", compact_vars::run);
+            self.dump(op_array, ctx, debug_level::after_pass(13), "after pass 13", 0);
+        }
+        if level & PASS_7 != 0 {
+            return;
+        }
+        self.dump(
+            op_array,
+            ctx,
+            debug_level::AFTER_OPTIMIZER,
+            "after optimizer",
+            0,
+        );
+    }
+
+    /// Runs one pass if it is implemented: timed, logged under its name, and checked after.
+    fn run(&mut self, op_array: &mut OpArray, ctx: &mut OptimizerCtx, name: &'static str, f: PassFn) {
+        let bit = pass_bit(name);
+        if IMPLEMENTED_PASSES & bit == 0 {
+            return;
+        }
+        ctx.pass = name;
+        let start = Instant::now();
+        f(op_array, ctx);
+        self.time(name, start.elapsed());
+        if self.options.verify {
+            if let Err(e) = verify::op_array(op_array) {
+                self.verify_errors
+                    .push(format!("{name}: {}: {e}", op_array.display_name()));
+            }
+        }
+    }
+
+    fn time(&mut self, name: &'static str, time: Duration) {
+        match self.timings.iter_mut().find(|t| t.name == name) {
+            Some(t) => {
+                t.time += time;
+                t.runs += 1;
+            }
+            None => self.timings.push(PassTiming {
+                name,
+                time,
+                runs: 1,
+            }),
+        }
+    }
+
+    fn dump(&mut self, op_array: &OpArray, ctx: &mut OptimizerCtx, bit: u32, msg: &str, flags: u32) {
+        if ctx.debug_level & bit != 0 {
+            dump::dump_op_array(&mut ctx.state.dumps, op_array, flags, Some(msg));
+        }
+    }
+
+    /// `zend_recalc_live_ranges` after `zend_redo_pass_two`, for op_arrays that have any.
+    fn recalc_live_ranges(&mut self, op_array: &mut OpArray) {
+        if op_array.type_ == ZEND_EVAL_CODE || op_array.live_range.is_empty() {
+            return;
+        }
+        if IMPLEMENTED_PASSES & self.options.optimization_level == 0 {
+            // Nothing changed the op_array: its live ranges are still PHP's.
+            return;
+        }
+        let start = Instant::now();
+        live_ranges::recalc(op_array);
+        self.time("live_ranges", start.elapsed());
+    }
+
+    /// PASS_12: `zend_adjust_fcall_stack_size` over every op_array, once all are optimized
+    /// (the stack a call needs depends on the callee's final variable counts).
+    fn adjust_fcall_stack_sizes(&mut self, script: &mut Script, paths: &[OpArrayPath]) {
+        let start = Instant::now();
+        for path in paths {
+            self.with_op_array(script, path, |_, op_array, ctx| {
+                if op_array.type_ != ZEND_EVAL_CODE {
+                    optimize_func_calls::adjust_fcall_stack_size(op_array, ctx);
+                }
+            });
+        }
+        self.time("pass12", start.elapsed());
+    }
+}
+
+fn pass_bit(name: &str) -> u32 {
+    match name {
+        "pass1" => PASS_1,
+        "pass3" => PASS_3,
+        "pass4" => PASS_4,
+        "pass5" => PASS_5,
+        "pass9" => PASS_9,
+        "pass10" => PASS_10,
+        "pass11" => PASS_11,
+        "pass13" => PASS_13,
+        _ => 0,
+    }
+}
+
+/// After optimizing, a method a class inherited from a trait or parent at compile time
+/// (`op_array->scope != ce`) becomes a copy of the optimized original, keeping its own
+/// flags and static variables.
+fn copy_inherited_trait_methods(script: &mut Script) {
+    let mut copies = Vec::new();
+    for (c, (key, ce)) in script.class_table.iter().enumerate() {
+        if !is_primary_class_key(key, ce) {
+            continue;
+        }
+        for (m, (mkey, method)) in ce.methods.iter().enumerate() {
+            if method.type_ != zend_ir::ZEND_USER_FUNCTION || is_own_user_method(ce, method) {
+                continue;
+            }
+            let Some(scope) = &method.scope else { continue };
+            if scope == &ce.name {
+                continue;
+            }
+            let original = script.class_table.iter().find_map(|(_, owner)| {
+                (owner.name.as_bytes().eq_ignore_ascii_case(scope.as_bytes()))
+                    .then(|| owner.methods.iter().find(|(k, _)| k == mkey))
+                    .flatten()
+                    .map(|(_, orig)| orig)
+            });
+            if let Some(original) = original {
+                if original != method {
+                    copies.push((c, m, original.clone()));
+                }
+            }
+        }
+    }
+    for (c, m, original) in copies {
+        let method = &mut script.class_table[c].1.methods[m].1;
+        let fn_flags = method.fn_flags;
+        let static_variables = method.static_variables.take();
+        *method = original;
+        method.fn_flags = fn_flags;
+        method.static_variables = static_variables;
+    }
+}

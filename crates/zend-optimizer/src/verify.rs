@@ -1,0 +1,96 @@
+//! The check that runs after every pass: the op_array is something PHP can run and the
+//! optimizer's analyses can read — every operand in range (literals, CVs, TMP/VARs, jump
+//! targets, try/catch and live-range offsets), and, where the DFA pass would build SSA, an
+//! SSA form that passes the integrity verifier (zend_ssa::verify).
+
+use std::fmt;
+
+use zend_cfg::{BuildFlags, Cfg, FuncFlags};
+use zend_dfg::Dfg;
+use zend_ir::{OpArray, OpNum, Operand};
+use zend_ssa::{NoClasses, Ssa};
+
+/// A problem found after a pass, with the op it concerns.
+#[derive(Debug)]
+pub struct VerifyError {
+    pub op: Option<OpNum>,
+    pub message: String,
+}
+
+impl fmt::Display for VerifyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.op {
+            Some(op) => write!(f, "op {}: {}", op.0, self.message),
+            None => f.write_str(&self.message),
+        }
+    }
+}
+
+fn fail(op: Option<usize>, message: String) -> Result<(), VerifyError> {
+    Err(VerifyError {
+        op: op.map(OpNum::from),
+        message,
+    })
+}
+
+/// Checks `op_array` (see the module documentation).
+pub fn op_array(op_array: &OpArray) -> Result<(), VerifyError> {
+    let ops = op_array.opcodes.len();
+    let vars = op_array.last_var() as usize;
+    let slots = vars + op_array.T as usize;
+    for (i, op) in op_array.opcodes.iter().enumerate() {
+        for (what, operand) in [("op1", op.op1), ("op2", op.op2), ("result", op.result)] {
+            let bad = match operand {
+                Operand::Const(lit) => (lit.index() >= op_array.literals.len())
+                    .then(|| format!("{what} literal {} of {}", lit.0, op_array.literals.len())),
+                Operand::Cv(v) => (v.index() >= vars)
+                    .then(|| format!("{what} CV {} of {vars}", v.0)),
+                Operand::TmpVar(v) | Operand::Var(v) => (v.index() < vars || v.index() >= slots)
+                    .then(|| format!("{what} TMP/VAR {} outside {vars}..{slots}", v.0)),
+                Operand::JmpAddr(t) => (t.index() >= ops)
+                    .then(|| format!("{what} jumps to op {} of {ops}", t.0)),
+                Operand::Unused(_) => None,
+            };
+            if let Some(message) = bad {
+                return fail(Some(i), message);
+            }
+        }
+    }
+    for tc in &op_array.try_catch_array {
+        for at in [Some(tc.try_op), tc.catch_op, tc.finally_op, tc.finally_end]
+            .into_iter()
+            .flatten()
+        {
+            if at.index() > ops {
+                return fail(None, format!("try/catch offset {} of {ops}", at.0));
+            }
+        }
+    }
+    for lr in &op_array.live_range {
+        if lr.start > lr.end || lr.end.index() > ops || lr.var.index() >= slots {
+            return fail(
+                None,
+                format!(
+                    "live range of var {} [{}, {}) of {ops} ops",
+                    lr.var.0, lr.start.0, lr.end.0
+                ),
+            );
+        }
+    }
+    if !op_array.try_catch_array.is_empty() {
+        return Ok(());
+    }
+    let cfg = match Cfg::build(op_array, BuildFlags::NO_ENTRY_PREDECESSORS) {
+        Ok(cfg) => cfg,
+        Err(e) => return fail(None, format!("CFG: {e}")),
+    };
+    if cfg.func_flags.contains(FuncFlags::INDIRECT_VAR_ACCESS) {
+        return Ok(());
+    }
+    let dfg = Dfg::build(op_array, &cfg, BuildFlags::empty());
+    let ssa = match Ssa::build(op_array, &cfg, &dfg, &NoClasses, BuildFlags::empty()) {
+        Ok(ssa) => ssa,
+        Err(e) => return fail(None, format!("SSA: {e}")),
+    };
+    zend_ssa::verify(op_array, &cfg, &ssa).or_else(|e| fail(None, format!("SSA: {e}")))
+}
