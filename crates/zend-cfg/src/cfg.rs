@@ -214,9 +214,6 @@ pub struct Cfg {
     pub func_flags: FuncFlags,
     /// Number of edges, duplicates of SWITCH tables included (`edges_count`).
     pub edges_count: usize,
-    /// Entry and exit times of each block in a walk of the dominator tree (for O(1)
-    /// dominance queries); `u32::MAX` outside the tree.
-    pub(crate) dom_interval: Vec<(u32, u32)>,
     /// The op_array's try/catch table as reachability marking leaves it (PHP moves the
     /// `try_op` of an element whose first blocks are unreachable).
     pub try_catch: Vec<TryCatchElement>,
@@ -541,7 +538,6 @@ impl Cfg {
             build_flags: flags,
             func_flags,
             edges_count: 0,
-            dom_interval: Vec::new(),
             try_catch: op_array.try_catch_array.clone(),
         };
         // Step 4: reachability.
@@ -584,6 +580,85 @@ impl Cfg {
     /// Position of `pred` among the predecessors of `b` (they are in increasing order).
     pub fn predecessor_index(&self, b: BlockId, pred: BlockId) -> Option<usize> {
         self.predecessors(b).binary_search(&pred).ok()
+    }
+
+    /// Whether `a` dominates `b` in the current dominator tree ([`crate::dom::dominates`]).
+    pub fn dominates(&self, a: BlockId, b: BlockId) -> bool {
+        crate::dom::dominates(self, a, b)
+    }
+
+    /// Removes the predecessor at `index` of `b`'s list, keeping the others in order: the
+    /// CFG half of `zend_ssa_remove_predecessor` (the SSA half lives in zend-ssa's edit
+    /// module, which callers should use so the phis lose their matching sources).
+    pub fn remove_predecessor_at(&mut self, b: BlockId, index: usize) {
+        let block = &self.blocks[b.index()];
+        let count = block.predecessors_count as usize;
+        debug_assert!(index < count, "{b} has no predecessor #{index}");
+        if index >= count {
+            return;
+        }
+        let start = block.predecessor_offset as usize;
+        self.predecessor_list[start + index..start + count].rotate_left(1);
+        self.blocks[b.index()].predecessors_count -= 1;
+    }
+
+    /// Removes every edge to `to` from the successors of `from`, keeping the others in
+    /// order (what `zend_ssa_remove_block` does to the predecessors of a removed block).
+    /// Returns how many edges went.
+    pub fn remove_successor(&mut self, from: BlockId, to: BlockId) -> usize {
+        let block = &self.blocks[from.index()];
+        let start = block.successor_offset as usize;
+        let count = block.successors_count as usize;
+        let list = &mut self.successor_list[start..start + count];
+        let mut kept = 0;
+        for i in 0..count {
+            if list[i] != to {
+                list[kept] = list[i];
+                kept += 1;
+            }
+        }
+        let block = &mut self.blocks[from.index()];
+        block.successors_count = kept as u32;
+        block.stored_successors = kept as u32;
+        count - kept
+    }
+
+    /// Forgets all edges into and out of `b` (its counts drop to 0; the other blocks'
+    /// lists are the caller's business), as `zend_ssa_remove_block` ends.
+    pub fn clear_edges(&mut self, b: BlockId) {
+        let block = &mut self.blocks[b.index()];
+        block.successors_count = 0;
+        block.predecessors_count = 0;
+    }
+
+    /// Takes `b` out of the dominator tree: unlinks it from its immediate dominator's
+    /// children and clears its `idom`, `level`, `children` and `next_child`, as
+    /// `zend_ssa_remove_block` does. Blocks it dominated keep their links (PHP's too):
+    /// removing a block is for unreachable code, whose dominated blocks go as well.
+    pub fn unlink_from_dominator_tree(&mut self, b: BlockId) {
+        let block = &self.blocks[b.index()];
+        let next = block.next_child;
+        if let Some(idom) = block.idom {
+            match self.blocks[idom.index()].children {
+                Some(first) if first == b => self.blocks[idom.index()].children = next,
+                Some(first) => {
+                    let mut j = first;
+                    while let Some(after) = self.blocks[j.index()].next_child {
+                        if after == b {
+                            self.blocks[j.index()].next_child = next;
+                            break;
+                        }
+                        j = after;
+                    }
+                }
+                None => {}
+            }
+        }
+        let block = &mut self.blocks[b.index()];
+        block.idom = None;
+        block.level = None;
+        block.children = None;
+        block.next_child = None;
     }
 
     /// Marks one block and everything reachable from it (`zend_mark_reachable`), setting

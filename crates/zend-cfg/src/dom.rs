@@ -102,20 +102,102 @@ fn immediate_dominators(cfg: &Cfg) -> Vec<Option<usize>> {
     idom
 }
 
-/// `dominates(a, b)`: whether `a` dominates `b` in the computed tree (every block
-/// dominates itself; a block outside the tree is dominated only by itself).
+/// `dominates(a, b)` of zend_ssa.c: whether `a` dominates `b` in the dominator tree the
+/// blocks' `idom` and `level` describe now (every block dominates itself; a block outside
+/// the tree is dominated only by itself). Walks up from `b` while it is deeper than `a`, as
+/// PHP does, so it never answers from a cache an edit left stale.
+///
+/// The tree must have been computed ([`Cfg::compute_dominators_tree`]): a reachable block
+/// without a level is a caller bug (asserted in debug builds). For many queries on a tree
+/// that does not change meanwhile, take a [`DomIntervals`] snapshot.
 pub fn dominates(cfg: &Cfg, a: BlockId, b: BlockId) -> bool {
-    if a == b {
-        return true;
-    }
-    match (
-        cfg.dom_interval.get(a.index()),
-        cfg.dom_interval.get(b.index()),
-    ) {
-        (Some(&(a_in, a_out)), Some(&(b_in, b_out))) => {
-            a_in <= b_in && b_out <= a_out && a_in != u32::MAX
+    let blocks = &cfg.blocks;
+    debug_assert!(
+        [a, b]
+            .iter()
+            .all(|x| blocks[x.index()].level.is_some() || !blocks[x.index()].is_reachable()),
+        "dominates({a}, {b}) before the dominator tree was computed"
+    );
+    let target = blocks[a.index()].level;
+    let mut b = b;
+    // `None` (outside the tree) orders below every level, as PHP's -1 does.
+    while blocks[b.index()].level > target {
+        match blocks[b.index()].idom {
+            Some(up) => b = up,
+            None => return false,
         }
-        _ => false,
+    }
+    a == b
+}
+
+/// Entry and exit times of every block in a walk of the dominator forest, for O(1)
+/// dominance queries: a snapshot of the tree the blocks' `idom` links describe when it is
+/// taken (children are derived from `idom`, not from `children`/`next_child`). Take it
+/// after the last edit of the tree; it is not updated by later edits.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DomIntervals {
+    /// `(entry, exit)` per block; `u32::MAX` for blocks outside the tree.
+    interval: Vec<(u32, u32)>,
+}
+
+impl DomIntervals {
+    pub fn new(cfg: &Cfg) -> DomIntervals {
+        let n = cfg.blocks.len();
+        // Children lists from the idom links, in block order.
+        let mut first_child: Vec<Option<usize>> = vec![None; n];
+        let mut next_sibling: Vec<Option<usize>> = vec![None; n];
+        for j in (0..n).rev() {
+            let block = &cfg.blocks[j];
+            if !block.is_reachable() {
+                continue;
+            }
+            if let Some(d) = block.idom {
+                next_sibling[j] = first_child[d.index()];
+                first_child[d.index()] = Some(j);
+            }
+        }
+        let mut interval = vec![(u32::MAX, u32::MAX); n];
+        let mut time = 0u32;
+        let mut stack: Vec<(usize, Option<usize>)> = Vec::new();
+        for root in 0..n {
+            let block = &cfg.blocks[root];
+            if !block.is_reachable() || block.idom.is_some() {
+                continue;
+            }
+            interval[root].0 = time;
+            time += 1;
+            stack.push((root, first_child[root]));
+            while let Some((b, child)) = stack.last_mut() {
+                match *child {
+                    Some(c) => {
+                        *child = next_sibling[c];
+                        interval[c].0 = time;
+                        time += 1;
+                        stack.push((c, first_child[c]));
+                    }
+                    None => {
+                        interval[*b].1 = time;
+                        time += 1;
+                        stack.pop();
+                    }
+                }
+            }
+        }
+        DomIntervals { interval }
+    }
+
+    /// Whether `a` dominates `b` in the snapshot (same answers as [`dominates`] on the
+    /// tree the snapshot was taken from).
+    pub fn dominates(&self, a: BlockId, b: BlockId) -> bool {
+        if a == b {
+            return true;
+        }
+        match (self.interval.get(a.index()), self.interval.get(b.index())) {
+            (Some(&(a_in, a_out)), Some(&(b_in, b_out))) => {
+                a_in != u32::MAX && a_in <= b_in && b_out <= a_out
+            }
+            _ => false,
+        }
     }
 }
 
@@ -177,41 +259,6 @@ impl Cfg {
                 child = self.blocks[c.index()].next_child;
             }
         }
-        self.compute_dom_intervals();
-    }
-
-    /// Entry and exit times of a walk of the dominator forest, for O(1) dominance
-    /// queries ([`dominates`]).
-    fn compute_dom_intervals(&mut self) {
-        let n = self.blocks.len();
-        let mut interval = vec![(u32::MAX, u32::MAX); n];
-        let mut time = 0u32;
-        let mut stack: Vec<(usize, Option<BlockId>)> = Vec::new();
-        for root in 0..n {
-            if !self.blocks[root].is_reachable() || self.blocks[root].idom.is_some() {
-                continue;
-            }
-            interval[root].0 = time;
-            time += 1;
-            stack.push((root, self.blocks[root].children));
-            while let Some((b, child)) = stack.last_mut() {
-                match *child {
-                    Some(c) => {
-                        *child = self.blocks[c.index()].next_child;
-                        interval[c.index()].0 = time;
-                        time += 1;
-                        let grandchild = self.blocks[c.index()].children;
-                        stack.push((c.index(), grandchild));
-                    }
-                    None => {
-                        interval[*b].1 = time;
-                        time += 1;
-                        stack.pop();
-                    }
-                }
-            }
-        }
-        self.dom_interval = interval;
     }
 
     /// Marks loop headers and irreducible loops and sets each block's `loop_header`
@@ -291,6 +338,10 @@ impl Cfg {
             stack.pop();
         }
 
+        // The tree does not change while loops are identified: one snapshot answers the
+        // back-edge queries in O(1).
+        let tree = DomIntervals::new(self);
+
         // Blocks by dominator-tree level (breadth first), processed deepest first.
         let mut sorted: Vec<usize> = vec![0];
         let mut head = 0;
@@ -330,7 +381,7 @@ impl Cfg {
                 if self.blocks[i].idom == Some(pred) {
                     continue;
                 }
-                if dominates(self, BlockId(i as u32), pred) {
+                if tree.dominates(BlockId(i as u32), pred) {
                     // A back edge.
                     self.blocks[i].flags |= BlockFlags::LOOP_HEADER;
                     flag.remove(FuncFlags::NO_LOOPS);

@@ -5,7 +5,7 @@ use crate::{
     SsaVariable, TypeConstraint,
 };
 use zend_cfg::bitset::{self, BitMatrix};
-use zend_cfg::dom::dominates;
+use zend_cfg::dom::DomIntervals;
 use zend_cfg::{BlockFlags, BlockId, BuildFlags, Cfg};
 use zend_dfg::Dfg;
 use zend_ir::dump::SsaRange;
@@ -71,6 +71,8 @@ struct Builder<'a> {
     live_in: &'a BitMatrix,
     /// Where phis go (PHP reuses `dfg->use` for it).
     phi: BitMatrix,
+    /// The dominator tree, which construction does not change.
+    dom: DomIntervals,
 }
 
 impl Ssa {
@@ -105,6 +107,7 @@ impl Ssa {
             def: dfg.def.clone(),
             live_in: &dfg.in_,
             phi: BitMatrix::new(blocks_count, vars as usize),
+            dom: DomIntervals::new(cfg),
         };
         // Pis add definitions, so they come before def propagation.
         b.place_essa_pis(classes);
@@ -242,7 +245,7 @@ impl Builder<'_> {
         self.cfg.predecessors(block).iter().any(|&pred| {
             pred != exclude
                 && !self.def.contains(pred.index(), var as usize)
-                && dominates(self.cfg, other_successor, pred)
+                && self.dom.dominates(other_successor, pred)
         })
     }
 

@@ -3,7 +3,7 @@
 //! arity, well-formed pi constraints and dominance of every use by its definition.
 
 use crate::{Constraint, PhiId, Ssa, SsaVar};
-use zend_cfg::dom::dominates;
+use zend_cfg::dom::DomIntervals;
 use zend_cfg::{BlockId, Cfg};
 use zend_ir::{OpArray, OpNum};
 
@@ -52,6 +52,17 @@ pub fn verify(op_array: &OpArray, cfg: &Cfg, ssa: &Ssa) -> Result<(), VerifyErro
             failures: vec!["SSA ops or blocks do not match the op_array".into()],
         });
     }
+
+    // Dominance from the blocks' idom links as they are now (not from a cache).
+    let tree = DomIntervals::new(cfg);
+    if let Some(b) = cfg
+        .blocks
+        .iter()
+        .position(|b| b.is_reachable() && b.level.is_none())
+    {
+        fail(format!("Reachable block {b} has no dominator tree level"));
+    }
+    let dominates = |a: BlockId, b: BlockId| tree.dominates(a, b);
 
     let phi_uses = ssa.all_phi_uses();
     let phi_sources: std::collections::HashSet<(u32, u32)> = ssa
@@ -163,10 +174,10 @@ pub fn verify(op_array: &OpArray, cfg: &Cfg, ssa: &Ssa) -> Result<(), VerifyErro
             if db == b {
                 return at.map_or(true, |at| d.index() < at);
             }
-            return dominates(cfg, db, b);
+            return dominates(db, b);
         }
         if let Some(p) = var.definition_phi {
-            return dominates(cfg, ssa.phis[p.index()].block, b);
+            return dominates(ssa.phis[p.index()].block, b);
         }
         true
     };
