@@ -1,77 +1,49 @@
-//! PHP 8.2's compile-time value semantics over [`zend_ir::Literal`].
+//! PHP 8.2's compile-time value semantics over [`zend_ir::Literal`]: what OPcache's optimizer
+//! calls when it folds constants.
 //!
-//! Mirrors the parts of Zend/zend_operators.c that OPcache's optimizer runs while folding
-//! constants, and the `zend_optimizer_eval_*` helpers of Zend/Optimizer/zend_optimizer.c.
+//! Mirrors the parts of Zend/zend_operators.c that run at compile time (the binary and unary
+//! operators of `get_binary_op` / `get_unary_op`, `zend_compare`, `zend_is_identical`,
+//! `zend_is_true`, `zval_get_long` / `_double` / `_string`, `_is_numeric_string_ex`), the
+//! fold guards `zend_binary_op_produces_error` / `zend_unary_op_produces_error` of
+//! zend_compile.c, `ZEND_HANDLE_NUMERIC_STR` of zend_hash.h, and the
+//! `zend_optimizer_eval_*` helpers of Zend/Optimizer/zend_optimizer.c.
+//!
+//! Guarantees: every value an `eval_*` function returns is the one PHP 8.2 (64-bit, default
+//! `precision` = 14) computes for the same operation, bit for bit (doubles keep -0.0, the
+//! infinities and NaN payloads), and PHP raises no warning, deprecation or exception for it;
+//! `None` means "leave it for run time", exactly where OPcache leaves it. The tests check
+//! this against the `php` binary over a large matrix of values. Nothing here panics on any
+//! input; an `IS_CONSTANT_AST` operand is never folded.
 #![forbid(unsafe_code)]
 
-use zend_ir::{Literal, Opcode, PhpStr};
+mod compare;
+mod convert;
+mod numeric;
+mod ops;
 
-/// Mirrors zend_optimizer_eval_binary_op.
-pub fn eval_binary_op(_opcode: Opcode, _op1: &Literal, _op2: &Literal) -> Option<Literal> {
-    None
+pub use compare::{compare, is_identical};
+pub use convert::{
+    double_to_str, dval_to_lval, dval_to_lval_cap, gcvt, get_double, get_long, get_string,
+    is_true, PRECISION,
+};
+pub use numeric::handle_numeric_str;
+pub use ops::{
+    binary_op_produces_error, eval_binary_op, eval_cast, eval_strlen, eval_unary_op,
+    is_op_long_compatible, unary_op_produces_error,
+};
+
+use zend_ir::Literal;
+
+/// Mirrors `_is_numeric_string_ex`: the long or double a string holds, after optional
+/// leading and trailing whitespace (" \t\n\r\v\f"). With `allow_errors`, a leading number
+/// followed by other bytes ("12abc") counts too (PHP would warn "A non-numeric value").
+/// Integers beyond the long range are doubles.
+pub fn is_numeric_string(s: &[u8], allow_errors: bool) -> Option<Literal> {
+    numeric::is_numeric_ex(s, allow_errors).map(|n| n.value.into())
 }
 
-/// Mirrors zend_optimizer_eval_unary_op.
-pub fn eval_unary_op(_opcode: Opcode, _op1: &Literal) -> Option<Literal> {
-    None
-}
-
-/// Mirrors zend_optimizer_eval_cast.
-pub fn eval_cast(_type_: u32, _op1: &Literal) -> Option<Literal> {
-    None
-}
-
-/// Mirrors zend_optimizer_eval_strlen.
-pub fn eval_strlen(_op1: &Literal) -> Option<Literal> {
-    None
-}
-
-/// Mirrors zend_binary_op_produces_error.
-pub fn binary_op_produces_error(_opcode: Opcode, _op1: &Literal, _op2: &Literal) -> bool {
-    true
-}
-
-/// Mirrors zend_unary_op_produces_error.
-pub fn unary_op_produces_error(_opcode: Opcode, _op1: &Literal) -> bool {
-    true
-}
-
-/// Mirrors zend_is_true.
-pub fn is_true(_v: &Literal) -> bool {
-    false
-}
-
-/// Mirrors zend_is_identical.
-pub fn is_identical(a: &Literal, b: &Literal) -> bool {
-    a == b
-}
-
-/// Mirrors zend_compare.
-pub fn compare(_a: &Literal, _b: &Literal) -> i32 {
-    0
-}
-
-/// Mirrors zval_get_long.
-pub fn get_long(_v: &Literal) -> i64 {
-    0
-}
-
-/// Mirrors zval_get_double.
-pub fn get_double(_v: &Literal) -> f64 {
-    0.0
-}
-
-/// Mirrors zval_get_string.
-pub fn get_string(_v: &Literal) -> Option<PhpStr> {
-    None
-}
-
-/// Mirrors ZEND_HANDLE_NUMERIC_STR.
-pub fn handle_numeric_str(_s: &[u8]) -> Option<i64> {
-    None
-}
-
-/// Mirrors _is_numeric_string_ex.
-pub fn is_numeric_string(_s: &[u8], _allow_errors: bool) -> Option<Literal> {
-    None
+/// [`is_numeric_string`] with `_is_numeric_string_ex`'s `trailing_data`: whether bytes
+/// other than whitespace follow the number (only possible with `allow_errors`).
+pub fn is_numeric_string_ex(s: &[u8], allow_errors: bool) -> Option<(Literal, bool)> {
+    numeric::is_numeric_ex(s, allow_errors).map(|n| (n.value.into(), n.trailing))
 }
