@@ -97,6 +97,7 @@ pub mod load;
 pub mod memory;
 pub mod pack;
 pub mod persist;
+pub mod shm;
 pub mod system;
 
 pub use backend::{CacheBackend, CachedScript, Miss, Stats, StoreError, StoreInfo};
@@ -107,4 +108,5 @@ pub use load::{
 };
 pub use memory::MemoryCache;
 pub use persist::{persist, persist_calc, persist_into, PersistError, PersistPlan};
+pub use shm::{ShmCache, ShmConfig, ShmEntry, ShmLookup, ShmStats, ShmStoreError};
 pub use system::{opcode_table_hash, CacheKey, SystemId, Validation, ValidationMode};

@@ -1,0 +1,834 @@
+//! The shared-memory level of the cache: one segment mapped before the server forks its
+//! workers (`MAP_SHARED | MAP_ANONYMOUS`), so every php-fpm worker of one master sees the
+//! same scripts. Mirrors OPcache's `zend_shared_alloc.c` (one segment, a bump allocator,
+//! a writer lock, "out of memory" that stops caching without stopping serving) and
+//! `zend_accelerator_hash.c` (a fixed table of scripts keyed by path).
+//!
+//! # Layout
+//!
+//! ```text
+//! [Header | slots: [u64; slot_count] | string slots: [u32; string_slot_count] |
+//!  interned strings area (strings_size bytes) | entries ...]
+//! ```
+//!
+//! - A **slot** holds the segment offset of the entry of one path (0: empty). Slots are
+//!   claimed by a path for the life of the segment (open addressing, linear probing by
+//!   [`crate::system::path_hash`]); a new version of the script replaces the offset.
+//! - An **entry** is a header (path hash, validation data, lengths, hit counter,
+//!   revalidation time, an invalidated flag), the path, the persisted body (the same bytes
+//!   the file cache stores, validated before it was published) and the **string map**: for
+//!   each string of the body, the segment offset of its copy in the interned strings area
+//!   (0 when the area was full).
+//! - The **interned strings area** holds each distinct string of every stored script once,
+//!   in PHP 8.2's `zend_string` layout (refcount 1, `GC_STRING | IS_STR_INTERNED |
+//!   IS_STR_PERMANENT`, the hash PHP's `zend_inline_hash_func` computes, the bytes and a
+//!   NUL): an embedder can hand these strings to PHP as interned strings without
+//!   allocating or hashing anything per request.
+//!
+//! # Guarantees
+//!
+//! - **Readers never lock**: a lookup is a probe of the table with acquire loads; an entry
+//!   is immutable once published (except its atomic counters), and memory is never reused
+//!   while the segment lives, so a reader holding an entry can never see it change.
+//! - **Writers are serialised** by a process-shared, *robust* pthread mutex in the
+//!   segment. A writer killed while holding it (SIGKILL mid-store) cannot leave it held:
+//!   the next writer gets `EOWNERDEAD`, counts the half-written allocation as wasted and
+//!   makes the mutex consistent. An entry is published (its offset stored with release
+//!   ordering into its slot) only after it is completely written and its body validated,
+//!   so no reader ever sees a half-written entry.
+//! - **Full memory**: a store that does not fit (entries area, table or strings area) is
+//!   refused and counted ([`ShmStats::full`]); lookups keep serving what is there.
+//! - Everything read from the segment is bounds-checked against the mapping: a corrupt
+//!   segment yields misses or panics in [`crate::ScriptView`]'s accessors, never reads
+//!   outside the mapping.
+//!
+//! This is the one module of the crate that needs `unsafe` beyond mapping files: it
+//! places atomics and a pthread mutex in memory shared between processes.
+
+use crate::load::{self, ScriptView};
+use crate::system::{path_hash, CacheKey, SystemId, Validation};
+use std::io;
+use std::mem::{align_of, size_of};
+use std::sync::atomic::{AtomicI64, AtomicU32, AtomicU64, Ordering};
+
+const MAGIC: u64 = u64::from_le_bytes(*b"zoptshm1");
+/// Smallest segment accepted: room for the header, a table and a few scripts.
+pub const MIN_SIZE: usize = 1 << 20;
+
+/// `sizeof(zend_string)` up to `val` in PHP 8.2 (x86_64/aarch64): refcount, type_info, h,
+/// len.
+pub const ZEND_STRING_HEADER: usize = 24;
+/// `GC_STRING | (IS_STR_INTERNED | IS_STR_PERMANENT) << GC_FLAGS_SHIFT` in PHP 8.2.
+pub const INTERNED_TYPE_INFO: u32 = 6 | (1 << 4) | (1 << 6) | (1 << 8);
+
+/// PHP 8.2's `zend_inline_hash_func` (DJBX33A over signed chars, high bit set), the hash
+/// PHP keeps in `ZSTR_H` of interned strings.
+pub fn zend_string_hash(bytes: &[u8]) -> u64 {
+    let mut hash: u64 = 5381;
+    for &b in bytes {
+        hash = hash.wrapping_mul(33).wrapping_add(b as i8 as i64 as u64);
+    }
+    hash | 0x8000_0000_0000_0000
+}
+
+/// The segment's sizes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ShmConfig {
+    /// Bytes of the whole segment (`zopt.memory_consumption`).
+    pub size: usize,
+    /// Bytes of the interned strings area (`zopt.interned_strings_buffer`), inside `size`.
+    pub strings_size: usize,
+    /// Slots of the script table (`zopt.max_accelerated_files`).
+    pub max_scripts: usize,
+}
+
+impl ShmConfig {
+    /// OPcache's proportions: a quarter of the segment at most for strings, one slot per
+    /// 2 KiB for scripts.
+    pub fn with_size(size: usize) -> ShmConfig {
+        ShmConfig {
+            size,
+            strings_size: size / 8,
+            max_scripts: (size / 2048).clamp(256, 1 << 20),
+        }
+    }
+}
+
+#[repr(C)]
+struct Header {
+    magic: u64,
+    size: u64,
+    system: [u8; 16],
+    mutex: libc::pthread_mutex_t,
+    slots_off: u64,
+    slot_count: u64,
+    string_slots_off: u64,
+    string_slot_count: u64,
+    strings_off: u64,
+    strings_size: u64,
+    data_off: u64,
+    /// Bump pointer of the entries area (segment offset); written under the lock.
+    used: AtomicU64,
+    /// Bump pointer of the strings area (segment offset); written under the lock.
+    strings_used: AtomicU64,
+    /// Offset and size of the allocation a writer is filling (0: none); under the lock.
+    pending_off: AtomicU64,
+    pending_size: AtomicU64,
+    counters: [AtomicU64; COUNTERS],
+}
+
+const HITS: usize = 0;
+const MISSES: usize = 1;
+const STALE: usize = 2;
+const STORES: usize = 3;
+const FULL: usize = 4;
+const WASTED: usize = 5;
+const WRITER_DEATHS: usize = 6;
+const ENTRIES: usize = 7;
+const INVALIDATIONS: usize = 8;
+const STRINGS: usize = 9;
+const STRINGS_FULL: usize = 10;
+const COUNTERS: usize = 11;
+
+#[repr(C)]
+struct EntryHeader {
+    path_hash: u64,
+    path_len: u64,
+    body_off: u64,
+    body_len: u64,
+    map_off: u64,
+    string_count: u64,
+    size: u64,
+    validation: [u64; 5],
+    hits: AtomicU64,
+    /// Unix time (s) after which the source should be checked again.
+    revalidate_at: AtomicI64,
+    invalidated: AtomicU32,
+    _pad: u32,
+}
+
+const fn align8(n: usize) -> usize {
+    (n + 7) & !7
+}
+
+fn encode_validation(v: &Validation) -> [u64; 5] {
+    match *v {
+        Validation::MtimeSize {
+            mtime_sec,
+            mtime_nsec,
+            size,
+        } => [1, mtime_sec as u64, mtime_nsec as u64, size, 0],
+        Validation::ContentHash { size, hash } => [2, size, hash as u64, (hash >> 64) as u64, 0],
+    }
+}
+
+fn decode_validation(v: &[u64; 5]) -> Option<Validation> {
+    match v[0] {
+        1 => Some(Validation::MtimeSize {
+            mtime_sec: v[1] as i64,
+            mtime_nsec: v[2] as u32,
+            size: v[3],
+        }),
+        2 => Some(Validation::ContentHash {
+            size: v[1],
+            hash: u128::from(v[2]) | (u128::from(v[3]) << 64),
+        }),
+        _ => None,
+    }
+}
+
+/// Counters of a segment, shared by every process using it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ShmStats {
+    pub hits: u64,
+    /// Lookups that found no entry for the path.
+    pub misses: u64,
+    /// Lookups that found an entry whose source had changed.
+    pub stale: u64,
+    pub stores: u64,
+    /// Stores refused because the segment (entries, table) was full.
+    pub full: u64,
+    /// Bytes no reader can reach any more: replaced or invalidated entries, allocations of
+    /// writers that died mid-store.
+    pub wasted: u64,
+    /// Writers that died holding the lock (recovered by the next writer).
+    pub writer_deaths: u64,
+    /// Scripts in the table.
+    pub entries: u64,
+    pub invalidations: u64,
+    /// Distinct strings in the interned strings area.
+    pub strings: u64,
+    /// Strings that did not fit the interned strings area.
+    pub strings_full: u64,
+    /// Bytes of the segment, of the entries area and of it in use.
+    pub size: u64,
+    pub data_size: u64,
+    pub data_used: u64,
+    pub strings_size: u64,
+    pub strings_used: u64,
+}
+
+/// Why a store was refused.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum ShmStoreError {
+    #[error("the shared memory segment is full")]
+    Full,
+    #[error("the script table is full")]
+    TableFull,
+    #[error("the body is not a valid persisted script: {0}")]
+    Invalid(String),
+    #[error("cannot take the writer lock (error {0})")]
+    Lock(i32),
+}
+
+/// One shared-memory segment. Create it before forking: children inherit the mapping.
+pub struct ShmCache {
+    base: *mut u8,
+    len: usize,
+}
+
+// SAFETY: everything mutable in the segment is an atomic or is written under the
+// process-shared mutex; published entries are immutable.
+unsafe impl Send for ShmCache {}
+unsafe impl Sync for ShmCache {}
+
+impl Drop for ShmCache {
+    fn drop(&mut self) {
+        // SAFETY: unmaps exactly what `create` mapped; no reference into it outlives self.
+        unsafe { libc::munmap(self.base.cast(), self.len) };
+    }
+}
+
+/// A published entry, read in place.
+#[derive(Clone, Copy)]
+pub struct ShmEntry<'a> {
+    shm: &'a ShmCache,
+    off: usize,
+}
+
+impl std::fmt::Debug for ShmEntry<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ShmEntry")
+            .field("offset", &self.off)
+            .field("path", &String::from_utf8_lossy(self.path()))
+            .finish()
+    }
+}
+
+impl<'a> ShmEntry<'a> {
+    fn header(&self) -> &'a EntryHeader {
+        // SAFETY: `off` was bounds-checked for a whole header by `entry_at`; entries are
+        // 8-aligned.
+        unsafe { &*(self.shm.base.add(self.off) as *const EntryHeader) }
+    }
+
+    fn bytes(&self, off: u64, len: u64) -> &'a [u8] {
+        let (off, len) = (off as usize, len as usize);
+        // SAFETY: `entry_at` checked that path, body and map lie inside the mapping;
+        // published bytes are never written again.
+        unsafe { std::slice::from_raw_parts(self.shm.base.add(off), len) }
+    }
+
+    pub fn path(&self) -> &'a [u8] {
+        let h = self.header();
+        self.bytes(
+            self.off as u64 + size_of::<EntryHeader>() as u64,
+            h.path_len,
+        )
+    }
+
+    /// The persisted body (validated before it was published).
+    pub fn body(&self) -> &'a [u8] {
+        let h = self.header();
+        self.bytes(h.body_off, h.body_len)
+    }
+
+    /// Zero-copy view of the body.
+    pub fn view(&self) -> ScriptView<'a> {
+        ScriptView::trusted(self.body())
+    }
+
+    /// The validation data of the source the entry was made from.
+    pub fn validation(&self) -> Option<Validation> {
+        decode_validation(&self.header().validation)
+    }
+
+    /// For each string id of the body, the segment address of its interned copy (null when
+    /// the strings area was full).
+    pub fn interned_strings(&self) -> impl ExactSizeIterator<Item = *const u8> + 'a {
+        let h = self.header();
+        let map = self.bytes(h.map_off, h.string_count * 4);
+        let base = self.shm.base;
+        map.chunks_exact(4).map(move |c| {
+            let off = u32::from_le_bytes([c[0], c[1], c[2], c[3]]) as usize;
+            if off == 0 {
+                std::ptr::null()
+            } else {
+                // SAFETY: offsets in the map were written by the writer and lie in the
+                // strings area (checked when the entry was read).
+                unsafe { base.add(off) as *const u8 }
+            }
+        })
+    }
+
+    /// Hits of this entry, all processes together.
+    pub fn hits(&self) -> u64 {
+        self.header().hits.load(Ordering::Relaxed)
+    }
+
+    /// Bytes the entry occupies in the segment.
+    pub fn size(&self) -> u64 {
+        self.header().size
+    }
+
+    /// Whether the source needs a fresh check at time `now` (unix seconds): true once
+    /// `revalidate_freq` seconds passed since the last check.
+    pub fn needs_revalidation(&self, now: i64) -> bool {
+        now >= self.header().revalidate_at.load(Ordering::Relaxed)
+    }
+
+    /// Records a check of the source at `now`: the next is due at `now + freq`.
+    pub fn revalidated(&self, now: i64, freq: i64) {
+        self.header()
+            .revalidate_at
+            .store(now.saturating_add(freq), Ordering::Relaxed);
+    }
+
+    /// Counts a hit (here and in the segment's counters).
+    pub fn record_hit(&self) {
+        self.header().hits.fetch_add(1, Ordering::Relaxed);
+        self.shm.counter(HITS).fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Whether [`ShmCache::invalidate`] retired the entry.
+    pub fn is_invalidated(&self) -> bool {
+        self.header().invalidated.load(Ordering::Acquire) != 0
+    }
+}
+
+/// The outcome of [`ShmCache::lookup_key`].
+#[derive(Debug)]
+pub enum ShmLookup<'a> {
+    Hit(ShmEntry<'a>),
+    /// An entry whose validation data differs from the key's.
+    Stale,
+    Miss,
+}
+
+/// Holds the writer lock; releases it on drop.
+struct WriteLock<'a>(&'a ShmCache);
+
+impl Drop for WriteLock<'_> {
+    fn drop(&mut self) {
+        // SAFETY: this process holds the mutex (taken by `lock`).
+        unsafe { libc::pthread_mutex_unlock(self.0.mutex()) };
+    }
+}
+
+impl ShmCache {
+    /// Maps a new segment of `config.size` bytes (`MAP_SHARED | MAP_ANONYMOUS`) and lays it
+    /// out. Processes forked afterwards share it.
+    pub fn create(config: ShmConfig, system: &SystemId) -> io::Result<ShmCache> {
+        let size = config.size;
+        if size < MIN_SIZE {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("a shared memory segment needs at least {MIN_SIZE} bytes"),
+            ));
+        }
+        let slot_count = config.max_scripts.max(16).next_power_of_two();
+        let strings_size = align8(config.strings_size.min(size / 2));
+        let string_slot_count = (strings_size / 64).max(16).next_power_of_two();
+        let slots_off = align8(size_of::<Header>());
+        let string_slots_off = slots_off + slot_count * 8;
+        let strings_off = align8(string_slots_off + string_slot_count * 4);
+        let data_off = strings_off + strings_size;
+        if data_off + MIN_SIZE / 2 > size {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "the segment is too small for its tables",
+            ));
+        }
+        // SAFETY: a fresh anonymous shared mapping; checked for failure below.
+        let base = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                size,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        if base == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        let shm = ShmCache {
+            base: base.cast(),
+            len: size,
+        };
+        // SAFETY: the mapping is zero-filled, page-aligned and at least MIN_SIZE bytes, so
+        // the header fits; nobody else sees it yet.
+        unsafe {
+            let h = shm.base as *mut Header;
+            (*h).magic = MAGIC;
+            (*h).size = size as u64;
+            (*h).system = system.digest();
+            (*h).slots_off = slots_off as u64;
+            (*h).slot_count = slot_count as u64;
+            (*h).string_slots_off = string_slots_off as u64;
+            (*h).string_slot_count = string_slot_count as u64;
+            (*h).strings_off = strings_off as u64;
+            (*h).strings_size = strings_size as u64;
+            (*h).data_off = data_off as u64;
+            (*h).used = AtomicU64::new(data_off as u64);
+            (*h).strings_used = AtomicU64::new(strings_off as u64 + 8);
+            let mut attr: libc::pthread_mutexattr_t = std::mem::zeroed();
+            let mut rc = libc::pthread_mutexattr_init(&mut attr);
+            if rc == 0 {
+                rc = libc::pthread_mutexattr_setpshared(&mut attr, libc::PTHREAD_PROCESS_SHARED);
+            }
+            if rc == 0 {
+                rc = libc::pthread_mutexattr_setrobust(&mut attr, libc::PTHREAD_MUTEX_ROBUST);
+            }
+            if rc == 0 {
+                rc = libc::pthread_mutex_init(std::ptr::addr_of_mut!((*h).mutex), &attr);
+            }
+            libc::pthread_mutexattr_destroy(&mut attr);
+            if rc != 0 {
+                return Err(io::Error::from_raw_os_error(rc));
+            }
+        }
+        Ok(shm)
+    }
+
+    fn header(&self) -> &Header {
+        // SAFETY: the header was written by `create` and is only mutated through atomics
+        // and the mutex afterwards.
+        unsafe { &*(self.base as *const Header) }
+    }
+
+    fn mutex(&self) -> *mut libc::pthread_mutex_t {
+        // SAFETY: a field of the header inside the mapping.
+        unsafe { std::ptr::addr_of_mut!((*(self.base as *mut Header)).mutex) }
+    }
+
+    fn counter(&self, i: usize) -> &AtomicU64 {
+        &self.header().counters[i]
+    }
+
+    fn slot(&self, i: usize) -> &AtomicU64 {
+        let h = self.header();
+        debug_assert!((i as u64) < h.slot_count);
+        // SAFETY: the slots array lies in the mapping (laid out by `create`), 8-aligned.
+        unsafe { &*(self.base.add(h.slots_off as usize + i * 8) as *const AtomicU64) }
+    }
+
+    fn string_slot(&self, i: usize) -> &AtomicU32 {
+        let h = self.header();
+        // SAFETY: the string slots lie in the mapping (laid out by `create`), 4-aligned.
+        unsafe { &*(self.base.add(h.string_slots_off as usize + i * 4) as *const AtomicU32) }
+    }
+
+    /// The entry at segment offset `off`, if it lies wholly inside the entries area.
+    fn entry_at(&self, off: u64) -> Option<ShmEntry<'_>> {
+        let h = self.header();
+        let off = usize::try_from(off).ok()?;
+        let end_of_data = h.used.load(Ordering::Acquire) as usize;
+        if off < h.data_off as usize
+            || off % align_of::<EntryHeader>() != 0
+            || off.checked_add(size_of::<EntryHeader>())? > end_of_data
+        {
+            return None;
+        }
+        let e = ShmEntry { shm: self, off };
+        let eh = e.header();
+        let inside = |start: u64, len: u64| {
+            start
+                .checked_add(len)
+                .is_some_and(|end| start >= off as u64 && end <= end_of_data as u64)
+        };
+        let path_off = (off + size_of::<EntryHeader>()) as u64;
+        if !inside(path_off, eh.path_len)
+            || !inside(eh.body_off, eh.body_len)
+            || !inside(eh.map_off, eh.string_count.checked_mul(4)?)
+        {
+            return None;
+        }
+        Some(e)
+    }
+
+    /// The entry of `path`, whatever its validation data (no lock, no counter).
+    pub fn find(&self, path: &[u8]) -> Option<ShmEntry<'_>> {
+        let hash = path_hash(path);
+        let count = self.header().slot_count as usize;
+        let mut i = hash as usize & (count - 1);
+        for _ in 0..count {
+            let off = self.slot(i).load(Ordering::Acquire);
+            if off == 0 {
+                return None;
+            }
+            let e = self.entry_at(off)?;
+            if e.header().path_hash == hash && e.path() == path {
+                return (!e.is_invalidated()).then_some(e);
+            }
+            i = (i + 1) & (count - 1);
+        }
+        None
+    }
+
+    /// Looks `key` up and counts the outcome (a hit is counted by
+    /// [`ShmEntry::record_hit`], once the caller used it).
+    pub fn lookup_key(&self, key: &CacheKey) -> ShmLookup<'_> {
+        match self.find(&key.path) {
+            Some(e) if e.validation() == Some(key.validation) => ShmLookup::Hit(e),
+            Some(_) => {
+                self.counter(STALE).fetch_add(1, Ordering::Relaxed);
+                ShmLookup::Stale
+            }
+            None => {
+                self.count_miss();
+                ShmLookup::Miss
+            }
+        }
+    }
+
+    /// Counts a lookup that found nothing usable.
+    pub fn count_miss(&self) {
+        self.counter(MISSES).fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Counts a lookup that found an entry whose source had changed.
+    pub fn count_stale(&self) {
+        self.counter(STALE).fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn lock(&self) -> Result<WriteLock<'_>, ShmStoreError> {
+        // SAFETY: the mutex was initialised process-shared and robust by `create`.
+        let rc = unsafe { libc::pthread_mutex_lock(self.mutex()) };
+        match rc {
+            0 => Ok(WriteLock(self)),
+            libc::EOWNERDEAD => {
+                self.recover();
+                // SAFETY: we own the mutex in the inconsistent state; the state it guards
+                // was just repaired.
+                unsafe { libc::pthread_mutex_consistent(self.mutex()) };
+                Ok(WriteLock(self))
+            }
+            rc => Err(ShmStoreError::Lock(rc)),
+        }
+    }
+
+    /// A writer died holding the lock: what it allocated and did not publish is wasted.
+    /// (Entries are published last, so nothing half-written is reachable.)
+    fn recover(&self) {
+        let h = self.header();
+        self.counter(WRITER_DEATHS).fetch_add(1, Ordering::Relaxed);
+        let off = h.pending_off.swap(0, Ordering::Relaxed);
+        let size = h.pending_size.swap(0, Ordering::Relaxed);
+        if off != 0 {
+            let published =
+                (0..h.slot_count as usize).any(|i| self.slot(i).load(Ordering::Relaxed) == off);
+            if !published {
+                self.counter(WASTED).fetch_add(size, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// Stores `body` (a persisted script; it is validated here) for `key`.
+    pub fn store(&self, key: &CacheKey, body: &[u8]) -> Result<ShmEntry<'_>, ShmStoreError> {
+        self.store_with(key, body.len(), |out| out.copy_from_slice(body))
+    }
+
+    /// Stores a body of exactly `len` bytes that `fill` writes into the allocation (the
+    /// second phase of a two-phase persist), under the writer lock. The body is validated
+    /// after `fill` and published only if valid.
+    pub fn store_with(
+        &self,
+        key: &CacheKey,
+        len: usize,
+        fill: impl FnOnce(&mut [u8]),
+    ) -> Result<ShmEntry<'_>, ShmStoreError> {
+        let r = self.store_locked(key, len, fill);
+        match &r {
+            Ok(_) => self.counter(STORES).fetch_add(1, Ordering::Relaxed),
+            Err(ShmStoreError::Full | ShmStoreError::TableFull) => {
+                self.counter(FULL).fetch_add(1, Ordering::Relaxed)
+            }
+            Err(_) => 0,
+        };
+        r
+    }
+
+    fn store_locked(
+        &self,
+        key: &CacheKey,
+        len: usize,
+        fill: impl FnOnce(&mut [u8]),
+    ) -> Result<ShmEntry<'_>, ShmStoreError> {
+        let _lock = self.lock()?;
+        let h = self.header();
+        let hash = key.path_hash();
+        // The slot of this path (an existing entry to replace) or the first free one.
+        let count = h.slot_count as usize;
+        let mut i = hash as usize & (count - 1);
+        let mut slot = None;
+        let mut old = None;
+        for _ in 0..count {
+            let off = self.slot(i).load(Ordering::Relaxed);
+            if off == 0 {
+                slot = Some(i);
+                break;
+            }
+            if let Some(e) = self.entry_at(off) {
+                if e.header().path_hash == hash && e.path() == &key.path[..] {
+                    slot = Some(i);
+                    old = Some(e);
+                    break;
+                }
+            }
+            i = (i + 1) & (count - 1);
+        }
+        let slot = slot.ok_or(ShmStoreError::TableFull)?;
+
+        let path_off = size_of::<EntryHeader>();
+        let body_rel = align8(path_off + key.path.len());
+        let map_rel = align8(body_rel + len);
+        let start = h.used.load(Ordering::Relaxed);
+        let reserve = |size: usize| {
+            start
+                .checked_add(size as u64)
+                .filter(|&end| end <= h.size)
+                .ok_or(ShmStoreError::Full)
+        };
+        // Phase one: header, path and body; the string map's size is known once the body
+        // is validated.
+        let end = reserve(map_rel)?;
+        h.pending_off.store(start, Ordering::Relaxed);
+        h.pending_size.store(map_rel as u64, Ordering::Relaxed);
+        h.used.store(end, Ordering::Release);
+        let start_us = start as usize;
+        let waste = |size: usize, e: ShmStoreError| {
+            self.counter(WASTED)
+                .fetch_add(size as u64, Ordering::Relaxed);
+            h.pending_off.store(0, Ordering::Relaxed);
+            h.pending_size.store(0, Ordering::Relaxed);
+            e
+        };
+        // SAFETY: [start, end) lies in the entries area, was just allocated under the lock
+        // and is not reachable by any reader until published.
+        let area = unsafe { std::slice::from_raw_parts_mut(self.base.add(start_us), map_rel) };
+        area[path_off..path_off + key.path.len()].copy_from_slice(&key.path);
+        fill(&mut area[body_rel..body_rel + len]);
+        let info = match load::validate(&area[body_rel..body_rel + len]) {
+            Ok(info) => info,
+            Err(e) => return Err(waste(map_rel, ShmStoreError::Invalid(e.to_string()))),
+        };
+        let string_count = info.strings as usize;
+        let size = align8(map_rel + string_count * 4);
+        let end = match reserve(size) {
+            Ok(end) => end,
+            Err(e) => return Err(waste(map_rel, e)),
+        };
+        h.pending_size.store(size as u64, Ordering::Relaxed);
+        h.used.store(end, Ordering::Release);
+        // SAFETY: as above, now with the map.
+        let area = unsafe { std::slice::from_raw_parts_mut(self.base.add(start_us), size) };
+        let view = ScriptView::trusted(&area[body_rel..body_rel + len]);
+        let map: Vec<u32> = (0..string_count as u32)
+            .map(|id| self.intern(view.string(id)))
+            .collect();
+        for (k, off) in map.into_iter().enumerate() {
+            let at = map_rel + k * 4;
+            area[at..at + 4].copy_from_slice(&off.to_le_bytes());
+        }
+        let header = EntryHeader {
+            path_hash: hash,
+            path_len: key.path.len() as u64,
+            body_off: (start_us + body_rel) as u64,
+            body_len: len as u64,
+            map_off: (start_us + map_rel) as u64,
+            string_count: string_count as u64,
+            size: size as u64,
+            validation: encode_validation(&key.validation),
+            hits: AtomicU64::new(0),
+            revalidate_at: AtomicI64::new(0),
+            invalidated: AtomicU32::new(0),
+            _pad: 0,
+        };
+        // SAFETY: the allocation starts with room for the header, 8-aligned.
+        unsafe { std::ptr::write(self.base.add(start_us) as *mut EntryHeader, header) };
+        self.slot(slot).store(start, Ordering::Release);
+        h.pending_off.store(0, Ordering::Relaxed);
+        h.pending_size.store(0, Ordering::Relaxed);
+        match old {
+            Some(old) => {
+                self.counter(WASTED)
+                    .fetch_add(old.size(), Ordering::Relaxed);
+            }
+            None => {
+                self.counter(ENTRIES).fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        self.entry_at(start).ok_or(ShmStoreError::Full)
+    }
+
+    /// The segment offset of the interned copy of `bytes` (0: the area is full). Called
+    /// under the writer lock.
+    fn intern(&self, bytes: &[u8]) -> u32 {
+        let h = self.header();
+        let hash = zend_string_hash(bytes);
+        let count = h.string_slot_count as usize;
+        let mut i = hash as usize & (count - 1);
+        let mut free = None;
+        for _ in 0..count {
+            let off = self.string_slot(i).load(Ordering::Relaxed);
+            if off == 0 {
+                free = Some(i);
+                break;
+            }
+            // SAFETY: slots hold offsets of strings this lock's holders wrote in the area.
+            let (h2, s) = unsafe { self.string_at(off as usize) };
+            if h2 == hash && s == bytes {
+                return off;
+            }
+            i = (i + 1) & (count - 1);
+        }
+        let Some(free) = free else {
+            self.counter(STRINGS_FULL).fetch_add(1, Ordering::Relaxed);
+            return 0;
+        };
+        let size = align8(ZEND_STRING_HEADER + bytes.len() + 1) as u64;
+        let start = h.strings_used.load(Ordering::Relaxed);
+        let end = start + size;
+        if end > h.strings_off + h.strings_size || end > u64::from(u32::MAX) {
+            self.counter(STRINGS_FULL).fetch_add(1, Ordering::Relaxed);
+            return 0;
+        }
+        // SAFETY: [start, end) is free space of the strings area, reserved under the lock.
+        unsafe {
+            let p = self.base.add(start as usize);
+            (p as *mut u32).write(1);
+            (p.add(4) as *mut u32).write(INTERNED_TYPE_INFO);
+            (p.add(8) as *mut u64).write(hash);
+            (p.add(16) as *mut u64).write(bytes.len() as u64);
+            std::ptr::copy_nonoverlapping(bytes.as_ptr(), p.add(ZEND_STRING_HEADER), bytes.len());
+            p.add(ZEND_STRING_HEADER + bytes.len()).write(0);
+        }
+        h.strings_used.store(end, Ordering::Release);
+        self.string_slot(free)
+            .store(start as u32, Ordering::Release);
+        self.counter(STRINGS).fetch_add(1, Ordering::Relaxed);
+        start as u32
+    }
+
+    /// The hash and bytes of the interned string at segment offset `off`.
+    ///
+    /// # Safety
+    /// `off` is an offset `intern` returned.
+    unsafe fn string_at(&self, off: usize) -> (u64, &[u8]) {
+        let p = self.base.add(off);
+        let hash = (p.add(8) as *const u64).read();
+        let len = (p.add(16) as *const u64).read() as usize;
+        (
+            hash,
+            std::slice::from_raw_parts(p.add(ZEND_STRING_HEADER), len),
+        )
+    }
+
+    /// Retires the entry of `path` (readers holding it keep a valid entry; lookups miss).
+    pub fn invalidate(&self, path: &[u8]) -> bool {
+        let Ok(_lock) = self.lock() else {
+            return false;
+        };
+        match self.find(path) {
+            Some(e) => {
+                e.header().invalidated.store(1, Ordering::Release);
+                self.counter(INVALIDATIONS).fetch_add(1, Ordering::Relaxed);
+                self.counter(WASTED).fetch_add(e.size(), Ordering::Relaxed);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Every published entry, in table order.
+    pub fn entries(&self) -> impl Iterator<Item = ShmEntry<'_>> + '_ {
+        (0..self.header().slot_count as usize).filter_map(move |i| {
+            let off = self.slot(i).load(Ordering::Acquire);
+            (off != 0)
+                .then(|| self.entry_at(off))
+                .flatten()
+                .filter(|e| !e.is_invalidated())
+        })
+    }
+
+    /// Whether the segment was made for `system`.
+    pub fn is_for(&self, system: &SystemId) -> bool {
+        let h = self.header();
+        h.magic == MAGIC && h.system == system.digest()
+    }
+
+    pub fn stats(&self) -> ShmStats {
+        let h = self.header();
+        let c = |i: usize| self.counter(i).load(Ordering::Relaxed);
+        ShmStats {
+            hits: c(HITS),
+            misses: c(MISSES),
+            stale: c(STALE),
+            stores: c(STORES),
+            full: c(FULL),
+            wasted: c(WASTED),
+            writer_deaths: c(WRITER_DEATHS),
+            entries: c(ENTRIES),
+            invalidations: c(INVALIDATIONS),
+            strings: c(STRINGS),
+            strings_full: c(STRINGS_FULL),
+            size: h.size,
+            data_size: h.size - h.data_off,
+            data_used: h.used.load(Ordering::Relaxed) - h.data_off,
+            strings_size: h.strings_size,
+            strings_used: h.strings_used.load(Ordering::Relaxed) - h.strings_off,
+        }
+    }
+}
