@@ -204,7 +204,9 @@ pub fn is_identical(a: &Literal, b: &Literal) -> bool {
         (L::String(x), L::String(y)) => x == y,
         (L::Array(x), L::Array(y)) => {
             x.len() == y.len()
-                && x.iter().zip(y).all(|((k1, v1), (k2, v2))| k1 == k2 && is_identical(v1, v2))
+                && x.iter()
+                    .zip(y)
+                    .all(|((k1, v1), (k2, v2))| k1 == k2 && is_identical(v1, v2))
         }
         _ => false,
     }

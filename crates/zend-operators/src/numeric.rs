@@ -111,7 +111,11 @@ pub(crate) fn strtod_prefix(s: &[u8], start: usize) -> (f64, usize) {
         if trimmed.len() > 12 {
             // Far beyond any double's range: the value is 0 or infinite (or the digits say 0).
             let zero_mantissa = int_digits.iter().chain(frac_digits).all(|&b| b == b'0');
-            let v = if exp_neg || zero_mantissa { 0.0 } else { f64::INFINITY };
+            let v = if exp_neg || zero_mantissa {
+                0.0
+            } else {
+                f64::INFINITY
+            };
             return (if neg { -v } else { v }, i);
         }
         text.extend(trimmed.iter().map(|&b| b as char));
@@ -231,9 +235,17 @@ pub(crate) fn is_numeric_ex(s: &[u8], allow_errors: bool) -> Option<Numeric> {
             }
         }
         let v = if neg { lval.wrapping_neg() } else { lval };
-        Some(Numeric { value: Num::Long(v), oflow, trailing })
+        Some(Numeric {
+            value: Num::Long(v),
+            oflow,
+            trailing,
+        })
     } else {
-        Some(Numeric { value: Num::Double(dval), oflow, trailing })
+        Some(Numeric {
+            value: Num::Double(dval),
+            oflow,
+            trailing,
+        })
     }
 }
 

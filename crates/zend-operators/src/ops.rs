@@ -4,7 +4,7 @@
 //! the `zend_optimizer_eval_*` helpers of zend_optimizer.c built on them.
 
 use zend_ir::opcode::*;
-use zend_ir::types::{IS_ARRAY, IS_DOUBLE, IS_LONG, IS_NULL, IS_STRING, _IS_BOOL};
+use zend_ir::types::{_IS_BOOL, IS_ARRAY, IS_DOUBLE, IS_LONG, IS_NULL, IS_STRING};
 use zend_ir::{ArrayKey, Literal, Opcode, PhpDouble, PhpStr};
 
 use crate::compare::{compare, is_identical};
@@ -66,8 +66,17 @@ pub fn binary_op_produces_error(opcode: Opcode, op1: &Literal, op2: &Literal) ->
         return is_array(op1) || is_array(op2);
     }
     let numeric = [
-        ZEND_ADD, ZEND_SUB, ZEND_MUL, ZEND_DIV, ZEND_POW, ZEND_MOD, ZEND_SL, ZEND_SR, ZEND_BW_OR,
-        ZEND_BW_AND, ZEND_BW_XOR,
+        ZEND_ADD,
+        ZEND_SUB,
+        ZEND_MUL,
+        ZEND_DIV,
+        ZEND_POW,
+        ZEND_MOD,
+        ZEND_SL,
+        ZEND_SR,
+        ZEND_BW_OR,
+        ZEND_BW_AND,
+        ZEND_BW_XOR,
     ];
     if !numeric.contains(&opcode) {
         // Comparisons, BOOL_XOR and the rest never fail on these values.
@@ -96,7 +105,16 @@ pub fn binary_op_produces_error(opcode: Opcode, op1: &Literal, op2: &Literal) ->
     if (opcode == ZEND_SL || opcode == ZEND_SR) && get_long(op2) < 0 {
         return true;
     }
-    if [ZEND_SL, ZEND_SR, ZEND_BW_OR, ZEND_BW_AND, ZEND_BW_XOR, ZEND_MOD].contains(&opcode) {
+    if [
+        ZEND_SL,
+        ZEND_SR,
+        ZEND_BW_OR,
+        ZEND_BW_AND,
+        ZEND_BW_XOR,
+        ZEND_MOD,
+    ]
+    .contains(&opcode)
+    {
         // Fractional or out-of-range floats (and float strings) would raise the
         // "Implicit conversion ... loses precision" deprecation.
         return !is_op_long_compatible(op1) || !is_op_long_compatible(op2);
@@ -147,14 +165,18 @@ fn arith(opcode: Opcode, a: Num, b: Num) -> Option<Literal> {
     };
     Some(match opcode {
         ZEND_ADD => match (a, b) {
-            (L(x), L(y)) => x.checked_add(y).map_or(double(x as f64 + y as f64), Literal::Long),
+            (L(x), L(y)) => x
+                .checked_add(y)
+                .map_or(double(x as f64 + y as f64), Literal::Long),
             _ => {
                 let (x, y) = pair(a, b);
                 double(x + y)
             }
         },
         ZEND_SUB => match (a, b) {
-            (L(x), L(y)) => x.checked_sub(y).map_or(double(x as f64 - y as f64), Literal::Long),
+            (L(x), L(y)) => x
+                .checked_sub(y)
+                .map_or(double(x as f64 - y as f64), Literal::Long),
             _ => {
                 let (x, y) = pair(a, b);
                 double(x - y)
@@ -241,7 +263,11 @@ fn binary_op(opcode: Opcode, op1: &Literal, op2: &Literal) -> Option<Literal> {
     match opcode {
         ZEND_ADD | ZEND_SUB | ZEND_MUL | ZEND_DIV | ZEND_POW => {
             if let (Literal::Array(a), Literal::Array(b)) = (op1, op2) {
-                return if opcode == ZEND_ADD { Some(array_union(a, b)) } else { None };
+                return if opcode == ZEND_ADD {
+                    Some(array_union(a, b))
+                } else {
+                    None
+                };
             }
             arith(opcode, to_number(op1)?, to_number(op2)?)
         }
