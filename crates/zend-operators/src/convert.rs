@@ -15,7 +15,7 @@ const TWO_POW_63: f64 = 9_223_372_036_854_775_808.0;
 
 /// Mirrors `ZEND_DOUBLE_FITS_LONG`.
 pub(crate) fn double_fits_long(d: f64) -> bool {
-    d >= -TWO_POW_63 && d < TWO_POW_63
+    (-TWO_POW_63..TWO_POW_63).contains(&d)
 }
 
 /// Mirrors `zend_dval_to_lval` of 64-bit PHP 8.2: truncation in range, modular arithmetic
@@ -168,7 +168,7 @@ pub fn gcvt(d: f64, precision: usize) -> String {
         out.push('-');
     }
     let push_digits = |out: &mut String, ds: &[u8]| out.extend(ds.iter().map(|&b| b as char));
-    if (decpt < 0 && decpt < -3) || (decpt >= 0 && decpt > precision as i32) {
+    if decpt < -3 || decpt > precision as i32 {
         let e = decpt - 1;
         out.push(digits[0] as char);
         out.push('.');

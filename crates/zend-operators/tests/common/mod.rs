@@ -42,6 +42,7 @@ fn skey(k: &str) -> ArrayKey {
 pub const NAN_POS: u64 = 0x7ff8_0000_0000_0000;
 pub const NAN_NEG: u64 = 0xfff8_0000_0000_0000;
 
+#[allow(clippy::excessive_precision)]
 pub fn numbers() -> Vec<Literal> {
     let mut v: Vec<Literal> = [
         0,
@@ -95,8 +96,8 @@ pub fn numbers() -> Vec<Literal> {
             1e-4,
             123456789012345.0,
             123456789012365.0,
-            9.223372036854775807e18,
-            -9.223372036854775807e18,
+            9.223372036854775808e18, // 2^63
+            -9.223372036854775808e18,
             1e19,
             -1e19,
             1.8446744073709552e19,
