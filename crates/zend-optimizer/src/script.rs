@@ -34,6 +34,11 @@ pub struct Options {
     pub explain: bool,
     /// Passes that run after the built-in ones.
     pub custom_passes: Vec<CustomPass>,
+    /// Make each compile-time inherited method copy (`op_array->scope != ce`) a copy of its
+    /// optimized original again, as `zend_optimize_script` does. A caller that writes the
+    /// script back into PHP, where the copies share the original's code, turns it off and
+    /// lets the write-back re-copy.
+    pub copy_inherited_methods: bool,
 }
 
 impl Options {
@@ -44,6 +49,7 @@ impl Options {
             verify: cfg!(debug_assertions),
             explain: false,
             custom_passes: Vec::new(),
+            copy_inherited_methods: true,
         }
     }
 }
@@ -166,7 +172,9 @@ pub fn optimize_script(script: &mut Script, options: &Options) -> Outcome {
             driver.adjust_fcall_stack_sizes(script, &paths);
         }
     }
-    copy_inherited_trait_methods(script);
+    if options.copy_inherited_methods {
+        copy_inherited_methods(script);
+    }
     for pass in &options.custom_passes {
         let start = Instant::now();
         (pass.run)(script);
@@ -395,7 +403,7 @@ fn pass_bit(name: &str) -> u32 {
 /// After optimizing, a method a class inherited from a trait or parent at compile time
 /// (`op_array->scope != ce`) becomes a copy of the optimized original, keeping its own
 /// flags and static variables.
-fn copy_inherited_trait_methods(script: &mut Script) {
+fn copy_inherited_methods(script: &mut Script) {
     let mut copies = Vec::new();
     for (c, (key, ce)) in script.class_table.iter().enumerate() {
         if !is_primary_class_key(key, ce) {

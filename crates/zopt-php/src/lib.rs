@@ -212,10 +212,10 @@ unsafe extern "C" fn minfo(module: *mut zend_module_entry) {
             ini::Mode::Roundtrip => c"roundtrip",
             ini::Mode::Optimize => c"optimize",
         };
-        let passes = if pipeline::PASSES.is_empty() {
+        let names = pipeline::implemented_passes();
+        let passes = if names.is_empty() {
             c"none implemented yet (optimize = round trip)".to_owned()
         } else {
-            let names: Vec<&str> = pipeline::PASSES.iter().map(|p| p.name).collect();
             CString::new(names.join(", ")).unwrap_or_default()
         };
         let pass = if PASS_INDEX.load(Ordering::Relaxed) > 0 {

@@ -1,50 +1,51 @@
-//! zopt's optimizer pipeline: what `zopt.mode=optimize` runs in place of OPcache's
-//! optimizer (which the user turns off with `opcache.optimization_level=0`).
+//! zopt's optimizer pipeline: what `zopt.mode=optimize` and the opcode cache's miss path run
+//! in place of OPcache's optimizer (which the user turns off with
+//! `opcache.optimization_level=0`).
 //!
 //! The pipeline takes the captured script and `zopt.optimization_level` (OPcache's pass
-//! bitmask, `ZEND_OPTIMIZER_PASS_1` = bit 0 ...) and returns the script to write back,
-//! with, per op, the operand types handler selection may use.
-//!
-//! **No optimizer pass exists yet**: [`PASSES`] is empty, so `optimize` currently returns
-//! its input unchanged and optimize mode equals the round trip. Passes land here, in
-//! OPcache's order, as the optimizer crates implement them; each must keep every field the
-//! write-back does not own unchanged (see [`crate::writeback::check_compatible`]) and leave
-//! the op_arrays in the form `zend_redo_pass_two` expects: smart branches recomputed (see
-//! [`recompute_smart_branches`]), live ranges and stack sizes recomputed.
+//! bitmask, `ZEND_OPTIMIZER_PASS_1` = bit 0 ...), runs [`zend_optimizer::optimize_script`]
+//! and returns the script to write back, with, per op, the operand types handler selection
+//! may use. The write-back owns what PHP redoes after its optimizer: smart branches (see
+//! [`recompute_smart_branches`]) and the copies of inherited methods.
 
 use zend_ir::model::{OpArray, Operand, Script, SmartBranch};
 use zend_ir::opcode::*;
 
 use crate::writeback::HandlerTypes;
 
-/// One optimizer pass: the level bit that enables it and the transform.
-pub struct Pass {
-    /// `ZEND_OPTIMIZER_PASS_N` bit of the optimization level.
-    pub bit: u32,
-    pub name: &'static str,
-    pub run: fn(&mut Script),
+/// The names of the passes zopt implements, for `phpinfo()`.
+pub fn implemented_passes() -> Vec<&'static str> {
+    const NAMES: [(u32, &str); 8] = [
+        (zend_optimizer::PASS_1, "pass1"),
+        (zend_optimizer::PASS_3, "pass3"),
+        (zend_optimizer::PASS_4, "pass4 (calls)"),
+        (zend_optimizer::PASS_5, "pass5 (block pass)"),
+        (zend_optimizer::PASS_9, "pass9 (temporaries)"),
+        (zend_optimizer::PASS_10, "pass10 (nops)"),
+        (zend_optimizer::PASS_11, "pass11 (literals)"),
+        (zend_optimizer::PASS_13, "pass13 (variables)"),
+    ];
+    NAMES
+        .iter()
+        .filter(|(bit, _)| zend_optimizer::script::IMPLEMENTED_PASSES & bit != 0)
+        .map(|&(_, name)| name)
+        .collect()
 }
-
-/// The passes, in the order OPcache runs them. Empty: none is implemented yet.
-pub const PASSES: &[Pass] = &[];
 
 /// What [`optimize`] did.
 pub struct Outcome {
     pub script: Script,
-    /// Operand types for type-specialised handlers (none yet).
+    /// Operand types for type-specialised handlers (none until the DFA pass lands).
     pub handler_types: HandlerTypes,
 }
 
 /// Runs every pass `level` enables over `script`.
 pub fn optimize(mut script: Script, level: u32) -> Outcome {
-    let mut ran = 0;
-    for pass in PASSES.iter().filter(|p| level & p.bit != 0) {
-        (pass.run)(&mut script);
-        ran += 1;
-    }
-    if ran > 0 {
-        for_each_op_array(&mut script, &mut recompute_smart_branches);
-    }
+    let mut options = zend_optimizer::Options::new(level);
+    options.copy_inherited_methods = false;
+    options.verify = false;
+    zend_optimizer::optimize_script(&mut script, &options);
+    for_each_op_array(&mut script, &mut recompute_smart_branches);
     Outcome {
         script,
         handler_types: HandlerTypes::default(),
@@ -53,29 +54,9 @@ pub fn optimize(mut script: Script, level: u32) -> Outcome {
 
 /// Calls `f` on every op_array `zend_foreach_op_array` visits.
 pub fn for_each_op_array(script: &mut Script, f: &mut dyn FnMut(&mut OpArray)) {
-    fn with_dynamic(op_array: &mut OpArray, f: &mut dyn FnMut(&mut OpArray)) {
-        f(op_array);
-        for def in &mut op_array.dynamic_func_defs {
-            with_dynamic(def, f);
-        }
-    }
-    with_dynamic(&mut script.main_op_array, f);
-    for (_, func) in &mut script.function_table {
-        with_dynamic(func, f);
-    }
-    for (key, ce) in &mut script.class_table {
-        if ce.refcount > 1 && !key.0.eq_ignore_ascii_case(&ce.name.0) {
-            continue;
-        }
-        let name = ce.name.clone();
-        for (_, method) in &mut ce.methods {
-            if method.scope.as_ref() == Some(&name)
-                && method.type_ == zend_ir::ZEND_USER_FUNCTION
-                && method.fn_flags & (zend_ir::ZEND_ACC_ABSTRACT | zend_ir::ZEND_ACC_TRAIT_CLONE)
-                    == 0
-            {
-                with_dynamic(method, f);
-            }
+    for path in zend_optimizer::OpArrayPath::all(script) {
+        if let Some(op_array) = path.get_mut(script) {
+            f(op_array);
         }
     }
 }

@@ -9,5 +9,6 @@ pub mod crosscheck;
 pub mod dfa;
 pub mod exec_diff;
 pub mod func_info;
+pub mod opt;
 pub mod php;
 pub mod stages;

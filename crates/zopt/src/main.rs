@@ -50,14 +50,35 @@ enum Command {
         #[arg(required = true)]
         paths: Vec<PathBuf>,
     },
-    /// Print our dump of a recording, as PHP prints it at opt_debug_level.
+    /// Print our dump of a PHP file or a recording, as PHP prints it at opt_debug_level
+    /// (a .php file is compiled by PHP and recorded first).
     Dump {
+        #[command(flatten)]
+        php: PhpArgs,
         /// Stage name (before, after, cfg, ...) or debug-level bits.
         #[arg(long, default_value = "before", value_parser = parse_level)]
         level: u32,
         /// Optimization level the dump is for.
         #[arg(long, default_value = "0", value_parser = parse_hex)]
         optimization_level: u32,
+        /// FILE.php or FILE.zop.
+        file: PathBuf,
+    },
+    /// Optimize a PHP file or a recording with zopt's optimizer and print it as PHP's
+    /// "after optimizer" dump, or write it as a recording.
+    Opt {
+        #[command(flatten)]
+        php: PhpArgs,
+        /// opcache.optimization_level (OPcache's pass bitmask).
+        #[arg(long, default_value = "0x7FFEBFFF", value_parser = parse_hex)]
+        optimization_level: u32,
+        /// After each op_array, what each pass changed and why.
+        #[arg(long)]
+        explain: bool,
+        /// Write the optimized script as a .zop recording instead of printing it.
+        #[arg(short = 'o', long)]
+        out: Option<PathBuf>,
+        /// FILE.php or FILE.zop.
         file: PathBuf,
     },
     /// Measure: `serve` times loading every class of PHP libraries from zopt's cache, against
@@ -222,13 +243,45 @@ fn run(cli: Cli) -> Result<()> {
             record(&php, optimization_level, debug_level, &out, &paths)
         }
         Command::Dump {
+            php,
             level,
             optimization_level,
             file,
         } => {
-            let script = corpus::load_recording(&file)?;
+            let php = php::Php::locate(php.php.as_deref(), php.extension.as_deref()).ok();
+            let script = zopt::opt::load_script(php.as_ref(), &file)?;
             let dump = stages::our_dump(&script, level, optimization_level)?;
             std::io::stdout().write_all(&dump)?;
+            Ok(())
+        }
+        Command::Opt {
+            php,
+            optimization_level,
+            explain,
+            out,
+            file,
+        } => {
+            let php = php::Php::locate(php.php.as_deref(), php.extension.as_deref()).ok();
+            let mut script = zopt::opt::load_script(php.as_ref(), &file)?;
+            if !zopt::opt::complete(optimization_level) {
+                eprintln!(
+                    "zopt: note: not every pass of level {optimization_level:#x} is implemented \
+                     yet; those passes were skipped"
+                );
+            }
+            let outcome = zopt::opt::optimize(&mut script, optimization_level, explain);
+            for e in &outcome.verify_errors {
+                eprintln!("zopt: check after pass failed: {e}");
+            }
+            match out {
+                Some(path) => std::fs::write(&path, zend_ir::zop::print(&script))
+                    .with_context(|| format!("cannot write {}", path.display()))?,
+                None => zopt::opt::print(
+                    &mut std::io::stdout().lock(),
+                    &script,
+                    explain.then_some(outcome.changes.as_slice()),
+                )?,
+            }
             Ok(())
         }
         Command::Crosscheck { php, paths } => {

@@ -12,6 +12,15 @@ pub struct NotImplemented {
     pub optimization_level: u32,
 }
 
+/// The debug bits `zend_optimize_script` itself prints: before/after the optimizer, after
+/// each pass, and the block pass's three dumps.
+const OPTIMIZER_DUMPS: u32 = 0x3fff
+    | debug_level::BEFORE_OPTIMIZER
+    | debug_level::AFTER_OPTIMIZER
+    | debug_level::BEFORE_BLOCK_PASS
+    | debug_level::AFTER_BLOCK_PASS
+    | debug_level::BLOCK_PASS_VARS;
+
 /// The dump PHP would print for `script` at one debug-level bit.
 pub fn our_dump(
     script: &Script,
@@ -59,6 +68,15 @@ pub fn our_dump(
             && crate::dfa::sees_compiled_op_arrays(optimization_level) =>
         {
             Ok(crate::dfa::dump_script(script, bits, optimization_level))
+        }
+        // The optimizer's own dumps, where every pass that runs before them is ours.
+        bits if bits & OPTIMIZER_DUMPS == bits
+            && zend_optimizer::implemented(optimization_level, bits) =>
+        {
+            let mut script = script.clone();
+            let mut options = zend_optimizer::Options::new(optimization_level);
+            options.debug_level = bits;
+            Ok(zend_optimizer::optimize_script(&mut script, &options).dumps)
         }
         _ => Err(not_implemented()),
     }

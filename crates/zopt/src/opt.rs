@@ -1,0 +1,75 @@
+//! `zopt opt`: a PHP file or a recording, optimized by zopt's optimizer, printed in PHP's dump
+//! format ("after optimizer") or written as a recording, with `--explain` printing what each
+//! pass changed and why.
+
+use std::io::Write;
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use zend_ir::dump::{self, debug_level};
+use zend_ir::Script;
+use zend_optimizer::{optimize_script, Change, Options, Outcome};
+
+use crate::php::Php;
+
+/// A script from a `.php` file (compiled by PHP at optimization level 0 and recorded) or a
+/// `.zop` recording (text or binary). `php` is needed only for PHP files.
+pub fn load_script(php: Option<&Php>, file: &Path) -> Result<Script> {
+    let is_php = file.extension().is_some_and(|e| e == "php");
+    if !is_php {
+        return crate::corpus::load_recording(file).with_context(|| {
+            format!(
+                "{} is read as a recording (.zop); PHP source files must end in .php",
+                file.display()
+            )
+        });
+    }
+    let php = php.context("recording a .php file needs PHP and the zopt extension")?;
+    let tmp = tempfile::tempdir()?;
+    let compiled = php.compile(file, 0, 0, Some(tmp.path()))?;
+    let recording = compiled
+        .recording
+        .with_context(|| format!("PHP wrote no recording of {}", file.display()))?;
+    crate::corpus::load_recording(&recording)
+}
+
+/// Optimizes `script` at `optimization_level`, keeping the change log when `explain`.
+pub fn optimize(script: &mut Script, optimization_level: u32, explain: bool) -> Outcome {
+    let mut options = Options::new(optimization_level);
+    options.explain = explain;
+    optimize_script(script, &options)
+}
+
+/// Prints every op_array as PHP's "after optimizer" dump does; with `changes`, each
+/// op_array's changes follow its listing, one line each: pass, op (numbered as when the pass
+/// made the change), what happened and why.
+pub fn print(out: &mut dyn Write, script: &Script, changes: Option<&[Change]>) -> Result<()> {
+    let mut text = Vec::new();
+    for op_array in script.op_arrays() {
+        if op_array.type_ == zend_ir::ZEND_EVAL_CODE {
+            continue;
+        }
+        dump::dump_op_array(&mut text, op_array, 0, Some("after optimizer"));
+        if let Some(changes) = changes {
+            let name = op_array.display_name();
+            for c in changes.iter().filter(|c| c.op_array == name) {
+                writeln!(
+                    text,
+                    "     ; {} {:04} {}: {}",
+                    c.pass,
+                    c.op.0,
+                    c.kind.as_str(),
+                    c.why
+                )?;
+            }
+        }
+    }
+    out.write_all(&text)?;
+    Ok(())
+}
+
+/// Whether zopt produces PHP's "after optimizer" dump at this level (every pass it runs is
+/// implemented).
+pub fn complete(optimization_level: u32) -> bool {
+    zend_optimizer::implemented(optimization_level, debug_level::AFTER_OPTIMIZER)
+}
