@@ -4,6 +4,8 @@
 //! Nested arrays are compared recursively, as PHP does; constant arrays are shallow in
 //! practice and their depth is bounded by the literal that holds them.
 
+use std::collections::HashMap;
+
 use zend_ir::{ArrayKey, Literal};
 
 use crate::convert::{double_to_str, is_true};
@@ -105,10 +107,6 @@ fn compare_double_to_string(d: f64, s: &[u8]) -> i32 {
     }
 }
 
-fn find<'a>(arr: &'a [(ArrayKey, Literal)], key: &ArrayKey) -> Option<&'a Literal> {
-    arr.iter().find(|(k, _)| k == key).map(|(_, v)| v)
-}
-
 /// Mirrors `zend_compare_arrays` (`zend_hash_compare` unordered with `zend_compare`): the
 /// smaller count is smaller; otherwise each element of `a` against the same key of `b`, a
 /// missing key making `a` uncomparable (1).
@@ -116,8 +114,9 @@ fn compare_arrays(a: &[(ArrayKey, Literal)], b: &[(ArrayKey, Literal)]) -> i32 {
     if a.len() != b.len() {
         return if a.len() > b.len() { 1 } else { -1 };
     }
+    let b_index = KeyIndex::new(b);
     for (k, v1) in a {
-        let Some(v2) = find(b, k) else {
+        let Some(v2) = b_index.get(k) else {
             return 1;
         };
         let r = compare(v1, v2);
@@ -126,6 +125,27 @@ fn compare_arrays(a: &[(ArrayKey, Literal)], b: &[(ArrayKey, Literal)]) -> i32 {
         }
     }
     0
+}
+
+/// Lookup of an array's values by key, as a hash table would: a scan for the small arrays
+/// constants usually are, a map for large ones.
+pub(crate) struct KeyIndex<'a> {
+    entries: &'a [(ArrayKey, Literal)],
+    map: Option<HashMap<&'a ArrayKey, &'a Literal>>,
+}
+
+impl<'a> KeyIndex<'a> {
+    pub(crate) fn new(entries: &'a [(ArrayKey, Literal)]) -> Self {
+        let map = (entries.len() > 16).then(|| entries.iter().map(|(k, v)| (k, v)).collect());
+        KeyIndex { entries, map }
+    }
+
+    pub(crate) fn get(&self, key: &ArrayKey) -> Option<&'a Literal> {
+        match &self.map {
+            Some(m) => m.get(key).copied(),
+            None => self.entries.iter().find(|(k, _)| k == key).map(|(_, v)| v),
+        }
+    }
 }
 
 /// Mirrors `zend_compare` for non-object values: -1, 0 or 1. An AST compares as null.

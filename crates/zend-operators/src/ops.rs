@@ -7,7 +7,7 @@ use zend_ir::opcode::*;
 use zend_ir::types::{_IS_BOOL, IS_ARRAY, IS_DOUBLE, IS_LONG, IS_NULL, IS_STRING};
 use zend_ir::{ArrayKey, Literal, Opcode, PhpDouble, PhpStr};
 
-use crate::compare::{compare, is_identical};
+use crate::compare::{compare, is_identical, KeyIndex};
 use crate::convert::{get_double, get_long, get_string, is_long_compatible, is_true, to_number};
 use crate::numeric::{is_numeric_ex, Num};
 
@@ -141,8 +141,9 @@ pub fn unary_op_produces_error(opcode: Opcode, op1: &Literal) -> bool {
 /// Mirrors `add_function` for two arrays: `op1` and then every key of `op2` that `op1` lacks.
 fn array_union(a: &[(ArrayKey, Literal)], b: &[(ArrayKey, Literal)]) -> Literal {
     let mut out = a.to_vec();
+    let a_index = KeyIndex::new(a);
     for (k, v) in b {
-        if !a.iter().any(|(k1, _)| k1 == k) {
+        if a_index.get(k).is_none() {
             out.push((k.clone(), v.clone()));
         }
     }
