@@ -331,8 +331,9 @@ pub enum Outcome {
     Threw(String),
 }
 
-fn scratch_dir() -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("zend-operators-tests-{}", std::process::id()));
+/// A directory of its own for each run of each test (tests run in parallel threads).
+fn scratch_dir(tag: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("zend-operators-{}-{tag}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("create scratch dir");
     dir
 }
@@ -345,7 +346,7 @@ fn write_file(path: &Path, text: &str) {
 /// Runs each PHP statement list in `sources` (one line each, e.g. `return 1 + 2;`) through
 /// `eval` in one `php -n` process and reports what happened.
 pub fn run_php_cases(tag: &str, sources: &[String]) -> Vec<Outcome> {
-    let dir = scratch_dir();
+    let dir = scratch_dir(tag);
     let cases = dir.join(format!("{tag}.cases"));
     let script = dir.join(format!("{tag}.php"));
     let mut text = String::new();
@@ -398,8 +399,7 @@ foreach (file($argv[1], FILE_IGNORE_NEW_LINES) as $src) {{
         })
         .collect();
     assert_eq!(outcomes.len(), sources.len(), "one result per case");
-    let _ = std::fs::remove_file(&cases);
-    let _ = std::fs::remove_file(&script);
+    let _ = std::fs::remove_dir_all(&dir);
     outcomes
 }
 
@@ -408,7 +408,7 @@ foreach (file($argv[1], FILE_IGNORE_NEW_LINES) as $src) {{
 /// compiler folded each expression to a constant (it folds exactly where
 /// `zend_binary_op_produces_error` / `zend_unary_op_produces_error` allow).
 pub fn php_folds(tag: &str, exprs: &[String]) -> Vec<bool> {
-    let dir = scratch_dir();
+    let dir = scratch_dir(tag);
     let file = dir.join(format!("{tag}.php"));
     let mut text = String::from("<?php\n");
     for (i, e) in exprs.iter().enumerate() {
@@ -436,7 +436,7 @@ pub fn php_folds(tag: &str, exprs: &[String]) -> Vec<bool> {
         .arg(&file)
         .output()
         .expect("run php (PHP 8.2 with OPcache must be installed)");
-    let _ = std::fs::remove_file(&file);
+    let _ = std::fs::remove_dir_all(&dir);
     let dump = String::from_utf8_lossy(&out.stderr);
     let mut folded: Vec<Option<bool>> = vec![None; exprs.len()];
     let mut current: Option<usize> = None;
