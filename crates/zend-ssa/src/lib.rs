@@ -9,19 +9,25 @@
 //! `zend_ssa_compute_use_def_chains` (use_chain, phi_use_chain, sym_use_chain, alias),
 //! `zend_ssa_find_false_dependencies` (no_val) and `zend_ssa_find_sccs` (Pearce's
 //! algorithm, iterative as PHP's). The `SSA Phi() Placement` and `dfa ssa` dumps print
-//! PHP's bytes.
+//! PHP's bytes. [`edit`] holds zend_ssa.c's mutation helpers (unlink/replace use chains,
+//! remove instructions, phis, uses, definitions, predecessors and blocks, rename uses)
+//! and dfa_pass.c's NOP compaction with the renumbering of everything that names ops.
 //!
 //! Guarantees: SSA variable numbers, phi and pi order, constraints and chains are PHP's
 //! for the same CFG, so the dumps are byte-identical; construction never recurses (a
 //! 100k-op function is built with explicit stacks); [`verify`] checks every invariant
-//! ssa_integrity.c checks, plus that every use is dominated by its definition.
+//! ssa_integrity.c checks, plus that every use is dominated by its definition (from the
+//! blocks' dominator links as they are, never from a cache); edits through [`edit`]
+//! leave use chains in the order PHP's edits leave them.
 
 pub mod build;
 pub mod chains;
 pub mod dump;
+pub mod edit;
 pub mod verify;
 
 pub use build::{ClassLookup, NoClasses, SsaError};
+pub use edit::{OpRenumbering, VarTypes};
 pub use verify::verify;
 
 use zend_cfg::BlockId;
