@@ -19,6 +19,7 @@
 //! [`verify`] when [`Options::verify`] is set. A pass that is not implemented yet is not run:
 //! [`implemented`] says which, so callers never report an unimplemented stage as identical.
 
+pub mod analysis;
 pub mod ctx;
 pub mod helpers;
 pub mod level;

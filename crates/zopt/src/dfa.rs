@@ -5,11 +5,8 @@
 
 use crate::func_info::ScriptInfo;
 use zend_cfg::dump::{dump_cfg, dump_dominators, Detail};
-use zend_cfg::{BuildFlags, Cfg, CfgError, FuncFlags};
-use zend_dfg::Dfg;
 use zend_ir::dump::debug_level;
-use zend_ir::{OpArray, Script};
-use zend_ssa::{ClassLookup, Ssa, SsaError};
+use zend_ir::Script;
 
 /// `ZEND_OPTIMIZER_PASS_*` bits that matter here.
 const PASS_1_TO_5: u32 = 0x1f;
@@ -36,54 +33,7 @@ pub fn sees_compiled_op_arrays(optimization_level: u32) -> bool {
             && optimization_level & PASS_10_NOP_REMOVAL != 0)
 }
 
-/// Resolves class names as `zend_optimizer_get_class_entry` does, for instanceof pis.
-struct Classes<'a>(&'a ScriptInfo<'a>);
-
-impl ClassLookup for Classes<'_> {
-    fn class_entry(&self, op_array: &OpArray, lcname: &[u8]) -> Option<Vec<u8>> {
-        self.0
-            .class_entry(Some(op_array), lcname)
-            .map(|c| c.name().to_vec())
-    }
-}
-
-/// Everything the DFA pass computes for one op_array, up to SSA with use-def chains.
-pub struct Analysis {
-    pub cfg: Cfg,
-    pub dfg: Option<Dfg>,
-    pub ssa: Option<Ssa>,
-}
-
-/// Why the DFA pass leaves an op_array alone (`zend_dfa_analyze_op_array` returning
-/// FAILURE before or after some dumps).
-#[derive(Debug)]
-pub enum Refused {
-    /// try/catch/finally: nothing is dumped.
-    TryCatch,
-    /// Malformed op_array.
-    Cfg(CfgError),
-    /// Indirect variable access: nothing is dumped.
-    IndirectVarAccess,
-}
-
-/// The CFG as the DFA pass builds it, or why it does not.
-pub fn dfa_cfg(op_array: &OpArray) -> Result<Cfg, Refused> {
-    if !op_array.try_catch_array.is_empty() {
-        return Err(Refused::TryCatch);
-    }
-    let cfg = Cfg::build(op_array, BuildFlags::NO_ENTRY_PREDECESSORS).map_err(Refused::Cfg)?;
-    if cfg.func_flags.contains(FuncFlags::INDIRECT_VAR_ACCESS) {
-        return Err(Refused::IndirectVarAccess);
-    }
-    Ok(cfg)
-}
-
-/// Builds the SSA form the DFA pass builds (CFG must come from [`dfa_cfg`]).
-pub fn dfa_ssa(op_array: &OpArray, cfg: &Cfg, info: &ScriptInfo) -> (Dfg, Result<Ssa, SsaError>) {
-    let dfg = Dfg::build(op_array, cfg, BuildFlags::empty());
-    let ssa = Ssa::build(op_array, cfg, &dfg, &Classes(info), BuildFlags::empty());
-    (dfg, ssa)
-}
+pub use zend_optimizer::analysis::{dfa_cfg, dfa_ssa, Refused};
 
 /// Our dump of the DFA analysis stages in `debug_bits` for the whole script, at an
 /// optimization level where [`sees_compiled_op_arrays`] holds.

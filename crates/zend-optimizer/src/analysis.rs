@@ -1,0 +1,155 @@
+//! One owner of a function's analyses: what `zend_dfa_analyze_op_array` computes for an
+//! op_array — the CFG, def/use sets and liveness, e-SSA with use-def chains, false
+//! dependencies and SCCs, types and ranges, escape states — and the script-wide order in
+//! which PHP computes them (callees' return types feed their callers).
+//!
+//! The CLI's dumps, the crosscheck, the after-pass check and the SSA passes all build their
+//! analyses here, so every user gets PHP's exact sequence of steps and its reasons for
+//! leaving an op_array alone ([`Refused`]).
+
+use std::fmt;
+
+use zend_call_graph::ScriptInfo;
+use zend_cfg::{BuildFlags, Cfg, CfgError, FuncFlags};
+use zend_dfg::Dfg;
+use zend_inference::{Context, Inference, ReturnInfo};
+use zend_ir::{OpArray, Script, ZEND_EVAL_CODE};
+use zend_ssa::{ClassLookup, Ssa, SsaError};
+
+/// Resolves class names as `zend_optimizer_get_class_entry` does, for instanceof pis.
+pub struct Classes<'a>(pub &'a ScriptInfo<'a>);
+
+impl ClassLookup for Classes<'_> {
+    fn class_entry(&self, op_array: &OpArray, lcname: &[u8]) -> Option<Vec<u8>> {
+        self.0
+            .class_entry(Some(op_array), lcname)
+            .map(|c| c.name().to_vec())
+    }
+}
+
+/// Why the DFA pass leaves an op_array alone (`zend_dfa_analyze_op_array` returning
+/// FAILURE, or never called).
+#[derive(Debug)]
+pub enum Refused {
+    /// Code compiled by `eval()`: the optimizer skips it.
+    EvalCode,
+    /// try/catch/finally: nothing is analysed or dumped.
+    TryCatch,
+    /// Malformed op_array.
+    Cfg(CfgError),
+    /// Indirect variable access (`$$name`, `extract()`, `compact()`...): nothing is dumped.
+    IndirectVarAccess,
+    /// SSA could not be built.
+    Ssa(SsaError),
+    /// Type inference failed ("Narrowing warning"): PHP drops the function's analysis.
+    Inference,
+}
+
+impl fmt::Display for Refused {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Refused::EvalCode => f.write_str("eval()'d code is not optimized"),
+            Refused::TryCatch => f.write_str("the DFA pass skips functions with try/catch/finally"),
+            Refused::Cfg(e) => write!(f, "no CFG: {e}"),
+            Refused::IndirectVarAccess => {
+                f.write_str("the DFA pass skips functions with indirect variable access")
+            }
+            Refused::Ssa(e) => write!(f, "no SSA: {e}"),
+            Refused::Inference => f.write_str("type inference failed (narrowing)"),
+        }
+    }
+}
+
+/// The CFG as the DFA pass builds it, or why it does not.
+pub fn dfa_cfg(op_array: &OpArray) -> Result<Cfg, Refused> {
+    if op_array.type_ == ZEND_EVAL_CODE {
+        return Err(Refused::EvalCode);
+    }
+    if !op_array.try_catch_array.is_empty() {
+        return Err(Refused::TryCatch);
+    }
+    let cfg = Cfg::build(op_array, BuildFlags::NO_ENTRY_PREDECESSORS).map_err(Refused::Cfg)?;
+    if cfg.func_flags.contains(FuncFlags::INDIRECT_VAR_ACCESS) {
+        return Err(Refused::IndirectVarAccess);
+    }
+    Ok(cfg)
+}
+
+/// The def/use sets and the SSA form the DFA pass builds (`cfg` from [`dfa_cfg`]).
+pub fn dfa_ssa(op_array: &OpArray, cfg: &Cfg, info: &ScriptInfo) -> (Dfg, Result<Ssa, SsaError>) {
+    let dfg = Dfg::build(op_array, cfg, BuildFlags::empty());
+    let ssa = Ssa::build(op_array, cfg, &dfg, &Classes(info), BuildFlags::empty());
+    (dfg, ssa)
+}
+
+/// Everything the DFA pass knows about one op_array.
+pub struct FuncAnalysis {
+    pub cfg: Cfg,
+    pub dfg: Dfg,
+    /// With false dependencies, SCCs and escape states.
+    pub ssa: Ssa,
+    /// Types and ranges of every SSA variable, and the return info.
+    pub inference: Inference,
+}
+
+/// The analyses of every op_array of a script, in `zend_foreach_op_array` order
+/// ([`ScriptInfo::op_arrays`]).
+pub struct ScriptAnalysis<'s> {
+    pub info: ScriptInfo<'s>,
+    pub optimization_level: u32,
+    pub functions: Vec<Result<FuncAnalysis, Refused>>,
+}
+
+/// Analyses every op_array of `script` as the DFA pass does at `optimization_level`: with
+/// the call graph (PASS_6 and PASS_7) calls are resolved and each function's return info,
+/// once analysed, feeds the functions analysed after it.
+pub fn analyze_script(script: &Script, optimization_level: u32) -> ScriptAnalysis<'_> {
+    let info = ScriptInfo::new(script);
+    let functions = {
+        let ctx = Context::new(&info, optimization_level);
+        let mut returns = ctx.initial_return_infos();
+        (0..info.op_arrays.len())
+            .map(|index| analyze_op_array(&info, &ctx, index, &mut returns))
+            .collect()
+    };
+    ScriptAnalysis {
+        info,
+        optimization_level,
+        functions,
+    }
+}
+
+/// `zend_dfa_analyze_op_array` for op_array `index` of `ctx.info`; `returns` are the return
+/// infos known so far, updated with this function's.
+pub fn analyze_op_array(
+    info: &ScriptInfo,
+    ctx: &Context,
+    index: usize,
+    returns: &mut [Option<ReturnInfo>],
+) -> Result<FuncAnalysis, Refused> {
+    let op_array = info.op_arrays[index];
+    let cfg = dfa_cfg(op_array)?;
+    let (dfg, ssa) = dfa_ssa(op_array, &cfg, info);
+    let mut ssa = ssa.map_err(Refused::Ssa)?;
+    ssa.find_false_dependencies(op_array);
+    ssa.find_sccs(op_array);
+    let inference = zend_inference::infer(op_array, Some(index), &cfg, &ssa, ctx, returns);
+    if inference.failed {
+        returns[index] = None;
+        return Err(Refused::Inference);
+    }
+    if let Some(ri) = &inference.return_info {
+        returns[index] = Some(ri.clone());
+    }
+    let types: Vec<u32> = inference.vars.iter().map(|v| v.type_).collect();
+    let escape = zend_escape::escape_analysis(op_array, &cfg, &ssa, &types, info);
+    for (v, e) in ssa.vars.iter_mut().zip(escape) {
+        v.escape_state = e;
+    }
+    Ok(FuncAnalysis {
+        cfg,
+        dfg,
+        ssa,
+        inference,
+    })
+}
