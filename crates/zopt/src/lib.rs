@@ -2,6 +2,7 @@
 //! corpora, our side of every dump stage, and the conformance comparison.
 
 pub mod bench;
+pub mod bench_optimizer;
 pub mod cache;
 pub mod conformance;
 pub mod corpus;

@@ -172,6 +172,24 @@ enum Command {
 
 #[derive(Subcommand)]
 enum BenchCommand {
+    /// zopt's optimizer against PHP's own on the same files, in the same run: per pass and in
+    /// total, medians, the ratio and peak memory.
+    Optimizer {
+        #[command(flatten)]
+        php: PhpArgs,
+        /// opcache.optimization_level of both.
+        #[arg(long, default_value = "0x7FFEBFFF", value_parser = parse_hex)]
+        optimization_level: u32,
+        /// Rounds (each: PHP at level 0, PHP at the level, zopt).
+        #[arg(long, default_value_t = 9)]
+        rounds: usize,
+        /// Print one JSON object instead of the text report.
+        #[arg(long)]
+        json: bool,
+        /// PHP files or directories of them.
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+    },
     /// Load every class of the libraries under PATHs (one declaration per file) under
     /// `compile` (OPcache off), `zopt` (warm zopt.cache_dir) and `opcache-file` (warm
     /// opcache.file_cache_only), interleaved rounds; medians and ratios.
@@ -208,6 +226,25 @@ fn main() {
 fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Cache { command } => zopt::cache::run(command),
+        Command::Bench {
+            command:
+                BenchCommand::Optimizer {
+                    php,
+                    optimization_level,
+                    rounds,
+                    json,
+                    paths,
+                },
+        } => {
+            let php = php::Php::locate(php.php.as_deref(), php.extension.as_deref())?;
+            let report = zopt::bench_optimizer::run(&php, &paths, optimization_level, rounds)?;
+            if json {
+                println!("{}", serde_json::to_string(&report)?);
+            } else {
+                report.print();
+            }
+            Ok(())
+        }
         Command::Bench {
             command:
                 BenchCommand::Serve {

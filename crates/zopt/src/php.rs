@@ -64,7 +64,7 @@ impl Php {
 
     /// Base command: no php.ini (so the user's configuration never changes the result),
     /// OPcache on for the CLI, JIT off.
-    fn command(&self, optimization_level: u32, debug_level: u32) -> Command {
+    pub(crate) fn command(&self, optimization_level: u32, debug_level: u32) -> Command {
         let mut cmd = Command::new(&self.binary);
         cmd.arg("-n")
             .args(["-d", "zend_extension=opcache"])
