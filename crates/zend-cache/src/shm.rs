@@ -702,11 +702,12 @@ impl ShmCache {
         h.pending_off.store(0, Ordering::Relaxed);
         h.pending_size.store(0, Ordering::Relaxed);
         match old {
-            Some(old) => {
+            // An invalidated entry was counted as wasted (and no longer as a script) then.
+            Some(old) if !old.is_invalidated() => {
                 self.counter(WASTED)
                     .fetch_add(old.size(), Ordering::Relaxed);
             }
-            None => {
+            _ => {
                 self.counter(ENTRIES).fetch_add(1, Ordering::Relaxed);
             }
         }
@@ -785,6 +786,7 @@ impl ShmCache {
             Some(e) => {
                 e.header().invalidated.store(1, Ordering::Release);
                 self.counter(INVALIDATIONS).fetch_add(1, Ordering::Relaxed);
+                self.counter(ENTRIES).fetch_sub(1, Ordering::Relaxed);
                 self.counter(WASTED).fetch_add(e.size(), Ordering::Relaxed);
                 true
             }

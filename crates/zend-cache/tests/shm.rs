@@ -57,6 +57,14 @@ fn stores_and_serves_in_place() {
     assert!(c.invalidate(b"/srv/a.php"));
     assert!(matches!(c.lookup_key(&key("a", 2)), ShmLookup::Miss));
     assert_eq!(c.entries().count(), 0);
+    let s = c.stats();
+    assert_eq!((s.entries, s.invalidations), (0, 1));
+    assert_eq!(s.wasted, e.size() + e2.size());
+    // Stored again after the invalidation: one script, nothing wasted twice.
+    c.store(&key("a", 3), &persist(&script).unwrap()).unwrap();
+    let s = c.stats();
+    assert_eq!(s.entries, 1);
+    assert_eq!(s.wasted, e.size() + e2.size());
 }
 
 #[test]

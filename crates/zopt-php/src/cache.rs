@@ -34,7 +34,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::OnceLock;
 
 use zend_cache::{
-    CacheBackend, CacheKey, FileCache, FileCacheConfig, RejectKind, ScriptView, SystemId,
+    CacheBackend, CacheKey, FileCache, FileCacheConfig, RejectKind, ScriptView, ShmCache,
+    ShmConfig, ShmEntry, ShmStoreError, SystemId,
 };
 
 use crate::engine::Engine;
@@ -43,8 +44,11 @@ use crate::{ini, load, transform};
 
 type CompileFile = unsafe extern "C" fn(*mut zend_file_handle, c_int) -> *mut zend_op_array;
 
-/// The cache, opened at MINIT.
+/// The file cache, opened at MINIT (`zopt.cache_dir`).
 static CACHE: OnceLock<FileCache> = OnceLock::new();
+/// The shared-memory segment, mapped at MINIT (`zopt.memory_consumption`): php-fpm's
+/// workers, forked from the master after MINIT, all use the same one.
+static SHM: OnceLock<ShmCache> = OnceLock::new();
 /// The `zend_compile_file` the hook replaced.
 static ORIGINAL: OnceLock<CompileFile> = OnceLock::new();
 static WARNED_OPCACHE: AtomicBool = AtomicBool::new(false);
@@ -64,6 +68,10 @@ pub struct Counters {
     pub served_ns: AtomicU64,
     /// Nanoseconds spent in the hook on everything else (PHP's compiler, capture, store).
     pub other_ns: AtomicU64,
+    /// Hits served from shared memory (also counted in `served`).
+    pub shm_hits: AtomicU64,
+    /// Shared-memory stores refused (full segment or table, invalid body).
+    pub shm_store_failures: AtomicU64,
 }
 
 pub static COUNTERS: Counters = Counters {
@@ -73,6 +81,8 @@ pub static COUNTERS: Counters = Counters {
     load_failures: AtomicU64::new(0),
     served_ns: AtomicU64::new(0),
     other_ns: AtomicU64::new(0),
+    shm_hits: AtomicU64::new(0),
+    shm_store_failures: AtomicU64::new(0),
 };
 
 /// OPcache's compiler options for scripts it caches (`opcache_compile_file`).
@@ -93,34 +103,50 @@ extern "C" {
     ) -> *mut zend_op_array;
 }
 
-/// MINIT: opens the cache under `zopt.cache_dir` and installs the hook. Problems are
+/// MINIT: maps the shared-memory segment (`zopt.memory_consumption`), opens the file cache
+/// under `zopt.cache_dir`, and installs the hook when there is either. Problems are
 /// warnings; PHP then compiles as usual.
 ///
 /// # Safety
 /// Called once from MINIT, on PHP's thread.
 pub unsafe fn startup() {
-    let Some(dir) = ini::cache_dir() else {
-        return;
-    };
     let version = std::ffi::CStr::from_bytes_with_nul(php::PHP_VERSION)
         .map(|v| v.to_string_lossy().into_owned())
         .unwrap_or_default();
     let system = SystemId::new(&version, ini::optimization_level());
-    let config = FileCacheConfig {
-        max_bytes: ini::cache_max_bytes(),
-        ..FileCacheConfig::default()
-    };
-    match FileCache::open(&dir, system, config) {
-        Ok(cache) => {
-            let _ = CACHE.set(cache);
+    let memory = ini::memory_consumption();
+    if memory > 0 {
+        let config = ShmConfig {
+            size: memory,
+            strings_size: ini::interned_strings_buffer(),
+            max_scripts: ini::max_accelerated_files(),
+        };
+        match ShmCache::create(config, &system) {
+            Ok(shm) => {
+                let _ = SHM.set(shm);
+            }
+            Err(e) => log(&format!(
+                "cannot map {memory} bytes of shared memory: {e}; no shared-memory cache"
+            )),
         }
-        Err(e) => {
-            log(&format!(
-                "cannot open the cache {}: {e}; scripts are compiled as usual",
+    }
+    if let Some(dir) = ini::cache_dir() {
+        let config = FileCacheConfig {
+            max_bytes: ini::cache_max_bytes(),
+            ..FileCacheConfig::default()
+        };
+        match FileCache::open(&dir, system, config) {
+            Ok(cache) => {
+                let _ = CACHE.set(cache);
+            }
+            Err(e) => log(&format!(
+                "cannot open the cache {}: {e}; scripts are not cached in files",
                 dir.display()
-            ));
-            return;
+            )),
         }
+    }
+    if CACHE.get().is_none() && SHM.get().is_none() {
+        return;
     }
     if let Some(original) = php::zend_compile_file {
         let _ = ORIGINAL.set(original);
@@ -133,14 +159,12 @@ pub unsafe fn startup() {
 /// # Safety
 /// Called once from MSHUTDOWN, on PHP's thread.
 pub unsafe fn shutdown() {
-    let Some(cache) = CACHE.get() else {
+    let Some(&original) = ORIGINAL.get() else {
         return;
     };
-    if let Some(&original) = ORIGINAL.get() {
-        php::zend_compile_file = Some(original);
-    }
+    php::zend_compile_file = Some(original);
     if let Some(path) = ini::cache_stats() {
-        let line = stats_json(cache);
+        let line = format!("{}\n", stats_json());
         let written = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
@@ -164,50 +188,161 @@ fn log(message: &str) {
 
 /// One line for `phpinfo()`: where the cache is and what it did in this process.
 pub fn status() -> String {
-    match CACHE.get() {
-        None => "off (zopt.cache_dir not set, or the cache could not be opened)".into(),
-        Some(cache) => {
-            let s = cache.stats();
-            format!(
-                "{} ({}): {} hits, {} misses, {} rejected, {} compiled, {} stored",
-                cache.dir().display(),
-                cache.pack_status(),
-                s.hits,
-                s.misses,
-                s.rejects_total(),
-                COUNTERS.compiles.load(Ordering::Relaxed),
-                s.stores
-            )
-        }
+    let mut parts = Vec::new();
+    if let Some(shm) = SHM.get() {
+        let s = shm.stats();
+        parts.push(format!(
+            "shared memory {} MB: {} scripts, {} of {} bytes used, {} wasted, {} hits, {} misses, {} full",
+            s.size >> 20,
+            s.entries,
+            s.data_used,
+            s.data_size,
+            s.wasted,
+            s.hits,
+            s.misses,
+            s.full
+        ));
     }
+    if let Some(cache) = CACHE.get() {
+        let s = cache.stats();
+        parts.push(format!(
+            "{} ({}): {} hits, {} misses, {} rejected, {} stored",
+            cache.dir().display(),
+            cache.pack_status(),
+            s.hits,
+            s.misses,
+            s.rejects_total(),
+            s.stores
+        ));
+    }
+    if parts.is_empty() {
+        return "off (neither zopt.memory_consumption nor zopt.cache_dir set, or unusable)".into();
+    }
+    parts.push(format!(
+        "{} compiled in this process",
+        COUNTERS.compiles.load(Ordering::Relaxed)
+    ));
+    parts.join("; ")
 }
 
-/// The counters as one JSON line.
-pub fn stats_json(cache: &FileCache) -> String {
-    let s = cache.stats();
-    let c = &COUNTERS;
-    let rejected: serde_json::Map<String, serde_json::Value> = RejectKind::ALL
-        .iter()
-        .filter(|&&kind| s.rejects(kind) > 0)
-        .map(|&kind| (kind.name().to_string(), s.rejects(kind).into()))
-        .collect();
-    let line = serde_json::json!({
-        "pid": std::process::id(),
+/// The shared-memory segment's counters (all processes) as JSON, `null` without one.
+pub fn shm_json() -> serde_json::Value {
+    let Some(shm) = SHM.get() else {
+        return serde_json::Value::Null;
+    };
+    let s = shm.stats();
+    serde_json::json!({
+        "size": s.size,
+        "data_size": s.data_size,
+        "data_used": s.data_used,
+        "wasted": s.wasted,
+        "strings_size": s.strings_size,
+        "strings_used": s.strings_used,
+        "strings": s.strings,
+        "strings_full": s.strings_full,
+        "scripts": s.entries,
         "hits": s.hits,
         "misses": s.misses,
-        "rejects": s.rejects_total(),
+        "stale": s.stale,
+        "stores": s.stores,
+        "full": s.full,
+        "writer_deaths": s.writer_deaths,
+        "invalidations": s.invalidations,
+    })
+}
+
+/// The counters of this process (and the shared segment's) as one JSON object.
+pub fn stats_json() -> serde_json::Value {
+    let c = &COUNTERS;
+    let mut line = serde_json::json!({
+        "pid": std::process::id(),
         "compiles": c.compiles.load(Ordering::Relaxed),
         "served": c.served.load(Ordering::Relaxed),
+        "shm_hits": c.shm_hits.load(Ordering::Relaxed),
+        "shm_store_failures": c.shm_store_failures.load(Ordering::Relaxed),
         "uncacheable": c.uncacheable.load(Ordering::Relaxed),
         "load_failures": c.load_failures.load(Ordering::Relaxed),
         "served_ns": c.served_ns.load(Ordering::Relaxed),
         "other_ns": c.other_ns.load(Ordering::Relaxed),
-        "stores": s.stores,
-        "store_failures": s.store_failures,
-        "rejected": rejected,
-        "pack": cache.pack_status().to_string(),
+        "shm": shm_json(),
     });
-    format!("{line}\n")
+    let (hits, misses, rejects, stores, store_failures, rejected, pack) = match CACHE.get() {
+        Some(cache) => {
+            let s = cache.stats();
+            let rejected: serde_json::Map<String, serde_json::Value> = RejectKind::ALL
+                .iter()
+                .filter(|&&kind| s.rejects(kind) > 0)
+                .map(|&kind| (kind.name().to_string(), s.rejects(kind).into()))
+                .collect();
+            (
+                s.hits,
+                s.misses,
+                s.rejects_total(),
+                s.stores,
+                s.store_failures,
+                rejected,
+                cache.pack_status().to_string(),
+            )
+        }
+        None => Default::default(),
+    };
+    let o = line.as_object_mut().expect("an object");
+    o.insert("hits".into(), hits.into());
+    o.insert("misses".into(), misses.into());
+    o.insert("rejects".into(), rejects.into());
+    o.insert("stores".into(), stores.into());
+    o.insert("store_failures".into(), store_failures.into());
+    o.insert("rejected".into(), rejected.into());
+    o.insert("pack".into(), pack.into());
+    line
+}
+
+/// Each script in shared memory with its hits and size, keyed by path.
+pub fn shm_scripts_json() -> serde_json::Value {
+    let Some(shm) = SHM.get() else {
+        return serde_json::Value::Null;
+    };
+    shm.entries()
+        .map(|e| {
+            (
+                String::from_utf8_lossy(e.path()).into_owned(),
+                serde_json::json!({ "hits": e.hits(), "size": e.size() }),
+            )
+        })
+        .collect::<serde_json::Map<_, _>>()
+        .into()
+}
+
+/// `zopt_invalidate`: retires the script's entries (shared memory and file cache), with
+/// `force` always, otherwise only when its source no longer matches (OPcache's rule).
+pub fn invalidate(path: &[u8], force: bool) -> bool {
+    let stale = |entry_validation: Option<zend_cache::Validation>| {
+        force || key_of(path).map(|k| k.validation) != entry_validation
+    };
+    let mut done = false;
+    if let Some(shm) = SHM.get() {
+        if let Some(entry) = shm.find(path) {
+            if stale(entry.validation()) {
+                done |= shm.invalidate(path);
+            }
+        }
+    }
+    if let Some(cache) = CACHE.get() {
+        let fresh = key_of(path).is_some_and(|k| cache.lookup(&k).is_ok());
+        if force || !fresh {
+            done |= cache.invalidate(path).unwrap_or(false);
+        }
+    }
+    done
+}
+
+/// `zopt_is_script_cached`: in shared memory, or (without a segment) in the file cache.
+pub fn is_cached(path: &[u8]) -> bool {
+    match (SHM.get(), CACHE.get()) {
+        (Some(shm), _) => shm.find(path).is_some(),
+        (None, Some(cache)) => key_of(path).is_some_and(|k| cache.lookup(&k).is_ok()),
+        (None, None) => false,
+    }
 }
 
 /// What the hook decided; the fatal outcomes are raised by [`compile_file`] itself, whose
@@ -271,46 +406,158 @@ unsafe fn compile_plain(handle: *mut zend_file_handle, type_: c_int) -> *mut zen
 
 unsafe fn serve(handle: *mut zend_file_handle, type_: c_int) -> Outcome {
     let cg = ptr::addr_of_mut!(php::compiler_globals);
-    let (Some(cache), Some(&original)) = (CACHE.get(), ORIGINAL.get()) else {
+    let Some(&original) = ORIGINAL.get() else {
         return Outcome::Done(compile_plain(handle, type_));
     };
     if opcache_caches() || (*cg).compiler_options & php::ZEND_COMPILE_DELAYED_BINDING != 0 {
         // OPcache caches scripts itself (our hook may sit before or after its own), or it is
         // compiling for its cache (or preloading).
         if !WARNED_OPCACHE.swap(true, Ordering::Relaxed) {
-            log("OPcache is caching scripts, so zopt.cache_dir is not used \
+            log("OPcache is caching scripts, so zopt's cache is not used \
                  (disable opcache.enable / opcache.enable_cli to use zopt's cache)");
         }
         COUNTERS.uncacheable.fetch_add(1, Ordering::Relaxed);
         return Outcome::Done(compile_plain(handle, type_));
     }
-    let key = match open(handle, type_) {
-        Opened::Key(key) => key,
+    let path = match open(handle, type_) {
+        Opened::Path(path) => path,
         Opened::Failed => return Outcome::Done(ptr::null_mut()),
         Opened::Uncacheable => {
             COUNTERS.uncacheable.fetch_add(1, Ordering::Relaxed);
             return Outcome::Done(compile_plain(handle, type_));
         }
     };
+    let shm = SHM.get();
 
-    if let Ok(hit) = cache.lookup(&key) {
-        let served = serve_hit(hit.view());
-        drop(hit);
-        match served {
-            Ok(outcome) => {
-                COUNTERS.served.fetch_add(1, Ordering::Relaxed);
-                return outcome;
+    // Level 1: shared memory. The source is checked at most every revalidate_freq seconds
+    // (never with validate_timestamps=0), as OPcache does.
+    let mut key = None;
+    if let Some(shm) = shm {
+        match shm.find(&path) {
+            Some(entry) => {
+                let now = unix_now();
+                let fresh = if !ini::validate_timestamps() || !entry.needs_revalidation(now) {
+                    true
+                } else {
+                    let Some(k) = key_of(&path) else {
+                        COUNTERS.uncacheable.fetch_add(1, Ordering::Relaxed);
+                        return Outcome::Done(compile_plain(handle, type_));
+                    };
+                    let same = entry.validation() == Some(k.validation);
+                    if same {
+                        entry.revalidated(now, ini::revalidate_freq());
+                    }
+                    key = Some(k);
+                    same
+                };
+                if fresh {
+                    if let Some(outcome) = serve_entry(&path, entry) {
+                        return outcome;
+                    }
+                } else {
+                    shm.count_stale();
+                }
             }
-            Err(e) => {
-                COUNTERS.load_failures.fetch_add(1, Ordering::Relaxed);
-                log(&format!(
-                    "cannot serve {} from the cache ({e}); compiling it",
-                    String::from_utf8_lossy(&key.path)
-                ));
+            None => shm.count_miss(),
+        }
+    }
+    let Some(key) = key.or_else(|| key_of(&path)) else {
+        COUNTERS.uncacheable.fetch_add(1, Ordering::Relaxed);
+        return Outcome::Done(compile_plain(handle, type_));
+    };
+
+    // Level 2: the file cache (loose entries and packs); a hit fills shared memory.
+    if let Some(cache) = CACHE.get() {
+        if let Ok(hit) = cache.lookup(&key) {
+            if let Some(shm) = shm {
+                match shm.store(&key, hit.body()) {
+                    Ok(entry) => {
+                        entry.revalidated(unix_now(), ini::revalidate_freq());
+                        drop(hit);
+                        if let Some(outcome) = serve_entry(&path, entry) {
+                            return outcome;
+                        }
+                        return compile_and_store(original, &key, handle, type_);
+                    }
+                    Err(e) => shm_store_failed(&key, &e),
+                }
+            }
+            let served = serve_hit(hit.view(), std::iter::empty());
+            drop(hit);
+            match served {
+                Ok(outcome) => {
+                    COUNTERS.served.fetch_add(1, Ordering::Relaxed);
+                    return outcome;
+                }
+                Err(e) => {
+                    COUNTERS.load_failures.fetch_add(1, Ordering::Relaxed);
+                    log(&format!(
+                        "cannot serve {} from the cache ({e}); compiling it",
+                        String::from_utf8_lossy(&key.path)
+                    ));
+                }
             }
         }
     }
-    compile_and_store(cache, original, &key, handle, type_)
+    // Level 3: PHP's compiler and zopt's optimizer, stored in both levels.
+    compile_and_store(original, &key, handle, type_)
+}
+
+/// Serves a shared-memory entry: its strings are the segment's interned copies. `None` when
+/// it could not be built (counted and logged; the caller compiles).
+unsafe fn serve_entry(path: &[u8], entry: ShmEntry<'_>) -> Option<Outcome> {
+    match serve_hit(entry.view(), entry.interned_strings()) {
+        Ok(outcome) => {
+            entry.record_hit();
+            COUNTERS.served.fetch_add(1, Ordering::Relaxed);
+            COUNTERS.shm_hits.fetch_add(1, Ordering::Relaxed);
+            Some(outcome)
+        }
+        Err(e) => {
+            COUNTERS.load_failures.fetch_add(1, Ordering::Relaxed);
+            log(&format!(
+                "cannot serve {} from shared memory ({e}); compiling it",
+                String::from_utf8_lossy(path)
+            ));
+            None
+        }
+    }
+}
+
+/// A full segment is normal operation (it stops caching, OPcache says so once); anything
+/// else is logged.
+fn shm_store_failed(key: &CacheKey, e: &ShmStoreError) {
+    static WARNED_FULL: AtomicBool = AtomicBool::new(false);
+    COUNTERS.shm_store_failures.fetch_add(1, Ordering::Relaxed);
+    match e {
+        ShmStoreError::Full | ShmStoreError::TableFull => {
+            if !WARNED_FULL.swap(true, Ordering::Relaxed) {
+                log(&format!(
+                    "{e}: new scripts are not added to shared memory (raise \
+                     zopt.memory_consumption or zopt.max_accelerated_files)"
+                ));
+            }
+        }
+        _ => log(&format!(
+            "{} is not cached in shared memory: {e}",
+            String::from_utf8_lossy(&key.path)
+        )),
+    }
+}
+
+fn unix_now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64)
+}
+
+/// The cache key of the file at `path` now (`None`: not a regular file we can stat).
+fn key_of(path: &[u8]) -> Option<CacheKey> {
+    CacheKey::for_file(
+        Path::new(std::ffi::OsStr::from_bytes(path)),
+        ini::cache_validation(),
+    )
+    .ok()
 }
 
 /// Whether OPcache caches scripts in this process: loaded, `opcache.enable` on and, under
@@ -334,14 +581,15 @@ fn opcache_caches() -> bool {
 /// Whether the file behind `handle` could be opened; like OPcache, a failure is reported
 /// here (PHP's "Failed opening ... for inclusion") and nothing is compiled.
 enum Opened {
-    Key(CacheKey),
+    /// The resolved path of a plain file.
+    Path(Vec<u8>),
     /// Open, but not a plain file we can validate (stdin, `-r` code, a stream wrapper).
     Uncacheable,
     Failed,
 }
 
-/// Opens the file behind `handle` as OPcache does (resolving the include path) and takes
-/// its cache key.
+/// Opens the file behind `handle` as OPcache does (resolving the include path) and returns
+/// its resolved path.
 unsafe fn open(handle: *mut zend_file_handle, type_: c_int) -> Opened {
     if u32::from((*handle).type_) == php::ZEND_HANDLE_FILENAME
         && php::zend_stream_open(handle) != php::SUCCESS
@@ -371,18 +619,17 @@ unsafe fn open(handle: *mut zend_file_handle, type_: c_int) -> Opened {
     if path.first() != Some(&b'/') {
         return Opened::Uncacheable; // "Standard input code", "-": not a file we can stat
     }
-    let path = Path::new(std::ffi::OsStr::from_bytes(path));
-    match CacheKey::for_file(path, ini::cache_validation()) {
-        Ok(key) => Opened::Key(key),
-        Err(_) => Opened::Uncacheable,
-    }
+    Opened::Path(path.to_vec())
 }
 
 /// A validated entry: build, bind, and with `zopt.verify` check what was loaded against
 /// the entry's model.
-unsafe fn serve_hit(view: ScriptView<'_>) -> Result<Outcome, String> {
+unsafe fn serve_hit(
+    view: ScriptView<'_>,
+    shared_strings: impl Iterator<Item = *const u8>,
+) -> Result<Outcome, String> {
     let e = Engine::new();
-    let built = load::build(e, view).map_err(|err| err.0)?;
+    let built = load::build(e, view, shared_strings).map_err(|err| err.0)?;
     let model = ini::verify().then(|| view.to_script());
     match load::bind(e, built, view.compiler_halt_offset(), model.as_ref()) {
         Ok(main) => Ok(Outcome::Done(main)),
@@ -393,7 +640,6 @@ unsafe fn serve_hit(view: ScriptView<'_>) -> Result<Outcome, String> {
 
 /// A miss: compile as OPcache does, capture, optimize, store.
 unsafe fn compile_and_store(
-    cache: &FileCache,
     original: CompileFile,
     key: &CacheKey,
     handle: *mut zend_file_handle,
@@ -427,7 +673,7 @@ unsafe fn compile_and_store(
     );
     copy_new_entries(&mut view.class_table, (*cg).class_table, classes_before);
 
-    let stored = capture_optimize_store(cache, key, &mut view);
+    let stored = capture_optimize_store(key, &mut view);
     *op_array = view.main_op_array;
     load::release_table(&mut view.function_table);
     load::release_table(&mut view.class_table);
@@ -447,17 +693,26 @@ unsafe fn compile_and_store(
 }
 
 /// Runs the freshly compiled script in `view` through zopt's optimizer (written back only
-/// when it changed anything) and stores the result.
-unsafe fn capture_optimize_store(
-    cache: &FileCache,
-    key: &CacheKey,
-    view: &mut zend_script,
-) -> Result<(), String> {
+/// when it changed anything) and stores the result: in shared memory (two-phase: the exact
+/// size, then the script persisted straight into one allocation of the segment) and in
+/// the file cache.
+unsafe fn capture_optimize_store(key: &CacheKey, view: &mut zend_script) -> Result<(), String> {
     let output = transform::rewrite(view, ini::Mode::Optimize, false)?;
-    cache
-        .store(key, &output)
-        .map(|_| ())
-        .map_err(|e| e.to_string())
+    if let Some(shm) = SHM.get() {
+        let plan = zend_cache::persist_calc(&output).map_err(|e| e.to_string())?;
+        let stored = shm.store_with(key, plan.size(), |out| {
+            // A failure leaves the allocation invalid: store_with then refuses it.
+            let _ = zend_cache::persist_into(&output, &plan, out);
+        });
+        match stored {
+            Ok(entry) => entry.revalidated(unix_now(), ini::revalidate_freq()),
+            Err(e) => shm_store_failed(key, &e),
+        }
+    }
+    if let Some(cache) = CACHE.get() {
+        cache.store(key, &output).map_err(|e| e.to_string())?;
+    }
+    Ok(())
 }
 
 /// Makes `dst` a table lending every string-keyed entry of `src` from bucket `from` on.

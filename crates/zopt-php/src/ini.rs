@@ -11,6 +11,11 @@
 //! | `zopt.cache_validation` | `mtime` (default: modification time and size) or `content` (size and content hash) | php.ini / `-d` only |
 //! | `zopt.cache_max_bytes` | size limit of the cache directory, oldest entries evicted; `0` (default): none | php.ini / `-d` only |
 //! | `zopt.cache_stats` | file the cache counters are appended to at shutdown, as a JSON line; empty (default): none | php.ini / `-d` only |
+//! | `zopt.memory_consumption` | MB of the shared-memory cache segment mapped at startup and shared by forked workers (php-fpm); `0` (default): none | php.ini / `-d` only |
+//! | `zopt.interned_strings_buffer` | MB of that segment for interned strings (default `8`) | php.ini / `-d` only |
+//! | `zopt.max_accelerated_files` | slots of the segment's script table (default `10000`) | php.ini / `-d` only |
+//! | `zopt.validate_timestamps` | `1` (default): check a script's source against its shared-memory entry, at most every `revalidate_freq` seconds; `0`: never (as OPcache's) | anywhere |
+//! | `zopt.revalidate_freq` | seconds between two checks of one script's source (default `2`) | anywhere |
 //!
 //! Each setting has an `on_modify` handler that validates the new value and keeps the
 //! parsed form in a Rust static; an invalid value is refused with a warning naming the
@@ -60,6 +65,43 @@ static CACHE_DIR: Mutex<Option<PathBuf>> = Mutex::new(None);
 static CACHE_STATS: Mutex<Option<PathBuf>> = Mutex::new(None);
 static CACHE_CONTENT_VALIDATION: AtomicBool = AtomicBool::new(false);
 static CACHE_MAX_BYTES: AtomicU64 = AtomicU64::new(0);
+static MEMORY_CONSUMPTION: AtomicU64 = AtomicU64::new(0);
+static INTERNED_STRINGS_BUFFER: AtomicU64 = AtomicU64::new(8);
+static MAX_ACCELERATED_FILES: AtomicU64 = AtomicU64::new(10_000);
+static VALIDATE_TIMESTAMPS: AtomicBool = AtomicBool::new(true);
+static REVALIDATE_FREQ: AtomicU64 = AtomicU64::new(2);
+
+/// `zopt.memory_consumption` in bytes (0: no shared-memory cache).
+pub fn memory_consumption() -> usize {
+    (MEMORY_CONSUMPTION.load(Ordering::Relaxed) as usize).saturating_mul(1 << 20)
+}
+
+/// `zopt.interned_strings_buffer` in bytes.
+pub fn interned_strings_buffer() -> usize {
+    (INTERNED_STRINGS_BUFFER.load(Ordering::Relaxed) as usize).saturating_mul(1 << 20)
+}
+
+/// `zopt.max_accelerated_files`.
+pub fn max_accelerated_files() -> usize {
+    MAX_ACCELERATED_FILES.load(Ordering::Relaxed) as usize
+}
+
+/// `zopt.validate_timestamps`.
+pub fn validate_timestamps() -> bool {
+    VALIDATE_TIMESTAMPS.load(Ordering::Relaxed)
+}
+
+/// `zopt.revalidate_freq` in seconds.
+pub fn revalidate_freq() -> i64 {
+    REVALIDATE_FREQ.load(Ordering::Relaxed) as i64
+}
+
+fn parse_count(name: &str, value: &str) -> Result<u64, String> {
+    value
+        .trim()
+        .parse()
+        .map_err(|_| format!("{name}: {value:?} is not a non-negative number"))
+}
 
 fn path_setting(setting: &Mutex<Option<PathBuf>>) -> Option<PathBuf> {
     setting
@@ -186,7 +228,7 @@ fn parse_bool(value: &str) -> Result<bool, String> {
         "" | "0" | "off" | "false" | "no" => Ok(false),
         "1" | "on" | "true" | "yes" => Ok(true),
         _ => Err(format!(
-            "invalid zopt.verify value {value:?}; expected 0 or 1"
+            "invalid value {value:?} for an on/off setting; expected 0 or 1"
         )),
     }
 }
@@ -218,6 +260,25 @@ fn apply(setting: Setting, value: &str) -> Result<(), String> {
             CACHE_CONTENT_VALIDATION.store(parse_validation(value)?, Ordering::Relaxed)
         }
         Setting::CacheMaxBytes => CACHE_MAX_BYTES.store(parse_bytes(value)?, Ordering::Relaxed),
+        Setting::MemoryConsumption => MEMORY_CONSUMPTION.store(
+            parse_count("zopt.memory_consumption", value)?,
+            Ordering::Relaxed,
+        ),
+        Setting::InternedStringsBuffer => INTERNED_STRINGS_BUFFER.store(
+            parse_count("zopt.interned_strings_buffer", value)?,
+            Ordering::Relaxed,
+        ),
+        Setting::MaxAcceleratedFiles => MAX_ACCELERATED_FILES.store(
+            parse_count("zopt.max_accelerated_files", value)?,
+            Ordering::Relaxed,
+        ),
+        Setting::ValidateTimestamps => {
+            VALIDATE_TIMESTAMPS.store(parse_bool(value)?, Ordering::Relaxed)
+        }
+        Setting::RevalidateFreq => REVALIDATE_FREQ.store(
+            parse_count("zopt.revalidate_freq", value)?,
+            Ordering::Relaxed,
+        ),
     }
     Ok(())
 }
@@ -234,6 +295,11 @@ enum Setting {
     CacheStats = 7,
     CacheValidation = 8,
     CacheMaxBytes = 9,
+    MemoryConsumption = 10,
+    InternedStringsBuffer = 11,
+    MaxAcceleratedFiles = 12,
+    ValidateTimestamps = 13,
+    RevalidateFreq = 14,
 }
 
 /// `ZEND_INI_MH`: PHP calls it with every new value; `mh_arg1` says which setting.
@@ -255,6 +321,11 @@ unsafe extern "C" fn on_modify(
             7 => Setting::CacheStats,
             8 => Setting::CacheValidation,
             9 => Setting::CacheMaxBytes,
+            10 => Setting::MemoryConsumption,
+            11 => Setting::InternedStringsBuffer,
+            12 => Setting::MaxAcceleratedFiles,
+            13 => Setting::ValidateTimestamps,
+            14 => Setting::RevalidateFreq,
             _ => Setting::Verify,
         };
         // SAFETY: PHP passes the live new value (or NULL) for the duration of the call.
@@ -309,7 +380,7 @@ const fn terminator() -> zend_ini_entry_def {
 }
 
 /// The entries, NULL-terminated as `zend_register_ini_entries_ex` expects.
-pub static INI_ENTRIES: FfiCell<[zend_ini_entry_def; 10]> = FfiCell::new([
+pub static INI_ENTRIES: FfiCell<[zend_ini_entry_def; 15]> = FfiCell::new([
     entry(
         b"zopt.mode\0",
         b"off\0",
@@ -358,6 +429,36 @@ pub static INI_ENTRIES: FfiCell<[zend_ini_entry_def; 10]> = FfiCell::new([
         b"0\0",
         Setting::CacheMaxBytes,
         php::ZEND_INI_SYSTEM,
+    ),
+    entry(
+        b"zopt.memory_consumption\0",
+        b"0\0",
+        Setting::MemoryConsumption,
+        php::ZEND_INI_SYSTEM,
+    ),
+    entry(
+        b"zopt.interned_strings_buffer\0",
+        b"8\0",
+        Setting::InternedStringsBuffer,
+        php::ZEND_INI_SYSTEM,
+    ),
+    entry(
+        b"zopt.max_accelerated_files\0",
+        b"10000\0",
+        Setting::MaxAcceleratedFiles,
+        php::ZEND_INI_SYSTEM,
+    ),
+    entry(
+        b"zopt.validate_timestamps\0",
+        b"1\0",
+        Setting::ValidateTimestamps,
+        php::ZEND_INI_ALL,
+    ),
+    entry(
+        b"zopt.revalidate_freq\0",
+        b"2\0",
+        Setting::RevalidateFreq,
+        php::ZEND_INI_ALL,
     ),
     terminator(),
 ]);

@@ -54,6 +54,7 @@ use std::sync::atomic::{AtomicI32, Ordering};
 mod cache;
 mod convert;
 mod engine;
+mod functions;
 mod ini;
 mod load;
 mod php;
@@ -111,7 +112,7 @@ static MODULE: FfiCell<zend_module_entry> = FfiCell::new(zend_module_entry {
     ini_entry: std::ptr::null(),
     deps: std::ptr::null(),
     name: c"zopt".as_ptr(),
-    functions: std::ptr::null(),
+    functions: functions::FUNCTIONS.get() as *const php::zend_function_entry,
     module_startup_func: Some(minit),
     module_shutdown_func: Some(mshutdown),
     request_startup_func: None,

@@ -114,11 +114,21 @@ pub struct Built {
 /// distinct string interned once; the rest comes from
 /// [`ScriptView::to_script_without_code`].
 ///
+/// `shared` gives, for each string id of the entry, an interned string that outlives the
+/// request (the shared-memory cache's copies; null or missing: interned as usual). Those
+/// are used as they are: nothing is allocated or hashed for them.
+///
 /// # Safety
-/// Runs on PHP's thread during a request (`e`).
-pub unsafe fn build(e: Engine, view: ScriptView<'_>) -> Result<Built> {
+/// Runs on PHP's thread during a request (`e`); every non-null pointer of `shared` is a
+/// `zend_string` with `IS_STR_INTERNED` that lives longer than the request, holding the
+/// bytes of the string of its id.
+pub unsafe fn build(
+    e: Engine,
+    view: ScriptView<'_>,
+    shared: impl Iterator<Item = *const u8>,
+) -> Result<Built> {
     let script = view.to_script_without_code();
-    let strings = Strings::new(view);
+    let strings = Strings::new(view, shared);
     let mut built = Box::new(zend_script::default());
     built.filename = e.interned_string(script.filename.as_bytes());
     init_table(&mut built.function_table, script.function_table.len());
@@ -190,10 +200,14 @@ struct Strings<'a> {
 }
 
 impl<'a> Strings<'a> {
-    fn new(view: ScriptView<'a>) -> Self {
+    fn new(view: ScriptView<'a>, shared: impl Iterator<Item = *const u8>) -> Self {
+        let mut interned = vec![ptr::null_mut(); view.string_count() as usize];
+        for (slot, s) in interned.iter_mut().zip(shared) {
+            *slot = s.cast_mut().cast::<zend_string>();
+        }
         Strings {
             view,
-            interned: RefCell::new(vec![ptr::null_mut(); view.string_count() as usize]),
+            interned: RefCell::new(interned),
         }
     }
 
