@@ -674,8 +674,9 @@ impl Ssa {
     /// and op → block map; the jump targets of the kept blocks' last ops (op1/op2 jump
     /// addresses, `extended_value` targets, SWITCH/MATCH jump tables); the try/catch
     /// table (the op_array's and the CFG's); the live ranges (a range left empty is
-    /// dropped). Returns where each op went, for the structures outside (call sites,
-    /// the early binding list).
+    /// dropped). Returns where each op went, for the structures outside: as PHP does,
+    /// the caller drops the call sites whose INIT op became a NOP and moves the others
+    /// (`func_info->callee_info`), and moves the main script's early binding list.
     pub fn remove_nops(&mut self, op_array: &mut OpArray, cfg: &mut Cfg) -> OpRenumbering {
         let last = op_array.opcodes.len();
         let mut new_of = vec![0u32; last];

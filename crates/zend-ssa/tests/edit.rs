@@ -852,3 +852,97 @@ fn unlink_of_a_non_use_is_refused() {
     let (_, _, mut ssa) = is_prime_trial();
     ssa.unlink_use_chain(OpNum(0), SsaVar(4));
 }
+
+/// The op lines (`0003 T4 = CASE ...`) of each function of a dump, by function name.
+fn dump_ops(dump: &str) -> Vec<(String, Vec<String>)> {
+    let mut out: Vec<(String, Vec<String>)> = Vec::new();
+    for line in dump.lines() {
+        if let Some(name) = line.strip_suffix(':').filter(|l| !l.starts_with(' ')) {
+            out.push((name.to_string(), Vec::new()));
+        } else if line.len() > 4 && line.as_bytes()[..4].iter().all(u8::is_ascii_digit) {
+            if let Some((_, ops)) = out.last_mut() {
+                ops.push(line.to_string());
+            }
+        }
+    }
+    out
+}
+
+/// Against PHP itself: with DCE (pass 14) in the DFA pass (pass 6), PHP removes each dead
+/// `$unused = ...;` and compacts the op_array with `zend_ssa_remove_nops`. The same
+/// removal through this API (`rename_defs_of_instr` + `remove_instr`, as DCE does), then
+/// `remove_nops`, prints exactly PHP's "after pass 6" ops: the unreachable code gone, the
+/// switch value's FREE in an unreachable block kept, the foreach and JMPZ targets moved.
+#[test]
+fn remove_nops_prints_what_php_prints_after_dce() {
+    let data = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data");
+    let php = std::env::var("ZOPT_PHP").unwrap_or_else(|_| "php".into());
+    let source = data.join("dce_remove_nops.php");
+    let output = std::process::Command::new(&php)
+        .args([
+            "-n",
+            "-d",
+            "zend_extension=opcache",
+            "-d",
+            "opcache.enable_cli=1",
+        ])
+        .args([
+            "-d",
+            "opcache.file_update_protection=0",
+            "-d",
+            "opcache.jit=0",
+        ])
+        // Passes 6 (DFA), 8 (SCCP) and 14 (DCE); dump after pass 6.
+        .args(["-d", "opcache.optimization_level=0x20A0"])
+        .args(["-d", "opcache.opt_debug_level=0x20"])
+        .args(["-r", "opcache_compile_file($argv[1]);", "--"])
+        .arg(&source)
+        .output()
+        .unwrap_or_else(|e| panic!("running {php}: {e}"));
+    let theirs = dump_ops(&String::from_utf8_lossy(&output.stderr));
+    assert!(
+        theirs.iter().any(|(n, _)| n == "sw"),
+        "no PHP dump: {output:?}"
+    );
+
+    let text = std::fs::read_to_string(data.join("dce_remove_nops.zop")).unwrap();
+    let script = zend_ir::zop::parse(&text).unwrap();
+    for name in ["sw", "first"] {
+        let mut op_array = function(&script, name);
+        let (mut cfg, mut ssa) = analyse(&op_array).unwrap();
+        let frees = cfg
+            .blocks
+            .iter()
+            .filter(|b| b.flags.contains(zend_cfg::BlockFlags::UNREACHABLE_FREE))
+            .count();
+        assert_eq!(frees, usize::from(name == "sw"), "{name}");
+        let original_len = op_array.opcodes.len();
+        let dead = op_array
+            .opcodes
+            .iter()
+            .position(|op| {
+                op.opcode == ZEND_ASSIGN
+                    && matches!(op.op1, zend_ir::Operand::Cv(v)
+                        if op_array.vars[v.index()].as_bytes() == b"unused")
+            })
+            .map(|i| OpNum(i as u32))
+            .unwrap();
+        let def = ssa.ops[dead.index()].op1_def.unwrap();
+        assert_eq!(ops_of(&ssa, def.0), Vec::<u32>::new());
+        ssa.rename_defs_of_instr(dead, None);
+        ssa.remove_instr(&mut op_array, dead);
+        check(&op_array, &cfg, &ssa);
+        ssa.remove_nops(&mut op_array, &mut cfg);
+        check(&op_array, &cfg, &ssa);
+
+        let mut out = Vec::new();
+        zend_ir::dump::dump_op_array(&mut out, &op_array, 0, Some("after pass 6"));
+        let ours = dump_ops(&String::from_utf8_lossy(&out));
+        let php_ops = &theirs.iter().find(|(n, _)| n == name).unwrap().1;
+        assert!(
+            !php_ops.is_empty() && php_ops.len() < original_len - 1,
+            "{name}"
+        );
+        assert_eq!(&ours[0].1, php_ops, "{name}");
+    }
+}
