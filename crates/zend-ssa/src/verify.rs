@@ -134,6 +134,18 @@ pub fn verify(op_array: &OpArray, cfg: &Cfg, ssa: &Ssa) -> Result<(), VerifyErro
                 continue;
             }
             let phi = &ssa.phis[p.index()];
+            // A phi that edits removed (no longer in its block) is on no chain.
+            if ssa
+                .blocks
+                .get(phi.block.index())
+                .map_or(true, |b| !b.phis.contains(&p))
+            {
+                fail(format!(
+                    "var {} has phi use {} that is in no block",
+                    var_name(i),
+                    phi.ssa_var.0
+                ));
+            }
             if !phi_sources.contains(&(p.0, v.0)) {
                 fail(format!(
                     "var {} not in phi sources of {}",

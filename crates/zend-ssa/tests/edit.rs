@@ -301,6 +301,14 @@ fn remove_predecessor_then_trivial_phi() {
     assert_eq!(phis_of(&ssa, 9), Vec::<u32>::new());
     assert_eq!(ssa.vars[10].definition_phi, None);
     check(&op_array, &cfg, &ssa);
+    // The verifier notices a removed phi put back on a chain.
+    let mut broken = ssa.clone();
+    broken.vars[9].phi_use_chain = Some(phi);
+    let err = verify(&op_array, &cfg, &broken).unwrap_err();
+    assert!(
+        err.failures.iter().any(|f| f.contains("in no block")),
+        "{err}"
+    );
 }
 
 /// DCE removing `$d += 2` (op 16) by renaming its definition to its use: the loop phi
