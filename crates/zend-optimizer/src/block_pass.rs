@@ -1,10 +1,682 @@
-//! Mirrors `zend_optimize_cfg` (block_pass.c): the CFG-based pass: block-local propagation, jump threading, unreachable code, block reordering.
+//! Mirrors `zend_optimize_cfg` (block_pass.c): the CFG-based pass (PASS_5).
 //!
-//! Not implemented yet: [`run`] leaves the op_array unchanged.
+//! The op_array is cut into basic blocks (`zend_build_cfg` with no flags), then up to three
+//! rounds of: [`t_usage`] (which TMP/VARs live across blocks; results nobody reads are
+//! dropped), [`optimize::optimize_block`] on every reachable block (block-local constant
+//! propagation and peephole rewrites), NOP stripping, [`jumps::jmp_optimization`] (jump
+//! threading), reachability marked again, and [`merge_blocks`]. A round that changes no
+//! jump and merges no block ends the loop (PHP resets its counter after the block
+//! rewrites, so those alone do not buy another round). [`assemble`] then lays the
+//! reachable blocks out again without NOPs, with jump targets, the exception table and
+//! FAST_RET indexes renumbered.
+//!
+//! Dumps: `before block pass` and `after block pass` (the op_array by blocks, as
+//! `zend_dump_op_array` prints it with a CFG: no `from=` lines, since the pass never
+//! builds predecessors) and the `NON-LOCAL-VARS` line of every round.
+//!
+//! Guarantees: jump targets, try/catch offsets and FAST_RET indexes are valid after the
+//! pass; live ranges are only clamped into the new op count — like PHP, the driver
+//! recomputes them once the optimizer is done. An op_array whose CFG cannot be built is
+//! left unchanged.
 
-use zend_ir::OpArray;
+mod cfg;
+mod consts;
+mod dump;
+mod jumps;
+mod optimize;
+
+use zend_cfg::{BlockFlags, BlockId};
+use zend_ir::dump::debug_level;
+use zend_ir::opcode::*;
+use zend_ir::{Literal, LiteralId, Op, OpArray, OpNum, Opcode, Operand};
 
 use crate::ctx::OptimizerCtx;
+use crate::ChangeKind;
+use cfg::{Block, BlockCfg};
+
+pub(crate) use consts::{update_op1_const, update_op2_const};
+
+/// `ZEND_ACC_HAS_FINALLY_BLOCK` (op_array flag).
+pub(crate) const ZEND_ACC_HAS_FINALLY_BLOCK: u32 = 1 << 15;
+const ZEND_LAST_CATCH: u32 = 1;
+
+/// PHP's `PASSES`: at most three rounds.
+const PASSES: u32 = 3;
+
+/// The state of one run of the pass over one op_array.
+pub(crate) struct Pass<'a, 'c> {
+    pub op_array: &'a mut OpArray,
+    pub cfg: BlockCfg,
+    /// `used_ext`: TMP/VARs read outside the (extended) block defining them.
+    pub used_ext: Vec<bool>,
+    /// `Tsource`: the op defining each TMP/VAR in the current extended block.
+    pub tsource: Vec<Option<usize>>,
+    pub opt_count: u32,
+    pub ctx: &'a mut OptimizerCtx<'c>,
+}
 
 /// `zend_optimize_cfg`.
-pub fn run(_op_array: &mut OpArray, _ctx: &mut OptimizerCtx) {}
+pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
+    if op_array.opcodes.is_empty() {
+        return;
+    }
+    let original_try_catch = op_array.try_catch_array.clone();
+    let cfg = match BlockCfg::build(op_array) {
+        Ok(cfg) => cfg,
+        Err(_) => {
+            op_array.try_catch_array = original_try_catch;
+            return;
+        }
+    };
+    let slots = (op_array.last_var() + op_array.T) as usize;
+    if cfg.blocks.len() * slots > 64 * 1024 * 1024 {
+        return;
+    }
+    if ctx.debug_level & debug_level::BEFORE_BLOCK_PASS != 0 {
+        dump::dump_cfg(
+            &mut ctx.state.dumps,
+            op_array,
+            &cfg,
+            false,
+            "before block pass",
+        );
+    }
+    let mut pass = Pass {
+        op_array,
+        cfg,
+        used_ext: vec![false; slots],
+        tsource: vec![None; slots],
+        opt_count: 0,
+        ctx,
+    };
+    for _ in 0..PASSES {
+        pass.opt_count = 0;
+        pass.used_ext = t_usage(&mut pass);
+
+        for b in 0..pass.cfg.blocks.len() {
+            let flags = pass.cfg.blocks[b].flags;
+            if !flags.contains(BlockFlags::REACHABLE) {
+                continue;
+            }
+            // Sources are tracked within an extended block only.
+            if !flags.contains(BlockFlags::FOLLOW) || flags.contains(BlockFlags::TARGET) {
+                pass.tsource.fill(None);
+            }
+            optimize::optimize_block(&mut pass, b);
+        }
+
+        for b in 0..pass.cfg.blocks.len() {
+            let block = &mut pass.cfg.blocks[b];
+            if block
+                .flags
+                .intersects(BlockFlags::REACHABLE | BlockFlags::UNREACHABLE_FREE)
+            {
+                strip_nops(pass.op_array, block);
+            }
+        }
+
+        pass.opt_count = 0;
+        for b in 0..pass.cfg.blocks.len() {
+            if pass.cfg.blocks[b].reachable() {
+                jumps::jmp_optimization(pass.op_array, &mut pass.cfg, b, &mut pass.opt_count);
+            }
+        }
+
+        pass.cfg.remark_reachable_blocks(pass.op_array);
+        merge_blocks(pass.op_array, &mut pass.cfg, &mut pass.opt_count);
+
+        if pass.opt_count == 0 {
+            break;
+        }
+    }
+
+    assemble(&mut pass);
+
+    if pass.ctx.debug_level & debug_level::AFTER_BLOCK_PASS != 0 {
+        dump::dump_cfg(
+            &mut pass.ctx.state.dumps,
+            pass.op_array,
+            &pass.cfg,
+            true,
+            "after block pass",
+        );
+    }
+}
+
+// ---- small shared helpers --------------------------------------------------------------
+
+pub(crate) fn is_tmp(o: Operand) -> bool {
+    matches!(o, Operand::TmpVar(_))
+}
+
+pub(crate) fn is_tmp_or_var(o: Operand) -> bool {
+    matches!(o, Operand::TmpVar(_) | Operand::Var(_))
+}
+
+/// `INV_COND`: JMPZ ⇄ JMPNZ.
+pub(crate) fn inv_cond(opcode: Opcode) -> Opcode {
+    if opcode == ZEND_JMPZ {
+        ZEND_JMPNZ
+    } else {
+        ZEND_JMPZ
+    }
+}
+
+pub(crate) fn lit(op_array: &OpArray, l: LiteralId) -> &Literal {
+    static NULL: Literal = Literal::Null;
+    op_array.literals.get(l.index()).unwrap_or(&NULL)
+}
+
+pub(crate) fn set_lit(op_array: &mut OpArray, l: LiteralId, v: Literal) {
+    if let Some(slot) = op_array.literals.get_mut(l.index()) {
+        *slot = v;
+    }
+}
+
+/// `literal_dtor`: the literal's slot stays, its value becomes null (pass 11 drops it).
+pub(crate) fn literal_dtor(op_array: &mut OpArray, l: LiteralId) {
+    set_lit(op_array, l, Literal::Null);
+}
+
+/// A copy of literal `l` appended to the literals (`ZVAL_COPY` + `add_literal`).
+pub(crate) fn add_literal_copy(op_array: &mut OpArray, l: LiteralId) -> LiteralId {
+    let v = lit(op_array, l).clone();
+    crate::helpers::add_literal(op_array, v)
+}
+
+/// `MAKE_NOP`.
+pub(crate) fn make_nop(op: &mut Op) {
+    crate::helpers::make_nop(op);
+}
+
+/// `zend_optimizer_convert_to_free_op1`: an op whose only remaining effect is releasing
+/// its op1 — CHECK_VAR for a CV, FREE for a TMP/VAR, nothing for a constant.
+pub(crate) fn convert_to_free_op1(op_array: &mut OpArray, i: usize) {
+    let op1 = op_array.opcodes[i].op1;
+    match op1 {
+        Operand::Cv(_) | Operand::TmpVar(_) | Operand::Var(_) => {
+            let op = &mut op_array.opcodes[i];
+            op.opcode = if matches!(op1, Operand::Cv(_)) {
+                ZEND_CHECK_VAR
+            } else {
+                ZEND_FREE
+            };
+            op.op2 = Operand::Unused(0);
+            op.result = Operand::Unused(0);
+            op.smart_branch = Default::default();
+            op.extended_value = 0;
+        }
+        _ => {
+            if let Operand::Const(l) = op1 {
+                literal_dtor(op_array, l);
+            }
+            make_nop(&mut op_array.opcodes[i]);
+        }
+    }
+}
+
+/// `strip_leading_nops`: the block starts after its leading NOPs (it has at least one).
+pub(crate) fn strip_leading_nops(op_array: &OpArray, b: &mut Block) {
+    loop {
+        b.start += 1;
+        b.len -= 1;
+        if b.len == 0 || op_array.opcodes[b.start as usize].opcode != ZEND_NOP {
+            break;
+        }
+    }
+}
+
+/// `strip_nops`: leading NOPs skipped, inner ones squeezed out (the freed tail becomes
+/// NOPs).
+fn strip_nops(op_array: &mut OpArray, b: &mut Block) {
+    if b.len == 0 {
+        return;
+    }
+    if op_array.opcodes[b.start as usize].opcode == ZEND_NOP {
+        strip_leading_nops(op_array, b);
+    }
+    if b.len == 0 {
+        return;
+    }
+    let end = (b.start + b.len) as usize;
+    let mut j = b.start as usize + 1;
+    for i in b.start as usize + 1..end {
+        if op_array.opcodes[i].opcode != ZEND_NOP {
+            if i != j {
+                op_array.opcodes[j] = op_array.opcodes[i].clone();
+            }
+            j += 1;
+        }
+    }
+    b.len = j as u32 - b.start;
+    for op in &mut op_array.opcodes[j..end] {
+        make_nop(op);
+    }
+}
+
+/// `zend_t_usage`: finds the TMP/VARs used outside the extended block that defines them
+/// (`used_ext`), prints them when asked (`NON-LOCAL-VARS`), then walks every block
+/// backwards dropping results nobody reads.
+fn t_usage(pass: &mut Pass) -> Vec<bool> {
+    let op_array = &mut *pass.op_array;
+    let cfg = &pass.cfg;
+    let slots = (op_array.last_var() + op_array.T) as usize;
+    let mut used_ext = vec![false; slots];
+    if op_array.T == 0 {
+        return used_ext;
+    }
+    let mut defined_here = vec![false; slots];
+    let slot = |o: Operand| match o {
+        Operand::TmpVar(v) | Operand::Var(v) => Some(v.index()),
+        _ => None,
+    };
+    // PHP starts at block 1.
+    for block in cfg.blocks.iter().skip(1) {
+        if !block.reachable() {
+            continue;
+        }
+        if !block.flags.contains(BlockFlags::FOLLOW) || block.flags.contains(BlockFlags::TARGET) {
+            defined_here.fill(false);
+        }
+        for i in block.start..block.start + block.len {
+            let op = &op_array.opcodes[i as usize];
+            if let Some(v) = slot(op.op1) {
+                if !defined_here[v] {
+                    used_ext[v] = true;
+                }
+            }
+            match op.op2 {
+                Operand::Var(v) => {
+                    if matches!(op.opcode, ZEND_FE_FETCH_R | ZEND_FE_FETCH_RW) {
+                        // FE_FETCH writes its op2.
+                        defined_here[v.index()] = true;
+                    } else if !defined_here[v.index()] {
+                        used_ext[v.index()] = true;
+                    }
+                }
+                Operand::TmpVar(v) => {
+                    if !defined_here[v.index()] {
+                        used_ext[v.index()] = true;
+                    }
+                }
+                _ => {}
+            }
+            match op.result {
+                Operand::Var(v) => defined_here[v.index()] = true,
+                Operand::TmpVar(v) => {
+                    if matches!(
+                        op.opcode,
+                        ZEND_ADD_ARRAY_ELEMENT | ZEND_ADD_ARRAY_UNPACK | ZEND_ROPE_ADD
+                    ) {
+                        // These read their result too.
+                        if !defined_here[v.index()] {
+                            used_ext[v.index()] = true;
+                        }
+                    } else {
+                        defined_here[v.index()] = true;
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    if pass.ctx.debug_level & debug_level::BLOCK_PASS_VARS != 0 {
+        dump::dump_non_local_vars(&mut pass.ctx.state.dumps, op_array, &used_ext);
+    }
+
+    let mut usage = defined_here;
+    let mut next_block: Option<usize> = None;
+    for n in (0..cfg.blocks.len()).rev() {
+        let block = &cfg.blocks[n];
+        if !block.reachable() || block.len == 0 {
+            continue;
+        }
+        let continues = next_block.is_some_and(|nb| {
+            let f = cfg.blocks[nb].flags;
+            f.contains(BlockFlags::FOLLOW) && !f.contains(BlockFlags::TARGET)
+        });
+        if !continues {
+            usage.copy_from_slice(&used_ext);
+        } else if block.successors_count > 1 {
+            for (u, e) in usage.iter_mut().zip(&used_ext) {
+                *u |= *e;
+            }
+        }
+        next_block = Some(n);
+
+        for i in (block.start..block.start + block.len).rev() {
+            let i = i as usize;
+            let op = &op_array.opcodes[i];
+            if let Some(r) = slot(op.result) {
+                let accumulates = matches!(
+                    op.opcode,
+                    ZEND_ADD_ARRAY_ELEMENT | ZEND_ADD_ARRAY_UNPACK | ZEND_ROPE_ADD
+                );
+                if !usage[r] {
+                    let opcode = op.opcode;
+                    let mut dropped = true;
+                    match opcode {
+                        ZEND_ASSIGN_OP
+                        | ZEND_ASSIGN_DIM_OP
+                        | ZEND_ASSIGN_OBJ_OP
+                        | ZEND_ASSIGN_STATIC_PROP_OP
+                        | ZEND_PRE_INC
+                        | ZEND_PRE_DEC
+                        | ZEND_ASSIGN
+                        | ZEND_ASSIGN_REF
+                        | ZEND_DO_FCALL
+                        | ZEND_DO_ICALL
+                        | ZEND_DO_UCALL
+                        | ZEND_DO_FCALL_BY_NAME => {
+                            op_array.opcodes[i].result = Operand::Unused(0);
+                        }
+                        ZEND_POST_INC
+                        | ZEND_POST_DEC
+                        | ZEND_POST_INC_OBJ
+                        | ZEND_POST_DEC_OBJ
+                        | ZEND_POST_INC_STATIC_PROP
+                        | ZEND_POST_DEC_STATIC_PROP => {
+                            // The pre- form needs no copy of the old value.
+                            let o = &mut op_array.opcodes[i];
+                            o.opcode = Opcode(opcode.0 - 2);
+                            o.result = Operand::Unused(0);
+                        }
+                        ZEND_QM_ASSIGN | ZEND_BOOL | ZEND_BOOL_NOT => {
+                            convert_to_free_op1(op_array, i);
+                        }
+                        ZEND_JMPZ_EX | ZEND_JMPNZ_EX => {
+                            let o = &mut op_array.opcodes[i];
+                            o.opcode = if opcode == ZEND_JMPZ_EX {
+                                ZEND_JMPZ
+                            } else {
+                                ZEND_JMPNZ
+                            };
+                            o.result = Operand::Unused(0);
+                        }
+                        _ => {
+                            dropped = false;
+                            if accumulates {
+                                usage[r] = true;
+                            }
+                        }
+                    }
+                    if dropped {
+                        pass.ctx
+                            .note(op_array, OpNum(i as u32), ChangeKind::Rewritten, || {
+                                format!("result T{r} is never read")
+                            });
+                    }
+                } else if !accumulates {
+                    usage[r] = false;
+                }
+            }
+            let op = &op_array.opcodes[i];
+            match op.op2 {
+                Operand::Var(v) => {
+                    usage[v.index()] = !matches!(op.opcode, ZEND_FE_FETCH_R | ZEND_FE_FETCH_RW);
+                }
+                Operand::TmpVar(v) => usage[v.index()] = true,
+                _ => {}
+            }
+            if let Some(v) = slot(op.op1) {
+                usage[v] = true;
+            }
+        }
+    }
+    used_ext
+}
+
+/// `zend_merge_blocks`: a block entered only by falling through from a predecessor that
+/// has it as its only successor joins that predecessor (the empty blocks in between are
+/// cleared, a JMP between them dropped).
+fn merge_blocks(op_array: &mut OpArray, cfg: &mut BlockCfg, opt_count: &mut u32) {
+    let mut prev: Option<usize> = None;
+    for i in 0..cfg.blocks.len() {
+        if !cfg.blocks[i].reachable() {
+            continue;
+        }
+        let f = cfg.blocks[i].flags;
+        let mergeable = f.contains(BlockFlags::FOLLOW)
+            && !f.intersects(BlockFlags::TARGET | BlockFlags::PROTECTED)
+            && prev.is_some_and(|p| {
+                cfg.blocks[p].successors_count == 1 && cfg.blocks[p].successors[0].index() == i
+            });
+        let Some(p) = prev.filter(|_| mergeable) else {
+            prev = Some(i);
+            continue;
+        };
+        if let Some(last) = cfg.blocks[p].last() {
+            if op_array.opcodes[last].opcode == ZEND_JMP {
+                make_nop(&mut op_array.opcodes[last]);
+            }
+        }
+        for bb in p + 1..i {
+            let (start, len) = (cfg.blocks[bb].start, cfg.blocks[bb].len);
+            for k in start..start + len {
+                let op = &mut op_array.opcodes[k as usize];
+                let (o1, o2) = (op.op1, op.op2);
+                make_nop(op);
+                for o in [o1, o2] {
+                    if let Operand::Const(l) = o {
+                        literal_dtor(op_array, l);
+                    }
+                }
+            }
+            cfg.blocks[bb].len = 0;
+        }
+        let exit = cfg.blocks[i].flags & BlockFlags::EXIT;
+        cfg.blocks[p].flags |= exit;
+        cfg.blocks[p].len = cfg.blocks[i].start + cfg.blocks[i].len - cfg.blocks[p].start;
+        let count = cfg.blocks[i].successors_count;
+        cfg.blocks[p].successors_count = count;
+        if !cfg.blocks[i].inline_storage {
+            // The merged block's own successor array moves over.
+            let own = std::mem::replace(&mut cfg.blocks[i].successors, vec![BlockId(0); 2]);
+            cfg.blocks[p].successors = own;
+            cfg.blocks[p].inline_storage = false;
+            cfg.blocks[i].inline_storage = true;
+        } else {
+            let moved: Vec<BlockId> = cfg.blocks[i].successors[..count].to_vec();
+            cfg.blocks[p].successors[..count].copy_from_slice(&moved);
+        }
+        let b = &mut cfg.blocks[i];
+        b.flags = BlockFlags::empty();
+        b.len = 0;
+        b.successors_count = 0;
+        *opt_count += 1;
+    }
+}
+
+/// `assemble_code_blocks`: the reachable blocks (and the kept FREE of unreachable loop-var
+/// frees) laid out in order without NOPs or jumps to the next block; jump targets,
+/// SWITCH tables, the exception table and FAST_RET indexes renumbered; `cfg.map` left
+/// mapping each block's new start (for the dump).
+fn assemble(pass: &mut Pass) {
+    let op_array = &mut *pass.op_array;
+    let cfg = &mut pass.cfg;
+    let n = cfg.blocks.len();
+    for b in 0..n {
+        if cfg.blocks[b].len == 0 {
+            continue;
+        }
+        let flags = cfg.blocks[b].flags;
+        if flags.intersects(BlockFlags::REACHABLE | BlockFlags::UNREACHABLE_FREE) {
+            if flags.contains(BlockFlags::UNREACHABLE_FREE)
+                && !flags.contains(BlockFlags::REACHABLE)
+            {
+                // Only the loop variable's FREE is kept.
+                cfg.blocks[b].len = 1;
+                continue;
+            }
+            let Some(last) = cfg.blocks[b].last() else {
+                continue;
+            };
+            if op_array.opcodes[last].opcode == ZEND_JMP {
+                let mut next = b + 1;
+                while next < n && !cfg.blocks[next].reachable() {
+                    next += 1;
+                }
+                if next < n && next == cfg.succ(b, 0) {
+                    // JMP to the next block.
+                    make_nop(&mut op_array.opcodes[last]);
+                    cfg.blocks[b].len -= 1;
+                }
+            } else if cfg.blocks[b].len == 1 && op_array.opcodes[last].opcode == ZEND_NOP {
+                cfg.blocks[b].len = 0;
+            }
+        } else {
+            // Unused code: its constants go.
+            let (start, len) = (cfg.blocks[b].start, cfg.blocks[b].len);
+            for k in start..start + len {
+                let op = &op_array.opcodes[k as usize];
+                let (o1, o2) = (op.op1, op.op2);
+                for o in [o1, o2] {
+                    if let Operand::Const(l) = o {
+                        literal_dtor(op_array, l);
+                    }
+                }
+            }
+        }
+    }
+
+    let mut new_ops: Vec<Op> = Vec::with_capacity(op_array.opcodes.len());
+    for b in &mut cfg.blocks {
+        if b.flags
+            .intersects(BlockFlags::REACHABLE | BlockFlags::UNREACHABLE_FREE)
+        {
+            let start = b.start as usize;
+            let len = b.len as usize;
+            b.start = new_ops.len() as u32;
+            new_ops.extend_from_slice(&op_array.opcodes[start..start + len]);
+        }
+    }
+    let old_map = std::mem::take(&mut cfg.map);
+    op_array.opcodes = new_ops;
+    let len = op_array.opcodes.len() as u32;
+
+    let start_of = |cfg: &BlockCfg, s: BlockId| OpNum(cfg.blocks[s.index()].start);
+    for b in 0..n {
+        let block = &cfg.blocks[b];
+        if !block.reachable() || block.len == 0 {
+            continue;
+        }
+        let last = (block.start + block.len - 1) as usize;
+        let s0 = start_of(cfg, block.successors[0]);
+        let op = &mut op_array.opcodes[last];
+        match op.opcode {
+            ZEND_FAST_CALL | ZEND_JMP => op.op1 = Operand::JmpAddr(s0),
+            ZEND_JMPZ | ZEND_JMPNZ | ZEND_JMPZ_EX | ZEND_JMPNZ_EX | ZEND_FE_RESET_R
+            | ZEND_FE_RESET_RW | ZEND_JMP_SET | ZEND_COALESCE | ZEND_ASSERT_CHECK
+            | ZEND_JMP_NULL => op.op2 = Operand::JmpAddr(s0),
+            ZEND_CATCH => {
+                if op.extended_value & ZEND_LAST_CATCH == 0 {
+                    op.op2 = Operand::JmpAddr(s0);
+                }
+            }
+            ZEND_FE_FETCH_R | ZEND_FE_FETCH_RW => op.extended_value = s0.0,
+            ZEND_SWITCH_LONG | ZEND_SWITCH_STRING | ZEND_MATCH => {
+                if let Operand::Const(table) = op.op2 {
+                    let mut s = 0;
+                    let successors: Vec<OpNum> =
+                        block.successors.iter().map(|&x| start_of(cfg, x)).collect();
+                    if let Some(Literal::Array(entries)) = op_array.literals.get_mut(table.index())
+                    {
+                        for (_, target) in entries.iter_mut() {
+                            if let Some(t) = successors.get(s) {
+                                *target = Literal::Long(i64::from(t.0));
+                            }
+                            s += 1;
+                        }
+                    }
+                    if let Some(t) = successors.get(s) {
+                        op_array.opcodes[last].extended_value = t.0;
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    // Operands that held jump addresses on ops that no longer jump through them.
+    for op in &mut op_array.opcodes {
+        let flags = op.opcode.flags();
+        let op1_jmp = zend_vm_op1_flags(flags) & ZEND_VM_OP_MASK == ZEND_VM_OP_JMP_ADDR;
+        let op2_jmp = zend_vm_op2_flags(flags) & ZEND_VM_OP_MASK == ZEND_VM_OP_JMP_ADDR;
+        if !op1_jmp {
+            if let Operand::JmpAddr(_) = op.op1 {
+                op.op1 = Operand::Unused(0);
+            }
+        }
+        if !op2_jmp {
+            if let Operand::JmpAddr(_) = op.op2 {
+                op.op2 = Operand::Unused(0);
+            }
+        }
+    }
+
+    // The exception table: entries whose try block is gone are dropped.
+    if !op_array.try_catch_array.is_empty() {
+        let block_of = |op: OpNum| old_map.get(op.index()).copied().flatten();
+        let mut kept = Vec::new();
+        let mut index_map = Vec::new();
+        for tc in &op_array.try_catch_array {
+            let Some(tb) = block_of(tc.try_op) else {
+                index_map.push(None);
+                continue;
+            };
+            if !cfg.blocks[tb.index()].reachable() {
+                index_map.push(None);
+                continue;
+            }
+            index_map.push(Some(kept.len() as u32));
+            let at = |op: Option<OpNum>| {
+                op.and_then(block_of)
+                    .map(|b| OpNum(cfg.blocks[b.index()].start))
+            };
+            kept.push(zend_ir::TryCatchElement {
+                try_op: OpNum(cfg.blocks[tb.index()].start),
+                catch_op: at(tc.catch_op),
+                finally_op: at(tc.finally_op),
+                finally_end: at(tc.finally_end),
+            });
+        }
+        let j = kept.len();
+        if j != op_array.try_catch_array.len()
+            && op_array.fn_flags & ZEND_ACC_HAS_FINALLY_BLOCK != 0
+        {
+            for op in &mut op_array.opcodes {
+                if op.opcode == ZEND_FAST_RET {
+                    if let Operand::Unused(num) = op.op2 {
+                        // PHP remaps indexes below the new count only.
+                        if num != u32::MAX && (num as usize) < j {
+                            if let Some(Some(new)) = index_map.get(num as usize) {
+                                op.op2 = Operand::Unused(*new);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        op_array.try_catch_array = kept;
+    }
+
+    // Live ranges are recomputed by the driver after the optimizer, as PHP does; until
+    // then they only have to stay inside the op_array.
+    for lr in &mut op_array.live_range {
+        lr.start = OpNum(lr.start.0.min(len));
+        lr.end = OpNum(lr.end.0.min(len).max(lr.start.0));
+    }
+
+    // The map, for the dump: each kept block's start.
+    cfg.map = vec![None; len as usize];
+    for (b, block) in cfg.blocks.iter().enumerate() {
+        if block
+            .flags
+            .intersects(BlockFlags::REACHABLE | BlockFlags::UNREACHABLE_FREE)
+        {
+            if let Some(slot) = cfg.map.get_mut(block.start as usize) {
+                *slot = Some(BlockId(b as u32));
+            }
+        }
+    }
+}

@@ -1,0 +1,250 @@
+//! The block pass's own view of the CFG: `zend_build_cfg(..., 0, ...)` as block_pass.c
+//! edits it — blocks whose start, length, flags and successor arrays the pass rewrites in
+//! place — and `zend_cfg_remark_reachable_blocks`.
+//!
+//! Built from [`zend_cfg::Cfg::build_blocks`], then owned here: the pass moves block
+//! starts (leading NOPs), shortens blocks, retargets and drops successors, hands a SWITCH
+//! block's successor array to the block it merges into, and re-marks reachability, none
+//! of which zend-cfg's shared, immutable-edge `Cfg` (used by the DFA analyses) offers.
+//! Predecessors are never built: PHP's block pass does not build them, so its dumps have
+//! no `from=` lines.
+
+use zend_cfg::cfg::{is_loop_var_free, loop_var_def};
+use zend_cfg::{BlockFlags, BlockId, BuildFlags, Cfg, CfgError, FuncFlags};
+use zend_ir::opcode::*;
+use zend_ir::{OpArray, OpNum, TryCatchElement};
+
+/// A `zend_basic_block` as the block pass uses it.
+#[derive(Clone, Debug)]
+pub(crate) struct Block {
+    pub flags: BlockFlags,
+    pub start: u32,
+    pub len: u32,
+    /// `b->successors`: the array, whose entries past `successors_count` keep what they
+    /// held (the dump prints jump operands from it). At least two entries.
+    pub successors: Vec<BlockId>,
+    pub successors_count: usize,
+    /// Whether `successors` is the block's own two-entry storage (`successors_storage`)
+    /// rather than an array of its own (SWITCH/MATCH blocks): merging moves the latter.
+    pub inline_storage: bool,
+}
+
+impl Block {
+    pub fn reachable(&self) -> bool {
+        self.flags.contains(BlockFlags::REACHABLE)
+    }
+
+    /// The last op, if the block has any.
+    pub fn last(&self) -> Option<usize> {
+        (self.len > 0).then(|| (self.start + self.len - 1) as usize)
+    }
+}
+
+/// The CFG of one op_array during the block pass.
+pub(crate) struct BlockCfg {
+    pub blocks: Vec<Block>,
+    /// `cfg->map`: the block of each original op; after assembly only block starts map.
+    pub map: Vec<Option<BlockId>>,
+    pub func_flags: FuncFlags,
+}
+
+impl BlockCfg {
+    /// `zend_build_cfg` with no flags. PHP's build moves the `try_op` of a try block whose
+    /// first blocks are unreachable; that move is written back into `op_array`.
+    pub fn build(op_array: &mut OpArray) -> Result<BlockCfg, CfgError> {
+        let cfg = Cfg::build_blocks(op_array, BuildFlags::empty())?;
+        op_array.try_catch_array = cfg.try_catch.clone();
+        let blocks = (0..cfg.blocks_count())
+            .map(|n| {
+                let b = BlockId(n as u32);
+                let block = cfg.block(b);
+                // zend_build_cfg keeps the successors of unreachable blocks (only
+                // zend_cfg_build_predecessors drops them).
+                let stored = cfg.stored_successors(b);
+                let mut successors = stored.to_vec();
+                while successors.len() < 2 {
+                    successors.push(BlockId(0));
+                }
+                Block {
+                    flags: block.flags,
+                    start: block.start,
+                    len: block.len,
+                    successors_count: stored.len(),
+                    inline_storage: stored.len() <= 2,
+                    successors,
+                }
+            })
+            .collect();
+        Ok(BlockCfg {
+            blocks,
+            map: cfg.map.iter().map(|&b| Some(b)).collect(),
+            func_flags: cfg.func_flags,
+        })
+    }
+
+    pub fn succ(&self, b: usize, n: usize) -> usize {
+        self.blocks[b].successors[n].index()
+    }
+
+    fn block_of(&self, op: OpNum) -> usize {
+        self.map
+            .get(op.index())
+            .copied()
+            .flatten()
+            .map_or(0, BlockId::index)
+    }
+
+    /// `zend_cfg_remark_reachable_blocks`: clears every block's flags and marks again from
+    /// the first reachable block (the exception table and unreachable loop-variable frees
+    /// included).
+    pub fn remark_reachable_blocks(&mut self, op_array: &mut OpArray) {
+        let start = self.blocks.iter().position(Block::reachable).unwrap_or(0);
+        for b in &mut self.blocks {
+            b.flags = BlockFlags::empty();
+        }
+        self.mark_reachable_blocks(op_array, start);
+    }
+
+    /// `zend_mark_reachable`: marks `from` and everything reachable from it, with the
+    /// FOLLOW/TARGET/EXIT flags the edges imply (the order of the walk does not change
+    /// them).
+    fn mark_reachable(&mut self, op_array: &OpArray, from: usize) {
+        let mut stack = vec![from];
+        let mut queued = vec![false; self.blocks.len()];
+        queued[from] = true;
+        while let Some(b) = stack.pop() {
+            self.blocks[b].flags |= BlockFlags::REACHABLE;
+            let count = self.blocks[b].successors_count;
+            if count == 0 {
+                self.blocks[b].flags |= BlockFlags::EXIT;
+                continue;
+            }
+            let last_opcode = self.blocks[b].last().map(|i| op_array.opcodes[i].opcode);
+            for i in 0..count {
+                let succ = self.succ(b, i);
+                let add = match last_opcode {
+                    None => BlockFlags::FOLLOW,
+                    Some(ZEND_MATCH) => BlockFlags::TARGET,
+                    Some(ZEND_SWITCH_LONG | ZEND_SWITCH_STRING) => {
+                        if i == count - 1 {
+                            BlockFlags::FOLLOW | BlockFlags::TARGET
+                        } else {
+                            BlockFlags::TARGET
+                        }
+                    }
+                    Some(ZEND_JMP) if count == 1 => BlockFlags::TARGET,
+                    Some(_) if count == 1 => BlockFlags::FOLLOW,
+                    Some(_) => {
+                        if i == 0 {
+                            BlockFlags::TARGET
+                        } else {
+                            BlockFlags::FOLLOW
+                        }
+                    }
+                };
+                self.blocks[succ].flags |= add;
+                if !self.blocks[succ].reachable() && !queued[succ] {
+                    queued[succ] = true;
+                    stack.push(succ);
+                }
+            }
+        }
+    }
+
+    /// `zend_mark_reachable_blocks`: from `start`, then through the exception table (moving
+    /// the `try_op` of a try block entered in its middle, in `op_array`), then the
+    /// unreachable blocks that free a loop variable defined in a reachable one.
+    fn mark_reachable_blocks(&mut self, op_array: &mut OpArray, start: usize) {
+        self.blocks[start].flags = BlockFlags::START;
+        self.mark_reachable(op_array, start);
+
+        if !op_array.try_catch_array.is_empty() {
+            let count = self.blocks.len();
+            loop {
+                let mut changed = false;
+                for j in 0..op_array.try_catch_array.len() {
+                    let tc: TryCatchElement = op_array.try_catch_array[j].clone();
+                    let mut b = self.block_of(tc.try_op);
+                    if !self.blocks[b].reachable() {
+                        if let Some(catch_op) = tc.catch_op {
+                            let end = self.block_of(catch_op);
+                            while b != end && b < count {
+                                if self.blocks[b].reachable() {
+                                    op_array.try_catch_array[j].try_op =
+                                        OpNum(self.blocks[b].start);
+                                    break;
+                                }
+                                b += 1;
+                            }
+                        }
+                        b = self.block_of(op_array.try_catch_array[j].try_op);
+                        if !self.blocks[b].reachable() {
+                            if let Some(finally_op) = tc.finally_op {
+                                let end = self.block_of(finally_op);
+                                while b != end && b < count {
+                                    if self.blocks[b].reachable() {
+                                        // PHP moves try_op to catch_op (0 when absent) and
+                                        // marks from there.
+                                        op_array.try_catch_array[j].try_op =
+                                            tc.catch_op.unwrap_or(OpNum(0));
+                                        changed = true;
+                                        let target =
+                                            self.block_of(op_array.try_catch_array[j].try_op);
+                                        self.mark_reachable(op_array, target);
+                                        break;
+                                    }
+                                    b += 1;
+                                }
+                            }
+                        }
+                    }
+
+                    let b = self.block_of(op_array.try_catch_array[j].try_op);
+                    if self.blocks[b].reachable() {
+                        self.blocks[b].flags |= BlockFlags::TRY;
+                        let parts = [
+                            (tc.catch_op, BlockFlags::CATCH),
+                            (tc.finally_op, BlockFlags::FINALLY),
+                            (tc.finally_end, BlockFlags::FINALLY_END),
+                        ];
+                        for (op, flag) in parts {
+                            if let Some(op) = op {
+                                let b = self.block_of(op);
+                                self.blocks[b].flags |= flag;
+                                if !self.blocks[b].reachable() {
+                                    changed = true;
+                                    self.mark_reachable(op_array, b);
+                                }
+                            }
+                        }
+                    }
+                }
+                if !changed {
+                    break;
+                }
+            }
+        }
+
+        if self.func_flags.contains(FuncFlags::FREE_LOOP_VAR) {
+            for b in 0..self.blocks.len() {
+                if self.blocks[b].reachable() {
+                    continue;
+                }
+                let ops = self.blocks[b].start..self.blocks[b].start + self.blocks[b].len;
+                for j in ops {
+                    let Some(op) = op_array.opcodes.get(j as usize) else {
+                        break;
+                    };
+                    if is_loop_var_free(op) {
+                        if let Some(def) = loop_var_def(op_array, OpNum(j)) {
+                            if self.blocks[self.block_of(def)].reachable() {
+                                self.blocks[b].flags |= BlockFlags::UNREACHABLE_FREE;
+                                break;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
