@@ -876,13 +876,10 @@ fn dump_ops(dump: &str) -> Vec<(String, Vec<String>)> {
     out
 }
 
-/// Against PHP itself: with DCE (pass 14) in the DFA pass (pass 6), PHP removes each dead
-/// `$unused = ...;` and compacts the op_array with `zend_ssa_remove_nops`. The same
-/// removal through this API (`rename_defs_of_instr` + `remove_instr`, as DCE does), then
-/// `remove_nops`, prints exactly PHP's "after pass 6" ops: the unreachable code gone, the
-/// switch value's FREE in an unreachable block kept, the foreach and JMPZ targets moved.
-#[test]
-fn remove_nops_prints_what_php_prints_after_dce() {
+/// PHP's own "after pass 6" ops of tests/data/dce_remove_nops.php with the DFA pass
+/// (pass 6), SCCP (pass 8) and DCE (pass 14) on, and our recording of the same file as
+/// PHP compiled it.
+fn php_after_dfa() -> (Vec<(String, Vec<String>)>, Script) {
     let data = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data");
     let php = std::env::var("ZOPT_PHP").unwrap_or_else(|_| "php".into());
     let source = data.join("dce_remove_nops.php");
@@ -900,7 +897,6 @@ fn remove_nops_prints_what_php_prints_after_dce() {
             "-d",
             "opcache.jit=0",
         ])
-        // Passes 6 (DFA), 8 (SCCP) and 14 (DCE); dump after pass 6.
         .args(["-d", "opcache.optimization_level=0x20A0"])
         .args(["-d", "opcache.opt_debug_level=0x20"])
         .args(["-r", "opcache_compile_file($argv[1]);", "--"])
@@ -912,9 +908,28 @@ fn remove_nops_prints_what_php_prints_after_dce() {
         theirs.iter().any(|(n, _)| n == "sw"),
         "no PHP dump: {output:?}"
     );
-
     let text = std::fs::read_to_string(data.join("dce_remove_nops.zop")).unwrap();
-    let script = zend_ir::zop::parse(&text).unwrap();
+    (theirs, zend_ir::zop::parse(&text).unwrap())
+}
+
+/// Our op lines of `op_array`, printed as PHP prints them, beside PHP's for `name`.
+fn compare_ops(theirs: &[(String, Vec<String>)], name: &str, op_array: &OpArray) {
+    let mut out = Vec::new();
+    zend_ir::dump::dump_op_array(&mut out, op_array, 0, Some("after pass 6"));
+    let ours = dump_ops(&String::from_utf8_lossy(&out));
+    let php_ops = &theirs.iter().find(|(n, _)| n == name).unwrap().1;
+    assert!(!php_ops.is_empty(), "{name}");
+    assert_eq!(&ours[0].1, php_ops, "{name}");
+}
+
+/// Against PHP itself: with DCE (pass 14) in the DFA pass (pass 6), PHP removes each dead
+/// `$unused = ...;` and compacts the op_array with `zend_ssa_remove_nops`. The same
+/// removal through this API (`rename_defs_of_instr` + `remove_instr`, as DCE does), then
+/// `remove_nops`, prints exactly PHP's "after pass 6" ops: the unreachable code gone, the
+/// switch value's FREE in an unreachable block kept, the foreach and JMPZ targets moved.
+#[test]
+fn remove_nops_prints_what_php_prints_after_dce() {
+    let (theirs, script) = php_after_dfa();
     for name in ["sw", "first"] {
         let mut op_array = function(&script, name);
         let (mut cfg, mut ssa) = analyse(&op_array).unwrap();
@@ -943,14 +958,34 @@ fn remove_nops_prints_what_php_prints_after_dce() {
         ssa.remove_nops(&mut op_array, &mut cfg);
         check(&op_array, &cfg, &ssa);
 
-        let mut out = Vec::new();
-        zend_ir::dump::dump_op_array(&mut out, &op_array, 0, Some("after pass 6"));
-        let ours = dump_ops(&String::from_utf8_lossy(&out));
-        let php_ops = &theirs.iter().find(|(n, _)| n == name).unwrap().1;
-        assert!(
-            !php_ops.is_empty() && php_ops.len() < original_len - 1,
-            "{name}"
-        );
-        assert_eq!(&ours[0].1, php_ops, "{name}");
+        assert!(op_array.opcodes.len() < original_len - 1, "{name}");
+        compare_ops(&theirs, name, &op_array);
     }
+}
+
+/// Against PHP itself: SCCP finds `$c` always 0 in `dead($n)` and removes the "never"
+/// branch (`zend_ssa_remove_block`); the JMPZ, now jumping to the next op, becomes a NOP;
+/// DCE removes `$c = 0`; the compaction leaves PHP's three ops.
+#[test]
+fn remove_block_and_compact_print_what_php_prints_after_sccp() {
+    let (theirs, script) = php_after_dfa();
+    let mut op_array = function(&script, "dead");
+    let (mut cfg, mut ssa) = analyse(&op_array).unwrap();
+    // BB0: RECV, ASSIGN $c, JMPZ $c; BB1: ECHO "never", JMP; BB2: ECHO "always"; BB3:
+    // RETURN $n; BB4: the unreachable RETURN null.
+    assert_eq!(cfg.blocks[1].ops(), 3..5);
+    let c = ssa.ops[2].op1_use.unwrap();
+    ssa.remove_block(&mut op_array, &mut cfg, BlockId(1));
+    assert_eq!(cfg.successors(BlockId(0)), &[BlockId(2)]);
+    assert_eq!(cfg.predecessors(BlockId(3)), &[BlockId(2)]);
+    check(&op_array, &cfg, &ssa);
+    // The JMPZ only reaches the next block now.
+    ssa.remove_instr(&mut op_array, OpNum(2));
+    assert_eq!(ops_of(&ssa, c.0), Vec::<u32>::new());
+    ssa.rename_defs_of_instr(OpNum(1), None);
+    ssa.remove_instr(&mut op_array, OpNum(1));
+    check(&op_array, &cfg, &ssa);
+    ssa.remove_nops(&mut op_array, &mut cfg);
+    check(&op_array, &cfg, &ssa);
+    compare_ops(&theirs, "dead", &op_array);
 }

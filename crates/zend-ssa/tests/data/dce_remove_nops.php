@@ -18,3 +18,14 @@ function first($a) {
     }
     return -1;
 }
+// SCCP finds `$c` always 0: the "never" branch is removed (zend_ssa_remove_block), the
+// JMPZ becomes a jump to the next op (a NOP), DCE removes `$c = 0`.
+function dead($n) {
+    $c = 0;
+    if ($c) {
+        echo "never\n";
+    } else {
+        echo "always\n";
+    }
+    return $n;
+}
