@@ -703,6 +703,7 @@ unsafe fn capture_optimize_store(key: &CacheKey, view: &mut zend_script) -> Resu
         let stored = shm.store_with(key, plan.size(), |out| {
             // A failure leaves the allocation invalid: store_with then refuses it.
             let _ = zend_cache::persist_into(&output, &plan, out);
+            pause_if_armed();
         });
         match stored {
             Ok(entry) => entry.revalidated(unix_now(), ini::revalidate_freq()),
@@ -713,6 +714,19 @@ unsafe fn capture_optimize_store(key: &CacheKey, view: &mut zend_script) -> Resu
         cache.store(key, &output).map_err(|e| e.to_string())?;
     }
     Ok(())
+}
+
+/// Fault injection for the tests: when the environment names a file in
+/// `ZOPT_TEST_PAUSE_STORE` and that file exists, the first store that sees it removes it
+/// and sleeps for 60 s while it holds the segment's writer lock, its entry written but not
+/// published, so that a test can kill the worker mid-store.
+fn pause_if_armed() {
+    let Some(marker) = std::env::var_os("ZOPT_TEST_PAUSE_STORE") else {
+        return;
+    };
+    if std::fs::remove_file(&marker).is_ok() {
+        std::thread::sleep(std::time::Duration::from_secs(60));
+    }
 }
 
 /// Makes `dst` a table lending every string-keyed entry of `src` from bucket `from` on.

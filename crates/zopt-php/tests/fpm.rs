@@ -1,0 +1,445 @@
+//! zopt's shared-memory cache under Debian's php-fpm (`php-fpm8.2`, pool of 2 static
+//! workers on 127.0.0.1, requests sent with `cgi-fcgi` from libfcgi-bin; both installed
+//! with apt when missing): the workers share one segment, a worker serves what the other
+//! stored without compiling, and workers killed with SIGKILL — while running a request, or
+//! while holding the segment's writer lock in the middle of a store — leave a cache that
+//! keeps serving correct pages. Every page is compared with what `php -n` prints for the
+//! same script without zopt. Servers are started and stopped by the tests; request counts
+//! are bounded.
+
+mod common;
+
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+const FPM: &str = "/usr/sbin/php-fpm8.2";
+const CGI_FCGI: &str = "/usr/bin/cgi-fcgi";
+
+/// php-fpm and cgi-fcgi, installed with apt (as .ci/run does) when missing.
+fn tools() {
+    static DONE: OnceLock<()> = OnceLock::new();
+    DONE.get_or_init(|| {
+        if Path::new(FPM).is_file() && Path::new(CGI_FCGI).is_file() {
+            return;
+        }
+        let root = Command::new("id")
+            .arg("-u")
+            .output()
+            .is_ok_and(|o| o.stdout.starts_with(b"0\n"));
+        let mut cmd = Command::new(if root { "apt-get" } else { "sudo" });
+        if !root {
+            cmd.arg("apt-get");
+        }
+        cmd.args(["install", "-y", "-qq", "php8.2-fpm", "libfcgi-bin"])
+            .env("DEBIAN_FRONTEND", "noninteractive");
+        let status = cmd.status().expect("running apt-get");
+        assert!(
+            status.success() && Path::new(FPM).is_file() && Path::new(CGI_FCGI).is_file(),
+            "these tests need php8.2-fpm and libfcgi-bin (apt-get install php8.2-fpm libfcgi-bin)"
+        );
+    });
+}
+
+/// A php-fpm master with a static pool of 2 workers, stopped on drop.
+struct Fpm {
+    master: Child,
+    port: u16,
+    dir: PathBuf,
+}
+
+impl Fpm {
+    fn start(dir: &Path, ini: &[(&str, String)], env: &[(&str, String)]) -> Fpm {
+        tools();
+        let port = TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("a free port")
+            .port();
+        let conf = dir.join("fpm.conf");
+        std::fs::write(
+            &conf,
+            format!(
+                "[global]\nerror_log = {log}\ndaemonize = no\npid = {pid}\n\
+                 [www]\nlisten = 127.0.0.1:{port}\npm = static\npm.max_children = 2\n\
+                 catch_workers_output = yes\nclear_env = no\n",
+                log = dir.join("fpm.log").display(),
+                pid = dir.join("fpm.pid").display(),
+            ),
+        )
+        .unwrap();
+        let mut cmd = Command::new(FPM);
+        cmd.args(["-n", "-F", "-R", "-y"]).arg(&conf);
+        cmd.arg("-d")
+            .arg(format!("extension={}", common::extension().display()));
+        for (k, v) in ini {
+            cmd.arg("-d").arg(format!("{k}={v}"));
+        }
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let master = cmd
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("starting php-fpm");
+        let fpm = Fpm {
+            master,
+            port,
+            dir: dir.to_path_buf(),
+        };
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                Instant::now() < deadline,
+                "php-fpm did not listen: {}",
+                std::fs::read_to_string(dir.join("fpm.log")).unwrap_or_default()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        fpm
+    }
+
+    /// The body of one GET of `script` (a path under the app directory).
+    fn get(&self, script: &Path, query: &str) -> String {
+        let out = Command::new("timeout")
+            .arg("90")
+            .arg(CGI_FCGI)
+            .args(["-bind", "-connect"])
+            .arg(format!("127.0.0.1:{}", self.port))
+            .env("SCRIPT_FILENAME", script)
+            .env("REQUEST_METHOD", "GET")
+            .env("QUERY_STRING", query)
+            .output()
+            .expect("running cgi-fcgi");
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        match text.split_once("\r\n\r\n") {
+            Some((_, body)) => body.to_string(),
+            None => text,
+        }
+    }
+
+    /// The worker processes (children of the master).
+    fn workers(&self) -> Vec<u32> {
+        let master = self.master.id();
+        let mut pids = Vec::new();
+        for e in std::fs::read_dir("/proc").unwrap().flatten() {
+            let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
+                continue;
+            };
+            let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else {
+                continue;
+            };
+            // pid (comm) state ppid ...: comm may hold spaces, so split after ')'.
+            let ppid = stat
+                .rsplit_once(')')
+                .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+                .and_then(|p| p.parse::<u32>().ok());
+            if ppid == Some(master) {
+                pids.push(pid);
+            }
+        }
+        pids.sort();
+        pids
+    }
+
+    fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.join("fpm.log")).unwrap_or_default()
+    }
+}
+
+impl Drop for Fpm {
+    fn drop(&mut self) {
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.master.id().to_string()])
+            .status();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.master.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = self.master.kill();
+        let _ = self.master.wait();
+    }
+}
+
+fn kill9(pid: u32) {
+    let status = Command::new("kill")
+        .args(["-KILL", &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+/// A small application: a page that requires three library files (classes with
+/// inheritance, an interface, a trait, functions, a closure, static variables, constant
+/// arrays with non-ASCII keys) and prints what it computed; a status script.
+fn app(dir: &Path) -> PathBuf {
+    let app = dir.join("app");
+    std::fs::create_dir_all(&app).unwrap();
+    let files = [
+        (
+            "shapes.php",
+            r#"<?php
+interface Shape { public function area(): float; }
+trait Named { public function name(): string { return static::class; } }
+abstract class Base implements Shape { use Named; const UNITS = ['m²' => 'square metres', 'é' => 'e-acute'];
+    public function describe(): string { return sprintf("%s %.2f %s", $this->name(), $this->area(), self::UNITS['m²']); } }
+final class Circle extends Base { public function __construct(private float $r) {} public function area(): float { return M_PI * $this->r ** 2; } }
+final class Rect extends Base { public function __construct(private float $w, private float $h) {} public function area(): float { return $this->w * $this->h; } }
+"#,
+        ),
+        (
+            "util.php",
+            r#"<?php
+function counter(): int { static $n = 0; return ++$n; }
+function total(array $shapes): float { return array_sum(array_map(fn(Shape $s) => $s->area(), $shapes)); }
+const GREETING = "héllo";
+"#,
+        ),
+        (
+            "render.php",
+            r#"<?php
+namespace View;
+function render(array $lines): string { $out = ''; foreach ($lines as $k => $v) { $out .= "$k: $v\n"; } return $out; }
+class Table { public static array $rows = []; public static function add(string $k, string $v): void { self::$rows[$k] = $v; } }
+"#,
+        ),
+        (
+            "page.php",
+            r#"<?php
+require_once __DIR__ . '/shapes.php';
+require_once __DIR__ . '/util.php';
+require_once __DIR__ . '/render.php';
+if (isset($_GET['sleep'])) { usleep((int) $_GET['sleep'] * 1000); }
+$shapes = [new Circle(1.5), new Rect(2, 3.25), new Circle(0.5)];
+foreach ($shapes as $i => $s) { View\Table::add("shape $i", $s->describe()); }
+View\Table::add('total', sprintf('%.3f', total($shapes)));
+View\Table::add('counter', (string) (counter() + counter()));
+View\Table::add('greeting', GREETING . ' ' . Base::UNITS['é']);
+$key = 'é'; View\Table::add('lookup', isset(Base::UNITS[$key]) ? 'found' : 'missing');
+echo View\render(View\Table::$rows);
+"#,
+        ),
+        (
+            "status.php",
+            r#"<?php
+$s = zopt_get_status(false);
+$s['worker'] = getmypid();
+echo json_encode($s);
+"#,
+        ),
+    ];
+    for (name, text) in files {
+        std::fs::write(app.join(name), text).unwrap();
+    }
+    app
+}
+
+/// What `php -n` prints for the page, without zopt.
+fn reference(page: &Path) -> String {
+    let out = common::php().arg("-n").arg(page).output().unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("lookup: found"), "{text}");
+    text
+}
+
+fn status(fpm: &Fpm, app: &Path) -> Value {
+    let body = fpm.get(&app.join("status.php"), "");
+    serde_json::from_str(&body).unwrap_or_else(|e| panic!("status {body:?}: {e}"))
+}
+
+fn shm_ini() -> Vec<(&'static str, String)> {
+    vec![("zopt.memory_consumption", "32".into())]
+}
+
+/// Two pages at once, so that both workers serve one (each is busy `sleep_ms`): the
+/// statuses of both workers afterwards.
+fn both_workers(fpm: &Fpm, app: &Path, want: &str) -> Vec<Value> {
+    let page = app.join("page.php");
+    let mut seen = std::collections::BTreeMap::new();
+    for _ in 0..10 {
+        std::thread::scope(|s| {
+            let a = s.spawn(|| fpm.get(&page, "sleep=400"));
+            std::thread::sleep(Duration::from_millis(100));
+            let b = s.spawn(|| fpm.get(&page, "sleep=400"));
+            assert_eq!(a.join().unwrap(), want);
+            assert_eq!(b.join().unwrap(), want);
+        });
+        // A worker's status: ask while the other is kept busy.
+        for _ in 0..2 {
+            std::thread::scope(|s| {
+                let busy = s.spawn(|| fpm.get(&page, "sleep=300"));
+                std::thread::sleep(Duration::from_millis(100));
+                let st = status(fpm, app);
+                seen.insert(st["worker"].as_u64().unwrap(), st);
+                assert_eq!(busy.join().unwrap(), want);
+            });
+        }
+        if seen.len() >= 2 {
+            break;
+        }
+    }
+    assert!(seen.len() >= 2, "only one worker answered: {seen:?}");
+    seen.into_values().collect()
+}
+
+#[test]
+fn two_workers_share_one_segment() {
+    let tmp = tempfile::tempdir().unwrap();
+    let app = app(tmp.path());
+    let want = reference(&app.join("page.php"));
+    let fpm = Fpm::start(tmp.path(), &shm_ini(), &[]);
+
+    // The first page compiles and stores page.php and its three files.
+    assert_eq!(fpm.get(&app.join("page.php"), ""), want);
+    let statuses = both_workers(&fpm, &app, &want);
+    let compiled: u64 = statuses
+        .iter()
+        .map(|s| s["compiles"].as_u64().unwrap())
+        .sum();
+    // page.php + 3 libraries + status.php, each compiled once by one worker of the two.
+    assert_eq!(compiled, 5, "{statuses:?}");
+    assert!(
+        statuses
+            .iter()
+            .any(|s| s["compiles"] == 0 && s["shm_hits"].as_u64().unwrap() >= 4),
+        "no worker served from what the other stored: {statuses:?}"
+    );
+    let shm = &statuses[0]["shm"];
+    assert_eq!(shm["scripts"], 5, "{shm}");
+    assert_eq!(shm["stores"], 5, "{shm}");
+    assert_eq!(shm["writer_deaths"], 0);
+    assert!(shm["hits"].as_u64().unwrap() >= 20, "{shm}");
+
+    // A changed source is picked up (revalidate_freq=2 by default) and stored once more.
+    std::thread::sleep(Duration::from_millis(2100));
+    let util = app.join("util.php");
+    let text = std::fs::read_to_string(&util).unwrap();
+    std::fs::write(&util, text.replace("héllo", "hallo")).unwrap();
+    let changed = want.replace("héllo", "hallo");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let got = fpm.get(&app.join("page.php"), "");
+        if got == changed {
+            break;
+        }
+        assert_eq!(got, want, "neither the old page nor the new one");
+        assert!(Instant::now() < deadline, "the change was never served");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let s = status(&fpm, &app);
+    assert!(s["shm"]["stale"].as_u64().unwrap() >= 1, "{s}");
+    assert_eq!(s["shm"]["scripts"], 5, "{s}");
+    assert!(!fpm.log().contains("zopt:"), "{}", fpm.log());
+}
+
+#[test]
+fn workers_killed_mid_request_and_mid_store_leave_the_cache_usable() {
+    let tmp = tempfile::tempdir().unwrap();
+    let app = app(tmp.path());
+    let want = reference(&app.join("page.php"));
+    let marker = tmp.path().join("pause-next-store");
+    let fpm = Fpm::start(
+        tmp.path(),
+        &shm_ini(),
+        &[("ZOPT_TEST_PAUSE_STORE", marker.display().to_string())],
+    );
+    // status.php is stored first, so that asking for it never needs the writer lock.
+    let _ = status(&fpm, &app);
+
+    // A worker killed while it holds the writer lock, its entry written but unpublished.
+    std::fs::write(&marker, "").unwrap();
+    let used_before = status(&fpm, &app)["shm"]["data_used"].as_u64().unwrap();
+    let (stuck, other) = std::thread::scope(|s| {
+        let page = s.spawn(|| fpm.get(&app.join("page.php"), ""));
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let other = loop {
+            if marker.exists() {
+                assert!(Instant::now() < deadline, "no store paused");
+                std::thread::sleep(Duration::from_millis(50));
+                continue;
+            }
+            let st = status(&fpm, &app);
+            // The paused store's allocation is visible; the worker answering is the other.
+            assert!(
+                st["shm"]["data_used"].as_u64().unwrap() > used_before,
+                "{st}"
+            );
+            break st["worker"].as_u64().unwrap() as u32;
+        };
+        let stuck: Vec<u32> = fpm.workers().into_iter().filter(|&p| p != other).collect();
+        assert_eq!(stuck.len(), 1, "workers {:?}, other {other}", fpm.workers());
+        kill9(stuck[0]);
+        // The killed request gets no page.
+        assert_ne!(page.join().unwrap(), want);
+        (stuck[0], other)
+    });
+    let _ = other;
+
+    // The next store takes over the dead worker's lock; every page is right.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while fpm.workers().len() < 2 || fpm.workers().contains(&stuck) {
+        assert!(
+            Instant::now() < deadline,
+            "php-fpm did not replace the worker"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    for _ in 0..6 {
+        assert_eq!(fpm.get(&app.join("page.php"), ""), want);
+    }
+    let statuses = both_workers(&fpm, &app, &want);
+    let shm = &statuses[0]["shm"];
+    assert_eq!(shm["writer_deaths"], 1, "{shm}");
+    assert!(shm["wasted"].as_u64().unwrap() > 0, "{shm}");
+    assert_eq!(shm["scripts"], 5, "{shm}");
+
+    // A worker killed in the middle of a request (not storing): the rest keep serving from
+    // shared memory, and its replacement compiles nothing.
+    let before = fpm.workers();
+    let victim = std::thread::scope(|s| {
+        let page = s.spawn(|| fpm.get(&app.join("page.php"), "sleep=3000"));
+        std::thread::sleep(Duration::from_millis(300));
+        let busy_other = status(&fpm, &app)["worker"].as_u64().unwrap() as u32;
+        let victim: Vec<u32> = fpm
+            .workers()
+            .into_iter()
+            .filter(|&p| p != busy_other)
+            .collect();
+        assert_eq!(victim.len(), 1);
+        kill9(victim[0]);
+        assert_ne!(page.join().unwrap(), want);
+        victim[0]
+    });
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while fpm.workers().len() < 2 || fpm.workers().contains(&victim) {
+        assert!(
+            Instant::now() < deadline,
+            "php-fpm did not replace the worker"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let statuses = both_workers(&fpm, &app, &want);
+    let replacement: Vec<&Value> = statuses
+        .iter()
+        .filter(|s| {
+            !before
+                .iter()
+                .any(|&p| s["worker"].as_u64() == Some(u64::from(p)))
+        })
+        .collect();
+    assert_eq!(replacement.len(), 1, "{before:?} {statuses:?}");
+    assert_eq!(
+        replacement[0]["compiles"], 0,
+        "the replacement worker compiled"
+    );
+    assert!(replacement[0]["shm_hits"].as_u64().unwrap() >= 4);
+    assert_eq!(statuses[0]["shm"]["writer_deaths"], 1);
+}
