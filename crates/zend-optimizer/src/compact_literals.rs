@@ -1,10 +1,652 @@
-//! Mirrors `zend_optimizer_compact_literals` (compact_literals.c): literal merging and run-time cache slot assignment.
+//! Mirrors `zend_optimizer_compact_literals` (compact_literals.c, pass 11) as PHP 8.2 has
+//! it: drops the literals no op uses, merges equal ones, and assigns the run-time cache
+//! slots again from scratch (`cache_size`).
 //!
-//! Not implemented yet: [`run`] leaves the op_array unchanged.
+//! Literals are merged by kind: one `null`, `false`, `true` and empty array each; integers
+//! by value, doubles by bit pattern, strings by bytes. Some ops use a literal together with
+//! the literals that follow it (the lowercased and namespace-fallback names of a function,
+//! class or constant; the original string of a numeric array offset, marked
+//! `ZEND_EXTRA_VALUE`): those groups are merged only with groups equal in every member, and
+//! stay contiguous. Arrays with elements and constant expressions are never merged.
+//!
+//! Cache slots are then given per opcode: function, class, constant, global and
+//! `$this->property` / `$this->method` names share one slot per name in the op_array;
+//! static members (`Class::$prop`, `Class::method`, `Class::CONST`) one per class and
+//! member; other ops a slot of their own. Parameters and return values with class types
+//! get one pointer per class; `RECV_INIT` defaults that are constant expressions get an
+//! aligned zval (their literal's `Z_EXTRA`, kept in `OpArray::literal_extra`).
+//!
+//! Guarantees: every CONST operand still denotes an equal value; `literal_extra` follows
+//! the literals it belongs to; out-of-range literal operands are left alone.
 
-use zend_ir::OpArray;
+use hashbrown::HashMap;
+use zend_ir::opcode::*;
+use zend_ir::{
+    ArgInfo, Literal, LiteralId, OpArray, OpNum, Operand, TypeNames, _ZEND_TYPE_INTERSECTION_BIT,
+    ZEND_ACC_VARIADIC,
+};
 
 use crate::ctx::OptimizerCtx;
+use crate::provenance::ChangeKind;
+
+const ZEND_ACC_HAS_TYPE_HINTS: u32 = 1 << 8;
+/// `Z_EXTRA` of an integer offset that was a numeric string (the string follows it).
+const ZEND_EXTRA_VALUE: u32 = 1;
+/// FETCH_CONSTANT's op1 flag: an unqualified name in a namespace (three names to try).
+const IS_CONSTANT_UNQUALIFIED_IN_NAMESPACE: u32 = 0x100;
+/// `ZEND_FETCH_REF | ZEND_FETCH_DIM_WRITE`, kept beside a cache slot in extended_value.
+const ZEND_FETCH_OBJ_FLAGS: u32 = 3;
+const ZEND_ISEMPTY: u32 = 1;
+const ZEND_LAST_CATCH: u32 = 1;
+/// `zend_op_array_extension_handles * sizeof(void*)`: no extension reserves op_array
+/// handles in the configurations PHP's dumps come from.
+const EXTENSION_HANDLES_SIZE: u32 = 0;
+const PTR: u32 = 8;
+
+/// The static-member kinds `add_static_slot` keys on.
+const LITERAL_CLASS_CONST: u32 = 1;
+const LITERAL_STATIC_METHOD: u32 = 2;
+const LITERAL_STATIC_PROPERTY: u32 = 3;
+
+/// A key of the merge table: integer keys and string keys live apart, as in a HashTable;
+/// string keys carry the bias PHP adds to their hash (0..2: a group of 1..3 strings, 101: an
+/// integer offset with its string, 200: a double's bytes).
+#[derive(Hash, PartialEq, Eq)]
+enum Key {
+    Long(i64),
+    Str(u32, Vec<u8>),
+}
 
 /// `zend_optimizer_compact_literals`.
-pub fn run(_op_array: &mut OpArray, _ctx: &mut OptimizerCtx) {}
+pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
+    let count = op_array.literals.len();
+    if count == 0 {
+        return;
+    }
+    // How many literals each used literal forms a group with (0: unused).
+    let mut related = vec![0u8; count];
+    let mut mark = |operand: Operand, n: u8| {
+        if let Operand::Const(lit) = operand {
+            if let Some(r) = related.get_mut(lit.index()) {
+                *r = n;
+            }
+        }
+    };
+    for op in &op_array.opcodes {
+        match op.opcode {
+            ZEND_INIT_FCALL_BY_NAME => mark(op.op2, 2),
+            ZEND_INIT_NS_FCALL_BY_NAME => mark(op.op2, 3),
+            ZEND_INIT_METHOD_CALL => {
+                mark(op.op1, 1);
+                mark(op.op2, 2);
+            }
+            ZEND_INIT_STATIC_METHOD_CALL => {
+                mark(op.op1, 2);
+                mark(op.op2, 2);
+            }
+            ZEND_CATCH => mark(op.op1, 2),
+            ZEND_FETCH_CONSTANT => {
+                let flags = match op.op1 {
+                    Operand::Unused(n) => n,
+                    _ => 0,
+                };
+                if flags & IS_CONSTANT_UNQUALIFIED_IN_NAMESPACE != 0 {
+                    mark(op.op2, 3);
+                } else {
+                    mark(op.op2, 2);
+                }
+            }
+            ZEND_FETCH_CLASS_CONSTANT => {
+                mark(op.op1, 2);
+                mark(op.op2, 1);
+            }
+            ZEND_ASSIGN_STATIC_PROP
+            | ZEND_ASSIGN_STATIC_PROP_REF
+            | ZEND_FETCH_STATIC_PROP_R
+            | ZEND_FETCH_STATIC_PROP_W
+            | ZEND_FETCH_STATIC_PROP_RW
+            | ZEND_FETCH_STATIC_PROP_IS
+            | ZEND_FETCH_STATIC_PROP_UNSET
+            | ZEND_FETCH_STATIC_PROP_FUNC_ARG
+            | ZEND_UNSET_STATIC_PROP
+            | ZEND_ISSET_ISEMPTY_STATIC_PROP
+            | ZEND_PRE_INC_STATIC_PROP
+            | ZEND_PRE_DEC_STATIC_PROP
+            | ZEND_POST_INC_STATIC_PROP
+            | ZEND_POST_DEC_STATIC_PROP
+            | ZEND_ASSIGN_STATIC_PROP_OP => {
+                mark(op.op2, 2);
+                mark(op.op1, 1);
+            }
+            ZEND_FETCH_CLASS | ZEND_INSTANCEOF => mark(op.op2, 2),
+            ZEND_NEW => mark(op.op1, 2),
+            ZEND_DECLARE_CLASS | ZEND_DECLARE_CLASS_DELAYED => {
+                mark(op.op1, 2);
+                mark(op.op2, 1);
+            }
+            ZEND_ISSET_ISEMPTY_DIM_OBJ
+            | ZEND_ASSIGN_DIM
+            | ZEND_UNSET_DIM
+            | ZEND_FETCH_DIM_R
+            | ZEND_FETCH_DIM_W
+            | ZEND_FETCH_DIM_RW
+            | ZEND_FETCH_DIM_IS
+            | ZEND_FETCH_DIM_FUNC_ARG
+            | ZEND_FETCH_DIM_UNSET
+            | ZEND_FETCH_LIST_R
+            | ZEND_FETCH_LIST_W
+            | ZEND_ASSIGN_DIM_OP => {
+                mark(op.op1, 1);
+                if let Operand::Const(lit) = op.op2 {
+                    if op_array.literal_extra(lit) == ZEND_EXTRA_VALUE {
+                        mark(op.op2, 2);
+                    } else {
+                        mark(op.op2, 1);
+                    }
+                }
+            }
+            _ => {
+                mark(op.op1, 1);
+                mark(op.op2, 1);
+            }
+        }
+    }
+
+    // Merge equal literals: `map[old]` is the new index of the group old starts.
+    let old_literals = std::mem::take(&mut op_array.literals);
+    let old_extra = std::mem::take(&mut op_array.literal_extra);
+    let extra_of = |i: usize| {
+        old_extra
+            .iter()
+            .find(|(l, _)| l.index() == i)
+            .map_or(0, |&(_, v)| v)
+    };
+    let mut literals: Vec<Literal> = Vec::with_capacity(count);
+    let mut extra: Vec<(LiteralId, u32)> = Vec::new();
+    let mut map = vec![0u32; count];
+    let mut hash: HashMap<Key, u32> = HashMap::new();
+    let (mut l_null, mut l_false, mut l_true, mut l_empty_arr) = (None, None, None, None);
+    let keep = |literals: &mut Vec<Literal>, extra: &mut Vec<(LiteralId, u32)>, i: usize| {
+        let x = extra_of(i);
+        if x != 0 {
+            extra.push((LiteralId::from(literals.len()), x));
+        }
+        literals.push(old_literals[i].clone());
+    };
+    let string_at = |i: usize| match old_literals.get(i) {
+        Some(Literal::String(s)) => Some(s.as_bytes()),
+        _ => None,
+    };
+    let mut i = 0;
+    while i < count {
+        let n = related[i];
+        if n == 0 {
+            i += 1;
+            continue;
+        }
+        let j = literals.len() as u32;
+        match &old_literals[i] {
+            Literal::Null | Literal::False | Literal::True => {
+                let slot = match &old_literals[i] {
+                    Literal::Null => &mut l_null,
+                    Literal::False => &mut l_false,
+                    _ => &mut l_true,
+                };
+                match *slot {
+                    Some(at) => map[i] = at,
+                    None => {
+                        *slot = Some(j);
+                        keep(&mut literals, &mut extra, i);
+                        map[i] = j;
+                    }
+                }
+            }
+            Literal::Long(value) if n == 1 => match hash.get(&Key::Long(*value)) {
+                Some(&at) => map[i] = at,
+                None => {
+                    hash.insert(Key::Long(*value), j);
+                    keep(&mut literals, &mut extra, i);
+                    map[i] = j;
+                }
+            },
+            Literal::Long(_) => {
+                // An integer offset with the numeric string it came from: merged by the
+                // string.
+                let key = Key::Str(101, string_at(i + 1).unwrap_or_default().to_vec());
+                match hash.get(&key) {
+                    Some(&at) => map[i] = at,
+                    None => {
+                        hash.insert(key, j);
+                        keep(&mut literals, &mut extra, i);
+                        if i + 1 < count {
+                            keep(&mut literals, &mut extra, i + 1);
+                        }
+                        map[i] = j;
+                    }
+                }
+                i += 1;
+            }
+            Literal::Double(d) => {
+                let key = Key::Str(200, d.0.to_ne_bytes().to_vec());
+                match hash.get(&key) {
+                    Some(&at) => map[i] = at,
+                    None => {
+                        hash.insert(key, j);
+                        keep(&mut literals, &mut extra, i);
+                        map[i] = j;
+                    }
+                }
+            }
+            Literal::String(_) => {
+                let group = (i..i + n as usize).filter(|&k| k < count);
+                let mut bytes = Vec::new();
+                for k in group.clone() {
+                    bytes.extend_from_slice(string_at(k).unwrap_or_default());
+                }
+                let key = Key::Str(u32::from(n) - 1, bytes);
+                match hash.get(&key) {
+                    Some(&at) => map[i] = at,
+                    None => {
+                        hash.insert(key, j);
+                        for k in group {
+                            keep(&mut literals, &mut extra, k);
+                        }
+                        map[i] = j;
+                    }
+                }
+                i += n as usize - 1;
+            }
+            Literal::Array(elements) if elements.is_empty() => match l_empty_arr {
+                Some(at) => map[i] = at,
+                None => {
+                    l_empty_arr = Some(j);
+                    keep(&mut literals, &mut extra, i);
+                    map[i] = j;
+                }
+            },
+            _ => {
+                keep(&mut literals, &mut extra, i);
+                map[i] = j;
+            }
+        }
+        i += 1;
+    }
+    if literals.len() != count && ctx.logging() {
+        let new = literals.len();
+        ctx.note(op_array, OpNum(0), ChangeKind::LiteralMerged, || {
+            format!("literals compacted: {count} -> {new} (unused dropped, equal merged)")
+        });
+    }
+    op_array.literals = literals;
+    op_array.literal_extra = extra;
+    let new_count = op_array.literals.len();
+    for op in &mut op_array.opcodes {
+        for operand in [&mut op.op1, &mut op.op2] {
+            if let Operand::Const(lit) = operand {
+                if let Some(&new) = map.get(lit.index()) {
+                    *lit = LiteralId(new);
+                }
+            }
+        }
+    }
+
+    assign_cache_slots(op_array, new_count);
+}
+
+/// The member-name key `add_static_slot` uses: `class::member`.
+fn member_key(op_array: &OpArray, class: LiteralId, member: LiteralId, kind: u32) -> Key {
+    let bytes = |l: LiteralId| match op_array.literals.get(l.index()) {
+        Some(Literal::String(s)) => s.as_bytes().to_vec(),
+        _ => Vec::new(),
+    };
+    let mut key = bytes(class);
+    key.extend_from_slice(b"::");
+    key.extend_from_slice(&bytes(member));
+    Key::Str(kind, key)
+}
+
+/// Cache slots, one table per kind of name, indexed by literal.
+struct SlotTables {
+    cache_size: u32,
+    statics: HashMap<Key, u32>,
+    const_slot: Vec<Option<u32>>,
+    class_slot: Vec<Option<u32>>,
+    func_slot: Vec<Option<u32>>,
+    bind_var_slot: Vec<Option<u32>>,
+    property_slot: Vec<Option<u32>>,
+    method_slot: Vec<Option<u32>>,
+}
+
+impl SlotTables {
+    /// A fresh slot of `size` bytes.
+    fn fresh(&mut self, size: u32) -> u32 {
+        let slot = self.cache_size;
+        self.cache_size += size;
+        slot
+    }
+
+    /// `add_static_slot`: one slot per class and member name.
+    fn static_slot(&mut self, key: Key, kind: u32) -> u32 {
+        if let Some(&slot) = self.statics.get(&key) {
+            return slot;
+        }
+        let size = if kind == LITERAL_STATIC_PROPERTY { 3 } else { 2 } * PTR;
+        let slot = self.fresh(size);
+        self.statics.insert(key, slot);
+        slot
+    }
+}
+
+/// The slot in `table` for literal `lit`, allocated on first use.
+fn shared(tables: &mut SlotTables, which: fn(&mut SlotTables) -> &mut Vec<Option<u32>>, lit: LiteralId, size: u32) -> u32 {
+    if let Some(Some(slot)) = which(tables).get(lit.index()) {
+        return *slot;
+    }
+    let slot = tables.fresh(size);
+    if let Some(entry) = which(tables).get_mut(lit.index()) {
+        *entry = Some(slot);
+    }
+    slot
+}
+
+fn lit(operand: Operand) -> Option<LiteralId> {
+    match operand {
+        Operand::Const(l) => Some(l),
+        _ => None,
+    }
+}
+
+fn set_num(operand: &mut Operand, n: u32) {
+    if let Operand::Unused(v) = operand {
+        *v = n;
+    }
+}
+
+/// How many class names a parameter's (`arg_num` > 0) or the return value's (0) type holds:
+/// the run-time cache keeps one class pointer for each.
+fn type_num_classes(op_array: &OpArray, arg_num: u32) -> u32 {
+    let info: Option<&ArgInfo> = if arg_num > 0 {
+        if op_array.fn_flags & ZEND_ACC_HAS_TYPE_HINTS == 0 {
+            return 0;
+        }
+        if arg_num <= op_array.num_args {
+            op_array.arg_info.get(arg_num as usize - 1)
+        } else if op_array.fn_flags & ZEND_ACC_VARIADIC != 0 {
+            op_array.arg_info.get(op_array.num_args as usize)
+        } else {
+            None
+        }
+    } else {
+        op_array.return_info.as_ref()
+    };
+    let Some(info) = info else { return 0 };
+    match &info.type_.names {
+        TypeNames::None => 0,
+        TypeNames::Name(_) => 1,
+        TypeNames::List(types) => {
+            if info.type_.type_mask & _ZEND_TYPE_INTERSECTION_BIT != 0 {
+                return types.len() as u32;
+            }
+            types
+                .iter()
+                .map(|t| match &t.names {
+                    TypeNames::List(inner) if t.type_mask & _ZEND_TYPE_INTERSECTION_BIT != 0 => {
+                        inner.len() as u32
+                    }
+                    _ => 1,
+                })
+                .sum()
+        }
+    }
+}
+
+/// The second half of `zend_optimizer_compact_literals`: every op's run-time cache slot,
+/// then the RECV_INIT constant-expression slots.
+fn assign_cache_slots(op_array: &mut OpArray, literal_count: usize) {
+    let mut t = SlotTables {
+        cache_size: EXTENSION_HANDLES_SIZE,
+        statics: HashMap::new(),
+        const_slot: vec![None; literal_count],
+        class_slot: vec![None; literal_count],
+        func_slot: vec![None; literal_count],
+        bind_var_slot: vec![None; literal_count],
+        property_slot: vec![None; literal_count],
+        method_slot: vec![None; literal_count],
+    };
+    for n in 0..op_array.opcodes.len() {
+        let op = op_array.opcodes[n].clone();
+        let (op1, op2) = (lit(op.op1), lit(op.op2));
+        let op1_unused = op.op1.is_unused();
+        match op.opcode {
+            ZEND_RECV_INIT | ZEND_RECV | ZEND_RECV_VARIADIC => {
+                let arg_num = match op.op1 {
+                    Operand::Unused(a) => a,
+                    _ => 0,
+                };
+                let classes = type_num_classes(op_array, arg_num);
+                if classes != 0 {
+                    op_array.opcodes[n].extended_value = t.fresh(classes * PTR);
+                }
+            }
+            ZEND_VERIFY_RETURN_TYPE => {
+                let classes = type_num_classes(op_array, 0);
+                if classes != 0 {
+                    let slot = t.fresh(classes * PTR);
+                    set_num(&mut op_array.opcodes[n].op2, slot);
+                }
+            }
+            ZEND_ASSIGN_STATIC_PROP_OP => {
+                let slot = match (op1, op2) {
+                    (Some(prop), Some(class)) => Some(t.static_slot(
+                        member_key(op_array, class, prop, LITERAL_STATIC_PROPERTY),
+                        LITERAL_STATIC_PROPERTY,
+                    )),
+                    (Some(_), None) => Some(t.fresh(3 * PTR)),
+                    (None, Some(class)) => Some(shared(&mut t, |t| &mut t.class_slot, class, PTR)),
+                    (None, None) => None,
+                };
+                if let (Some(slot), Some(data)) = (slot, op_array.opcodes.get_mut(n + 1)) {
+                    data.extended_value = slot;
+                }
+            }
+            ZEND_ASSIGN_OBJ_OP => {
+                if let Some(prop) = op2 {
+                    let slot = if op1_unused {
+                        shared(&mut t, |t| &mut t.property_slot, prop, 3 * PTR)
+                    } else {
+                        t.fresh(3 * PTR)
+                    };
+                    if let Some(data) = op_array.opcodes.get_mut(n + 1) {
+                        data.extended_value = slot;
+                    }
+                }
+            }
+            ZEND_ASSIGN_OBJ
+            | ZEND_ASSIGN_OBJ_REF
+            | ZEND_FETCH_OBJ_R
+            | ZEND_FETCH_OBJ_W
+            | ZEND_FETCH_OBJ_RW
+            | ZEND_FETCH_OBJ_IS
+            | ZEND_FETCH_OBJ_UNSET
+            | ZEND_FETCH_OBJ_FUNC_ARG
+            | ZEND_UNSET_OBJ
+            | ZEND_PRE_INC_OBJ
+            | ZEND_PRE_DEC_OBJ
+            | ZEND_POST_INC_OBJ
+            | ZEND_POST_DEC_OBJ => {
+                if let Some(prop) = op2 {
+                    let slot = if op1_unused {
+                        shared(&mut t, |t| &mut t.property_slot, prop, 3 * PTR)
+                    } else {
+                        t.fresh(3 * PTR)
+                    };
+                    op_array.opcodes[n].extended_value =
+                        slot | (op.extended_value & ZEND_FETCH_OBJ_FLAGS);
+                }
+            }
+            ZEND_ISSET_ISEMPTY_PROP_OBJ => {
+                if let Some(prop) = op2 {
+                    let slot = if op1_unused {
+                        shared(&mut t, |t| &mut t.property_slot, prop, 3 * PTR)
+                    } else {
+                        t.fresh(3 * PTR)
+                    };
+                    op_array.opcodes[n].extended_value = slot | (op.extended_value & ZEND_ISEMPTY);
+                }
+            }
+            ZEND_INIT_FCALL | ZEND_INIT_FCALL_BY_NAME | ZEND_INIT_NS_FCALL_BY_NAME => {
+                if let Some(func) = op2 {
+                    let slot = shared(&mut t, |t| &mut t.func_slot, func, PTR);
+                    set_num(&mut op_array.opcodes[n].result, slot);
+                }
+            }
+            ZEND_INIT_METHOD_CALL => {
+                if let Some(method) = op2 {
+                    let slot = if op1_unused {
+                        shared(&mut t, |t| &mut t.method_slot, method, 2 * PTR)
+                    } else {
+                        t.fresh(2 * PTR)
+                    };
+                    set_num(&mut op_array.opcodes[n].result, slot);
+                }
+            }
+            ZEND_INIT_STATIC_METHOD_CALL => {
+                let slot = match (op1, op2) {
+                    (Some(class), Some(method)) => Some(t.static_slot(
+                        member_key(op_array, class, method, LITERAL_STATIC_METHOD),
+                        LITERAL_STATIC_METHOD,
+                    )),
+                    (None, Some(_)) => Some(t.fresh(2 * PTR)),
+                    (Some(class), None) => Some(shared(&mut t, |t| &mut t.class_slot, class, PTR)),
+                    (None, None) => None,
+                };
+                if let Some(slot) = slot {
+                    set_num(&mut op_array.opcodes[n].result, slot);
+                }
+            }
+            ZEND_DEFINED => {
+                if let Some(name) = op1 {
+                    op_array.opcodes[n].extended_value =
+                        shared(&mut t, |t| &mut t.const_slot, name, PTR);
+                }
+            }
+            ZEND_FETCH_CONSTANT => {
+                if let Some(name) = op2 {
+                    op_array.opcodes[n].extended_value =
+                        shared(&mut t, |t| &mut t.const_slot, name, PTR);
+                }
+            }
+            ZEND_FETCH_CLASS_CONSTANT => {
+                op_array.opcodes[n].extended_value = match (op1, op2) {
+                    (Some(class), Some(name)) => t.static_slot(
+                        member_key(op_array, class, name, LITERAL_CLASS_CONST),
+                        LITERAL_CLASS_CONST,
+                    ),
+                    _ => t.fresh(2 * PTR),
+                };
+            }
+            ZEND_ASSIGN_STATIC_PROP
+            | ZEND_ASSIGN_STATIC_PROP_REF
+            | ZEND_FETCH_STATIC_PROP_R
+            | ZEND_FETCH_STATIC_PROP_W
+            | ZEND_FETCH_STATIC_PROP_RW
+            | ZEND_FETCH_STATIC_PROP_IS
+            | ZEND_FETCH_STATIC_PROP_UNSET
+            | ZEND_FETCH_STATIC_PROP_FUNC_ARG
+            | ZEND_UNSET_STATIC_PROP
+            | ZEND_ISSET_ISEMPTY_STATIC_PROP
+            | ZEND_PRE_INC_STATIC_PROP
+            | ZEND_PRE_DEC_STATIC_PROP
+            | ZEND_POST_INC_STATIC_PROP
+            | ZEND_POST_DEC_STATIC_PROP => {
+                let flags = op.extended_value & ZEND_FETCH_OBJ_FLAGS;
+                let slot = match (op1, op2) {
+                    (Some(prop), Some(class)) => Some(t.static_slot(
+                        member_key(op_array, class, prop, LITERAL_STATIC_PROPERTY),
+                        LITERAL_STATIC_PROPERTY,
+                    )),
+                    (Some(_), None) => Some(t.fresh(3 * PTR)),
+                    (None, Some(class)) => Some(shared(&mut t, |t| &mut t.class_slot, class, PTR)),
+                    (None, None) => None,
+                };
+                if let Some(slot) = slot {
+                    op_array.opcodes[n].extended_value = slot | flags;
+                }
+            }
+            ZEND_FETCH_CLASS | ZEND_INSTANCEOF => {
+                if let Some(class) = op2 {
+                    op_array.opcodes[n].extended_value =
+                        shared(&mut t, |t| &mut t.class_slot, class, PTR);
+                }
+            }
+            ZEND_NEW => {
+                if let Some(class) = op1 {
+                    let slot = shared(&mut t, |t| &mut t.class_slot, class, PTR);
+                    set_num(&mut op_array.opcodes[n].op2, slot);
+                }
+            }
+            ZEND_CATCH => {
+                if let Some(class) = op1 {
+                    let slot = shared(&mut t, |t| &mut t.class_slot, class, PTR);
+                    op_array.opcodes[n].extended_value =
+                        slot | (op.extended_value & ZEND_LAST_CATCH);
+                }
+            }
+            ZEND_BIND_GLOBAL => {
+                if let Some(name) = op2 {
+                    op_array.opcodes[n].extended_value =
+                        shared(&mut t, |t| &mut t.bind_var_slot, name, PTR);
+                }
+            }
+            ZEND_DECLARE_ANON_CLASS | ZEND_DECLARE_CLASS_DELAYED => {
+                op_array.opcodes[n].extended_value = t.fresh(PTR);
+            }
+            ZEND_SEND_VAL
+            | ZEND_SEND_VAL_EX
+            | ZEND_SEND_VAR
+            | ZEND_SEND_VAR_EX
+            | ZEND_SEND_VAR_NO_REF
+            | ZEND_SEND_VAR_NO_REF_EX
+            | ZEND_SEND_REF
+            | ZEND_SEND_FUNC_ARG
+            | ZEND_CHECK_FUNC_ARG => {
+                // A named argument caches where the name lands.
+                if op2.is_some() {
+                    let slot = t.fresh(2 * PTR);
+                    set_num(&mut op_array.opcodes[n].result, slot);
+                }
+            }
+            _ => {}
+        }
+    }
+    op_array.cache_size = t.cache_size;
+
+    // Constant-expression defaults cache their value in an 8-byte aligned zval.
+    for n in 0..op_array.opcodes.len() {
+        let op = &op_array.opcodes[n];
+        if op.opcode == ZEND_RECV_INIT {
+            if let Some(l) = lit(op.op2) {
+                if matches!(op_array.literals.get(l.index()), Some(Literal::Ast(_))) {
+                    op_array.cache_size = op_array.cache_size.next_multiple_of(8);
+                    set_literal_extra(op_array, l, op_array.cache_size);
+                    op_array.cache_size += 16;
+                }
+            }
+        } else if op.opcode != ZEND_RECV {
+            break;
+        }
+    }
+}
+
+/// Sets literal `l`'s `Z_EXTRA`, keeping `literal_extra` sorted and sparse.
+fn set_literal_extra(op_array: &mut OpArray, l: LiteralId, value: u32) {
+    let extra = &mut op_array.literal_extra;
+    match extra.binary_search_by_key(&l, |&(id, _)| id) {
+        Ok(at) if value == 0 => {
+            extra.remove(at);
+        }
+        Ok(at) => extra[at].1 = value,
+        Err(_) if value == 0 => {}
+        Err(at) => extra.insert(at, (l, value)),
+    }
+}

@@ -25,6 +25,7 @@ pub mod helpers;
 pub mod level;
 pub mod live_ranges;
 pub mod provenance;
+pub mod renumber;
 pub mod script;
 pub mod verify;
 

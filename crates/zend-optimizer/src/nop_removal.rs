@@ -1,10 +1,54 @@
-//! Mirrors `zend_optimizer_nop_removal` (nop_removal.c): NOP removal with jump, try/catch and live-range fix-up.
+//! Mirrors `zend_optimizer_nop_removal` (nop_removal.c, pass 10): removes NOPs, after
+//! turning into a NOP every `JMP` that only jumps over NOPs (a jump to the next op
+//! included), and renumbers jump targets, try/catch offsets and live ranges through
+//! [`crate::renumber`].
 //!
-//! Not implemented yet: [`run`] leaves the op_array unchanged.
+//! PHP also walks the main script's early-binding chain (`first_early_binding_opline`); the
+//! model keeps no such chain (the extension finds `DECLARE_CLASS_DELAYED` ops by scanning),
+//! so there is nothing to renumber there.
+//!
+//! Guarantees: the ops that remain keep their order; every jump lands where it landed
+//! before (on the next kept op when its target was a NOP).
 
-use zend_ir::OpArray;
+use zend_ir::opcode::{ZEND_JMP, ZEND_NOP};
+use zend_ir::{OpArray, OpNum, Operand};
 
 use crate::ctx::OptimizerCtx;
+use crate::provenance::ChangeKind;
+use crate::renumber;
 
 /// `zend_optimizer_nop_removal`.
-pub fn run(_op_array: &mut OpArray, _ctx: &mut OptimizerCtx) {}
+pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
+    let len = op_array.opcodes.len();
+    let mut removed = vec![false; len];
+    for i in 0..len {
+        let op = &op_array.opcodes[i];
+        if op.opcode == ZEND_JMP {
+            if let Operand::JmpAddr(target) = op.op1 {
+                let target = target.index();
+                // A forward jump over nothing but NOPs (or to the next op) does nothing.
+                if target > i
+                    && target <= len
+                    && op_array.opcodes[i + 1..target]
+                        .iter()
+                        .all(|o| o.opcode == ZEND_NOP)
+                {
+                    ctx.note(op_array, OpNum::from(i), ChangeKind::Removed, || {
+                        format!("JMP to op {target} skips only NOPs")
+                    });
+                    op_array.opcodes[i].opcode = ZEND_NOP;
+                }
+            }
+        }
+        if op_array.opcodes[i].opcode == ZEND_NOP {
+            removed[i] = true;
+        }
+    }
+    if ctx.logging() && removed.contains(&true) {
+        let count = removed.iter().filter(|&&r| r).count();
+        ctx.note(op_array, OpNum(0), ChangeKind::Renumbered, || {
+            format!("{count} NOPs removed, ops renumbered")
+        });
+    }
+    renumber::remove_ops(op_array, &removed);
+}

@@ -79,7 +79,7 @@ pub struct Outcome {
 /// The passes this crate implements, as `PASS_*` bits. Passes outside it are skipped by the
 /// schedule (their place is kept); [`implemented`] tells callers which dumps are therefore
 /// not PHP's.
-pub const IMPLEMENTED_PASSES: u32 = 0;
+pub const IMPLEMENTED_PASSES: u32 = PASS_9 | PASS_10 | PASS_11 | PASS_13;
 
 /// Passes whose bit changes nothing in PHP 8.2's schedule.
 const INERT_PASSES: u32 = PASS_2 | PASS_15 | PASS_16;
@@ -131,6 +131,12 @@ pub fn optimize_script(script: &mut Script, options: &Options) -> Outcome {
     };
     let level = options.optimization_level;
     let paths = OpArrayPath::all(script);
+    // PHP recomputes the live ranges of the op_arrays that had any when compiled (passes
+    // never drop the array, so this is the op_array's state before optimizing).
+    let had_live_ranges: Vec<bool> = paths
+        .iter()
+        .map(|p| p.get(script).is_some_and(|oa| !oa.live_range.is_empty()))
+        .collect();
     if level & PASS_6 != 0 && level & PASS_7 != 0 {
         // The call-graph path: the early passes over every op_array, then the DFA pass over
         // the whole script (not implemented yet: it is the companion of this crate's
@@ -158,14 +164,16 @@ pub fn optimize_script(script: &mut Script, options: &Options) -> Outcome {
         if level & PASS_12 != 0 {
             driver.adjust_fcall_stack_sizes(script, &paths);
         }
-        for path in &paths {
-            driver.with_op_array(script, path, |d, op_array, _| d.recalc_live_ranges(op_array));
+        for (path, &had) in paths.iter().zip(&had_live_ranges) {
+            driver.with_op_array(script, path, |d, op_array, _| {
+                d.recalc_live_ranges(op_array, had)
+            });
         }
     } else {
-        for path in &paths {
+        for (path, &had) in paths.iter().zip(&had_live_ranges) {
             driver.with_op_array(script, path, |d, op_array, ctx| {
                 d.optimize(op_array, ctx);
-                d.recalc_live_ranges(op_array);
+                d.recalc_live_ranges(op_array, had);
             });
         }
         if level & PASS_12 != 0 {
@@ -357,9 +365,10 @@ impl Driver<'_> {
         }
     }
 
-    /// `zend_recalc_live_ranges` after `zend_redo_pass_two`, for op_arrays that have any.
-    fn recalc_live_ranges(&mut self, op_array: &mut OpArray) {
-        if op_array.type_ == ZEND_EVAL_CODE || op_array.live_range.is_empty() {
+    /// `zend_recalc_live_ranges` after `zend_redo_pass_two`, for op_arrays that had live
+    /// ranges before optimizing (`had`).
+    fn recalc_live_ranges(&mut self, op_array: &mut OpArray, had: bool) {
+        if op_array.type_ == ZEND_EVAL_CODE || !had {
             return;
         }
         if IMPLEMENTED_PASSES & self.options.optimization_level == 0 {
