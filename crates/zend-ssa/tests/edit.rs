@@ -989,3 +989,41 @@ fn remove_block_and_compact_print_what_php_prints_after_sccp() {
     check(&op_array, &cfg, &ssa);
     compare_ops(&theirs, "dead", &op_array);
 }
+
+/// `remove_uses_of_var` and `remove_op2_def` on the loop variable of `foreach ($a as $v)`
+/// (FE_FETCH_R defines it through op2): its uses and their links go, then its
+/// definition; the ops still naming it are what the verifier reports until they go too.
+#[test]
+fn remove_uses_of_var_then_op2_def() {
+    let (_, script) = php_after_dfa();
+    let op_array = function(&script, "first");
+    let (cfg, mut ssa) = analyse(&op_array).unwrap();
+    let fetch = op_array
+        .opcodes
+        .iter()
+        .position(|op| op.opcode == ZEND_FE_FETCH_R)
+        .map(|i| OpNum(i as u32))
+        .unwrap();
+    let v = ssa.ops[fetch.index()].op2_def.unwrap();
+    let users = ops_of(&ssa, v.0);
+    assert_eq!(users.len(), 2, "JMPZ $v and RETURN $v");
+    ssa.remove_uses_of_var(v);
+    assert_eq!(ssa.vars[v.index()].use_chain, None);
+    for &u in &users {
+        let o = &ssa.ops[u as usize];
+        assert_eq!((o.op1_use, o.op1_use_chain), (None, None));
+    }
+    ssa.remove_op2_def(fetch);
+    assert_eq!(ssa.ops[fetch.index()].op2_def, None);
+    assert_eq!(ssa.vars[v.index()].definition, None);
+    let err = verify(&op_array, &cfg, &ssa).unwrap_err();
+    for &u in &users {
+        let opcode = op_array.opcodes[u as usize].opcode;
+        assert!(
+            err.failures
+                .iter()
+                .any(|f| f.contains(&format!("op1 of {u} ({opcode}) does not use/def"))),
+            "{err}"
+        );
+    }
+}
