@@ -482,9 +482,12 @@ impl Cfg {
             blocks.push(BasicBlock::new(0));
         }
 
-        // Step 3: successors.
+        // Step 3: successors. A block that would fall off the end gets none: that is an
+        // error only if the block is reachable (PHP's own optimized op_arrays can end with
+        // the FREE of an unreachable block, which PHP gives a successor past the end).
         let blocks_count = blocks.len() as u32;
         let mut successor_list = Vec::with_capacity(blocks.len() * 2);
+        let mut falls_off: Vec<(usize, u32)> = Vec::new();
         for j in 0..blocks_count {
             let block = &blocks[j as usize];
             let offset = successor_list.len() as u32;
@@ -494,11 +497,12 @@ impl Cfg {
                 }
             } else {
                 let last_op = block.start + block.len - 1;
-                let next = |list: &mut Vec<BlockId>| -> Result<(), CfgError> {
+                let mut next = |list: &mut Vec<BlockId>| -> Result<(), CfgError> {
                     if j + 1 >= blocks_count {
-                        return Err(error(op_array, last_op, Problem::FallsOffEnd));
+                        falls_off.push((j as usize, last_op));
+                    } else {
+                        list.push(BlockId(j + 1));
                     }
-                    list.push(BlockId(j + 1));
                     Ok(())
                 };
                 let op = &op_array.opcodes[last_op as usize];
@@ -542,6 +546,12 @@ impl Cfg {
         };
         // Step 4: reachability.
         cfg.mark_reachable_blocks(op_array, BlockId(0));
+        if let Some(&(_, last_op)) = falls_off
+            .iter()
+            .find(|(b, _)| cfg.blocks[*b].is_reachable())
+        {
+            return Err(error(op_array, last_op, Problem::FallsOffEnd));
+        }
         cfg.build_predecessors();
         Ok(cfg)
     }
@@ -621,6 +631,36 @@ impl Cfg {
         block.successors_count = kept as u32;
         block.stored_successors = kept as u32;
         count - kept
+    }
+
+    /// `b->successors[index] = to` (dfa_pass.c rewires edges in place; the predecessor
+    /// lists are the caller's business).
+    pub fn set_successor(&mut self, b: BlockId, index: usize, to: BlockId) {
+        let block = &self.blocks[b.index()];
+        if index < block.successors_count as usize {
+            let at = block.successor_offset as usize + index;
+            self.successor_list[at] = to;
+        }
+    }
+
+    /// `b->successors_count = count` when that shrinks the list (a branch that became a
+    /// jump or a fall-through keeps its first `count` successors).
+    pub fn truncate_successors(&mut self, b: BlockId, count: usize) {
+        let block = &mut self.blocks[b.index()];
+        if count < block.successors_count as usize {
+            block.successors_count = count as u32;
+            block.stored_successors = count as u32;
+        }
+    }
+
+    /// `predecessors[index] = pred` in `b`'s list (dfa_pass.c's `replace_predecessor` when
+    /// the new predecessor is not in the list yet).
+    pub fn set_predecessor(&mut self, b: BlockId, index: usize, pred: BlockId) {
+        let block = &self.blocks[b.index()];
+        if index < block.predecessors_count as usize {
+            let at = block.predecessor_offset as usize + index;
+            self.predecessor_list[at] = pred;
+        }
     }
 
     /// Forgets all edges into and out of `b` (its counts drop to 0; the other blocks'

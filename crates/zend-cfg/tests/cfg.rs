@@ -160,3 +160,39 @@ fn hundred_thousand_ops_on_a_small_stack() {
         .unwrap();
     handle.join().unwrap();
 }
+
+/// PHP's optimized op_arrays may end with the FREE of a switch value in an unreachable
+/// block (`UNREACHABLE_FREE`): `function sw($x) { switch ($x + 1) { case 1: return 1;
+/// default: return 2; } }` is, after PHP's optimizer, RECV, ADD, CASE, JMPZ 0007, FREE,
+/// RETURN 1, FREE, RETURN 2, FREE. Falling off the end is only an error where control
+/// can get there.
+#[test]
+fn unreachable_last_block_may_fall_off_the_end() {
+    const ZEND_FREE_SWITCH: u32 = 2;
+    let mut b = OpArrayBuilder::new("sw", 1, 2);
+    b.op(ZEND_RECV, unused(), unused(), b.cv(0));
+    let one = b.long(1);
+    b.op(ZEND_ADD, b.cv(0), one, b.tmp(0));
+    b.op(ZEND_CASE, b.tmp(0), one, b.tmp(1));
+    let jz = b.jmpz(b.tmp(1), 0);
+    b.op(ZEND_FREE, b.tmp(0), unused(), unused());
+    b.ret(one);
+    let default = b.next();
+    b.op(ZEND_FREE, b.tmp(0), unused(), unused());
+    let two = b.long(2);
+    b.ret(two);
+    b.op_ext(ZEND_FREE, b.tmp(0), unused(), unused(), ZEND_FREE_SWITCH);
+    b.patch(jz, default);
+    let cfg = Cfg::build(&b.finish(), BuildFlags::NO_ENTRY_PREDECESSORS).unwrap();
+    let last = cfg.blocks.last().unwrap();
+    assert!(!last.is_reachable());
+    assert!(last.flags.contains(BlockFlags::UNREACHABLE_FREE));
+    assert_eq!(cfg.successors(BlockId(cfg.blocks_count() as u32 - 1)), &[]);
+
+    // Reachable, the same fall is an error.
+    let mut b = OpArrayBuilder::new("falls", 1, 1);
+    b.op(ZEND_ADD, b.cv(0), b.cv(0), b.tmp(0));
+    let err = Cfg::build(&b.finish(), BuildFlags::empty()).unwrap_err();
+    assert_eq!(err.problem, Problem::FallsOffEnd);
+    assert_eq!(err.op, 0);
+}
