@@ -1,15 +1,444 @@
 //! Mirrors optimize_func_calls.c (pass 4: call optimisation) and `zend_adjust_fcall_stack_size`
 //! of zend_optimizer.c (pass 12).
 //!
-//! Not implemented yet: [`run`] and [`adjust_fcall_stack_size`] leave the op_array unchanged.
+//! Pass 4 walks the calls of an op_array with a stack of open calls. Where the called
+//! function is known (`zend_optimizer_get_called_func`): INIT_FCALL_BY_NAME and
+//! INIT_NS_FCALL_BY_NAME become INIT_FCALL with the stack the callee needs and the DO op
+//! becomes DO_UCALL/DO_ICALL; argument sends and FUNC_ARG fetches whose mode depended on the
+//! callee become the by-value or by-reference form; and, with PASS_16, a call of a function
+//! that only returns a constant is replaced by that constant (`zend_try_inline_call`).
+//!
+//! Guarantees: the op count never changes; an op changes only when the callee's signature
+//! makes the new form equivalent.
 
-use zend_ir::OpArray;
+use zend_ir::opcode::*;
+use zend_ir::{
+    Literal, OpArray, OpNum, Operand, ZEND_ACC_ABSTRACT, ZEND_ACC_TRAIT_CLONE, ZEND_ACC_VARIADIC,
+    ZEND_USER_FUNCTION,
+};
 
 use crate::ctx::OptimizerCtx;
+use crate::helpers::{
+    self, get_called_func, literal_dtor, make_nop, Callee, ZEND_ACC_HAS_TYPE_HINTS,
+    ZEND_ACC_STATIC, ZEND_SEND_BY_REF, ZEND_SEND_PREFER_REF,
+};
+use crate::level::PASS_16;
+use crate::provenance::ChangeKind;
+
+/// One open call: what `optimizer_call_info` keeps.
+#[derive(Clone, Default)]
+struct CallInfo {
+    /// The op number of the INIT op while it may still be rewritten.
+    init: Option<usize>,
+    /// Whether the callee is known (its signature is read again when needed).
+    known: bool,
+    try_inline: bool,
+    func_arg_num: Option<u32>,
+}
+
+/// What of the callee the walk needs once the borrow of the script ends.
+#[derive(Clone)]
+struct CalleeFacts {
+    modes: Vec<u32>,
+    num_args: u32,
+    fn_flags: u32,
+    used_stack_base: Option<(u32, u32, u32)>,
+    call_op: zend_ir::Opcode,
+    is_user: bool,
+    inline: Option<InlineFacts>,
+}
+
+#[derive(Clone)]
+struct InlineFacts {
+    required_num_args: u32,
+    /// The constant the function returns right after its RECVs.
+    ret: Option<Literal>,
+    /// Whether RECV_INIT default `i` (from 0) is a constant expression.
+    default_is_ast: Vec<bool>,
+}
+
+impl CalleeFacts {
+    fn of(callee: &Callee) -> CalleeFacts {
+        let (num_args, fn_flags) = match callee {
+            Callee::User(f) => (f.num_args, f.fn_flags),
+            Callee::Internal(f) => (f.num_args, f.flags),
+        };
+        let total = num_args + u32::from(fn_flags & ZEND_ACC_VARIADIC != 0);
+        let modes = (1..=total)
+            .map(|a| {
+                let mut m = 0;
+                if callee.check_arg_send_type(a, ZEND_SEND_BY_REF) {
+                    m |= ZEND_SEND_BY_REF;
+                }
+                if callee.check_arg_send_type(a, ZEND_SEND_PREFER_REF) {
+                    m |= ZEND_SEND_PREFER_REF;
+                }
+                m
+            })
+            .collect();
+        let (used_stack_base, inline) = match callee {
+            Callee::User(f) => {
+                let ret = f.opcodes.get(f.num_args as usize).and_then(|op| {
+                    (op.opcode == ZEND_RETURN).then(|| match op.op1 {
+                        Operand::Const(l) => f.literals.get(l.index()).cloned(),
+                        _ => None,
+                    })?
+                });
+                let default_is_ast = (0..f.num_args as usize)
+                    .map(|i| {
+                        f.opcodes.get(i).is_some_and(|op| match op.op2 {
+                            Operand::Const(l) => {
+                                matches!(f.literals.get(l.index()), Some(Literal::Ast(_)))
+                            }
+                            _ => false,
+                        })
+                    })
+                    .collect();
+                let returns_const = f
+                    .opcodes
+                    .get(f.num_args as usize)
+                    .is_some_and(|op| op.opcode == ZEND_RETURN);
+                (
+                    Some((f.last_var(), f.T, f.num_args)),
+                    (f.type_ == ZEND_USER_FUNCTION && returns_const).then_some(InlineFacts {
+                        required_num_args: f.required_num_args,
+                        ret,
+                        default_is_ast,
+                    }),
+                )
+            }
+            Callee::Internal(_) => (None, None),
+        };
+        CalleeFacts {
+            modes,
+            num_args,
+            fn_flags,
+            used_stack_base,
+            call_op: callee.call_op(),
+            is_user: matches!(callee, Callee::User(_)),
+            inline,
+        }
+    }
+
+    /// `zend_check_arg_send_type`.
+    fn arg_mode(&self, arg_num: u32, mask: u32) -> bool {
+        let i = arg_num.wrapping_sub(1);
+        let i = if i >= self.num_args {
+            if self.fn_flags & ZEND_ACC_VARIADIC == 0 {
+                return false;
+            }
+            self.num_args
+        } else {
+            i
+        };
+        self.modes.get(i as usize).is_some_and(|m| m & mask != 0)
+    }
+
+    fn used_stack(&self, num_args: u32) -> u32 {
+        let mut slots = helpers::ZEND_CALL_FRAME_SLOT + num_args;
+        if let Some((last_var, t, f_num_args)) = self.used_stack_base {
+            slots = (slots + last_var + t).saturating_sub(f_num_args.min(num_args));
+        }
+        slots * 16
+    }
+}
+
+/// `zend_delete_call_instructions`: removes the INIT and the sends of the call ending
+/// before op `i` (nested calls are skipped; sent variables are still released).
+fn delete_call_instructions(op_array: &mut OpArray, mut i: usize) {
+    let mut call = 0i32;
+    loop {
+        let op = &mut op_array.opcodes[i];
+        match op.opcode {
+            ZEND_INIT_FCALL_BY_NAME
+            | ZEND_INIT_NS_FCALL_BY_NAME
+            | ZEND_INIT_STATIC_METHOD_CALL
+            | ZEND_INIT_METHOD_CALL
+            | ZEND_INIT_FCALL => {
+                if call == 0 {
+                    make_nop(op);
+                    return;
+                }
+                call -= 1;
+            }
+            ZEND_NEW | ZEND_INIT_DYNAMIC_CALL | ZEND_INIT_USER_CALL => call -= 1,
+            ZEND_DO_FCALL | ZEND_DO_ICALL | ZEND_DO_UCALL | ZEND_DO_FCALL_BY_NAME => call += 1,
+            ZEND_SEND_VAL | ZEND_SEND_VAR => {
+                if call == 0 {
+                    match op.op1 {
+                        Operand::Const(_) => make_nop(op),
+                        Operand::Cv(_) => {
+                            op.opcode = ZEND_CHECK_VAR;
+                            op.extended_value = 0;
+                            op.result = Operand::Unused(0);
+                        }
+                        _ => {
+                            op.opcode = ZEND_FREE;
+                            op.extended_value = 0;
+                            op.result = Operand::Unused(0);
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+        if i == 0 {
+            return;
+        }
+        i -= 1;
+    }
+}
+
+/// `zend_try_inline_call`: a call of a user function whose first op after its RECVs
+/// returns a constant becomes that constant (or nothing when the result is unused).
+fn try_inline_call(op_array: &mut OpArray, fcall: usize, i: usize, facts: &CalleeFacts) -> bool {
+    let Some(inl) = &facts.inline else {
+        return false;
+    };
+    let init = &op_array.opcodes[fcall];
+    let passed = init.extended_value;
+    if facts.fn_flags & (ZEND_ACC_ABSTRACT | ZEND_ACC_HAS_TYPE_HINTS | ZEND_ACC_TRAIT_CLONE) != 0
+        || passed < inl.required_num_args
+    {
+        return false;
+    }
+    let Some(ret) = &inl.ret else {
+        return false;
+    };
+    if init.opcode == ZEND_INIT_STATIC_METHOD_CALL && facts.fn_flags & ZEND_ACC_STATIC == 0 {
+        return false;
+    }
+    // By-reference parameters would need INDIRECT arguments.
+    if facts.modes.iter().any(|&m| m != 0) {
+        return false;
+    }
+    if passed < facts.num_args && (passed..facts.num_args).any(|a| inl.default_is_ast[a as usize]) {
+        return false;
+    }
+    if op_array.opcodes[i].result.is_unused() {
+        make_nop(&mut op_array.opcodes[i]);
+    } else {
+        let lit = helpers::add_literal(op_array, ret.clone());
+        let op = &mut op_array.opcodes[i];
+        op.opcode = ZEND_QM_ASSIGN;
+        op.op1 = Operand::Const(lit);
+        op.op2 = Operand::Unused(0);
+    }
+    if i > 0 {
+        delete_call_instructions(op_array, i - 1);
+    }
+    true
+}
 
 /// `zend_optimize_func_calls`.
-pub fn run(_op_array: &mut OpArray, _ctx: &mut OptimizerCtx) {}
+pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
+    let n = op_array.opcodes.len();
+    if n < 2 {
+        return;
+    }
+    let mut stack: Vec<CallInfo> = Vec::new();
+    // Callee facts per open call (parallel to `stack`).
+    let mut facts: Vec<Option<CalleeFacts>> = Vec::new();
+    for i in 0..n {
+        let op = op_array.opcodes[i].clone();
+        match op.opcode {
+            ZEND_INIT_FCALL_BY_NAME
+            | ZEND_INIT_NS_FCALL_BY_NAME
+            | ZEND_INIT_STATIC_METHOD_CALL
+            | ZEND_INIT_METHOD_CALL
+            | ZEND_INIT_FCALL
+            | ZEND_NEW => {
+                let found = get_called_func(ctx, op_array, &op)
+                    .map(|(callee, proto)| (CalleeFacts::of(&callee), proto));
+                let try_inline =
+                    found.as_ref().is_some_and(|(_, proto)| !proto) && op.opcode != ZEND_NEW;
+                stack.push(CallInfo {
+                    init: Some(i),
+                    known: found.is_some(),
+                    try_inline,
+                    func_arg_num: None,
+                });
+                facts.push(found.map(|(f, _)| f));
+            }
+            ZEND_INIT_DYNAMIC_CALL | ZEND_INIT_USER_CALL => {
+                stack.push(CallInfo {
+                    init: Some(i),
+                    ..CallInfo::default()
+                });
+                facts.push(None);
+            }
+            ZEND_DO_FCALL | ZEND_DO_ICALL | ZEND_DO_UCALL | ZEND_DO_FCALL_BY_NAME => {
+                let (Some(call), Some(f)) = (stack.pop(), facts.pop()) else {
+                    continue;
+                };
+                let (Some(f), Some(fcall), true) = (f, call.init, call.known) else {
+                    continue;
+                };
+                let init = op_array.opcodes[fcall].clone();
+                if matches!(
+                    init.opcode,
+                    ZEND_INIT_FCALL_BY_NAME | ZEND_INIT_NS_FCALL_BY_NAME
+                ) {
+                    if let Operand::Const(l) = init.op2 {
+                        ctx.note(op_array, OpNum::from(fcall), ChangeKind::Rewritten, || {
+                            "the callee is known: INIT_FCALL".into()
+                        });
+                        literal_dtor(op_array, l);
+                        if init.opcode == ZEND_INIT_NS_FCALL_BY_NAME {
+                            literal_dtor(op_array, zend_ir::LiteralId(l.0 + 2));
+                        }
+                        let o = &mut op_array.opcodes[fcall];
+                        o.opcode = ZEND_INIT_FCALL;
+                        o.op1 = Operand::Unused(f.used_stack(init.extended_value));
+                        o.op2 = Operand::Const(zend_ir::LiteralId(l.0 + 1));
+                        op_array.opcodes[i].opcode = f.call_op;
+                    }
+                }
+                if ctx.optimization_level & PASS_16 != 0 && call.try_inline && f.is_user {
+                    let name = match op_array.opcodes[fcall].op2 {
+                        Operand::Const(l) => format!("{:?}", op_array.literals[l.index()]),
+                        _ => String::new(),
+                    };
+                    if try_inline_call(op_array, fcall, i, &f) {
+                        ctx.note(op_array, OpNum::from(i), ChangeKind::Folded, || {
+                            format!("the call of {name} only returns a constant")
+                        });
+                    }
+                }
+            }
+            ZEND_FETCH_FUNC_ARG
+            | ZEND_FETCH_STATIC_PROP_FUNC_ARG
+            | ZEND_FETCH_OBJ_FUNC_ARG
+            | ZEND_FETCH_DIM_FUNC_ARG => {
+                let (Some(call), Some(Some(f))) = (stack.last_mut(), facts.last()) else {
+                    continue;
+                };
+                let Some(arg) = call.func_arg_num else {
+                    continue;
+                };
+                let o = &mut op_array.opcodes[i];
+                if f.arg_mode(arg, ZEND_SEND_BY_REF | ZEND_SEND_PREFER_REF) {
+                    o.opcode = if o.opcode == ZEND_FETCH_STATIC_PROP_FUNC_ARG {
+                        ZEND_FETCH_STATIC_PROP_W
+                    } else {
+                        zend_ir::Opcode(o.opcode.0 - 9)
+                    };
+                } else {
+                    if o.opcode == ZEND_FETCH_DIM_FUNC_ARG && o.op2.is_unused() {
+                        // FETCH_DIM_R has no unused op2 form.
+                        call.try_inline = false;
+                        continue;
+                    }
+                    o.opcode = if o.opcode == ZEND_FETCH_STATIC_PROP_FUNC_ARG {
+                        ZEND_FETCH_STATIC_PROP_R
+                    } else {
+                        zend_ir::Opcode(o.opcode.0 - 12)
+                    };
+                }
+            }
+            ZEND_SEND_VAL_EX => {
+                let (Some(call), Some(Some(f))) = (stack.last_mut(), facts.last()) else {
+                    continue;
+                };
+                if matches!(op.op2, Operand::Const(_)) {
+                    call.try_inline = false;
+                    continue;
+                }
+                let Operand::Unused(arg) = op.op2 else {
+                    continue;
+                };
+                // A value sent by reference stays SEND_VAL_EX: its error belongs to run
+                // time (8.2 still turns the call into INIT_FCALL).
+                if !f.arg_mode(arg, ZEND_SEND_BY_REF) {
+                    op_array.opcodes[i].opcode = ZEND_SEND_VAL;
+                }
+            }
+            ZEND_CHECK_FUNC_ARG => {
+                let (Some(call), Some(Some(_))) = (stack.last_mut(), facts.last()) else {
+                    continue;
+                };
+                if matches!(op.op2, Operand::Const(_)) {
+                    call.try_inline = false;
+                    call.func_arg_num = None;
+                    continue;
+                }
+                let Operand::Unused(arg) = op.op2 else {
+                    continue;
+                };
+                call.func_arg_num = Some(arg);
+                make_nop(&mut op_array.opcodes[i]);
+            }
+            ZEND_SEND_VAR_EX | ZEND_SEND_FUNC_ARG => {
+                let (Some(call), Some(Some(f))) = (stack.last_mut(), facts.last()) else {
+                    continue;
+                };
+                if matches!(op.op2, Operand::Const(_)) {
+                    call.try_inline = false;
+                    continue;
+                }
+                let Operand::Unused(arg) = op.op2 else {
+                    continue;
+                };
+                call.func_arg_num = None;
+                op_array.opcodes[i].opcode =
+                    if f.arg_mode(arg, ZEND_SEND_BY_REF | ZEND_SEND_PREFER_REF) {
+                        ZEND_SEND_REF
+                    } else {
+                        ZEND_SEND_VAR
+                    };
+            }
+            ZEND_SEND_VAR_NO_REF_EX => {
+                let (Some(call), Some(Some(f))) = (stack.last_mut(), facts.last()) else {
+                    continue;
+                };
+                if matches!(op.op2, Operand::Const(_)) {
+                    call.try_inline = false;
+                    continue;
+                }
+                let Operand::Unused(arg) = op.op2 else {
+                    continue;
+                };
+                op_array.opcodes[i].opcode = if f.arg_mode(arg, ZEND_SEND_BY_REF) {
+                    ZEND_SEND_VAR_NO_REF
+                } else if f.arg_mode(arg, ZEND_SEND_PREFER_REF) {
+                    ZEND_SEND_VAL
+                } else {
+                    ZEND_SEND_VAR
+                };
+            }
+            ZEND_SEND_VAL | ZEND_SEND_VAR | ZEND_SEND_REF => {
+                if matches!(op.op2, Operand::Const(_)) {
+                    if let Some(call) = stack.last_mut() {
+                        call.try_inline = false;
+                    }
+                }
+            }
+            ZEND_SEND_UNPACK | ZEND_SEND_USER | ZEND_SEND_ARRAY => {
+                if let Some(call) = stack.last_mut() {
+                    call.try_inline = false;
+                }
+            }
+            _ => {}
+        }
+    }
+}
 
 /// `zend_adjust_fcall_stack_size`: each INIT_FCALL of a function of this script reserves the
 /// stack the callee needs (`zend_vm_calc_used_stack`) with its final variable counts.
-pub fn adjust_fcall_stack_size(_op_array: &mut OpArray, _ctx: &mut OptimizerCtx) {}
+pub fn adjust_fcall_stack_size(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
+    for i in 0..op_array.opcodes.len() {
+        let op = &op_array.opcodes[i];
+        if op.opcode != ZEND_INIT_FCALL {
+            continue;
+        }
+        let Operand::Const(l) = op.op2 else { continue };
+        let Some(Literal::String(name)) = op_array.literals.get(l.index()) else {
+            continue;
+        };
+        let Some(func) = ctx.function(op_array, name.as_bytes()) else {
+            continue;
+        };
+        let used = Callee::User(func).used_stack(op.extended_value);
+        op_array.opcodes[i].op1 = Operand::Unused(used);
+    }
+}

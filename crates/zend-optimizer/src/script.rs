@@ -79,7 +79,7 @@ pub struct Outcome {
 /// The passes this crate implements, as `PASS_*` bits. Passes outside it are skipped by the
 /// schedule (their place is kept); [`implemented`] tells callers which dumps are therefore
 /// not PHP's.
-pub const IMPLEMENTED_PASSES: u32 = PASS_9 | PASS_10 | PASS_11 | PASS_13;
+pub const IMPLEMENTED_PASSES: u32 = PASS_1 | PASS_3 | PASS_4 | PASS_9 | PASS_10 | PASS_11 | PASS_13;
 
 /// Passes whose bit changes nothing in PHP 8.2's schedule.
 const INERT_PASSES: u32 = PASS_2 | PASS_15 | PASS_16;
