@@ -49,6 +49,10 @@ pub struct Weights {
     pub generators: u32,
     /// global, static, $GLOBALS, variable variables, compact.
     pub scopes: u32,
+    /// Less common constructs: destructuring, anonymous classes, dynamic calls and class
+    /// names, conditional declarations, string offsets, stdClass, static properties, `@`,
+    /// assert (they reach more of PHP's opcodes).
+    pub extras: u32,
 }
 
 impl Default for Weights {
@@ -74,6 +78,7 @@ impl Default for Weights {
             goto: 1,
             generators: 3,
             scopes: 3,
+            extras: 5,
         }
     }
 }
@@ -99,6 +104,11 @@ pub struct Config {
     pub classes: bool,
     /// Steps `step_ok()` allows before it returns false.
     pub step_budget: u32,
+    /// Chance of `namespace Fz;` (unqualified calls of internal functions then compile
+    /// to namespace-fallback calls PHP cannot evaluate at compile time).
+    pub namespace: f64,
+    /// Chance of `declare(ticks=1);`.
+    pub ticks: f64,
 }
 
 impl Default for Config {
@@ -113,6 +123,8 @@ impl Default for Config {
             strict_types: None,
             classes: true,
             step_budget: 20_000,
+            namespace: 0.3,
+            ticks: 0.05,
         }
     }
 }
@@ -171,6 +183,8 @@ pub fn generate(seed: u64, config: &Config) -> Program {
         classes: false,
         generators: Vec::new(),
         ret: None,
+        namespace: false,
+        nevers: Vec::new(),
     };
     let root = gen.program();
     Program {
@@ -423,6 +437,10 @@ struct Gen<'c> {
     generators: Vec<String>,
     /// Return type of the function being generated (early returns).
     ret: Option<Ty>,
+    /// The program is in `namespace Fz`.
+    namespace: bool,
+    /// Functions returning `never` (they always throw a RuntimeException).
+    nevers: Vec<String>,
 }
 
 impl Gen<'_> {
@@ -489,6 +507,13 @@ impl Gen<'_> {
         let mut parts = vec![Node::from("<?php\n")];
         if self.strict {
             parts.push("declare(strict_types=1);\n".into());
+        }
+        if self.rng.chance(self.cfg.namespace) {
+            parts.push("namespace Fz;\n".into());
+            self.namespace = true;
+        }
+        if self.rng.chance(self.cfg.ticks) {
+            parts.push("declare(ticks=1);\n".into());
         }
         parts.push(
             "\nset_error_handler(static function (int $no, string $msg): bool {\n    echo \"E$no: $msg\\n\";\n    return true;\n});\n\n"
@@ -664,7 +689,7 @@ impl Gen<'_> {
             cat!(
                 "trait T0\n{\n    public string $label = ",
                 label,
-                ";\n\n    public function describe(): string\n    {\n        return static::class . '/' . $this->label . '/' . $this->getName();\n    }\n\n    public static function kind(): string\n    {\n        return self::class;\n    }\n}\n\n"
+                ";\n\n    public function describe(): string\n    {\n        return static::class . '/' . $this->label . '/' . $this->getName();\n    }\n\n    public static function kind(): string\n    {\n        return self::class . '<' . get_called_class();\n    }\n}\n\n"
             ),
         ];
         // K0: abstract base with a promoted readonly property and a generated method.
@@ -1031,7 +1056,7 @@ impl Gen<'_> {
             throws: false,
         });
         let node = cat!(format!(
-            "function {name}($head = 0, ...$rest): string\n{{\n    $out = var_export($head, true) . ':' . count($rest);\n    foreach ($rest as $k => $v) {{\n        $out .= ',' . $k . '=' . var_export($v, true);\n    }}\n    return $out . '/' . func_num_args();\n}}\n\n"
+            "function {name}($head = 0, ...$rest): string\n{{\n    $out = var_export($head, true) . ':' . count($rest);\n    foreach ($rest as $k => $v) {{\n        $out .= ',' . $k . '=' . var_export($v, true);\n    }}\n    return $out . '/' . func_num_args() . '/' . count(func_get_args());\n}}\n\n"
         ));
         self.cut(node)
     }
@@ -1064,7 +1089,17 @@ impl Gen<'_> {
             ret: Ty::Int,
             throws: true,
         });
+        let never = if self.rng.chance(0.4) {
+            let n = format!("never{i}");
+            self.nevers.push(n.clone());
+            format!(
+                "function {n}(string $why): never\n{{\n    throw new \\RuntimeException('{n}: ' . $why);\n}}\n\n"
+            )
+        } else {
+            String::new()
+        };
         let node = cat!(
+            never,
             format!("function {name}(int $x): int\n{{\n    if ("),
             cond,
             format!(
@@ -1112,7 +1147,14 @@ impl Gen<'_> {
             ),
             value,
             ";\n        if ($got !== null) {\n            echo 'got ', var_export($got, true), \"\\n\";\n        }\n    }\n",
-            format!("    yield from {from};\n"),
+            format!(
+                "{}    yield from {from};\n",
+                if self.rng.chance(0.3) {
+                    "    $none = yield;\n    echo var_export($none, true), \"\\n\";\n"
+                } else {
+                    ""
+                }
+            ),
             inner,
             "    return ",
             ret,
@@ -1192,6 +1234,9 @@ impl Gen<'_> {
         if self.classes {
             parts.push("echo var_export([$o0, $o1, K0::$count], true), \"\\n\";\n".into());
         }
+        if self.rng.chance(0.2) {
+            parts.push("exit(0);\n".into());
+        }
         Node::Seq(parts)
     }
 
@@ -1247,6 +1292,7 @@ impl Gen<'_> {
             w.generators * (!self.generators.is_empty()) as u32,
             if self.has_objects() { w.objects } else { 0 },
             w.scopes,
+            w.extras,
             if self.breakables.is_empty() || self.in_finally {
                 0
             } else {
@@ -1269,7 +1315,8 @@ impl Gen<'_> {
             11 => self.generator_stmt(),
             12 => self.object_stmt(),
             13 => self.scope_stmt(),
-            14 => self.jump_stmt(),
+            14 => self.extra_stmt(),
+            15 => self.jump_stmt(),
             _ => self.return_stmt(),
         };
         self.cut(s)
@@ -1534,6 +1581,21 @@ impl Gen<'_> {
 
     fn switch_stmt(&mut self) -> Node {
         let ind = self.ind();
+        if self.rng.chance(0.15) {
+            // match (true) with conditions as arms.
+            let mut node = vec![Node::from(format!(
+                "{ind}echo var_export(match (true) {{\n"
+            ))];
+            for _ in 0..self.rng.range(1, 3) {
+                let c = self.expr(Ty::Bool, 1);
+                let v = self.expr(Ty::Scalar, 1);
+                node.push(cat!(format!("{ind}    "), c, " => ", v, ",\n"));
+            }
+            let v = self.expr(Ty::Scalar, 1);
+            node.push(cat!(format!("{ind}    default => "), v, ",\n"));
+            node.push(format!("{ind}}}, true), \"\\n\";\n").into());
+            return Node::Seq(node);
+        }
         if self.rng.chance(0.4) {
             // match: always with a default arm (or exhaustive over an enum).
             let (subject, arms) = if self.rng.chance(0.5) {
@@ -1571,8 +1633,15 @@ impl Gen<'_> {
         let mut node = vec![cat!(format!("{ind}switch ("), subject, ") {\n")];
         self.breakables.push(false);
         let mut seen = Vec::new();
-        for _ in 0..self.rng.range(1, 4) {
-            let lit = if int {
+        let dynamic_cases = self.rng.chance(0.2);
+        for _ in 0..self.rng.range(1, 7) {
+            let lit = if dynamic_cases && self.rng.chance(0.5) {
+                let vars = self.vars_of(if int { Ty::Int } else { Ty::Str }, false);
+                if vars.is_empty() {
+                    continue;
+                }
+                self.rng.pick(&vars).name.clone()
+            } else if int {
                 self.literal(Ty::Int)
             } else {
                 self.literal(Ty::Str)
@@ -1629,6 +1698,18 @@ impl Gen<'_> {
         self.in_try += 1;
         let n = self.rng.range(1, 3);
         let mut body = vec![self.nested(n)];
+        if !self.nevers.is_empty() && self.rng.chance(0.4) {
+            let f = self.rng.pick(&self.nevers.clone()).clone();
+            let c = self.expr(Ty::Bool, 1);
+            let m = self.expr(Ty::Str, 1);
+            body.push(cat!(
+                format!("{ind}    if ("),
+                c,
+                format!(") {{\n{ind}        {f}("),
+                m,
+                format!(");\n{ind}    }}\n")
+            ));
+        }
         if self.rng.chance(0.6) {
             let c = self.expr(Ty::Bool, 1);
             let m = self.expr(Ty::Str, 1);
@@ -2031,6 +2112,159 @@ impl Gen<'_> {
         }
     }
 
+    /// A PHP string literal naming a function of the program (in its namespace).
+    fn qualified(&self, name: &str) -> String {
+        if self.namespace {
+            format!("'Fz\\\\{name}'")
+        } else {
+            format!("'{name}'")
+        }
+    }
+
+    fn extra_stmt(&mut self) -> Node {
+        let ind = self.ind();
+        let t = self.fresh("$x");
+        let objects = self.has_objects();
+        let arrs = self.exact_vars(Ty::Arr);
+        let strs = self.vars_of(Ty::Str, false);
+        match self.rng.below(16) {
+            0 => {
+                let i = self.expr(Ty::Int, 1);
+                cat!(format!("{ind}{t} = @intdiv("), i, format!(", 1);\n{ind}echo var_export({t}, true), \"\\n\";\n"))
+            }
+            1 => {
+                let (a, b, c) = (
+                    self.expr(Ty::Scalar, 1),
+                    self.expr(Ty::Scalar, 1),
+                    self.expr(Ty::Scalar, 1),
+                );
+                if self.rng.chance(0.5) {
+                    cat!(format!("{ind}[{t}a, [{t}b, {t}c]] = ["), a, ", [", b, ", ", c, format!("]];\n{ind}echo var_export([{t}a, {t}b, {t}c], true), \"\\n\";\n"))
+                } else {
+                    cat!(format!("{ind}['x' => {t}a, 'y' => {t}b] = ['y' => "), a, ", 'x' => ", b, ", 'z' => ", c, format!("];\n{ind}list({t}c, , {t}d) = [1, 2, 3];\n{ind}echo var_export([{t}a, {t}b, {t}c, {t}d], true), \"\\n\";\n"))
+                }
+            }
+            2 if objects => {
+                let v = self.expr(Ty::Scalar, 1);
+                cat!(
+                    format!("{ind}if (count($o0->items) < 16) {{\n{ind}    $o0->items[] = "),
+                    v,
+                    format!(";\n{ind}}}\n{ind}$o0->items[0] ??= 'first';\n{ind}if (strlen($o0->label) < 100) {{\n{ind}    $o0->label .= 'x';\n{ind}}}\n{ind}echo var_export([$o0->items[0] ?? null, isset($o0->items[1]), $o0->label], true), \"\\n\";\n{ind}unset($o0->items[1]);\n")
+                )
+            }
+            3 if objects => format!(
+                "{ind}K0::$count += 1;\n{ind}K0::$count++;\n{ind}++K0::$count;\n{ind}--K0::$count;\n{ind}echo K0::$count, ' ', var_export(isset(K0::$count), true), ' ', $o0::C, ' ', $o0::kind(), \"\\n\";\n"
+            )
+            .into(),
+            4 if objects => {
+                let i = self.literal(Ty::Int);
+                format!(
+                    "{ind}{t}c = K1::class;\n{ind}{t} = new {t}c({i});\n{ind}echo {t}->describe(), ' ', var_export({t} instanceof {t}c, true), ' ', var_export($o0 instanceof {t}c, true), \"\\n\";\n{ind}foreach ({t} as {t}k => {t}v) {{\n{ind}    echo {t}k, ' ';\n{ind}}}\n{ind}echo \"\\n\";\n"
+                )
+                .into()
+            }
+            5 if objects => {
+                let i = self.expr(Ty::Int, 1);
+                let j = self.expr(Ty::Int, 1);
+                cat!(
+                    format!("{ind}{t} = $o0->m(...);\n{ind}echo {t}("),
+                    i,
+                    "), ' ', call_user_func([$o0, 'm'], ",
+                    j,
+                    "), ' ', call_user_func_array('strrev', ['abc']), ' ', [$o0, 'describe'](), \"\\n\";\n"
+                )
+            }
+            6 => {
+                let i = self.literal(Ty::Int);
+                let s = self.expr(Ty::Str, 1);
+                cat!(
+                    format!("{ind}{t} = new class ({i}) {{\n{ind}    public function __construct(public int $v)\n{ind}    {{\n{ind}    }}\n\n{ind}    public function get(string $s): string\n{ind}    {{\n{ind}        return $s . ($this->v & 0xff);\n{ind}    }}\n{ind}}};\n{ind}echo {t}->get("),
+                    s,
+                    "), \"\\n\";\n"
+                )
+            }
+            7 => {
+                let s = self.expr(Ty::Str, 1);
+                let f = self.rng.pick(&["strtoupper", "strrev", "ucfirst", "trim"]);
+                cat!(
+                    format!("{ind}{t} = '{f}';\n{ind}echo {t}("),
+                    s,
+                    format!("), ' ', var_export(call_user_func({}), true), ' ', \\Closure::fromCallable('strlen')('abc'), \"\\n\";\n", self.qualified("step_ok"))
+                )
+            }
+            8 => {
+                let name = self.fresh("cf");
+                let i = self.expr(Ty::Int, 1);
+                cat!(
+                    format!("{ind}if (!function_exists({})) {{\n", self.qualified(&name)),
+                    format!("{ind}    function {name}(int $x): int\n{ind}    {{\n{ind}        return ($x & 0xffff) * 3;\n{ind}    }}\n{ind}}}\n{ind}echo {name}("),
+                    i,
+                    "), \"\\n\";\n"
+                )
+            }
+            9 => {
+                let b = self.expr(Ty::Bool, 1);
+                cat!(format!("{ind}assert("), b, format!(" || true);\n{ind}echo 'asserted', \"\\n\";\n"))
+            }
+            10 if !strs.is_empty() => {
+                let v = self.rng.pick(&strs).name.clone();
+                format!("{ind}echo var_export([{v}[0] ?? '-', {v}[-1] ?? '-', isset({v}[2]), empty({v}[1])], true), \"\\n\";\n").into()
+            }
+            11 => {
+                let v = self.expr(Ty::Scalar, 1);
+                cat!(
+                    format!("{ind}{t} = (object) ['a' => "),
+                    v,
+                    format!(", 'b' => 2];\n{ind}{t}->c = 3;\n{ind}{t}->b++;\n{ind}echo var_export({t}->a, true), ' ', count((array) {t}), ' ', var_export(isset({t}->z), true), ' ', var_export({t}, true), \"\\n\";\n")
+                )
+            }
+            12 if !arrs.is_empty() => {
+                let a = self.rng.pick(&arrs).name.clone();
+                let k = self.key();
+                let k2 = self.key();
+                let v = self.expr(Ty::Scalar, 1);
+                cat!(
+                    format!("{ind}{a}["),
+                    k,
+                    "] ??= ",
+                    v,
+                    format!(";\n{ind}if (isset({a}["),
+                    k2.clone(),
+                    format!("]) && strlen((string) {a}["),
+                    k2.clone(),
+                    "]) < 64) {\n",
+                    format!("{ind}    {a}["),
+                    k2,
+                    format!("] .= 'x';\n{ind}}}\n")
+                )
+            }
+            13 => {
+                let (a, b) = (self.expr(Ty::Scalar, 1), self.expr(Ty::Scalar, 1));
+                cat!(
+                    format!("{ind}{t} = [["),
+                    a,
+                    "], ['k' => [",
+                    b,
+                    format!("]]];\n{ind}{t}[0][] = 'n';\n{ind}{t}[1]['k'][0] = 7;\n{ind}{t}[1]['k'][] = {t}[0][0] ?? null;\n{ind}foreach ([{t}[0], [8, 9]] as [{t}p]) {{\n{ind}    echo var_export({t}p, true), ' ';\n{ind}}}\n{ind}echo var_export({t}, true), \"\\n\";\n")
+                )
+            }
+            14 if !self.in_function => {
+                let g = self.rng.below(MAIN_VARS.len());
+                let lit = self.literal(MAIN_VARS[g]);
+                let name = format!("v{g}");
+                format!("{ind}$GLOBALS['{name}'] = {lit};\n{ind}$vn = '{name}';\n{ind}echo var_export([isset($$vn), empty($$vn), $GLOBALS['{name}']], true), \"\\n\";\n").into()
+            }
+            _ => {
+                let s = self.expr(Ty::Str, 1);
+                cat!(
+                    format!("{ind}print "),
+                    s,
+                    format!(" . \"\\n\";\n{ind}echo str_pad(string: 'x', length: 4, pad_type: STR_PAD_LEFT), \"\\n\";\n")
+                )
+            }
+        }
+    }
+
     fn scope_stmt(&mut self) -> Node {
         let ind = self.ind();
         let scalars: Vec<Var> = self
@@ -2068,7 +2302,13 @@ impl Gen<'_> {
                     return format!("{ind}echo var_export([defined('C0'), defined('D0'), PHP_INT_SIZE, M_PI], true), \"\\n\";\n").into();
                 }
                 let (n, _) = self.rng.pick(&c).clone();
-                format!("{ind}echo var_export([{n}, constant('{n}'), defined('{n}')], true), \"\\n\";\n").into()
+                // `const` declares in the namespace, define() globally.
+                let q = if self.namespace && n.starts_with('C') {
+                    format!("Fz\\\\{n}")
+                } else {
+                    n.clone()
+                };
+                format!("{ind}echo var_export([{n}, constant('{q}'), defined('{q}')], true), \"\\n\";\n").into()
             }
         }
     }
@@ -2171,7 +2411,13 @@ impl Gen<'_> {
                 args.swap(i, j);
             }
         }
-        let mut parts = vec![Node::from(format!("{}(", f.name))];
+        let callee = if self.rng.chance(0.15) {
+            // A dynamic call: INIT_DYNAMIC_CALL, arguments sent with the _EX opcodes.
+            format!("({})(", self.qualified(&f.name))
+        } else {
+            format!("{}(", f.name)
+        };
+        let mut parts = vec![Node::from(callee)];
         for (i, a) in args.into_iter().enumerate() {
             if i > 0 {
                 parts.push(", ".into());
