@@ -1,0 +1,771 @@
+//! `ct_eval_func_call`: the internal functions PHP 8.2's SCCP calls at compile time.
+//!
+//! PHP runs the real function (those flagged `@compile-time-eval` in the 8.2 stubs, plus
+//! `dirname` and a bounded `str_repeat`) and keeps the result unless it warned or threw.
+//! Here each one is written out in Rust for the argument types it accepts without any
+//! diagnostic; every other case answers `None` (left for run time). The set is a subset of
+//! PHP's: functions on the list and not implemented here simply stay calls (a dump
+//! difference, never a wrong value). Arguments are taken only with the exact parameter
+//! types (no coercion of an int to a string and so on), which keeps strict_types and
+//! coercive mode alike.
+
+use zend_ir::opcode::*;
+use zend_ir::{ArrayKey, Literal, PhpDouble, PhpStr};
+
+fn s(v: &[u8]) -> Literal {
+    Literal::String(PhpStr(v.to_vec()))
+}
+
+fn str_arg(a: &Literal) -> Option<&[u8]> {
+    match a {
+        Literal::String(s) => Some(s.as_bytes()),
+        _ => None,
+    }
+}
+
+fn long_arg(a: &Literal) -> Option<i64> {
+    match a {
+        Literal::Long(l) => Some(*l),
+        _ => None,
+    }
+}
+
+fn bool_arg(a: &Literal) -> Option<bool> {
+    match a {
+        Literal::True => Some(true),
+        Literal::False => Some(false),
+        _ => None,
+    }
+}
+
+fn arr_arg(a: &Literal) -> Option<&Vec<(ArrayKey, Literal)>> {
+    match a {
+        Literal::Array(v) => Some(v),
+        _ => None,
+    }
+}
+
+fn boolean(b: bool) -> Literal {
+    if b {
+        Literal::True
+    } else {
+        Literal::False
+    }
+}
+
+/// `(string)` of an array element without a diagnostic (no arrays, no floats: their
+/// conversion depends on `precision`).
+fn elem_str(v: &Literal) -> Option<Vec<u8>> {
+    match v {
+        Literal::String(s) => Some(s.as_bytes().to_vec()),
+        Literal::Long(l) => Some(l.to_string().into_bytes()),
+        Literal::True => Some(b"1".to_vec()),
+        Literal::False | Literal::Null => Some(Vec::new()),
+        _ => None,
+    }
+}
+
+fn find(h: &[u8], n: &[u8], from: usize) -> Option<usize> {
+    if n.is_empty() {
+        return (from <= h.len()).then_some(from);
+    }
+    if from > h.len() || n.len() > h.len() - from {
+        return None;
+    }
+    (from..=h.len() - n.len()).find(|&i| &h[i..i + n.len()] == n)
+}
+
+fn rfind(h: &[u8], n: &[u8]) -> Option<usize> {
+    if n.len() > h.len() {
+        return None;
+    }
+    (0..=h.len() - n.len()).rev().find(|&i| &h[i..i + n.len()] == n)
+}
+
+/// Next free integer key of a packed result built from `keys` (PHP 8.2: never below 0).
+fn push_next(out: &mut Vec<(ArrayKey, Literal)>, v: Literal) -> Option<()> {
+    let mut next: i64 = 0;
+    for (k, _) in out.iter() {
+        if let ArrayKey::Long(l) = k {
+            if *l >= next {
+                next = l.checked_add(1)?;
+            }
+        }
+    }
+    out.push((ArrayKey::Long(next), v));
+    Some(())
+}
+
+fn update(out: &mut Vec<(ArrayKey, Literal)>, k: ArrayKey, v: Literal) {
+    if let Some(slot) = out.iter_mut().find(|(kk, _)| *kk == k) {
+        slot.1 = v;
+    } else {
+        out.push((k, v));
+    }
+}
+
+fn key_literal(k: &ArrayKey) -> Literal {
+    match k {
+        ArrayKey::Long(l) => Literal::Long(*l),
+        ArrayKey::Str(s) => Literal::String(s.clone()),
+    }
+}
+
+fn symtable_key(s: &[u8]) -> ArrayKey {
+    match zend_operators::handle_numeric_str(s) {
+        Some(l) => ArrayKey::Long(l),
+        None => ArrayKey::Str(PhpStr(s.to_vec())),
+    }
+}
+
+const TRIM_DEFAULT: &[u8] = b" \n\r\t\x0b\0";
+
+fn trim(v: &[u8], chars: &[u8], mode: u8) -> Option<Literal> {
+    // Ranges ("a..z") are left for run time: they may warn.
+    if chars.windows(2).any(|w| w == b"..") {
+        return None;
+    }
+    let mut start = 0;
+    let mut end = v.len();
+    if mode & 1 != 0 {
+        while start < end && chars.contains(&v[start]) {
+            start += 1;
+        }
+    }
+    if mode & 2 != 0 {
+        while end > start && chars.contains(&v[end - 1]) {
+            end -= 1;
+        }
+    }
+    Some(s(&v[start..end]))
+}
+
+/// `zend_dirname` on a non-Windows build.
+fn dirname(path: &[u8]) -> Vec<u8> {
+    if path.is_empty() {
+        return Vec::new();
+    }
+    let mut end = path.len() as isize - 1;
+    while end >= 0 && path[end as usize] == b'/' {
+        end -= 1;
+    }
+    if end < 0 {
+        return b"/".to_vec();
+    }
+    while end >= 0 && path[end as usize] != b'/' {
+        end -= 1;
+    }
+    if end < 0 {
+        return b".".to_vec();
+    }
+    while end >= 0 && path[end as usize] == b'/' {
+        end -= 1;
+    }
+    if end < 0 {
+        return b"/".to_vec();
+    }
+    path[..=end as usize].to_vec()
+}
+
+fn crc32(data: &[u8]) -> u32 {
+    let mut crc: u32 = 0xFFFF_FFFF;
+    for &b in data {
+        crc ^= u32::from(b);
+        for _ in 0..8 {
+            let mask = (crc & 1).wrapping_neg();
+            crc = (crc >> 1) ^ (0xEDB8_8320 & mask);
+        }
+    }
+    !crc
+}
+
+const B64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+fn base64_encode(data: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(data.len().div_ceil(3) * 4);
+    for chunk in data.chunks(3) {
+        let b = [chunk[0], *chunk.get(1).unwrap_or(&0), *chunk.get(2).unwrap_or(&0)];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        out.push(B64[(n >> 18) as usize & 63]);
+        out.push(B64[(n >> 12) as usize & 63]);
+        out.push(if chunk.len() > 1 { B64[(n >> 6) as usize & 63] } else { b'=' });
+        out.push(if chunk.len() > 2 { B64[n as usize & 63] } else { b'=' });
+    }
+    out
+}
+
+/// Only canonical input (alphabet, correct padding): anything else is left for run time.
+fn base64_decode(data: &[u8]) -> Option<Vec<u8>> {
+    if data.len() % 4 != 0 {
+        return None;
+    }
+    let mut out = Vec::new();
+    for (ci, chunk) in data.chunks(4).enumerate() {
+        let last = ci == data.len() / 4 - 1;
+        let mut n: u32 = 0;
+        let mut pad = 0;
+        for (i, &c) in chunk.iter().enumerate() {
+            let v = if c == b'=' && last && i >= 2 {
+                pad += 1;
+                0
+            } else if pad > 0 {
+                return None;
+            } else {
+                B64.iter().position(|&x| x == c)? as u32
+            };
+            n = (n << 6) | v;
+        }
+        out.push((n >> 16) as u8);
+        if pad < 2 {
+            out.push((n >> 8) as u8);
+        }
+        if pad < 1 {
+            out.push(n as u8);
+        }
+    }
+    Some(out)
+}
+
+fn urlencode(data: &[u8], raw: bool) -> Vec<u8> {
+    let mut out = Vec::with_capacity(data.len());
+    for &c in data {
+        if c.is_ascii_alphanumeric() || c == b'-' || c == b'.' || c == b'_' || (raw && c == b'~') {
+            out.push(c);
+        } else if c == b' ' && !raw {
+            out.push(b'+');
+        } else {
+            out.extend_from_slice(format!("%{c:02X}").as_bytes());
+        }
+    }
+    out
+}
+
+/// `_php_math_basetozval` for valid digits only (invalid ones deprecate).
+fn base_to_number(v: &[u8], base: u32) -> Option<Literal> {
+    let mut num: i64 = 0;
+    let mut fnum: f64 = 0.0;
+    let mut is_double = false;
+    for &c in v {
+        let d = (c as char).to_digit(base)?;
+        if !is_double {
+            match num.checked_mul(i64::from(base)).and_then(|x| x.checked_add(i64::from(d))) {
+                Some(n) => {
+                    num = n;
+                    continue;
+                }
+                None => {
+                    fnum = num as f64;
+                    is_double = true;
+                }
+            }
+        }
+        fnum = fnum * f64::from(base) + f64::from(d);
+    }
+    Some(if is_double {
+        Literal::Double(PhpDouble::new(fnum))
+    } else {
+        Literal::Long(num)
+    })
+}
+
+fn number_to_base(v: i64, base: u32) -> Vec<u8> {
+    let mut n = v as u64;
+    let digits = b"0123456789abcdefghijklmnopqrstuvwxyz";
+    let mut out = Vec::new();
+    loop {
+        out.push(digits[(n % u64::from(base)) as usize]);
+        n /= u64::from(base);
+        if n == 0 {
+            break;
+        }
+    }
+    out.reverse();
+    out
+}
+
+fn normalize(o: std::cmp::Ordering) -> Literal {
+    Literal::Long(match o {
+        std::cmp::Ordering::Less => -1,
+        std::cmp::Ordering::Equal => 0,
+        std::cmp::Ordering::Greater => 1,
+    })
+}
+
+/// `php_var_serialize` of the values it writes the same way whatever the ini settings.
+fn serialize(out: &mut Vec<u8>, v: &Literal) -> Option<()> {
+    match v {
+        Literal::Null => out.extend_from_slice(b"N;"),
+        Literal::True => out.extend_from_slice(b"b:1;"),
+        Literal::False => out.extend_from_slice(b"b:0;"),
+        Literal::Long(l) => out.extend_from_slice(format!("i:{l};").as_bytes()),
+        Literal::String(st) => {
+            out.extend_from_slice(format!("s:{}:\"", st.as_bytes().len()).as_bytes());
+            out.extend_from_slice(st.as_bytes());
+            out.extend_from_slice(b"\";");
+        }
+        Literal::Array(a) => {
+            out.extend_from_slice(format!("a:{}:{{", a.len()).as_bytes());
+            for (k, v) in a {
+                serialize(out, &key_literal(k))?;
+                serialize(out, v)?;
+            }
+            out.push(b'}');
+        }
+        _ => return None,
+    }
+    Some(())
+}
+
+/// Loose equality (`==`) as `array_search`/`array_keys` use it.
+fn loose_eq(a: &Literal, b: &Literal) -> Option<bool> {
+    zend_operators::eval_binary_op(ZEND_IS_EQUAL, a, b).map(|r| r == Literal::True)
+}
+
+/// The value of `name(args...)` when PHP 8.2's SCCP evaluates the call (`ct_eval_func_call`),
+/// `None` to leave it for run time.
+pub fn ct_eval_func_call(name: &[u8], args: &[Literal], _strict_types: bool) -> Option<Literal> {
+    if crate::helpers::internal_function(name).is_none() {
+        return None;
+    }
+    if let [Literal::String(a)] = args {
+        if let Some(v) = crate::helpers::eval_special_func_call(name, a.as_bytes()) {
+            return Some(v);
+        }
+    }
+    match (name, args) {
+        (b"strtolower", [a]) => Some(s(&str_arg(a)?.to_ascii_lowercase())),
+        (b"strtoupper", [a]) => Some(s(&str_arg(a)?.to_ascii_uppercase())),
+        (b"ucfirst", [a]) => {
+            let mut v = str_arg(a)?.to_vec();
+            if let Some(c) = v.first_mut() {
+                *c = c.to_ascii_uppercase();
+            }
+            Some(s(&v))
+        }
+        (b"lcfirst", [a]) => {
+            let mut v = str_arg(a)?.to_vec();
+            if let Some(c) = v.first_mut() {
+                *c = c.to_ascii_lowercase();
+            }
+            Some(s(&v))
+        }
+        (b"ucwords", [a, rest @ ..]) if rest.len() <= 1 => {
+            let delims: &[u8] = match rest {
+                [d] => str_arg(d)?,
+                _ => b" \t\r\n\x0c\x0b",
+            };
+            let mut v = str_arg(a)?.to_vec();
+            let mut up = true;
+            for c in v.iter_mut() {
+                if up {
+                    *c = c.to_ascii_uppercase();
+                }
+                up = delims.contains(c);
+            }
+            Some(s(&v))
+        }
+        (b"trim" | b"ltrim" | b"rtrim", [a, rest @ ..]) if rest.len() <= 1 => {
+            let chars: &[u8] = match rest {
+                [c] => str_arg(c)?,
+                _ => TRIM_DEFAULT,
+            };
+            let mode = match name {
+                b"ltrim" => 1,
+                b"rtrim" => 2,
+                _ => 3,
+            };
+            trim(str_arg(a)?, chars, mode)
+        }
+        (b"str_repeat", [a, b]) => {
+            let (v, n) = (str_arg(a)?, long_arg(b)?);
+            // Larger results are left for run time (PHP's 64 KiB bound).
+            if n < 0 || (v.len() as u128) * (n as u128) >= 64 * 1024 {
+                return None;
+            }
+            Some(s(&v.repeat(n as usize)))
+        }
+        (b"substr", [a, b, rest @ ..]) if rest.len() <= 1 => {
+            let v = str_arg(a)?;
+            let len = v.len() as i64;
+            let mut f = long_arg(b)?;
+            if f > len {
+                return Some(s(b""));
+            }
+            if f < 0 {
+                f = if -(f as i128) > i128::from(len) { 0 } else { len + f };
+            }
+            let l = match rest {
+                [] | [Literal::Null] => len - f,
+                [l] => {
+                    let l = long_arg(l)?;
+                    if l < 0 {
+                        if -(l as i128) > i128::from(len - f) {
+                            0
+                        } else {
+                            len - f + l
+                        }
+                    } else if l > len - f {
+                        len - f
+                    } else {
+                        l
+                    }
+                }
+                _ => return None,
+            };
+            Some(s(&v[f as usize..(f + l) as usize]))
+        }
+        (b"strpos" | b"stripos", [a, b, rest @ ..]) if rest.len() <= 1 => {
+            let (mut h, mut n) = (str_arg(a)?.to_vec(), str_arg(b)?.to_vec());
+            let len = h.len() as i64;
+            let mut off = match rest {
+                [o] => long_arg(o)?,
+                _ => 0,
+            };
+            if off < 0 {
+                off += len;
+            }
+            if off < 0 || off > len {
+                return None;
+            }
+            if name == b"stripos" {
+                h.make_ascii_lowercase();
+                n.make_ascii_lowercase();
+            }
+            Some(match find(&h, &n, off as usize) {
+                Some(p) => Literal::Long(p as i64),
+                None => Literal::False,
+            })
+        }
+        (b"strrpos", [a, b]) => Some(match rfind(str_arg(a)?, str_arg(b)?) {
+            Some(p) => Literal::Long(p as i64),
+            None => Literal::False,
+        }),
+        (b"str_contains", [a, b]) => Some(boolean(find(str_arg(a)?, str_arg(b)?, 0).is_some())),
+        (b"str_starts_with", [a, b]) => Some(boolean(str_arg(a)?.starts_with(str_arg(b)?))),
+        (b"str_ends_with", [a, b]) => Some(boolean(str_arg(a)?.ends_with(str_arg(b)?))),
+        (b"strstr", [a, b, rest @ ..]) if rest.len() <= 1 => {
+            let (h, n) = (str_arg(a)?, str_arg(b)?);
+            let before = match rest {
+                [x] => bool_arg(x)?,
+                _ => false,
+            };
+            Some(match find(h, n, 0) {
+                Some(p) if before => s(&h[..p]),
+                Some(p) => s(&h[p..]),
+                None => Literal::False,
+            })
+        }
+        (b"str_replace", [a, b, c]) => {
+            let (search, rep, subj) = (str_arg(a)?, str_arg(b)?, str_arg(c)?);
+            if search.is_empty() {
+                return Some(s(subj));
+            }
+            let mut out = Vec::with_capacity(subj.len());
+            let mut i = 0;
+            while i < subj.len() {
+                if subj[i..].starts_with(search) {
+                    out.extend_from_slice(rep);
+                    i += search.len();
+                } else {
+                    out.push(subj[i]);
+                    i += 1;
+                }
+            }
+            Some(s(&out))
+        }
+        (b"implode", [a, rest @ ..]) if rest.len() <= 1 => {
+            let (sep, arr): (&[u8], _) = match rest {
+                [] => (b"", arr_arg(a)?),
+                [b] => (str_arg(a)?, arr_arg(b)?),
+                _ => return None,
+            };
+            let mut out = Vec::new();
+            for (i, (_, v)) in arr.iter().enumerate() {
+                if i > 0 {
+                    out.extend_from_slice(sep);
+                }
+                out.extend_from_slice(&elem_str(v)?);
+            }
+            Some(s(&out))
+        }
+        (b"explode", [a, b, rest @ ..]) if rest.len() <= 1 => {
+            let (sep, v) = (str_arg(a)?, str_arg(b)?);
+            if sep.is_empty() {
+                return None;
+            }
+            let limit = match rest {
+                [l] => long_arg(l)?,
+                _ => i64::MAX,
+            };
+            let mut parts: Vec<&[u8]> = Vec::new();
+            let mut start = 0;
+            while let Some(p) = find(v, sep, start) {
+                parts.push(&v[start..p]);
+                start = p + sep.len();
+            }
+            parts.push(&v[start..]);
+            let parts: Vec<Vec<u8>> = if limit > 0 {
+                if parts.len() as i64 > limit {
+                    let keep = (limit - 1) as usize;
+                    let mut head: Vec<Vec<u8>> = parts[..keep].iter().map(|p| p.to_vec()).collect();
+                    let offset: usize = parts[..keep].iter().map(|p| p.len() + sep.len()).sum();
+                    head.push(v[offset..].to_vec());
+                    head
+                } else {
+                    parts.iter().map(|p| p.to_vec()).collect()
+                }
+            } else if limit < 0 {
+                let drop = (-(limit as i128)) as usize;
+                if drop >= parts.len() {
+                    Vec::new()
+                } else {
+                    parts[..parts.len() - drop].iter().map(|p| p.to_vec()).collect()
+                }
+            } else {
+                vec![v.to_vec()]
+            };
+            Some(Literal::Array(
+                parts
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, p)| (ArrayKey::Long(i as i64), s(&p)))
+                    .collect(),
+            ))
+        }
+        (b"bin2hex", [a]) => {
+            let v = str_arg(a)?;
+            let mut out = Vec::with_capacity(v.len() * 2);
+            for b in v {
+                out.extend_from_slice(format!("{b:02x}").as_bytes());
+            }
+            Some(s(&out))
+        }
+        (b"hex2bin", [a]) => {
+            let v = str_arg(a)?;
+            if v.len() % 2 != 0 {
+                return None;
+            }
+            let mut out = Vec::with_capacity(v.len() / 2);
+            for pair in v.chunks(2) {
+                let hi = (pair[0] as char).to_digit(16)?;
+                let lo = (pair[1] as char).to_digit(16)?;
+                out.push((hi * 16 + lo) as u8);
+            }
+            Some(s(&out))
+        }
+        (b"strrev", [a]) => {
+            let mut v = str_arg(a)?.to_vec();
+            v.reverse();
+            Some(s(&v))
+        }
+        (b"crc32", [a]) => Some(Literal::Long(i64::from(crc32(str_arg(a)?)))),
+        (b"base64_encode", [a]) => Some(s(&base64_encode(str_arg(a)?))),
+        (b"base64_decode", [a]) => Some(s(&base64_decode(str_arg(a)?)?)),
+        (b"urlencode", [a]) => Some(s(&urlencode(str_arg(a)?, false))),
+        (b"rawurlencode", [a]) => Some(s(&urlencode(str_arg(a)?, true))),
+        (b"dechex", [a]) => Some(s(&number_to_base(long_arg(a)?, 16))),
+        (b"decbin", [a]) => Some(s(&number_to_base(long_arg(a)?, 2))),
+        (b"decoct", [a]) => Some(s(&number_to_base(long_arg(a)?, 8))),
+        (b"hexdec", [a]) => base_to_number(str_arg(a)?, 16),
+        (b"bindec", [a]) => base_to_number(str_arg(a)?, 2),
+        (b"octdec", [a]) => base_to_number(str_arg(a)?, 8),
+        (b"strcmp", [a, b]) => Some(normalize(str_arg(a)?.cmp(str_arg(b)?))),
+        (b"strcasecmp", [a, b]) => Some(normalize(
+            str_arg(a)?
+                .to_ascii_lowercase()
+                .cmp(&str_arg(b)?.to_ascii_lowercase()),
+        )),
+        (b"strncmp", [a, b, c]) => {
+            let n = long_arg(c)?;
+            if n < 0 {
+                return None;
+            }
+            let n = n as usize;
+            let (x, y) = (str_arg(a)?, str_arg(b)?);
+            Some(normalize(x[..n.min(x.len())].cmp(&y[..n.min(y.len())])))
+        }
+        (b"str_split", [a, rest @ ..]) if rest.len() <= 1 => {
+            let v = str_arg(a)?;
+            let n = match rest {
+                [l] => long_arg(l)?,
+                _ => 1,
+            };
+            if n < 1 {
+                return None;
+            }
+            Some(Literal::Array(
+                v.chunks(n as usize)
+                    .enumerate()
+                    .map(|(i, c)| (ArrayKey::Long(i as i64), s(c)))
+                    .collect(),
+            ))
+        }
+        (b"dirname", [a]) => Some(s(&dirname(str_arg(a)?))),
+        (b"serialize", [a]) => {
+            let mut out = Vec::new();
+            serialize(&mut out, a)?;
+            Some(s(&out))
+        }
+        (b"array_keys", [a, rest @ ..]) if rest.len() <= 2 => {
+            let arr = arr_arg(a)?;
+            let strict = match rest {
+                [_, st] => bool_arg(st)?,
+                _ => false,
+            };
+            let mut out = Vec::new();
+            for (k, v) in arr {
+                let keep = match rest.first() {
+                    None => true,
+                    Some(needle) if strict => zend_operators::is_identical(v, needle),
+                    Some(needle) => loose_eq(v, needle)?,
+                };
+                if keep {
+                    out.push((ArrayKey::Long(out.len() as i64), key_literal(k)));
+                }
+            }
+            Some(Literal::Array(out))
+        }
+        (b"array_values", [a]) => Some(Literal::Array(
+            arr_arg(a)?
+                .iter()
+                .enumerate()
+                .map(|(i, (_, v))| (ArrayKey::Long(i as i64), v.clone()))
+                .collect(),
+        )),
+        (b"array_merge", arrays) => {
+            let mut out: Vec<(ArrayKey, Literal)> = Vec::new();
+            for a in arrays {
+                for (k, v) in arr_arg(a)? {
+                    match k {
+                        ArrayKey::Long(_) => push_next(&mut out, v.clone())?,
+                        ArrayKey::Str(_) => update(&mut out, k.clone(), v.clone()),
+                    }
+                }
+            }
+            Some(Literal::Array(out))
+        }
+        (b"array_flip", [a]) => {
+            let mut out = Vec::new();
+            for (k, v) in arr_arg(a)? {
+                let nk = match v {
+                    Literal::Long(l) => ArrayKey::Long(*l),
+                    Literal::String(st) => symtable_key(st.as_bytes()),
+                    _ => return None,
+                };
+                update(&mut out, nk, key_literal(k));
+            }
+            Some(Literal::Array(out))
+        }
+        (b"array_search", [n, h, rest @ ..]) if rest.len() <= 1 => {
+            let strict = match rest {
+                [st] => bool_arg(st)?,
+                _ => false,
+            };
+            for (k, v) in arr_arg(h)? {
+                let eq = if strict {
+                    zend_operators::is_identical(v, n)
+                } else {
+                    loose_eq(v, n)?
+                };
+                if eq {
+                    return Some(key_literal(k));
+                }
+            }
+            Some(Literal::False)
+        }
+        (b"array_key_first", [a]) => {
+            Some(arr_arg(a)?.first().map_or(Literal::Null, |(k, _)| key_literal(k)))
+        }
+        (b"array_key_last", [a]) => {
+            Some(arr_arg(a)?.last().map_or(Literal::Null, |(k, _)| key_literal(k)))
+        }
+        (b"array_is_list", [a]) => Some(boolean(
+            arr_arg(a)?
+                .iter()
+                .enumerate()
+                .all(|(i, (k, _))| *k == ArrayKey::Long(i as i64)),
+        )),
+        (b"array_unique", [a]) => {
+            let mut seen: Vec<Vec<u8>> = Vec::new();
+            let mut out = Vec::new();
+            for (k, v) in arr_arg(a)? {
+                let sv = elem_str(v)?;
+                if !seen.contains(&sv) {
+                    seen.push(sv);
+                    out.push((k.clone(), v.clone()));
+                }
+            }
+            Some(Literal::Array(out))
+        }
+        (b"array_diff", [a, others @ ..]) if !others.is_empty() => {
+            let mut exclude: Vec<Vec<u8>> = Vec::new();
+            for o in others {
+                for (_, v) in arr_arg(o)? {
+                    exclude.push(elem_str(v)?);
+                }
+            }
+            let mut out = Vec::new();
+            for (k, v) in arr_arg(a)? {
+                if !exclude.contains(&elem_str(v)?) {
+                    out.push((k.clone(), v.clone()));
+                }
+            }
+            Some(Literal::Array(out))
+        }
+        (b"min" | b"max", args) if !args.is_empty() => {
+            let list: Vec<Literal> = match args {
+                [Literal::Array(a)] => a.iter().map(|(_, v)| v.clone()).collect(),
+                [_] => return None,
+                many => many.to_vec(),
+            };
+            let mut best = list.first()?.clone();
+            for v in &list[1..] {
+                if matches!(v, Literal::Ast(_)) || matches!(best, Literal::Ast(_)) {
+                    return None;
+                }
+                let c = zend_operators::compare(v, &best);
+                if (name == b"min" && c < 0) || (name == b"max" && c > 0) {
+                    best = v.clone();
+                }
+            }
+            Some(best)
+        }
+        (b"intdiv", [a, b]) => {
+            let (x, y) = (long_arg(a)?, long_arg(b)?);
+            if y == 0 || (y == -1 && x == i64::MIN) {
+                return None;
+            }
+            Some(Literal::Long(x / y))
+        }
+        (b"pow", [a, b]) => zend_operators::eval_binary_op(ZEND_POW, a, b),
+        (b"is_nan" | b"is_infinite" | b"is_finite", [a]) => {
+            let d = match a {
+                Literal::Double(d) => d.get(),
+                Literal::Long(l) => *l as f64,
+                _ => return None,
+            };
+            Some(boolean(match name {
+                b"is_nan" => d.is_nan(),
+                b"is_infinite" => d.is_infinite(),
+                _ => d.is_finite(),
+            }))
+        }
+        (b"pi", []) => Some(Literal::Double(PhpDouble::new(std::f64::consts::PI))),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn helpers_match_php_definitions() {
+        assert_eq!(dirname(b"/a/b"), b"/a");
+        assert_eq!(dirname(b"a"), b".");
+        assert_eq!(dirname(b"/"), b"/");
+        assert_eq!(crc32(b"a"), 3904355907);
+        assert_eq!(base64_encode(b"a"), b"YQ==");
+        assert_eq!(base64_decode(b"YQ==").unwrap(), b"a");
+    }
+}

@@ -1,0 +1,2342 @@
+//! Sparse conditional constant propagation: Zend/Optimizer/sccp.c on the [`crate::scdf`]
+//! framework.
+//!
+//! Mirrors `sccp_optimize_op_array`: every SSA variable gets a value on PHP's lattice
+//! ([`Value`]: TOP above the constants, partial arrays and partial objects — arrays and
+//! non-escaping objects of which some elements are known — and BOT below), ops are
+//! evaluated at compile time with PHP 8.2's semantics through zend-operators (nothing that
+//! would throw, warn or depend on run-time state), calls of the internal functions PHP
+//! evaluates at compile time are evaluated by [`funcs`], branches on known values make only
+//! one successor feasible; then the blocks never found executable are removed, uses of
+//! constant variables become literal operands (`zend_optimizer_update_op1_const` /
+//! `update_op2_const` in [`crate::helpers`]) and the definitions that become dead are
+//! removed or turned into QM_ASSIGN / ASSIGN of the constant (`try_remove_definition`).
+//! The `sccp` dump (`ZEND_DUMP_SCCP`, 0x20000000) prints "SCCP Values for" each op_array
+//! with a known value, byte for byte as PHP.
+//!
+//! Deviations from PHP 8.2.36, where 8.2 folds what it must not (fixed upstream, followed
+//! here): array keys and offsets given as non-integral floats are not folded (8.2 drops
+//! the "Implicit conversion" deprecation); `$a[$k] = v` on an undefined `$a` is folded as on
+//! null.
+
+mod funcs;
+
+use zend_cfg::{BlockId, Cfg};
+use zend_inference::VarInfo;
+use zend_ir::dump::{dump_const, dump_var};
+use zend_ir::opcode::*;
+use zend_ir::types::*;
+use zend_ir::IS_CV;
+use zend_ir::{ArrayKey, Literal, MayBe, OpArray, OpNum, Operand, PhpDouble, PhpStr};
+use zend_ssa::{EscapeState, PhiId, Ssa, SsaVar, VarTypes};
+
+use crate::ctx::{ClassLookup, OptimizerCtx};
+use crate::helpers::{self, ZEND_ACC_HAS_TYPE_HINTS, ZEND_ACC_RETURN_REFERENCE, ZEND_ISEMPTY};
+use crate::provenance::ChangeKind;
+use crate::scdf::{self, Scdf, ScdfHandlers};
+
+/// `ZEND_DUMP_SCCP`.
+pub const ZEND_DUMP_SCCP: u32 = 1 << 29;
+const ZEND_ARRAY_ELEMENT_REF: u32 = 1 << 0;
+const ZEND_ACC_ALLOW_DYNAMIC_PROPERTIES: u32 = 1 << 15;
+const ZEND_SHORT_CIRCUITING_CHAIN_MASK: u32 = 0x3;
+const ZEND_SHORT_CIRCUITING_CHAIN_ISSET: u32 = 1;
+const ZEND_SHORT_CIRCUITING_CHAIN_EMPTY: u32 = 2;
+
+/// A hash table of a partial array or object: insertion order, keys as PHP stores them.
+pub type Ht = Vec<(ArrayKey, Value)>;
+
+/// A point of SCCP's lattice (the `zval` of `sccp_ctx.values`).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Value {
+    /// Nothing known yet (unreached).
+    Top,
+    /// Not a constant.
+    Bot,
+    /// A constant; a `Literal::Array` is an array of which everything is known.
+    Const(Literal),
+    /// An array of which only the listed elements are known (others may exist).
+    PartialArray(Ht),
+    /// A non-escaping object of which only the listed properties are known.
+    PartialObject(Ht),
+}
+
+impl Value {
+    fn is_top(&self) -> bool {
+        matches!(self, Value::Top)
+    }
+    fn is_bot(&self) -> bool {
+        matches!(self, Value::Bot)
+    }
+    fn is_partial_array(&self) -> bool {
+        matches!(self, Value::PartialArray(_))
+    }
+    fn is_partial_object(&self) -> bool {
+        matches!(self, Value::PartialObject(_))
+    }
+    /// `value_known`: neither TOP nor BOT.
+    fn known(&self) -> bool {
+        !self.is_top() && !self.is_bot()
+    }
+    fn lit(&self) -> Option<&Literal> {
+        match self {
+            Value::Const(l) => Some(l),
+            _ => None,
+        }
+    }
+    /// `Z_TYPE_P` of the value (TOP, BOT and the partial kinds have PHP's private codes).
+    fn type_code(&self) -> u8 {
+        match self {
+            Value::Top => 255,
+            Value::Bot => 254,
+            Value::PartialArray(_) => 253,
+            Value::PartialObject(_) => 252,
+            Value::Const(l) => l.type_code(),
+        }
+    }
+    fn is_array(&self) -> bool {
+        matches!(self, Value::Const(Literal::Array(_)))
+    }
+    /// The elements of an array value, constant or partial.
+    fn elements(&self) -> Option<Ht> {
+        match self {
+            Value::Const(Literal::Array(a)) => Some(
+                a.iter()
+                    .map(|(k, v)| (k.clone(), Value::Const(v.clone())))
+                    .collect(),
+            ),
+            Value::PartialArray(h) | Value::PartialObject(h) => Some(h.clone()),
+            _ => None,
+        }
+    }
+    fn num_elements(&self) -> usize {
+        match self {
+            Value::Const(Literal::Array(a)) => a.len(),
+            Value::PartialArray(h) | Value::PartialObject(h) => h.len(),
+            _ => 0,
+        }
+    }
+}
+
+/// `zend_is_identical` on two values: partial ones are never identical.
+fn identical(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Const(x), Value::Const(y)) => zend_operators::is_identical(x, y),
+        _ => false,
+    }
+}
+
+/// Turns an element list back into a constant array when every element is constant.
+fn ht_to_literal(h: &Ht) -> Option<Vec<(ArrayKey, Literal)>> {
+    h.iter()
+        .map(|(k, v)| v.lit().map(|l| (k.clone(), l.clone())))
+        .collect()
+}
+
+fn ht_find<'h>(h: &'h Ht, key: &ArrayKey) -> Option<&'h Value> {
+    h.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+}
+
+fn ht_del(h: &mut Ht, key: &ArrayKey) {
+    if let Some(p) = h.iter().position(|(k, _)| k == key) {
+        h.remove(p);
+    }
+}
+
+fn ht_update(h: &mut Ht, key: ArrayKey, v: Value) {
+    if let Some(slot) = h.iter_mut().find(|(k, _)| *k == key) {
+        slot.1 = v;
+    } else {
+        h.push((key, v));
+    }
+}
+
+/// `nNextFreeElement` of an array built from these keys (PHP 8.2: never below 0).
+fn next_free(h: &Ht) -> Option<i64> {
+    let mut next: i64 = 0;
+    for (k, _) in h {
+        if let ArrayKey::Long(l) = k {
+            if *l >= next {
+                next = if *l == i64::MAX { i64::MAX } else { l + 1 };
+            }
+        }
+    }
+    if ht_find(h, &ArrayKey::Long(next)).is_some() {
+        return None;
+    }
+    Some(next)
+}
+
+/// `zend_symtable` key of a string: a canonical decimal integer string is an integer key.
+fn str_key(s: &PhpStr) -> ArrayKey {
+    match zend_operators::handle_numeric_str(s.as_bytes()) {
+        Some(l) => ArrayKey::Long(l),
+        None => ArrayKey::Str(s.clone()),
+    }
+}
+
+/// The key PHP uses for `$a[$key]` (`fetch_array_elem`'s switch): `None` where SCCP does
+/// not fold.
+fn dim_key(key: &Value) -> Option<ArrayKey> {
+    match key.lit()? {
+        Literal::Null => Some(ArrayKey::Str(PhpStr(Vec::new()))),
+        Literal::False => Some(ArrayKey::Long(0)),
+        Literal::True => Some(ArrayKey::Long(1)),
+        Literal::Long(l) => Some(ArrayKey::Long(*l)),
+        Literal::Double(d) => {
+            let d = d.get();
+            let l = zend_operators::dval_to_lval(d);
+            // zend_is_long_compatible: a fraction would raise a deprecation.
+            ((l as f64) == d).then_some(ArrayKey::Long(l))
+        }
+        Literal::String(s) => Some(str_key(s)),
+        _ => None,
+    }
+}
+
+/// `fetch_array_elem`: `Err` where the key cannot be used, `Ok(None)` when absent.
+fn fetch_array_elem(arr: &Value, key: &Value) -> Result<Option<Value>, ()> {
+    let k = dim_key(key).ok_or(())?;
+    Ok(match arr {
+        Value::Const(Literal::Array(a)) => a
+            .iter()
+            .find(|(kk, _)| *kk == k)
+            .map(|(_, v)| Value::Const(v.clone())),
+        Value::PartialArray(h) => ht_find(h, &k).cloned(),
+        _ => None,
+    })
+}
+
+/// `ct_eval_fetch_dim`.
+fn ct_eval_fetch_dim(op1: &Value, op2: &Value, support_strings: bool) -> Option<Value> {
+    if op1.is_array() || op1.is_partial_array() {
+        if let Ok(Some(v)) = fetch_array_elem(op1, op2) {
+            if !v.is_bot() {
+                return Some(v);
+            }
+        }
+    } else if support_strings {
+        if let Some(Literal::String(s)) = op1.lit() {
+            let index = match op2.lit()? {
+                Literal::Long(l) => *l,
+                Literal::String(k) => match zend_operators::is_numeric_string(k.as_bytes(), false)
+                {
+                    Some(Literal::Long(l)) => l,
+                    _ => return None,
+                },
+                _ => return None,
+            };
+            if index >= 0 && (index as u64) < s.as_bytes().len() as u64 {
+                let b = s.as_bytes()[index as usize];
+                return Some(Value::Const(Literal::String(PhpStr(vec![b]))));
+            }
+        }
+    }
+    None
+}
+
+/// `ct_eval_bool_cast`.
+fn ct_eval_bool_cast(op: &Value) -> Option<bool> {
+    match op {
+        Value::PartialArray(h) => (!h.is_empty()).then_some(true),
+        Value::Const(l) => Some(zend_operators::is_true(l)),
+        // A partial object is an object: true.
+        Value::PartialObject(_) => Some(true),
+        _ => None,
+    }
+}
+
+fn boolean(b: bool) -> Value {
+    Value::Const(if b { Literal::True } else { Literal::False })
+}
+
+/// `ct_eval_isset_isempty` (`op1` `None`: unset).
+fn ct_eval_isset_isempty(extended_value: u32, op1: Option<&Value>) -> Option<Value> {
+    if extended_value & ZEND_ISEMPTY == 0 {
+        return Some(boolean(
+            op1.is_some_and(|v| v.type_code() != IS_NULL),
+        ));
+    }
+    match op1 {
+        None => Some(boolean(true)),
+        Some(v) => ct_eval_bool_cast(v).map(|b| boolean(!b)),
+    }
+}
+
+/// `ct_eval_isset_dim`.
+fn ct_eval_isset_dim(extended_value: u32, op1: &Value, op2: &Value) -> Option<Value> {
+    if op1.is_array() || op1.is_partial_array() {
+        let v = fetch_array_elem(op1, op2).ok()?;
+        if op1.is_partial_array() && v.as_ref().is_none_or(|v| v.is_bot()) {
+            return None;
+        }
+        ct_eval_isset_isempty(extended_value, v.as_ref())
+    } else if op1.type_code() == IS_STRING {
+        None
+    } else {
+        Some(boolean(extended_value & ZEND_ISEMPTY != 0))
+    }
+}
+
+/// `ct_eval_del_array_elem` on a partial array.
+fn ct_eval_del_array_elem(h: &mut Ht, key: &Value) -> bool {
+    match dim_key(key) {
+        Some(k) => {
+            ht_del(h, &k);
+            true
+        }
+        None => false,
+    }
+}
+
+/// `ct_eval_add_array_elem`: `result` is a constant or partial array.
+fn ct_eval_add_array_elem(result: &mut Value, value: &Value, key: Option<&Value>) -> bool {
+    let k = match key {
+        None => None,
+        Some(key) => match dim_key(key) {
+            Some(k) => Some(k),
+            None => return false,
+        },
+    };
+    let partial = result.is_partial_array();
+    let Some(mut h) = result.elements() else {
+        return false;
+    };
+    let k = match k {
+        Some(k) => k,
+        None => match next_free(&h) {
+            Some(n) => ArrayKey::Long(n),
+            None => return false,
+        },
+    };
+    ht_update(&mut h, k, value.clone());
+    *result = rebuild(h, partial);
+    true
+}
+
+/// An array value from its elements: constant when it may be and every element is.
+fn rebuild(h: Ht, partial: bool) -> Value {
+    if !partial {
+        if let Some(a) = ht_to_literal(&h) {
+            return Value::Const(Literal::Array(a));
+        }
+    }
+    Value::PartialArray(h)
+}
+
+/// `MAKE_PARTIAL_ARRAY` on an array value.
+fn make_partial(v: Value) -> Value {
+    match v.elements() {
+        Some(h) => Value::PartialArray(h),
+        None => v,
+    }
+}
+
+/// `ct_eval_assign_dim`.
+fn ct_eval_assign_dim(result: &mut Value, value: &Value, key: Option<&Value>) -> bool {
+    match result.type_code() {
+        IS_NULL | IS_FALSE => {
+            *result = Value::Const(Literal::Array(Vec::new()));
+            ct_eval_add_array_elem(result, value, key)
+        }
+        IS_ARRAY | 253 => ct_eval_add_array_elem(result, value, key),
+        _ => false,
+    }
+}
+
+/// `fetch_obj_prop`'s key: string names only.
+fn prop_key(key: &Value) -> Option<ArrayKey> {
+    match key.lit()? {
+        Literal::String(s) => Some(str_key(s)),
+        _ => None,
+    }
+}
+
+/// `ct_eval_fetch_obj`.
+fn ct_eval_fetch_obj(op1: &Value, op2: &Value) -> Option<Value> {
+    if let Value::PartialObject(h) = op1 {
+        let k = prop_key(op2)?;
+        let v = ht_find(h, &k)?;
+        if !v.is_bot() {
+            return Some(v.clone());
+        }
+    }
+    None
+}
+
+/// `ct_eval_isset_obj`.
+fn ct_eval_isset_obj(extended_value: u32, op1: &Value, op2: &Value) -> Option<Value> {
+    if let Value::PartialObject(h) = op1 {
+        let k = prop_key(op2)?;
+        let v = ht_find(h, &k)?;
+        if v.is_bot() {
+            return None;
+        }
+        ct_eval_isset_isempty(extended_value, Some(v))
+    } else {
+        Some(boolean(extended_value & ZEND_ISEMPTY != 0))
+    }
+}
+
+/// `ct_eval_assign_obj`.
+fn ct_eval_assign_obj(result: &mut Value, value: &Value, key: &Value) -> bool {
+    let mut h = match result {
+        Value::Const(Literal::Null) | Value::Const(Literal::False) => Vec::new(),
+        Value::PartialObject(h) => std::mem::take(h),
+        _ => return false,
+    };
+    let ok = match prop_key(key) {
+        Some(k) => {
+            ht_update(&mut h, k, value.clone());
+            true
+        }
+        None => false,
+    };
+    *result = Value::PartialObject(h);
+    ok
+}
+
+/// `increment_function` / `decrement_function` on the values PHP 8.2's SCCP folds them on.
+fn ct_eval_incdec(opcode: Opcode, op1: &Value) -> Option<Value> {
+    let inc = matches!(
+        opcode,
+        ZEND_PRE_INC | ZEND_POST_INC | ZEND_PRE_INC_OBJ | ZEND_POST_INC_OBJ
+    );
+    let l = op1.lit()?;
+    let r = match l {
+        Literal::Long(v) => {
+            if inc {
+                match v.checked_add(1) {
+                    Some(n) => Literal::Long(n),
+                    None => Literal::Double(PhpDouble::new(*v as f64 + 1.0)),
+                }
+            } else {
+                match v.checked_sub(1) {
+                    Some(n) => Literal::Long(n),
+                    None => Literal::Double(PhpDouble::new(*v as f64 - 1.0)),
+                }
+            }
+        }
+        Literal::Double(d) => {
+            Literal::Double(PhpDouble::new(if inc { d.get() + 1.0 } else { d.get() - 1.0 }))
+        }
+        Literal::Null => {
+            if inc {
+                Literal::Long(1)
+            } else {
+                Literal::Null
+            }
+        }
+        Literal::False | Literal::True => l.clone(),
+        Literal::String(s) => {
+            match zend_operators::is_numeric_string(s.as_bytes(), false) {
+                Some(Literal::Long(v)) => {
+                    return ct_eval_incdec(opcode, &Value::Const(Literal::Long(v)));
+                }
+                Some(Literal::Double(d)) => {
+                    return ct_eval_incdec(opcode, &Value::Const(Literal::Double(d)));
+                }
+                _ => {}
+            }
+            if s.as_bytes().is_empty() {
+                // PHP 8.2: "" becomes "1" when incremented, -1 when decremented.
+                if inc {
+                    Literal::String(PhpStr(b"1".to_vec()))
+                } else {
+                    Literal::Long(-1)
+                }
+            } else if inc {
+                Literal::String(PhpStr(increment_string(s.as_bytes())))
+            } else {
+                // Decrementing a non-numeric string leaves it unchanged.
+                l.clone()
+            }
+        }
+        _ => return None,
+    };
+    Some(Value::Const(r))
+}
+
+/// `increment_string`: Perl's alphanumeric increment ("a9" to "b0", "Zz" to "AAa").
+fn increment_string(s: &[u8]) -> Vec<u8> {
+    #[derive(Clone, Copy)]
+    enum Kind {
+        Lower,
+        Upper,
+        Numeric,
+    }
+    let mut v = s.to_vec();
+    let mut carry = false;
+    let mut last = Kind::Numeric;
+    for pos in (0..v.len()).rev() {
+        let ch = v[pos];
+        let (first, end, kind) = match ch {
+            b'a'..=b'z' => (b'a', b'z', Kind::Lower),
+            b'A'..=b'Z' => (b'A', b'Z', Kind::Upper),
+            b'0'..=b'9' => (b'0', b'9', Kind::Numeric),
+            _ => {
+                carry = false;
+                break;
+            }
+        };
+        last = kind;
+        if ch == end {
+            v[pos] = first;
+            carry = true;
+        } else {
+            v[pos] = ch + 1;
+            carry = false;
+            break;
+        }
+    }
+    if carry {
+        let lead = match last {
+            Kind::Numeric => b'1',
+            Kind::Upper => b'A',
+            Kind::Lower => b'a',
+        };
+        v.insert(0, lead);
+    }
+    v
+}
+
+/// `ct_eval_type_check`.
+fn ct_eval_type_check(type_mask: u32, op1: &Value) -> Value {
+    let t = match op1 {
+        Value::PartialArray(_) => IS_ARRAY,
+        Value::PartialObject(_) => IS_OBJECT,
+        v => v.type_code(),
+    };
+    boolean((u64::from(type_mask) >> t) & 1 != 0)
+}
+
+/// `ct_eval_in_array` (IN_ARRAY: the haystack's keys are the values, as the compiler built it).
+fn ct_eval_in_array(extended_value: u32, op1: &Value, op2: &Value) -> Option<Value> {
+    let Some(Literal::Array(ht)) = op2.lit() else {
+        return None;
+    };
+    let needle = op1.lit()?;
+    let res = match needle {
+        Literal::String(s) => ht.iter().any(|(k, _)| *k == ArrayKey::Str(s.clone())),
+        _ if extended_value != 0 => match needle {
+            Literal::Long(l) => ht.iter().any(|(k, _)| *k == ArrayKey::Long(*l)),
+            _ => false,
+        },
+        Literal::Null | Literal::False => ht
+            .iter()
+            .any(|(k, _)| *k == ArrayKey::Str(PhpStr(Vec::new()))),
+        _ => ht.iter().any(|(k, _)| match k {
+            ArrayKey::Str(s) => zend_operators::compare(needle, &Literal::String(s.clone())) == 0,
+            ArrayKey::Long(_) => false,
+        }),
+    };
+    Some(boolean(res))
+}
+
+/// `ct_eval_array_key_exists`.
+fn ct_eval_array_key_exists(op1: &Value, op2: &Value) -> Option<Value> {
+    if !op2.is_array() && !op2.is_partial_array() {
+        return None;
+    }
+    if !matches!(op1.type_code(), IS_STRING | IS_LONG | IS_NULL) {
+        return None;
+    }
+    let v = fetch_array_elem(op2, op1).ok()?;
+    if op2.is_partial_array() && v.as_ref().is_none_or(|v| v.is_bot()) {
+        return None;
+    }
+    Some(boolean(v.is_some()))
+}
+
+/// `ct_eval_binary_op`.
+fn ct_eval_binary_op(opcode: Opcode, op1: &Value, op2: &Value) -> Option<Value> {
+    let (a, b) = (op1.lit()?, op2.lit()?);
+    zend_operators::eval_binary_op(opcode, a, b).map(Value::Const)
+}
+
+/// A call, as `zend_call_info` describes it to SCCP.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CallInfo {
+    /// The `INIT_*` op.
+    pub init: OpNum,
+    /// The `DO_*` op.
+    pub call: Option<OpNum>,
+    /// `num_args`: the INIT's argument count.
+    pub num_args: u32,
+    /// The SEND of each argument position below `num_args` (`arg_info[i].opline`).
+    pub args: Vec<Option<OpNum>>,
+    pub send_unpack: bool,
+    pub named_args: bool,
+    pub is_prototype: bool,
+    /// `callee_func` was cleared: SCCP removed the call.
+    pub removed: bool,
+}
+
+/// The calls of an op_array and which call each op belongs to (`zend_call_info **call_map`).
+#[derive(Clone, Debug, Default)]
+pub struct CallMap {
+    pub calls: Vec<CallInfo>,
+    /// Per op: index into `calls`.
+    pub map: Vec<Option<usize>>,
+}
+
+impl CallMap {
+    /// Builds the map from the call graph's call sites (`zend_analyze_calls` +
+    /// `zend_build_call_map`).
+    pub fn new(op_array: &OpArray, sites: &[zend_call_graph::CallSite]) -> CallMap {
+        let mut map = vec![None; op_array.opcodes.len()];
+        let mut calls = Vec::with_capacity(sites.len());
+        for (k, site) in sites.iter().enumerate() {
+            let init = &op_array.opcodes[site.init.index()];
+            let num_args = if init.opcode == ZEND_NEW { 0 } else { init.extended_value };
+            let num_args = if matches!(init.opcode, ZEND_NEW) {
+                init.extended_value
+            } else {
+                num_args
+            };
+            let mut args = vec![None; num_args as usize];
+            let mut send_unpack = false;
+            let mut named_args = false;
+            for &a in &site.args {
+                let op = &op_array.opcodes[a.index()];
+                match op.opcode {
+                    ZEND_SEND_UNPACK | ZEND_SEND_ARRAY => send_unpack = true,
+                    _ => {}
+                }
+                if matches!(op.op2, Operand::Const(_)) {
+                    named_args = true;
+                } else if let Operand::Unused(n) = op.op2 {
+                    if n >= 1 && ((n - 1) as usize) < args.len() {
+                        args[(n - 1) as usize] = Some(a);
+                    }
+                }
+                map[a.index()] = Some(k);
+            }
+            map[site.init.index()] = Some(k);
+            if let Some(c) = site.call {
+                map[c.index()] = Some(k);
+            }
+            calls.push(CallInfo {
+                init: site.init,
+                call: site.call,
+                num_args,
+                args,
+                send_unpack,
+                named_args,
+                is_prototype: site.is_prototype,
+                removed: false,
+            });
+        }
+        CallMap { calls, map }
+    }
+
+    fn call_of(&self, op: OpNum) -> Option<&CallInfo> {
+        self.map
+            .get(op.index())
+            .copied()
+            .flatten()
+            .and_then(|k| self.calls.get(k))
+    }
+}
+
+/// The lattice state and the facts the transfer functions read (`sccp_ctx`).
+struct Sccp<'c> {
+    values: Vec<Value>,
+    var_info: &'c [VarInfo],
+    calls: Option<&'c CallMap>,
+    /// Whether a class (by name) takes dynamic properties without typed ones
+    /// (`ce_flags` checked by ASSIGN_OBJ).
+    class_ok: &'c dyn Fn(&[u8]) -> bool,
+    strict_types: bool,
+}
+
+fn var_type(info: &[VarInfo], v: SsaVar) -> u32 {
+    info.get(v.index()).map_or(u32::MAX, |i| i.type_)
+}
+
+impl Sccp<'_> {
+    /// `set_value`: lowers `var` to `new` and queues its uses when it changed.
+    fn set_value(&mut self, scdf: &mut Scdf<'_>, var: SsaVar, new: &Value) {
+        let cur = &self.values[var.index()];
+        if cur.is_bot() || new.is_top() {
+            return;
+        }
+        if cur.is_top() || new.is_bot() {
+            self.values[var.index()] = new.clone();
+            scdf.add_to_worklist(var);
+            return;
+        }
+        // Partial values are always replaced when their shape changed (joins shrink them).
+        if new.is_partial_array() || new.is_partial_object() {
+            if cur.type_code() != new.type_code() || cur.num_elements() != new.num_elements() {
+                self.values[var.index()] = new.clone();
+                scdf.add_to_worklist(var);
+            }
+        }
+    }
+
+    fn set(&mut self, scdf: &mut Scdf<'_>, def: Option<SsaVar>, v: &Value) {
+        if let Some(d) = def {
+            self.set_value(scdf, d, v);
+        }
+    }
+
+    fn operand_value(&self, op_array: &OpArray, operand: Operand, use_: Option<SsaVar>) -> Option<Value> {
+        if let Operand::Const(l) = operand {
+            return op_array.literals.get(l.index()).cloned().map(Value::Const);
+        }
+        use_.map(|v| self.values[v.index()].clone())
+    }
+
+    fn op1_value(&self, scdf: &Scdf<'_>, op: OpNum) -> Option<Value> {
+        let o = &scdf.op_array.opcodes[op.index()];
+        self.operand_value(scdf.op_array, o.op1, scdf.ssa.ops[op.index()].op1_use)
+    }
+
+    fn op2_value(&self, scdf: &Scdf<'_>, op: OpNum) -> Option<Value> {
+        let o = &scdf.op_array.opcodes[op.index()];
+        self.operand_value(scdf.op_array, o.op2, scdf.ssa.ops[op.index()].op2_use)
+    }
+
+    fn value_from_type_and_range(&self, ssa: &Ssa, op_array: &OpArray, v: SsaVar) -> Option<Literal> {
+        value_from_type_and_range(self.var_info, ssa, op_array, v)
+    }
+}
+
+/// `value_from_type_and_range`: the constant a variable's inferred type and range pin it
+/// to (null, false, true, or a one-value integer range).
+fn value_from_type_and_range(
+    var_info: &[VarInfo],
+    ssa: &Ssa,
+    op_array: &OpArray,
+    v: SsaVar,
+) -> Option<Literal> {
+    {
+        let info = var_info.get(v.index())?;
+        let t = info.type_;
+        let any = MayBe::ANY.bits();
+        let undef = MayBe::UNDEF.bits();
+        if t & undef != 0 || t & any == 0 {
+            return None;
+        }
+        let from_verify = || {
+            ssa.vars[v.index()]
+                .definition
+                .is_some_and(|d| op_array.opcodes[d.index()].opcode == ZEND_VERIFY_RETURN_TYPE)
+        };
+        for (bit, lit) in [
+            (MayBe::NULL.bits(), Literal::Null),
+            (MayBe::FALSE.bits(), Literal::False),
+            (MayBe::TRUE.bits(), Literal::True),
+        ] {
+            if t & ((any | undef) & !bit) == 0 {
+                if from_verify() {
+                    return None;
+                }
+                return Some(lit);
+            }
+        }
+        if t & ((any | undef) & !MayBe::LONG.bits()) == 0
+            && info.has_range
+            && !info.range.underflow
+            && !info.range.overflow
+            && info.range.min == info.range.max
+        {
+            return Some(Literal::Long(info.range.min));
+        }
+        None
+    }
+}
+
+impl ScdfHandlers for Sccp<'_> {
+    fn visit_instr(&mut self, scdf: &mut Scdf<'_>, op: OpNum) {
+        self.visit(scdf, op);
+    }
+
+    fn visit_phi(&mut self, scdf: &mut Scdf<'_>, p: PhiId) {
+        let ssa = scdf.ssa;
+        let phi = ssa.phi(p);
+        let var = phi.ssa_var;
+        if self.values[var.index()].is_bot() {
+            return;
+        }
+        let escape = ssa.vars[var.index()].escape_state != EscapeState::NoEscape;
+        let mut result = Value::Top;
+        if let Some(from) = phi.pi {
+            if let Some(Some(src)) = phi.sources.first() {
+                if scdf.is_edge_feasible(from, phi.block) {
+                    join_phi_values(&mut result, &self.values[src.index()], escape);
+                }
+            }
+        } else {
+            let preds = scdf.cfg.predecessors(phi.block);
+            for (i, &pred) in preds.iter().enumerate() {
+                let Some(Some(src)) = phi.sources.get(i) else {
+                    continue;
+                };
+                if scdf.is_edge_feasible(pred, phi.block) {
+                    join_phi_values(&mut result, &self.values[src.index()], escape);
+                }
+            }
+        }
+        self.set_value(scdf, var, &result);
+    }
+
+    fn mark_feasible_successors(&mut self, scdf: &mut Scdf<'_>, block: BlockId, op: OpNum) {
+        let opline = &scdf.op_array.opcodes[op.index()];
+        let succs: Vec<BlockId> = scdf.cfg.successors(block).to_vec();
+        let all = |this: &mut Self, scdf: &mut Scdf<'_>| {
+            for &s in &succs {
+                scdf.mark_edge_feasible(this, block, s);
+            }
+        };
+        match opline.opcode {
+            ZEND_ASSERT_CHECK | ZEND_CATCH | ZEND_FE_FETCH_R | ZEND_FE_FETCH_RW
+            => {
+                scdf.mark_edge_feasible(self, block, succs[0]);
+                scdf.mark_edge_feasible(self, block, succs[1]);
+                return;
+            }
+            _ => {}
+        }
+        let mut op1 = self.op1_value(scdf, op);
+        if op1.as_ref().is_some_and(|v| v.is_bot()) {
+            op1 = scdf.ssa.ops[op.index()].op1_use.and_then(|v| {
+                self.value_from_type_and_range(scdf.ssa, scdf.op_array, v)
+                    .map(Value::Const)
+            });
+        }
+        let Some(op1) = op1 else {
+            all(self, scdf);
+            return;
+        };
+        if op1.is_bot() {
+            all(self, scdf);
+            return;
+        }
+        if op1.is_top() {
+            return;
+        }
+        let s: usize = match opline.opcode {
+            ZEND_JMPZ | ZEND_JMPZ_EX => match ct_eval_bool_cast(&op1) {
+                Some(b) => usize::from(b),
+                None => {
+                    all(self, scdf);
+                    return;
+                }
+            },
+            ZEND_JMPNZ | ZEND_JMPNZ_EX | ZEND_JMP_SET => match ct_eval_bool_cast(&op1) {
+                Some(b) => usize::from(!b),
+                None => {
+                    all(self, scdf);
+                    return;
+                }
+            },
+            ZEND_COALESCE => usize::from(op1.type_code() == IS_NULL),
+            ZEND_JMP_NULL => usize::from(op1.type_code() != IS_NULL),
+            ZEND_FE_RESET_R | ZEND_FE_RESET_RW => {
+                // A partial array counts as an array here only when non-empty (8.2's
+                // IS_ARRAY test never sees a partial one: it falls to "both").
+                if !op1.is_array() {
+                    all(self, scdf);
+                    return;
+                }
+                usize::from(op1.num_elements() != 0)
+            }
+            ZEND_SWITCH_LONG | ZEND_SWITCH_STRING | ZEND_MATCH => {
+                let strict = opline.opcode == ZEND_MATCH;
+                let t = op1.type_code();
+                let correct = (opline.opcode == ZEND_SWITCH_LONG && t == IS_LONG)
+                    || (opline.opcode == ZEND_SWITCH_STRING && t == IS_STRING)
+                    || (opline.opcode == ZEND_MATCH && (t == IS_LONG || t == IS_STRING));
+                if correct || strict {
+                    let mut target = opline.extended_value as usize;
+                    if correct {
+                        if let Operand::Const(l) = opline.op2 {
+                            if let Some(Literal::Array(table)) = scdf.op_array.literals.get(l.index())
+                            {
+                                let key = match op1.lit() {
+                                    Some(Literal::Long(v)) => ArrayKey::Long(*v),
+                                    Some(Literal::String(s)) => ArrayKey::Str(s.clone()),
+                                    _ => ArrayKey::Long(i64::MIN),
+                                };
+                                if let Some((_, Literal::Long(t))) =
+                                    table.iter().find(|(k, _)| *k == key)
+                                {
+                                    target = *t as usize;
+                                }
+                            }
+                        }
+                    }
+                    if let Some(&b) = scdf.cfg.map.get(target) {
+                        scdf.mark_edge_feasible(self, block, b);
+                    }
+                    return;
+                }
+                succs.len() - 1
+            }
+            _ => {
+                all(self, scdf);
+                return;
+            }
+        };
+        if let Some(&t) = succs.get(s) {
+            scdf.mark_edge_feasible(self, block, t);
+        }
+    }
+}
+
+/// `join_partial_arrays` / `join_partial_objects`: the elements both have, identical.
+fn join_hash_tables(a: &Value, b: &Value) -> Ht {
+    let (ha, hb) = (a.elements().unwrap_or_default(), b.elements().unwrap_or_default());
+    ha.into_iter()
+        .filter(|(k, v)| ht_find(&hb, k).is_some_and(|w| identical(v, w)))
+        .collect()
+}
+
+/// `join_phi_values`: the meet of `a` and `b` into `a`.
+fn join_phi_values(a: &mut Value, b: &Value, escape: bool) {
+    if a.is_bot() || b.is_top() {
+        return;
+    }
+    if a.is_top() {
+        *a = b.clone();
+        return;
+    }
+    if b.is_bot() {
+        *a = Value::Bot;
+        return;
+    }
+    let arrays = |x: &Value| x.is_array() || x.is_partial_array();
+    if a.is_partial_array() || b.is_partial_array() {
+        *a = if arrays(a) && arrays(b) {
+            Value::PartialArray(join_hash_tables(a, b))
+        } else {
+            Value::Bot
+        };
+    } else if a.is_partial_object() || b.is_partial_object() {
+        *a = if !escape && a.is_partial_object() && b.is_partial_object() {
+            Value::PartialObject(join_hash_tables(a, b))
+        } else {
+            Value::Bot
+        };
+    } else if !identical(a, b) {
+        *a = if arrays(a) && arrays(b) {
+            Value::PartialArray(join_hash_tables(a, b))
+        } else {
+            Value::Bot
+        };
+    }
+}
+
+impl Sccp<'_> {
+    /// `sccp_visit_instr`.
+    fn visit(&mut self, scdf: &mut Scdf<'_>, op: OpNum) {
+        let op_array = scdf.op_array;
+        let ssa = scdf.ssa;
+        let mut cur = op;
+        let mut opline = &op_array.opcodes[cur.index()];
+        let mut sop = ssa.ops[cur.index()];
+        let op1 = self.op1_value(scdf, op);
+        let op2 = self.op2_value(scdf, op);
+        let bot = Value::Bot;
+
+        match opline.opcode {
+            ZEND_ASSIGN => {
+                let op1_bot = op1.as_ref().is_some_and(|v| v.is_bot());
+                let may_ref = sop
+                    .op1_use
+                    .is_some_and(|u| var_type(self.var_info, u) & MayBe::REF.bits() != 0);
+                if op1_bot && may_ref {
+                    self.set(scdf, sop.op1_def, &bot);
+                    self.set(scdf, sop.result_def, &bot);
+                } else if let Some(v) = &op2 {
+                    self.set(scdf, sop.op1_def, v);
+                    self.set(scdf, sop.result_def, v);
+                }
+                return;
+            }
+            ZEND_ASSIGN_DIM => {
+                self.visit_assign_dim(scdf, op, op1, op2);
+                return;
+            }
+            ZEND_ASSIGN_OBJ => {
+                self.visit_assign_obj(scdf, op, op1, op2);
+                return;
+            }
+            ZEND_SEND_VAL | ZEND_SEND_VAR => {
+                // A changed argument of an ICALL: the call's value is reconsidered.
+                let Some(calls) = self.calls else {
+                    return;
+                };
+                let Some(call) = calls.call_of(op) else {
+                    return;
+                };
+                let Some(c) = call.call else {
+                    return;
+                };
+                if op1.as_ref().is_some_and(|v| v.is_top())
+                    || op_array.opcodes[c.index()].opcode != ZEND_DO_ICALL
+                {
+                    return;
+                }
+                cur = c;
+                opline = &op_array.opcodes[cur.index()];
+                sop = ssa.ops[cur.index()];
+            }
+            ZEND_INIT_ARRAY | ZEND_ADD_ARRAY_ELEMENT => {
+                self.visit_array_element(scdf, op, op1, op2);
+                return;
+            }
+            ZEND_ADD_ARRAY_UNPACK => {
+                let Some(ru) = sop.result_use else {
+                    self.set(scdf, sop.result_def, &bot);
+                    return;
+                };
+                let result = self.values[ru.index()].clone();
+                let op1v = op1.unwrap_or(Value::Bot);
+                if result.is_bot() || op1v.is_bot() {
+                    self.set(scdf, sop.result_def, &bot);
+                    return;
+                }
+                if result.is_top() || op1v.is_top() {
+                    return;
+                }
+                if result.type_code() == IS_NULL {
+                    self.set(scdf, sop.result_def, &bot);
+                    return;
+                }
+                // The array moves on to the result; the operand keeps a null.
+                self.values[ru.index()] = Value::Const(Literal::Null);
+                let mut zv = result;
+                if ct_eval_add_array_unpack(&mut zv, &op1v) {
+                    self.set(scdf, sop.result_def, &zv);
+                } else {
+                    self.set(scdf, sop.result_def, &bot);
+                }
+                return;
+            }
+            ZEND_NEW => {
+                let no_escape = sop.result_def.is_some_and(|r| {
+                    ssa.vars[r.index()].escape_state == EscapeState::NoEscape
+                });
+                if no_escape {
+                    self.set(scdf, sop.result_def, &Value::PartialObject(Vec::new()));
+                } else {
+                    self.set(scdf, sop.result_def, &bot);
+                }
+                return;
+            }
+            ZEND_ASSIGN_STATIC_PROP_REF | ZEND_ASSIGN_OBJ_REF => {
+                self.set(scdf, sop.result_def, &bot);
+                self.set(scdf, sop.op1_def, &bot);
+                self.set(scdf, sop.op2_def, &bot);
+                if cur.index() + 1 < op_array.opcodes.len() {
+                    cur = OpNum(cur.0 + 1);
+                    opline = &op_array.opcodes[cur.index()];
+                    sop = ssa.ops[cur.index()];
+                    self.set(scdf, sop.op1_def, &bot);
+                }
+            }
+            _ => {}
+        }
+
+        if op1.as_ref().is_some_and(|v| v.is_bot()) || op2.as_ref().is_some_and(|v| v.is_bot()) {
+            self.set(scdf, sop.result_def, &bot);
+            self.set(scdf, sop.op1_def, &bot);
+            self.set(scdf, sop.op2_def, &bot);
+            return;
+        }
+
+        macro_rules! skip_if_top {
+            ($v:expr) => {
+                if $v.is_top() {
+                    return;
+                }
+            };
+        }
+        let top = Value::Top;
+        let o1 = op1.as_ref().unwrap_or(&top);
+        let o2 = op2.as_ref().unwrap_or(&top);
+        let result = |this: &mut Self, scdf: &mut Scdf<'_>, v: Option<Value>| match v {
+            Some(v) => this.set(scdf, sop.result_def, &v),
+            None => this.set(scdf, sop.result_def, &Value::Bot),
+        };
+
+        match opline.opcode {
+            ZEND_ADD | ZEND_SUB | ZEND_MUL | ZEND_DIV | ZEND_MOD | ZEND_POW | ZEND_SL | ZEND_SR
+            | ZEND_CONCAT | ZEND_FAST_CONCAT | ZEND_IS_EQUAL | ZEND_IS_NOT_EQUAL
+            | ZEND_IS_SMALLER | ZEND_IS_SMALLER_OR_EQUAL | ZEND_IS_IDENTICAL
+            | ZEND_IS_NOT_IDENTICAL | ZEND_BW_OR | ZEND_BW_AND | ZEND_BW_XOR | ZEND_BOOL_XOR
+            | ZEND_CASE | ZEND_CASE_STRICT => {
+                if op1.is_none() || op2.is_none() {
+                    result(self, scdf, None);
+                    return;
+                }
+                skip_if_top!(o1);
+                skip_if_top!(o2);
+                let code = match opline.opcode {
+                    ZEND_CASE => ZEND_IS_EQUAL,
+                    ZEND_CASE_STRICT => ZEND_IS_IDENTICAL,
+                    c => c,
+                };
+                result(self, scdf, ct_eval_binary_op(code, o1, o2));
+            }
+            ZEND_ASSIGN_OP | ZEND_ASSIGN_DIM_OP | ZEND_ASSIGN_OBJ_OP
+            | ZEND_ASSIGN_STATIC_PROP_OP => {
+                if op1.is_some() {
+                    skip_if_top!(o1);
+                }
+                if op2.is_some() {
+                    skip_if_top!(o2);
+                }
+                if self.visit_assign_op(scdf, cur, op1.as_ref(), op2.as_ref()) {
+                    return;
+                }
+                self.set(scdf, sop.result_def, &bot);
+                self.set(scdf, sop.op1_def, &bot);
+            }
+            ZEND_PRE_INC_OBJ | ZEND_PRE_DEC_OBJ | ZEND_POST_INC_OBJ | ZEND_POST_DEC_OBJ => {
+                if op1.is_some() {
+                    skip_if_top!(o1);
+                    skip_if_top!(o2);
+                    let no_escape = sop.op1_def.is_some_and(|d| {
+                        ssa.vars[d.index()].escape_state == EscapeState::NoEscape
+                    });
+                    if o1.is_partial_object() && no_escape {
+                        if let Some(t1) = ct_eval_fetch_obj(o1, o2) {
+                            if let Some(t2) = ct_eval_incdec(opline.opcode, &t1) {
+                                let mut zv = o1.clone();
+                                ct_eval_assign_obj(&mut zv, &t2, o2);
+                                let r = if matches!(opline.opcode, ZEND_PRE_INC_OBJ | ZEND_PRE_DEC_OBJ)
+                                {
+                                    t2
+                                } else {
+                                    t1
+                                };
+                                self.set(scdf, sop.result_def, &r);
+                                self.set(scdf, sop.op1_def, &zv);
+                                return;
+                            }
+                        }
+                    }
+                }
+                self.set(scdf, sop.op1_def, &bot);
+                self.set(scdf, sop.result_def, &bot);
+            }
+            ZEND_PRE_INC | ZEND_PRE_DEC => {
+                skip_if_top!(o1);
+                match ct_eval_incdec(opline.opcode, o1) {
+                    Some(v) => {
+                        self.set(scdf, sop.op1_def, &v);
+                        self.set(scdf, sop.result_def, &v);
+                    }
+                    None => {
+                        self.set(scdf, sop.op1_def, &bot);
+                        self.set(scdf, sop.result_def, &bot);
+                    }
+                }
+            }
+            ZEND_POST_INC | ZEND_POST_DEC => {
+                skip_if_top!(o1);
+                self.set(scdf, sop.result_def, o1);
+                match ct_eval_incdec(opline.opcode, o1) {
+                    Some(v) => self.set(scdf, sop.op1_def, &v),
+                    None => self.set(scdf, sop.op1_def, &bot),
+                }
+            }
+            ZEND_BW_NOT | ZEND_BOOL_NOT => {
+                skip_if_top!(o1);
+                let v = o1
+                    .lit()
+                    .and_then(|l| zend_operators::eval_unary_op(opline.opcode, l));
+                result(self, scdf, v.map(Value::Const));
+            }
+            ZEND_CAST => {
+                skip_if_top!(o1);
+                let v = o1
+                    .lit()
+                    .and_then(|l| zend_operators::eval_cast(opline.extended_value, l));
+                result(self, scdf, v.map(Value::Const));
+            }
+            ZEND_BOOL | ZEND_JMPZ_EX | ZEND_JMPNZ_EX => {
+                skip_if_top!(o1);
+                result(self, scdf, ct_eval_bool_cast(o1).map(boolean));
+            }
+            ZEND_STRLEN => {
+                skip_if_top!(o1);
+                let v = o1.lit().and_then(zend_operators::eval_strlen);
+                result(self, scdf, v.map(Value::Const));
+            }
+            ZEND_YIELD_FROM => {
+                skip_if_top!(o1);
+                if matches!(o1, Value::Const(Literal::Array(a)) if a.is_empty()) {
+                    self.set(scdf, sop.result_def, &Value::Const(Literal::Null));
+                } else {
+                    result(self, scdf, None);
+                }
+            }
+            ZEND_COUNT => {
+                skip_if_top!(o1);
+                let v = match o1 {
+                    Value::Const(Literal::Array(a)) => Some(Value::Const(Literal::Long(a.len() as i64))),
+                    _ => None,
+                };
+                result(self, scdf, v);
+            }
+            ZEND_IN_ARRAY => {
+                skip_if_top!(o1);
+                skip_if_top!(o2);
+                result(self, scdf, ct_eval_in_array(opline.extended_value, o1, o2));
+            }
+            ZEND_ARRAY_KEY_EXISTS => {
+                skip_if_top!(o1);
+                skip_if_top!(o2);
+                result(self, scdf, ct_eval_array_key_exists(o1, o2));
+            }
+            ZEND_FETCH_DIM_R | ZEND_FETCH_DIM_IS | ZEND_FETCH_LIST_R => {
+                skip_if_top!(o1);
+                skip_if_top!(o2);
+                if op2.is_none() {
+                    result(self, scdf, None);
+                    return;
+                }
+                let v = ct_eval_fetch_dim(o1, o2, opline.opcode != ZEND_FETCH_LIST_R);
+                result(self, scdf, v);
+            }
+            ZEND_ISSET_ISEMPTY_DIM_OBJ => {
+                skip_if_top!(o1);
+                skip_if_top!(o2);
+                if op1.is_none() || op2.is_none() {
+                    result(self, scdf, None);
+                    return;
+                }
+                result(self, scdf, ct_eval_isset_dim(opline.extended_value, o1, o2));
+            }
+            ZEND_FETCH_OBJ_R | ZEND_FETCH_OBJ_IS => {
+                if op1.is_some() {
+                    skip_if_top!(o1);
+                    skip_if_top!(o2);
+                    if let Some(v) = ct_eval_fetch_obj(o1, o2) {
+                        self.set(scdf, sop.result_def, &v);
+                        return;
+                    }
+                }
+                result(self, scdf, None);
+            }
+            ZEND_ISSET_ISEMPTY_PROP_OBJ => {
+                if op1.is_some() {
+                    skip_if_top!(o1);
+                    skip_if_top!(o2);
+                    if let Some(v) = ct_eval_isset_obj(opline.extended_value, o1, o2) {
+                        self.set(scdf, sop.result_def, &v);
+                        return;
+                    }
+                }
+                result(self, scdf, None);
+            }
+            ZEND_QM_ASSIGN | ZEND_JMP_SET | ZEND_COALESCE | ZEND_COPY_TMP => {
+                if let Some(v) = &op1 {
+                    self.set(scdf, sop.result_def, v);
+                }
+            }
+            ZEND_JMP_NULL => {
+                let v = match opline.extended_value & ZEND_SHORT_CIRCUITING_CHAIN_MASK {
+                    ZEND_SHORT_CIRCUITING_CHAIN_ISSET => Literal::False,
+                    ZEND_SHORT_CIRCUITING_CHAIN_EMPTY => Literal::True,
+                    _ => Literal::Null,
+                };
+                self.set(scdf, sop.result_def, &Value::Const(v));
+            }
+            ZEND_FETCH_CLASS => {
+                if let Some(v) = &op2 {
+                    self.set(scdf, sop.result_def, v);
+                }
+            }
+            ZEND_ISSET_ISEMPTY_CV => {
+                skip_if_top!(o1);
+                result(self, scdf, ct_eval_isset_isempty(opline.extended_value, op1.as_ref()));
+            }
+            ZEND_TYPE_CHECK => {
+                skip_if_top!(o1);
+                let v = ct_eval_type_check(opline.extended_value, o1);
+                self.set(scdf, sop.result_def, &v);
+            }
+            ZEND_INSTANCEOF => {
+                skip_if_top!(o1);
+                self.set(scdf, sop.result_def, &boolean(false));
+            }
+            ZEND_ROPE_INIT => {
+                skip_if_top!(o2);
+                let v = o2
+                    .lit()
+                    .and_then(|l| zend_operators::eval_cast(u32::from(IS_STRING), l));
+                result(self, scdf, v.map(Value::Const));
+            }
+            ZEND_ROPE_ADD | ZEND_ROPE_END => {
+                skip_if_top!(o1);
+                skip_if_top!(o2);
+                if op1.is_none() || op2.is_none() {
+                    result(self, scdf, None);
+                    return;
+                }
+                result(self, scdf, ct_eval_binary_op(ZEND_CONCAT, o1, o2));
+            }
+            ZEND_DO_ICALL => self.visit_icall(scdf, cur),
+            _ => {
+                self.set(scdf, sop.result_def, &bot);
+                self.set(scdf, sop.op1_def, &bot);
+                self.set(scdf, sop.op2_def, &bot);
+            }
+        }
+    }
+
+    fn visit_assign_dim(&mut self, scdf: &mut Scdf<'_>, op: OpNum, op1: Option<Value>, op2: Option<Value>) {
+        let ssa = scdf.ssa;
+        let sop = ssa.ops[op.index()];
+        let bot = Value::Bot;
+        let data_op = OpNum(op.0 + 1);
+        let data = if data_op.index() < scdf.op_array.opcodes.len() {
+            self.op1_value(scdf, data_op)
+        } else {
+            None
+        };
+        let Some(data) = data else {
+            self.set(scdf, sop.result_def, &bot);
+            self.set(scdf, sop.op1_def, &bot);
+            return;
+        };
+        // An undefined `$a` in `$a[$b] = $c` behaves as null, without a warning.
+        let mut op1 = op1;
+        if let Some(u) = sop.op1_use {
+            if var_type(self.var_info, u) & MayBe::ANY.bits() == 0 {
+                op1 = Some(Value::Const(Literal::Null));
+            }
+        }
+        let Some(op1) = op1 else {
+            self.set(scdf, sop.result_def, &bot);
+            self.set(scdf, sop.op1_def, &bot);
+            return;
+        };
+        if op1.is_bot() {
+            self.set(scdf, sop.result_def, &bot);
+            self.set(scdf, sop.op1_def, &bot);
+            return;
+        }
+        if op1.is_top() || data.is_top() || op2.as_ref().is_some_and(|v| v.is_top()) {
+            return;
+        }
+        if op2.as_ref().is_some_and(|v| v.is_bot()) {
+            // Update of an unknown index.
+            self.set(scdf, sop.result_def, &bot);
+            if sop.op1_def.is_some() {
+                self.set(scdf, sop.op1_def, &Value::PartialArray(Vec::new()));
+            } else {
+                self.set(scdf, sop.op1_def, &bot);
+            }
+            return;
+        }
+        if data.is_bot() {
+            self.set(scdf, sop.result_def, &bot);
+            let t = op1.type_code();
+            if (op1.is_partial_array() || t == IS_NULL || t == IS_FALSE || t == IS_ARRAY)
+                && sop.op1_def.is_some()
+            {
+                let mut h = if t == IS_NULL || t == IS_FALSE {
+                    Vec::new()
+                } else {
+                    op1.elements().unwrap_or_default()
+                };
+                match &op2 {
+                    None => self.set(scdf, sop.op1_def, &Value::PartialArray(h)),
+                    Some(k) => {
+                        if ct_eval_del_array_elem(&mut h, k) {
+                            self.set(scdf, sop.op1_def, &Value::PartialArray(h));
+                        } else {
+                            self.set(scdf, sop.op1_def, &bot);
+                        }
+                    }
+                }
+            } else {
+                self.set(scdf, sop.op1_def, &bot);
+            }
+            return;
+        }
+        let mut zv = op1.clone();
+        if op2.is_none() && zv.is_partial_array() {
+            // No next element can be added to a partial array.
+            self.set(scdf, sop.result_def, &data);
+            self.set(scdf, sop.op1_def, &zv);
+        } else if ct_eval_assign_dim(&mut zv, &data, op2.as_ref()) {
+            if data.is_partial_array() {
+                zv = make_partial(zv);
+            }
+            self.set(scdf, sop.result_def, &data);
+            self.set(scdf, sop.op1_def, &zv);
+        } else {
+            self.set(scdf, sop.result_def, &bot);
+            self.set(scdf, sop.op1_def, &bot);
+        }
+    }
+
+    fn visit_assign_obj(&mut self, scdf: &mut Scdf<'_>, op: OpNum, op1: Option<Value>, op2: Option<Value>) {
+        let ssa = scdf.ssa;
+        let sop = ssa.ops[op.index()];
+        let bot = Value::Bot;
+        let no_escape = sop
+            .op1_def
+            .is_some_and(|d| ssa.vars[d.index()].escape_state == EscapeState::NoEscape);
+        if !no_escape {
+            self.set(scdf, sop.result_def, &bot);
+            self.set(scdf, sop.op1_def, &bot);
+            return;
+        }
+        let data_op = OpNum(op.0 + 1);
+        let data = if data_op.index() < scdf.op_array.opcodes.len() {
+            self.op1_value(scdf, data_op)
+        } else {
+            None
+        };
+        // Typed or undeclared-dynamic properties would need coercions and errors.
+        let class_ok = sop
+            .op1_use
+            .and_then(|u| self.var_info.get(u.index()))
+            .and_then(|i| i.ce.as_ref())
+            .is_some_and(|ce| (self.class_ok)(&ce.name));
+        let (Some(data), Some(op1), Some(op2)) = (data, op1, op2) else {
+            self.set(scdf, sop.result_def, &bot);
+            self.set(scdf, sop.op1_def, &bot);
+            return;
+        };
+        if !class_ok || op1.is_bot() {
+            self.set(scdf, sop.result_def, &bot);
+            self.set(scdf, sop.op1_def, &bot);
+            return;
+        }
+        if op1.is_top() || data.is_top() || op2.is_top() {
+            return;
+        }
+        if op2.is_bot() {
+            self.set(scdf, sop.result_def, &bot);
+            self.set(scdf, sop.op1_def, &Value::PartialObject(Vec::new()));
+            return;
+        }
+        if data.is_bot() {
+            self.set(scdf, sop.result_def, &bot);
+            let t = op1.type_code();
+            if op1.is_partial_object() || t == IS_NULL || t == IS_FALSE {
+                let mut h = match &op1 {
+                    Value::PartialObject(h) => h.clone(),
+                    _ => Vec::new(),
+                };
+                match prop_key(&op2) {
+                    Some(k) => {
+                        ht_del(&mut h, &k);
+                        self.set(scdf, sop.op1_def, &Value::PartialObject(h));
+                    }
+                    None => self.set(scdf, sop.op1_def, &bot),
+                }
+            } else {
+                self.set(scdf, sop.op1_def, &bot);
+            }
+            return;
+        }
+        let mut zv = op1.clone();
+        if ct_eval_assign_obj(&mut zv, &data, &op2) {
+            self.set(scdf, sop.result_def, &data);
+            self.set(scdf, sop.op1_def, &zv);
+        } else {
+            self.set(scdf, sop.result_def, &bot);
+            self.set(scdf, sop.op1_def, &bot);
+        }
+    }
+
+    /// The ASSIGN_*_OP cases that fold; `false` when the result is BOT.
+    fn visit_assign_op(&mut self, scdf: &mut Scdf<'_>, op: OpNum, op1: Option<&Value>, op2: Option<&Value>) -> bool {
+        let ssa = scdf.ssa;
+        let opline = &scdf.op_array.opcodes[op.index()];
+        let sop = ssa.ops[op.index()];
+        let binop = Opcode(opline.extended_value as u8);
+        let data = || {
+            let d = OpNum(op.0 + 1);
+            if d.index() < scdf.op_array.opcodes.len() {
+                self.op1_value(scdf, d)
+            } else {
+                None
+            }
+        };
+        match opline.opcode {
+            ZEND_ASSIGN_OP => {
+                let (Some(a), Some(b)) = (op1, op2) else {
+                    return false;
+                };
+                if let Some(v) = ct_eval_binary_op(binop, a, b) {
+                    self.set(scdf, sop.op1_def, &v);
+                    self.set(scdf, sop.result_def, &v);
+                    return true;
+                }
+                false
+            }
+            ZEND_ASSIGN_DIM_OP => {
+                let (Some(o1), Some(o2)) = (op1, op2) else {
+                    return false;
+                };
+                if !(o1.is_partial_array() || o1.is_array()) || sop.op1_def.is_none() {
+                    return false;
+                }
+                let Some(data) = data() else {
+                    return false;
+                };
+                if data.is_top() {
+                    return true;
+                }
+                let Some(tmp) = ct_eval_fetch_dim(o1, o2, false) else {
+                    return false;
+                };
+                if data.is_bot() {
+                    let mut h = o1.elements().unwrap_or_default();
+                    ct_eval_del_array_elem(&mut h, o2);
+                    self.set(scdf, sop.result_def, &Value::Bot);
+                    self.set(scdf, sop.op1_def, &Value::PartialArray(h));
+                    return true;
+                }
+                let Some(tmp) = ct_eval_binary_op(binop, &tmp, &data) else {
+                    self.set(scdf, sop.result_def, &Value::Bot);
+                    self.set(scdf, sop.op1_def, &Value::Bot);
+                    return true;
+                };
+                let mut zv = o1.clone();
+                if ct_eval_assign_dim(&mut zv, &tmp, Some(o2)) {
+                    self.set(scdf, sop.result_def, &tmp);
+                    self.set(scdf, sop.op1_def, &zv);
+                    return true;
+                }
+                false
+            }
+            ZEND_ASSIGN_OBJ_OP => {
+                let (Some(o1), Some(o2)) = (op1, op2) else {
+                    return false;
+                };
+                let no_escape = sop
+                    .op1_def
+                    .is_some_and(|d| ssa.vars[d.index()].escape_state == EscapeState::NoEscape);
+                if !o1.is_partial_object() || !no_escape {
+                    return false;
+                }
+                let Some(data) = data() else {
+                    return false;
+                };
+                if data.is_top() {
+                    return true;
+                }
+                let Some(tmp) = ct_eval_fetch_obj(o1, o2) else {
+                    return false;
+                };
+                if data.is_bot() {
+                    let mut zv = o1.clone();
+                    if let (Value::PartialObject(h), Some(k)) = (&mut zv, prop_key(o2)) {
+                        ht_del(h, &k);
+                    }
+                    self.set(scdf, sop.result_def, &Value::Bot);
+                    self.set(scdf, sop.op1_def, &zv);
+                    return true;
+                }
+                let Some(tmp) = ct_eval_binary_op(binop, &tmp, &data) else {
+                    self.set(scdf, sop.result_def, &Value::Bot);
+                    self.set(scdf, sop.op1_def, &Value::Bot);
+                    return true;
+                };
+                let mut zv = o1.clone();
+                if ct_eval_assign_obj(&mut zv, &tmp, o2) {
+                    self.set(scdf, sop.result_def, &tmp);
+                    self.set(scdf, sop.op1_def, &zv);
+                    return true;
+                }
+                false
+            }
+            _ => false,
+        }
+    }
+
+    /// INIT_ARRAY / ADD_ARRAY_ELEMENT: the array under construction lives on the last op
+    /// of the chain only (earlier results are left null), as PHP keeps it.
+    fn visit_array_element(&mut self, scdf: &mut Scdf<'_>, op: OpNum, op1: Option<Value>, op2: Option<Value>) {
+        let ssa = scdf.ssa;
+        let opline = &scdf.op_array.opcodes[op.index()];
+        let sop = ssa.ops[op.index()];
+        let bot = Value::Bot;
+        let mut result: Option<Value> = None;
+        if opline.opcode == ZEND_ADD_ARRAY_ELEMENT {
+            let Some(ru) = sop.result_use else {
+                self.set(scdf, sop.result_def, &bot);
+                self.set(scdf, sop.op1_def, &bot);
+                return;
+            };
+            let r = self.values[ru.index()].clone();
+            if r.is_bot() {
+                self.set(scdf, sop.result_def, &bot);
+                self.set(scdf, sop.op1_def, &bot);
+                return;
+            }
+            if r.is_top() {
+                return;
+            }
+            result = Some(r);
+        }
+        if op1.as_ref().is_some_and(|v| v.is_top()) || op2.as_ref().is_some_and(|v| v.is_top()) {
+            return;
+        }
+        if result.as_ref().is_some_and(|r| r.type_code() == IS_NULL) {
+            self.set(scdf, sop.result_def, &bot);
+            return;
+        }
+        let take_result = |this: &mut Self| {
+            if let Some(ru) = sop.result_use {
+                this.values[ru.index()] = Value::Const(Literal::Null);
+            }
+        };
+        if op2.as_ref().is_some_and(|v| v.is_bot()) {
+            // Update of an unknown index.
+            self.set(scdf, sop.op1_def, &bot);
+            if sop.result_def.is_some() {
+                self.set(scdf, sop.result_def, &Value::PartialArray(Vec::new()));
+            } else {
+                self.set(scdf, sop.result_def, &bot);
+            }
+            return;
+        }
+        if op1.as_ref().is_some_and(|v| v.is_bot())
+            || opline.extended_value & ZEND_ARRAY_ELEMENT_REF != 0
+        {
+            self.set(scdf, sop.op1_def, &bot);
+            if sop.result_def.is_some() {
+                let mut h = match &result {
+                    None => Vec::new(),
+                    Some(r) => {
+                        let h = r.elements().unwrap_or_default();
+                        take_result(self);
+                        h
+                    }
+                };
+                match &op2 {
+                    None => self.set(scdf, sop.result_def, &Value::PartialArray(h)),
+                    Some(k) => {
+                        if ct_eval_del_array_elem(&mut h, k) {
+                            self.set(scdf, sop.result_def, &Value::PartialArray(h));
+                        } else {
+                            self.set(scdf, sop.result_def, &bot);
+                        }
+                    }
+                }
+            } else {
+                self.set(scdf, sop.result_def, &bot);
+            }
+            return;
+        }
+        let mut zv = match &result {
+            Some(r) => {
+                let r = r.clone();
+                take_result(self);
+                r
+            }
+            None => Value::Const(Literal::Array(Vec::new())),
+        };
+        match &op1 {
+            Some(v) => {
+                if op2.is_none() && zv.is_partial_array() {
+                    self.set(scdf, sop.result_def, &zv);
+                } else if ct_eval_add_array_elem(&mut zv, v, op2.as_ref()) {
+                    if v.is_partial_array() {
+                        zv = make_partial(zv);
+                    }
+                    self.set(scdf, sop.result_def, &zv);
+                } else {
+                    self.set(scdf, sop.result_def, &bot);
+                }
+            }
+            None => self.set(scdf, sop.result_def, &zv),
+        }
+    }
+
+    fn visit_icall(&mut self, scdf: &mut Scdf<'_>, op: OpNum) {
+        let ssa = scdf.ssa;
+        let op_array = scdf.op_array;
+        let sop = ssa.ops[op.index()];
+        let bot = Value::Bot;
+        let Some(calls) = self.calls else {
+            self.set(scdf, sop.result_def, &bot);
+            return;
+        };
+        let Some(rd) = sop.result_def else {
+            return;
+        };
+        if self.values[rd.index()].is_bot() {
+            return;
+        }
+        let Some(call) = calls.call_of(op) else {
+            self.set(scdf, sop.result_def, &bot);
+            return;
+        };
+        if call.num_args > 3 || call.send_unpack || call.is_prototype || call.named_args {
+            self.set(scdf, sop.result_def, &bot);
+            return;
+        }
+        let mut args: Vec<Literal> = Vec::with_capacity(call.num_args as usize);
+        for i in 0..call.num_args as usize {
+            let Some(Some(send)) = call.args.get(i) else {
+                self.set(scdf, sop.result_def, &bot);
+                return;
+            };
+            let send_op = &op_array.opcodes[send.index()];
+            if send_op.opcode != ZEND_SEND_VAL && send_op.opcode != ZEND_SEND_VAR {
+                self.set(scdf, sop.result_def, &bot);
+                return;
+            }
+            match self.op1_value(scdf, *send) {
+                Some(Value::Const(l)) => args.push(l),
+                Some(Value::Top) => return,
+                Some(_) => {
+                    self.set(scdf, sop.result_def, &bot);
+                    return;
+                }
+                None => {
+                    self.set(scdf, sop.result_def, &bot);
+                    return;
+                }
+            }
+        }
+        // No argument went BOT, so a value already found stays.
+        if !self.values[rd.index()].is_top() {
+            return;
+        }
+        let init = &op_array.opcodes[call.init.index()];
+        let name = match init.op2 {
+            Operand::Const(l) => match op_array.literals.get(l.index()) {
+                Some(Literal::String(s)) => s.as_bytes().to_vec(),
+                _ => Vec::new(),
+            },
+            _ => Vec::new(),
+        };
+        match funcs::ct_eval_func_call(&name, &args, self.strict_types) {
+            Some(v) => self.set(scdf, sop.result_def, &Value::Const(v)),
+            None => self.set(scdf, sop.result_def, &bot),
+        }
+    }
+}
+
+/// `ct_eval_add_array_unpack`: `...$array` into the array under construction.
+fn ct_eval_add_array_unpack(result: &mut Value, array: &Value) -> bool {
+    let Some(Literal::Array(src)) = array.lit() else {
+        return false;
+    };
+    let partial = result.is_partial_array();
+    let Some(mut h) = result.elements() else {
+        return false;
+    };
+    for (k, v) in src {
+        match k {
+            ArrayKey::Str(_) => ht_update(&mut h, k.clone(), Value::Const(v.clone())),
+            ArrayKey::Long(_) => match next_free(&h) {
+                Some(n) => h.push((ArrayKey::Long(n), Value::Const(v.clone()))),
+                None => return false,
+            },
+        }
+    }
+    *result = rebuild(h, partial);
+    true
+}
+
+/// `scp_dump_value`.
+fn dump_value(out: &mut Vec<u8>, v: &Value) {
+    match v {
+        Value::Top => out.extend_from_slice(b" top"),
+        Value::Bot => out.extend_from_slice(b" bot"),
+        Value::Const(Literal::Array(a)) => {
+            out.extend_from_slice(b" [");
+            let h: Ht = a
+                .iter()
+                .map(|(k, v)| (k.clone(), Value::Const(v.clone())))
+                .collect();
+            dump_ht(out, &h);
+            out.push(b']');
+        }
+        Value::PartialArray(h) => {
+            out.extend_from_slice(b" partial [");
+            dump_ht(out, h);
+            out.push(b']');
+        }
+        Value::PartialObject(h) => {
+            out.extend_from_slice(b" {");
+            dump_ht(out, h);
+            out.push(b'}');
+        }
+        Value::Const(l) => dump_const(out, l),
+    }
+}
+
+/// `zend_dump_ht`: `key => value` pairs, values as `zend_dump_const` prints them.
+fn dump_ht(out: &mut Vec<u8>, h: &Ht) {
+    for (i, (k, v)) in h.iter().enumerate() {
+        if i > 0 {
+            out.extend_from_slice(b", ");
+        }
+        match k {
+            ArrayKey::Str(s) => {
+                out.push(b'"');
+                out.extend_from_slice(zend_ir::dump::c_str(s.as_bytes()));
+                out.push(b'"');
+            }
+            ArrayKey::Long(l) => out.extend_from_slice(l.to_string().as_bytes()),
+        }
+        out.extend_from_slice(b" =>");
+        match v {
+            Value::Const(l) => dump_const(out, l),
+            other => {
+                let t = other.type_code();
+                out.extend_from_slice(format!(" zval(type={t})").as_bytes());
+            }
+        }
+    }
+}
+
+/// The SCCP values dump of one op_array (empty when nothing is known).
+pub fn dump_values(out: &mut Vec<u8>, op_array: &OpArray, ssa: &Ssa, values: &[Value]) {
+    let mut first = true;
+    for i in op_array.last_var() as usize..ssa.vars.len() {
+        let v = &values[i];
+        if v.is_top() || v.is_bot() {
+            continue;
+        }
+        if first {
+            first = false;
+            out.extend_from_slice(b"\nSCCP Values for \"");
+            // `zend_dump_op_array_name`: `%s` stops at the NUL of an anonymous class's name.
+            let c_str = zend_ir::dump::c_str;
+            match (&op_array.function_name, &op_array.scope) {
+                (None, _) => out.extend_from_slice(b"$_main"),
+                (Some(f), Some(s)) => {
+                    out.extend_from_slice(c_str(s.as_bytes()));
+                    out.extend_from_slice(b"::");
+                    out.extend_from_slice(c_str(f.as_bytes()));
+                }
+                (Some(f), None) => out.extend_from_slice(c_str(f.as_bytes())),
+            }
+            out.extend_from_slice(b"\":\n");
+        }
+        out.extend_from_slice(format!("    #{i}.").as_bytes());
+        dump_var(out, op_array, IS_CV, ssa.vars[i].var);
+        out.extend_from_slice(b" =");
+        dump_value(out, v);
+        out.push(b'\n');
+    }
+}
+
+/// The types of [`VarInfo`] as the SSA edit API widens them.
+struct InfoTypes<'a>(&'a mut [VarInfo]);
+
+impl VarTypes for InfoTypes<'_> {
+    fn type_mask(&self, var: SsaVar) -> u32 {
+        self.0.get(var.index()).map_or(0, |i| i.type_)
+    }
+    fn set_type_mask(&mut self, var: SsaVar, mask: u32) {
+        if let Some(i) = self.0.get_mut(var.index()) {
+            i.type_ = mask;
+        }
+    }
+}
+
+/// Whether ASSIGN_OBJ may propagate into an object of class `name`: dynamic properties
+/// allowed and no typed properties (`ce_flags`).
+fn class_allows_propagation(ctx: &OptimizerCtx, op_array: &OpArray, name: &[u8]) -> bool {
+    let lc = name.to_ascii_lowercase();
+    match ctx.class_entry(op_array, &lc) {
+        Some(ClassLookup::Script(ce)) => {
+            ce.ce_flags & ZEND_ACC_HAS_TYPE_HINTS == 0
+                && ce.ce_flags & ZEND_ACC_ALLOW_DYNAMIC_PROPERTIES != 0
+        }
+        Some(ClassLookup::Internal(_)) => lc == b"stdclass",
+        None => false,
+    }
+}
+
+/// The result of the analysis part of SCCP, for tests and tools.
+pub struct Analysis {
+    pub values: Vec<Value>,
+    pub unreachable: Vec<BlockId>,
+}
+
+/// Runs the SCCP solve alone (no change to the op_array).
+pub fn analyze(
+    ctx: &OptimizerCtx,
+    op_array: &OpArray,
+    ssa: &Ssa,
+    cfg: &Cfg,
+    var_info: &[VarInfo],
+    call_map: Option<&CallMap>,
+) -> Analysis {
+    let class_ok = |name: &[u8]| class_allows_propagation(ctx, op_array, name);
+    let mut values = Vec::with_capacity(ssa.vars.len());
+    for (i, v) in ssa.vars.iter().enumerate() {
+        // CVs on entry are undefined: BOT keeps the "undefined variable" warning.
+        if (i as u32) < op_array.last_var() || v.alias != zend_ssa::Alias::NoAlias {
+            values.push(Value::Bot);
+        } else {
+            values.push(Value::Top);
+        }
+    }
+    let mut sccp = Sccp {
+        values,
+        var_info,
+        calls: call_map,
+        class_ok: &class_ok,
+        strict_types: op_array.fn_flags & (1 << 31) != 0,
+    };
+    let mut scdf = Scdf::new(op_array, ssa, cfg);
+    scdf.solve(&mut sccp);
+    let unreachable = scdf.unreachable_blocks();
+    Analysis {
+        values: sccp.values,
+        unreachable,
+    }
+}
+
+/// `sccp_optimize_op_array`: SCCP over one op_array in SSA form. Called by the DFA pass
+/// (`zend_dfa_optimize_op_array`, PASS_8) first thing, with the analyses of
+/// [`crate::analysis::analyze_op_array`]: `var_info` is the inference's per-variable info
+/// (types are widened in place where a removal renames uses), `call_map` the calls of the
+/// op_array when the call graph was built (PASS_7; `None` otherwise, as PHP's NULL map).
+/// Prints the `sccp` dump when `ctx.debug_level` has [`ZEND_DUMP_SCCP`]. Leaves `ssa` and
+/// `cfg` consistent with the changed `op_array` (removed ops are NOPs; the caller compacts).
+/// Returns the number of ops removed (PHP's `removed_ops`: the DFA pass compacts when it
+/// is non-zero).
+pub fn sccp_optimize_op_array(
+    ctx: &mut OptimizerCtx,
+    op_array: &mut OpArray,
+    ssa: &mut Ssa,
+    cfg: &mut Cfg,
+    var_info: &mut [VarInfo],
+    mut call_map: Option<&mut CallMap>,
+) -> usize {
+    if ssa.vars.len() > var_info.len() || ssa.ops.len() != op_array.opcodes.len() {
+        return 0;
+    }
+    let Analysis {
+        values,
+        unreachable,
+    } = analyze(ctx, op_array, ssa, cfg, var_info, call_map.as_deref());
+    if ctx.debug_level & ZEND_DUMP_SCCP != 0 {
+        dump_values(&mut ctx.state.dumps, op_array, ssa, &values);
+    }
+    let mut removed = 0;
+    if ctx.logging() {
+        for &b in &unreachable {
+            let start = cfg.block(b).start;
+            ctx.note(op_array, OpNum(start), ChangeKind::Removed, || {
+                format!("block {} never executes (SCCP)", b.0)
+            });
+        }
+    }
+    removed += scdf::remove_unreachable_blocks(op_array, ssa, cfg, &unreachable);
+    let mut rep = Replacer {
+        values,
+        var_info,
+        call_map: call_map.as_deref_mut(),
+        notes: ctx.logging().then(Vec::new),
+    };
+    removed += rep.replace_constant_operands(op_array, ssa);
+    if let Some(notes) = rep.notes.take() {
+        for (op, kind, why) in notes {
+            ctx.note(op_array, op, kind, || why);
+        }
+    }
+    removed
+}
+
+/// The rewriting half of SCCP: constant operands and dead definitions.
+struct Replacer<'a> {
+    values: Vec<Value>,
+    var_info: &'a mut [VarInfo],
+    call_map: Option<&'a mut CallMap>,
+    notes: Option<Vec<(OpNum, ChangeKind, String)>>,
+}
+
+/// `can_replace_op1`.
+fn can_replace_op1(op_array: &OpArray, op: OpNum, sop: &zend_ssa::SsaOp) -> bool {
+    let opline = &op_array.opcodes[op.index()];
+    match opline.opcode {
+        ZEND_PRE_INC | ZEND_PRE_DEC | ZEND_PRE_INC_OBJ | ZEND_PRE_DEC_OBJ | ZEND_POST_INC
+        | ZEND_POST_DEC | ZEND_POST_INC_OBJ | ZEND_POST_DEC_OBJ | ZEND_ASSIGN | ZEND_ASSIGN_REF
+        | ZEND_ASSIGN_DIM | ZEND_ASSIGN_OBJ | ZEND_ASSIGN_OBJ_REF | ZEND_ASSIGN_OP
+        | ZEND_ASSIGN_DIM_OP | ZEND_ASSIGN_OBJ_OP | ZEND_ASSIGN_STATIC_PROP_OP
+        | ZEND_FETCH_DIM_W | ZEND_FETCH_DIM_RW | ZEND_FETCH_DIM_UNSET | ZEND_FETCH_DIM_FUNC_ARG
+        | ZEND_FETCH_OBJ_W | ZEND_FETCH_OBJ_RW | ZEND_FETCH_OBJ_UNSET | ZEND_FETCH_OBJ_FUNC_ARG
+        | ZEND_FETCH_LIST_W | ZEND_UNSET_DIM | ZEND_UNSET_OBJ | ZEND_SEND_REF
+        | ZEND_SEND_VAR_EX | ZEND_SEND_FUNC_ARG | ZEND_SEND_UNPACK | ZEND_SEND_ARRAY
+        | ZEND_SEND_USER | ZEND_FE_RESET_RW => false,
+        ZEND_ROPE_ADD | ZEND_ROPE_END | ZEND_BIND_STATIC
+        | ZEND_BIND_GLOBAL | ZEND_MAKE_REF | ZEND_UNSET_CV | ZEND_ISSET_ISEMPTY_CV => false,
+        ZEND_INIT_ARRAY | ZEND_ADD_ARRAY_ELEMENT => {
+            opline.extended_value & ZEND_ARRAY_ELEMENT_REF == 0
+        }
+        ZEND_YIELD => op_array.fn_flags & ZEND_ACC_RETURN_REFERENCE == 0,
+        ZEND_VERIFY_RETURN_TYPE => false,
+        ZEND_OP_DATA => {
+            op.0 == 0
+                || !matches!(
+                    op_array.opcodes[op.index() - 1].opcode,
+                    ZEND_ASSIGN_OBJ_REF | ZEND_ASSIGN_STATIC_PROP_REF
+                )
+        }
+        _ => sop.op1_def.is_none(),
+    }
+}
+
+/// `can_replace_op2`.
+fn can_replace_op2(opcode: Opcode) -> bool {
+    !matches!(
+        opcode,
+        ZEND_DECLARE_CLASS_DELAYED | ZEND_BIND_LEXICAL | ZEND_FE_FETCH_R | ZEND_FE_FETCH_RW
+    )
+}
+
+fn is_tmp_or_var(o: Operand) -> bool {
+    matches!(o, Operand::TmpVar(_) | Operand::Var(_))
+}
+
+impl Replacer<'_> {
+    fn note(&mut self, op: OpNum, kind: ChangeKind, why: impl FnOnce() -> String) {
+        if let Some(n) = &mut self.notes {
+            n.push((op, kind, why()));
+        }
+    }
+
+    fn known(&self, v: Option<SsaVar>) -> bool {
+        v.is_some_and(|v| self.values[v.index()].known())
+    }
+
+    /// `replace_constant_operands`: variables from the last down, so chains (ropes, array
+    /// construction) fall from their end.
+    fn replace_constant_operands(&mut self, op_array: &mut OpArray, ssa: &mut Ssa) -> usize {
+        let mut removed = 0;
+        let last_var = op_array.last_var() as usize;
+        for i in (last_var..ssa.vars.len()).rev() {
+            let var = SsaVar(i as u32);
+            if self.values[i].is_partial_array() || self.values[i].is_partial_object() {
+                self.values[i] = Value::Bot;
+                let v = &ssa.vars[i];
+                if (v.use_chain.is_none() && v.phi_use_chain.is_none()) || v.no_val {
+                    removed += self.try_remove_definition(op_array, ssa, var, None);
+                }
+                continue;
+            }
+            let value = if let Value::Const(l) = &self.values[i] {
+                l.clone()
+            } else {
+                match value_from_type_and_range(self.var_info, ssa, op_array, var) {
+                    Some(l) => l,
+                    None => continue,
+                }
+            };
+            let uses: Vec<OpNum> = ssa.uses(var).collect();
+            for u in uses {
+                let sop = ssa.ops[u.index()];
+                if sop.op1_use == Some(var) && can_replace_op1(op_array, u, &sop) {
+                    let mut zv = value.clone();
+                    if helpers::update_op1_const(op_array, u.index(), &mut zv) {
+                        if op_array.opcodes[u.index()].opcode == ZEND_NOP {
+                            removed += 1;
+                        }
+                        self.note(u, ChangeKind::Folded, || {
+                            let mut s = Vec::new();
+                            dump_const(&mut s, &value);
+                            format!("op1 #{i} is constant:{}", String::from_utf8_lossy(&s))
+                        });
+                        let sop = &mut ssa.ops[u.index()];
+                        if sop.op1_use != sop.op2_use {
+                            ssa.unlink_use_chain(u, var);
+                        } else {
+                            sop.op2_use_chain = sop.op1_use_chain;
+                        }
+                        let sop = &mut ssa.ops[u.index()];
+                        sop.op1_use = None;
+                        sop.op1_use_chain = None;
+                    }
+                }
+                let sop = ssa.ops[u.index()];
+                if sop.op2_use == Some(var) && can_replace_op2(op_array.opcodes[u.index()].opcode) {
+                    let mut zv = value.clone();
+                    if helpers::update_op2_const(op_array, u.index(), &mut zv) {
+                        self.note(u, ChangeKind::Folded, || {
+                            let mut s = Vec::new();
+                            dump_const(&mut s, &value);
+                            format!("op2 #{i} is constant:{}", String::from_utf8_lossy(&s))
+                        });
+                        if sop.op2_use != sop.op1_use {
+                            ssa.unlink_use_chain(u, var);
+                        }
+                        let sop = &mut ssa.ops[u.index()];
+                        sop.op2_use = None;
+                        sop.op2_use_chain = None;
+                    }
+                }
+            }
+            if self.values[i].known() {
+                removed += self.try_remove_definition(op_array, ssa, var, Some(&value));
+            }
+        }
+        removed
+    }
+
+    /// `remove_call`: the ICALL, its INIT and its SENDs go; returns how many ops.
+    fn remove_call(&mut self, op_array: &mut OpArray, ssa: &mut Ssa, op: OpNum) -> usize {
+        let Some(map) = self.call_map.as_deref_mut() else {
+            ssa.remove_instr(op_array, op);
+            return 1;
+        };
+        let Some(k) = map.map.get(op.index()).copied().flatten() else {
+            ssa.remove_instr(op_array, op);
+            return 1;
+        };
+        let call = map.calls[k].clone();
+        ssa.remove_instr(op_array, op);
+        ssa.remove_instr(op_array, call.init);
+        for a in call.args.iter().take(call.num_args as usize).flatten() {
+            ssa.remove_instr(op_array, *a);
+        }
+        map.calls[k].removed = true;
+        call.num_args as usize + 2
+    }
+
+    /// `try_remove_definition`: SCCP's own small DCE on the definition of `var`, whose
+    /// value is `value` (`None`: a partial array or object that is not used).
+    fn try_remove_definition(
+        &mut self,
+        op_array: &mut OpArray,
+        ssa: &mut Ssa,
+        var: SsaVar,
+        value: Option<&Literal>,
+    ) -> usize {
+        let v = ssa.vars[var.index()].clone();
+        let unused = v.use_chain.is_none() && v.phi_use_chain.is_none();
+        let mut removed = 0;
+        let Some(def) = v.definition else {
+            if let Some(phi) = v.definition_phi {
+                if unused {
+                    ssa.remove_phi(phi);
+                }
+            }
+            return 0;
+        };
+        let sop = ssa.ops[def.index()];
+        let opcode = op_array.opcodes[def.index()].opcode;
+        if sop.result_def == Some(var) {
+            if opcode == ZEND_ASSIGN {
+                if unused {
+                    op_array.opcodes[def.index()].result = Operand::Unused(0);
+                    ssa.remove_result_def(def);
+                }
+                return 0;
+            }
+            if sop.op1_def.is_some() || sop.op2_def.is_some() {
+                if unused
+                    && matches!(
+                        opcode,
+                        ZEND_ASSIGN | ZEND_ASSIGN_REF | ZEND_ASSIGN_DIM | ZEND_ASSIGN_OBJ
+                            | ZEND_ASSIGN_OBJ_REF | ZEND_ASSIGN_STATIC_PROP
+                            | ZEND_ASSIGN_STATIC_PROP_REF | ZEND_ASSIGN_OP | ZEND_ASSIGN_DIM_OP
+                            | ZEND_ASSIGN_OBJ_OP | ZEND_ASSIGN_STATIC_PROP_OP | ZEND_PRE_INC
+                            | ZEND_PRE_DEC | ZEND_PRE_INC_OBJ | ZEND_PRE_DEC_OBJ | ZEND_DO_ICALL
+                            | ZEND_DO_UCALL | ZEND_DO_FCALL_BY_NAME | ZEND_DO_FCALL
+                            | ZEND_INCLUDE_OR_EVAL | ZEND_YIELD | ZEND_YIELD_FROM
+                            | ZEND_ASSERT_CHECK
+                    )
+                {
+                    op_array.opcodes[def.index()].result = Operand::Unused(0);
+                    ssa.remove_result_def(def);
+                }
+                return 0;
+            }
+            if matches!(
+                opcode,
+                ZEND_JMPZ_EX | ZEND_JMPNZ_EX | ZEND_JMP_SET | ZEND_COALESCE | ZEND_JMP_NULL
+                    | ZEND_FE_RESET_R | ZEND_FE_RESET_RW | ZEND_FE_FETCH_R | ZEND_FE_FETCH_RW
+                    | ZEND_NEW
+            ) {
+                // Jumps cannot simply go.
+                return 0;
+            }
+            let opline = &op_array.opcodes[def.index()];
+            if !unused {
+                if let Some(value) = value {
+                    if is_tmp_or_var(opline.result)
+                        && !matches!(
+                            opcode,
+                            ZEND_QM_ASSIGN | ZEND_FETCH_CLASS | ZEND_ROPE_INIT | ZEND_ROPE_ADD
+                                | ZEND_INIT_ARRAY | ZEND_ADD_ARRAY_ELEMENT
+                                | ZEND_ADD_ARRAY_UNPACK
+                        )
+                    {
+                        // The computation becomes a QM_ASSIGN of its value.
+                        let old_result = opline.result;
+                        ssa.ops[def.index()].result_def = None;
+                        if opcode == ZEND_DO_ICALL {
+                            removed = self.remove_call(op_array, ssa, def) - 1;
+                        } else {
+                            ssa.remove_instr(op_array, def);
+                        }
+                        ssa.ops[def.index()].result_def = Some(var);
+                        let o = &mut op_array.opcodes[def.index()];
+                        o.opcode = ZEND_QM_ASSIGN;
+                        o.result = old_result;
+                        let mut zv = value.clone();
+                        helpers::update_op1_const(op_array, def.index(), &mut zv);
+                        self.note(def, ChangeKind::Rewritten, || {
+                            let mut s = Vec::new();
+                            dump_const(&mut s, value);
+                            format!(
+                                "{} computes the constant{} (SCCP): QM_ASSIGN",
+                                opcode_name(opcode),
+                                String::from_utf8_lossy(&s)
+                            )
+                        });
+                    }
+                }
+                return removed;
+            }
+            let op1_unknown = |o: Option<SsaVar>| {
+                o.is_none_or(|u| {
+                    let x = &self.values[u.index()];
+                    !x.known() || x.is_partial_array() || x.is_partial_object()
+                })
+            };
+            if is_tmp_or_var(opline.op2) && op1_unknown(sop.op2_use) {
+                return 0;
+            }
+            if is_tmp_or_var(opline.op1) && op1_unknown(sop.op1_use) {
+                if matches!(opcode, ZEND_TYPE_CHECK | ZEND_BOOL) {
+                    // The value was found without the operand (from its type): keep
+                    // freeing the operand, DCE does the rest.
+                    ssa.remove_result_def(def);
+                    let o = &mut op_array.opcodes[def.index()];
+                    o.opcode = ZEND_FREE;
+                    o.result = Operand::Unused(0);
+                    o.smart_branch = Default::default();
+                    removed += 1;
+                    self.note(def, ChangeKind::Rewritten, || {
+                        "result is known and unused (SCCP): FREE the operand".to_string()
+                    });
+                }
+                return removed;
+            }
+            ssa.remove_result_def(def);
+            if opcode == ZEND_DO_ICALL {
+                removed = self.remove_call(op_array, ssa, def);
+            } else {
+                ssa.remove_instr(op_array, def);
+                removed += 1;
+            }
+            self.note(def, ChangeKind::Removed, || {
+                format!("{} computes an unused constant (SCCP)", opcode_name(opcode))
+            });
+        } else if sop.op1_def == Some(var) {
+            if opcode == ZEND_ASSIGN {
+                // Assignments are left to DCE (destructors).
+                return 0;
+            }
+            if value.is_none() {
+                match opcode {
+                    ZEND_ASSIGN_DIM | ZEND_ASSIGN_OBJ | ZEND_ASSIGN_OP | ZEND_ASSIGN_DIM_OP
+                    | ZEND_ASSIGN_OBJ_OP | ZEND_ASSIGN_STATIC_PROP_OP => {
+                        let data_use = ssa.ops.get(def.index() + 1).and_then(|s| s.op1_use);
+                        if (sop.op2_use.is_some() && !self.known(sop.op2_use))
+                            || (data_use.is_some() && !self.known(data_use))
+                        {
+                            return 0;
+                        }
+                    }
+                    ZEND_PRE_INC_OBJ | ZEND_PRE_DEC_OBJ | ZEND_POST_INC_OBJ
+                    | ZEND_POST_DEC_OBJ => {
+                        if sop.op2_use.is_some() && !self.known(sop.op2_use) {
+                            return 0;
+                        }
+                    }
+                    // zend_may_throw() is not available here: keep the op.
+                    _ => return 0,
+                }
+            }
+            if let Some(rd) = sop.result_def {
+                let r = &ssa.vars[rd.index()];
+                if r.use_chain.is_none() && r.phi_use_chain.is_none() {
+                    ssa.remove_result_def(def);
+                    op_array.opcodes[def.index()].result = Operand::Unused(0);
+                } else if opcode != ZEND_PRE_INC && opcode != ZEND_PRE_DEC {
+                    return removed;
+                }
+            }
+            // The old op2 goes.
+            if let Operand::Const(l) = op_array.opcodes[def.index()].op2 {
+                helpers::literal_dtor(op_array, l);
+            } else if let Some(u2) = ssa.ops[def.index()].op2_use {
+                if Some(u2) != ssa.ops[def.index()].op1_use {
+                    ssa.unlink_use_chain(def, u2);
+                }
+                let s = &mut ssa.ops[def.index()];
+                s.op2_use = None;
+                s.op2_use_chain = None;
+            }
+            if matches!(
+                opcode,
+                ZEND_ASSIGN_DIM | ZEND_ASSIGN_OBJ | ZEND_ASSIGN_DIM_OP | ZEND_ASSIGN_OBJ_OP
+                    | ZEND_ASSIGN_STATIC_PROP_OP
+            ) && def.index() + 1 < op_array.opcodes.len()
+            {
+                removed += 1;
+                ssa.remove_instr(op_array, OpNum(def.0 + 1));
+            }
+            match value {
+                Some(value) => {
+                    let lit = helpers::add_literal(op_array, value.clone());
+                    let o = &mut op_array.opcodes[def.index()];
+                    o.opcode = ZEND_ASSIGN;
+                    o.op2 = Operand::Const(lit);
+                    o.extended_value = 0;
+                    self.note(def, ChangeKind::Rewritten, || {
+                        let mut s = Vec::new();
+                        dump_const(&mut s, value);
+                        format!(
+                            "{} leaves the constant{} (SCCP): ASSIGN",
+                            opcode_name(opcode),
+                            String::from_utf8_lossy(&s)
+                        )
+                    });
+                }
+                None => {
+                    // A dead array or object construction.
+                    removed += 1;
+                    let uses = {
+                        let v = &ssa.vars[var.index()];
+                        v.use_chain.is_some() || v.phi_use_chain.is_some()
+                    };
+                    if uses {
+                        if let Some(u1) = ssa.ops[def.index()].op1_use {
+                            let mut types = InfoTypes(self.var_info);
+                            ssa.rename_var_uses(var, u1, Some(&mut types));
+                        }
+                    }
+                    ssa.remove_op1_def(def);
+                    ssa.remove_instr(op_array, def);
+                    self.note(def, ChangeKind::Removed, || {
+                        "builds an array or object nothing reads (SCCP)".to_string()
+                    });
+                }
+            }
+        }
+        removed
+    }
+}
+
+fn opcode_name(op: Opcode) -> String {
+    op.short_name()
+        .map(str::to_string)
+        .unwrap_or_else(|| format!("opcode {}", op.0))
+}

@@ -1,0 +1,315 @@
+//! Sparse conditional data-flow propagation: the framework of Zend/Optimizer/scdf.c, on
+//! which SCCP ([`crate::sccp`]) runs.
+//!
+//! Mirrors `scdf_init`, `scdf_solve`, `scdf_mark_edge_feasible`, `scdf_add_to_worklist`,
+//! `scdf_add_def_to_worklist`, `scdf_is_edge_feasible` and `scdf_remove_unreachable_blocks`
+//! (Wegman and Zadeck's algorithm, generalised as in chapter 8.3 of the SSA book). An
+//! analysis plugs in through [`ScdfHandlers`] (in the way rustc_mir_dataflow's analyses plug
+//! into its engine): it recomputes the lattice values an op or a phi defines, and picks the
+//! feasible successors of a conditional branch; the engine owns the worklists (ops, phi
+//! variables, blocks), the executable blocks and the feasible edges.
+//!
+//! Guarantees: the worklists are bitsets popped lowest first, as PHP's, so handlers run in
+//! PHP's order; only the entry block is executable at the start; a handler is never called
+//! for an op or phi of a block that is not executable (except the phis of a block whose new
+//! edge just became feasible, which PHP revisits at once); the solve never recurses.
+
+use zend_cfg::{BlockFlags, BlockId, Cfg, FuncFlags};
+use zend_ir::opcode::*;
+use zend_ir::{OpArray, OpNum};
+use zend_ssa::{PhiId, Ssa, SsaVar};
+
+/// A growable-free bitset with the `zend_bitset_pop_first` the worklists need.
+#[derive(Clone, Debug)]
+struct Bits(Vec<u64>);
+
+impl Bits {
+    fn new(n: usize) -> Bits {
+        Bits(vec![0; n.div_ceil(64)])
+    }
+    fn contains(&self, i: usize) -> bool {
+        self.0.get(i / 64).is_some_and(|w| w & (1 << (i % 64)) != 0)
+    }
+    fn insert(&mut self, i: usize) {
+        if let Some(w) = self.0.get_mut(i / 64) {
+            *w |= 1 << (i % 64);
+        }
+    }
+    fn remove(&mut self, i: usize) {
+        if let Some(w) = self.0.get_mut(i / 64) {
+            *w &= !(1 << (i % 64));
+        }
+    }
+    fn is_empty(&self) -> bool {
+        self.0.iter().all(|&w| w == 0)
+    }
+    fn pop_first(&mut self) -> Option<usize> {
+        for (k, w) in self.0.iter_mut().enumerate() {
+            if *w != 0 {
+                let bit = w.trailing_zeros() as usize;
+                *w &= *w - 1;
+                return Some(k * 64 + bit);
+            }
+        }
+        None
+    }
+}
+
+/// The callbacks of an analysis run by [`Scdf::solve`] (`scdf_ctx.handlers`).
+pub trait ScdfHandlers {
+    /// Recomputes the values of everything op `op` defines (never called on an OP_DATA:
+    /// the op before it is visited instead). Calls [`Scdf::add_to_worklist`] for every
+    /// variable whose value was lowered.
+    fn visit_instr(&mut self, scdf: &mut Scdf<'_>, op: OpNum);
+    /// Recomputes the value of phi `phi` from its sources on feasible edges
+    /// ([`Scdf::is_edge_feasible`]).
+    fn visit_phi(&mut self, scdf: &mut Scdf<'_>, phi: PhiId);
+    /// Marks the feasible successors of `block`, which ends with the conditional branch
+    /// `op` (more than one successor), through [`Scdf::mark_edge_feasible`].
+    fn mark_feasible_successors(&mut self, scdf: &mut Scdf<'_>, block: BlockId, op: OpNum);
+}
+
+/// The state of one solve (`scdf_ctx` without the handlers).
+pub struct Scdf<'a> {
+    pub op_array: &'a OpArray,
+    pub ssa: &'a Ssa,
+    pub cfg: &'a Cfg,
+    instr_worklist: Bits,
+    phi_var_worklist: Bits,
+    block_worklist: Bits,
+    executable_blocks: Bits,
+    feasible_edges: Bits,
+    /// Where each block's incoming edges start in the edge numbering (PHP's
+    /// `predecessor_offset`: edge = offset + position in the predecessor list).
+    edge_offsets: Vec<usize>,
+}
+
+impl<'a> Scdf<'a> {
+    /// `scdf_init`: nothing on the worklists but the entry block, which is executable.
+    pub fn new(op_array: &'a OpArray, ssa: &'a Ssa, cfg: &'a Cfg) -> Scdf<'a> {
+        let blocks = cfg.blocks_count();
+        let mut edge_offsets = Vec::with_capacity(blocks);
+        let mut edges = 0;
+        for b in 0..blocks {
+            edge_offsets.push(edges);
+            edges += cfg.predecessors(BlockId(b as u32)).len();
+        }
+        let mut scdf = Scdf {
+            op_array,
+            ssa,
+            cfg,
+            instr_worklist: Bits::new(op_array.opcodes.len()),
+            phi_var_worklist: Bits::new(ssa.vars.len()),
+            block_worklist: Bits::new(blocks),
+            executable_blocks: Bits::new(blocks),
+            feasible_edges: Bits::new(edges),
+            edge_offsets,
+        };
+        if blocks > 0 {
+            scdf.block_worklist.insert(0);
+            scdf.executable_blocks.insert(0);
+        }
+        scdf
+    }
+
+    /// `scdf_edge`: the number of the edge `from → to` (the first, when `from` is a
+    /// predecessor of `to` twice), or `None` when there is no such edge.
+    fn edge(&self, from: BlockId, to: BlockId) -> Option<usize> {
+        let preds = self.cfg.predecessors(to);
+        preds
+            .iter()
+            .position(|&p| p == from)
+            .map(|i| self.edge_offsets[to.index()] + i)
+    }
+
+    /// `scdf_is_edge_feasible`.
+    pub fn is_edge_feasible(&self, from: BlockId, to: BlockId) -> bool {
+        self.edge(from, to)
+            .is_some_and(|e| self.feasible_edges.contains(e))
+    }
+
+    /// Whether block `b` was found executable.
+    pub fn is_block_executable(&self, b: BlockId) -> bool {
+        self.executable_blocks.contains(b.index())
+    }
+
+    /// `scdf_add_to_worklist`: the ops and phis using `var` are to be revisited.
+    pub fn add_to_worklist(&mut self, var: SsaVar) {
+        let ssa = self.ssa;
+        for op in ssa.uses(var) {
+            self.instr_worklist.insert(op.index());
+        }
+        for phi in ssa.phi_uses(var) {
+            self.phi_var_worklist.insert(ssa.phi(phi).ssa_var.index());
+        }
+    }
+
+    /// `scdf_add_def_to_worklist`: the op or phi defining `var` is to be revisited.
+    pub fn add_def_to_worklist(&mut self, var: SsaVar) {
+        let v = &self.ssa.vars[var.index()];
+        if let Some(def) = v.definition {
+            self.instr_worklist.insert(def.index());
+        } else if v.definition_phi.is_some() {
+            self.phi_var_worklist.insert(var.index());
+        }
+    }
+
+    /// `scdf_mark_edge_feasible`: a newly feasible edge makes its target executable (it
+    /// goes on the block worklist) or, if it already is, makes its phis be revisited now.
+    pub fn mark_edge_feasible<H: ScdfHandlers + ?Sized>(
+        &mut self,
+        handlers: &mut H,
+        from: BlockId,
+        to: BlockId,
+    ) {
+        let Some(edge) = self.edge(from, to) else {
+            return;
+        };
+        if self.feasible_edges.contains(edge) {
+            return;
+        }
+        self.feasible_edges.insert(edge);
+        if !self.executable_blocks.contains(to.index()) {
+            self.block_worklist.insert(to.index());
+        } else {
+            let ssa = self.ssa;
+            for &phi in &ssa.blocks[to.index()].phis {
+                self.phi_var_worklist
+                    .remove(ssa.phi(phi).ssa_var.index());
+                handlers.visit_phi(self, phi);
+            }
+        }
+    }
+
+    /// `scdf_solve`: runs the worklists dry.
+    pub fn solve<H: ScdfHandlers + ?Sized>(&mut self, handlers: &mut H) {
+        let ssa = self.ssa;
+        let cfg = self.cfg;
+        let op_array = self.op_array;
+        while !self.instr_worklist.is_empty()
+            || !self.phi_var_worklist.is_empty()
+            || !self.block_worklist.is_empty()
+        {
+            while let Some(v) = self.phi_var_worklist.pop_first() {
+                let Some(phi) = ssa.vars[v].definition_phi else {
+                    continue;
+                };
+                if self.executable_blocks.contains(ssa.phi(phi).block.index()) {
+                    handlers.visit_phi(self, phi);
+                }
+            }
+
+            while let Some(i) = self.instr_worklist.pop_first() {
+                let b = cfg.map[i];
+                if !self.executable_blocks.contains(b.index()) {
+                    continue;
+                }
+                let mut op = OpNum(i as u32);
+                if op_array.opcodes[i].opcode == ZEND_OP_DATA && i > 0 {
+                    op = OpNum(i as u32 - 1);
+                }
+                handlers.visit_instr(self, op);
+                let block = cfg.block(b);
+                if block.len > 0 && i as u32 == block.start + block.len - 1 {
+                    self.after_last_op(handlers, b, op);
+                }
+            }
+
+            while let Some(i) = self.block_worklist.pop_first() {
+                let b = BlockId(i as u32);
+                self.executable_blocks.insert(i);
+                for &phi in &ssa.blocks[i].phis {
+                    self.phi_var_worklist
+                        .remove(ssa.phi(phi).ssa_var.index());
+                    handlers.visit_phi(self, phi);
+                }
+                let block = cfg.block(b);
+                if block.len == 0 {
+                    // An empty block has no last op to mark its edge.
+                    if let Some(&s) = cfg.successors(b).first() {
+                        self.mark_edge_feasible(handlers, b, s);
+                    }
+                    continue;
+                }
+                let end = block.start + block.len;
+                for j in block.start..end {
+                    self.instr_worklist.remove(j as usize);
+                    if op_array.opcodes[j as usize].opcode != ZEND_OP_DATA {
+                        handlers.visit_instr(self, OpNum(j));
+                    }
+                }
+                let mut last = end - 1;
+                if op_array.opcodes[last as usize].opcode == ZEND_OP_DATA && last > block.start {
+                    last -= 1;
+                }
+                self.after_last_op(handlers, b, OpNum(last));
+            }
+        }
+    }
+
+    /// The edges out of a block whose last op (`op`, the one before a trailing OP_DATA)
+    /// was just visited.
+    fn after_last_op<H: ScdfHandlers + ?Sized>(&mut self, handlers: &mut H, b: BlockId, op: OpNum) {
+        let succs = self.cfg.successors(b);
+        match succs.len() {
+            0 => {}
+            1 => {
+                let s = succs[0];
+                self.mark_edge_feasible(handlers, b, s);
+            }
+            _ => handlers.mark_feasible_successors(self, b, op),
+        }
+    }
+
+    /// `kept_alive_by_loop_var_free`: an unreachable block holding the FREE of a loop
+    /// variable defined in an executable block stays (temporary compaction needs it).
+    fn kept_alive_by_loop_var_free(&self, b: BlockId) -> bool {
+        if !self.cfg.func_flags.contains(FuncFlags::FREE_LOOP_VAR) {
+            return false;
+        }
+        let block = self.cfg.block(b);
+        for i in block.ops() {
+            let op = &self.op_array.opcodes[i as usize];
+            if zend_cfg::cfg::is_loop_var_free(op) {
+                if let Some(v) = self.ssa.ops[i as usize].op1_use {
+                    if let Some(def) = self.ssa.vars[v.index()].definition {
+                        if self.executable_blocks.contains(self.cfg.map[def.index()].index()) {
+                            return true;
+                        }
+                    }
+                }
+            }
+        }
+        false
+    }
+
+    /// The reachable blocks the solve found unreachable, in block order, except those
+    /// [`Scdf::kept_alive_by_loop_var_free`] keeps: what `scdf_remove_unreachable_blocks`
+    /// removes.
+    pub fn unreachable_blocks(&self) -> Vec<BlockId> {
+        (0..self.cfg.blocks_count())
+            .map(|b| BlockId(b as u32))
+            .filter(|&b| {
+                !self.executable_blocks.contains(b.index())
+                    && self.cfg.block(b).flags.contains(BlockFlags::REACHABLE)
+                    && !self.kept_alive_by_loop_var_free(b)
+            })
+            .collect()
+    }
+}
+
+/// `scdf_remove_unreachable_blocks`: removes `blocks` (from [`Scdf::unreachable_blocks`])
+/// through the SSA edit API; returns the number of ops they held.
+pub fn remove_unreachable_blocks(
+    op_array: &mut OpArray,
+    ssa: &mut Ssa,
+    cfg: &mut Cfg,
+    blocks: &[BlockId],
+) -> usize {
+    let mut removed = 0;
+    for &b in blocks {
+        removed += cfg.block(b).len as usize;
+        ssa.remove_block(op_array, cfg, b);
+    }
+    removed
+}
