@@ -37,6 +37,8 @@ pub mod optimize_func_calls;
 pub mod optimize_temp_vars_5;
 pub mod pass1;
 pub mod pass3;
+pub mod sccp;
+pub mod scdf;
 
 pub use ctx::{OpArrayPath, OptimizerCtx};
 pub use level::*;
