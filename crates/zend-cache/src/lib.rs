@@ -15,6 +15,12 @@
 //!   directory's entries into one immutable file (see [`pack`]) that each process maps
 //!   once: lookups then find an entry by binary search in the mapped index, with no file
 //!   opened per script, and serve it zero-copy from the mapping after the same checks.
+//! - `zend_shared_alloc.c` and `zend_accelerator_hash.c`: [`ShmCache`] (module [`shm`]) is
+//!   one shared-memory segment (`MAP_SHARED | MAP_ANONYMOUS`, mapped before a server forks
+//!   its workers) holding a path-keyed table of validated bodies, read without locks, with
+//!   a robust process-shared writer mutex, an interned strings area in PHP's `zend_string`
+//!   layout, and full-memory refusal that keeps serving. It is the only module with
+//!   `unsafe` beyond the mmap calls.
 //! - `ZendAccelerator.c`'s system id and timestamp validation: [`SystemId`] (zopt version,
 //!   PHP version, opcode-table hash, optimization level) and [`CacheKey`] (script path and
 //!   mtime+size or content hash, [`ValidationMode`]).
@@ -32,9 +38,11 @@
 //!   reference, enum and padding byte of a body, without allocating and in time linear in
 //!   its size, and accepts only the canonical layout (records cannot overlap or share, so
 //!   decoding cannot blow up). Loading never panics and there is no `unsafe` except the
-//!   two mmap calls (an entry file, a pack). A lookup returns an entry only after the header, checksum (xxh3-64),
-//!   system id, path, validation data and the whole body have been checked; anything else
-//!   is a miss with a [`Reject`] reason.
+//!   two mmap calls (an entry file, a pack) and the shared-memory segment ([`shm`]). A
+//!   lookup returns an entry only after the header, checksum (xxh3-64), system id, path,
+//!   validation data and the whole body have been checked; anything else is a miss with a
+//!   [`Reject`] reason. Shared-memory entries are validated once, before they are
+//!   published.
 //! - **Zero-copy reads**: [`ScriptView`] reads a validated body in place (op records are
 //!   `zend_op` without the handler, literal records are zvals, 4/8-aligned) — iterating the
 //!   ops of a cached script allocates nothing.

@@ -973,6 +973,21 @@ impl<'a> OpArrayView<'a> {
             .map(move |rec| LiteralView { s, rec })
     }
 
+    /// Literal `i`, in constant time (`None` past the end).
+    pub fn literal(&self, i: usize) -> Option<LiteralView<'a>> {
+        let (off, n) = self.s.span(self.rec + op_array::LITERALS);
+        (i < n).then(|| LiteralView {
+            s: self.s,
+            rec: off + i * lit::SIZE,
+        })
+    }
+
+    /// String-table index of CV `i`'s name, in constant time (`None` past the end).
+    pub fn var_id(&self, i: usize) -> Option<u32> {
+        let (off, n) = self.s.span(self.rec + op_array::VARS);
+        (i < n).then(|| r32(self.s.b, off + i * 4))
+    }
+
     /// The literals' non-zero `u2` values, in increasing literal order.
     pub fn literal_extra(&self) -> impl ExactSizeIterator<Item = (LiteralId, u32)> + Clone + 'a {
         let b = self.s.b;

@@ -144,7 +144,9 @@ struct EntryHeader {
     /// Unix time (s) after which the source should be checked again.
     revalidate_at: AtomicI64,
     invalidated: AtomicU32,
-    _pad: u32,
+    /// Set by the embedder once a hit built the entry successfully (see
+    /// [`ShmEntry::mark_checked`]).
+    checked: AtomicU32,
 }
 
 const fn align8(n: usize) -> usize {
@@ -338,6 +340,18 @@ impl<'a> ShmEntry<'a> {
     pub fn record_hit(&self) {
         self.header().hits.fetch_add(1, Ordering::Relaxed);
         self.shm.counter(HITS).fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Records that the embedder's checks of this entry's content passed (e.g. the operand
+    /// checks before building op_arrays): the bytes never change, so later hits in any
+    /// process may skip them.
+    pub fn mark_checked(&self) {
+        self.header().checked.store(1, Ordering::Release);
+    }
+
+    /// Whether [`Self::mark_checked`] was called for this entry.
+    pub fn is_checked(&self) -> bool {
+        self.header().checked.load(Ordering::Acquire) != 0
     }
 
     /// Whether [`ShmCache::invalidate`] retired the entry.
@@ -694,7 +708,7 @@ impl ShmCache {
             hits: AtomicU64::new(0),
             revalidate_at: AtomicI64::new(0),
             invalidated: AtomicU32::new(0),
-            _pad: 0,
+            checked: AtomicU32::new(0),
         };
         // SAFETY: the allocation starts with room for the header, 8-aligned.
         unsafe { std::ptr::write(self.base.add(start_us) as *mut EntryHeader, header) };

@@ -1,6 +1,21 @@
-//! Cache mode (`zopt.cache_dir`): zopt is the opcode cache. Its `zend_compile_file` hook
-//! does what OPcache's `persistent_compile_file` does with a file cache, with zopt's
-//! [`zend_cache::FileCache`] and optimizer:
+//! Cache mode (`zopt.memory_consumption`, `zopt.cache_dir`): zopt is the opcode cache. Its
+//! `zend_compile_file` hook does what OPcache's `persistent_compile_file` does, with three
+//! levels:
+//!
+//! 1. **shared memory** ([`zend_cache::ShmCache`], `zopt.memory_consumption` MB, mapped at
+//!    MINIT so that php-fpm's workers, forked from the master afterwards, share it): looked
+//!    up by the resolved path without any lock; the source is checked against the entry at
+//!    most every `zopt.revalidate_freq` seconds (never with `zopt.validate_timestamps=0`),
+//!    as OPcache's timestamp validation does. A hit builds the script from the entry in
+//!    place, its strings taken from the segment's interned strings area (nothing allocated
+//!    or hashed for them);
+//! 2. **the file cache** ([`zend_cache::FileCache`], `zopt.cache_dir`, loose entries and
+//!    packs): a hit is copied into shared memory and served from there;
+//! 3. **PHP's compiler** with zopt's optimizer: the result is stored in both levels (into
+//!    shared memory by a two-phase persist straight into one allocation of the segment).
+//!
+//! A full segment stops adding scripts (logged once, counted) and keeps serving. What
+//! each level does:
 //!
 //! - **key before compiling**: the file is opened (`zend_stream_open`, which resolves the
 //!   include path) and its [`CacheKey`] — resolved path and validation data — is taken
@@ -41,6 +56,15 @@ use zend_cache::{
 use crate::engine::Engine;
 use crate::php::{self, zend_file_handle, zend_op_array, zend_script, HashTable};
 use crate::{ini, load, transform};
+
+// The segment's interned strings are PHP 8.2 zend_strings: the layout zend-cache writes
+// (it has no PHP headers) must be the one these headers describe.
+const _: () = assert!(
+    std::mem::offset_of!(php::zend_string, val) == zend_cache::shm::ZEND_STRING_HEADER
+        && zend_cache::shm::INTERNED_TYPE_INFO
+            == php::IS_STRING | (1 << 4) | php::IS_STR_INTERNED | php::IS_STR_PERMANENT,
+    "zend_string layout differs from zend_cache::shm's"
+);
 
 type CompileFile = unsafe extern "C" fn(*mut zend_file_handle, c_int) -> *mut zend_op_array;
 
@@ -482,7 +506,7 @@ unsafe fn serve(handle: *mut zend_file_handle, type_: c_int) -> Outcome {
                     Err(e) => shm_store_failed(&key, &e),
                 }
             }
-            let served = serve_hit(hit.view(), std::iter::empty());
+            let served = serve_hit(hit.view(), std::iter::empty(), false);
             drop(hit);
             match served {
                 Ok(outcome) => {
@@ -506,8 +530,9 @@ unsafe fn serve(handle: *mut zend_file_handle, type_: c_int) -> Outcome {
 /// Serves a shared-memory entry: its strings are the segment's interned copies. `None` when
 /// it could not be built (counted and logged; the caller compiles).
 unsafe fn serve_entry(path: &[u8], entry: ShmEntry<'_>) -> Option<Outcome> {
-    match serve_hit(entry.view(), entry.interned_strings()) {
+    match serve_hit(entry.view(), entry.interned_strings(), entry.is_checked()) {
         Ok(outcome) => {
+            entry.mark_checked();
             entry.record_hit();
             COUNTERS.served.fetch_add(1, Ordering::Relaxed);
             COUNTERS.shm_hits.fetch_add(1, Ordering::Relaxed);
@@ -627,9 +652,10 @@ unsafe fn open(handle: *mut zend_file_handle, type_: c_int) -> Opened {
 unsafe fn serve_hit(
     view: ScriptView<'_>,
     shared_strings: impl Iterator<Item = *const u8>,
+    checked: bool,
 ) -> Result<Outcome, String> {
     let e = Engine::new();
-    let built = load::build(e, view, shared_strings).map_err(|err| err.0)?;
+    let built = load::build(e, view, shared_strings, checked).map_err(|err| err.0)?;
     let model = ini::verify().then(|| view.to_script());
     match load::bind(e, built, view.compiler_halt_offset(), model.as_ref()) {
         Ok(main) => Ok(Outcome::Done(main)),

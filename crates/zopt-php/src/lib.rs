@@ -22,10 +22,14 @@
 //!   `opcache.optimization_level=0`, or OPcache optimizes first and zopt optimizes OPcache's
 //!   output. No pass is implemented yet, so today optimize mode equals the round trip.
 //!
-//! Independently of the mode, `zopt.cache_dir=DIR` makes zopt the opcode cache ([`cache`]):
-//! with OPcache's caching off, a `zend_compile_file` hook serves every file whose validated
-//! entry is in DIR by building its op_arrays and classes directly ([`load`]) — PHP's
-//! compiler is not called — and compiles, captures, optimizes and stores the others.
+//! Independently of the mode, `zopt.memory_consumption=MB` and/or `zopt.cache_dir=DIR` make
+//! zopt the opcode cache ([`cache`]): with OPcache's caching off, a `zend_compile_file` hook
+//! serves every script from the shared-memory segment mapped at MINIT (shared by php-fpm's
+//! forked workers), else from the validated entry in DIR (which then fills shared memory),
+//! by building its op_arrays and classes directly ([`load`]) — PHP's compiler is not called
+//! — and compiles, captures, optimizes and stores the others. The PHP functions
+//! `zopt_get_status()`, `zopt_invalidate()` and `zopt_is_script_cached()` are in
+//! [`functions`].
 //!
 //! Recordings keep the raw value of every unused operand, as the model asks. PHP 8.2 leaves
 //! some of them uninitialised (the `THIS`, `NEXT` and `CONSTRUCTOR` operand kinds, op2 of

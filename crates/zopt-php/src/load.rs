@@ -114,6 +114,9 @@ pub struct Built {
 /// distinct string interned once; the rest comes from
 /// [`ScriptView::to_script_without_code`].
 ///
+/// `checked` says that this very entry (immutable bytes) passed the write-back's code checks
+/// ([`writeback::check_code`]) in an earlier build, which are then skipped.
+///
 /// `shared` gives, for each string id of the entry, an interned string that outlives the
 /// request (the shared-memory cache's copies; null or missing: interned as usual). Those
 /// are used as they are: nothing is allocated or hashed for them.
@@ -126,6 +129,7 @@ pub unsafe fn build(
     e: Engine,
     view: ScriptView<'_>,
     shared: impl Iterator<Item = *const u8>,
+    checked: bool,
 ) -> Result<Built> {
     let script = view.to_script_without_code();
     let strings = Strings::new(view, shared);
@@ -137,6 +141,7 @@ pub unsafe fn build(
     let cx = Cx {
         e,
         strings: &strings,
+        checked,
     };
     cx.op_array_into(
         &script.main_op_array,
@@ -236,7 +241,7 @@ struct EntryCode<'s, 'a> {
 
 impl<'a> EntryCode<'_, 'a> {
     fn literal_view(&self, i: usize) -> LiteralView<'a> {
-        self.view.literals().nth(i).expect("literal index checked")
+        self.view.literal(i).expect("literal index checked")
     }
 }
 
@@ -282,15 +287,17 @@ impl writeback::Code for EntryCode<'_, '_> {
     }
 
     fn var(&self, e: Engine, i: usize) -> *mut zend_string {
-        let id = self.view.var_ids().nth(i).expect("CV index in range");
+        let id = self.view.var_id(i).expect("CV index in range");
         self.strings.get(e, id)
     }
 }
 
-/// What building needs throughout: the engine and the entry's strings.
+/// What building needs throughout: the engine, the entry's strings, and whether its code
+/// is known to pass the checks.
 struct Cx<'s, 'a> {
     e: Engine,
     strings: &'s Strings<'a>,
+    checked: bool,
 }
 
 /// Why binding stopped. What was bound before stays bound, as in OPcache.
@@ -688,7 +695,9 @@ impl<'a> Cx<'_, 'a> {
             view: code,
             strings: self.strings,
         };
-        writeback::check_code(&code, m)?;
+        if !self.checked {
+            writeback::check_code(&code, m)?;
+        }
         ptr::write(oa, zend_op_array::default());
         let refcount = e.emalloc(4).cast::<u32>();
         *refcount = 1;
