@@ -87,6 +87,7 @@ fn fixed_part(oa: &OpArray) -> OpArray {
         vars: Vec::new(),
         opcodes: Vec::new(),
         literals: Vec::new(),
+        literal_extra: Vec::new(),
         live_range: Vec::new(),
         try_catch_array: Vec::new(),
         dynamic_func_defs: Vec::new(),
@@ -155,7 +156,7 @@ fn op_array_compatible(captured: &OpArray, output: &OpArray, written: bool) -> R
     }
     if fixed_part(captured) != fixed_part(output) {
         return err(
-            "only opcodes, literals, vars, T, cache_size, live ranges and the try/catch table may change",
+            "only opcodes, literals (and their u2 extras), vars, T, cache_size, live ranges and the try/catch table may change",
         );
     }
     if captured.dynamic_func_defs.len() != output.dynamic_func_defs.len() {

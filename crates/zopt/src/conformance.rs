@@ -258,6 +258,12 @@ fn first_difference(a: &[u8], b: &[u8]) -> (usize, String, String) {
 }
 
 impl Report {
+    /// Whether no op_array was compared at any implemented stage: a measurement of nothing,
+    /// which must never read as success.
+    pub fn measured_nothing(&self) -> bool {
+        !self.levels.iter().any(|l| l.implemented && l.compared > 0)
+    }
+
     pub fn print_table(&self) {
         println!(
             "optimization level {}: {} files",
@@ -275,11 +281,14 @@ impl Report {
                 );
                 continue;
             }
-            let pct = if level.compared == 0 {
-                100.0
-            } else {
-                100.0 * level.identical as f64 / level.compared as f64
-            };
+            if level.compared == 0 {
+                println!(
+                    "{:<10} {:>10} {:>10} {:>9}",
+                    level.level, 0, 0, "nothing compared"
+                );
+                continue;
+            }
+            let pct = 100.0 * level.identical as f64 / level.compared as f64;
             println!(
                 "{:<10} {:>10} {:>10} {:>8.2}%",
                 level.level, level.compared, level.identical, pct

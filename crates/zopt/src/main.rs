@@ -349,6 +349,17 @@ fn run(cli: Cli) -> Result<()> {
             } else {
                 report.print_table();
             }
+            if report.measured_nothing() {
+                bail!(
+                    "nothing was compared: {} of {} file(s) PHP could not compile, {} recording \
+                     error(s), and no requested stage is implemented at level {:#x} with \
+                     anything to compare",
+                    report.uncompilable.len(),
+                    files.len(),
+                    report.errors.len(),
+                    optimization_level
+                );
+            }
             Ok(())
         }
         Command::ExecDiff {
