@@ -33,7 +33,7 @@ const ZEND_ACC_HAS_TYPE_HINTS: u32 = 1 << 8;
 /// `Z_EXTRA` of an integer offset that was a numeric string (the string follows it).
 const ZEND_EXTRA_VALUE: u32 = 1;
 /// FETCH_CONSTANT's op1 flag: an unqualified name in a namespace (three names to try).
-const IS_CONSTANT_UNQUALIFIED_IN_NAMESPACE: u32 = 0x100;
+const IS_CONSTANT_UNQUALIFIED_IN_NAMESPACE: u32 = 0x800;
 /// `ZEND_FETCH_REF | ZEND_FETCH_DIM_WRITE`, kept beside a cache slot in extended_value.
 const ZEND_FETCH_OBJ_FLAGS: u32 = 3;
 const ZEND_ISEMPTY: u32 = 1;
