@@ -131,6 +131,13 @@ pub fn split_dump(dump: &[u8]) -> Vec<Chunk<'_>> {
             }
         }
     }
+    // A dump without op_array headers (the block pass's NON-LOCAL-VARS lines) is one chunk.
+    if heads.is_empty() && !dump.is_empty() {
+        return vec![Chunk {
+            name: b"(whole dump)",
+            text: dump,
+        }];
+    }
     heads
         .iter()
         .enumerate()
