@@ -10,6 +10,7 @@ pub mod crosscheck;
 pub mod dfa;
 pub mod exec_diff;
 pub mod func_info;
+pub mod fuzz;
 pub mod opt;
 pub mod php;
 pub mod stages;

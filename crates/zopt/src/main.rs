@@ -168,6 +168,15 @@ enum Command {
         /// PHP files or directories of them (each runs from its own directory).
         paths: Vec<PathBuf>,
     },
+    /// Differential fuzzing: generated programs through conformance of every implemented
+    /// stage at each optimization level, exec-diff of every mode, the SSA verifier and the
+    /// crosscheck; failures are reduced and written to --out.
+    Fuzz {
+        #[command(flatten)]
+        php: PhpArgs,
+        #[command(flatten)]
+        args: zopt::fuzz::FuzzArgs,
+    },
 }
 
 #[derive(Subcommand)]
@@ -226,6 +235,13 @@ fn main() {
 fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Cache { command } => zopt::cache::run(command),
+        Command::Fuzz { php, args } => {
+            let php = php::Php::locate(php.php.as_deref(), php.extension.as_deref())?;
+            if !zopt::fuzz::command(php, &args)? {
+                std::process::exit(1);
+            }
+            Ok(())
+        }
         Command::Bench {
             command:
                 BenchCommand::Optimizer {
