@@ -13,6 +13,7 @@ use zend_call_graph::ScriptInfo;
 use zend_cfg::{BuildFlags, Cfg, CfgError, FuncFlags};
 use zend_dfg::Dfg;
 use zend_inference::{Context, Inference, ReturnInfo};
+use zend_ir::dump::{debug_level, FuncInfoHeader};
 use zend_ir::{OpArray, Script, ZEND_EVAL_CODE};
 use zend_ssa::{ClassLookup, Ssa, SsaError};
 
@@ -119,6 +120,15 @@ pub fn analyze_script(script: &Script, optimization_level: u32) -> ScriptAnalysi
     }
 }
 
+/// Where `zend_dfa_analyze_op_array` prints its dumps while it analyses: the debug bits
+/// asked for (`ZEND_DUMP_DFA_*`) and the function-info header of the op_array when the
+/// call graph gave it one.
+pub struct AnalysisDumps<'o> {
+    pub out: &'o mut Vec<u8>,
+    pub debug_level: u32,
+    pub header: Option<FuncInfoHeader>,
+}
+
 /// `zend_dfa_analyze_op_array` for op_array `index` of `ctx.info`; `returns` are the return
 /// infos known so far, updated with this function's.
 pub fn analyze_op_array(
@@ -127,10 +137,57 @@ pub fn analyze_op_array(
     index: usize,
     returns: &mut [Option<ReturnInfo>],
 ) -> Result<FuncAnalysis, Refused> {
+    analyze_op_array_dumped(info, ctx, index, returns, None)
+}
+
+/// [`analyze_op_array`], printing the analysis dumps (`dfa cfg`, dominators, liveness,
+/// phi placement, `dfa ssa`, SSA variables) at the points PHP prints them.
+pub fn analyze_op_array_dumped(
+    info: &ScriptInfo,
+    ctx: &Context,
+    index: usize,
+    returns: &mut [Option<ReturnInfo>],
+    mut dumps: Option<AnalysisDumps>,
+) -> Result<FuncAnalysis, Refused> {
     let op_array = info.op_arrays[index];
     let cfg = dfa_cfg(op_array)?;
+    if let Some(d) = dumps.as_mut() {
+        if d.debug_level & debug_level::DFA_CFG != 0 {
+            zend_cfg::dump::dump_cfg(
+                d.out,
+                op_array,
+                &cfg,
+                zend_cfg::dump::Detail::Blocks,
+                d.header.as_ref(),
+                Some("dfa cfg"),
+            );
+        }
+        if d.debug_level & debug_level::DFA_DOMINATORS != 0 {
+            zend_cfg::dump::dump_dominators(d.out, op_array, &cfg);
+        }
+    }
     let (dfg, ssa) = dfa_ssa(op_array, &cfg, info);
+    if let Some(d) = dumps.as_mut() {
+        if ssa.is_ok() && d.debug_level & debug_level::DFA_LIVENESS != 0 {
+            zend_dfg::dump_dfg(d.out, op_array, &cfg, &dfg);
+        }
+    }
     let mut ssa = ssa.map_err(Refused::Ssa)?;
+    if let Some(d) = dumps.as_mut() {
+        if d.debug_level & debug_level::DFA_PHI != 0 {
+            zend_ssa::dump::dump_phi_placement(d.out, op_array, &cfg, &ssa);
+        }
+        if d.debug_level & debug_level::DFA_SSA != 0 {
+            zend_ssa::dump::dump_ssa(
+                d.out,
+                op_array,
+                &cfg,
+                &ssa,
+                d.header.as_ref(),
+                Some("dfa ssa"),
+            );
+        }
+    }
     ssa.find_false_dependencies(op_array);
     ssa.find_sccs(op_array);
     let inference = zend_inference::infer(op_array, Some(index), &cfg, &ssa, ctx, returns);
@@ -145,6 +202,11 @@ pub fn analyze_op_array(
     let escape = zend_escape::escape_analysis(op_array, &cfg, &ssa, &types, info);
     for (v, e) in ssa.vars.iter_mut().zip(escape) {
         v.escape_state = e;
+    }
+    if let Some(d) = dumps.as_mut() {
+        if d.debug_level & debug_level::DFA_SSA_VARS != 0 {
+            zend_inference::dump::dump_ssa_variables(d.out, op_array, &ssa, &inference);
+        }
     }
     Ok(FuncAnalysis {
         cfg,

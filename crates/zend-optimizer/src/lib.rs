@@ -20,6 +20,7 @@
 //! [`implemented`] says which, so callers never report an unimplemented stage as identical.
 
 pub mod analysis;
+mod class_ancestors;
 pub mod ctx;
 pub mod helpers;
 pub mod level;
@@ -32,6 +33,7 @@ pub mod verify;
 pub mod block_pass;
 pub mod compact_literals;
 pub mod compact_vars;
+pub mod dfa_pass;
 pub mod nop_removal;
 pub mod optimize_func_calls;
 pub mod optimize_temp_vars_5;

@@ -6,7 +6,9 @@ use std::time::{Duration, Instant};
 use zend_ir::dump::{self, debug_level};
 use zend_ir::{OpArray, Script, ZEND_EVAL_CODE};
 
+use crate::analysis::{AnalysisDumps, FuncAnalysis};
 use crate::ctx::{is_own_user_method, is_primary_class_key, OpArrayPath, OptimizerCtx, State};
+use crate::dfa_pass::{self, DfaInput, FuncInfo};
 use crate::level::*;
 use crate::provenance::Change;
 use crate::{
@@ -74,12 +76,18 @@ pub struct Outcome {
     pub timings: Vec<PassTiming>,
     /// `pass: op_array: problem` for every failed check after a pass.
     pub verify_errors: Vec<String>,
+    /// Per op_array, in [`OpArrayPath::all`] order: the `(op1, op2, result)` type masks
+    /// `zend_redo_pass_two_ex` hands to `zend_vm_set_opcode_handler_ex` for each op, where
+    /// the call-graph DFA pass analysed the op_array (`None`: handlers as `pass_two` picks
+    /// them).
+    pub handler_types: Vec<Option<Vec<(u32, u32, u32)>>>,
 }
 
 /// The passes this crate implements, as `PASS_*` bits. Passes outside it are skipped by the
 /// schedule (their place is kept); [`implemented`] tells callers which dumps are therefore
 /// not PHP's.
-pub const IMPLEMENTED_PASSES: u32 = PASS_1 | PASS_3 | PASS_4 | PASS_9 | PASS_10 | PASS_11 | PASS_13;
+pub const IMPLEMENTED_PASSES: u32 =
+    PASS_1 | PASS_3 | PASS_4 | PASS_9 | PASS_10 | PASS_11 | PASS_13 | PASS_6 | PASS_7;
 
 /// Passes whose bit changes nothing in PHP 8.2's schedule.
 const INERT_PASSES: u32 = PASS_2 | PASS_15 | PASS_16;
@@ -104,6 +112,14 @@ pub fn implemented(optimization_level: u32, debug_bits: u32) -> bool {
             PASS_1 | PASS_3 | PASS_4 | PASS_5
         }
         b if b == debug_level::after_pass(5) => PASS_1 | PASS_3 | PASS_4 | PASS_5,
+        // The DFA pass's analysis dumps and its "before dfa pass" dump see the op_arrays
+        // after the early passes (with the call graph, NOP removal too).
+        b if b & DFA_ANALYSIS_DUMPS == b && b != 0 => dfa_prefix(level),
+        dfa_pass::DUMP_BEFORE_DFA_PASS => dfa_prefix(level),
+        dfa_pass::DUMP_AFTER_DFA_PASS => dfa_prefix(level) | PASS_8 | PASS_14,
+        b if b == debug_level::after_pass(6) || b == debug_level::after_pass(7) => {
+            dfa_prefix(level) | PASS_8 | PASS_14
+        }
         b if b == debug_level::after_pass(9) => !(PASS_10 | PASS_11 | PASS_12 | PASS_13),
         b if b == debug_level::after_pass(10) => !(PASS_11 | PASS_12 | PASS_13),
         b if b == debug_level::after_pass(11) => !(PASS_12 | PASS_13),
@@ -115,6 +131,21 @@ pub fn implemented(optimization_level: u32, debug_bits: u32) -> bool {
         _ => return false,
     };
     level & needed & !IMPLEMENTED_PASSES == 0
+}
+
+/// The debug bits of `zend_dfa_analyze_op_array`'s dumps (CFG, dominators, liveness, phi
+/// placement, SSA, SSA variables).
+const DFA_ANALYSIS_DUMPS: u32 = debug_level::DFA_CFG
+    | debug_level::DFA_DOMINATORS
+    | debug_level::DFA_LIVENESS
+    | debug_level::DFA_PHI
+    | debug_level::DFA_SSA
+    | debug_level::DFA_SSA_VARS;
+
+/// The passes that run before the DFA pass analyses an op_array, and the DFA pass itself.
+fn dfa_prefix(level: u32) -> u32 {
+    let call_graph = level & PASS_6 != 0 && level & PASS_7 != 0;
+    PASS_1 | PASS_3 | PASS_4 | PASS_5 | PASS_6 | if call_graph { PASS_7 | PASS_10 } else { 0 }
 }
 
 /// `zend_optimize_script`: optimizes every op_array of `script` at
@@ -137,19 +168,26 @@ pub fn optimize_script(script: &mut Script, options: &Options) -> Outcome {
         .iter()
         .map(|p| p.get(script).is_some_and(|oa| !oa.live_range.is_empty()))
         .collect();
+    let mut handler_types = vec![None; paths.len()];
     if level & PASS_6 != 0 && level & PASS_7 != 0 {
         // The call-graph path: the early passes over every op_array, then the DFA pass over
-        // the whole script (not implemented yet: it is the companion of this crate's
-        // passes), then literals and variables compacted, stack sizes adjusted from the
-        // call graph, and the final dump with live ranges.
+        // the whole script, then literals and variables compacted, stack sizes adjusted
+        // from the call graph, and the final dump with live ranges.
         for path in &paths {
             driver.with_op_array(script, path, |d, op_array, ctx| d.optimize(op_array, ctx));
         }
+        let mut dfa = driver.dfa_call_graph(script, &paths);
         for path in &paths {
             driver.with_op_array(script, path, |d, op_array, ctx| {
                 if level & PASS_11 != 0 {
                     d.run(op_array, ctx, "pass11", compact_literals::run);
-                    d.dump(op_array, ctx, debug_level::after_pass(11), "after pass 11", 0);
+                    d.dump(
+                        op_array,
+                        ctx,
+                        debug_level::after_pass(11),
+                        "after pass 11",
+                        0,
+                    );
                 }
             });
         }
@@ -157,16 +195,37 @@ pub fn optimize_script(script: &mut Script, options: &Options) -> Outcome {
             driver.with_op_array(script, path, |d, op_array, ctx| {
                 if level & PASS_13 != 0 {
                     d.run(op_array, ctx, "pass13", compact_vars::run);
-                    d.dump(op_array, ctx, debug_level::after_pass(13), "after pass 13", 0);
+                    d.dump(
+                        op_array,
+                        ctx,
+                        debug_level::after_pass(13),
+                        "after pass 13",
+                        0,
+                    );
                 }
             });
         }
         if level & PASS_12 != 0 {
             driver.adjust_fcall_stack_sizes(script, &paths);
         }
-        for (path, &had) in paths.iter().zip(&had_live_ranges) {
-            driver.with_op_array(script, path, |d, op_array, _| {
-                d.recalc_live_ranges(op_array, had)
+        for (k, (path, &had)) in paths.iter().zip(&had_live_ranges).enumerate() {
+            let analysed = dfa[k].take();
+            driver.with_op_array(script, path, |d, op_array, _| match analysed {
+                Some((fa, _)) => {
+                    // zend_redo_pass_two_ex: handlers picked by the inferred types, live
+                    // ranges only for values that may be refcounted.
+                    let mut types = dfa_pass::handler_types(op_array, &fa);
+                    dfa_pass::swap_commutative_operands(op_array, &mut types);
+                    handler_types[k] = Some(types);
+                    if had && op_array.type_ != ZEND_EVAL_CODE {
+                        let start = Instant::now();
+                        live_ranges::recalc_with(op_array, &|_, def| {
+                            dfa_pass::needs_live_range(&fa, def)
+                        });
+                        d.time("live_ranges", start.elapsed());
+                    }
+                }
+                None => d.recalc_live_ranges(op_array, had),
             });
         }
     } else {
@@ -220,6 +279,7 @@ pub fn optimize_script(script: &mut Script, options: &Options) -> Outcome {
         changes: driver.state.changes.unwrap_or_default(),
         timings: driver.timings,
         verify_errors: driver.verify_errors,
+        handler_types,
     }
 }
 
@@ -296,8 +356,13 @@ impl Driver<'_> {
             self.run(op_array, ctx, "pass5", block_pass::run);
             self.dump(op_array, ctx, debug_level::after_pass(5), "after pass 5", 0);
         }
-        if level & PASS_6 != 0 && level & PASS_7 == 0 {
-            // The DFA pass (dfa_pass.c) belongs here; it is not implemented yet.
+        if level & PASS_6 != 0 && level & PASS_7 == 0 && IMPLEMENTED_PASSES & PASS_6 != 0 {
+            ctx.pass = "pass6";
+            let start = Instant::now();
+            let analysis = dfa_pass::optimize_dfa(op_array, ctx);
+            self.time("pass6", start.elapsed());
+            self.check("pass6", op_array, analysis.as_ref());
+            self.dump(op_array, ctx, debug_level::after_pass(6), "after pass 6", 0);
         }
         if level & PASS_9 != 0 && !call_graph {
             self.run(op_array, ctx, "pass9", optimize_temp_vars_5::run);
@@ -305,15 +370,33 @@ impl Driver<'_> {
         }
         if level & (PASS_10 | PASS_5) == PASS_10 {
             self.run(op_array, ctx, "pass10", nop_removal::run);
-            self.dump(op_array, ctx, debug_level::after_pass(10), "after pass 10", 0);
+            self.dump(
+                op_array,
+                ctx,
+                debug_level::after_pass(10),
+                "after pass 10",
+                0,
+            );
         }
         if level & PASS_11 != 0 && !call_graph {
             self.run(op_array, ctx, "pass11", compact_literals::run);
-            self.dump(op_array, ctx, debug_level::after_pass(11), "after pass 11", 0);
+            self.dump(
+                op_array,
+                ctx,
+                debug_level::after_pass(11),
+                "after pass 11",
+                0,
+            );
         }
         if level & PASS_13 != 0 && !call_graph {
             self.run(op_array, ctx, "pass13", compact_vars::run);
-            self.dump(op_array, ctx, debug_level::after_pass(13), "after pass 13", 0);
+            self.dump(
+                op_array,
+                ctx,
+                debug_level::after_pass(13),
+                "after pass 13",
+                0,
+            );
         }
         if level & PASS_7 != 0 {
             return;
@@ -328,7 +411,13 @@ impl Driver<'_> {
     }
 
     /// Runs one pass if it is implemented: timed, logged under its name, and checked after.
-    fn run(&mut self, op_array: &mut OpArray, ctx: &mut OptimizerCtx, name: &'static str, f: PassFn) {
+    fn run(
+        &mut self,
+        op_array: &mut OpArray,
+        ctx: &mut OptimizerCtx,
+        name: &'static str,
+        f: PassFn,
+    ) {
         let bit = pass_bit(name);
         if IMPLEMENTED_PASSES & bit == 0 {
             return;
@@ -345,6 +434,115 @@ impl Driver<'_> {
         }
     }
 
+    /// The after-pass check, and with an analysis the SSA verifier on what the pass left.
+    fn check(&mut self, name: &str, op_array: &OpArray, analysis: Option<&FuncAnalysis>) {
+        if !self.options.verify {
+            return;
+        }
+        if let Err(e) = verify::op_array(op_array) {
+            self.verify_errors
+                .push(format!("{name}: {}: {e}", op_array.display_name()));
+        }
+        if let Some(fa) = analysis {
+            if let Err(e) = zend_ssa::verify(op_array, &fa.cfg, &fa.ssa) {
+                self.verify_errors
+                    .push(format!("{name} (ssa): {}: {e}", op_array.display_name()));
+            }
+        }
+    }
+
+    /// The DFA pass over the whole script with the call graph: every op_array analysed in
+    /// call-graph order (callees' return info feeding later callers), then each optimized.
+    /// Returns, per path, the analysis the pass left and the function info, where
+    /// `zend_dfa_analyze_op_array` succeeded.
+    fn dfa_call_graph(
+        &mut self,
+        script: &mut Script,
+        paths: &[OpArrayPath],
+    ) -> Vec<Option<(FuncAnalysis, FuncInfo)>> {
+        let mut results: Vec<Option<(FuncAnalysis, FuncInfo)>> =
+            (0..paths.len()).map(|_| None).collect();
+        if IMPLEMENTED_PASSES & (PASS_6 | PASS_7) != PASS_6 | PASS_7 {
+            return results;
+        }
+        let level = self.options.optimization_level;
+        let debug = self.options.debug_level;
+        let start = Instant::now();
+        {
+            let script: &Script = script;
+            let info = zend_call_graph::ScriptInfo::new(script);
+            let by_address: hashbrown::HashMap<*const OpArray, usize> = paths
+                .iter()
+                .enumerate()
+                .filter_map(|(k, p)| p.get(script).map(|o| (o as *const OpArray, k)))
+                .collect();
+            let ictx = zend_inference::Context::new(&info, level);
+            let mut returns = ictx.initial_return_infos();
+            for (i, &op_array) in info.op_arrays.iter().enumerate() {
+                let Some(&k) = by_address.get(&(op_array as *const OpArray)) else {
+                    continue;
+                };
+                let dumps = (debug & DFA_ANALYSIS_DUMPS != 0).then(|| AnalysisDumps {
+                    out: &mut self.state.dumps,
+                    debug_level: debug,
+                    header: Some(info.header(i)),
+                });
+                let Ok(fa) =
+                    crate::analysis::analyze_op_array_dumped(&info, &ictx, i, &mut returns, dumps)
+                else {
+                    continue;
+                };
+                let mut fi = FuncInfo {
+                    flags: fa.cfg.func_flags.bits(),
+                    callee_info: zend_call_graph::call_sites(&info, op_array),
+                    ..FuncInfo::default()
+                };
+                if let Some(ri) = &returns[i] {
+                    fi.return_type = ri.type_;
+                    fi.return_ce = ri.ce.as_ref().map(|c| (c.name.clone(), ri.is_instanceof));
+                    // Printed whether or not it is known, as PHP prints it.
+                    fi.return_range = ri.range;
+                }
+                results[k] = Some((fa, fi));
+            }
+        }
+        self.time("pass6", start.elapsed());
+        for (k, path) in paths.iter().enumerate() {
+            let Some((fa, fi)) = results[k].as_mut() else {
+                continue;
+            };
+            self.with_op_array(script, path, |d, op_array, ctx| {
+                ctx.pass = "pass6";
+                let start = Instant::now();
+                dfa_pass::optimize_op_array(
+                    op_array,
+                    ctx,
+                    DfaInput {
+                        analysis: fa,
+                        func_info: Some(fi),
+                    },
+                );
+                d.time("pass6", start.elapsed());
+                d.check("pass6", op_array, Some(fa));
+            });
+        }
+        if debug & debug_level::after_pass(7) != 0 {
+            for (k, path) in paths.iter().enumerate() {
+                if let Some(op_array) = path.get(script) {
+                    let header = results[k].as_ref().map(|(_, fi)| fi.header());
+                    dump::dump_op_array_ex(
+                        &mut self.state.dumps,
+                        op_array,
+                        0,
+                        Some("after pass 7"),
+                        header.as_ref(),
+                    );
+                }
+            }
+        }
+        results
+    }
+
     fn time(&mut self, name: &'static str, time: Duration) {
         match self.timings.iter_mut().find(|t| t.name == name) {
             Some(t) => {
@@ -359,7 +557,14 @@ impl Driver<'_> {
         }
     }
 
-    fn dump(&mut self, op_array: &OpArray, ctx: &mut OptimizerCtx, bit: u32, msg: &str, flags: u32) {
+    fn dump(
+        &mut self,
+        op_array: &OpArray,
+        ctx: &mut OptimizerCtx,
+        bit: u32,
+        msg: &str,
+        flags: u32,
+    ) {
         if ctx.debug_level & bit != 0 {
             dump::dump_op_array(&mut ctx.state.dumps, op_array, flags, Some(msg));
         }
@@ -401,6 +606,7 @@ fn pass_bit(name: &str) -> u32 {
         "pass3" => PASS_3,
         "pass4" => PASS_4,
         "pass5" => PASS_5,
+        "pass6" => PASS_6,
         "pass9" => PASS_9,
         "pass10" => PASS_10,
         "pass11" => PASS_11,

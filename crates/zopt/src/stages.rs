@@ -13,13 +13,17 @@ pub struct NotImplemented {
 }
 
 /// The debug bits `zend_optimize_script` itself prints: before/after the optimizer, after
-/// each pass, and the block pass's three dumps.
+/// each pass, the block pass's three dumps and the DFA pass's.
 const OPTIMIZER_DUMPS: u32 = 0x3fff
     | debug_level::BEFORE_OPTIMIZER
     | debug_level::AFTER_OPTIMIZER
     | debug_level::BEFORE_BLOCK_PASS
     | debug_level::AFTER_BLOCK_PASS
-    | debug_level::BLOCK_PASS_VARS;
+    | debug_level::BLOCK_PASS_VARS
+    | zend_optimizer::dfa_pass::DUMP_BEFORE_DFA_PASS
+    | zend_optimizer::dfa_pass::DUMP_AFTER_DFA_PASS
+    // The DFA pass's analysis dumps, of the op_arrays as the passes before it left them.
+    | crate::dfa::DFA_DUMPS;
 
 /// The dump PHP would print for `script` at one debug-level bit.
 pub fn our_dump(
