@@ -40,8 +40,9 @@ use crate::php::{self, zend_class_entry, zend_op, zend_op_array, zend_script, zv
 /// pipeline inferred for one op, as `zend_redo_pass_two_ex` passes them.
 pub type OpTypes = (u32, u32, u32);
 
-/// Per op_array (keyed by the address of PHP's `zend_op_array`), per op: the operand types to pick
-/// type-specialised handlers with. Empty: every handler is chosen as `pass_two` does.
+/// Per op_array (keyed by its position in `zend_foreach_op_array` order, the order of
+/// `Script::op_arrays()`), per op: the operand types to pick type-specialised handlers with.
+/// Empty: every handler is chosen as `pass_two` does.
 #[derive(Clone, Debug, Default)]
 pub struct HandlerTypes(pub HashMap<usize, Vec<Option<OpTypes>>>);
 
@@ -413,8 +414,6 @@ fn check_ast_deep(ast: &ir::Ast, depth: usize) -> Result<()> {
 struct Job<'m> {
     target: *mut zend_op_array,
     model: &'m OpArray,
-    /// For the error message.
-    name: String,
 }
 
 /// An inherited method copy and the op_array it copies.
@@ -560,11 +559,7 @@ fn with_dynamic<'m>(
         return err(format!("{name}: dynamic_func_defs differ in number"));
     }
     let defs: Vec<*mut zend_op_array> = defs.to_vec();
-    jobs.push(Job {
-        target,
-        model,
-        name: name.clone(),
-    });
+    jobs.push(Job { target, model });
     for (i, (def, m)) in defs.into_iter().zip(&model.dynamic_func_defs).enumerate() {
         if def.is_null() {
             return err(format!("{name}: dynamic_func_defs[{i}] is NULL"));
@@ -601,9 +596,10 @@ pub unsafe fn script(
             .ok_or_else(|| WriteError("NULL script".into()))?;
         plan(r, live, output)?
     };
-    // Jobs follow zend_foreach_op_array, the order of Script::op_arrays(). `literal_extra` is
-    // part of what check_compatible keeps unchanged; the literals it names must be unchanged
-    // too (a u2 value belongs to the literal it was captured on).
+    // Jobs follow zend_foreach_op_array, the order of Script::op_arrays(). The literals' u2
+    // extras are the output's own: the optimizer keeps them with the literals it adds, moves
+    // and merges (ZEND_EXTRA_VALUE beside a numeric-string offset, RECV_INIT cache slots),
+    // and check_code validates their order and range.
     let before = captured.op_arrays();
     if before.len() != jobs.len() {
         return err(format!(
@@ -612,19 +608,9 @@ pub unsafe fn script(
             before.len()
         ));
     }
-    for (job, before) in jobs.iter().zip(before) {
-        for &(lit, _) in &job.model.literal_extra {
-            if before.literals.get(lit.index()) != job.model.literals.get(lit.index()) {
-                return err(format!(
-                    "{}: literal {} carries a u2 value (Z_EXTRA) and was changed",
-                    job.name, lit.0
-                ));
-            }
-        }
-    }
     let mut seen = HashSet::new();
     let engine = Engine::new();
-    for job in &jobs {
+    for (k, job) in jobs.iter().enumerate() {
         if !seen.insert(job.target as usize) {
             continue; // shared op_array (cannot happen in a compiled script, but never twice)
         }
@@ -632,7 +618,7 @@ pub unsafe fn script(
             engine,
             job.target,
             job.model,
-            types.0.get(&(job.target as usize)).map(|v| v.as_slice()),
+            types.0.get(&k).map(|v| v.as_slice()),
         );
     }
     for f in &fixups {
