@@ -768,6 +768,12 @@ pub fn eval_special_func_call(name: &[u8], arg: &[u8]) -> Option<Literal> {
     }
 }
 
+/// Whether the module `lcname` (lowercased) is loaded in PHP 8.2 as the optimizer's
+/// tables were generated (`zend_hash_find_ptr(&module_registry, lcname)`).
+pub fn is_module_loaded(lcname: &[u8]) -> bool {
+    internal_table::MODULES.binary_search(&lcname).is_ok()
+}
+
 /// `zend_optimizer_classify_function`: what calling `name` tells about the caller.
 pub fn classify_function(name: &[u8], _num_args: u32) -> u32 {
     match name {

@@ -174,8 +174,7 @@ impl<'a> Scdf<'a> {
         } else {
             let ssa = self.ssa;
             for &phi in &ssa.blocks[to.index()].phis {
-                self.phi_var_worklist
-                    .remove(ssa.phi(phi).ssa_var.index());
+                self.phi_var_worklist.remove(ssa.phi(phi).ssa_var.index());
                 handlers.visit_phi(self, phi);
             }
         }
@@ -219,8 +218,7 @@ impl<'a> Scdf<'a> {
                 let b = BlockId(i as u32);
                 self.executable_blocks.insert(i);
                 for &phi in &ssa.blocks[i].phis {
-                    self.phi_var_worklist
-                        .remove(ssa.phi(phi).ssa_var.index());
+                    self.phi_var_worklist.remove(ssa.phi(phi).ssa_var.index());
                     handlers.visit_phi(self, phi);
                 }
                 let block = cfg.block(b);
@@ -273,7 +271,10 @@ impl<'a> Scdf<'a> {
             if zend_cfg::cfg::is_loop_var_free(op) {
                 if let Some(v) = self.ssa.ops[i as usize].op1_use {
                     if let Some(def) = self.ssa.vars[v.index()].definition {
-                        if self.executable_blocks.contains(self.cfg.map[def.index()].index()) {
+                        if self
+                            .executable_blocks
+                            .contains(self.cfg.map[def.index()].index())
+                        {
                             return true;
                         }
                     }

@@ -31,7 +31,10 @@ fn sccp_dump(script: &Script, level: u32) -> Vec<u8> {
         let map = call_graph
             .as_ref()
             .map(|cg| CallMap::new(op_array, &cg.calls[FuncId(index as u32).index()]));
-        let path = paths.get(index).cloned().unwrap_or_else(|| paths[0].clone());
+        let path = paths
+            .get(index)
+            .cloned()
+            .unwrap_or_else(|| paths[0].clone());
         let ctx = OptimizerCtx {
             optimization_level: level,
             debug_level: sccp::ZEND_DUMP_SCCP,
@@ -93,7 +96,11 @@ fn fixtures_sccp_values_are_php_s() {
                 .iter()
                 .filter(|x| !a.contains(x))
                 .map(|x| format!("  php:  {x}"))
-                .chain(a.iter().filter(|x| !b.contains(x)).map(|x| format!("  ours: {x}")))
+                .chain(
+                    a.iter()
+                        .filter(|x| !b.contains(x))
+                        .map(|x| format!("  ours: {x}")),
+                )
                 .collect();
             failures.push(format!("{}:\n{}", dir.display(), diff.join("")));
         }
@@ -107,5 +114,371 @@ fn fixtures_sccp_values_are_php_s() {
         "{} fixtures differ:\n{}",
         failures.len(),
         failures.join("\n")
+    );
+}
+
+/// PHP source for a literal (strings hex-escaped, floats exact).
+fn php_literal(v: &zend_ir::Literal) -> String {
+    use zend_ir::{ArrayKey, Literal};
+    match v {
+        Literal::Null => "null".into(),
+        Literal::True => "true".into(),
+        Literal::False => "false".into(),
+        Literal::Long(l) if *l == i64::MIN => "PHP_INT_MIN".into(),
+        Literal::Long(l) => l.to_string(),
+        Literal::Double(d) => {
+            let d = d.get();
+            if d.is_nan() {
+                "NAN".into()
+            } else if d.is_infinite() {
+                if d > 0.0 {
+                    "INF".into()
+                } else {
+                    "-INF".into()
+                }
+            } else {
+                format!("(float)'{d:?}'")
+            }
+        }
+        Literal::String(s) => {
+            let mut out = String::from("\"");
+            for b in s.as_bytes() {
+                out.push_str(&format!("\\x{b:02x}"));
+            }
+            out.push('"');
+            out
+        }
+        Literal::Array(a) => {
+            let items: Vec<String> = a
+                .iter()
+                .map(|(k, v)| {
+                    let k = match k {
+                        ArrayKey::Long(l) => php_literal(&Literal::Long(*l)),
+                        ArrayKey::Str(s) => php_literal(&Literal::String(s.clone())),
+                    };
+                    format!("{k} => {}", php_literal(v))
+                })
+                .collect();
+            format!("[{}]", items.join(", "))
+        }
+        Literal::Ast(_) => "null".into(),
+    }
+}
+
+/// Every call SCCP evaluates at compile time gives, in PHP, the same value (`===`, same
+/// key order) without any warning, notice, deprecation or exception.
+#[test]
+fn compile_time_calls_are_php_s() {
+    use zend_ir::{ArrayKey, Literal, PhpDouble, PhpStr};
+    let s = |v: &str| Literal::String(PhpStr(v.as_bytes().to_vec()));
+    let l = Literal::Long;
+    let d = |v: f64| Literal::Double(PhpDouble::new(v));
+    let arr = |items: Vec<Literal>| {
+        Literal::Array(
+            items
+                .into_iter()
+                .enumerate()
+                .map(|(i, v)| (ArrayKey::Long(i as i64), v))
+                .collect(),
+        )
+    };
+    let map = |items: Vec<(&str, Literal)>| {
+        Literal::Array(
+            items
+                .into_iter()
+                .map(|(k, v)| (ArrayKey::Str(PhpStr(k.as_bytes().to_vec())), v))
+                .collect(),
+        )
+    };
+    let cases: Vec<(&str, Vec<Literal>)> = vec![
+        ("strtolower", vec![s("AbC\u{e9}")]),
+        ("strtoupper", vec![s("abc")]),
+        ("ucfirst", vec![s("")]),
+        ("ucfirst", vec![s("élan")]),
+        ("lcfirst", vec![s("ABC")]),
+        ("ucwords", vec![s("hello world-x\tz")]),
+        ("ucwords", vec![s("a-b c"), s("-")]),
+        ("trim", vec![s(" \t\n\r\0\x0Bx \n")]),
+        ("trim", vec![s("xxaxx"), s("x")]),
+        ("trim", vec![s("abc"), s("a..c")]),
+        ("ltrim", vec![s("  a ")]),
+        ("rtrim", vec![s("  a ")]),
+        ("str_repeat", vec![s("ab"), l(3)]),
+        ("str_repeat", vec![s("ab"), l(0)]),
+        ("str_repeat", vec![s("ab"), l(-1)]),
+        ("str_repeat", vec![s("ab"), l(40000)]),
+        ("substr", vec![s("abcdef"), l(1)]),
+        ("substr", vec![s("abcdef"), l(-2)]),
+        ("substr", vec![s("abcdef"), l(-10)]),
+        ("substr", vec![s("abcdef"), l(10)]),
+        ("substr", vec![s("abcdef"), l(6)]),
+        ("substr", vec![s("abcdef"), l(1), l(-1)]),
+        ("substr", vec![s("abcdef"), l(1), l(-10)]),
+        ("substr", vec![s("abcdef"), l(2), l(100)]),
+        ("substr", vec![s("abcdef"), l(0), Literal::Null]),
+        ("strpos", vec![s("hello"), s("l")]),
+        ("strpos", vec![s("hello"), s("")]),
+        ("strpos", vec![s("hello"), s("l"), l(-2)]),
+        ("strpos", vec![s("hello"), s("l"), l(10)]),
+        ("stripos", vec![s("HeLLo"), s("ll")]),
+        ("strrpos", vec![s("hello"), s("l")]),
+        ("strrpos", vec![s("hello"), s("")]),
+        ("str_contains", vec![s("abc"), s("")]),
+        ("str_starts_with", vec![s("abc"), s("ab")]),
+        ("str_ends_with", vec![s("abc"), s("bc")]),
+        ("strstr", vec![s("user@host"), s("@")]),
+        ("strstr", vec![s("user@host"), s("@"), Literal::True]),
+        ("strstr", vec![s("user"), s("@")]),
+        ("str_replace", vec![s("a"), s("o"), s("banana")]),
+        ("str_replace", vec![s(""), s("o"), s("banana")]),
+        ("str_replace", vec![s("aa"), s("a"), s("aaaaa")]),
+        (
+            "implode",
+            vec![
+                s(","),
+                arr(vec![
+                    l(1),
+                    s("b"),
+                    Literal::True,
+                    Literal::Null,
+                    Literal::False,
+                ]),
+            ],
+        ),
+        ("implode", vec![arr(vec![s("x"), s("y")])]),
+        ("implode", vec![s(","), arr(vec![d(1.5)])]),
+        ("implode", vec![s(","), arr(vec![arr(vec![])])]),
+        ("explode", vec![s(","), s("a,b,,c")]),
+        ("explode", vec![s(","), s("")]),
+        ("explode", vec![s(","), s("a,b,c"), l(2)]),
+        ("explode", vec![s(","), s("a,b,c"), l(-1)]),
+        ("explode", vec![s(","), s("a,b,c"), l(-5)]),
+        ("explode", vec![s(","), s("a,b,c"), l(0)]),
+        ("explode", vec![s(""), s("a")]),
+        ("bin2hex", vec![s("abc\0\u{ff}")]),
+        ("hex2bin", vec![s("616263")]),
+        ("hex2bin", vec![s("6g")]),
+        ("hex2bin", vec![s("abc")]),
+        ("strrev", vec![s("abc")]),
+        ("crc32", vec![s("hello")]),
+        ("base64_encode", vec![s("hello!?")]),
+        ("base64_decode", vec![s("aGVsbG8=")]),
+        ("base64_decode", vec![s("aGVsbG8")]),
+        ("urlencode", vec![s("a b&c~é")]),
+        ("rawurlencode", vec![s("a b&c~é")]),
+        ("dechex", vec![l(255)]),
+        ("dechex", vec![l(-1)]),
+        ("decbin", vec![l(10)]),
+        ("decoct", vec![l(8)]),
+        ("hexdec", vec![s("ff")]),
+        ("hexdec", vec![s("ffffffffffffffff")]),
+        ("hexdec", vec![s("fg")]),
+        ("bindec", vec![s("1010")]),
+        ("octdec", vec![s("777")]),
+        ("strcmp", vec![s("a"), s("b")]),
+        ("strcmp", vec![s("b"), s("a")]),
+        ("strcmp", vec![s("abc"), s("ab")]),
+        ("strcasecmp", vec![s("HELLO"), s("hello")]),
+        ("strncmp", vec![s("abcd"), s("abcf"), l(3)]),
+        ("strncmp", vec![s("abcd"), s("abcf"), l(-1)]),
+        ("str_split", vec![s("abcde"), l(2)]),
+        ("str_split", vec![s("")]),
+        ("str_split", vec![s("abc"), l(0)]),
+        ("dirname", vec![s("/usr/local/lib")]),
+        ("dirname", vec![s("file.txt")]),
+        ("dirname", vec![s("/a/b/")]),
+        ("dirname", vec![s("/")]),
+        ("dirname", vec![s("a//b")]),
+        ("dirname", vec![s("")]),
+        ("dirname", vec![s("/a/b/c/d"), l(2)]),
+        ("dirname", vec![s("/a/b"), l(5)]),
+        ("dirname", vec![s("a/b"), l(0)]),
+        ("phpversion", vec![s("xdebug")]),
+        ("phpversion", vec![s("standard")]),
+        (
+            "serialize",
+            vec![arr(vec![l(1), s("a\"b"), Literal::True, Literal::Null])],
+        ),
+        ("serialize", vec![map(vec![("k", l(-5))])]),
+        ("array_keys", vec![map(vec![("a", l(1)), ("b", l(2))])]),
+        ("array_keys", vec![arr(vec![l(1), s("1"), l(2)]), l(1)]),
+        (
+            "array_keys",
+            vec![arr(vec![l(1), s("1"), l(2)]), l(1), Literal::True],
+        ),
+        ("array_values", vec![map(vec![("x", l(1)), ("y", l(2))])]),
+        (
+            "array_merge",
+            vec![arr(vec![l(1)]), map(vec![("k", l(2))]), arr(vec![l(3)])],
+        ),
+        ("array_merge", vec![]),
+        ("array_merge", vec![l(1)]),
+        ("array_flip", vec![arr(vec![s("a"), s("5"), l(7)])]),
+        ("array_flip", vec![arr(vec![d(1.5)])]),
+        ("array_search", vec![l(2), arr(vec![l(1), l(2)])]),
+        ("array_search", vec![s("1"), arr(vec![l(1)]), Literal::True]),
+        ("array_key_first", vec![arr(vec![])]),
+        ("array_key_last", vec![map(vec![("p", l(1)), ("q", l(2))])]),
+        ("array_is_list", vec![arr(vec![l(1), l(2)])]),
+        (
+            "array_unique",
+            vec![arr(vec![l(1), s("1"), l(2), Literal::True])],
+        ),
+        (
+            "array_diff",
+            vec![arr(vec![l(1), l(2), l(3)]), arr(vec![s("2")])],
+        ),
+        ("min", vec![l(3), l(1), l(2)]),
+        ("min", vec![arr(vec![])]),
+        ("min", vec![l(3)]),
+        ("max", vec![s("apple"), s("banana")]),
+        ("max", vec![arr(vec![l(1), l(2)]), arr(vec![l(1), l(3)])]),
+        ("max", vec![l(0), s("a")]),
+        ("max", vec![l(1), d(2.5), s("3")]),
+        ("intdiv", vec![l(17), l(5)]),
+        ("intdiv", vec![l(1), l(0)]),
+        ("intdiv", vec![Literal::Long(i64::MIN), l(-1)]),
+        ("pow", vec![l(2), l(10)]),
+        ("pow", vec![l(2), l(-1)]),
+        ("pow", vec![l(2), l(64)]),
+        ("is_nan", vec![d(f64::NAN)]),
+        ("is_infinite", vec![d(f64::INFINITY)]),
+        ("is_finite", vec![l(1)]),
+        ("pi", vec![]),
+        ("function_exists", vec![s("strlen")]),
+        ("extension_loaded", vec![s("standard")]),
+        ("constant", vec![s("PHP_INT_SIZE")]),
+        ("ini_get", vec![s("precision")]),
+    ];
+    let mut script = String::from(
+        "<?php\n$diag = 0; set_error_handler(function () use (&$diag) { $diag++; return true; });\n\
+         function check($n, $expected, $f) { global $diag; $diag = 0;\n\
+           try { $r = $f(); } catch (\\Throwable $e) { echo \"$n: threw \", get_class($e), \"\\n\"; return; }\n\
+           if ($diag) { echo \"$n: diagnostic\\n\"; return; }\n\
+           if ($r !== $expected) { echo \"$n: got \", var_export($r, true), \"\\n\"; return; }\n\
+           echo \"$n: ok\\n\"; }\n",
+    );
+    let mut folded = 0;
+    for (i, (name, args)) in cases.iter().enumerate() {
+        let Some(v) = sccp::ct_eval_func_call(name.as_bytes(), args, false) else {
+            continue;
+        };
+        folded += 1;
+        let args: Vec<String> = args.iter().map(php_literal).collect();
+        script.push_str(&format!(
+            "check('{i} {name}', {}, function () {{ return {name}({}); }});\n",
+            php_literal(&v),
+            args.join(", ")
+        ));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("calls.php");
+    std::fs::write(&file, &script).unwrap();
+    let out = std::process::Command::new("php")
+        .arg("-n")
+        .arg(&file)
+        .output()
+        .expect("php runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let bad: Vec<&str> = text.lines().filter(|l| !l.ends_with(": ok")).collect();
+    assert_eq!(
+        text.lines().count(),
+        folded,
+        "php output:\n{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        bad.is_empty(),
+        "folded differently from PHP:\n{}",
+        bad.join("\n")
+    );
+    assert!(folded > 80, "only {folded} cases folded");
+}
+
+/// PHP's `sccp` dump of `source` at `level` (PHP run live).
+fn php_sccp_dump(source: &str, level: u32) -> Vec<u8> {
+    let out = std::process::Command::new("php")
+        .args([
+            "-n",
+            "-d",
+            "zend_extension=opcache",
+            "-d",
+            "opcache.enable=1",
+            "-d",
+            "opcache.enable_cli=1",
+            "-d",
+            "opcache.file_update_protection=0",
+            "-d",
+            "opcache.jit=0",
+            "-d",
+            "opcache.memory_consumption=64",
+            "-d",
+            &format!("opcache.optimization_level={level:#x}"),
+            "-d",
+            "opcache.opt_debug_level=0x20000000",
+            "-r",
+            "opcache_compile_file($argv[1]);",
+            "--",
+            source,
+        ])
+        .output()
+        .expect("php runs");
+    out.stderr
+}
+
+/// The recorded Debian corpus (`$ZOPT_BENCH_CORPUS`, default bench-data/recordings, made
+/// by tools/record-corpus.sh): our `sccp` dump of each op_array against PHP's, PHP run
+/// live on each recording's source file. At least 99.5% of the op_arrays PHP prints
+/// values for must be identical.
+#[test]
+fn corpus_sccp_values_are_php_s() {
+    let dir = corpus::bench_corpus_dir(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench-data/recordings"),
+    );
+    let files = corpus::zop_files(&dir);
+    if files.is_empty() {
+        eprintln!(
+            "no recordings under {}: the fixtures test covers SCCP (run tools/record-corpus.sh)",
+            dir.display()
+        );
+        return;
+    }
+    let (mut same, mut total, mut files_same) = (0usize, 0usize, 0usize);
+    let mut diffs = Vec::new();
+    for file in &files {
+        let script = corpus::read(file).unwrap_or_else(|e| panic!("{e}"));
+        let source = script.main_op_array.filename.to_string();
+        let php = php_sccp_dump(&source, 0xE0);
+        let ours = sccp_dump(&script, 0xE0);
+        let (a, b) = (split(&ours), split(&php));
+        total += b.len().max(a.len());
+        same += b.iter().filter(|x| a.contains(x)).count();
+        if ours == php {
+            files_same += 1;
+        } else {
+            for x in b.iter().filter(|x| !a.contains(x)) {
+                diffs.push(format!("{source}: php:  {x}"));
+            }
+            for x in a.iter().filter(|x| !b.contains(x)) {
+                diffs.push(format!("{source}: ours: {x}"));
+            }
+        }
+    }
+    eprintln!(
+        "corpus sccp dumps: {files_same}/{} files, {same}/{total} op_arrays identical",
+        files.len()
+    );
+    if let Some(out) = std::env::var_os("SCCP_CORPUS_DIFF") {
+        let _ = std::fs::write(out, diffs.join("\n"));
+    }
+    assert!(
+        same * 1000 >= total * 995,
+        "{same}/{total} op_arrays identical:\n{}",
+        diffs
+            .iter()
+            .take(40)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n")
     );
 }

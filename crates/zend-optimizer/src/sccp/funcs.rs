@@ -79,7 +79,9 @@ fn rfind(h: &[u8], n: &[u8]) -> Option<usize> {
     if n.len() > h.len() {
         return None;
     }
-    (0..=h.len() - n.len()).rev().find(|&i| &h[i..i + n.len()] == n)
+    (0..=h.len() - n.len())
+        .rev()
+        .find(|&i| &h[i..i + n.len()] == n)
 }
 
 /// Next free integer key of a packed result built from `keys` (PHP 8.2: never below 0).
@@ -184,12 +186,24 @@ const B64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012
 fn base64_encode(data: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(data.len().div_ceil(3) * 4);
     for chunk in data.chunks(3) {
-        let b = [chunk[0], *chunk.get(1).unwrap_or(&0), *chunk.get(2).unwrap_or(&0)];
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
         let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
         out.push(B64[(n >> 18) as usize & 63]);
         out.push(B64[(n >> 12) as usize & 63]);
-        out.push(if chunk.len() > 1 { B64[(n >> 6) as usize & 63] } else { b'=' });
-        out.push(if chunk.len() > 2 { B64[n as usize & 63] } else { b'=' });
+        out.push(if chunk.len() > 1 {
+            B64[(n >> 6) as usize & 63]
+        } else {
+            b'='
+        });
+        out.push(if chunk.len() > 2 {
+            B64[n as usize & 63]
+        } else {
+            b'='
+        });
     }
     out
 }
@@ -248,7 +262,10 @@ fn base_to_number(v: &[u8], base: u32) -> Option<Literal> {
     for &c in v {
         let d = (c as char).to_digit(base)?;
         if !is_double {
-            match num.checked_mul(i64::from(base)).and_then(|x| x.checked_add(i64::from(d))) {
+            match num
+                .checked_mul(i64::from(base))
+                .and_then(|x| x.checked_add(i64::from(d)))
+            {
                 Some(n) => {
                     num = n;
                     continue;
@@ -392,7 +409,11 @@ pub fn ct_eval_func_call(name: &[u8], args: &[Literal], _strict_types: bool) -> 
                 return Some(s(b""));
             }
             if f < 0 {
-                f = if -(f as i128) > i128::from(len) { 0 } else { len + f };
+                f = if -(f as i128) > i128::from(len) {
+                    0
+                } else {
+                    len + f
+                };
             }
             let l = match rest {
                 [] | [Literal::Null] => len - f,
@@ -519,7 +540,10 @@ pub fn ct_eval_func_call(name: &[u8], args: &[Literal], _strict_types: bool) -> 
                 if drop >= parts.len() {
                     Vec::new()
                 } else {
-                    parts[..parts.len() - drop].iter().map(|p| p.to_vec()).collect()
+                    parts[..parts.len() - drop]
+                        .iter()
+                        .map(|p| p.to_vec())
+                        .collect()
                 }
             } else {
                 vec![v.to_vec()]
@@ -600,7 +624,34 @@ pub fn ct_eval_func_call(name: &[u8], args: &[Literal], _strict_types: bool) -> 
                     .collect(),
             ))
         }
-        (b"dirname", [a]) => Some(s(&dirname(str_arg(a)?))),
+        (b"dirname", [a, rest @ ..]) if rest.len() <= 1 => {
+            let levels = match rest {
+                [l] => long_arg(l)?,
+                _ => 1,
+            };
+            if levels < 1 {
+                return None;
+            }
+            // Up `levels` times, stopping once a step no longer shortens the path.
+            let mut cur = dirname(str_arg(a)?);
+            let mut left = levels - 1;
+            while left > 0 {
+                let next = dirname(&cur);
+                let shrank = next.len() < cur.len();
+                cur = next;
+                if !shrank {
+                    break;
+                }
+                left -= 1;
+            }
+            Some(s(&cur))
+        }
+        // The version of an extension that is not loaded is false; loaded ones are left
+        // for run time (their version strings are not known here).
+        (b"phpversion", [a]) => {
+            let lc = str_arg(a)?.to_ascii_lowercase();
+            (!crate::helpers::is_module_loaded(&lc)).then_some(Literal::False)
+        }
         (b"serialize", [a]) => {
             let mut out = Vec::new();
             serialize(&mut out, a)?;
@@ -673,12 +724,16 @@ pub fn ct_eval_func_call(name: &[u8], args: &[Literal], _strict_types: bool) -> 
             }
             Some(Literal::False)
         }
-        (b"array_key_first", [a]) => {
-            Some(arr_arg(a)?.first().map_or(Literal::Null, |(k, _)| key_literal(k)))
-        }
-        (b"array_key_last", [a]) => {
-            Some(arr_arg(a)?.last().map_or(Literal::Null, |(k, _)| key_literal(k)))
-        }
+        (b"array_key_first", [a]) => Some(
+            arr_arg(a)?
+                .first()
+                .map_or(Literal::Null, |(k, _)| key_literal(k)),
+        ),
+        (b"array_key_last", [a]) => Some(
+            arr_arg(a)?
+                .last()
+                .map_or(Literal::Null, |(k, _)| key_literal(k)),
+        ),
         (b"array_is_list", [a]) => Some(boolean(
             arr_arg(a)?
                 .iter()
@@ -752,20 +807,5 @@ pub fn ct_eval_func_call(name: &[u8], args: &[Literal], _strict_types: bool) -> 
         }
         (b"pi", []) => Some(Literal::Double(PhpDouble::new(std::f64::consts::PI))),
         _ => None,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn helpers_match_php_definitions() {
-        assert_eq!(dirname(b"/a/b"), b"/a");
-        assert_eq!(dirname(b"a"), b".");
-        assert_eq!(dirname(b"/"), b"/");
-        assert_eq!(crc32(b"a"), 3904355907);
-        assert_eq!(base64_encode(b"a"), b"YQ==");
-        assert_eq!(base64_decode(b"YQ==").unwrap(), b"a");
     }
 }

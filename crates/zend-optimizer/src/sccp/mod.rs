@@ -21,6 +21,8 @@
 
 mod funcs;
 
+pub use funcs::ct_eval_func_call;
+
 use zend_cfg::{BlockId, Cfg};
 use zend_inference::VarInfo;
 use zend_ir::dump::{dump_const, dump_var};
@@ -219,11 +221,12 @@ fn ct_eval_fetch_dim(op1: &Value, op2: &Value, support_strings: bool) -> Option<
         if let Some(Literal::String(s)) = op1.lit() {
             let index = match op2.lit()? {
                 Literal::Long(l) => *l,
-                Literal::String(k) => match zend_operators::is_numeric_string(k.as_bytes(), false)
-                {
-                    Some(Literal::Long(l)) => l,
-                    _ => return None,
-                },
+                Literal::String(k) => {
+                    match zend_operators::is_numeric_string(k.as_bytes(), false) {
+                        Some(Literal::Long(l)) => l,
+                        _ => return None,
+                    }
+                }
                 _ => return None,
             };
             if index >= 0 && (index as u64) < s.as_bytes().len() as u64 {
@@ -253,9 +256,7 @@ fn boolean(b: bool) -> Value {
 /// `ct_eval_isset_isempty` (`op1` `None`: unset).
 fn ct_eval_isset_isempty(extended_value: u32, op1: Option<&Value>) -> Option<Value> {
     if extended_value & ZEND_ISEMPTY == 0 {
-        return Some(boolean(
-            op1.is_some_and(|v| v.type_code() != IS_NULL),
-        ));
+        return Some(boolean(op1.is_some_and(|v| v.type_code() != IS_NULL)));
     }
     match op1 {
         None => Some(boolean(true)),
@@ -417,9 +418,11 @@ fn ct_eval_incdec(opcode: Opcode, op1: &Value) -> Option<Value> {
                 }
             }
         }
-        Literal::Double(d) => {
-            Literal::Double(PhpDouble::new(if inc { d.get() + 1.0 } else { d.get() - 1.0 }))
-        }
+        Literal::Double(d) => Literal::Double(PhpDouble::new(if inc {
+            d.get() + 1.0
+        } else {
+            d.get() - 1.0
+        })),
         Literal::Null => {
             if inc {
                 Literal::Long(1)
@@ -588,7 +591,11 @@ impl CallMap {
         let mut calls = Vec::with_capacity(sites.len());
         for (k, site) in sites.iter().enumerate() {
             let init = &op_array.opcodes[site.init.index()];
-            let num_args = if init.opcode == ZEND_NEW { 0 } else { init.extended_value };
+            let num_args = if init.opcode == ZEND_NEW {
+                0
+            } else {
+                init.extended_value
+            };
             let num_args = if matches!(init.opcode, ZEND_NEW) {
                 init.extended_value
             } else {
@@ -681,7 +688,12 @@ impl Sccp<'_> {
         }
     }
 
-    fn operand_value(&self, op_array: &OpArray, operand: Operand, use_: Option<SsaVar>) -> Option<Value> {
+    fn operand_value(
+        &self,
+        op_array: &OpArray,
+        operand: Operand,
+        use_: Option<SsaVar>,
+    ) -> Option<Value> {
         if let Operand::Const(l) = operand {
             return op_array.literals.get(l.index()).cloned().map(Value::Const);
         }
@@ -698,7 +710,12 @@ impl Sccp<'_> {
         self.operand_value(scdf.op_array, o.op2, scdf.ssa.ops[op.index()].op2_use)
     }
 
-    fn value_from_type_and_range(&self, ssa: &Ssa, op_array: &OpArray, v: SsaVar) -> Option<Literal> {
+    fn value_from_type_and_range(
+        &self,
+        ssa: &Ssa,
+        op_array: &OpArray,
+        v: SsaVar,
+    ) -> Option<Literal> {
         value_from_type_and_range(self.var_info, ssa, op_array, v)
     }
 }
@@ -791,8 +808,7 @@ impl ScdfHandlers for Sccp<'_> {
             }
         };
         match opline.opcode {
-            ZEND_ASSERT_CHECK | ZEND_CATCH | ZEND_FE_FETCH_R | ZEND_FE_FETCH_RW
-            => {
+            ZEND_ASSERT_CHECK | ZEND_CATCH | ZEND_FE_FETCH_R | ZEND_FE_FETCH_RW => {
                 scdf.mark_edge_feasible(self, block, succs[0]);
                 scdf.mark_edge_feasible(self, block, succs[1]);
                 return;
@@ -853,7 +869,8 @@ impl ScdfHandlers for Sccp<'_> {
                     let mut target = opline.extended_value as usize;
                     if correct {
                         if let Operand::Const(l) = opline.op2 {
-                            if let Some(Literal::Array(table)) = scdf.op_array.literals.get(l.index())
+                            if let Some(Literal::Array(table)) =
+                                scdf.op_array.literals.get(l.index())
                             {
                                 let key = match op1.lit() {
                                     Some(Literal::Long(v)) => ArrayKey::Long(*v),
@@ -888,7 +905,10 @@ impl ScdfHandlers for Sccp<'_> {
 
 /// `join_partial_arrays` / `join_partial_objects`: the elements both have, identical.
 fn join_hash_tables(a: &Value, b: &Value) -> Ht {
-    let (ha, hb) = (a.elements().unwrap_or_default(), b.elements().unwrap_or_default());
+    let (ha, hb) = (
+        a.elements().unwrap_or_default(),
+        b.elements().unwrap_or_default(),
+    );
     ha.into_iter()
         .filter(|(k, v)| ht_find(&hb, k).is_some_and(|w| identical(v, w)))
         .collect()
@@ -1017,9 +1037,9 @@ impl Sccp<'_> {
                 return;
             }
             ZEND_NEW => {
-                let no_escape = sop.result_def.is_some_and(|r| {
-                    ssa.vars[r.index()].escape_state == EscapeState::NoEscape
-                });
+                let no_escape = sop
+                    .result_def
+                    .is_some_and(|r| ssa.vars[r.index()].escape_state == EscapeState::NoEscape);
                 if no_escape {
                     self.set(scdf, sop.result_def, &Value::PartialObject(Vec::new()));
                 } else {
@@ -1064,11 +1084,28 @@ impl Sccp<'_> {
         };
 
         match opline.opcode {
-            ZEND_ADD | ZEND_SUB | ZEND_MUL | ZEND_DIV | ZEND_MOD | ZEND_POW | ZEND_SL | ZEND_SR
-            | ZEND_CONCAT | ZEND_FAST_CONCAT | ZEND_IS_EQUAL | ZEND_IS_NOT_EQUAL
-            | ZEND_IS_SMALLER | ZEND_IS_SMALLER_OR_EQUAL | ZEND_IS_IDENTICAL
-            | ZEND_IS_NOT_IDENTICAL | ZEND_BW_OR | ZEND_BW_AND | ZEND_BW_XOR | ZEND_BOOL_XOR
-            | ZEND_CASE | ZEND_CASE_STRICT => {
+            ZEND_ADD
+            | ZEND_SUB
+            | ZEND_MUL
+            | ZEND_DIV
+            | ZEND_MOD
+            | ZEND_POW
+            | ZEND_SL
+            | ZEND_SR
+            | ZEND_CONCAT
+            | ZEND_FAST_CONCAT
+            | ZEND_IS_EQUAL
+            | ZEND_IS_NOT_EQUAL
+            | ZEND_IS_SMALLER
+            | ZEND_IS_SMALLER_OR_EQUAL
+            | ZEND_IS_IDENTICAL
+            | ZEND_IS_NOT_IDENTICAL
+            | ZEND_BW_OR
+            | ZEND_BW_AND
+            | ZEND_BW_XOR
+            | ZEND_BOOL_XOR
+            | ZEND_CASE
+            | ZEND_CASE_STRICT => {
                 if op1.is_none() || op2.is_none() {
                     result(self, scdf, None);
                     return;
@@ -1082,7 +1119,9 @@ impl Sccp<'_> {
                 };
                 result(self, scdf, ct_eval_binary_op(code, o1, o2));
             }
-            ZEND_ASSIGN_OP | ZEND_ASSIGN_DIM_OP | ZEND_ASSIGN_OBJ_OP
+            ZEND_ASSIGN_OP
+            | ZEND_ASSIGN_DIM_OP
+            | ZEND_ASSIGN_OBJ_OP
             | ZEND_ASSIGN_STATIC_PROP_OP => {
                 if op1.is_some() {
                     skip_if_top!(o1);
@@ -1100,20 +1139,21 @@ impl Sccp<'_> {
                 if op1.is_some() {
                     skip_if_top!(o1);
                     skip_if_top!(o2);
-                    let no_escape = sop.op1_def.is_some_and(|d| {
-                        ssa.vars[d.index()].escape_state == EscapeState::NoEscape
-                    });
+                    let no_escape = sop
+                        .op1_def
+                        .is_some_and(|d| ssa.vars[d.index()].escape_state == EscapeState::NoEscape);
                     if o1.is_partial_object() && no_escape {
                         if let Some(t1) = ct_eval_fetch_obj(o1, o2) {
                             if let Some(t2) = ct_eval_incdec(opline.opcode, &t1) {
                                 let mut zv = o1.clone();
                                 ct_eval_assign_obj(&mut zv, &t2, o2);
-                                let r = if matches!(opline.opcode, ZEND_PRE_INC_OBJ | ZEND_PRE_DEC_OBJ)
-                                {
-                                    t2
-                                } else {
-                                    t1
-                                };
+                                let r =
+                                    if matches!(opline.opcode, ZEND_PRE_INC_OBJ | ZEND_PRE_DEC_OBJ)
+                                    {
+                                        t2
+                                    } else {
+                                        t1
+                                    };
                                 self.set(scdf, sop.result_def, &r);
                                 self.set(scdf, sop.op1_def, &zv);
                                 return;
@@ -1179,7 +1219,9 @@ impl Sccp<'_> {
             ZEND_COUNT => {
                 skip_if_top!(o1);
                 let v = match o1 {
-                    Value::Const(Literal::Array(a)) => Some(Value::Const(Literal::Long(a.len() as i64))),
+                    Value::Const(Literal::Array(a)) => {
+                        Some(Value::Const(Literal::Long(a.len() as i64)))
+                    }
                     _ => None,
                 };
                 result(self, scdf, v);
@@ -1255,7 +1297,11 @@ impl Sccp<'_> {
             }
             ZEND_ISSET_ISEMPTY_CV => {
                 skip_if_top!(o1);
-                result(self, scdf, ct_eval_isset_isempty(opline.extended_value, op1.as_ref()));
+                result(
+                    self,
+                    scdf,
+                    ct_eval_isset_isempty(opline.extended_value, op1.as_ref()),
+                );
             }
             ZEND_TYPE_CHECK => {
                 skip_if_top!(o1);
@@ -1291,7 +1337,13 @@ impl Sccp<'_> {
         }
     }
 
-    fn visit_assign_dim(&mut self, scdf: &mut Scdf<'_>, op: OpNum, op1: Option<Value>, op2: Option<Value>) {
+    fn visit_assign_dim(
+        &mut self,
+        scdf: &mut Scdf<'_>,
+        op: OpNum,
+        op1: Option<Value>,
+        op2: Option<Value>,
+    ) {
         let ssa = scdf.ssa;
         let sop = ssa.ops[op.index()];
         let bot = Value::Bot;
@@ -1379,7 +1431,13 @@ impl Sccp<'_> {
         }
     }
 
-    fn visit_assign_obj(&mut self, scdf: &mut Scdf<'_>, op: OpNum, op1: Option<Value>, op2: Option<Value>) {
+    fn visit_assign_obj(
+        &mut self,
+        scdf: &mut Scdf<'_>,
+        op: OpNum,
+        op1: Option<Value>,
+        op2: Option<Value>,
+    ) {
         let ssa = scdf.ssa;
         let sop = ssa.ops[op.index()];
         let bot = Value::Bot;
@@ -1452,7 +1510,13 @@ impl Sccp<'_> {
     }
 
     /// The ASSIGN_*_OP cases that fold; `false` when the result is BOT.
-    fn visit_assign_op(&mut self, scdf: &mut Scdf<'_>, op: OpNum, op1: Option<&Value>, op2: Option<&Value>) -> bool {
+    fn visit_assign_op(
+        &mut self,
+        scdf: &mut Scdf<'_>,
+        op: OpNum,
+        op1: Option<&Value>,
+        op2: Option<&Value>,
+    ) -> bool {
         let ssa = scdf.ssa;
         let opline = &scdf.op_array.opcodes[op.index()];
         let sop = ssa.ops[op.index()];
@@ -1560,7 +1624,13 @@ impl Sccp<'_> {
 
     /// INIT_ARRAY / ADD_ARRAY_ELEMENT: the array under construction lives on the last op
     /// of the chain only (earlier results are left null), as PHP keeps it.
-    fn visit_array_element(&mut self, scdf: &mut Scdf<'_>, op: OpNum, op1: Option<Value>, op2: Option<Value>) {
+    fn visit_array_element(
+        &mut self,
+        scdf: &mut Scdf<'_>,
+        op: OpNum,
+        op1: Option<Value>,
+        op2: Option<Value>,
+    ) {
         let ssa = scdf.ssa;
         let opline = &scdf.op_array.opcodes[op.index()];
         let sop = ssa.ops[op.index()];
@@ -1964,17 +2034,48 @@ struct Replacer<'a> {
 fn can_replace_op1(op_array: &OpArray, op: OpNum, sop: &zend_ssa::SsaOp) -> bool {
     let opline = &op_array.opcodes[op.index()];
     match opline.opcode {
-        ZEND_PRE_INC | ZEND_PRE_DEC | ZEND_PRE_INC_OBJ | ZEND_PRE_DEC_OBJ | ZEND_POST_INC
-        | ZEND_POST_DEC | ZEND_POST_INC_OBJ | ZEND_POST_DEC_OBJ | ZEND_ASSIGN | ZEND_ASSIGN_REF
-        | ZEND_ASSIGN_DIM | ZEND_ASSIGN_OBJ | ZEND_ASSIGN_OBJ_REF | ZEND_ASSIGN_OP
-        | ZEND_ASSIGN_DIM_OP | ZEND_ASSIGN_OBJ_OP | ZEND_ASSIGN_STATIC_PROP_OP
-        | ZEND_FETCH_DIM_W | ZEND_FETCH_DIM_RW | ZEND_FETCH_DIM_UNSET | ZEND_FETCH_DIM_FUNC_ARG
-        | ZEND_FETCH_OBJ_W | ZEND_FETCH_OBJ_RW | ZEND_FETCH_OBJ_UNSET | ZEND_FETCH_OBJ_FUNC_ARG
-        | ZEND_FETCH_LIST_W | ZEND_UNSET_DIM | ZEND_UNSET_OBJ | ZEND_SEND_REF
-        | ZEND_SEND_VAR_EX | ZEND_SEND_FUNC_ARG | ZEND_SEND_UNPACK | ZEND_SEND_ARRAY
-        | ZEND_SEND_USER | ZEND_FE_RESET_RW => false,
-        ZEND_ROPE_ADD | ZEND_ROPE_END | ZEND_BIND_STATIC
-        | ZEND_BIND_GLOBAL | ZEND_MAKE_REF | ZEND_UNSET_CV | ZEND_ISSET_ISEMPTY_CV => false,
+        ZEND_PRE_INC
+        | ZEND_PRE_DEC
+        | ZEND_PRE_INC_OBJ
+        | ZEND_PRE_DEC_OBJ
+        | ZEND_POST_INC
+        | ZEND_POST_DEC
+        | ZEND_POST_INC_OBJ
+        | ZEND_POST_DEC_OBJ
+        | ZEND_ASSIGN
+        | ZEND_ASSIGN_REF
+        | ZEND_ASSIGN_DIM
+        | ZEND_ASSIGN_OBJ
+        | ZEND_ASSIGN_OBJ_REF
+        | ZEND_ASSIGN_OP
+        | ZEND_ASSIGN_DIM_OP
+        | ZEND_ASSIGN_OBJ_OP
+        | ZEND_ASSIGN_STATIC_PROP_OP
+        | ZEND_FETCH_DIM_W
+        | ZEND_FETCH_DIM_RW
+        | ZEND_FETCH_DIM_UNSET
+        | ZEND_FETCH_DIM_FUNC_ARG
+        | ZEND_FETCH_OBJ_W
+        | ZEND_FETCH_OBJ_RW
+        | ZEND_FETCH_OBJ_UNSET
+        | ZEND_FETCH_OBJ_FUNC_ARG
+        | ZEND_FETCH_LIST_W
+        | ZEND_UNSET_DIM
+        | ZEND_UNSET_OBJ
+        | ZEND_SEND_REF
+        | ZEND_SEND_VAR_EX
+        | ZEND_SEND_FUNC_ARG
+        | ZEND_SEND_UNPACK
+        | ZEND_SEND_ARRAY
+        | ZEND_SEND_USER
+        | ZEND_FE_RESET_RW => false,
+        ZEND_ROPE_ADD
+        | ZEND_ROPE_END
+        | ZEND_BIND_STATIC
+        | ZEND_BIND_GLOBAL
+        | ZEND_MAKE_REF
+        | ZEND_UNSET_CV
+        | ZEND_ISSET_ISEMPTY_CV => false,
         ZEND_INIT_ARRAY | ZEND_ADD_ARRAY_ELEMENT => {
             opline.extended_value & ZEND_ARRAY_ELEMENT_REF == 0
         }
@@ -2141,13 +2242,28 @@ impl Replacer<'_> {
                 if unused
                     && matches!(
                         opcode,
-                        ZEND_ASSIGN | ZEND_ASSIGN_REF | ZEND_ASSIGN_DIM | ZEND_ASSIGN_OBJ
-                            | ZEND_ASSIGN_OBJ_REF | ZEND_ASSIGN_STATIC_PROP
-                            | ZEND_ASSIGN_STATIC_PROP_REF | ZEND_ASSIGN_OP | ZEND_ASSIGN_DIM_OP
-                            | ZEND_ASSIGN_OBJ_OP | ZEND_ASSIGN_STATIC_PROP_OP | ZEND_PRE_INC
-                            | ZEND_PRE_DEC | ZEND_PRE_INC_OBJ | ZEND_PRE_DEC_OBJ | ZEND_DO_ICALL
-                            | ZEND_DO_UCALL | ZEND_DO_FCALL_BY_NAME | ZEND_DO_FCALL
-                            | ZEND_INCLUDE_OR_EVAL | ZEND_YIELD | ZEND_YIELD_FROM
+                        ZEND_ASSIGN
+                            | ZEND_ASSIGN_REF
+                            | ZEND_ASSIGN_DIM
+                            | ZEND_ASSIGN_OBJ
+                            | ZEND_ASSIGN_OBJ_REF
+                            | ZEND_ASSIGN_STATIC_PROP
+                            | ZEND_ASSIGN_STATIC_PROP_REF
+                            | ZEND_ASSIGN_OP
+                            | ZEND_ASSIGN_DIM_OP
+                            | ZEND_ASSIGN_OBJ_OP
+                            | ZEND_ASSIGN_STATIC_PROP_OP
+                            | ZEND_PRE_INC
+                            | ZEND_PRE_DEC
+                            | ZEND_PRE_INC_OBJ
+                            | ZEND_PRE_DEC_OBJ
+                            | ZEND_DO_ICALL
+                            | ZEND_DO_UCALL
+                            | ZEND_DO_FCALL_BY_NAME
+                            | ZEND_DO_FCALL
+                            | ZEND_INCLUDE_OR_EVAL
+                            | ZEND_YIELD
+                            | ZEND_YIELD_FROM
                             | ZEND_ASSERT_CHECK
                     )
                 {
@@ -2158,8 +2274,15 @@ impl Replacer<'_> {
             }
             if matches!(
                 opcode,
-                ZEND_JMPZ_EX | ZEND_JMPNZ_EX | ZEND_JMP_SET | ZEND_COALESCE | ZEND_JMP_NULL
-                    | ZEND_FE_RESET_R | ZEND_FE_RESET_RW | ZEND_FE_FETCH_R | ZEND_FE_FETCH_RW
+                ZEND_JMPZ_EX
+                    | ZEND_JMPNZ_EX
+                    | ZEND_JMP_SET
+                    | ZEND_COALESCE
+                    | ZEND_JMP_NULL
+                    | ZEND_FE_RESET_R
+                    | ZEND_FE_RESET_RW
+                    | ZEND_FE_FETCH_R
+                    | ZEND_FE_FETCH_RW
                     | ZEND_NEW
             ) {
                 // Jumps cannot simply go.
@@ -2171,13 +2294,18 @@ impl Replacer<'_> {
                     if is_tmp_or_var(opline.result)
                         && !matches!(
                             opcode,
-                            ZEND_QM_ASSIGN | ZEND_FETCH_CLASS | ZEND_ROPE_INIT | ZEND_ROPE_ADD
-                                | ZEND_INIT_ARRAY | ZEND_ADD_ARRAY_ELEMENT
+                            ZEND_QM_ASSIGN
+                                | ZEND_FETCH_CLASS
+                                | ZEND_ROPE_INIT
+                                | ZEND_ROPE_ADD
+                                | ZEND_INIT_ARRAY
+                                | ZEND_ADD_ARRAY_ELEMENT
                                 | ZEND_ADD_ARRAY_UNPACK
                         )
                     {
                         // The computation becomes a QM_ASSIGN of its value.
                         let old_result = opline.result;
+                        let old_smart_branch = opline.smart_branch;
                         ssa.ops[def.index()].result_def = None;
                         if opcode == ZEND_DO_ICALL {
                             removed = self.remove_call(op_array, ssa, def) - 1;
@@ -2188,6 +2316,7 @@ impl Replacer<'_> {
                         let o = &mut op_array.opcodes[def.index()];
                         o.opcode = ZEND_QM_ASSIGN;
                         o.result = old_result;
+                        o.smart_branch = old_smart_branch;
                         let mut zv = value.clone();
                         helpers::update_op1_const(op_array, def.index(), &mut zv);
                         self.note(def, ChangeKind::Rewritten, || {
@@ -2245,8 +2374,12 @@ impl Replacer<'_> {
             }
             if value.is_none() {
                 match opcode {
-                    ZEND_ASSIGN_DIM | ZEND_ASSIGN_OBJ | ZEND_ASSIGN_OP | ZEND_ASSIGN_DIM_OP
-                    | ZEND_ASSIGN_OBJ_OP | ZEND_ASSIGN_STATIC_PROP_OP => {
+                    ZEND_ASSIGN_DIM
+                    | ZEND_ASSIGN_OBJ
+                    | ZEND_ASSIGN_OP
+                    | ZEND_ASSIGN_DIM_OP
+                    | ZEND_ASSIGN_OBJ_OP
+                    | ZEND_ASSIGN_STATIC_PROP_OP => {
                         let data_use = ssa.ops.get(def.index() + 1).and_then(|s| s.op1_use);
                         if (sop.op2_use.is_some() && !self.known(sop.op2_use))
                             || (data_use.is_some() && !self.known(data_use))
@@ -2254,8 +2387,7 @@ impl Replacer<'_> {
                             return 0;
                         }
                     }
-                    ZEND_PRE_INC_OBJ | ZEND_PRE_DEC_OBJ | ZEND_POST_INC_OBJ
-                    | ZEND_POST_DEC_OBJ => {
+                    ZEND_PRE_INC_OBJ | ZEND_PRE_DEC_OBJ | ZEND_POST_INC_OBJ | ZEND_POST_DEC_OBJ => {
                         if sop.op2_use.is_some() && !self.known(sop.op2_use) {
                             return 0;
                         }
@@ -2286,7 +2418,10 @@ impl Replacer<'_> {
             }
             if matches!(
                 opcode,
-                ZEND_ASSIGN_DIM | ZEND_ASSIGN_OBJ | ZEND_ASSIGN_DIM_OP | ZEND_ASSIGN_OBJ_OP
+                ZEND_ASSIGN_DIM
+                    | ZEND_ASSIGN_OBJ
+                    | ZEND_ASSIGN_DIM_OP
+                    | ZEND_ASSIGN_OBJ_OP
                     | ZEND_ASSIGN_STATIC_PROP_OP
             ) && def.index() + 1 < op_array.opcodes.len()
             {
@@ -2297,9 +2432,9 @@ impl Replacer<'_> {
                 Some(value) => {
                     let lit = helpers::add_literal(op_array, value.clone());
                     let o = &mut op_array.opcodes[def.index()];
+                    // extended_value stays, as PHP leaves it.
                     o.opcode = ZEND_ASSIGN;
                     o.op2 = Operand::Const(lit);
-                    o.extended_value = 0;
                     self.note(def, ChangeKind::Rewritten, || {
                         let mut s = Vec::new();
                         dump_const(&mut s, value);
@@ -2339,4 +2474,27 @@ fn opcode_name(op: Opcode) -> String {
     op.short_name()
         .map(str::to_string)
         .unwrap_or_else(|| format!("opcode {}", op.0))
+}
+
+/// The DFA pass's call of SCCP (`dfa_pass.c`: `if (sccp_optimize_op_array(...))
+/// remove_nops = 1;`) over the analyses of [`crate::analysis::FuncAnalysis`]: `calls` are
+/// the op_array's call sites (`func_info->callee_info`) on the call-graph path, `None`
+/// without the call graph (PHP passes a NULL call map there). True when ops were removed.
+/// Calls SCCP removed have their INIT made a NOP, so the caller's call-site bookkeeping
+/// drops them as PHP drops a call whose `callee_func` was cleared.
+pub fn run_in_dfa(
+    op_array: &mut OpArray,
+    ctx: &mut OptimizerCtx,
+    fa: &mut crate::analysis::FuncAnalysis,
+    calls: Option<&[zend_call_graph::CallSite]>,
+) -> bool {
+    let mut map = calls.map(|c| CallMap::new(op_array, c));
+    sccp_optimize_op_array(
+        ctx,
+        op_array,
+        &mut fa.ssa,
+        &mut fa.cfg,
+        &mut fa.inference.vars,
+        map.as_mut(),
+    ) > 0
 }
