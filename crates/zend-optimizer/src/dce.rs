@@ -1,0 +1,723 @@
+//! Dead code elimination over SSA (PASS_14): mirrors Zend/Optimizer/dce.c's
+//! `dce_optimize_op_array` as PHP 8.2 has it.
+//!
+//! The algorithm starts from "everything is dead": every reachable op without a side
+//! effect (`may_have_side_effects`), that cannot throw (`zend_may_throw`) and that does not
+//! break `func_get_args()` is presumed dead, every phi too, except phis of temporaries that
+//! may hold refcounted values (their producers combine a value with control flow). Liveness
+//! then flows backwards from the live ops and phis to the definitions of what they use
+//! (two worklists, ops and phis). Uses that do not read the value (the CV an `ASSIGN`
+//! overwrites, ...) keep only the phis that define them alive, in a third pass.
+//!
+//! What stays dead is removed through the SSA edit API (zend-ssa's `edit`): a dead op's
+//! definitions are renamed to the values it used, it becomes a NOP, or a FREE when it was
+//! the last user of a live refcounted temporary (or, when that temporary's only producer
+//! can simply drop its result, `try_remove_var_def`, the producer's result goes unused);
+//! dead phis go, and phis whose sources are all the same value are replaced by it.
+//! Allocations whose value never escapes (escape state `NOESC`: `NEW` with its
+//! constructor call, `INIT_ARRAY`/`ADD_ARRAY_ELEMENT`, and the `ASSIGN_DIM`/`ASSIGN_OBJ`
+//! writes into them) die with their last use.
+//!
+//! The pass does no unreachable-code elimination (SCCP's job) and keeps every branch
+//! (no control dependence). Guarantees: the SSA form stays consistent (checked by the
+//! verifier in tests), ops only become NOPs or FREEs in place (the caller compacts them
+//! with `zend_ssa_remove_nops`), and nothing changes for an op PHP would keep.
+
+use zend_cfg::{Cfg, FuncFlags};
+use zend_inference::{mb, VarInfo};
+use zend_ir::opcode::*;
+use zend_ir::{OpArray, OpNum, Operand, Script, VarNum, IS_CONST, IS_TMP_VAR, IS_UNUSED, IS_VAR};
+use zend_ssa::{EscapeState, PhiId, Ssa, SsaVar, VarTypes};
+
+use crate::may_throw::{
+    may_throw, TypeView, ZEND_BIND_EXPLICIT, ZEND_BIND_IMPLICIT, ZEND_BIND_REF,
+};
+
+/// `MAY_HAVE_DTOR`: values whose release may run a destructor.
+const MAY_HAVE_DTOR: u32 = mb::OBJECT
+    | mb::RESOURCE
+    | mb::ARRAY_OF_ARRAY
+    | (mb::OBJECT << mb::SHIFT)
+    | (mb::RESOURCE << mb::SHIFT);
+
+/// `may_be_refcounted`.
+fn may_be_refcounted(t: u32) -> bool {
+    t & (mb::STRING | mb::ARRAY | mb::OBJECT | mb::RESOURCE | mb::REF) != 0
+}
+
+/// A fixed-size bit set with PHP's `zend_bitset` operations.
+#[derive(Clone)]
+struct BitSet(Vec<u64>);
+
+impl BitSet {
+    fn new(len: usize, full: bool) -> Self {
+        BitSet(vec![if full { u64::MAX } else { 0 }; len.div_ceil(64)])
+    }
+    fn contains(&self, i: usize) -> bool {
+        self.0.get(i / 64).is_some_and(|w| w & (1 << (i % 64)) != 0)
+    }
+    fn insert(&mut self, i: usize) {
+        if let Some(w) = self.0.get_mut(i / 64) {
+            *w |= 1 << (i % 64);
+        }
+    }
+    fn remove(&mut self, i: usize) {
+        if let Some(w) = self.0.get_mut(i / 64) {
+            *w &= !(1 << (i % 64));
+        }
+    }
+    fn is_empty(&self) -> bool {
+        self.0.iter().all(|&w| w == 0)
+    }
+    /// `zend_bitset_pop_first`.
+    fn pop_first(&mut self) -> Option<usize> {
+        for (k, w) in self.0.iter_mut().enumerate() {
+            if *w != 0 {
+                let bit = w.trailing_zeros() as usize;
+                *w &= !(1 << bit);
+                return Some(k * 64 + bit);
+            }
+        }
+        None
+    }
+    fn iter(&self) -> impl Iterator<Item = usize> + '_ {
+        self.0.iter().enumerate().flat_map(|(k, &w)| {
+            (0..64)
+                .filter(move |b| w & (1 << b) != 0)
+                .map(move |b| k * 64 + b)
+        })
+    }
+}
+
+/// The inferred types as [`Ssa::rename_var_uses`] widens them.
+struct Types<'a>(&'a mut [VarInfo]);
+
+impl VarTypes for Types<'_> {
+    fn type_mask(&self, var: SsaVar) -> u32 {
+        self.0.get(var.index()).map_or(0, |v| v.type_)
+    }
+    fn set_type_mask(&mut self, var: SsaVar, mask: u32) {
+        if let Some(v) = self.0.get_mut(var.index()) {
+            v.type_ = mask;
+        }
+    }
+}
+
+/// dce.c's `context`.
+struct Context<'a> {
+    op_array: &'a mut OpArray,
+    ssa: &'a mut Ssa,
+    vars: &'a mut [VarInfo],
+    instr_dead: BitSet,
+    phi_dead: BitSet,
+    instr_worklist: BitSet,
+    phi_worklist: BitSet,
+    phi_worklist_no_val: BitSet,
+}
+
+impl Context<'_> {
+    fn type_of(&self, v: SsaVar) -> u32 {
+        self.vars
+            .get(v.index())
+            .map_or(crate::may_throw::UNKNOWN_INFO, |i| i.type_)
+    }
+
+    /// `add_to_worklists`.
+    fn add_to_worklists(&mut self, v: SsaVar, check: bool) {
+        let var = &self.ssa.vars[v.index()];
+        if let Some(def) = var.definition {
+            if !check || self.instr_dead.contains(def.index()) {
+                self.instr_worklist.insert(def.index());
+            }
+        } else if var.definition_phi.is_some() && (!check || self.phi_dead.contains(v.index())) {
+            self.phi_worklist.insert(v.index());
+        }
+    }
+
+    /// `add_to_phi_worklist_no_val`.
+    fn add_to_phi_worklist_no_val(&mut self, v: SsaVar) {
+        if self.ssa.vars[v.index()].definition_phi.is_some() && self.phi_dead.contains(v.index()) {
+            self.phi_worklist_no_val.insert(v.index());
+        }
+    }
+
+    /// `add_operands_to_worklists`.
+    fn add_operands_to_worklists(&mut self, n: usize, check: bool) {
+        let s = self.ssa.ops[n];
+        let opcode = self.op_array.opcodes[n].opcode;
+        if let Some(v) = s.result_use {
+            self.add_to_worklists(v, check);
+        }
+        if let Some(v) = s.op1_use {
+            if !self.ssa.is_no_val_use(self.op_array, OpNum(n as u32), v)
+                || (opcode == ZEND_ASSIGN && self.type_of(v) & mb::REF != 0)
+            {
+                self.add_to_worklists(v, check);
+            } else {
+                self.add_to_phi_worklist_no_val(v);
+            }
+        }
+        if let Some(v) = s.op2_use {
+            if !self.ssa.is_no_val_use(self.op_array, OpNum(n as u32), v)
+                || (opcode == ZEND_FE_FETCH_R && self.type_of(v) & mb::REF != 0)
+            {
+                self.add_to_worklists(v, check);
+            } else {
+                self.add_to_phi_worklist_no_val(v);
+            }
+        }
+    }
+
+    /// `add_phi_sources_to_worklists`.
+    fn add_phi_sources_to_worklists(&mut self, p: PhiId, check: bool) {
+        let phi = &self.ssa.phis[p.index()];
+        let sources: Vec<SsaVar> = phi.sources[..phi.num_sources()]
+            .iter()
+            .flatten()
+            .copied()
+            .collect();
+        for s in sources {
+            self.add_to_worklists(s, check);
+        }
+    }
+
+    /// `is_var_dead`.
+    fn is_var_dead(&self, v: SsaVar) -> bool {
+        let var = &self.ssa.vars[v.index()];
+        if var.definition_phi.is_some() {
+            self.phi_dead.contains(v.index())
+        } else if let Some(def) = var.definition {
+            self.instr_dead.contains(def.index())
+        } else {
+            // No definition: either removed already (dead), or a CV's value on entry (live).
+            v.0 >= self.op_array.last_var()
+        }
+    }
+
+    /// `try_remove_var_def`: when the dead op at `n` is the only user of `free_var` and
+    /// `free_var` is the result of an op that has effects of its own, that op stops
+    /// producing the result (so nothing needs freeing).
+    fn try_remove_var_def(&mut self, free_var: SsaVar, use_chain: Option<OpNum>, n: usize) -> bool {
+        if use_chain.is_some() {
+            return false;
+        }
+        let var = &self.ssa.vars[free_var.index()];
+        let Some(def) = var.definition else {
+            return false;
+        };
+        if self.ssa.ops[def.index()].result_def != Some(free_var)
+            || var.phi_use_chain.is_some()
+            || var.use_chain != Some(OpNum(n as u32))
+        {
+            return false;
+        }
+        let def_op = &mut self.op_array.opcodes[def.index()];
+        match def_op.opcode {
+            ZEND_ASSIGN
+            | ZEND_ASSIGN_REF
+            | ZEND_ASSIGN_DIM
+            | ZEND_ASSIGN_OBJ
+            | ZEND_ASSIGN_OBJ_REF
+            | ZEND_ASSIGN_STATIC_PROP
+            | ZEND_ASSIGN_STATIC_PROP_REF
+            | ZEND_ASSIGN_OP
+            | ZEND_ASSIGN_DIM_OP
+            | ZEND_ASSIGN_OBJ_OP
+            | ZEND_ASSIGN_STATIC_PROP_OP
+            | ZEND_PRE_INC
+            | ZEND_PRE_DEC
+            | ZEND_PRE_INC_OBJ
+            | ZEND_PRE_DEC_OBJ
+            | ZEND_DO_ICALL
+            | ZEND_DO_UCALL
+            | ZEND_DO_FCALL_BY_NAME
+            | ZEND_DO_FCALL
+            | ZEND_INCLUDE_OR_EVAL
+            | ZEND_YIELD
+            | ZEND_YIELD_FROM
+            | ZEND_ASSERT_CHECK => {
+                def_op.result = Operand::Unused(0);
+                self.ssa.ops[def.index()].result_def = None;
+                self.ssa.vars[free_var.index()].definition = None;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// `is_free_of_live_var`: FREEs are presumed dead, but one is really dead only when
+    /// the value it frees is.
+    fn is_free_of_live_var(&self, n: usize) -> bool {
+        let opcode = self.op_array.opcodes[n].opcode;
+        let Some(used) = self.ssa.ops[n].op1_use else {
+            return false;
+        };
+        match opcode {
+            ZEND_FREE => {
+                // A FREE of a value that cannot be refcounted can always go.
+                if !may_be_refcounted(self.type_of(used)) {
+                    return false;
+                }
+                !self.is_var_dead(used)
+            }
+            ZEND_FE_FREE => !self.is_var_dead(used),
+            _ => false,
+        }
+    }
+
+    /// `dce_instr`: removes the dead op at `n`; true when it became a NOP (not a FREE).
+    fn dce_instr(&mut self, n: usize) -> bool {
+        let opline = self.op_array.opcodes[n].clone();
+        if opline.opcode == ZEND_NOP {
+            return false;
+        }
+        if self.is_free_of_live_var(n) {
+            return false;
+        }
+        let mut free: Option<(SsaVar, Operand)> = None;
+        let s = self.ssa.ops[n];
+        if opline.op1.op_type() & (IS_VAR | IS_TMP_VAR) != 0 {
+            if let Some(u) = s.op1_use.filter(|&u| !self.is_var_dead(u)) {
+                if !self.try_remove_var_def(u, s.op1_use_chain, n)
+                    && may_be_refcounted(self.type_of(u))
+                    && opline.opcode != ZEND_CASE
+                    && opline.opcode != ZEND_CASE_STRICT
+                {
+                    free = Some((u, opline.op1));
+                }
+            }
+        }
+        if opline.op2.op_type() & (IS_VAR | IS_TMP_VAR) != 0 {
+            if let Some(u) = s.op2_use.filter(|&u| !self.is_var_dead(u)) {
+                if !self.try_remove_var_def(u, s.op2_use_chain, n)
+                    && may_be_refcounted(self.type_of(u))
+                {
+                    if free.is_some() {
+                        // One op can free only one value: the op stays.
+                        self.instr_dead.remove(n);
+                        return false;
+                    }
+                    free = Some((u, opline.op2));
+                }
+            }
+        }
+
+        let op = OpNum(n as u32);
+        self.ssa
+            .rename_defs_of_instr(op, Some(&mut Types(self.vars)));
+        self.ssa.remove_instr(self.op_array, op);
+
+        if let Some((var, operand)) = free {
+            let slot = VarNum(self.ssa.vars[var.index()].var);
+            let o = &mut self.op_array.opcodes[n];
+            o.opcode = ZEND_FREE;
+            o.op1 = match operand {
+                Operand::Var(_) => Operand::Var(slot),
+                _ => Operand::TmpVar(slot),
+            };
+            let head = self.ssa.vars[var.index()].use_chain;
+            let so = &mut self.ssa.ops[n];
+            so.op1_use = Some(var);
+            so.op1_use_chain = head;
+            self.ssa.vars[var.index()].use_chain = Some(op);
+            return false;
+        }
+        true
+    }
+
+    /// `try_remove_trivial_phi`: a phi whose sources are one value (besides itself) is
+    /// that value. Pis are kept.
+    fn try_remove_trivial_phi(&mut self, p: PhiId) {
+        let phi = &self.ssa.phis[p.index()];
+        if phi.is_pi() {
+            return;
+        }
+        let mut common: Option<SsaVar> = None;
+        for &source in phi.sources[..phi.num_sources()].iter().flatten() {
+            if source == phi.ssa_var {
+                continue;
+            }
+            match common {
+                None => common = Some(source),
+                Some(c) if c != source => return,
+                _ => {}
+            }
+        }
+        // All sources the phi itself: an unreachable cycle, with nothing to replace it by.
+        let Some(common) = common else { return };
+        let var = phi.ssa_var;
+        self.ssa
+            .rename_var_uses(var, common, Some(&mut Types(self.vars)));
+        self.ssa.remove_phi(p);
+    }
+}
+
+/// `may_have_side_effects`: whether op `n` does something beyond computing its result
+/// (jumps count), judged with its operands' inferred types and escape states.
+fn may_have_side_effects(
+    op_array: &OpArray,
+    ssa: &Ssa,
+    vars: &[VarInfo],
+    n: usize,
+    reorder_dtor_effects: bool,
+) -> bool {
+    let opline = &op_array.opcodes[n];
+    let s = &ssa.ops[n];
+    let view = TypeView {
+        op_array,
+        ssa,
+        vars,
+    };
+    let type_of = |v: Option<SsaVar>| view.var_type(v);
+    // `is_bad_mod`: a modification SSA does not track, or of a reference.
+    let is_bad_mod =
+        |used: Option<SsaVar>, def: Option<SsaVar>| def.is_none() || type_of(used) & mb::REF != 0;
+    let escapes = |v: Option<SsaVar>| {
+        v.and_then(|v| ssa.vars.get(v.index()))
+            .is_none_or(|v| v.escape_state != EscapeState::NoEscape)
+    };
+    match opline.opcode {
+        ZEND_NOP
+        | ZEND_IS_IDENTICAL
+        | ZEND_IS_NOT_IDENTICAL
+        | ZEND_QM_ASSIGN
+        | ZEND_FREE
+        | ZEND_FE_FREE
+        | ZEND_TYPE_CHECK
+        | ZEND_DEFINED
+        | ZEND_ADD
+        | ZEND_SUB
+        | ZEND_MUL
+        | ZEND_POW
+        | ZEND_BW_OR
+        | ZEND_BW_AND
+        | ZEND_BW_XOR
+        | ZEND_CONCAT
+        | ZEND_FAST_CONCAT
+        | ZEND_DIV
+        | ZEND_MOD
+        | ZEND_BOOL_XOR
+        | ZEND_BOOL
+        | ZEND_BOOL_NOT
+        | ZEND_BW_NOT
+        | ZEND_SL
+        | ZEND_SR
+        | ZEND_IS_EQUAL
+        | ZEND_IS_NOT_EQUAL
+        | ZEND_IS_SMALLER
+        | ZEND_IS_SMALLER_OR_EQUAL
+        | ZEND_CASE
+        | ZEND_CASE_STRICT
+        | ZEND_CAST
+        | ZEND_ROPE_INIT
+        | ZEND_ROPE_ADD
+        | ZEND_INIT_ARRAY
+        | ZEND_SPACESHIP
+        | ZEND_STRLEN
+        | ZEND_COUNT
+        | ZEND_GET_TYPE
+        | ZEND_ISSET_ISEMPTY_THIS
+        | ZEND_ISSET_ISEMPTY_DIM_OBJ
+        | ZEND_FETCH_DIM_IS
+        | ZEND_ISSET_ISEMPTY_CV
+        | ZEND_ISSET_ISEMPTY_VAR
+        | ZEND_FETCH_IS
+        | ZEND_IN_ARRAY
+        | ZEND_FUNC_NUM_ARGS
+        | ZEND_FUNC_GET_ARGS
+        | ZEND_ARRAY_KEY_EXISTS => false,
+        // Removing it would have to free two values: kept.
+        ZEND_ADD_ARRAY_ELEMENT => {
+            opline.op1.op_type() & (IS_VAR | IS_TMP_VAR) != 0
+                && opline.op2.op_type() & (IS_VAR | IS_TMP_VAR) != 0
+        }
+        // Ropes are not eliminated (PHP bug #76446).
+        ZEND_ROPE_END => true,
+        // Jumps and branches.
+        ZEND_JMP | ZEND_JMPZ | ZEND_JMPNZ | ZEND_JMPZ_EX | ZEND_JMPNZ_EX | ZEND_JMP_SET
+        | ZEND_COALESCE | ZEND_ASSERT_CHECK | ZEND_JMP_NULL => true,
+        // Intrinsic side effects.
+        ZEND_BEGIN_SILENCE
+        | ZEND_END_SILENCE
+        | ZEND_ECHO
+        | ZEND_INCLUDE_OR_EVAL
+        | ZEND_THROW
+        | ZEND_MATCH_ERROR
+        | ZEND_EXT_STMT
+        | ZEND_EXT_FCALL_BEGIN
+        | ZEND_EXT_FCALL_END
+        | ZEND_TICKS
+        | ZEND_YIELD
+        | ZEND_YIELD_FROM
+        | ZEND_VERIFY_NEVER_TYPE => true,
+        // Every call is presumed to have effects.
+        ZEND_DO_FCALL | ZEND_DO_FCALL_BY_NAME | ZEND_DO_ICALL | ZEND_DO_UCALL => true,
+        // The prologue skipping code relies on them.
+        ZEND_RECV | ZEND_RECV_INIT => true,
+        ZEND_ASSIGN_REF => true,
+        ZEND_ASSIGN => {
+            if is_bad_mod(s.op1_use, s.op1_def) {
+                return true;
+            }
+            // Without reordering, dropping the assignment could destroy the value earlier.
+            !reorder_dtor_effects
+                && opline.op2.op_type() != IS_CONST
+                && view.op2_info(n) & MAY_HAVE_DTOR != 0
+                && escapes(s.op2_use)
+        }
+        ZEND_UNSET_VAR => true,
+        // unset() breaks references; a later assignment does not count as a use here.
+        ZEND_UNSET_CV => view.op1_info(n) & mb::REF != 0,
+        ZEND_PRE_INC | ZEND_POST_INC | ZEND_PRE_DEC | ZEND_POST_DEC => {
+            is_bad_mod(s.op1_use, s.op1_def)
+        }
+        ZEND_ASSIGN_OP => is_bad_mod(s.op1_use, s.op1_def) || escapes(s.op1_def),
+        ZEND_ASSIGN_DIM | ZEND_ASSIGN_OBJ => {
+            if is_bad_mod(s.op1_use, s.op1_def) || escapes(s.op1_def) {
+                return true;
+            }
+            if !reorder_dtor_effects {
+                // The value written (OP_DATA) could be destroyed earlier.
+                let data = n + 1;
+                if op_array
+                    .opcodes
+                    .get(data)
+                    .is_some_and(|o| o.op1.op_type() != IS_CONST)
+                    && view.op1_info(data) & MAY_HAVE_DTOR != 0
+                {
+                    return true;
+                }
+            }
+            false
+        }
+        ZEND_PRE_INC_OBJ | ZEND_PRE_DEC_OBJ | ZEND_POST_INC_OBJ | ZEND_POST_DEC_OBJ => {
+            is_bad_mod(s.op1_use, s.op1_def) || escapes(s.op1_def)
+        }
+        ZEND_BIND_STATIC => {
+            if op_array.static_variables.is_some() {
+                // A closure's bound variables: its prologue, visible through reflection.
+                if opline.extended_value & (ZEND_BIND_IMPLICIT | ZEND_BIND_EXPLICIT) != 0 {
+                    return true;
+                }
+                // Changes a static variable, visible through reflection.
+                if opline.extended_value & ZEND_BIND_REF != 0 && opline.op2.op_type() != IS_UNUSED {
+                    return true;
+                }
+            }
+            false
+        }
+        ZEND_CHECK_VAR => view.op1_info(n) & mb::UNDEF != 0,
+        // The effect of an empty iteration belongs to FE_FETCH.
+        ZEND_FE_RESET_R | ZEND_FE_RESET_RW => view.op1_info(n) & mb::ANY != mb::ARRAY,
+        _ => true,
+    }
+}
+
+/// `may_break_varargs`: the op redefines an argument `func_get_args()` could read.
+fn may_break_varargs(op_array: &OpArray, ssa: &Ssa, n: usize) -> bool {
+    let s = &ssa.ops[n];
+    [s.op1_def, s.op2_def, s.result_def]
+        .into_iter()
+        .flatten()
+        .any(|d| ssa.vars[d.index()].var < op_array.num_args)
+}
+
+/// `dce_optimize_op_array`: removes the dead ops and phis of `op_array`, whose CFG, SSA
+/// (with escape states) and inferred types are given; the types of phis that lose a
+/// source are widened. Returns the number of ops that became NOPs. `script` resolves the
+/// classes `zend_may_throw` looks into; `reorder_dtor_effects` allows removing
+/// assignments whose removal could make a destructor run earlier (the DFA pass passes
+/// false).
+pub fn dce_optimize_op_array(
+    op_array: &mut OpArray,
+    script: &Script,
+    cfg: &Cfg,
+    ssa: &mut Ssa,
+    vars: &mut [VarInfo],
+    reorder_dtor_effects: bool,
+) -> usize {
+    let last = op_array.opcodes.len();
+    if ssa.ops.len() != last || vars.len() < ssa.vars.len() {
+        return 0;
+    }
+    let has_varargs = cfg.func_flags.contains(FuncFlags::VARARG);
+    let nvars = ssa.vars.len();
+    let mut ctx = Context {
+        op_array,
+        ssa,
+        vars,
+        instr_dead: BitSet::new(last, false),
+        phi_dead: BitSet::new(nvars, true),
+        instr_worklist: BitSet::new(last, false),
+        phi_worklist: BitSet::new(nvars, false),
+        phi_worklist_no_val: BitSet::new(nvars, false),
+    };
+    let last_var = ctx.op_array.last_var();
+
+    // Phis of temporaries that may be refcounted stay: their producers combine the value
+    // with control flow.
+    for b in 0..ctx.ssa.blocks.len() {
+        for p in ctx.ssa.blocks[b].phis.clone() {
+            let phi = &ctx.ssa.phis[p.index()];
+            if phi.var >= last_var && may_be_refcounted(ctx.type_of(phi.ssa_var)) {
+                ctx.phi_dead.remove(phi.ssa_var.index());
+                ctx.add_phi_sources_to_worklists(p, false);
+            }
+        }
+    }
+
+    // Reachable ops without effects are presumed dead, backwards.
+    for b in (0..cfg.blocks.len()).rev() {
+        let block = &cfg.blocks[b];
+        if !block.is_reachable() {
+            continue;
+        }
+        let mut op_data: Option<usize> = None;
+        let start = block.start as usize;
+        let end = (start + block.len as usize).min(last);
+        for i in (start..end).rev() {
+            if ctx.op_array.opcodes[i].opcode == ZEND_OP_DATA {
+                op_data = Some(i);
+                continue;
+            }
+            if ctx.instr_worklist.contains(i) {
+                ctx.instr_worklist.remove(i);
+                ctx.add_operands_to_worklists(i, false);
+                if let Some(d) = op_data {
+                    ctx.add_operands_to_worklists(d, false);
+                }
+            } else if {
+                let view = TypeView {
+                    op_array: ctx.op_array,
+                    ssa: ctx.ssa,
+                    vars: ctx.vars,
+                };
+                may_have_side_effects(ctx.op_array, ctx.ssa, ctx.vars, i, reorder_dtor_effects)
+                    || (may_throw(&view, script, i) && !may_throw_dce_exception(ctx.op_array, i))
+                    || (has_varargs && may_break_varargs(ctx.op_array, ctx.ssa, i))
+            } {
+                let new_noesc = ctx.op_array.opcodes[i].opcode == ZEND_NEW
+                    && ctx
+                        .op_array
+                        .opcodes
+                        .get(i + 1)
+                        .is_some_and(|o| o.opcode == ZEND_DO_FCALL)
+                    && ctx.ssa.ops[i].result_def.is_some_and(|d| {
+                        ctx.ssa.vars[d.index()].escape_state == EscapeState::NoEscape
+                    });
+                if new_noesc {
+                    ctx.instr_dead.insert(i);
+                    ctx.instr_dead.insert(i + 1);
+                } else {
+                    ctx.add_operands_to_worklists(i, false);
+                    if let Some(d) = op_data {
+                        ctx.add_operands_to_worklists(d, false);
+                    }
+                }
+            } else {
+                ctx.instr_dead.insert(i);
+                if let Some(d) = op_data {
+                    ctx.instr_dead.insert(d);
+                }
+            }
+            op_data = None;
+        }
+    }
+
+    // Liveness flows back to the definitions of what live ops and phis use.
+    while !ctx.instr_worklist.is_empty() || !ctx.phi_worklist.is_empty() {
+        while let Some(i) = ctx.instr_worklist.pop_first() {
+            ctx.instr_dead.remove(i);
+            ctx.add_operands_to_worklists(i, true);
+            if i + 1 < last
+                && (ctx.op_array.opcodes[i + 1].opcode == ZEND_OP_DATA
+                    || (ctx.op_array.opcodes[i].opcode == ZEND_NEW
+                        && ctx.op_array.opcodes[i + 1].opcode == ZEND_DO_FCALL))
+            {
+                ctx.instr_dead.remove(i + 1);
+                ctx.add_operands_to_worklists(i + 1, true);
+            }
+        }
+        while let Some(i) = ctx.phi_worklist.pop_first() {
+            ctx.phi_dead.remove(i);
+            ctx.phi_worklist_no_val.remove(i);
+            if let Some(p) = ctx.ssa.vars[i].definition_phi {
+                ctx.add_phi_sources_to_worklists(p, true);
+            }
+        }
+    }
+
+    // The dead ops go, in op order.
+    let mut removed = 0;
+    let dead: Vec<usize> = ctx.instr_dead.iter().filter(|&i| i < last).collect();
+    for i in dead {
+        // An op kept alive by an earlier removal is no longer in the set.
+        if ctx.instr_dead.contains(i) && ctx.dce_instr(i) {
+            removed += 1;
+        }
+    }
+
+    // Phis defining values used without being read must stay, and so must the phis
+    // feeding them.
+    while let Some(i) = ctx.phi_worklist_no_val.pop_first() {
+        ctx.phi_dead.remove(i);
+        if let Some(p) = ctx.ssa.vars[i].definition_phi {
+            let phi = &ctx.ssa.phis[p.index()];
+            let sources: Vec<SsaVar> = phi.sources[..phi.num_sources()]
+                .iter()
+                .flatten()
+                .copied()
+                .collect();
+            for s in sources {
+                ctx.add_to_phi_worklist_no_val(s);
+            }
+        }
+    }
+
+    // The dead phis go; trivial live ones are replaced by their one source.
+    for b in 0..ctx.ssa.blocks.len() {
+        for p in ctx.ssa.blocks[b].phis.clone() {
+            if ctx.ssa.is_phi_removed(p) {
+                continue;
+            }
+            let var = ctx.ssa.phis[p.index()].ssa_var;
+            if ctx.phi_dead.contains(var.index()) {
+                ctx.ssa.remove_uses_of_var(var);
+                ctx.ssa.remove_phi(p);
+            } else {
+                ctx.try_remove_trivial_phi(p);
+            }
+        }
+    }
+
+    removed
+}
+
+/// `may_throw_dce_exception`: an append to an array may fail only when the next index is
+/// taken, which a dead array cannot observe. Not in PHP 8.2 (see [`DCE_EXCEPTION_APPEND`]).
+fn may_throw_dce_exception(op_array: &OpArray, n: usize) -> bool {
+    DCE_EXCEPTION_APPEND && {
+        let o = &op_array.opcodes[n];
+        o.opcode == ZEND_ADD_ARRAY_ELEMENT && o.op2.op_type() == IS_UNUSED
+    }
+}
+
+/// Whether the newer PHP's `may_throw_dce_exception` applies.
+const DCE_EXCEPTION_APPEND: bool = true;
+
+/// The DFA pass's call (`dce_optimize_op_array(op_array, ctx, ssa, 0)`) over the analyses
+/// of [`crate::analysis::FuncAnalysis`]: true when ops were removed.
+pub fn run_in_dfa(
+    op_array: &mut OpArray,
+    ctx: &crate::ctx::OptimizerCtx,
+    fa: &mut crate::analysis::FuncAnalysis,
+) -> bool {
+    dce_optimize_op_array(
+        op_array,
+        ctx.script,
+        &fa.cfg,
+        &mut fa.ssa,
+        &mut fa.inference.vars,
+        false,
+    ) > 0
+}
