@@ -61,6 +61,8 @@ fn elem_str(v: &Literal) -> Option<Vec<u8>> {
         Literal::Long(l) => Some(l.to_string().into_bytes()),
         Literal::True => Some(b"1".to_vec()),
         Literal::False | Literal::Null => Some(Vec::new()),
+        // `precision` is read when the call runs, as PHP's compile-time call reads it.
+        Literal::Double(_) => zend_operators::get_string(v).map(|s| s.0),
         _ => None,
     }
 }
@@ -720,6 +722,23 @@ pub fn ct_eval_func_call(name: &[u8], args: &[Literal], _strict_types: bool) -> 
                 };
                 if eq {
                     return Some(key_literal(k));
+                }
+            }
+            Some(Literal::False)
+        }
+        (b"in_array", [n, h, rest @ ..]) if rest.len() <= 1 => {
+            let strict = match rest {
+                [st] => bool_arg(st)?,
+                _ => false,
+            };
+            for (_, v) in arr_arg(h)? {
+                let eq = if strict {
+                    zend_operators::is_identical(v, n)
+                } else {
+                    loose_eq(v, n)?
+                };
+                if eq {
+                    return Some(Literal::True);
                 }
             }
             Some(Literal::False)
