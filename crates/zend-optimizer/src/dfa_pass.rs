@@ -100,12 +100,12 @@ impl FuncInfo {
 pub fn optimize_dfa(op_array: &mut OpArray, ctx: &mut OptimizerCtx) -> Option<FuncAnalysis> {
     let mut analysis = {
         // The op_array being optimized is out of the script (the driver holds it): the
-        // script's view gets it back at its place for the analysis.
-        let index = crate::ctx::OpArrayPath::all(ctx.script)
-            .iter()
-            .position(|p| p == ctx.current)?;
+        // script's view gets it as one more op_array. Without the call graph nothing is
+        // looked up by its position (no call is resolved, no return info consulted).
         let mut info = zend_call_graph::ScriptInfo::new(ctx.script);
-        *info.op_arrays.get_mut(index)? = &*op_array;
+        let index = info.op_arrays.len();
+        info.op_arrays.push(&*op_array);
+        info.recursion.push(0);
         let ictx = zend_inference::Context::new(&info, ctx.optimization_level);
         let mut returns = ictx.initial_return_infos();
         let dumps = crate::analysis::AnalysisDumps {
@@ -236,8 +236,17 @@ pub fn optimize_op_array(op_array: &mut OpArray, ctx: &mut OptimizerCtx, input: 
         }
     }
     if level & PASS_14 != 0 && IMPLEMENTED_SSA_PASSES & PASS_14 != 0 {
-        // DCE (`dce_optimize_op_array(op_array, ssa, 0)`) is called here once its module
-        // lands.
+        if crate::dce::dce_optimize_op_array(
+            op_array,
+            ctx.script,
+            &fa.cfg,
+            &mut fa.ssa,
+            &mut fa.inference.vars,
+            false,
+        ) > 0
+        {
+            remove_nops = true;
+        }
         if optimize_jmps(op_array, ctx, fa) > 0 {
             remove_nops = true;
         }
@@ -352,28 +361,35 @@ fn operand_info(
 }
 
 /// `(op1_info, op2_info, res_info)` of every op as `zend_redo_pass_two_ex` hands them to
-/// `zend_vm_set_opcode_handler_ex`: 0 for an unused operand, else the operand's inferred
-/// type cut to the bits handler selection looks at.
+/// `zend_vm_set_opcode_handler_ex`: the operands' inferred types cut to the bits handler
+/// selection looks at. As in PHP 8.2, op2's is 0 when *op1* is unused, and the result of an
+/// increment or decrement is the type the variable gets (`OP1_DEF_INFO`, any value when
+/// the op defines none).
 pub fn handler_types(op_array: &OpArray, fa: &FuncAnalysis) -> Vec<(u32, u32, u32)> {
     const MASK: u32 = mb::UNDEF | mb::ANY | mb::REF | mb::ARRAY_OF_ANY | mb::ARRAY_KEY_ANY;
     (0..op_array.opcodes.len().min(fa.ssa.ops.len()))
         .map(|i| {
             let op = &op_array.opcodes[i];
             let s = &fa.ssa.ops[i];
-            let info = |operand: Operand, used: Option<SsaVar>| {
-                if operand.op_type() == IS_UNUSED {
-                    0
-                } else {
-                    operand_info(op_array, fa, operand, used) & MASK
-                }
-            };
-            // RES_INFO() reads the result's definition.
-            let res = if op.result.op_type() == IS_UNUSED {
+            let op1_unused = op.op1.op_type() == IS_UNUSED;
+            let op1 = if op1_unused {
                 0
             } else {
-                s.result_def.map_or(UNKNOWN_INFO, |v| var_type(fa, v)) & MASK
+                operand_info(op_array, fa, op.op1, s.op1_use) & MASK
             };
-            (info(op.op1, s.op1_use), info(op.op2, s.op2_use), res)
+            let op2 = if op1_unused {
+                0
+            } else {
+                operand_info(op_array, fa, op.op2, s.op2_use) & MASK
+            };
+            let res = match op.opcode {
+                ZEND_PRE_INC | ZEND_PRE_DEC | ZEND_POST_INC | ZEND_POST_DEC => {
+                    s.op1_def.map_or(mb::ANY, |v| var_type(fa, v) & MASK)
+                }
+                _ if op.result.op_type() == IS_UNUSED => 0,
+                _ => s.result_def.map_or(UNKNOWN_INFO, |v| var_type(fa, v)) & MASK,
+            };
+            (op1, op2, res)
         })
         .collect()
 }

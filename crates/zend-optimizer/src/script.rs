@@ -617,8 +617,9 @@ fn pass_bit(name: &str) -> u32 {
 
 /// After optimizing, a method a class inherited from a trait or parent at compile time
 /// (`op_array->scope != ce`) becomes a copy of the optimized original, keeping its own
-/// flags and static variables.
-fn copy_inherited_methods(script: &mut Script) {
+/// flags and static variables (what [`Options::copy_inherited_methods`] does, and what a
+/// write-back into PHP does to PHP's copies).
+pub fn copy_inherited_methods(script: &mut Script) {
     let mut copies = Vec::new();
     for (c, (key, ce)) in script.class_table.iter().enumerate() {
         if !is_primary_class_key(key, ce) {

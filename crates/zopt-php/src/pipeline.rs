@@ -15,11 +15,13 @@ use crate::writeback::HandlerTypes;
 
 /// The names of the passes zopt implements, for `phpinfo()`.
 pub fn implemented_passes() -> Vec<&'static str> {
-    const NAMES: [(u32, &str); 8] = [
+    const NAMES: [(u32, &str); 10] = [
         (zend_optimizer::PASS_1, "pass1"),
         (zend_optimizer::PASS_3, "pass3"),
         (zend_optimizer::PASS_4, "pass4 (calls)"),
         (zend_optimizer::PASS_5, "pass5 (block pass)"),
+        (zend_optimizer::PASS_6, "pass6 (dfa)"),
+        (zend_optimizer::PASS_7, "pass7 (call graph)"),
         (zend_optimizer::PASS_9, "pass9 (temporaries)"),
         (zend_optimizer::PASS_10, "pass10 (nops)"),
         (zend_optimizer::PASS_11, "pass11 (literals)"),
@@ -35,7 +37,8 @@ pub fn implemented_passes() -> Vec<&'static str> {
 /// What [`optimize`] did.
 pub struct Outcome {
     pub script: Script,
-    /// Operand types for type-specialised handlers (none until the DFA pass lands).
+    /// Operand types for type-specialised handlers, where the call-graph DFA pass analysed
+    /// the op_array (`zend_redo_pass_two_ex`).
     pub handler_types: HandlerTypes,
 }
 
@@ -44,11 +47,21 @@ pub fn optimize(mut script: Script, level: u32) -> Outcome {
     let mut options = zend_optimizer::Options::new(level);
     options.copy_inherited_methods = false;
     options.verify = false;
-    zend_optimizer::optimize_script(&mut script, &options);
+    let outcome = zend_optimizer::optimize_script(&mut script, &options);
     for_each_op_array(&mut script, &mut recompute_smart_branches);
+    // The call-graph DFA pass's types, per op_array in zend_foreach_op_array order (the
+    // order of OpArrayPath::all and of the write-back's jobs).
+    let handler_types = HandlerTypes(
+        outcome
+            .handler_types
+            .into_iter()
+            .enumerate()
+            .filter_map(|(k, types)| Some((k, types?.into_iter().map(Some).collect())))
+            .collect(),
+    );
     Outcome {
         script,
-        handler_types: HandlerTypes::default(),
+        handler_types,
     }
 }
 

@@ -81,6 +81,10 @@ pub unsafe fn rewrite(
         return Ok(output);
     }
     writeback::script(live, &captured, &output, &types).map_err(|e| e.to_string())?;
+    // The write-back made PHP's inherited method copies copies of the optimized originals
+    // again (the optimizer leaves them to it): so is the result.
+    let mut output = output;
+    zend_optimizer::script::copy_inherited_methods(&mut output);
     if ini::verify() {
         let r = php::Reader::new();
         let s = r.deref(live.cast_const()).ok_or("NULL script")?;
