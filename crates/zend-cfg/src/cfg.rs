@@ -351,10 +351,13 @@ impl Cfg {
                         start(i + 1);
                     }
                 }
+                // FAST_RET ends its block too: after the optimizer's jump passes, what
+                // follows it need not be a jump target.
                 ZEND_RETURN
                 | ZEND_RETURN_BY_REF
                 | ZEND_GENERATOR_RETURN
-                | ZEND_VERIFY_NEVER_TYPE => {
+                | ZEND_VERIFY_NEVER_TYPE
+                | ZEND_FAST_RET => {
                     if i + 1 < last {
                         start(i + 1);
                     }
