@@ -294,11 +294,7 @@ fn t_usage(pass: &mut Pass) -> Vec<bool> {
                         used_ext[v.index()] = true;
                     }
                 }
-                Operand::TmpVar(v) => {
-                    if !defined_here[v.index()] {
-                        used_ext[v.index()] = true;
-                    }
-                }
+                Operand::TmpVar(v) if !defined_here[v.index()] => used_ext[v.index()] = true,
                 _ => {}
             }
             match op.result {
@@ -569,11 +565,7 @@ fn assemble(pass: &mut Pass) {
             ZEND_JMPZ | ZEND_JMPNZ | ZEND_JMPZ_EX | ZEND_JMPNZ_EX | ZEND_FE_RESET_R
             | ZEND_FE_RESET_RW | ZEND_JMP_SET | ZEND_COALESCE | ZEND_ASSERT_CHECK
             | ZEND_JMP_NULL => op.op2 = Operand::JmpAddr(s0),
-            ZEND_CATCH => {
-                if op.extended_value & ZEND_LAST_CATCH == 0 {
-                    op.op2 = Operand::JmpAddr(s0);
-                }
-            }
+            ZEND_CATCH if op.extended_value & ZEND_LAST_CATCH == 0 => op.op2 = Operand::JmpAddr(s0),
             ZEND_FE_FETCH_R | ZEND_FE_FETCH_RW => op.extended_value = s0.0,
             ZEND_SWITCH_LONG | ZEND_SWITCH_STRING | ZEND_MATCH => {
                 if let Operand::Const(table) = op.op2 {

@@ -19,7 +19,7 @@ fn target_block(cfg: &mut BlockCfg, b: usize, n: usize, opt_count: &mut u32) -> 
     if cfg.blocks[t].len == 0 && !cfg.blocks[t].flags.intersects(BlockFlags::PROTECTED) {
         loop {
             t = cfg.succ(t, 0);
-            if !(cfg.blocks[t].len == 0 && !cfg.blocks[t].flags.intersects(BlockFlags::PROTECTED)) {
+            if cfg.blocks[t].len != 0 || cfg.blocks[t].flags.intersects(BlockFlags::PROTECTED) {
                 break;
             }
         }

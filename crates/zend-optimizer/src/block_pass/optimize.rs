@@ -246,13 +246,13 @@ pub(crate) fn optimize_block(pass: &mut Pass, b: usize) {
                             | ZEND_PRE_INC_OBJ
                             | ZEND_PRE_DEC_OBJ
                             | ZEND_PRE_INC_STATIC_PROP
-                            | ZEND_PRE_DEC_STATIC_PROP => {
-                                if src >= block_start {
-                                    op_array.opcodes[src].result = Operand::Unused(0);
-                                    tsource[v.index()] = None;
-                                    make_nop(&mut op_array.opcodes[i]);
-                                    *opt_count += 1;
-                                }
+                            | ZEND_PRE_DEC_STATIC_PROP
+                                if src >= block_start =>
+                            {
+                                op_array.opcodes[src].result = Operand::Unused(0);
+                                tsource[v.index()] = None;
+                                make_nop(&mut op_array.opcodes[i]);
+                                *opt_count += 1;
                             }
                             _ => {}
                         }
@@ -638,11 +638,11 @@ pub(crate) fn optimize_block(pass: &mut Pass, b: usize) {
                         | ZEND_TYPE_CHECK
                         | ZEND_DEFINED
                         | ZEND_IN_ARRAY
-                        | ZEND_ARRAY_KEY_EXISTS => {
-                            if !not {
-                                fold_into_source(op_array, tsource, i, src);
-                                *opt_count += 1;
-                            }
+                        | ZEND_ARRAY_KEY_EXISTS
+                            if !not =>
+                        {
+                            fold_into_source(op_array, tsource, i, src);
+                            *opt_count += 1;
                         }
                         _ => {}
                     }
