@@ -2,7 +2,7 @@
 # The php-fpm benchmark of the opcode caches: Debian's php8.2-fpm with a static pool on
 # 127.0.0.1, FastCGI requests sent by cgi-fcgi (libfcgi-bin), a bounded number of them.
 #
-#   tools/bench-fpm.sh [-n REQUESTS] [-c CLIENTS] [-w WORKERS] [-e EXTENSION.so] [DIR...]
+#   tools/bench-fpm.sh [-n REQUESTS] [-r ROUNDS] [-c CLIENTS] [-w WORKERS] [-e EXTENSION.so] [DIR...]
 #
 # The application: one page that loads every class of the libraries under DIR... (default
 # Debian's php-parser and Twig) through an autoloader, i.e. several hundred scripts per
@@ -15,19 +15,23 @@
 #   zopt       zopt's shared-memory cache (filled by the warm-up requests)
 #   zopt-fill  zopt's shared memory starting empty, filled from the warm file cache
 #
-# Each mode: warm-up requests (not measured), then REQUESTS requests from CLIENTS parallel
-# clients. Reported: requests/s, p50 and p99 latency, failed requests (any page differing
-# from the reference page of mode `none`), the peak RSS (VmHWM) of each worker, and the
-# speed ratios to OPcache.
+# Each mode gets REQUESTS requests from CLIENTS parallel clients, split over ROUNDS rounds in
+# which every mode runs once (a fresh server each time, warm-up requests not measured), so
+# that drifting machine load hits every mode alike. Reported: requests/s, p50 and p99 latency, failed requests (any page differing
+# from the reference page of mode `none`), the peak RSS (VmHWM) of the largest worker,
+# zopt's own per-script serving time (zopt_get_status() of one worker), and the speed
+# ratios to OPcache.
 set -euo pipefail
 
 requests=200
+rounds=4
 clients=2
 workers=2
 ext=""
-while getopts "n:c:w:e:" opt; do
+while getopts "n:r:c:w:e:" opt; do
     case $opt in
         n) requests=$OPTARG ;;
+        r) rounds=$OPTARG ;;
         c) clients=$OPTARG ;;
         w) workers=$OPTARG ;;
         e) ext=$OPTARG ;;
@@ -118,8 +122,7 @@ worker_hwm() { # peak RSS of each worker, kB
 }
 
 reference=""
-results=()
-run_mode() { # NAME INI ARGS...
+measure() { # NAME INI ARGS...: one round of one mode, appended to $work/lat.NAME
     local name=$1
     shift
     start "$@"
@@ -128,7 +131,7 @@ run_mode() { # NAME INI ARGS...
         page=$(request)
         [ -n "$reference" ] || reference=$page
     done
-    local per=$((requests / clients))
+    local per=$((requests / rounds / clients))
     local t0 t1
     t0=$(date +%s%N)
     local pids=()
@@ -146,44 +149,43 @@ run_mode() { # NAME INI ARGS...
     done
     wait "${pids[@]}"
     t1=$(date +%s%N)
-    local hwm detail=""
-    hwm=$(worker_hwm)
-    case $name in zopt*) detail=$(request status.php) ;; esac
+    echo "$((t1 - t0))" >> "$work/wall.$name"
+    worker_hwm >> "$work/hwm.$name"
+    case $name in zopt*) request status.php > "$work/detail.$name" ;; esac
     stop
-    cat "$work"/client.* > "$work/lat.$name"
-    local n fails
+    cat "$work"/client.* >> "$work/lat.$name"
+}
+
+report() { # NAME
+    local name=$1
+    local n fails stats rps hwm
     n=$(wc -l < "$work/lat.$name")
     fails=$(grep -c '^fail' "$work/lat.$name" || true)
-    local stats
     stats=$(awk '{print $2}' "$work/lat.$name" | sort -n | awk -v n="$n" '
         { v[NR] = $1 }
         END { p50 = v[int((n - 1) * 0.50) + 1]; p99 = v[int((n - 1) * 0.99) + 1]; printf "%.1f %.1f", p50 / 1000, p99 / 1000 }')
-    local rps
-    rps=$(awk -v n="$n" -v ns=$((t1 - t0)) 'BEGIN { printf "%.1f", n / (ns / 1e9) }')
-    results+=("$name $rps $stats $fails $n $hwm")
-    printf "%-10s %8s req/s   p50 %7s ms   p99 %7s ms   failed %s/%s   worker peak RSS kB: %s\n" \
+    rps=$(awk -v n="$n" '{ ns += $1 } END { printf "%.1f", n / (ns / 1e9) }' "$work/wall.$name")
+    hwm=$(tr ' ' '\n' < "$work/hwm.$name" | sort -n | tail -1)
+    echo "$name $rps" >> "$work/rps"
+    printf "%-10s %8s req/s   p50 %7s ms   p99 %7s ms   failed %s/%s   peak worker RSS %s kB\n" \
         "$name" "$rps" ${stats} "$fails" "$n" "$hwm"
-    [ -z "$detail" ] || echo "           $detail"
+    [ ! -f "$work/detail.$name" ] || echo "           $(cat "$work/detail.$name")"
 }
 
-echo "php-fpm: $workers static workers, $requests requests from $clients clients per mode; app: $(php -r "echo count(json_decode(file_get_contents('$work/map.json'), true));") classes of ${dirs[*]}"
-run_mode none
-echo "reference page: $reference"
-run_mode opcache -d zend_extension=opcache -d opcache.enable=1 -d opcache.memory_consumption=128 \
-    -d opcache.interned_strings_buffer=16 -d opcache.max_accelerated_files=10000
+echo "php-fpm: $workers static workers, $requests requests from $clients clients per mode in $rounds interleaved rounds; app: $(php -r "echo count(json_decode(file_get_contents('$work/map.json'), true));") classes of ${dirs[*]}"
 mkdir -p "$work/zcache"
 php -n -d extension="$ext" -d zopt.cache_dir="$work/zcache" "$work/app/index.php" >/dev/null
-run_mode zopt-file -d extension="$ext" -d zopt.cache_dir="$work/zcache"
-run_mode zopt -d extension="$ext" -d zopt.memory_consumption=128 -d zopt.interned_strings_buffer=16
-run_mode zopt-fill -d extension="$ext" -d zopt.memory_consumption=128 -d zopt.interned_strings_buffer=16 \
-    -d zopt.cache_dir="$work/zcache"
-
-opc=""
-for r in "${results[@]}"; do
-    set -- $r
-    [ "$1" = opcache ] && opc=$2
+modes=(none opcache zopt-file zopt zopt-fill)
+for round in $(seq "$rounds"); do
+    measure none
+    measure opcache -d zend_extension=opcache -d opcache.enable=1 -d opcache.memory_consumption=128 \
+        -d opcache.interned_strings_buffer=16 -d opcache.max_accelerated_files=10000
+    measure zopt-file -d extension="$ext" -d zopt.cache_dir="$work/zcache"
+    measure zopt -d extension="$ext" -d zopt.memory_consumption=128 -d zopt.interned_strings_buffer=16
+    measure zopt-fill -d extension="$ext" -d zopt.memory_consumption=128 -d zopt.interned_strings_buffer=16 \
+        -d zopt.cache_dir="$work/zcache"
 done
-for r in "${results[@]}"; do
-    set -- $r
-    awk -v name="$1" -v r="$2" -v o="$opc" 'BEGIN { printf "  %-10s %.2fx OPcache\n", name, r / o }'
-done
+echo "reference page: $reference"
+for m in "${modes[@]}"; do report "$m"; done
+opc=$(awk '$1 == "opcache" { print $2 }' "$work/rps")
+awk -v o="$opc" '{ printf "  %-10s %.2fx OPcache\n", $1, $2 / o }' "$work/rps"

@@ -75,6 +75,12 @@ static CACHE: OnceLock<FileCache> = OnceLock::new();
 static SHM: OnceLock<ShmCache> = OnceLock::new();
 /// The `zend_compile_file` the hook replaced.
 static ORIGINAL: OnceLock<CompileFile> = OnceLock::new();
+type StreamOpen = unsafe extern "C" fn(*mut zend_file_handle) -> php::zend_result;
+/// The `zend_stream_open_function` the shared-memory level replaced.
+static ORIGINAL_STREAM_OPEN: OnceLock<StreamOpen> = OnceLock::new();
+/// Set while PHP's compiler runs under the hook: its own opening of the file must really
+/// open it.
+static COMPILING: AtomicBool = AtomicBool::new(false);
 static WARNED_OPCACHE: AtomicBool = AtomicBool::new(false);
 
 /// What the hook did, beyond the cache's own lookup counters.
@@ -175,6 +181,102 @@ pub unsafe fn startup() {
     if let Some(original) = php::zend_compile_file {
         let _ = ORIGINAL.set(original);
         php::zend_compile_file = Some(compile_file);
+    }
+    if SHM.get().is_some() {
+        if let Some(original) = php::zend_stream_open_function {
+            let _ = ORIGINAL_STREAM_OPEN.set(original);
+            php::zend_stream_open_function = Some(stream_open);
+        }
+    }
+}
+
+/// `zend_stream_open_function` while there is a segment: `include_once` / `require_once`
+/// open the file before asking for its compilation (to learn its real path). For a script
+/// whose shared-memory entry is fresh, the file is not opened at all — as OPcache's
+/// `persistent_stream_open_function` does — and the compile hook serves the entry: no
+/// open, fstat and close per included script and request.
+unsafe extern "C" fn stream_open(handle: *mut zend_file_handle) -> php::zend_result {
+    let cached = catch_unwind(AssertUnwindSafe(|| cached_without_opening(handle)));
+    if cached.unwrap_or(false) {
+        return php::SUCCESS;
+    }
+    match ORIGINAL_STREAM_OPEN.get() {
+        Some(original) => original(handle),
+        None => php::FAILURE,
+    }
+}
+
+/// Whether `handle` names a script served from shared memory by an `include_once` /
+/// `require_once` being executed; if so its `opened_path` is set (to its name, which the
+/// engine resolved already) and the file stays unopened.
+unsafe fn cached_without_opening(handle: *mut zend_file_handle) -> bool {
+    let Some(shm) = SHM.get() else {
+        return false;
+    };
+    if COMPILING.load(Ordering::Relaxed)
+        || u32::from((*handle).type_) != php::ZEND_HANDLE_FILENAME
+        || !(*handle).opened_path.is_null()
+    {
+        return false;
+    }
+    let eg = ptr::addr_of!(php::executor_globals);
+    let ex = (*eg).current_execute_data;
+    if ex.is_null() || (*ex).func.is_null() || (*ex).opline.is_null() {
+        return false;
+    }
+    // ZEND_USER_CODE(type): user functions and eval'd code have the low bit clear.
+    let user_code = (*(*ex).func).type_ & 1 == 0;
+    let opline = &*(*ex).opline;
+    let once = [ZEND_INCLUDE_ONCE, ZEND_REQUIRE_ONCE].contains(&opline.extended_value);
+    if !user_code || opline.opcode != zend_ir::opcode::ZEND_INCLUDE_OR_EVAL.0 || !once {
+        return false;
+    }
+    let filename = (*handle).filename;
+    let Some(path) = php::Reader::new().str(filename) else {
+        return false;
+    };
+    if path.first() != Some(&b'/') || !matches!(fresh(shm, path), Fresh::Hit(_)) {
+        return false;
+    }
+    // zend_string_copy: interned strings are not counted.
+    if !crate::engine::is_interned(filename) {
+        (*filename).gc.refcount += 1;
+    }
+    (*handle).opened_path = filename;
+    true
+}
+
+// zend_compile.h: include kinds in ZEND_INCLUDE_OR_EVAL's extended_value.
+const ZEND_INCLUDE_ONCE: u32 = 1 << 2;
+const ZEND_REQUIRE_ONCE: u32 = 1 << 4;
+
+/// What shared memory holds for a path, its source checked as `zopt.validate_timestamps`
+/// and `zopt.revalidate_freq` ask.
+enum Fresh<'a> {
+    Hit(ShmEntry<'a>),
+    /// An entry whose source changed: the key taken to find that out.
+    Stale(CacheKey),
+    Missing,
+    /// The source cannot be stat'ed.
+    NoKey,
+}
+
+fn fresh<'a>(shm: &'a ShmCache, path: &[u8]) -> Fresh<'a> {
+    let Some(entry) = shm.find(path) else {
+        return Fresh::Missing;
+    };
+    let now = unix_now();
+    if !ini::validate_timestamps() || !entry.needs_revalidation(now) {
+        return Fresh::Hit(entry);
+    }
+    let Some(key) = key_of(path) else {
+        return Fresh::NoKey;
+    };
+    if entry.validation() == Some(key.validation) {
+        entry.revalidated(now, ini::revalidate_freq());
+        Fresh::Hit(entry)
+    } else {
+        Fresh::Stale(key)
     }
 }
 
@@ -382,6 +484,7 @@ unsafe extern "C" fn compile_file(
     handle: *mut zend_file_handle,
     type_: c_int,
 ) -> *mut zend_op_array {
+    COMPILING.store(false, Ordering::Relaxed);
     let start = std::time::Instant::now();
     let served_before = COUNTERS.served.load(Ordering::Relaxed);
     let outcome = catch_unwind(AssertUnwindSafe(|| serve(handle, type_)));
@@ -423,7 +526,14 @@ unsafe fn raise(fatal: load::Fatal) -> *mut zend_op_array {
 unsafe fn compile_plain(handle: *mut zend_file_handle, type_: c_int) -> *mut zend_op_array {
     COUNTERS.compiles.fetch_add(1, Ordering::Relaxed);
     match ORIGINAL.get() {
-        Some(original) => original(handle, type_),
+        Some(original) => {
+            // A bailout longjmps past the reset; `compile_file` clears the flag on entry
+            // (it is never called from inside a compile), so the next include recovers.
+            let was = COMPILING.swap(true, Ordering::Relaxed);
+            let op_array = original(handle, type_);
+            COMPILING.store(was, Ordering::Relaxed);
+            op_array
+        }
         None => ptr::null_mut(),
     }
 }
@@ -457,32 +567,21 @@ unsafe fn serve(handle: *mut zend_file_handle, type_: c_int) -> Outcome {
     // (never with validate_timestamps=0), as OPcache does.
     let mut key = None;
     if let Some(shm) = shm {
-        match shm.find(&path) {
-            Some(entry) => {
-                let now = unix_now();
-                let fresh = if !ini::validate_timestamps() || !entry.needs_revalidation(now) {
-                    true
-                } else {
-                    let Some(k) = key_of(&path) else {
-                        COUNTERS.uncacheable.fetch_add(1, Ordering::Relaxed);
-                        return Outcome::Done(compile_plain(handle, type_));
-                    };
-                    let same = entry.validation() == Some(k.validation);
-                    if same {
-                        entry.revalidated(now, ini::revalidate_freq());
-                    }
-                    key = Some(k);
-                    same
-                };
-                if fresh {
-                    if let Some(outcome) = serve_entry(&path, entry) {
-                        return outcome;
-                    }
-                } else {
-                    shm.count_stale();
+        match fresh(shm, &path) {
+            Fresh::Hit(entry) => {
+                if let Some(outcome) = serve_entry(&path, entry) {
+                    return outcome;
                 }
             }
-            None => shm.count_miss(),
+            Fresh::Stale(k) => {
+                shm.count_stale();
+                key = Some(k);
+            }
+            Fresh::Missing => shm.count_miss(),
+            Fresh::NoKey => {
+                COUNTERS.uncacheable.fetch_add(1, Ordering::Relaxed);
+                return Outcome::Done(compile_plain(handle, type_));
+            }
         }
     }
     let Some(key) = key.or_else(|| key_of(&path)) else {
@@ -616,7 +715,10 @@ enum Opened {
 /// Opens the file behind `handle` as OPcache does (resolving the include path) and returns
 /// its resolved path.
 unsafe fn open(handle: *mut zend_file_handle, type_: c_int) -> Opened {
+    // A name with its opened_path already set is one `stream_open` found in shared memory
+    // and left unopened; PHP's compiler opens it itself if it must compile it after all.
     if u32::from((*handle).type_) == php::ZEND_HANDLE_FILENAME
+        && (*handle).opened_path.is_null()
         && php::zend_stream_open(handle) != php::SUCCESS
     {
         let eg = ptr::addr_of!(php::executor_globals);
@@ -678,7 +780,9 @@ unsafe fn compile_and_store(
     (*cg).compiler_options |= OPCACHE_COMPILER_OPTIONS;
     COUNTERS.compiles.fetch_add(1, Ordering::Relaxed);
     let mut bailed_out = false;
+    let was = COMPILING.swap(true, Ordering::Relaxed);
     let op_array = zopt_guarded_compile_file(original, handle, type_, &mut bailed_out);
+    COMPILING.store(was, Ordering::Relaxed);
     (*cg).compiler_options = options;
     if bailed_out {
         return Outcome::Bailout;

@@ -306,17 +306,20 @@ fn two_workers_share_one_segment() {
         .sum();
     // page.php + 3 libraries + status.php, each compiled once by one worker of the two.
     assert_eq!(compiled, 5, "{statuses:?}");
+    // The worker that did not compile the page (it may have compiled status.php) served
+    // the page's 4 scripts from what the other stored.
     assert!(
         statuses
             .iter()
-            .any(|s| s["compiles"] == 0 && s["shm_hits"].as_u64().unwrap() >= 4),
+            .any(|s| s["compiles"].as_u64().unwrap() <= 1 && s["shm_hits"].as_u64().unwrap() >= 4),
         "no worker served from what the other stored: {statuses:?}"
     );
     let shm = &statuses[0]["shm"];
     assert_eq!(shm["scripts"], 5, "{shm}");
     assert_eq!(shm["stores"], 5, "{shm}");
     assert_eq!(shm["writer_deaths"], 0);
-    assert!(shm["hits"].as_u64().unwrap() >= 20, "{shm}");
+    // At least the two pages served at once: 4 scripts each from shared memory.
+    assert!(shm["hits"].as_u64().unwrap() >= 8, "{shm}");
 
     // A changed source is picked up (revalidate_freq=2 by default) and stored once more.
     std::thread::sleep(Duration::from_millis(2100));
