@@ -87,7 +87,7 @@ pub struct Outcome {
 /// schedule (their place is kept); [`implemented`] tells callers which dumps are therefore
 /// not PHP's.
 pub const IMPLEMENTED_PASSES: u32 =
-    PASS_1 | PASS_3 | PASS_4 | PASS_9 | PASS_10 | PASS_11 | PASS_13 | PASS_6 | PASS_7;
+    PASS_1 | PASS_3 | PASS_4 | PASS_5 | PASS_9 | PASS_10 | PASS_11 | PASS_13 | PASS_6 | PASS_7;
 
 /// Passes whose bit changes nothing in PHP 8.2's schedule.
 const INERT_PASSES: u32 = PASS_2 | PASS_15 | PASS_16;
