@@ -87,7 +87,7 @@ pub struct Outcome {
 /// schedule (their place is kept); [`implemented`] tells callers which dumps are therefore
 /// not PHP's.
 pub const IMPLEMENTED_PASSES: u32 =
-    PASS_1 | PASS_3 | PASS_4 | PASS_5 | PASS_9 | PASS_10 | PASS_11 | PASS_13 | PASS_6 | PASS_7;
+    PASS_1 | PASS_3 | PASS_4 | PASS_9 | PASS_10 | PASS_11 | PASS_13 | PASS_6 | PASS_7 | PASS_8;
 
 /// Passes whose bit changes nothing in PHP 8.2's schedule.
 const INERT_PASSES: u32 = PASS_2 | PASS_15 | PASS_16;
@@ -116,6 +116,10 @@ pub fn implemented(optimization_level: u32, debug_bits: u32) -> bool {
         // after the early passes (with the call graph, NOP removal too).
         b if b & DFA_ANALYSIS_DUMPS == b && b != 0 => dfa_prefix(level),
         dfa_pass::DUMP_BEFORE_DFA_PASS => dfa_prefix(level),
+        // SCCP prints its values, and the "after sccp pass" dump follows it, inside the
+        // DFA pass.
+        debug_level::SCCP => dfa_prefix(level) | PASS_8,
+        b if b == debug_level::after_pass(8) => dfa_prefix(level) | PASS_8,
         dfa_pass::DUMP_AFTER_DFA_PASS => dfa_prefix(level) | PASS_8 | PASS_14,
         b if b == debug_level::after_pass(6) || b == debug_level::after_pass(7) => {
             dfa_prefix(level) | PASS_8 | PASS_14
