@@ -161,13 +161,16 @@ pub fn literal_dtor(op_array: &mut OpArray, id: LiteralId) {
     }
 }
 
-/// `MAKE_NOP`: the op becomes a NOP with unused operands (its line number stays).
+/// An operand after `SET_UNUSED`: PHP 8.2 stores `(uint32_t)-1` in it.
+pub const UNUSED: Operand = Operand::Unused(u32::MAX);
+
+/// `MAKE_NOP`: the op becomes a NOP with its operands `SET_UNUSED`; its line number and
+/// `extended_value` stay, as in PHP 8.2.
 pub fn make_nop(op: &mut Op) {
     op.opcode = ZEND_NOP;
-    op.op1 = Operand::Unused(0);
-    op.op2 = Operand::Unused(0);
-    op.result = Operand::Unused(0);
-    op.extended_value = 0;
+    op.op1 = UNUSED;
+    op.op2 = UNUSED;
+    op.result = UNUSED;
     op.smart_branch = Default::default();
 }
 
@@ -215,15 +218,15 @@ pub fn convert_to_free_op1(op_array: &mut OpArray, i: usize) {
     match op.op1 {
         Operand::Cv(_) => {
             op.opcode = ZEND_CHECK_VAR;
-            op.op2 = Operand::Unused(0);
-            op.result = Operand::Unused(0);
+            op.op2 = UNUSED;
+            op.result = UNUSED;
             op.smart_branch = Default::default();
             op.extended_value = 0;
         }
         Operand::TmpVar(_) | Operand::Var(_) => {
             op.opcode = ZEND_FREE;
-            op.op2 = Operand::Unused(0);
-            op.result = Operand::Unused(0);
+            op.op2 = UNUSED;
+            op.result = UNUSED;
             op.smart_branch = Default::default();
             op.extended_value = 0;
         }

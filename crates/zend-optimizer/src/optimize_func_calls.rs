@@ -222,7 +222,7 @@ fn try_inline_call(op_array: &mut OpArray, fcall: usize, i: usize, facts: &Calle
         let op = &mut op_array.opcodes[i];
         op.opcode = ZEND_QM_ASSIGN;
         op.op1 = Operand::Const(lit);
-        op.op2 = Operand::Unused(0);
+        op.op2 = helpers::UNUSED;
     }
     if i > 0 {
         delete_call_instructions(op_array, i - 1);

@@ -29,20 +29,17 @@ fn replace_by_const_or_qm_assign(op_array: &mut OpArray, i: usize, result: Liter
     if let Operand::Const(l) = op.op2 {
         literal_dtor(op_array, l);
     }
-    let replaced = match op.result {
-        Operand::TmpVar(_) | Operand::Var(_) => {
-            helpers::replace_by_const(op_array, i + 1, op.result, result.clone())
-        }
-        // An unused result has no readers.
-        _ => true,
-    };
+    // PHP walks with the result's type and number even when the result is unused: ops
+    // after it whose operand is unused with the same number (SET_UNUSED's -1: DO_* calls,
+    // NOPs) get the constant, as in PHP 8.2.
+    let replaced = helpers::replace_by_const(op_array, i + 1, op.result, result.clone());
     if replaced {
         make_nop(&mut op_array.opcodes[i]);
     } else {
         let op = &mut op_array.opcodes[i];
         op.opcode = ZEND_QM_ASSIGN;
         op.extended_value = 0;
-        op.op2 = Operand::Unused(0);
+        op.op2 = helpers::UNUSED;
         let mut result = result;
         helpers::update_op1_const(op_array, i, &mut result);
     }
