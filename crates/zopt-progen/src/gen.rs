@@ -2127,7 +2127,51 @@ impl Gen<'_> {
         let objects = self.has_objects();
         let arrs = self.exact_vars(Ty::Arr);
         let strs = self.vars_of(Ty::Str, false);
-        match self.rng.below(16) {
+        match self.rng.below(21) {
+            16 => {
+                // Variable variables written, read and unset; $GLOBALS as a whole.
+                let v = self.expr(Ty::Scalar, 1);
+                let name = t[1..].to_string();
+                cat!(
+                    format!("{ind}{t}n = '{name}';\n{ind}${t}n = "),
+                    v,
+                    format!(";\n{ind}${t}n .= 'v';\n{ind}echo var_export([{t}, isset(${t}n), array_key_exists('{name}', get_defined_vars())], true), \"\\n\";\n{ind}unset(${t}n);\n{ind}echo var_export([isset({t}), is_array($GLOBALS)], true), \"\\n\";\n")
+                )
+            }
+            17 => {
+                // List assignment by reference and object property references.
+                let (a, b) = (self.expr(Ty::Scalar, 1), self.expr(Ty::Scalar, 1));
+                cat!(
+                    format!("{ind}{t} = ["),
+                    a,
+                    ", ",
+                    b,
+                    format!("];\n{ind}[{t}a, &{t}b] = {t};\n{ind}{t}b = 'changed';\n{ind}{t}o = new \\stdClass();\n{ind}{t}o->r = &{t}a;\n{ind}{t}a = 'via ref';\n{ind}echo var_export([{t}, {t}o->r], true), \"\\n\";\n{ind}unset({t}o->r, {t}b);\n{ind}echo var_export(isset({t}o->r), true), \"\\n\";\n")
+                )
+            }
+            18 => {
+                // return from inside finally discards the exception.
+                let v = self.expr(Ty::Int, 1);
+                let name = self.fresh("fin");
+                cat!(
+                    format!("{ind}if (!function_exists({})) {{\n", self.qualified(&name)),
+                    format!("{ind}    function {name}(int $x): int\n{ind}    {{\n{ind}        try {{\n{ind}            throw new \\RuntimeException('lost');\n{ind}        }} finally {{\n{ind}            return $x & 0xff;\n{ind}        }}\n{ind}    }}\n{ind}}}\n{ind}echo {name}("),
+                    v,
+                    "), \"\\n\";\n"
+                )
+            }
+            19 => {
+                let i = self.literal(Ty::Int);
+                format!("{ind}echo var_export(eval('return {i} % 7 + strlen(\"ab\");'), true), \"\\n\";\n").into()
+            }
+            20 => {
+                let s = self.expr(Ty::Str, 1);
+                cat!(
+                    format!("{ind}echo var_export([strlen("),
+                    s,
+                    format!("), \\count([1, 2]), \\is_int(1), \\gettype(1.5), \\in_array(2, [1, 2], true), \\call_user_func('strrev', 'ab'), \\call_user_func_array('max', [3, 4])], true), \"\\n\";\n")
+                )
+            }
             0 => {
                 let i = self.expr(Ty::Int, 1);
                 cat!(format!("{ind}{t} = @intdiv("), i, format!(", 1);\n{ind}echo var_export({t}, true), \"\\n\";\n"))
