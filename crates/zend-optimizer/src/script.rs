@@ -87,7 +87,8 @@ pub struct Outcome {
 /// schedule (their place is kept); [`implemented`] tells callers which dumps are therefore
 /// not PHP's.
 pub const IMPLEMENTED_PASSES: u32 =
-    PASS_1 | PASS_3 | PASS_4 | PASS_9 | PASS_10 | PASS_11 | PASS_13 | PASS_6 | PASS_7 | PASS_8;
+    PASS_1 | PASS_3 | PASS_4 | PASS_9 | PASS_10 | PASS_11 | PASS_13 | PASS_6 | PASS_7 | PASS_8
+        | PASS_14;
 
 /// Passes whose bit changes nothing in PHP 8.2's schedule.
 const INERT_PASSES: u32 = PASS_2 | PASS_15 | PASS_16;
@@ -120,6 +121,8 @@ pub fn implemented(optimization_level: u32, debug_bits: u32) -> bool {
         // DFA pass.
         debug_level::SCCP => dfa_prefix(level) | PASS_8,
         b if b == debug_level::after_pass(8) => dfa_prefix(level) | PASS_8,
+        // DCE runs after SCCP inside the DFA pass.
+        b if b == debug_level::after_pass(14) => dfa_prefix(level) | PASS_8 | PASS_14,
         dfa_pass::DUMP_AFTER_DFA_PASS => dfa_prefix(level) | PASS_8 | PASS_14,
         b if b == debug_level::after_pass(6) || b == debug_level::after_pass(7) => {
             dfa_prefix(level) | PASS_8 | PASS_14
