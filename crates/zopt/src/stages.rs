@@ -22,6 +22,7 @@ const OPTIMIZER_DUMPS: u32 = 0x3fff
     | debug_level::BLOCK_PASS_VARS
     | zend_optimizer::dfa_pass::DUMP_BEFORE_DFA_PASS
     | zend_optimizer::dfa_pass::DUMP_AFTER_DFA_PASS
+    | debug_level::SCCP
     // The DFA pass's analysis dumps, of the op_arrays as the passes before it left them.
     | crate::dfa::DFA_DUMPS;
 
@@ -100,6 +101,7 @@ const SECTION_HEADERS: &[&[u8]] = &[
     b"Variable Liveness for \"",
     b"SSA Phi() Placement for \"",
     b"SSA Variable for \"",
+    b"SCCP Values for \"",
 ];
 
 /// Splits a dump into its op_arrays. Each starts with an empty line and `NAME:` followed by
@@ -129,9 +131,14 @@ pub fn split_dump(dump: &[u8]) -> Vec<Chunk<'_>> {
         if name.ends_with(b":") && line(i + 1).starts_with(b"     ; (lines=") {
             heads.push((start, &name[..name.len() - 1]));
         } else if let Some(header) = SECTION_HEADERS.iter().find(|h| name.starts_with(h)) {
-            if i > 0 && line(i - 1).is_empty() && name.ends_with(b"\"") && name.len() > header.len()
+            // `SCCP Values for "NAME":` ends with a colon after the quote.
+            let quoted = name.strip_suffix(b":").unwrap_or(name);
+            if i > 0
+                && line(i - 1).is_empty()
+                && quoted.ends_with(b"\"")
+                && quoted.len() > header.len()
             {
-                heads.push((start, &name[header.len()..name.len() - 1]));
+                heads.push((start, &quoted[header.len()..quoted.len() - 1]));
             }
         }
     }
