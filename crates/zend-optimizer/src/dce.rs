@@ -693,17 +693,14 @@ pub fn dce_optimize_op_array(
     removed
 }
 
-/// `may_throw_dce_exception`: an append to an array may fail only when the next index is
-/// taken, which a dead array cannot observe. Not in PHP 8.2 (see [`DCE_EXCEPTION_APPEND`]).
+/// `may_throw_dce_exception`: an append (`ADD_ARRAY_ELEMENT` without a key) fails only
+/// when the next index is taken, which cannot matter for an array that is dead. PHP 8.2
+/// removes dead appends (checked against its dumps: `[$v, $v]` unused goes), so the
+/// exception applies whatever form the 8.2 source gives it.
 fn may_throw_dce_exception(op_array: &OpArray, n: usize) -> bool {
-    DCE_EXCEPTION_APPEND && {
-        let o = &op_array.opcodes[n];
-        o.opcode == ZEND_ADD_ARRAY_ELEMENT && o.op2.op_type() == IS_UNUSED
-    }
+    let o = &op_array.opcodes[n];
+    o.opcode == ZEND_ADD_ARRAY_ELEMENT && o.op2.op_type() == IS_UNUSED
 }
-
-/// Whether the newer PHP's `may_throw_dce_exception` applies.
-const DCE_EXCEPTION_APPEND: bool = true;
 
 /// The DFA pass's call (`dce_optimize_op_array(op_array, ctx, ssa, 0)`) over the analyses
 /// of [`crate::analysis::FuncAnalysis`]: true when ops were removed.
