@@ -374,7 +374,7 @@ fn may_have_side_effects(
         |used: Option<SsaVar>, def: Option<SsaVar>| def.is_none() || type_of(used) & mb::REF != 0;
     let escapes = |v: Option<SsaVar>| {
         v.and_then(|v| ssa.vars.get(v.index()))
-            .is_none_or(|v| v.escape_state != EscapeState::NoEscape)
+            .map_or(true, |v| v.escape_state != EscapeState::NoEscape)
     };
     match opline.opcode {
         ZEND_NOP
@@ -567,6 +567,16 @@ pub fn dce_optimize_op_array(
     }
 
     // Reachable ops without effects are presumed dead, backwards.
+    let has_effect = |ctx: &Context, i: usize| {
+        let view = TypeView {
+            op_array: ctx.op_array,
+            ssa: ctx.ssa,
+            vars: ctx.vars,
+        };
+        may_have_side_effects(ctx.op_array, ctx.ssa, ctx.vars, i, reorder_dtor_effects)
+            || (may_throw(&view, script, i) && !may_throw_dce_exception(ctx.op_array, i))
+            || (has_varargs && may_break_varargs(ctx.op_array, ctx.ssa, i))
+    };
     for b in (0..cfg.blocks.len()).rev() {
         let block = &cfg.blocks[b];
         if !block.is_reachable() {
@@ -586,16 +596,7 @@ pub fn dce_optimize_op_array(
                 if let Some(d) = op_data {
                     ctx.add_operands_to_worklists(d, false);
                 }
-            } else if {
-                let view = TypeView {
-                    op_array: ctx.op_array,
-                    ssa: ctx.ssa,
-                    vars: ctx.vars,
-                };
-                may_have_side_effects(ctx.op_array, ctx.ssa, ctx.vars, i, reorder_dtor_effects)
-                    || (may_throw(&view, script, i) && !may_throw_dce_exception(ctx.op_array, i))
-                    || (has_varargs && may_break_varargs(ctx.op_array, ctx.ssa, i))
-            } {
+            } else if has_effect(&ctx, i) {
                 let new_noesc = ctx.op_array.opcodes[i].opcode == ZEND_NEW
                     && ctx
                         .op_array

@@ -196,8 +196,8 @@ pub fn may_throw_ex(view: &TypeView, script: &Script, n: usize, t1: u32, t2: u32
 
     let op2_range = || view.operand_range(opline.op2, ssa_op.op2_use);
     // Division or modulo by a divisor whose range may contain 0.
-    let div_by_zero = || op2_range().is_none_or(|r| r.min <= 0 && r.max >= 0);
-    let shift_may_fail = || op2_range().is_none_or(|r| r.min < 0);
+    let div_by_zero = || op2_range().map_or(true, |r| r.min <= 0 && r.max >= 0);
+    let shift_may_fail = || op2_range().map_or(true, |r| r.min < 0);
     let scalar_ops = mb::STRING | mb::ARRAY | mb::OBJECT | mb::RESOURCE;
     let int_ops = mb::STRING | mb::DOUBLE | mb::ARRAY | mb::OBJECT | mb::RESOURCE;
     let any_of = |mask: u32| t1 & mask != 0 || t2 & mask != 0;
@@ -335,7 +335,7 @@ pub fn may_throw_ex(view: &TypeView, script: &Script, n: usize, t1: u32, t2: u32
                 .static_variables
                 .as_ref()
                 .and_then(|s| s.get(index))
-                .is_none_or(|(_, v)| matches!(v, Literal::Ast(_)))
+                .map_or(true, |(_, v)| matches!(v, Literal::Ast(_)))
         }
         ZEND_ASSIGN_DIM => {
             if next_op1_may_be_undef(view, n) {
@@ -381,7 +381,7 @@ pub fn may_throw_ex(view: &TypeView, script: &Script, n: usize, t1: u32, t2: u32
             } else {
                 return false;
             };
-            info.is_none_or(|a| type_is_set(&a.type_))
+            info.map_or(true, |a| type_is_set(&a.type_))
         }
         ZEND_FETCH_IS => t2 & (mb::ARRAY | mb::OBJECT) != 0,
         ZEND_ISSET_ISEMPTY_DIM_OBJ => t1 & mb::OBJECT != 0 || t2 & (mb::ARRAY | mb::OBJECT) != 0,
