@@ -18,7 +18,7 @@
 //! with [`crate::script::verify`] on, the SSA verifier runs after the pass.
 
 use zend_call_graph::CallSite;
-use zend_cfg::{BlockFlags, BlockId, Cfg};
+use zend_cfg::{BlockId, Cfg};
 use zend_inference::{const_type, mb, VarInfo};
 use zend_ir::dump::{FuncInfoHeader, SsaRange};
 use zend_ir::opcode::*;
@@ -506,24 +506,15 @@ fn replace_predecessor(
         fa.cfg.set_predecessor(block, old_idx, new_pred);
         return;
     }
-    // PHP moves the later phi sources down; their use-chain links stay per position.
+    // The phis lose their source for the old edge, the later ones moving down.
     for &p in &fa.ssa.blocks[block.index()].phis.clone() {
         let phi = &mut fa.ssa.phis[p.index()];
-        if old_idx < phi.sources.len() && phi.pi.is_none() {
+        if phi.pi.is_none() && old_idx < phi.sources.len() {
             phi.sources.remove(old_idx);
-            phi.sources.push(None);
-            phi.sources.pop();
+            phi.use_chains.remove(old_idx);
         }
     }
     fa.cfg.remove_predecessor_at(block, old_idx);
-    for &p in &fa.ssa.blocks[block.index()].phis.clone() {
-        let n = fa.cfg.predecessors(block).len();
-        let phi = &mut fa.ssa.phis[p.index()];
-        if phi.pi.is_none() {
-            phi.sources.truncate(n.max(1));
-            phi.use_chains.truncate(n.max(1));
-        }
-    }
 }
 
 /// `zend_ssa_replace_control_link`: the edge `from → to` goes to `new_to` instead, in
@@ -704,6 +695,7 @@ pub fn optimize_jmps(
             continue;
         }
         let at = (fa.cfg.blocks[n].start + fa.cfg.blocks[n].len - 1) as usize;
+        let before = op_array.opcodes[at].clone();
         // Each state is one of dfa_pass.c's labels; `Done` leaves the block.
         #[derive(Clone, Copy)]
         enum Step {
@@ -907,14 +899,27 @@ pub fn optimize_jmps(
                 Step::Done => break,
             }
         }
-        ctx.note(op_array, OpNum(at as u32), ChangeKind::Rewritten, || {
-            "dfa: jump simplified".to_string()
-        });
+        if op_array.opcodes[at] != before {
+            let after = op_array.opcodes[at].opcode;
+            ctx.note(op_array, OpNum(at as u32), ChangeKind::Rewritten, || {
+                format!(
+                    "dfa: {} became {} (constant condition, unused result or jump to the next block)",
+                    opcode_name(before.opcode),
+                    opcode_name(after)
+                )
+            });
+        }
         if !backtracked {
             n = next;
         }
     }
     removed
+}
+
+fn opcode_name(op: zend_ir::Opcode) -> String {
+    op.short_name()
+        .map(str::to_string)
+        .unwrap_or_else(|| format!("opcode {}", op.0))
 }
 
 // ---- zend_dfa_optimize_calls -------------------------------------------------------------
@@ -1700,11 +1705,3 @@ fn rewrite_vars(op_array: &mut OpArray, ctx: &mut OptimizerCtx, fa: &mut FuncAna
     }
     remove_nops
 }
-
-#[allow(dead_code)]
-fn block_flags_reachable(cfg: &Cfg, b: BlockId) -> bool {
-    cfg.blocks[b.index()].flags.contains(BlockFlags::REACHABLE)
-}
-
-#[allow(dead_code)]
-const OPERAND_KINDS: [u8; 3] = [IS_CV, IS_TMP_VAR, IS_VAR];
