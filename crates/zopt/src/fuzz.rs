@@ -752,38 +752,6 @@ pub fn reduce_with(
     (edits, tests)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn reduction_keeps_the_failure_and_shrinks() {
-        let program = zopt_progen::generate(7, &zopt_progen::Config::default());
-        let source = program.source();
-        // A stand-in failure: the program declares a generator or a goto label.
-        let needle = if source.contains("yield from") {
-            "yield from"
-        } else {
-            "function"
-        };
-        let (edits, tests) = reduce_with(
-            &program,
-            |s| s.contains(needle),
-            1000,
-            Duration::from_secs(60),
-        );
-        let reduced = program.source_with(&edits);
-        assert!(reduced.contains(needle));
-        assert!(tests > 0);
-        assert!(
-            reduced.len() * 4 < source.len(),
-            "{} bytes reduced only to {}",
-            source.len(),
-            reduced.len()
-        );
-    }
-}
-
 /// Runs the fuzzer.
 pub fn run(opts: &Options) -> Result<Summary> {
     std::fs::create_dir_all(&opts.out)
@@ -1064,4 +1032,36 @@ pub fn opcode_names(script: &zend_ir::Script) -> BTreeSet<String> {
 /// Where a seed's program is written when it fails.
 pub fn failing_program_path(out: &Path, seed: u64) -> PathBuf {
     out.join(format!("seed{seed}.php"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reduction_keeps_the_failure_and_shrinks() {
+        let program = zopt_progen::generate(7, &zopt_progen::Config::default());
+        let source = program.source();
+        // A stand-in failure: the program declares a generator or a goto label.
+        let needle = if source.contains("yield from") {
+            "yield from"
+        } else {
+            "function"
+        };
+        let (edits, tests) = reduce_with(
+            &program,
+            |s| s.contains(needle),
+            1000,
+            Duration::from_secs(60),
+        );
+        let reduced = program.source_with(&edits);
+        assert!(reduced.contains(needle));
+        assert!(tests > 0);
+        assert!(
+            reduced.len() * 4 < source.len(),
+            "{} bytes reduced only to {}",
+            source.len(),
+            reduced.len()
+        );
+    }
 }
