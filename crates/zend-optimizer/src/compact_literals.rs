@@ -330,7 +330,11 @@ impl SlotTables {
         if let Some(&slot) = self.statics.get(&key) {
             return slot;
         }
-        let size = if kind == LITERAL_STATIC_PROPERTY { 3 } else { 2 } * PTR;
+        let size = if kind == LITERAL_STATIC_PROPERTY {
+            3
+        } else {
+            2
+        } * PTR;
         let slot = self.fresh(size);
         self.statics.insert(key, slot);
         slot
@@ -338,7 +342,12 @@ impl SlotTables {
 }
 
 /// The slot in `table` for literal `lit`, allocated on first use.
-fn shared(tables: &mut SlotTables, which: fn(&mut SlotTables) -> &mut Vec<Option<u32>>, lit: LiteralId, size: u32) -> u32 {
+fn shared(
+    tables: &mut SlotTables,
+    which: fn(&mut SlotTables) -> &mut Vec<Option<u32>>,
+    lit: LiteralId,
+    size: u32,
+) -> u32 {
     if let Some(Some(slot)) = which(tables).get(lit.index()) {
         return *slot;
     }
@@ -609,12 +618,12 @@ fn assign_cache_slots(op_array: &mut OpArray, literal_count: usize) {
             | ZEND_SEND_VAR_NO_REF_EX
             | ZEND_SEND_REF
             | ZEND_SEND_FUNC_ARG
-            | ZEND_CHECK_FUNC_ARG => {
+            | ZEND_CHECK_FUNC_ARG
+                if op2.is_some() =>
+            {
                 // A named argument caches where the name lands.
-                if op2.is_some() {
-                    let slot = t.fresh(2 * PTR);
-                    set_num(&mut op_array.opcodes[n].result, slot);
-                }
+                let slot = t.fresh(2 * PTR);
+                set_num(&mut op_array.opcodes[n].result, slot);
             }
             _ => {}
         }

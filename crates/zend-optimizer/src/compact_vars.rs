@@ -31,7 +31,7 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
         if let Some(v) = op.result.var() {
             mark(v.index());
             if op.opcode == ZEND_ROPE_INIT {
-                let num = (op.extended_value as usize * 8 + 15) / 16;
+                let num = (op.extended_value as usize * 8).div_ceil(16);
                 for k in 1..num {
                     mark(v.index() + k);
                 }
@@ -58,7 +58,9 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
     }
     let (old_cvs, old_t) = (last_var, op_array.T);
     ctx.note(op_array, OpNum(0), ChangeKind::Renumbered, || {
-        format!("unused variables removed: CVs {old_cvs} -> {num_cvs}, TMP/VARs {old_t} -> {num_tmps}")
+        format!(
+            "unused variables removed: CVs {old_cvs} -> {num_cvs}, TMP/VARs {old_t} -> {num_tmps}"
+        )
     });
     let remap = |operand: &mut Operand| {
         let new = |v: VarNum| map.get(v.index()).copied().flatten().map_or(v, VarNum);

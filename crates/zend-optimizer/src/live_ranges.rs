@@ -125,14 +125,7 @@ pub fn calc(op_array: &OpArray, needs_live_range: Option<NeedsLiveRange>) -> Vec
     out
 }
 
-fn push(
-    op_array: &OpArray,
-    out: &mut Vec<LiveRange>,
-    var: usize,
-    kind: u32,
-    start: u32,
-    end: u32,
-) {
+fn push(op_array: &OpArray, out: &mut Vec<LiveRange>, var: usize, kind: u32, start: u32, end: u32) {
     out.push(LiveRange {
         var: VarNum(op_array.last_var() + var as u32),
         kind,
@@ -153,15 +146,22 @@ fn emit(
 ) {
     let ops = &op_array.opcodes;
     let def = start;
-    let needed = || needs_live_range.is_none_or(|f| f(op_array, OpNum(def)));
+    let needed = || needs_live_range.map_or(true, |f| f(op_array, OpNum(def)));
     let mut start = start;
     let kind;
     match ops[def as usize].opcode {
         // Never a first definition; booleans, classes and FAST_CALL results need no
         // freeing.
-        ZEND_ADD_ARRAY_ELEMENT | ZEND_ADD_ARRAY_UNPACK | ZEND_ROPE_ADD | ZEND_JMPZ_EX
-        | ZEND_JMPNZ_EX | ZEND_BOOL | ZEND_BOOL_NOT | ZEND_FETCH_CLASS
-        | ZEND_DECLARE_ANON_CLASS | ZEND_FAST_CALL => return,
+        ZEND_ADD_ARRAY_ELEMENT
+        | ZEND_ADD_ARRAY_UNPACK
+        | ZEND_ROPE_ADD
+        | ZEND_JMPZ_EX
+        | ZEND_JMPNZ_EX
+        | ZEND_BOOL
+        | ZEND_BOOL_NOT
+        | ZEND_FETCH_CLASS
+        | ZEND_DECLARE_ANON_CLASS
+        | ZEND_FAST_CALL => return,
         ZEND_BEGIN_SILENCE => {
             kind = ZEND_LIVE_SILENCE;
             start += 1;
@@ -183,8 +183,7 @@ fn emit(
             } else {
                 // From the start of the non-null branch (its leading FREEs) to the FREE...
                 let mut block_start = end;
-                while block_start > def + 1 && ops[block_start as usize - 1].opcode == ZEND_FREE
-                {
+                while block_start > def + 1 && ops[block_start as usize - 1].opcode == ZEND_FREE {
                     block_start -= 1;
                 }
                 if block_start != end {
@@ -231,8 +230,7 @@ fn emit(
                         | ZEND_INIT_METHOD_CALL
                         | ZEND_INIT_STATIC_METHOD_CALL
                         | ZEND_NEW => level += 1,
-                        ZEND_DO_FCALL | ZEND_DO_FCALL_BY_NAME | ZEND_DO_ICALL
-                        | ZEND_DO_UCALL => {
+                        ZEND_DO_FCALL | ZEND_DO_FCALL_BY_NAME | ZEND_DO_ICALL | ZEND_DO_UCALL => {
                             if level == 0 {
                                 break;
                             }
@@ -259,7 +257,9 @@ fn emit(
 /// `zend_sort(.., cmp_live_range, swap_live_range)`: PHP's hybrid insertion sort, whose
 /// order among ranges with the same start is part of the result.
 fn zend_sort_by_start(ranges: &mut [LiveRange]) {
-    zend_sort(ranges, &|a: &LiveRange, b: &LiveRange| a.start.0 > b.start.0);
+    zend_sort(ranges, &|a: &LiveRange, b: &LiveRange| {
+        a.start.0 > b.start.0
+    });
 }
 
 /// `zend_sort` (Zend/zend_sort.c) with `gt(a, b)` meaning `cmp(a, b) > 0`: insertion sort

@@ -21,7 +21,7 @@ use crate::renumber;
 pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
     let len = op_array.opcodes.len();
     let mut removed = vec![false; len];
-    for i in 0..len {
+    for (i, gone) in removed.iter_mut().enumerate() {
         let op = &op_array.opcodes[i];
         if op.opcode == ZEND_JMP {
             if let Operand::JmpAddr(target) = op.op1 {
@@ -40,9 +40,7 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
                 }
             }
         }
-        if op_array.opcodes[i].opcode == ZEND_NOP {
-            removed[i] = true;
-        }
+        *gone = op_array.opcodes[i].opcode == ZEND_NOP;
     }
     if ctx.logging() && removed.contains(&true) {
         let count = removed.iter().filter(|&&r| r).count();

@@ -23,7 +23,7 @@ const ZEND_ACC_HAS_FINALLY_BLOCK: u32 = 1 << 15;
 
 /// The slots a rope of `n` strings takes (`zend_string*` pointers packed into zvals).
 fn rope_slots(n: u32) -> usize {
-    ((n as usize * 8) + 15) / 16
+    (n as usize * 8).div_ceil(16)
 }
 
 struct Slots {
@@ -44,7 +44,7 @@ impl Slots {
     }
 
     fn bump_max(&mut self, i: usize) {
-        if self.max.is_none_or(|m| i > m) {
+        if self.max.map_or(true, |m| i > m) {
             self.max = Some(i);
         }
     }
@@ -107,7 +107,7 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
                 }
                 let var = top.map_or(0, |v| v + 1);
                 let highest = var + num - 1;
-                if slots.max.is_none_or(|m| highest > m) {
+                if slots.max.map_or(true, |m| highest > m) {
                     slots.max = Some(highest);
                 }
                 map[cur] = Some(var);

@@ -112,11 +112,7 @@ pub fn shift_jump(op_array: &mut OpArray, n: usize, shift: &ShiftList) {
         | ZEND_FE_RESET_RW | ZEND_JMP_SET | ZEND_COALESCE | ZEND_ASSERT_CHECK | ZEND_JMP_NULL => {
             shift_operand(&mut op.op2, shift)
         }
-        ZEND_CATCH => {
-            if op.extended_value & ZEND_LAST_CATCH == 0 {
-                shift_operand(&mut op.op2, shift);
-            }
-        }
+        ZEND_CATCH if op.extended_value & ZEND_LAST_CATCH == 0 => shift_operand(&mut op.op2, shift),
         ZEND_FE_FETCH_R | ZEND_FE_FETCH_RW => op.extended_value = shift.map_u32(op.extended_value),
         ZEND_SWITCH_LONG | ZEND_SWITCH_STRING | ZEND_MATCH => {
             op.extended_value = shift.map_u32(op.extended_value);

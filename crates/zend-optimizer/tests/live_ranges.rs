@@ -62,9 +62,16 @@ fn fixtures_live_ranges_are_php_s() {
         .into_iter()
         .filter(|p| p.file_name().is_some_and(|n| n == "recording.zop"))
         .collect();
-    assert!(files.len() > 100, "fixture recordings missing under {}", root.display());
+    assert!(
+        files.len() > 100,
+        "fixture recordings missing under {}",
+        root.display()
+    );
     let (checked, with_ranges) = check(&files);
-    assert!(with_ranges > 50, "{with_ranges} of {checked} op_arrays have live ranges");
+    assert!(
+        with_ranges > 50,
+        "{with_ranges} of {checked} op_arrays have live ranges"
+    );
 }
 
 #[test]

@@ -36,14 +36,33 @@ fn first_difference(ours: &OpArray, php: &OpArray) -> String {
             }
         )*};
     }
-    field!(opcodes, literals, literal_extra, cache_size, T, vars, live_range, try_catch_array);
+    field!(
+        opcodes,
+        literals,
+        literal_extra,
+        cache_size,
+        T,
+        vars,
+        live_range,
+        try_catch_array
+    );
     "another field".to_string()
 }
 
-fn compare(name: &str, level: u32, ours: &Script, php: &Script, failures: &mut Vec<String>) -> usize {
+fn compare(
+    name: &str,
+    level: u32,
+    ours: &Script,
+    php: &Script,
+    failures: &mut Vec<String>,
+) -> usize {
     let (a, b) = (ours.op_arrays(), php.op_arrays());
     if a.len() != b.len() {
-        failures.push(format!("{name} @{level:#x}: {} op_arrays, PHP {}", a.len(), b.len()));
+        failures.push(format!(
+            "{name} @{level:#x}: {} op_arrays, PHP {}",
+            a.len(),
+            b.len()
+        ));
         return 0;
     }
     for (x, y) in a.iter().zip(&b) {
@@ -81,7 +100,10 @@ fn late_passes_give_php_s_op_arrays() {
         };
         for level in LEVELS {
             let Some(oracle) = record(level, &format!("{level:x}")) else {
-                failures.push(format!("{}: PHP failed at {level:#x}", file.relative.display()));
+                failures.push(format!(
+                    "{}: PHP failed at {level:#x}",
+                    file.relative.display()
+                ));
                 continue;
             };
             let mut ours = input.clone();
