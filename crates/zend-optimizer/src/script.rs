@@ -96,7 +96,9 @@ const INERT_PASSES: u32 = PASS_2 | PASS_15 | PASS_16;
 /// Whether the dump at `debug_bits` (one stage) is what PHP prints at `optimization_level`:
 /// every pass that runs before that dump point is implemented.
 pub fn implemented(optimization_level: u32, debug_bits: u32) -> bool {
-    let level = optimization_level & !INERT_PASSES;
+    // Bits above PASS_16 are not passes (the default level sets them all); PASS_12, the
+    // stack size adjustment, always runs when asked (optimize_func_calls).
+    let level = optimization_level & 0xFFFF & !(INERT_PASSES | PASS_12);
     // The SSA passes only run inside the DFA pass.
     let level = if level & PASS_6 == 0 {
         level & !(PASS_7 | PASS_8 | PASS_14)

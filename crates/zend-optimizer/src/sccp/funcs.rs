@@ -343,9 +343,7 @@ fn loose_eq(a: &Literal, b: &Literal) -> Option<bool> {
 /// The value of `name(args...)` when PHP 8.2's SCCP evaluates the call (`ct_eval_func_call`),
 /// `None` to leave it for run time.
 pub fn ct_eval_func_call(name: &[u8], args: &[Literal], _strict_types: bool) -> Option<Literal> {
-    if crate::helpers::internal_function(name).is_none() {
-        return None;
-    }
+    crate::helpers::internal_function(name)?;
     if let [Literal::String(a)] = args {
         if let Some(v) = crate::helpers::eval_special_func_call(name, a.as_bytes()) {
             return Some(v);

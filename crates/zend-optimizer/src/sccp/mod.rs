@@ -268,7 +268,7 @@ fn ct_eval_isset_isempty(extended_value: u32, op1: Option<&Value>) -> Option<Val
 fn ct_eval_isset_dim(extended_value: u32, op1: &Value, op2: &Value) -> Option<Value> {
     if op1.is_array() || op1.is_partial_array() {
         let v = fetch_array_elem(op1, op2).ok()?;
-        if op1.is_partial_array() && v.as_ref().is_none_or(|v| v.is_bot()) {
+        if op1.is_partial_array() && v.as_ref().map_or(true, |v| v.is_bot()) {
             return None;
         }
         ct_eval_isset_isempty(extended_value, v.as_ref())
@@ -545,7 +545,7 @@ fn ct_eval_array_key_exists(op1: &Value, op2: &Value) -> Option<Value> {
         return None;
     }
     let v = fetch_array_elem(op2, op1).ok()?;
-    if op2.is_partial_array() && v.as_ref().is_none_or(|v| v.is_bot()) {
+    if op2.is_partial_array() && v.as_ref().map_or(true, |v| v.is_bot()) {
         return None;
     }
     Some(boolean(v.is_some()))
@@ -674,11 +674,11 @@ impl Sccp<'_> {
             return;
         }
         // Partial values are always replaced when their shape changed (joins shrink them).
-        if new.is_partial_array() || new.is_partial_object() {
-            if cur.type_code() != new.type_code() || cur.num_elements() != new.num_elements() {
-                self.values[var.index()] = new.clone();
-                scdf.add_to_worklist(var);
-            }
+        if (new.is_partial_array() || new.is_partial_object())
+            && (cur.type_code() != new.type_code() || cur.num_elements() != new.num_elements())
+        {
+            self.values[var.index()] = new.clone();
+            scdf.add_to_worklist(var);
         }
     }
 
@@ -1872,8 +1872,13 @@ fn dump_ht(out: &mut Vec<u8>, h: &Ht) {
 /// The SCCP values dump of one op_array (empty when nothing is known).
 pub fn dump_values(out: &mut Vec<u8>, op_array: &OpArray, ssa: &Ssa, values: &[Value]) {
     let mut first = true;
-    for i in op_array.last_var() as usize..ssa.vars.len() {
-        let v = &values[i];
+    let count = ssa.vars.len().min(values.len());
+    for (i, v) in values
+        .iter()
+        .enumerate()
+        .take(count)
+        .skip(op_array.last_var() as usize)
+    {
         if v.is_top() || v.is_bot() {
             continue;
         }
@@ -1985,7 +1990,7 @@ pub fn sccp_optimize_op_array(
     ssa: &mut Ssa,
     cfg: &mut Cfg,
     var_info: &mut [VarInfo],
-    mut call_map: Option<&mut CallMap>,
+    call_map: Option<&mut CallMap>,
 ) -> usize {
     if ssa.vars.len() > var_info.len() || ssa.ops.len() != op_array.opcodes.len() {
         return 0;
@@ -2010,7 +2015,7 @@ pub fn sccp_optimize_op_array(
     let mut rep = Replacer {
         values,
         var_info,
-        call_map: call_map.as_deref_mut(),
+        call_map,
         notes: ctx.logging().then(Vec::new),
     };
     removed += rep.replace_constant_operands(op_array, ssa);
@@ -2333,7 +2338,7 @@ impl Replacer<'_> {
                 return removed;
             }
             let op1_unknown = |o: Option<SsaVar>| {
-                o.is_none_or(|u| {
+                o.map_or(true, |u| {
                     let x = &self.values[u.index()];
                     !x.known() || x.is_partial_array() || x.is_partial_object()
                 })
