@@ -73,12 +73,14 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
         return;
     }
     if ctx.debug_level & debug_level::BEFORE_BLOCK_PASS != 0 {
+        let info = func_info(ctx);
         dump::dump_cfg(
             &mut ctx.state.dumps,
             op_array,
             &cfg,
             false,
             "before block pass",
+            info.as_ref(),
         );
     }
     let mut pass = Pass {
@@ -133,14 +135,23 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
     assemble(&mut pass);
 
     if pass.ctx.debug_level & debug_level::AFTER_BLOCK_PASS != 0 {
+        let info = func_info(pass.ctx);
         dump::dump_cfg(
             &mut pass.ctx.state.dumps,
             pass.op_array,
             &pass.cfg,
             true,
             "after block pass",
+            info.as_ref(),
         );
     }
+}
+
+/// The op_array's `zend_func_info` as the dumps see it during the block pass: with the call
+/// graph (PASS_6 and PASS_7) every op_array has one, still zeroed.
+fn func_info(ctx: &OptimizerCtx) -> Option<zend_ir::dump::FuncInfoHeader> {
+    let call_graph = crate::PASS_6 | crate::PASS_7;
+    (ctx.optimization_level & call_graph == call_graph).then(zend_ir::dump::FuncInfoHeader::default)
 }
 
 // ---- small shared helpers --------------------------------------------------------------

@@ -5,18 +5,20 @@
 use std::io::Write;
 
 use zend_cfg::BlockFlags;
-use zend_ir::dump::{self as ir_dump, OpContext};
+use zend_ir::dump::{self as ir_dump, FuncInfoHeader, OpContext};
 use zend_ir::{OpArray, OpNum};
 
 use super::cfg::BlockCfg;
 
-/// `zend_dump_op_array` with a CFG, byte for byte.
+/// `zend_dump_op_array` with a CFG, byte for byte. `func_info` is the op_array's
+/// `zend_func_info` when the call graph was built (its flags and return line are printed).
 pub(crate) fn dump_cfg(
     out: &mut Vec<u8>,
     op_array: &OpArray,
     cfg: &BlockCfg,
     hide: bool,
     msg: &str,
+    func_info: Option<&FuncInfoHeader>,
 ) {
     let dump_flags = ir_dump::ZEND_DUMP_CFG
         | if hide {
@@ -24,7 +26,7 @@ pub(crate) fn dump_cfg(
         } else {
             0
         };
-    ir_dump::dump_op_array_header(out, op_array, "", Some(msg));
+    ir_dump::dump_op_array_header_ex(out, op_array, None, func_info, Some(msg));
     for (n, b) in cfg.blocks.iter().enumerate() {
         if hide && !b.reachable() {
             continue;
