@@ -87,7 +87,7 @@ pub struct Outcome {
 /// schedule (their place is kept); [`implemented`] tells callers which dumps are therefore
 /// not PHP's.
 pub const IMPLEMENTED_PASSES: u32 =
-    PASS_1 | PASS_3 | PASS_4 | PASS_9 | PASS_10 | PASS_11 | PASS_13 | PASS_6 | PASS_7 | PASS_8
+    PASS_1 | PASS_3 | PASS_4 | PASS_5 | PASS_9 | PASS_10 | PASS_11 | PASS_13 | PASS_6 | PASS_7 | PASS_8
         | PASS_14;
 
 /// Passes whose bit changes nothing in PHP 8.2's schedule.
@@ -186,33 +186,26 @@ pub fn optimize_script(script: &mut Script, options: &Options) -> Outcome {
             driver.with_op_array(script, path, |d, op_array, ctx| d.optimize(op_array, ctx));
         }
         let mut dfa = driver.dfa_call_graph(script, &paths);
-        for path in &paths {
-            driver.with_op_array(script, path, |d, op_array, ctx| {
-                if level & PASS_11 != 0 {
-                    d.run(op_array, ctx, "pass11", compact_literals::run);
-                    d.dump(
-                        op_array,
-                        ctx,
-                        debug_level::after_pass(11),
-                        "after pass 11",
-                        0,
-                    );
-                }
-            });
-        }
-        for path in &paths {
-            driver.with_op_array(script, path, |d, op_array, ctx| {
-                if level & PASS_13 != 0 {
-                    d.run(op_array, ctx, "pass13", compact_vars::run);
-                    d.dump(
-                        op_array,
-                        ctx,
-                        debug_level::after_pass(13),
-                        "after pass 13",
-                        0,
-                    );
-                }
-            });
+        // After the DFA pass, 8.2 runs passes 9, 11 and 13 over the whole script, one pass
+        // at a time; their dumps print the function info the DFA analysis left (none where
+        // it refused the op_array).
+        let late: [(u32, &'static str, PassFn, &str); 3] = [
+            (PASS_9, "pass9", optimize_temp_vars_5::run, "after pass 9"),
+            (PASS_11, "pass11", compact_literals::run, "after pass 11"),
+            (PASS_13, "pass13", compact_vars::run, "after pass 13"),
+        ];
+        for (bit, name, pass, msg) in late {
+            if level & bit == 0 {
+                continue;
+            }
+            for (k, path) in paths.iter().enumerate() {
+                let header = dfa[k].as_ref().map(|(_, fi)| fi.header());
+                driver.with_op_array(script, path, |d, op_array, ctx| {
+                    d.run(op_array, ctx, name, pass);
+                    let n = bit.trailing_zeros() + 1;
+                    d.dump_with(op_array, ctx, debug_level::after_pass(n), msg, header.as_ref());
+                });
+            }
         }
         if level & PASS_12 != 0 {
             driver.adjust_fcall_stack_sizes(script, &paths);
@@ -574,8 +567,37 @@ impl Driver<'_> {
         msg: &str,
         flags: u32,
     ) {
+        // With the call graph every op_array has a zend_func_info from the start, still
+        // zeroed while the passes before the DFA pass run: their dumps print it.
+        let early = (1..=5).any(|n| bit == debug_level::after_pass(n));
+        let call_graph = ctx.optimization_level & (PASS_6 | PASS_7) == PASS_6 | PASS_7;
+        let header = (early && call_graph).then(dump::FuncInfoHeader::default);
+        self.dump_ex(op_array, ctx, bit, msg, flags, header.as_ref());
+    }
+
+    /// A dump after a pass of the call-graph path, with the op_array's function info.
+    fn dump_with(
+        &mut self,
+        op_array: &OpArray,
+        ctx: &mut OptimizerCtx,
+        bit: u32,
+        msg: &str,
+        header: Option<&dump::FuncInfoHeader>,
+    ) {
+        self.dump_ex(op_array, ctx, bit, msg, 0, header);
+    }
+
+    fn dump_ex(
+        &mut self,
+        op_array: &OpArray,
+        ctx: &mut OptimizerCtx,
+        bit: u32,
+        msg: &str,
+        flags: u32,
+        header: Option<&dump::FuncInfoHeader>,
+    ) {
         if ctx.debug_level & bit != 0 {
-            dump::dump_op_array(&mut ctx.state.dumps, op_array, flags, Some(msg));
+            dump::dump_op_array_ex(&mut ctx.state.dumps, op_array, flags, Some(msg), header);
         }
     }
 
