@@ -17,6 +17,9 @@
 //! facts PHP reads. Guarantees: nothing is changed for an op_array the analysis refused;
 //! with [`crate::script::verify`] on, the SSA verifier runs after the pass.
 
+// The rewrites keep dfa_pass.c's case-then-condition shape.
+#![allow(clippy::collapsible_match)]
+
 use zend_call_graph::CallSite;
 use zend_cfg::{BlockId, Cfg};
 use zend_inference::{const_type, mb, VarInfo};
@@ -187,7 +190,7 @@ pub fn dump(
 pub fn optimize_op_array(op_array: &mut OpArray, ctx: &mut OptimizerCtx, input: DfaInput) {
     let DfaInput {
         analysis: fa,
-        mut func_info,
+        func_info,
     } = input;
     let header = func_info.as_ref().map(|f| f.header());
     if ctx.debug_level & DUMP_BEFORE_DFA_PASS != 0 {
@@ -266,7 +269,7 @@ pub fn optimize_op_array(op_array: &mut OpArray, ctx: &mut OptimizerCtx, input: 
     }
 
     if remove_nops {
-        remove_nops_and_calls(op_array, fa, func_info.as_deref_mut());
+        remove_nops_and_calls(op_array, fa, func_info);
     }
 
     if ctx.debug_level & DUMP_AFTER_DFA_PASS != 0 {
@@ -790,12 +793,12 @@ pub fn optimize_jmps(
                             let op = op_array.opcodes[at].clone();
                             match literal(op_array, op.op1).cloned() {
                                 Some(value) => {
-                                    let correct = match (op.opcode, &value) {
-                                        (ZEND_SWITCH_LONG, Literal::Long(_)) => true,
-                                        (ZEND_SWITCH_STRING, Literal::String(_)) => true,
-                                        (ZEND_MATCH, Literal::Long(_) | Literal::String(_)) => true,
-                                        _ => false,
-                                    };
+                                    let correct = matches!(
+                                        (op.opcode, &value),
+                                        (ZEND_SWITCH_LONG, Literal::Long(_))
+                                            | (ZEND_SWITCH_STRING, Literal::String(_))
+                                            | (ZEND_MATCH, Literal::Long(_) | Literal::String(_))
+                                    );
                                     if !correct {
                                         removed += 1;
                                         let op = &mut op_array.opcodes[at];
@@ -1530,7 +1533,7 @@ fn rewrite_vars(op_array: &mut OpArray, ctx: &mut OptimizerCtx, fa: &mut FuncAna
                         .is_some_and(|r| supports_assign_contraction(op_array, fa, op_2, src, r.0))
                 }) {
                     let orig = fa.ssa.ops[op_1].result_use;
-                    if orig.is_none_or(|o| fa.ssa.unlink_use_chain(def, o)) {
+                    if orig.map_or(true, |o| fa.ssa.unlink_use_chain(def, o)) {
                         fa.ssa.vars[vi].definition = Some(OpNum(op_2 as u32));
                         fa.ssa.ops[op_2].result_def = Some(v);
                         fa.ssa.vars[src.index()].definition = None;
