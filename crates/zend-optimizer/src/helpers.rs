@@ -22,6 +22,8 @@ use zend_ir::{
 
 use crate::ctx::{ClassLookup, OptimizerCtx};
 
+// Generated: kept exactly as the tool prints it.
+#[rustfmt::skip]
 #[path = "internal_table.rs"]
 mod internal_table;
 
@@ -634,8 +636,8 @@ pub fn replace_by_const(op_array: &mut OpArray, start: usize, var: Operand, val:
                                     | ZEND_SWITCH_STRING
                                     | ZEND_MATCH
                                     | ZEND_JMP_NULL
-                            ) && !(op.opcode == ZEND_FREE
-                                && op.extended_value == ZEND_FREE_ON_RETURN);
+                            ) && (op.opcode != ZEND_FREE
+                                || op.extended_value != ZEND_FREE_ON_RETURN);
                             if !update_op1_const(op_array, j, &mut val) {
                                 return false;
                             }
@@ -761,7 +763,7 @@ pub fn eval_special_func_call(name: &[u8], arg: &[u8]) -> Option<Literal> {
                 return None;
             }
             let dir = zend_dirname(arg);
-            (dir.first() == Some(&b'/')).then(|| Literal::String(PhpStr(dir)))
+            (dir.first() == Some(&b'/')).then_some(Literal::String(PhpStr(dir)))
         }
         b"ini_get" => {
             let v = table_find(internal_table::INI_SYSTEM, arg)?;
@@ -962,6 +964,48 @@ pub fn get_called_func<'a>(
     }
 }
 
+/// `zend_redo_pass_two`'s smart-branch rule, for an op_array the passes changed: a
+/// comparison (or isset, instanceof, type check...) whose TMP result the next op tests with
+/// JMPZ / JMPNZ feeds that branch; every other op loses the bits (`zend_revert_pass_two`
+/// cleared them before the passes ran).
+pub fn redo_pass_two_smart_branches(op_array: &mut OpArray) {
+    use zend_ir::SmartBranch;
+    let n = op_array.opcodes.len();
+    for i in 0..n {
+        let op = &op_array.opcodes[i];
+        let smart = match (op.opcode, op.result, op_array.opcodes.get(i + 1)) {
+            (
+                ZEND_IS_IDENTICAL
+                | ZEND_IS_NOT_IDENTICAL
+                | ZEND_IS_EQUAL
+                | ZEND_IS_NOT_EQUAL
+                | ZEND_IS_SMALLER
+                | ZEND_IS_SMALLER_OR_EQUAL
+                | ZEND_CASE
+                | ZEND_CASE_STRICT
+                | ZEND_ISSET_ISEMPTY_CV
+                | ZEND_ISSET_ISEMPTY_VAR
+                | ZEND_ISSET_ISEMPTY_DIM_OBJ
+                | ZEND_ISSET_ISEMPTY_PROP_OBJ
+                | ZEND_ISSET_ISEMPTY_STATIC_PROP
+                | ZEND_INSTANCEOF
+                | ZEND_TYPE_CHECK
+                | ZEND_DEFINED
+                | ZEND_IN_ARRAY
+                | ZEND_ARRAY_KEY_EXISTS,
+                Operand::TmpVar(v),
+                Some(next),
+            ) if next.op1 == Operand::TmpVar(v) => match next.opcode {
+                ZEND_JMPZ => SmartBranch::Jmpz,
+                ZEND_JMPNZ => SmartBranch::Jmpnz,
+                _ => SmartBranch::None,
+            },
+            _ => SmartBranch::None,
+        };
+        op_array.opcodes[i].smart_branch = smart;
+    }
+}
+
 /// The name a constant-expression AST of kind `ZEND_AST_CONSTANT` names.
 pub fn ast_constant_name(ast: &Ast) -> Option<&PhpStr> {
     if ast.kind != ZEND_AST_CONSTANT {
@@ -984,14 +1028,82 @@ pub fn tmp_var(operand: Operand) -> Option<VarNum> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::Path;
+    use std::process::Command;
+
+    fn php(code: &str) -> Vec<u8> {
+        let out = Command::new("php")
+            .args(["-n", "-d", "zend_extension=opcache", "-r", code])
+            .output()
+            .expect("php 8.2 on PATH");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out.stdout
+    }
 
     #[test]
     fn dirname_as_php() {
-        assert_eq!(zend_dirname(b"/a/b/c"), b"/a/b");
-        assert_eq!(zend_dirname(b"/a/b/"), b"/a");
-        assert_eq!(zend_dirname(b"/a"), b"/");
-        assert_eq!(zend_dirname(b"/"), b"/");
-        assert_eq!(zend_dirname(b"//a//b"), b"//a");
+        let paths = [
+            "/a/b/c",
+            "/a/b/",
+            "/a",
+            "/",
+            "//a//b",
+            "/a//",
+            "/usr/share/php/x.php",
+        ];
+        for p in paths {
+            let theirs = php(&format!("echo dirname('{p}');"));
+            assert_eq!(zend_dirname(p.as_bytes()), theirs, "dirname({p})");
+        }
+    }
+
+    #[test]
+    fn special_calls_as_php() {
+        for (name, arg) in [
+            ("function_exists", "strlen"),
+            ("function_exists", "STRLEN"),
+            ("is_callable", "array_map"),
+            ("extension_loaded", "standard"),
+            ("extension_loaded", "SPL"),
+            ("constant", "PHP_INT_MAX"),
+            ("constant", "E_ALL"),
+            ("ini_get", "enable_dl"),
+        ] {
+            let theirs = php(&format!("var_export({name}('{arg}'));"));
+            let ours = match eval_special_func_call(name.as_bytes(), arg.as_bytes()) {
+                Some(Literal::True) => b"true".to_vec(),
+                Some(Literal::Long(l)) => l.to_string().into_bytes(),
+                Some(Literal::String(s)) => [b"'".as_slice(), &s.0, b"'"].concat(),
+                other => panic!("{name}({arg}): {other:?}"),
+            };
+            assert_eq!(ours, theirs, "{name}({arg})");
+        }
+        // Not fixed at compile time: unknown functions and modules, relative paths.
+        assert!(eval_special_func_call(b"function_exists", b"no_such_fn").is_none());
+        assert!(eval_special_func_call(b"extension_loaded", b"no_such_ext").is_none());
+        assert!(eval_special_func_call(b"dirname", b"a/b").is_none());
+    }
+
+    /// The committed tables are what tools/gen-optimizer-tables.php prints for this PHP.
+    #[test]
+    fn tables_are_php_s() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let out = Command::new("php")
+            .args(["-n", "-d", "zend_extension=opcache"])
+            .arg(root.join("tools/gen-optimizer-tables.php"))
+            .output()
+            .expect("php 8.2 on PATH");
+        assert!(out.status.success());
+        let committed = std::fs::read(root.join("crates/zend-optimizer/src/internal_table.rs"))
+            .expect("internal_table.rs");
+        assert!(
+            String::from_utf8_lossy(&out.stdout) == String::from_utf8_lossy(&committed),
+            "internal_table.rs is stale: rerun tools/gen-optimizer-tables.php"
+        );
     }
 
     #[test]

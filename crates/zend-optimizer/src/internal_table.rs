@@ -981,7710 +981,969 @@ pub(crate) static CONSTANTS: &[(&[u8], V)] = &[
 
 /// Internal functions by lowercased name, sorted.
 pub(crate) static FUNCTIONS: &[(&[u8], InternalFunc)] = &[
-    (
-        b"abs",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"acos",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"acosh",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"addcslashes",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"addslashes",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"array_change_key_case",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"array_chunk",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"array_column",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"array_combine",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"array_count_values",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"array_diff",
-        InternalFunc {
-            flags: 0x4000,
-            num_args: 1,
-            modes: b"00",
-        },
-    ),
-    (
-        b"array_diff_assoc",
-        InternalFunc {
-            flags: 0x4000,
-            num_args: 1,
-            modes: b"00",
-        },
-    ),
-    (
-        b"array_diff_key",
-        InternalFunc {
-            flags: 0x4000,
-            num_args: 1,
-            modes: b"00",
-        },
-    ),
-    (
-        b"array_diff_uassoc",
-        InternalFunc {
-            flags: 0x4000,
-            num_args: 1,
-            modes: b"00",
-        },
-    ),
-    (
-        b"array_diff_ukey",
-        InternalFunc {
-            flags: 0x4000,
-            num_args: 1,
-            modes: b"00",
-        },
-    ),
-    (
-        b"array_fill",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"array_fill_keys",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"array_filter",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"array_flip",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"array_intersect",
-        InternalFunc {
-            flags: 0x4000,
-            num_args: 1,
-            modes: b"00",
-        },
-    ),
-    (
-        b"array_intersect_assoc",
-        InternalFunc {
-            flags: 0x4000,
-            num_args: 1,
-            modes: b"00",
-        },
-    ),
-    (
-        b"array_intersect_key",
-        InternalFunc {
-            flags: 0x4000,
-            num_args: 1,
-            modes: b"00",
-        },
-    ),
-    (
-        b"array_intersect_uassoc",
-        InternalFunc {
-            flags: 0x4000,
-            num_args: 1,
-            modes: b"00",
-        },
-    ),
-    (
-        b"array_intersect_ukey",
-        InternalFunc {
-            flags: 0x4000,
-            num_args: 1,
-            modes: b"00",
-        },
-    ),
-    (
-        b"array_is_list",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"array_key_exists",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"array_key_first",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"array_key_last",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"array_keys",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"array_map",
-        InternalFunc {
-            flags: 0x4000,
-            num_args: 2,
-            modes: b"000",
-        },
-    ),
-    (
-        b"array_merge",
-        InternalFunc {
-            flags: 0x4000,
-            num_args: 0,
-            modes: b"0",
-        },
-    ),
-    (
-        b"array_merge_recursive",
-        InternalFunc {
-            flags: 0x4000,
-            num_args: 0,
-            modes: b"0",
-        },
-    ),
-    (
-        b"array_multisort",
-        InternalFunc {
-            flags: 0x4000,
-            num_args: 1,
-            modes: b"22",
-        },
-    ),
-    (
-        b"array_pad",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"array_pop",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"1",
-        },
-    ),
-    (
-        b"array_product",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"array_push",
-        InternalFunc {
-            flags: 0x4000,
-            num_args: 1,
-            modes: b"10",
-        },
-    ),
-    (
-        b"array_rand",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"array_reduce",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"array_replace",
-        InternalFunc {
-            flags: 0x4000,
-            num_args: 1,
-            modes: b"00",
-        },
-    ),
-    (
-        b"array_replace_recursive",
-        InternalFunc {
-            flags: 0x4000,
-            num_args: 1,
-            modes: b"00",
-        },
-    ),
-    (
-        b"array_reverse",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"array_search",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"array_shift",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"1",
-        },
-    ),
-    (
-        b"array_slice",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 4,
-            modes: b"0000",
-        },
-    ),
-    (
-        b"array_splice",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 4,
-            modes: b"1000",
-        },
-    ),
-    (
-        b"array_sum",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"array_udiff",
-        InternalFunc {
-            flags: 0x4000,
-            num_args: 1,
-            modes: b"00",
-        },
-    ),
-    (
-        b"array_udiff_assoc",
-        InternalFunc {
-            flags: 0x4000,
-            num_args: 1,
-            modes: b"00",
-        },
-    ),
-    (
-        b"array_udiff_uassoc",
-        InternalFunc {
-            flags: 0x4000,
-            num_args: 1,
-            modes: b"00",
-        },
-    ),
-    (
-        b"array_uintersect",
-        InternalFunc {
-            flags: 0x4000,
-            num_args: 1,
-            modes: b"00",
-        },
-    ),
-    (
-        b"array_uintersect_assoc",
-        InternalFunc {
-            flags: 0x4000,
-            num_args: 1,
-            modes: b"00",
-        },
-    ),
-    (
-        b"array_uintersect_uassoc",
-        InternalFunc {
-            flags: 0x4000,
-            num_args: 1,
-            modes: b"00",
-        },
-    ),
-    (
-        b"array_unique",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"array_unshift",
-        InternalFunc {
-            flags: 0x4000,
-            num_args: 1,
-            modes: b"10",
-        },
-    ),
-    (
-        b"array_values",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"array_walk",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"100",
-        },
-    ),
-    (
-        b"array_walk_recursive",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"100",
-        },
-    ),
-    (
-        b"arsort",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"10",
-        },
-    ),
-    (
-        b"asin",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"asinh",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"asort",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"10",
-        },
-    ),
-    (
-        b"assert",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"assert_options",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"atan",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"atan2",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"atanh",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"base64_decode",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"base64_encode",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"base_convert",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"basename",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"bin2hex",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"bindec",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"boolval",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"call_user_func",
-        InternalFunc {
-            flags: 0x4000,
-            num_args: 1,
-            modes: b"00",
-        },
-    ),
-    (
-        b"call_user_func_array",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"ceil",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"chdir",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"checkdate",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"checkdnsrr",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"chgrp",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"chmod",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"chop",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"chown",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"chr",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"chroot",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"chunk_split",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"class_alias",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"class_exists",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"class_implements",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"class_parents",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"class_uses",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"clearstatcache",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"cli_get_process_title",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"cli_set_process_title",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"closedir",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"closelog",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"compact",
-        InternalFunc {
-            flags: 0x4000,
-            num_args: 1,
-            modes: b"00",
-        },
-    ),
-    (
-        b"connection_aborted",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"connection_status",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"constant",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"convert_uudecode",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"convert_uuencode",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"copy",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"cos",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"cosh",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"count",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"count_chars",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"crc32",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"crypt",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"current",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"date",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"date_add",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"date_create",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"date_create_from_format",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"date_create_immutable",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"date_create_immutable_from_format",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"date_date_set",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 4,
-            modes: b"0000",
-        },
-    ),
-    (
-        b"date_default_timezone_get",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"date_default_timezone_set",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"date_diff",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"date_format",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"date_get_last_errors",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"date_interval_create_from_date_string",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"date_interval_format",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"date_isodate_set",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 4,
-            modes: b"0000",
-        },
-    ),
-    (
-        b"date_modify",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"date_offset_get",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"date_parse",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"date_parse_from_format",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"date_sub",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"date_sun_info",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"date_sunrise",
-        InternalFunc {
-            flags: 0x800,
-            num_args: 6,
-            modes: b"000000",
-        },
-    ),
-    (
-        b"date_sunset",
-        InternalFunc {
-            flags: 0x800,
-            num_args: 6,
-            modes: b"000000",
-        },
-    ),
-    (
-        b"date_time_set",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 5,
-            modes: b"00000",
-        },
-    ),
-    (
-        b"date_timestamp_get",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"date_timestamp_set",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"date_timezone_get",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"date_timezone_set",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"debug_backtrace",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"debug_print_backtrace",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"debug_zval_dump",
-        InternalFunc {
-            flags: 0x4000,
-            num_args: 1,
-            modes: b"00",
-        },
-    ),
-    (
-        b"decbin",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"dechex",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"decoct",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"define",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"defined",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"deflate_add",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"deflate_init",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"deg2rad",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"dir",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"dirname",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"disk_free_space",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"disk_total_space",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"diskfreespace",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"dl",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"dns_check_record",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"dns_get_mx",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"011",
-        },
-    ),
-    (
-        b"dns_get_record",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 5,
-            modes: b"00110",
-        },
-    ),
-    (
-        b"doubleval",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"end",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"1",
-        },
-    ),
-    (
-        b"enum_exists",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"error_clear_last",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"error_get_last",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"error_log",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 4,
-            modes: b"0000",
-        },
-    ),
-    (
-        b"error_reporting",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"escapeshellarg",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"escapeshellcmd",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"exec",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"011",
-        },
-    ),
-    (
-        b"exp",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"explode",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"expm1",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"extension_loaded",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"extract",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"200",
-        },
-    ),
-    (
-        b"fclose",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"fdatasync",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"fdiv",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"feof",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"fflush",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"fgetc",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"fgetcsv",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 5,
-            modes: b"00000",
-        },
-    ),
-    (
-        b"fgets",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"file",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"file_exists",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"file_get_contents",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 5,
-            modes: b"00000",
-        },
-    ),
-    (
-        b"file_put_contents",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 4,
-            modes: b"0000",
-        },
-    ),
-    (
-        b"fileatime",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"filectime",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"filegroup",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"fileinode",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"filemtime",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"fileowner",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"fileperms",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"filesize",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"filetype",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"filter_has_var",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"filter_id",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"filter_input",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 4,
-            modes: b"0000",
-        },
-    ),
-    (
-        b"filter_input_array",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"filter_list",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"filter_var",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"filter_var_array",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"floatval",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"flock",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"001",
-        },
-    ),
-    (
-        b"floor",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"flush",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"fmod",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"fnmatch",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"fopen",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 4,
-            modes: b"0000",
-        },
-    ),
-    (
-        b"forward_static_call",
-        InternalFunc {
-            flags: 0x4000,
-            num_args: 1,
-            modes: b"00",
-        },
-    ),
-    (
-        b"forward_static_call_array",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"fpassthru",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"fprintf",
-        InternalFunc {
-            flags: 0x4000,
-            num_args: 2,
-            modes: b"000",
-        },
-    ),
-    (
-        b"fputcsv",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 6,
-            modes: b"000000",
-        },
-    ),
-    (
-        b"fputs",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"fread",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"fscanf",
-        InternalFunc {
-            flags: 0x4000,
-            num_args: 2,
-            modes: b"001",
-        },
-    ),
-    (
-        b"fseek",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"fsockopen",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 5,
-            modes: b"00110",
-        },
-    ),
-    (
-        b"fstat",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"fsync",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"ftell",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"ftok",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"ftruncate",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"func_get_arg",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"func_get_args",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"func_num_args",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"function_exists",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"fwrite",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"gc_collect_cycles",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"gc_disable",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"gc_enable",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"gc_enabled",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"gc_mem_caches",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"gc_status",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"get_browser",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"get_called_class",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"get_cfg_var",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"get_class",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"get_class_methods",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"get_class_vars",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"get_current_user",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"get_debug_type",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"get_declared_classes",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"get_declared_interfaces",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"get_declared_traits",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"get_defined_constants",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"get_defined_functions",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"get_defined_vars",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"get_extension_funcs",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"get_headers",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"get_html_translation_table",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"get_include_path",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"get_included_files",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"get_loaded_extensions",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"get_mangled_object_vars",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"get_meta_tags",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"get_object_vars",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"get_parent_class",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"get_required_files",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"get_resource_id",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"get_resource_type",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"get_resources",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"getcwd",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"getdate",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"getenv",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"gethostbyaddr",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"gethostbyname",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"gethostbynamel",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"gethostname",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"getimagesize",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"01",
-        },
-    ),
-    (
-        b"getimagesizefromstring",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"01",
-        },
-    ),
-    (
-        b"getlastmod",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"getmxrr",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"011",
-        },
-    ),
-    (
-        b"getmygid",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"getmyinode",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"getmypid",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"getmyuid",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"getopt",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"001",
-        },
-    ),
-    (
-        b"getprotobyname",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"getprotobynumber",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"getrandmax",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"getrusage",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"getservbyname",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"getservbyport",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"gettimeofday",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"gettype",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"glob",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"gmdate",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"gmmktime",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 6,
-            modes: b"000000",
-        },
-    ),
-    (
-        b"gmstrftime",
-        InternalFunc {
-            flags: 0x800,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"gzclose",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"gzcompress",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"gzdecode",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"gzdeflate",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"gzencode",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"gzeof",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"gzfile",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"gzgetc",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"gzgets",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"gzinflate",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"gzopen",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"gzpassthru",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"gzputs",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"gzread",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"gzrewind",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"gzseek",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"gztell",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"gzuncompress",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"gzwrite",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"hash",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 4,
-            modes: b"0000",
-        },
-    ),
-    (
-        b"hash_algos",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"hash_copy",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"hash_equals",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"hash_file",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 4,
-            modes: b"0000",
-        },
-    ),
-    (
-        b"hash_final",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"hash_hkdf",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 5,
-            modes: b"00000",
-        },
-    ),
-    (
-        b"hash_hmac",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 4,
-            modes: b"0000",
-        },
-    ),
-    (
-        b"hash_hmac_algos",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"hash_hmac_file",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 4,
-            modes: b"0000",
-        },
-    ),
-    (
-        b"hash_init",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 4,
-            modes: b"0000",
-        },
-    ),
-    (
-        b"hash_pbkdf2",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 7,
-            modes: b"0000000",
-        },
-    ),
-    (
-        b"hash_update",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"hash_update_file",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"hash_update_stream",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"header",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"header_register_callback",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"header_remove",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"headers_list",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"headers_sent",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"11",
-        },
-    ),
-    (
-        b"hebrev",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"hex2bin",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"hexdec",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"highlight_file",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"highlight_string",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"hrtime",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"html_entity_decode",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"htmlentities",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 4,
-            modes: b"0000",
-        },
-    ),
-    (
-        b"htmlspecialchars",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 4,
-            modes: b"0000",
-        },
-    ),
-    (
-        b"htmlspecialchars_decode",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"http_build_query",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 4,
-            modes: b"0000",
-        },
-    ),
-    (
-        b"http_response_code",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"hypot",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"idate",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"ignore_user_abort",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"image_type_to_extension",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"image_type_to_mime_type",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"implode",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"in_array",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"inet_ntop",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"inet_pton",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"inflate_add",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"inflate_get_read_len",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"inflate_get_status",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"inflate_init",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"ini_alter",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"ini_get",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"ini_get_all",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"ini_parse_quantity",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"ini_restore",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"ini_set",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"intdiv",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"interface_exists",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"intval",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"ip2long",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"iptcembed",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"iptcparse",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"is_a",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"is_array",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"is_bool",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"is_callable",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"001",
-        },
-    ),
-    (
-        b"is_countable",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"is_dir",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"is_double",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"is_executable",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"is_file",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"is_finite",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"is_float",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"is_infinite",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"is_int",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"is_integer",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"is_iterable",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"is_link",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"is_long",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"is_nan",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"is_null",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"is_numeric",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"is_object",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"is_readable",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"is_resource",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"is_scalar",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"is_string",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"is_subclass_of",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"is_uploaded_file",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"is_writable",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"is_writeable",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"iterator_apply",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"iterator_count",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"iterator_to_array",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"join",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"json_decode",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 4,
-            modes: b"0000",
-        },
-    ),
-    (
-        b"json_encode",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"json_last_error",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"json_last_error_msg",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"key",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"key_exists",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"krsort",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"10",
-        },
-    ),
-    (
-        b"ksort",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"10",
-        },
-    ),
-    (
-        b"lcfirst",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"lcg_value",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"lchgrp",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"lchown",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"levenshtein",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 5,
-            modes: b"00000",
-        },
-    ),
-    (
-        b"libxml_clear_errors",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"libxml_disable_entity_loader",
-        InternalFunc {
-            flags: 0x800,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"libxml_get_errors",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"libxml_get_external_entity_loader",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"libxml_get_last_error",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"libxml_set_external_entity_loader",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"libxml_set_streams_context",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"libxml_use_internal_errors",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"link",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"linkinfo",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"localeconv",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"localtime",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"log",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"log10",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"log1p",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"long2ip",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"lstat",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"ltrim",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"mail",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 5,
-            modes: b"00000",
-        },
-    ),
-    (
-        b"max",
-        InternalFunc {
-            flags: 0x4000,
-            num_args: 1,
-            modes: b"00",
-        },
-    ),
-    (
-        b"md5",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"md5_file",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"memory_get_peak_usage",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"memory_get_usage",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"memory_reset_peak_usage",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"metaphone",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"method_exists",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"mhash",
-        InternalFunc {
-            flags: 0x800,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"mhash_count",
-        InternalFunc {
-            flags: 0x800,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"mhash_get_block_size",
-        InternalFunc {
-            flags: 0x800,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"mhash_get_hash_name",
-        InternalFunc {
-            flags: 0x800,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"mhash_keygen_s2k",
-        InternalFunc {
-            flags: 0x800,
-            num_args: 4,
-            modes: b"0000",
-        },
-    ),
-    (
-        b"microtime",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"min",
-        InternalFunc {
-            flags: 0x4000,
-            num_args: 1,
-            modes: b"00",
-        },
-    ),
-    (
-        b"mkdir",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 4,
-            modes: b"0000",
-        },
-    ),
-    (
-        b"mktime",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 6,
-            modes: b"000000",
-        },
-    ),
-    (
-        b"move_uploaded_file",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"mt_getrandmax",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"mt_rand",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"mt_srand",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"natcasesort",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"1",
-        },
-    ),
-    (
-        b"natsort",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"1",
-        },
-    ),
-    (
-        b"net_get_interfaces",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"next",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"1",
-        },
-    ),
-    (
-        b"nl2br",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"nl_langinfo",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"number_format",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 4,
-            modes: b"0000",
-        },
-    ),
-    (
-        b"ob_clean",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"ob_end_clean",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"ob_end_flush",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"ob_flush",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"ob_get_clean",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"ob_get_contents",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"ob_get_flush",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"ob_get_length",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"ob_get_level",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"ob_get_status",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"ob_gzhandler",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"ob_implicit_flush",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"ob_list_handlers",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"ob_start",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"octdec",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"opcache_compile_file",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"opcache_get_configuration",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"opcache_get_status",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"opcache_invalidate",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"opcache_is_script_cached",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"opcache_reset",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"opendir",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"openlog",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"openssl_cipher_iv_length",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"openssl_cipher_key_length",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"openssl_cms_decrypt",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 5,
-            modes: b"00000",
-        },
-    ),
-    (
-        b"openssl_cms_encrypt",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 7,
-            modes: b"0000000",
-        },
-    ),
-    (
-        b"openssl_cms_read",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"01",
-        },
-    ),
-    (
-        b"openssl_cms_sign",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 8,
-            modes: b"00000000",
-        },
-    ),
-    (
-        b"openssl_cms_verify",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 9,
-            modes: b"000000000",
-        },
-    ),
-    (
-        b"openssl_csr_export",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"010",
-        },
-    ),
-    (
-        b"openssl_csr_export_to_file",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"openssl_csr_get_public_key",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"openssl_csr_get_subject",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"openssl_csr_new",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 4,
-            modes: b"0100",
-        },
-    ),
-    (
-        b"openssl_csr_sign",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 6,
-            modes: b"000000",
-        },
-    ),
-    (
-        b"openssl_decrypt",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 7,
-            modes: b"0000000",
-        },
-    ),
-    (
-        b"openssl_dh_compute_key",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"openssl_digest",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"openssl_encrypt",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 8,
-            modes: b"00000100",
-        },
-    ),
-    (
-        b"openssl_error_string",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"openssl_free_key",
-        InternalFunc {
-            flags: 0x800,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"openssl_get_cert_locations",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"openssl_get_cipher_methods",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"openssl_get_curve_names",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"openssl_get_md_methods",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"openssl_get_privatekey",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"openssl_get_publickey",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"openssl_open",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 6,
-            modes: b"010000",
-        },
-    ),
-    (
-        b"openssl_pbkdf2",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 5,
-            modes: b"00000",
-        },
-    ),
-    (
-        b"openssl_pkcs12_export",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 5,
-            modes: b"01000",
-        },
-    ),
-    (
-        b"openssl_pkcs12_export_to_file",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 5,
-            modes: b"00000",
-        },
-    ),
-    (
-        b"openssl_pkcs12_read",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"010",
-        },
-    ),
-    (
-        b"openssl_pkcs7_decrypt",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 4,
-            modes: b"0000",
-        },
-    ),
-    (
-        b"openssl_pkcs7_encrypt",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 6,
-            modes: b"000000",
-        },
-    ),
-    (
-        b"openssl_pkcs7_read",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"01",
-        },
-    ),
-    (
-        b"openssl_pkcs7_sign",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 7,
-            modes: b"0000000",
-        },
-    ),
-    (
-        b"openssl_pkcs7_verify",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 7,
-            modes: b"0000000",
-        },
-    ),
-    (
-        b"openssl_pkey_derive",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"openssl_pkey_export",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 4,
-            modes: b"0100",
-        },
-    ),
-    (
-        b"openssl_pkey_export_to_file",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 4,
-            modes: b"0000",
-        },
-    ),
-    (
-        b"openssl_pkey_free",
-        InternalFunc {
-            flags: 0x800,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"openssl_pkey_get_details",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"openssl_pkey_get_private",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"openssl_pkey_get_public",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"openssl_pkey_new",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"openssl_private_decrypt",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 4,
-            modes: b"0100",
-        },
-    ),
-    (
-        b"openssl_private_encrypt",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 4,
-            modes: b"0100",
-        },
-    ),
-    (
-        b"openssl_public_decrypt",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 4,
-            modes: b"0100",
-        },
-    ),
-    (
-        b"openssl_public_encrypt",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 4,
-            modes: b"0100",
-        },
-    ),
-    (
-        b"openssl_random_pseudo_bytes",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"01",
-        },
-    ),
-    (
-        b"openssl_seal",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 6,
-            modes: b"011001",
-        },
-    ),
-    (
-        b"openssl_sign",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 4,
-            modes: b"0100",
-        },
-    ),
-    (
-        b"openssl_spki_export",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"openssl_spki_export_challenge",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"openssl_spki_new",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"openssl_spki_verify",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"openssl_verify",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 4,
-            modes: b"0000",
-        },
-    ),
-    (
-        b"openssl_x509_check_private_key",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"openssl_x509_checkpurpose",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 4,
-            modes: b"0000",
-        },
-    ),
-    (
-        b"openssl_x509_export",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"010",
-        },
-    ),
-    (
-        b"openssl_x509_export_to_file",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"openssl_x509_fingerprint",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"openssl_x509_free",
-        InternalFunc {
-            flags: 0x800,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"openssl_x509_parse",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"openssl_x509_read",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"openssl_x509_verify",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"ord",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"output_add_rewrite_var",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"output_reset_rewrite_vars",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"pack",
-        InternalFunc {
-            flags: 0x4000,
-            num_args: 1,
-            modes: b"00",
-        },
-    ),
-    (
-        b"parse_ini_file",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"parse_ini_string",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"parse_str",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"01",
-        },
-    ),
-    (
-        b"parse_url",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"passthru",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"01",
-        },
-    ),
-    (
-        b"password_algos",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"password_get_info",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"password_hash",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"password_needs_rehash",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"password_verify",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"pathinfo",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"pclose",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"pcntl_alarm",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"pcntl_async_signals",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"pcntl_errno",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"pcntl_exec",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"pcntl_fork",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"pcntl_get_last_error",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"pcntl_getpriority",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"pcntl_setpriority",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"pcntl_signal",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"pcntl_signal_dispatch",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"pcntl_signal_get_handler",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"pcntl_sigprocmask",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"001",
-        },
-    ),
-    (
-        b"pcntl_sigtimedwait",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 4,
-            modes: b"0100",
-        },
-    ),
-    (
-        b"pcntl_sigwaitinfo",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"01",
-        },
-    ),
-    (
-        b"pcntl_strerror",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"pcntl_unshare",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"pcntl_wait",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"101",
-        },
-    ),
-    (
-        b"pcntl_waitpid",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 4,
-            modes: b"0101",
-        },
-    ),
-    (
-        b"pcntl_wexitstatus",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"pcntl_wifcontinued",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"pcntl_wifexited",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"pcntl_wifsignaled",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"pcntl_wifstopped",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"pcntl_wstopsig",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"pcntl_wtermsig",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"pfsockopen",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 5,
-            modes: b"00110",
-        },
-    ),
-    (
-        b"php_ini_loaded_file",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"php_ini_scanned_files",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"php_sapi_name",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"php_strip_whitespace",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"php_uname",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"phpcredits",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"phpinfo",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"phpversion",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"pi",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"popen",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"pos",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"pow",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"preg_filter",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 5,
-            modes: b"00001",
-        },
-    ),
-    (
-        b"preg_grep",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"preg_last_error",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"preg_last_error_msg",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"preg_match",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 5,
-            modes: b"00100",
-        },
-    ),
-    (
-        b"preg_match_all",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 5,
-            modes: b"00100",
-        },
-    ),
-    (
-        b"preg_quote",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"preg_replace",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 5,
-            modes: b"00001",
-        },
-    ),
-    (
-        b"preg_replace_callback",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 6,
-            modes: b"000010",
-        },
-    ),
-    (
-        b"preg_replace_callback_array",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 5,
-            modes: b"00010",
-        },
-    ),
-    (
-        b"preg_split",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 4,
-            modes: b"0000",
-        },
-    ),
-    (
-        b"prev",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"1",
-        },
-    ),
-    (
-        b"print_r",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"printf",
-        InternalFunc {
-            flags: 0x4000,
-            num_args: 1,
-            modes: b"00",
-        },
-    ),
-    (
-        b"proc_close",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"proc_get_status",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"proc_nice",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"proc_open",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 6,
-            modes: b"001000",
-        },
-    ),
-    (
-        b"proc_terminate",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"property_exists",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"putenv",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"quoted_printable_decode",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"quoted_printable_encode",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"quotemeta",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"rad2deg",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"rand",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"random_bytes",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"random_int",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"range",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"rawurldecode",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"rawurlencode",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"readdir",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"readfile",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"readgzfile",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"readlink",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"realpath",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"realpath_cache_get",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"realpath_cache_size",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"register_shutdown_function",
-        InternalFunc {
-            flags: 0x4000,
-            num_args: 1,
-            modes: b"00",
-        },
-    ),
-    (
-        b"register_tick_function",
-        InternalFunc {
-            flags: 0x4000,
-            num_args: 1,
-            modes: b"00",
-        },
-    ),
-    (
-        b"rename",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"reset",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"1",
-        },
-    ),
-    (
-        b"restore_error_handler",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"restore_exception_handler",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"rewind",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"rewinddir",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"rmdir",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"round",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"rsort",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"10",
-        },
-    ),
-    (
-        b"rtrim",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"scandir",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"serialize",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"session_abort",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"session_cache_expire",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"session_cache_limiter",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"session_commit",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"session_create_id",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"session_decode",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"session_destroy",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"session_encode",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"session_gc",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"session_get_cookie_params",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"session_id",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"session_module_name",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"session_name",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"session_regenerate_id",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"session_register_shutdown",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"session_reset",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"session_save_path",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"session_set_cookie_params",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 5,
-            modes: b"00000",
-        },
-    ),
-    (
-        b"session_set_save_handler",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 9,
-            modes: b"000000000",
-        },
-    ),
-    (
-        b"session_start",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"session_status",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"session_unset",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"session_write_close",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"set_error_handler",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"set_exception_handler",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"set_file_buffer",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"set_include_path",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"set_time_limit",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"setcookie",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 7,
-            modes: b"0000000",
-        },
-    ),
-    (
-        b"setlocale",
-        InternalFunc {
-            flags: 0x4000,
-            num_args: 2,
-            modes: b"000",
-        },
-    ),
-    (
-        b"setrawcookie",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 7,
-            modes: b"0000000",
-        },
-    ),
-    (
-        b"settype",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"10",
-        },
-    ),
-    (
-        b"sha1",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"sha1_file",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"shell_exec",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"show_source",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"shuffle",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"1",
-        },
-    ),
-    (
-        b"similar_text",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"001",
-        },
-    ),
-    (
-        b"sin",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"sinh",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"sizeof",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"sleep",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"socket_get_status",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"socket_set_blocking",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"socket_set_timeout",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"sodium_add",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"10",
-        },
-    ),
-    (
-        b"sodium_base642bin",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"sodium_bin2base64",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"sodium_bin2hex",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"sodium_compare",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"sodium_crypto_aead_aes256gcm_decrypt",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 4,
-            modes: b"0000",
-        },
-    ),
-    (
-        b"sodium_crypto_aead_aes256gcm_encrypt",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 4,
-            modes: b"0000",
-        },
-    ),
-    (
-        b"sodium_crypto_aead_aes256gcm_is_available",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"sodium_crypto_aead_aes256gcm_keygen",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"sodium_crypto_aead_chacha20poly1305_decrypt",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 4,
-            modes: b"0000",
-        },
-    ),
-    (
-        b"sodium_crypto_aead_chacha20poly1305_encrypt",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 4,
-            modes: b"0000",
-        },
-    ),
-    (
-        b"sodium_crypto_aead_chacha20poly1305_ietf_decrypt",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 4,
-            modes: b"0000",
-        },
-    ),
-    (
-        b"sodium_crypto_aead_chacha20poly1305_ietf_encrypt",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 4,
-            modes: b"0000",
-        },
-    ),
-    (
-        b"sodium_crypto_aead_chacha20poly1305_ietf_keygen",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"sodium_crypto_aead_chacha20poly1305_keygen",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"sodium_crypto_aead_xchacha20poly1305_ietf_decrypt",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 4,
-            modes: b"0000",
-        },
-    ),
-    (
-        b"sodium_crypto_aead_xchacha20poly1305_ietf_encrypt",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 4,
-            modes: b"0000",
-        },
-    ),
-    (
-        b"sodium_crypto_aead_xchacha20poly1305_ietf_keygen",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"sodium_crypto_auth",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"sodium_crypto_auth_keygen",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"sodium_crypto_auth_verify",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"sodium_crypto_box",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"sodium_crypto_box_keypair",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"sodium_crypto_box_keypair_from_secretkey_and_publickey",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"sodium_crypto_box_open",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"sodium_crypto_box_publickey",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"sodium_crypto_box_publickey_from_secretkey",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"sodium_crypto_box_seal",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"sodium_crypto_box_seal_open",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"sodium_crypto_box_secretkey",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"sodium_crypto_box_seed_keypair",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"sodium_crypto_core_ristretto255_add",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"sodium_crypto_core_ristretto255_from_hash",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"sodium_crypto_core_ristretto255_is_valid_point",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"sodium_crypto_core_ristretto255_random",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"sodium_crypto_core_ristretto255_scalar_add",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"sodium_crypto_core_ristretto255_scalar_complement",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"sodium_crypto_core_ristretto255_scalar_invert",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"sodium_crypto_core_ristretto255_scalar_mul",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"sodium_crypto_core_ristretto255_scalar_negate",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"sodium_crypto_core_ristretto255_scalar_random",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"sodium_crypto_core_ristretto255_scalar_reduce",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"sodium_crypto_core_ristretto255_scalar_sub",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"sodium_crypto_core_ristretto255_sub",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"sodium_crypto_generichash",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"sodium_crypto_generichash_final",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"10",
-        },
-    ),
-    (
-        b"sodium_crypto_generichash_init",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"sodium_crypto_generichash_keygen",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"sodium_crypto_generichash_update",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"10",
-        },
-    ),
-    (
-        b"sodium_crypto_kdf_derive_from_key",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 4,
-            modes: b"0000",
-        },
-    ),
-    (
-        b"sodium_crypto_kdf_keygen",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"sodium_crypto_kx_client_session_keys",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"sodium_crypto_kx_keypair",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"sodium_crypto_kx_publickey",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"sodium_crypto_kx_secretkey",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"sodium_crypto_kx_seed_keypair",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"sodium_crypto_kx_server_session_keys",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"sodium_crypto_pwhash",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 6,
-            modes: b"000000",
-        },
-    ),
-    (
-        b"sodium_crypto_pwhash_scryptsalsa208sha256",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 5,
-            modes: b"00000",
-        },
-    ),
-    (
-        b"sodium_crypto_pwhash_scryptsalsa208sha256_str",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"sodium_crypto_pwhash_scryptsalsa208sha256_str_verify",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"sodium_crypto_pwhash_str",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"sodium_crypto_pwhash_str_needs_rehash",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"sodium_crypto_pwhash_str_verify",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"sodium_crypto_scalarmult",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"sodium_crypto_scalarmult_base",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"sodium_crypto_scalarmult_ristretto255",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"sodium_crypto_scalarmult_ristretto255_base",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"sodium_crypto_secretbox",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"sodium_crypto_secretbox_keygen",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"sodium_crypto_secretbox_open",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"sodium_crypto_secretstream_xchacha20poly1305_init_pull",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"sodium_crypto_secretstream_xchacha20poly1305_init_push",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"sodium_crypto_secretstream_xchacha20poly1305_keygen",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"sodium_crypto_secretstream_xchacha20poly1305_pull",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"100",
-        },
-    ),
-    (
-        b"sodium_crypto_secretstream_xchacha20poly1305_push",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 4,
-            modes: b"1000",
-        },
-    ),
-    (
-        b"sodium_crypto_secretstream_xchacha20poly1305_rekey",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"1",
-        },
-    ),
-    (
-        b"sodium_crypto_shorthash",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"sodium_crypto_shorthash_keygen",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"sodium_crypto_sign",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"sodium_crypto_sign_detached",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"sodium_crypto_sign_ed25519_pk_to_curve25519",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"sodium_crypto_sign_ed25519_sk_to_curve25519",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"sodium_crypto_sign_keypair",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"sodium_crypto_sign_keypair_from_secretkey_and_publickey",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"sodium_crypto_sign_open",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"sodium_crypto_sign_publickey",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"sodium_crypto_sign_publickey_from_secretkey",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"sodium_crypto_sign_secretkey",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"sodium_crypto_sign_seed_keypair",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"sodium_crypto_sign_verify_detached",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"sodium_crypto_stream",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"sodium_crypto_stream_keygen",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"sodium_crypto_stream_xchacha20",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"sodium_crypto_stream_xchacha20_keygen",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"sodium_crypto_stream_xchacha20_xor",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"sodium_crypto_stream_xchacha20_xor_ic",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 4,
-            modes: b"0000",
-        },
-    ),
-    (
-        b"sodium_crypto_stream_xor",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"sodium_hex2bin",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"sodium_increment",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"1",
-        },
-    ),
-    (
-        b"sodium_memcmp",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"sodium_memzero",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"1",
-        },
-    ),
-    (
-        b"sodium_pad",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"sodium_unpad",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"sort",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"10",
-        },
-    ),
-    (
-        b"soundex",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"spl_autoload",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"spl_autoload_call",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"spl_autoload_extensions",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"spl_autoload_functions",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"spl_autoload_register",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"spl_autoload_unregister",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"spl_classes",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"spl_object_hash",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"spl_object_id",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"sprintf",
-        InternalFunc {
-            flags: 0x4000,
-            num_args: 1,
-            modes: b"00",
-        },
-    ),
-    (
-        b"sqrt",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"srand",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"sscanf",
-        InternalFunc {
-            flags: 0x4000,
-            num_args: 2,
-            modes: b"001",
-        },
-    ),
-    (
-        b"stat",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"str_contains",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"str_ends_with",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"str_getcsv",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 4,
-            modes: b"0000",
-        },
-    ),
-    (
-        b"str_ireplace",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 4,
-            modes: b"0001",
-        },
-    ),
-    (
-        b"str_pad",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 4,
-            modes: b"0000",
-        },
-    ),
-    (
-        b"str_repeat",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"str_replace",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 4,
-            modes: b"0001",
-        },
-    ),
-    (
-        b"str_rot13",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"str_shuffle",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"str_split",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"str_starts_with",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"str_word_count",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"strcasecmp",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"strchr",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"strcmp",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"strcoll",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"strcspn",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 4,
-            modes: b"0000",
-        },
-    ),
-    (
-        b"stream_bucket_append",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"stream_bucket_make_writeable",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"stream_bucket_new",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"stream_bucket_prepend",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"stream_context_create",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"stream_context_get_default",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"stream_context_get_options",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"stream_context_get_params",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"stream_context_set_default",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"stream_context_set_option",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 4,
-            modes: b"0000",
-        },
-    ),
-    (
-        b"stream_context_set_params",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"stream_copy_to_stream",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 4,
-            modes: b"0000",
-        },
-    ),
-    (
-        b"stream_filter_append",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 4,
-            modes: b"0000",
-        },
-    ),
-    (
-        b"stream_filter_prepend",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 4,
-            modes: b"0000",
-        },
-    ),
-    (
-        b"stream_filter_register",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"stream_filter_remove",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"stream_get_contents",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"stream_get_filters",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"stream_get_line",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"stream_get_meta_data",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"stream_get_transports",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"stream_get_wrappers",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"stream_is_local",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"stream_isatty",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"stream_register_wrapper",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"stream_resolve_include_path",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"stream_select",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 5,
-            modes: b"11100",
-        },
-    ),
-    (
-        b"stream_set_blocking",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"stream_set_chunk_size",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"stream_set_read_buffer",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"stream_set_timeout",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"stream_set_write_buffer",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"stream_socket_accept",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"001",
-        },
-    ),
-    (
-        b"stream_socket_client",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 6,
-            modes: b"011000",
-        },
-    ),
-    (
-        b"stream_socket_enable_crypto",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 4,
-            modes: b"0000",
-        },
-    ),
-    (
-        b"stream_socket_get_name",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"stream_socket_pair",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"stream_socket_recvfrom",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 4,
-            modes: b"0001",
-        },
-    ),
-    (
-        b"stream_socket_sendto",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 4,
-            modes: b"0000",
-        },
-    ),
-    (
-        b"stream_socket_server",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 5,
-            modes: b"01100",
-        },
-    ),
-    (
-        b"stream_socket_shutdown",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"stream_supports_lock",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"stream_wrapper_register",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"stream_wrapper_restore",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"stream_wrapper_unregister",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"strftime",
-        InternalFunc {
-            flags: 0x800,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"strip_tags",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"stripcslashes",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"stripos",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"stripslashes",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"stristr",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"strlen",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"strnatcasecmp",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"strnatcmp",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"strncasecmp",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"strncmp",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"strpbrk",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"strpos",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"strptime",
-        InternalFunc {
-            flags: 0x800,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"strrchr",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"strrev",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"strripos",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"strrpos",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"strspn",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 4,
-            modes: b"0000",
-        },
-    ),
-    (
-        b"strstr",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"strtok",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"strtolower",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"strtotime",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"strtoupper",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"strtr",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"strval",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"substr",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"substr_compare",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 5,
-            modes: b"00000",
-        },
-    ),
-    (
-        b"substr_count",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 4,
-            modes: b"0000",
-        },
-    ),
-    (
-        b"substr_replace",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 4,
-            modes: b"0000",
-        },
-    ),
-    (
-        b"symlink",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"sys_get_temp_dir",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"sys_getloadavg",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"syslog",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"system",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"01",
-        },
-    ),
-    (
-        b"tan",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"tanh",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"tempnam",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"time",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"time_nanosleep",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"time_sleep_until",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"timezone_abbreviations_list",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"timezone_identifiers_list",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"timezone_location_get",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"timezone_name_from_abbr",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"timezone_name_get",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"timezone_offset_get",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"timezone_open",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"timezone_transitions_get",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"timezone_version_get",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"tmpfile",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"touch",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"trait_exists",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"trigger_error",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"trim",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"uasort",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"10",
-        },
-    ),
-    (
-        b"ucfirst",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"ucwords",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"uksort",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"10",
-        },
-    ),
-    (
-        b"umask",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"uniqid",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"unlink",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"unpack",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"unregister_tick_function",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"unserialize",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"urldecode",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"urlencode",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"user_error",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"usleep",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"usort",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"10",
-        },
-    ),
-    (
-        b"utf8_decode",
-        InternalFunc {
-            flags: 0x800,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"utf8_encode",
-        InternalFunc {
-            flags: 0x800,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"var_dump",
-        InternalFunc {
-            flags: 0x4000,
-            num_args: 1,
-            modes: b"00",
-        },
-    ),
-    (
-        b"var_export",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"version_compare",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"vfprintf",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"vprintf",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"vsprintf",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"wordwrap",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 4,
-            modes: b"0000",
-        },
-    ),
-    (
-        b"zend_version",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"zlib_decode",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"zlib_encode",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"zlib_get_coding_type",
-        InternalFunc {
-            flags: 0x0,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
+    (b"abs", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"acos", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"acosh", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"addcslashes", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"addslashes", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"array_change_key_case", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"array_chunk", InternalFunc { flags: 0x0, num_args: 3, modes: b"000" }),
+    (b"array_column", InternalFunc { flags: 0x0, num_args: 3, modes: b"000" }),
+    (b"array_combine", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"array_count_values", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"array_diff", InternalFunc { flags: 0x4000, num_args: 1, modes: b"00" }),
+    (b"array_diff_assoc", InternalFunc { flags: 0x4000, num_args: 1, modes: b"00" }),
+    (b"array_diff_key", InternalFunc { flags: 0x4000, num_args: 1, modes: b"00" }),
+    (b"array_diff_uassoc", InternalFunc { flags: 0x4000, num_args: 1, modes: b"00" }),
+    (b"array_diff_ukey", InternalFunc { flags: 0x4000, num_args: 1, modes: b"00" }),
+    (b"array_fill", InternalFunc { flags: 0x0, num_args: 3, modes: b"000" }),
+    (b"array_fill_keys", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"array_filter", InternalFunc { flags: 0x0, num_args: 3, modes: b"000" }),
+    (b"array_flip", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"array_intersect", InternalFunc { flags: 0x4000, num_args: 1, modes: b"00" }),
+    (b"array_intersect_assoc", InternalFunc { flags: 0x4000, num_args: 1, modes: b"00" }),
+    (b"array_intersect_key", InternalFunc { flags: 0x4000, num_args: 1, modes: b"00" }),
+    (b"array_intersect_uassoc", InternalFunc { flags: 0x4000, num_args: 1, modes: b"00" }),
+    (b"array_intersect_ukey", InternalFunc { flags: 0x4000, num_args: 1, modes: b"00" }),
+    (b"array_is_list", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"array_key_exists", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"array_key_first", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"array_key_last", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"array_keys", InternalFunc { flags: 0x0, num_args: 3, modes: b"000" }),
+    (b"array_map", InternalFunc { flags: 0x4000, num_args: 2, modes: b"000" }),
+    (b"array_merge", InternalFunc { flags: 0x4000, num_args: 0, modes: b"0" }),
+    (b"array_merge_recursive", InternalFunc { flags: 0x4000, num_args: 0, modes: b"0" }),
+    (b"array_multisort", InternalFunc { flags: 0x4000, num_args: 1, modes: b"22" }),
+    (b"array_pad", InternalFunc { flags: 0x0, num_args: 3, modes: b"000" }),
+    (b"array_pop", InternalFunc { flags: 0x0, num_args: 1, modes: b"1" }),
+    (b"array_product", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"array_push", InternalFunc { flags: 0x4000, num_args: 1, modes: b"10" }),
+    (b"array_rand", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"array_reduce", InternalFunc { flags: 0x0, num_args: 3, modes: b"000" }),
+    (b"array_replace", InternalFunc { flags: 0x4000, num_args: 1, modes: b"00" }),
+    (b"array_replace_recursive", InternalFunc { flags: 0x4000, num_args: 1, modes: b"00" }),
+    (b"array_reverse", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"array_search", InternalFunc { flags: 0x0, num_args: 3, modes: b"000" }),
+    (b"array_shift", InternalFunc { flags: 0x0, num_args: 1, modes: b"1" }),
+    (b"array_slice", InternalFunc { flags: 0x0, num_args: 4, modes: b"0000" }),
+    (b"array_splice", InternalFunc { flags: 0x0, num_args: 4, modes: b"1000" }),
+    (b"array_sum", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"array_udiff", InternalFunc { flags: 0x4000, num_args: 1, modes: b"00" }),
+    (b"array_udiff_assoc", InternalFunc { flags: 0x4000, num_args: 1, modes: b"00" }),
+    (b"array_udiff_uassoc", InternalFunc { flags: 0x4000, num_args: 1, modes: b"00" }),
+    (b"array_uintersect", InternalFunc { flags: 0x4000, num_args: 1, modes: b"00" }),
+    (b"array_uintersect_assoc", InternalFunc { flags: 0x4000, num_args: 1, modes: b"00" }),
+    (b"array_uintersect_uassoc", InternalFunc { flags: 0x4000, num_args: 1, modes: b"00" }),
+    (b"array_unique", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"array_unshift", InternalFunc { flags: 0x4000, num_args: 1, modes: b"10" }),
+    (b"array_values", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"array_walk", InternalFunc { flags: 0x0, num_args: 3, modes: b"100" }),
+    (b"array_walk_recursive", InternalFunc { flags: 0x0, num_args: 3, modes: b"100" }),
+    (b"arsort", InternalFunc { flags: 0x0, num_args: 2, modes: b"10" }),
+    (b"asin", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"asinh", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"asort", InternalFunc { flags: 0x0, num_args: 2, modes: b"10" }),
+    (b"assert", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"assert_options", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"atan", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"atan2", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"atanh", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"base64_decode", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"base64_encode", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"base_convert", InternalFunc { flags: 0x0, num_args: 3, modes: b"000" }),
+    (b"basename", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"bin2hex", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"bindec", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"boolval", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"call_user_func", InternalFunc { flags: 0x4000, num_args: 1, modes: b"00" }),
+    (b"call_user_func_array", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"ceil", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"chdir", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"checkdate", InternalFunc { flags: 0x0, num_args: 3, modes: b"000" }),
+    (b"checkdnsrr", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"chgrp", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"chmod", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"chop", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"chown", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"chr", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"chroot", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"chunk_split", InternalFunc { flags: 0x0, num_args: 3, modes: b"000" }),
+    (b"class_alias", InternalFunc { flags: 0x0, num_args: 3, modes: b"000" }),
+    (b"class_exists", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"class_implements", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"class_parents", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"class_uses", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"clearstatcache", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"cli_get_process_title", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"cli_set_process_title", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"closedir", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"closelog", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"compact", InternalFunc { flags: 0x4000, num_args: 1, modes: b"00" }),
+    (b"connection_aborted", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"connection_status", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"constant", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"convert_uudecode", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"convert_uuencode", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"copy", InternalFunc { flags: 0x0, num_args: 3, modes: b"000" }),
+    (b"cos", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"cosh", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"count", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"count_chars", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"crc32", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"crypt", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"current", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"date", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"date_add", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"date_create", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"date_create_from_format", InternalFunc { flags: 0x0, num_args: 3, modes: b"000" }),
+    (b"date_create_immutable", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"date_create_immutable_from_format", InternalFunc { flags: 0x0, num_args: 3, modes: b"000" }),
+    (b"date_date_set", InternalFunc { flags: 0x0, num_args: 4, modes: b"0000" }),
+    (b"date_default_timezone_get", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"date_default_timezone_set", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"date_diff", InternalFunc { flags: 0x0, num_args: 3, modes: b"000" }),
+    (b"date_format", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"date_get_last_errors", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"date_interval_create_from_date_string", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"date_interval_format", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"date_isodate_set", InternalFunc { flags: 0x0, num_args: 4, modes: b"0000" }),
+    (b"date_modify", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"date_offset_get", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"date_parse", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"date_parse_from_format", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"date_sub", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"date_sun_info", InternalFunc { flags: 0x0, num_args: 3, modes: b"000" }),
+    (b"date_sunrise", InternalFunc { flags: 0x800, num_args: 6, modes: b"000000" }),
+    (b"date_sunset", InternalFunc { flags: 0x800, num_args: 6, modes: b"000000" }),
+    (b"date_time_set", InternalFunc { flags: 0x0, num_args: 5, modes: b"00000" }),
+    (b"date_timestamp_get", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"date_timestamp_set", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"date_timezone_get", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"date_timezone_set", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"debug_backtrace", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"debug_print_backtrace", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"debug_zval_dump", InternalFunc { flags: 0x4000, num_args: 1, modes: b"00" }),
+    (b"decbin", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"dechex", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"decoct", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"define", InternalFunc { flags: 0x0, num_args: 3, modes: b"000" }),
+    (b"defined", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"deflate_add", InternalFunc { flags: 0x0, num_args: 3, modes: b"000" }),
+    (b"deflate_init", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"deg2rad", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"dir", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"dirname", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"disk_free_space", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"disk_total_space", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"diskfreespace", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"dl", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"dns_check_record", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"dns_get_mx", InternalFunc { flags: 0x0, num_args: 3, modes: b"011" }),
+    (b"dns_get_record", InternalFunc { flags: 0x0, num_args: 5, modes: b"00110" }),
+    (b"doubleval", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"end", InternalFunc { flags: 0x0, num_args: 1, modes: b"1" }),
+    (b"enum_exists", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"error_clear_last", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"error_get_last", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"error_log", InternalFunc { flags: 0x0, num_args: 4, modes: b"0000" }),
+    (b"error_reporting", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"escapeshellarg", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"escapeshellcmd", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"exec", InternalFunc { flags: 0x0, num_args: 3, modes: b"011" }),
+    (b"exp", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"explode", InternalFunc { flags: 0x0, num_args: 3, modes: b"000" }),
+    (b"expm1", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"extension_loaded", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"extract", InternalFunc { flags: 0x0, num_args: 3, modes: b"200" }),
+    (b"fclose", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"fdatasync", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"fdiv", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"feof", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"fflush", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"fgetc", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"fgetcsv", InternalFunc { flags: 0x0, num_args: 5, modes: b"00000" }),
+    (b"fgets", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"file", InternalFunc { flags: 0x0, num_args: 3, modes: b"000" }),
+    (b"file_exists", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"file_get_contents", InternalFunc { flags: 0x0, num_args: 5, modes: b"00000" }),
+    (b"file_put_contents", InternalFunc { flags: 0x0, num_args: 4, modes: b"0000" }),
+    (b"fileatime", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"filectime", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"filegroup", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"fileinode", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"filemtime", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"fileowner", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"fileperms", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"filesize", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"filetype", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"filter_has_var", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"filter_id", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"filter_input", InternalFunc { flags: 0x0, num_args: 4, modes: b"0000" }),
+    (b"filter_input_array", InternalFunc { flags: 0x0, num_args: 3, modes: b"000" }),
+    (b"filter_list", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"filter_var", InternalFunc { flags: 0x0, num_args: 3, modes: b"000" }),
+    (b"filter_var_array", InternalFunc { flags: 0x0, num_args: 3, modes: b"000" }),
+    (b"floatval", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"flock", InternalFunc { flags: 0x0, num_args: 3, modes: b"001" }),
+    (b"floor", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"flush", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"fmod", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"fnmatch", InternalFunc { flags: 0x0, num_args: 3, modes: b"000" }),
+    (b"fopen", InternalFunc { flags: 0x0, num_args: 4, modes: b"0000" }),
+    (b"forward_static_call", InternalFunc { flags: 0x4000, num_args: 1, modes: b"00" }),
+    (b"forward_static_call_array", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"fpassthru", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"fprintf", InternalFunc { flags: 0x4000, num_args: 2, modes: b"000" }),
+    (b"fputcsv", InternalFunc { flags: 0x0, num_args: 6, modes: b"000000" }),
+    (b"fputs", InternalFunc { flags: 0x0, num_args: 3, modes: b"000" }),
+    (b"fread", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"fscanf", InternalFunc { flags: 0x4000, num_args: 2, modes: b"001" }),
+    (b"fseek", InternalFunc { flags: 0x0, num_args: 3, modes: b"000" }),
+    (b"fsockopen", InternalFunc { flags: 0x0, num_args: 5, modes: b"00110" }),
+    (b"fstat", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"fsync", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"ftell", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"ftok", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"ftruncate", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"func_get_arg", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"func_get_args", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"func_num_args", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"function_exists", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"fwrite", InternalFunc { flags: 0x0, num_args: 3, modes: b"000" }),
+    (b"gc_collect_cycles", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"gc_disable", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"gc_enable", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"gc_enabled", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"gc_mem_caches", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"gc_status", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"get_browser", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"get_called_class", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"get_cfg_var", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"get_class", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"get_class_methods", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"get_class_vars", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"get_current_user", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"get_debug_type", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"get_declared_classes", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"get_declared_interfaces", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"get_declared_traits", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"get_defined_constants", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"get_defined_functions", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"get_defined_vars", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"get_extension_funcs", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"get_headers", InternalFunc { flags: 0x0, num_args: 3, modes: b"000" }),
+    (b"get_html_translation_table", InternalFunc { flags: 0x0, num_args: 3, modes: b"000" }),
+    (b"get_include_path", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"get_included_files", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"get_loaded_extensions", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"get_mangled_object_vars", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"get_meta_tags", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"get_object_vars", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"get_parent_class", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"get_required_files", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"get_resource_id", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"get_resource_type", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"get_resources", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"getcwd", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"getdate", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"getenv", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"gethostbyaddr", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"gethostbyname", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"gethostbynamel", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"gethostname", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"getimagesize", InternalFunc { flags: 0x0, num_args: 2, modes: b"01" }),
+    (b"getimagesizefromstring", InternalFunc { flags: 0x0, num_args: 2, modes: b"01" }),
+    (b"getlastmod", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"getmxrr", InternalFunc { flags: 0x0, num_args: 3, modes: b"011" }),
+    (b"getmygid", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"getmyinode", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"getmypid", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"getmyuid", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"getopt", InternalFunc { flags: 0x0, num_args: 3, modes: b"001" }),
+    (b"getprotobyname", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"getprotobynumber", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"getrandmax", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"getrusage", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"getservbyname", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"getservbyport", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"gettimeofday", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"gettype", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"glob", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"gmdate", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"gmmktime", InternalFunc { flags: 0x0, num_args: 6, modes: b"000000" }),
+    (b"gmstrftime", InternalFunc { flags: 0x800, num_args: 2, modes: b"00" }),
+    (b"gzclose", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"gzcompress", InternalFunc { flags: 0x0, num_args: 3, modes: b"000" }),
+    (b"gzdecode", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"gzdeflate", InternalFunc { flags: 0x0, num_args: 3, modes: b"000" }),
+    (b"gzencode", InternalFunc { flags: 0x0, num_args: 3, modes: b"000" }),
+    (b"gzeof", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"gzfile", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"gzgetc", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"gzgets", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"gzinflate", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"gzopen", InternalFunc { flags: 0x0, num_args: 3, modes: b"000" }),
+    (b"gzpassthru", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"gzputs", InternalFunc { flags: 0x0, num_args: 3, modes: b"000" }),
+    (b"gzread", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"gzrewind", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"gzseek", InternalFunc { flags: 0x0, num_args: 3, modes: b"000" }),
+    (b"gztell", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"gzuncompress", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"gzwrite", InternalFunc { flags: 0x0, num_args: 3, modes: b"000" }),
+    (b"hash", InternalFunc { flags: 0x0, num_args: 4, modes: b"0000" }),
+    (b"hash_algos", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"hash_copy", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"hash_equals", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"hash_file", InternalFunc { flags: 0x0, num_args: 4, modes: b"0000" }),
+    (b"hash_final", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"hash_hkdf", InternalFunc { flags: 0x0, num_args: 5, modes: b"00000" }),
+    (b"hash_hmac", InternalFunc { flags: 0x0, num_args: 4, modes: b"0000" }),
+    (b"hash_hmac_algos", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"hash_hmac_file", InternalFunc { flags: 0x0, num_args: 4, modes: b"0000" }),
+    (b"hash_init", InternalFunc { flags: 0x0, num_args: 4, modes: b"0000" }),
+    (b"hash_pbkdf2", InternalFunc { flags: 0x0, num_args: 7, modes: b"0000000" }),
+    (b"hash_update", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"hash_update_file", InternalFunc { flags: 0x0, num_args: 3, modes: b"000" }),
+    (b"hash_update_stream", InternalFunc { flags: 0x0, num_args: 3, modes: b"000" }),
+    (b"header", InternalFunc { flags: 0x0, num_args: 3, modes: b"000" }),
+    (b"header_register_callback", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"header_remove", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"headers_list", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"headers_sent", InternalFunc { flags: 0x0, num_args: 2, modes: b"11" }),
+    (b"hebrev", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"hex2bin", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"hexdec", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"highlight_file", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"highlight_string", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"hrtime", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"html_entity_decode", InternalFunc { flags: 0x0, num_args: 3, modes: b"000" }),
+    (b"htmlentities", InternalFunc { flags: 0x0, num_args: 4, modes: b"0000" }),
+    (b"htmlspecialchars", InternalFunc { flags: 0x0, num_args: 4, modes: b"0000" }),
+    (b"htmlspecialchars_decode", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"http_build_query", InternalFunc { flags: 0x0, num_args: 4, modes: b"0000" }),
+    (b"http_response_code", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"hypot", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"idate", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"ignore_user_abort", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"image_type_to_extension", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"image_type_to_mime_type", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"implode", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"in_array", InternalFunc { flags: 0x0, num_args: 3, modes: b"000" }),
+    (b"inet_ntop", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"inet_pton", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"inflate_add", InternalFunc { flags: 0x0, num_args: 3, modes: b"000" }),
+    (b"inflate_get_read_len", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"inflate_get_status", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"inflate_init", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"ini_alter", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"ini_get", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"ini_get_all", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"ini_parse_quantity", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"ini_restore", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"ini_set", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"intdiv", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"interface_exists", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"intval", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"ip2long", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"iptcembed", InternalFunc { flags: 0x0, num_args: 3, modes: b"000" }),
+    (b"iptcparse", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"is_a", InternalFunc { flags: 0x0, num_args: 3, modes: b"000" }),
+    (b"is_array", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"is_bool", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"is_callable", InternalFunc { flags: 0x0, num_args: 3, modes: b"001" }),
+    (b"is_countable", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"is_dir", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"is_double", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"is_executable", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"is_file", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"is_finite", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"is_float", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"is_infinite", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"is_int", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"is_integer", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"is_iterable", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"is_link", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"is_long", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"is_nan", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"is_null", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"is_numeric", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"is_object", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"is_readable", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"is_resource", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"is_scalar", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"is_string", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"is_subclass_of", InternalFunc { flags: 0x0, num_args: 3, modes: b"000" }),
+    (b"is_uploaded_file", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"is_writable", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"is_writeable", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"iterator_apply", InternalFunc { flags: 0x0, num_args: 3, modes: b"000" }),
+    (b"iterator_count", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"iterator_to_array", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"join", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"json_decode", InternalFunc { flags: 0x0, num_args: 4, modes: b"0000" }),
+    (b"json_encode", InternalFunc { flags: 0x0, num_args: 3, modes: b"000" }),
+    (b"json_last_error", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"json_last_error_msg", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"key", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"key_exists", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"krsort", InternalFunc { flags: 0x0, num_args: 2, modes: b"10" }),
+    (b"ksort", InternalFunc { flags: 0x0, num_args: 2, modes: b"10" }),
+    (b"lcfirst", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"lcg_value", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"lchgrp", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"lchown", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"levenshtein", InternalFunc { flags: 0x0, num_args: 5, modes: b"00000" }),
+    (b"libxml_clear_errors", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"libxml_disable_entity_loader", InternalFunc { flags: 0x800, num_args: 1, modes: b"0" }),
+    (b"libxml_get_errors", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"libxml_get_external_entity_loader", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"libxml_get_last_error", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"libxml_set_external_entity_loader", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"libxml_set_streams_context", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"libxml_use_internal_errors", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"link", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"linkinfo", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"localeconv", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"localtime", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"log", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"log10", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"log1p", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"long2ip", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"lstat", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"ltrim", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"mail", InternalFunc { flags: 0x0, num_args: 5, modes: b"00000" }),
+    (b"max", InternalFunc { flags: 0x4000, num_args: 1, modes: b"00" }),
+    (b"md5", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"md5_file", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"memory_get_peak_usage", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"memory_get_usage", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"memory_reset_peak_usage", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"metaphone", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"method_exists", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"mhash", InternalFunc { flags: 0x800, num_args: 3, modes: b"000" }),
+    (b"mhash_count", InternalFunc { flags: 0x800, num_args: 0, modes: b"" }),
+    (b"mhash_get_block_size", InternalFunc { flags: 0x800, num_args: 1, modes: b"0" }),
+    (b"mhash_get_hash_name", InternalFunc { flags: 0x800, num_args: 1, modes: b"0" }),
+    (b"mhash_keygen_s2k", InternalFunc { flags: 0x800, num_args: 4, modes: b"0000" }),
+    (b"microtime", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"min", InternalFunc { flags: 0x4000, num_args: 1, modes: b"00" }),
+    (b"mkdir", InternalFunc { flags: 0x0, num_args: 4, modes: b"0000" }),
+    (b"mktime", InternalFunc { flags: 0x0, num_args: 6, modes: b"000000" }),
+    (b"move_uploaded_file", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"mt_getrandmax", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"mt_rand", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"mt_srand", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"natcasesort", InternalFunc { flags: 0x0, num_args: 1, modes: b"1" }),
+    (b"natsort", InternalFunc { flags: 0x0, num_args: 1, modes: b"1" }),
+    (b"net_get_interfaces", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"next", InternalFunc { flags: 0x0, num_args: 1, modes: b"1" }),
+    (b"nl2br", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"nl_langinfo", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"number_format", InternalFunc { flags: 0x0, num_args: 4, modes: b"0000" }),
+    (b"ob_clean", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"ob_end_clean", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"ob_end_flush", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"ob_flush", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"ob_get_clean", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"ob_get_contents", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"ob_get_flush", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"ob_get_length", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"ob_get_level", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"ob_get_status", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"ob_gzhandler", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"ob_implicit_flush", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"ob_list_handlers", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"ob_start", InternalFunc { flags: 0x0, num_args: 3, modes: b"000" }),
+    (b"octdec", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"opcache_compile_file", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"opcache_get_configuration", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"opcache_get_status", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"opcache_invalidate", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"opcache_is_script_cached", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"opcache_reset", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"opendir", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"openlog", InternalFunc { flags: 0x0, num_args: 3, modes: b"000" }),
+    (b"openssl_cipher_iv_length", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"openssl_cipher_key_length", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"openssl_cms_decrypt", InternalFunc { flags: 0x0, num_args: 5, modes: b"00000" }),
+    (b"openssl_cms_encrypt", InternalFunc { flags: 0x0, num_args: 7, modes: b"0000000" }),
+    (b"openssl_cms_read", InternalFunc { flags: 0x0, num_args: 2, modes: b"01" }),
+    (b"openssl_cms_sign", InternalFunc { flags: 0x0, num_args: 8, modes: b"00000000" }),
+    (b"openssl_cms_verify", InternalFunc { flags: 0x0, num_args: 9, modes: b"000000000" }),
+    (b"openssl_csr_export", InternalFunc { flags: 0x0, num_args: 3, modes: b"010" }),
+    (b"openssl_csr_export_to_file", InternalFunc { flags: 0x0, num_args: 3, modes: b"000" }),
+    (b"openssl_csr_get_public_key", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"openssl_csr_get_subject", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"openssl_csr_new", InternalFunc { flags: 0x0, num_args: 4, modes: b"0100" }),
+    (b"openssl_csr_sign", InternalFunc { flags: 0x0, num_args: 6, modes: b"000000" }),
+    (b"openssl_decrypt", InternalFunc { flags: 0x0, num_args: 7, modes: b"0000000" }),
+    (b"openssl_dh_compute_key", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"openssl_digest", InternalFunc { flags: 0x0, num_args: 3, modes: b"000" }),
+    (b"openssl_encrypt", InternalFunc { flags: 0x0, num_args: 8, modes: b"00000100" }),
+    (b"openssl_error_string", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"openssl_free_key", InternalFunc { flags: 0x800, num_args: 1, modes: b"0" }),
+    (b"openssl_get_cert_locations", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"openssl_get_cipher_methods", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"openssl_get_curve_names", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"openssl_get_md_methods", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"openssl_get_privatekey", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"openssl_get_publickey", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"openssl_open", InternalFunc { flags: 0x0, num_args: 6, modes: b"010000" }),
+    (b"openssl_pbkdf2", InternalFunc { flags: 0x0, num_args: 5, modes: b"00000" }),
+    (b"openssl_pkcs12_export", InternalFunc { flags: 0x0, num_args: 5, modes: b"01000" }),
+    (b"openssl_pkcs12_export_to_file", InternalFunc { flags: 0x0, num_args: 5, modes: b"00000" }),
+    (b"openssl_pkcs12_read", InternalFunc { flags: 0x0, num_args: 3, modes: b"010" }),
+    (b"openssl_pkcs7_decrypt", InternalFunc { flags: 0x0, num_args: 4, modes: b"0000" }),
+    (b"openssl_pkcs7_encrypt", InternalFunc { flags: 0x0, num_args: 6, modes: b"000000" }),
+    (b"openssl_pkcs7_read", InternalFunc { flags: 0x0, num_args: 2, modes: b"01" }),
+    (b"openssl_pkcs7_sign", InternalFunc { flags: 0x0, num_args: 7, modes: b"0000000" }),
+    (b"openssl_pkcs7_verify", InternalFunc { flags: 0x0, num_args: 7, modes: b"0000000" }),
+    (b"openssl_pkey_derive", InternalFunc { flags: 0x0, num_args: 3, modes: b"000" }),
+    (b"openssl_pkey_export", InternalFunc { flags: 0x0, num_args: 4, modes: b"0100" }),
+    (b"openssl_pkey_export_to_file", InternalFunc { flags: 0x0, num_args: 4, modes: b"0000" }),
+    (b"openssl_pkey_free", InternalFunc { flags: 0x800, num_args: 1, modes: b"0" }),
+    (b"openssl_pkey_get_details", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"openssl_pkey_get_private", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"openssl_pkey_get_public", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"openssl_pkey_new", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"openssl_private_decrypt", InternalFunc { flags: 0x0, num_args: 4, modes: b"0100" }),
+    (b"openssl_private_encrypt", InternalFunc { flags: 0x0, num_args: 4, modes: b"0100" }),
+    (b"openssl_public_decrypt", InternalFunc { flags: 0x0, num_args: 4, modes: b"0100" }),
+    (b"openssl_public_encrypt", InternalFunc { flags: 0x0, num_args: 4, modes: b"0100" }),
+    (b"openssl_random_pseudo_bytes", InternalFunc { flags: 0x0, num_args: 2, modes: b"01" }),
+    (b"openssl_seal", InternalFunc { flags: 0x0, num_args: 6, modes: b"011001" }),
+    (b"openssl_sign", InternalFunc { flags: 0x0, num_args: 4, modes: b"0100" }),
+    (b"openssl_spki_export", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"openssl_spki_export_challenge", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"openssl_spki_new", InternalFunc { flags: 0x0, num_args: 3, modes: b"000" }),
+    (b"openssl_spki_verify", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"openssl_verify", InternalFunc { flags: 0x0, num_args: 4, modes: b"0000" }),
+    (b"openssl_x509_check_private_key", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"openssl_x509_checkpurpose", InternalFunc { flags: 0x0, num_args: 4, modes: b"0000" }),
+    (b"openssl_x509_export", InternalFunc { flags: 0x0, num_args: 3, modes: b"010" }),
+    (b"openssl_x509_export_to_file", InternalFunc { flags: 0x0, num_args: 3, modes: b"000" }),
+    (b"openssl_x509_fingerprint", InternalFunc { flags: 0x0, num_args: 3, modes: b"000" }),
+    (b"openssl_x509_free", InternalFunc { flags: 0x800, num_args: 1, modes: b"0" }),
+    (b"openssl_x509_parse", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"openssl_x509_read", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"openssl_x509_verify", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"ord", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"output_add_rewrite_var", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"output_reset_rewrite_vars", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"pack", InternalFunc { flags: 0x4000, num_args: 1, modes: b"00" }),
+    (b"parse_ini_file", InternalFunc { flags: 0x0, num_args: 3, modes: b"000" }),
+    (b"parse_ini_string", InternalFunc { flags: 0x0, num_args: 3, modes: b"000" }),
+    (b"parse_str", InternalFunc { flags: 0x0, num_args: 2, modes: b"01" }),
+    (b"parse_url", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"passthru", InternalFunc { flags: 0x0, num_args: 2, modes: b"01" }),
+    (b"password_algos", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"password_get_info", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"password_hash", InternalFunc { flags: 0x0, num_args: 3, modes: b"000" }),
+    (b"password_needs_rehash", InternalFunc { flags: 0x0, num_args: 3, modes: b"000" }),
+    (b"password_verify", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"pathinfo", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"pclose", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"pcntl_alarm", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"pcntl_async_signals", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"pcntl_errno", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"pcntl_exec", InternalFunc { flags: 0x0, num_args: 3, modes: b"000" }),
+    (b"pcntl_fork", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"pcntl_get_last_error", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"pcntl_getpriority", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"pcntl_setpriority", InternalFunc { flags: 0x0, num_args: 3, modes: b"000" }),
+    (b"pcntl_signal", InternalFunc { flags: 0x0, num_args: 3, modes: b"000" }),
+    (b"pcntl_signal_dispatch", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"pcntl_signal_get_handler", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"pcntl_sigprocmask", InternalFunc { flags: 0x0, num_args: 3, modes: b"001" }),
+    (b"pcntl_sigtimedwait", InternalFunc { flags: 0x0, num_args: 4, modes: b"0100" }),
+    (b"pcntl_sigwaitinfo", InternalFunc { flags: 0x0, num_args: 2, modes: b"01" }),
+    (b"pcntl_strerror", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"pcntl_unshare", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"pcntl_wait", InternalFunc { flags: 0x0, num_args: 3, modes: b"101" }),
+    (b"pcntl_waitpid", InternalFunc { flags: 0x0, num_args: 4, modes: b"0101" }),
+    (b"pcntl_wexitstatus", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"pcntl_wifcontinued", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"pcntl_wifexited", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"pcntl_wifsignaled", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"pcntl_wifstopped", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"pcntl_wstopsig", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"pcntl_wtermsig", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"pfsockopen", InternalFunc { flags: 0x0, num_args: 5, modes: b"00110" }),
+    (b"php_ini_loaded_file", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"php_ini_scanned_files", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"php_sapi_name", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"php_strip_whitespace", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"php_uname", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"phpcredits", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"phpinfo", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"phpversion", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"pi", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"popen", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"pos", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"pow", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"preg_filter", InternalFunc { flags: 0x0, num_args: 5, modes: b"00001" }),
+    (b"preg_grep", InternalFunc { flags: 0x0, num_args: 3, modes: b"000" }),
+    (b"preg_last_error", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"preg_last_error_msg", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"preg_match", InternalFunc { flags: 0x0, num_args: 5, modes: b"00100" }),
+    (b"preg_match_all", InternalFunc { flags: 0x0, num_args: 5, modes: b"00100" }),
+    (b"preg_quote", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"preg_replace", InternalFunc { flags: 0x0, num_args: 5, modes: b"00001" }),
+    (b"preg_replace_callback", InternalFunc { flags: 0x0, num_args: 6, modes: b"000010" }),
+    (b"preg_replace_callback_array", InternalFunc { flags: 0x0, num_args: 5, modes: b"00010" }),
+    (b"preg_split", InternalFunc { flags: 0x0, num_args: 4, modes: b"0000" }),
+    (b"prev", InternalFunc { flags: 0x0, num_args: 1, modes: b"1" }),
+    (b"print_r", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"printf", InternalFunc { flags: 0x4000, num_args: 1, modes: b"00" }),
+    (b"proc_close", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"proc_get_status", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"proc_nice", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"proc_open", InternalFunc { flags: 0x0, num_args: 6, modes: b"001000" }),
+    (b"proc_terminate", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"property_exists", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"putenv", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"quoted_printable_decode", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"quoted_printable_encode", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"quotemeta", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"rad2deg", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"rand", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"random_bytes", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"random_int", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"range", InternalFunc { flags: 0x0, num_args: 3, modes: b"000" }),
+    (b"rawurldecode", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"rawurlencode", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"readdir", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"readfile", InternalFunc { flags: 0x0, num_args: 3, modes: b"000" }),
+    (b"readgzfile", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"readlink", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"realpath", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"realpath_cache_get", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"realpath_cache_size", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"register_shutdown_function", InternalFunc { flags: 0x4000, num_args: 1, modes: b"00" }),
+    (b"register_tick_function", InternalFunc { flags: 0x4000, num_args: 1, modes: b"00" }),
+    (b"rename", InternalFunc { flags: 0x0, num_args: 3, modes: b"000" }),
+    (b"reset", InternalFunc { flags: 0x0, num_args: 1, modes: b"1" }),
+    (b"restore_error_handler", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"restore_exception_handler", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"rewind", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"rewinddir", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"rmdir", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"round", InternalFunc { flags: 0x0, num_args: 3, modes: b"000" }),
+    (b"rsort", InternalFunc { flags: 0x0, num_args: 2, modes: b"10" }),
+    (b"rtrim", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"scandir", InternalFunc { flags: 0x0, num_args: 3, modes: b"000" }),
+    (b"serialize", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"session_abort", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"session_cache_expire", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"session_cache_limiter", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"session_commit", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"session_create_id", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"session_decode", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"session_destroy", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"session_encode", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"session_gc", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"session_get_cookie_params", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"session_id", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"session_module_name", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"session_name", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"session_regenerate_id", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"session_register_shutdown", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"session_reset", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"session_save_path", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"session_set_cookie_params", InternalFunc { flags: 0x0, num_args: 5, modes: b"00000" }),
+    (b"session_set_save_handler", InternalFunc { flags: 0x0, num_args: 9, modes: b"000000000" }),
+    (b"session_start", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"session_status", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"session_unset", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"session_write_close", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"set_error_handler", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"set_exception_handler", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"set_file_buffer", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"set_include_path", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"set_time_limit", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"setcookie", InternalFunc { flags: 0x0, num_args: 7, modes: b"0000000" }),
+    (b"setlocale", InternalFunc { flags: 0x4000, num_args: 2, modes: b"000" }),
+    (b"setrawcookie", InternalFunc { flags: 0x0, num_args: 7, modes: b"0000000" }),
+    (b"settype", InternalFunc { flags: 0x0, num_args: 2, modes: b"10" }),
+    (b"sha1", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"sha1_file", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"shell_exec", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"show_source", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"shuffle", InternalFunc { flags: 0x0, num_args: 1, modes: b"1" }),
+    (b"similar_text", InternalFunc { flags: 0x0, num_args: 3, modes: b"001" }),
+    (b"sin", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"sinh", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"sizeof", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"sleep", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"socket_get_status", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"socket_set_blocking", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"socket_set_timeout", InternalFunc { flags: 0x0, num_args: 3, modes: b"000" }),
+    (b"sodium_add", InternalFunc { flags: 0x0, num_args: 2, modes: b"10" }),
+    (b"sodium_base642bin", InternalFunc { flags: 0x0, num_args: 3, modes: b"000" }),
+    (b"sodium_bin2base64", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"sodium_bin2hex", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"sodium_compare", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"sodium_crypto_aead_aes256gcm_decrypt", InternalFunc { flags: 0x0, num_args: 4, modes: b"0000" }),
+    (b"sodium_crypto_aead_aes256gcm_encrypt", InternalFunc { flags: 0x0, num_args: 4, modes: b"0000" }),
+    (b"sodium_crypto_aead_aes256gcm_is_available", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"sodium_crypto_aead_aes256gcm_keygen", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"sodium_crypto_aead_chacha20poly1305_decrypt", InternalFunc { flags: 0x0, num_args: 4, modes: b"0000" }),
+    (b"sodium_crypto_aead_chacha20poly1305_encrypt", InternalFunc { flags: 0x0, num_args: 4, modes: b"0000" }),
+    (b"sodium_crypto_aead_chacha20poly1305_ietf_decrypt", InternalFunc { flags: 0x0, num_args: 4, modes: b"0000" }),
+    (b"sodium_crypto_aead_chacha20poly1305_ietf_encrypt", InternalFunc { flags: 0x0, num_args: 4, modes: b"0000" }),
+    (b"sodium_crypto_aead_chacha20poly1305_ietf_keygen", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"sodium_crypto_aead_chacha20poly1305_keygen", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"sodium_crypto_aead_xchacha20poly1305_ietf_decrypt", InternalFunc { flags: 0x0, num_args: 4, modes: b"0000" }),
+    (b"sodium_crypto_aead_xchacha20poly1305_ietf_encrypt", InternalFunc { flags: 0x0, num_args: 4, modes: b"0000" }),
+    (b"sodium_crypto_aead_xchacha20poly1305_ietf_keygen", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"sodium_crypto_auth", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"sodium_crypto_auth_keygen", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"sodium_crypto_auth_verify", InternalFunc { flags: 0x0, num_args: 3, modes: b"000" }),
+    (b"sodium_crypto_box", InternalFunc { flags: 0x0, num_args: 3, modes: b"000" }),
+    (b"sodium_crypto_box_keypair", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"sodium_crypto_box_keypair_from_secretkey_and_publickey", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"sodium_crypto_box_open", InternalFunc { flags: 0x0, num_args: 3, modes: b"000" }),
+    (b"sodium_crypto_box_publickey", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"sodium_crypto_box_publickey_from_secretkey", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"sodium_crypto_box_seal", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"sodium_crypto_box_seal_open", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"sodium_crypto_box_secretkey", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"sodium_crypto_box_seed_keypair", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"sodium_crypto_core_ristretto255_add", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"sodium_crypto_core_ristretto255_from_hash", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"sodium_crypto_core_ristretto255_is_valid_point", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"sodium_crypto_core_ristretto255_random", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"sodium_crypto_core_ristretto255_scalar_add", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"sodium_crypto_core_ristretto255_scalar_complement", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"sodium_crypto_core_ristretto255_scalar_invert", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"sodium_crypto_core_ristretto255_scalar_mul", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"sodium_crypto_core_ristretto255_scalar_negate", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"sodium_crypto_core_ristretto255_scalar_random", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"sodium_crypto_core_ristretto255_scalar_reduce", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"sodium_crypto_core_ristretto255_scalar_sub", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"sodium_crypto_core_ristretto255_sub", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"sodium_crypto_generichash", InternalFunc { flags: 0x0, num_args: 3, modes: b"000" }),
+    (b"sodium_crypto_generichash_final", InternalFunc { flags: 0x0, num_args: 2, modes: b"10" }),
+    (b"sodium_crypto_generichash_init", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"sodium_crypto_generichash_keygen", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"sodium_crypto_generichash_update", InternalFunc { flags: 0x0, num_args: 2, modes: b"10" }),
+    (b"sodium_crypto_kdf_derive_from_key", InternalFunc { flags: 0x0, num_args: 4, modes: b"0000" }),
+    (b"sodium_crypto_kdf_keygen", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"sodium_crypto_kx_client_session_keys", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"sodium_crypto_kx_keypair", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"sodium_crypto_kx_publickey", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"sodium_crypto_kx_secretkey", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"sodium_crypto_kx_seed_keypair", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"sodium_crypto_kx_server_session_keys", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"sodium_crypto_pwhash", InternalFunc { flags: 0x0, num_args: 6, modes: b"000000" }),
+    (b"sodium_crypto_pwhash_scryptsalsa208sha256", InternalFunc { flags: 0x0, num_args: 5, modes: b"00000" }),
+    (b"sodium_crypto_pwhash_scryptsalsa208sha256_str", InternalFunc { flags: 0x0, num_args: 3, modes: b"000" }),
+    (b"sodium_crypto_pwhash_scryptsalsa208sha256_str_verify", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"sodium_crypto_pwhash_str", InternalFunc { flags: 0x0, num_args: 3, modes: b"000" }),
+    (b"sodium_crypto_pwhash_str_needs_rehash", InternalFunc { flags: 0x0, num_args: 3, modes: b"000" }),
+    (b"sodium_crypto_pwhash_str_verify", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"sodium_crypto_scalarmult", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"sodium_crypto_scalarmult_base", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"sodium_crypto_scalarmult_ristretto255", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"sodium_crypto_scalarmult_ristretto255_base", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"sodium_crypto_secretbox", InternalFunc { flags: 0x0, num_args: 3, modes: b"000" }),
+    (b"sodium_crypto_secretbox_keygen", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"sodium_crypto_secretbox_open", InternalFunc { flags: 0x0, num_args: 3, modes: b"000" }),
+    (b"sodium_crypto_secretstream_xchacha20poly1305_init_pull", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"sodium_crypto_secretstream_xchacha20poly1305_init_push", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"sodium_crypto_secretstream_xchacha20poly1305_keygen", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"sodium_crypto_secretstream_xchacha20poly1305_pull", InternalFunc { flags: 0x0, num_args: 3, modes: b"100" }),
+    (b"sodium_crypto_secretstream_xchacha20poly1305_push", InternalFunc { flags: 0x0, num_args: 4, modes: b"1000" }),
+    (b"sodium_crypto_secretstream_xchacha20poly1305_rekey", InternalFunc { flags: 0x0, num_args: 1, modes: b"1" }),
+    (b"sodium_crypto_shorthash", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"sodium_crypto_shorthash_keygen", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"sodium_crypto_sign", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"sodium_crypto_sign_detached", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"sodium_crypto_sign_ed25519_pk_to_curve25519", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"sodium_crypto_sign_ed25519_sk_to_curve25519", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"sodium_crypto_sign_keypair", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"sodium_crypto_sign_keypair_from_secretkey_and_publickey", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"sodium_crypto_sign_open", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"sodium_crypto_sign_publickey", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"sodium_crypto_sign_publickey_from_secretkey", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"sodium_crypto_sign_secretkey", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"sodium_crypto_sign_seed_keypair", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"sodium_crypto_sign_verify_detached", InternalFunc { flags: 0x0, num_args: 3, modes: b"000" }),
+    (b"sodium_crypto_stream", InternalFunc { flags: 0x0, num_args: 3, modes: b"000" }),
+    (b"sodium_crypto_stream_keygen", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"sodium_crypto_stream_xchacha20", InternalFunc { flags: 0x0, num_args: 3, modes: b"000" }),
+    (b"sodium_crypto_stream_xchacha20_keygen", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"sodium_crypto_stream_xchacha20_xor", InternalFunc { flags: 0x0, num_args: 3, modes: b"000" }),
+    (b"sodium_crypto_stream_xchacha20_xor_ic", InternalFunc { flags: 0x0, num_args: 4, modes: b"0000" }),
+    (b"sodium_crypto_stream_xor", InternalFunc { flags: 0x0, num_args: 3, modes: b"000" }),
+    (b"sodium_hex2bin", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"sodium_increment", InternalFunc { flags: 0x0, num_args: 1, modes: b"1" }),
+    (b"sodium_memcmp", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"sodium_memzero", InternalFunc { flags: 0x0, num_args: 1, modes: b"1" }),
+    (b"sodium_pad", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"sodium_unpad", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"sort", InternalFunc { flags: 0x0, num_args: 2, modes: b"10" }),
+    (b"soundex", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"spl_autoload", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"spl_autoload_call", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"spl_autoload_extensions", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"spl_autoload_functions", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"spl_autoload_register", InternalFunc { flags: 0x0, num_args: 3, modes: b"000" }),
+    (b"spl_autoload_unregister", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"spl_classes", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"spl_object_hash", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"spl_object_id", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"sprintf", InternalFunc { flags: 0x4000, num_args: 1, modes: b"00" }),
+    (b"sqrt", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"srand", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"sscanf", InternalFunc { flags: 0x4000, num_args: 2, modes: b"001" }),
+    (b"stat", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"str_contains", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"str_ends_with", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"str_getcsv", InternalFunc { flags: 0x0, num_args: 4, modes: b"0000" }),
+    (b"str_ireplace", InternalFunc { flags: 0x0, num_args: 4, modes: b"0001" }),
+    (b"str_pad", InternalFunc { flags: 0x0, num_args: 4, modes: b"0000" }),
+    (b"str_repeat", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"str_replace", InternalFunc { flags: 0x0, num_args: 4, modes: b"0001" }),
+    (b"str_rot13", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"str_shuffle", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"str_split", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"str_starts_with", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"str_word_count", InternalFunc { flags: 0x0, num_args: 3, modes: b"000" }),
+    (b"strcasecmp", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"strchr", InternalFunc { flags: 0x0, num_args: 3, modes: b"000" }),
+    (b"strcmp", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"strcoll", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"strcspn", InternalFunc { flags: 0x0, num_args: 4, modes: b"0000" }),
+    (b"stream_bucket_append", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"stream_bucket_make_writeable", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"stream_bucket_new", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"stream_bucket_prepend", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"stream_context_create", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"stream_context_get_default", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"stream_context_get_options", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"stream_context_get_params", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"stream_context_set_default", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"stream_context_set_option", InternalFunc { flags: 0x0, num_args: 4, modes: b"0000" }),
+    (b"stream_context_set_params", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"stream_copy_to_stream", InternalFunc { flags: 0x0, num_args: 4, modes: b"0000" }),
+    (b"stream_filter_append", InternalFunc { flags: 0x0, num_args: 4, modes: b"0000" }),
+    (b"stream_filter_prepend", InternalFunc { flags: 0x0, num_args: 4, modes: b"0000" }),
+    (b"stream_filter_register", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"stream_filter_remove", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"stream_get_contents", InternalFunc { flags: 0x0, num_args: 3, modes: b"000" }),
+    (b"stream_get_filters", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"stream_get_line", InternalFunc { flags: 0x0, num_args: 3, modes: b"000" }),
+    (b"stream_get_meta_data", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"stream_get_transports", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"stream_get_wrappers", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"stream_is_local", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"stream_isatty", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"stream_register_wrapper", InternalFunc { flags: 0x0, num_args: 3, modes: b"000" }),
+    (b"stream_resolve_include_path", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"stream_select", InternalFunc { flags: 0x0, num_args: 5, modes: b"11100" }),
+    (b"stream_set_blocking", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"stream_set_chunk_size", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"stream_set_read_buffer", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"stream_set_timeout", InternalFunc { flags: 0x0, num_args: 3, modes: b"000" }),
+    (b"stream_set_write_buffer", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"stream_socket_accept", InternalFunc { flags: 0x0, num_args: 3, modes: b"001" }),
+    (b"stream_socket_client", InternalFunc { flags: 0x0, num_args: 6, modes: b"011000" }),
+    (b"stream_socket_enable_crypto", InternalFunc { flags: 0x0, num_args: 4, modes: b"0000" }),
+    (b"stream_socket_get_name", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"stream_socket_pair", InternalFunc { flags: 0x0, num_args: 3, modes: b"000" }),
+    (b"stream_socket_recvfrom", InternalFunc { flags: 0x0, num_args: 4, modes: b"0001" }),
+    (b"stream_socket_sendto", InternalFunc { flags: 0x0, num_args: 4, modes: b"0000" }),
+    (b"stream_socket_server", InternalFunc { flags: 0x0, num_args: 5, modes: b"01100" }),
+    (b"stream_socket_shutdown", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"stream_supports_lock", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"stream_wrapper_register", InternalFunc { flags: 0x0, num_args: 3, modes: b"000" }),
+    (b"stream_wrapper_restore", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"stream_wrapper_unregister", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"strftime", InternalFunc { flags: 0x800, num_args: 2, modes: b"00" }),
+    (b"strip_tags", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"stripcslashes", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"stripos", InternalFunc { flags: 0x0, num_args: 3, modes: b"000" }),
+    (b"stripslashes", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"stristr", InternalFunc { flags: 0x0, num_args: 3, modes: b"000" }),
+    (b"strlen", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"strnatcasecmp", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"strnatcmp", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"strncasecmp", InternalFunc { flags: 0x0, num_args: 3, modes: b"000" }),
+    (b"strncmp", InternalFunc { flags: 0x0, num_args: 3, modes: b"000" }),
+    (b"strpbrk", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"strpos", InternalFunc { flags: 0x0, num_args: 3, modes: b"000" }),
+    (b"strptime", InternalFunc { flags: 0x800, num_args: 2, modes: b"00" }),
+    (b"strrchr", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"strrev", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"strripos", InternalFunc { flags: 0x0, num_args: 3, modes: b"000" }),
+    (b"strrpos", InternalFunc { flags: 0x0, num_args: 3, modes: b"000" }),
+    (b"strspn", InternalFunc { flags: 0x0, num_args: 4, modes: b"0000" }),
+    (b"strstr", InternalFunc { flags: 0x0, num_args: 3, modes: b"000" }),
+    (b"strtok", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"strtolower", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"strtotime", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"strtoupper", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"strtr", InternalFunc { flags: 0x0, num_args: 3, modes: b"000" }),
+    (b"strval", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"substr", InternalFunc { flags: 0x0, num_args: 3, modes: b"000" }),
+    (b"substr_compare", InternalFunc { flags: 0x0, num_args: 5, modes: b"00000" }),
+    (b"substr_count", InternalFunc { flags: 0x0, num_args: 4, modes: b"0000" }),
+    (b"substr_replace", InternalFunc { flags: 0x0, num_args: 4, modes: b"0000" }),
+    (b"symlink", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"sys_get_temp_dir", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"sys_getloadavg", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"syslog", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"system", InternalFunc { flags: 0x0, num_args: 2, modes: b"01" }),
+    (b"tan", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"tanh", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"tempnam", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"time", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"time_nanosleep", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"time_sleep_until", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"timezone_abbreviations_list", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"timezone_identifiers_list", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"timezone_location_get", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"timezone_name_from_abbr", InternalFunc { flags: 0x0, num_args: 3, modes: b"000" }),
+    (b"timezone_name_get", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"timezone_offset_get", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"timezone_open", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"timezone_transitions_get", InternalFunc { flags: 0x0, num_args: 3, modes: b"000" }),
+    (b"timezone_version_get", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"tmpfile", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"touch", InternalFunc { flags: 0x0, num_args: 3, modes: b"000" }),
+    (b"trait_exists", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"trigger_error", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"trim", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"uasort", InternalFunc { flags: 0x0, num_args: 2, modes: b"10" }),
+    (b"ucfirst", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"ucwords", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"uksort", InternalFunc { flags: 0x0, num_args: 2, modes: b"10" }),
+    (b"umask", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"uniqid", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"unlink", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"unpack", InternalFunc { flags: 0x0, num_args: 3, modes: b"000" }),
+    (b"unregister_tick_function", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"unserialize", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"urldecode", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"urlencode", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"user_error", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"usleep", InternalFunc { flags: 0x0, num_args: 1, modes: b"0" }),
+    (b"usort", InternalFunc { flags: 0x0, num_args: 2, modes: b"10" }),
+    (b"utf8_decode", InternalFunc { flags: 0x800, num_args: 1, modes: b"0" }),
+    (b"utf8_encode", InternalFunc { flags: 0x800, num_args: 1, modes: b"0" }),
+    (b"var_dump", InternalFunc { flags: 0x4000, num_args: 1, modes: b"00" }),
+    (b"var_export", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"version_compare", InternalFunc { flags: 0x0, num_args: 3, modes: b"000" }),
+    (b"vfprintf", InternalFunc { flags: 0x0, num_args: 3, modes: b"000" }),
+    (b"vprintf", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"vsprintf", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"wordwrap", InternalFunc { flags: 0x0, num_args: 4, modes: b"0000" }),
+    (b"zend_version", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
+    (b"zlib_decode", InternalFunc { flags: 0x0, num_args: 2, modes: b"00" }),
+    (b"zlib_encode", InternalFunc { flags: 0x0, num_args: 3, modes: b"000" }),
+    (b"zlib_get_coding_type", InternalFunc { flags: 0x0, num_args: 0, modes: b"" }),
 ];
 
 /// Public internal class constants: `lcclass::NAME` and value, sorted.
@@ -8726,22 +1985,13 @@ pub(crate) static CLASS_CONSTANTS: &[(&[u8], V)] = &[
     (b"datetimeimmutable::ATOM", V::Str(b"Y-m-d\\TH:i:sP")),
     (b"datetimeimmutable::COOKIE", V::Str(b"l, d-M-Y H:i:s T")),
     (b"datetimeimmutable::ISO8601", V::Str(b"Y-m-d\\TH:i:sO")),
-    (
-        b"datetimeimmutable::ISO8601_EXPANDED",
-        V::Str(b"X-m-d\\TH:i:sP"),
-    ),
+    (b"datetimeimmutable::ISO8601_EXPANDED", V::Str(b"X-m-d\\TH:i:sP")),
     (b"datetimeimmutable::RFC1036", V::Str(b"D, d M y H:i:s O")),
     (b"datetimeimmutable::RFC1123", V::Str(b"D, d M Y H:i:s O")),
     (b"datetimeimmutable::RFC2822", V::Str(b"D, d M Y H:i:s O")),
     (b"datetimeimmutable::RFC3339", V::Str(b"Y-m-d\\TH:i:sP")),
-    (
-        b"datetimeimmutable::RFC3339_EXTENDED",
-        V::Str(b"Y-m-d\\TH:i:s.vP"),
-    ),
-    (
-        b"datetimeimmutable::RFC7231",
-        V::Str(b"D, d M Y H:i:s \\G\\M\\T"),
-    ),
+    (b"datetimeimmutable::RFC3339_EXTENDED", V::Str(b"Y-m-d\\TH:i:s.vP")),
+    (b"datetimeimmutable::RFC7231", V::Str(b"D, d M Y H:i:s \\G\\M\\T")),
     (b"datetimeimmutable::RFC822", V::Str(b"D, d M y H:i:s O")),
     (b"datetimeimmutable::RFC850", V::Str(b"l, d-M-y H:i:s T")),
     (b"datetimeimmutable::RSS", V::Str(b"D, d M Y H:i:s O")),
@@ -8749,22 +1999,13 @@ pub(crate) static CLASS_CONSTANTS: &[(&[u8], V)] = &[
     (b"datetimeinterface::ATOM", V::Str(b"Y-m-d\\TH:i:sP")),
     (b"datetimeinterface::COOKIE", V::Str(b"l, d-M-Y H:i:s T")),
     (b"datetimeinterface::ISO8601", V::Str(b"Y-m-d\\TH:i:sO")),
-    (
-        b"datetimeinterface::ISO8601_EXPANDED",
-        V::Str(b"X-m-d\\TH:i:sP"),
-    ),
+    (b"datetimeinterface::ISO8601_EXPANDED", V::Str(b"X-m-d\\TH:i:sP")),
     (b"datetimeinterface::RFC1036", V::Str(b"D, d M y H:i:s O")),
     (b"datetimeinterface::RFC1123", V::Str(b"D, d M Y H:i:s O")),
     (b"datetimeinterface::RFC2822", V::Str(b"D, d M Y H:i:s O")),
     (b"datetimeinterface::RFC3339", V::Str(b"Y-m-d\\TH:i:sP")),
-    (
-        b"datetimeinterface::RFC3339_EXTENDED",
-        V::Str(b"Y-m-d\\TH:i:s.vP"),
-    ),
-    (
-        b"datetimeinterface::RFC7231",
-        V::Str(b"D, d M Y H:i:s \\G\\M\\T"),
-    ),
+    (b"datetimeinterface::RFC3339_EXTENDED", V::Str(b"Y-m-d\\TH:i:s.vP")),
+    (b"datetimeinterface::RFC7231", V::Str(b"D, d M Y H:i:s \\G\\M\\T")),
     (b"datetimeinterface::RFC822", V::Str(b"D, d M y H:i:s O")),
     (b"datetimeinterface::RFC850", V::Str(b"l, d-M-y H:i:s T")),
     (b"datetimeinterface::RSS", V::Str(b"D, d M Y H:i:s O")),
@@ -8817,40 +2058,19 @@ pub(crate) static CLASS_CONSTANTS: &[(&[u8], V)] = &[
     (b"recursivecachingiterator::CALL_TOSTRING", V::Long(1)),
     (b"recursivecachingiterator::CATCH_GET_CHILD", V::Long(16)),
     (b"recursivecachingiterator::FULL_CACHE", V::Long(256)),
-    (
-        b"recursivecachingiterator::TOSTRING_USE_CURRENT",
-        V::Long(4),
-    ),
+    (b"recursivecachingiterator::TOSTRING_USE_CURRENT", V::Long(4)),
     (b"recursivecachingiterator::TOSTRING_USE_INNER", V::Long(8)),
     (b"recursivecachingiterator::TOSTRING_USE_KEY", V::Long(2)),
-    (
-        b"recursivedirectoryiterator::CURRENT_AS_FILEINFO",
-        V::Long(0),
-    ),
-    (
-        b"recursivedirectoryiterator::CURRENT_AS_PATHNAME",
-        V::Long(32),
-    ),
+    (b"recursivedirectoryiterator::CURRENT_AS_FILEINFO", V::Long(0)),
+    (b"recursivedirectoryiterator::CURRENT_AS_PATHNAME", V::Long(32)),
     (b"recursivedirectoryiterator::CURRENT_AS_SELF", V::Long(16)),
-    (
-        b"recursivedirectoryiterator::CURRENT_MODE_MASK",
-        V::Long(240),
-    ),
-    (
-        b"recursivedirectoryiterator::FOLLOW_SYMLINKS",
-        V::Long(16384),
-    ),
+    (b"recursivedirectoryiterator::CURRENT_MODE_MASK", V::Long(240)),
+    (b"recursivedirectoryiterator::FOLLOW_SYMLINKS", V::Long(16384)),
     (b"recursivedirectoryiterator::KEY_AS_FILENAME", V::Long(256)),
     (b"recursivedirectoryiterator::KEY_AS_PATHNAME", V::Long(0)),
     (b"recursivedirectoryiterator::KEY_MODE_MASK", V::Long(3840)),
-    (
-        b"recursivedirectoryiterator::NEW_CURRENT_AND_KEY",
-        V::Long(256),
-    ),
-    (
-        b"recursivedirectoryiterator::OTHER_MODE_MASK",
-        V::Long(28672),
-    ),
+    (b"recursivedirectoryiterator::NEW_CURRENT_AND_KEY", V::Long(256)),
+    (b"recursivedirectoryiterator::OTHER_MODE_MASK", V::Long(28672)),
     (b"recursivedirectoryiterator::SKIP_DOTS", V::Long(4096)),
     (b"recursivedirectoryiterator::UNIX_PATHS", V::Long(8192)),
     (b"recursiveiteratoriterator::CATCH_GET_CHILD", V::Long(16)),
@@ -8947,14350 +2167,1799 @@ pub(crate) static CLASS_CONSTANTS: &[(&[u8], V)] = &[
 
 /// Internal class methods (inherited ones included): `lcclass::lcmethod`, sorted.
 pub(crate) static METHODS: &[(&[u8], InternalFunc)] = &[
-    (
-        b"allowdynamicproperties::__construct",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"appenditerator::__construct",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"appenditerator::append",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"appenditerator::current",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"appenditerator::getarrayiterator",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"appenditerator::getinneriterator",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"appenditerator::getiteratorindex",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"appenditerator::key",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"appenditerator::next",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"appenditerator::rewind",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"appenditerator::valid",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"argumentcounterror::__construct",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"argumentcounterror::__tostring",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"argumentcounterror::__wakeup",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"argumentcounterror::getcode",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"argumentcounterror::getfile",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"argumentcounterror::getline",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"argumentcounterror::getmessage",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"argumentcounterror::getprevious",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"argumentcounterror::gettrace",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"argumentcounterror::gettraceasstring",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"arithmeticerror::__construct",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"arithmeticerror::__tostring",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"arithmeticerror::__wakeup",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"arithmeticerror::getcode",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"arithmeticerror::getfile",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"arithmeticerror::getline",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"arithmeticerror::getmessage",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"arithmeticerror::getprevious",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"arithmeticerror::gettrace",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"arithmeticerror::gettraceasstring",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"arrayaccess::offsetexists",
-        InternalFunc {
-            flags: 0x41,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"arrayaccess::offsetget",
-        InternalFunc {
-            flags: 0x41,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"arrayaccess::offsetset",
-        InternalFunc {
-            flags: 0x41,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"arrayaccess::offsetunset",
-        InternalFunc {
-            flags: 0x41,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"arrayiterator::__construct",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"arrayiterator::__debuginfo",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"arrayiterator::__serialize",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"arrayiterator::__unserialize",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"arrayiterator::append",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"arrayiterator::asort",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"arrayiterator::count",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"arrayiterator::current",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"arrayiterator::getarraycopy",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"arrayiterator::getflags",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"arrayiterator::key",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"arrayiterator::ksort",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"arrayiterator::natcasesort",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"arrayiterator::natsort",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"arrayiterator::next",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"arrayiterator::offsetexists",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"arrayiterator::offsetget",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"arrayiterator::offsetset",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"arrayiterator::offsetunset",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"arrayiterator::rewind",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"arrayiterator::seek",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"arrayiterator::serialize",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"arrayiterator::setflags",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"arrayiterator::uasort",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"arrayiterator::uksort",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"arrayiterator::unserialize",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"arrayiterator::valid",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"arrayobject::__construct",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"arrayobject::__debuginfo",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"arrayobject::__serialize",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"arrayobject::__unserialize",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"arrayobject::append",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"arrayobject::asort",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"arrayobject::count",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"arrayobject::exchangearray",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"arrayobject::getarraycopy",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"arrayobject::getflags",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"arrayobject::getiterator",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"arrayobject::getiteratorclass",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"arrayobject::ksort",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"arrayobject::natcasesort",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"arrayobject::natsort",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"arrayobject::offsetexists",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"arrayobject::offsetget",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"arrayobject::offsetset",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"arrayobject::offsetunset",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"arrayobject::serialize",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"arrayobject::setflags",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"arrayobject::setiteratorclass",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"arrayobject::uasort",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"arrayobject::uksort",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"arrayobject::unserialize",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"assertionerror::__construct",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"assertionerror::__tostring",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"assertionerror::__wakeup",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"assertionerror::getcode",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"assertionerror::getfile",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"assertionerror::getline",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"assertionerror::getmessage",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"assertionerror::getprevious",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"assertionerror::gettrace",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"assertionerror::gettraceasstring",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"attribute::__construct",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"backedenum::cases",
-        InternalFunc {
-            flags: 0x51,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"backedenum::from",
-        InternalFunc {
-            flags: 0x51,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"backedenum::tryfrom",
-        InternalFunc {
-            flags: 0x51,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"badfunctioncallexception::__construct",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"badfunctioncallexception::__tostring",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"badfunctioncallexception::__wakeup",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"badfunctioncallexception::getcode",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"badfunctioncallexception::getfile",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"badfunctioncallexception::getline",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"badfunctioncallexception::getmessage",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"badfunctioncallexception::getprevious",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"badfunctioncallexception::gettrace",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"badfunctioncallexception::gettraceasstring",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"badmethodcallexception::__construct",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"badmethodcallexception::__tostring",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"badmethodcallexception::__wakeup",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"badmethodcallexception::getcode",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"badmethodcallexception::getfile",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"badmethodcallexception::getline",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"badmethodcallexception::getmessage",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"badmethodcallexception::getprevious",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"badmethodcallexception::gettrace",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"badmethodcallexception::gettraceasstring",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"cachingiterator::__construct",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"cachingiterator::__tostring",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"cachingiterator::count",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"cachingiterator::current",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"cachingiterator::getcache",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"cachingiterator::getflags",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"cachingiterator::getinneriterator",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"cachingiterator::hasnext",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"cachingiterator::key",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"cachingiterator::next",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"cachingiterator::offsetexists",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"cachingiterator::offsetget",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"cachingiterator::offsetset",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"cachingiterator::offsetunset",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"cachingiterator::rewind",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"cachingiterator::setflags",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"cachingiterator::valid",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"callbackfilteriterator::__construct",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"callbackfilteriterator::accept",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"callbackfilteriterator::current",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"callbackfilteriterator::getinneriterator",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"callbackfilteriterator::key",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"callbackfilteriterator::next",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"callbackfilteriterator::rewind",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"callbackfilteriterator::valid",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"closedgeneratorexception::__construct",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"closedgeneratorexception::__tostring",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"closedgeneratorexception::__wakeup",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"closedgeneratorexception::getcode",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"closedgeneratorexception::getfile",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"closedgeneratorexception::getline",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"closedgeneratorexception::getmessage",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"closedgeneratorexception::getprevious",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"closedgeneratorexception::gettrace",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"closedgeneratorexception::gettraceasstring",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"closure::__construct",
-        InternalFunc {
-            flags: 0x4,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"closure::__invoke",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"closure::bind",
-        InternalFunc {
-            flags: 0x11,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"closure::bindto",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"closure::call",
-        InternalFunc {
-            flags: 0x4001,
-            num_args: 1,
-            modes: b"00",
-        },
-    ),
-    (
-        b"closure::fromcallable",
-        InternalFunc {
-            flags: 0x11,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"compileerror::__construct",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"compileerror::__tostring",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"compileerror::__wakeup",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"compileerror::getcode",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"compileerror::getfile",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"compileerror::getline",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"compileerror::getmessage",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"compileerror::getprevious",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"compileerror::gettrace",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"compileerror::gettraceasstring",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"countable::count",
-        InternalFunc {
-            flags: 0x41,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"dateinterval::__construct",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"dateinterval::__serialize",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"dateinterval::__set_state",
-        InternalFunc {
-            flags: 0x11,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"dateinterval::__unserialize",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"dateinterval::__wakeup",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"dateinterval::createfromdatestring",
-        InternalFunc {
-            flags: 0x11,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"dateinterval::format",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"dateperiod::__construct",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 4,
-            modes: b"0000",
-        },
-    ),
-    (
-        b"dateperiod::__serialize",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"dateperiod::__set_state",
-        InternalFunc {
-            flags: 0x11,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"dateperiod::__unserialize",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"dateperiod::__wakeup",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"dateperiod::getdateinterval",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"dateperiod::getenddate",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"dateperiod::getiterator",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"dateperiod::getrecurrences",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"dateperiod::getstartdate",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"datetime::__construct",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"datetime::__serialize",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"datetime::__set_state",
-        InternalFunc {
-            flags: 0x11,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"datetime::__unserialize",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"datetime::__wakeup",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"datetime::add",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"datetime::createfromformat",
-        InternalFunc {
-            flags: 0x11,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"datetime::createfromimmutable",
-        InternalFunc {
-            flags: 0x11,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"datetime::createfrominterface",
-        InternalFunc {
-            flags: 0x11,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"datetime::diff",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"datetime::format",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"datetime::getlasterrors",
-        InternalFunc {
-            flags: 0x11,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"datetime::getoffset",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"datetime::gettimestamp",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"datetime::gettimezone",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"datetime::modify",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"datetime::setdate",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"datetime::setisodate",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"datetime::settime",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 4,
-            modes: b"0000",
-        },
-    ),
-    (
-        b"datetime::settimestamp",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"datetime::settimezone",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"datetime::sub",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"datetimeimmutable::__construct",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"datetimeimmutable::__serialize",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"datetimeimmutable::__set_state",
-        InternalFunc {
-            flags: 0x11,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"datetimeimmutable::__unserialize",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"datetimeimmutable::__wakeup",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"datetimeimmutable::add",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"datetimeimmutable::createfromformat",
-        InternalFunc {
-            flags: 0x11,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"datetimeimmutable::createfrominterface",
-        InternalFunc {
-            flags: 0x11,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"datetimeimmutable::createfrommutable",
-        InternalFunc {
-            flags: 0x11,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"datetimeimmutable::diff",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"datetimeimmutable::format",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"datetimeimmutable::getlasterrors",
-        InternalFunc {
-            flags: 0x11,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"datetimeimmutable::getoffset",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"datetimeimmutable::gettimestamp",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"datetimeimmutable::gettimezone",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"datetimeimmutable::modify",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"datetimeimmutable::setdate",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"datetimeimmutable::setisodate",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"datetimeimmutable::settime",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 4,
-            modes: b"0000",
-        },
-    ),
-    (
-        b"datetimeimmutable::settimestamp",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"datetimeimmutable::settimezone",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"datetimeimmutable::sub",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"datetimeinterface::__serialize",
-        InternalFunc {
-            flags: 0x41,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"datetimeinterface::__unserialize",
-        InternalFunc {
-            flags: 0x41,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"datetimeinterface::__wakeup",
-        InternalFunc {
-            flags: 0x41,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"datetimeinterface::diff",
-        InternalFunc {
-            flags: 0x41,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"datetimeinterface::format",
-        InternalFunc {
-            flags: 0x41,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"datetimeinterface::getoffset",
-        InternalFunc {
-            flags: 0x41,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"datetimeinterface::gettimestamp",
-        InternalFunc {
-            flags: 0x41,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"datetimeinterface::gettimezone",
-        InternalFunc {
-            flags: 0x41,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"datetimezone::__construct",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"datetimezone::__serialize",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"datetimezone::__set_state",
-        InternalFunc {
-            flags: 0x11,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"datetimezone::__unserialize",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"datetimezone::__wakeup",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"datetimezone::getlocation",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"datetimezone::getname",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"datetimezone::getoffset",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"datetimezone::gettransitions",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"datetimezone::listabbreviations",
-        InternalFunc {
-            flags: 0x11,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"datetimezone::listidentifiers",
-        InternalFunc {
-            flags: 0x11,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"directory::close",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"directory::read",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"directory::rewind",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"directoryiterator::__construct",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"directoryiterator::__debuginfo",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"directoryiterator::__tostring",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"directoryiterator::_bad_state_ex",
-        InternalFunc {
-            flags: 0x821,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"directoryiterator::current",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"directoryiterator::getatime",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"directoryiterator::getbasename",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"directoryiterator::getctime",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"directoryiterator::getextension",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"directoryiterator::getfileinfo",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"directoryiterator::getfilename",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"directoryiterator::getgroup",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"directoryiterator::getinode",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"directoryiterator::getlinktarget",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"directoryiterator::getmtime",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"directoryiterator::getowner",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"directoryiterator::getpath",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"directoryiterator::getpathinfo",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"directoryiterator::getpathname",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"directoryiterator::getperms",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"directoryiterator::getrealpath",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"directoryiterator::getsize",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"directoryiterator::gettype",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"directoryiterator::isdir",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"directoryiterator::isdot",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"directoryiterator::isexecutable",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"directoryiterator::isfile",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"directoryiterator::islink",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"directoryiterator::isreadable",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"directoryiterator::iswritable",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"directoryiterator::key",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"directoryiterator::next",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"directoryiterator::openfile",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"directoryiterator::rewind",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"directoryiterator::seek",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"directoryiterator::setfileclass",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"directoryiterator::setinfoclass",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"directoryiterator::valid",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"divisionbyzeroerror::__construct",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"divisionbyzeroerror::__tostring",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"divisionbyzeroerror::__wakeup",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"divisionbyzeroerror::getcode",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"divisionbyzeroerror::getfile",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"divisionbyzeroerror::getline",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"divisionbyzeroerror::getmessage",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"divisionbyzeroerror::getprevious",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"divisionbyzeroerror::gettrace",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"divisionbyzeroerror::gettraceasstring",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"domainexception::__construct",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"domainexception::__tostring",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"domainexception::__wakeup",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"domainexception::getcode",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"domainexception::getfile",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"domainexception::getline",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"domainexception::getmessage",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"domainexception::getprevious",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"domainexception::gettrace",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"domainexception::gettraceasstring",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"emptyiterator::current",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"emptyiterator::key",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"emptyiterator::next",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"emptyiterator::rewind",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"emptyiterator::valid",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"error::__clone",
-        InternalFunc {
-            flags: 0x4,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"error::__construct",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"error::__tostring",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"error::__wakeup",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"error::getcode",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"error::getfile",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"error::getline",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"error::getmessage",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"error::getprevious",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"error::gettrace",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"error::gettraceasstring",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"errorexception::__construct",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 6,
-            modes: b"000000",
-        },
-    ),
-    (
-        b"errorexception::__tostring",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"errorexception::__wakeup",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"errorexception::getcode",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"errorexception::getfile",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"errorexception::getline",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"errorexception::getmessage",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"errorexception::getprevious",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"errorexception::getseverity",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"errorexception::gettrace",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"errorexception::gettraceasstring",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"exception::__clone",
-        InternalFunc {
-            flags: 0x4,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"exception::__construct",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"exception::__tostring",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"exception::__wakeup",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"exception::getcode",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"exception::getfile",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"exception::getline",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"exception::getmessage",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"exception::getprevious",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"exception::gettrace",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"exception::gettraceasstring",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"fiber::__construct",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"fiber::getcurrent",
-        InternalFunc {
-            flags: 0x11,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"fiber::getreturn",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"fiber::isrunning",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"fiber::isstarted",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"fiber::issuspended",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"fiber::isterminated",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"fiber::resume",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"fiber::start",
-        InternalFunc {
-            flags: 0x4001,
-            num_args: 0,
-            modes: b"0",
-        },
-    ),
-    (
-        b"fiber::suspend",
-        InternalFunc {
-            flags: 0x11,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"fiber::throw",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"fibererror::__construct",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"fibererror::__tostring",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"fibererror::__wakeup",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"fibererror::getcode",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"fibererror::getfile",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"fibererror::getline",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"fibererror::getmessage",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"fibererror::getprevious",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"fibererror::gettrace",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"fibererror::gettraceasstring",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"filesystemiterator::__construct",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"filesystemiterator::__debuginfo",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"filesystemiterator::__tostring",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"filesystemiterator::_bad_state_ex",
-        InternalFunc {
-            flags: 0x821,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"filesystemiterator::current",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"filesystemiterator::getatime",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"filesystemiterator::getbasename",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"filesystemiterator::getctime",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"filesystemiterator::getextension",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"filesystemiterator::getfileinfo",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"filesystemiterator::getfilename",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"filesystemiterator::getflags",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"filesystemiterator::getgroup",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"filesystemiterator::getinode",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"filesystemiterator::getlinktarget",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"filesystemiterator::getmtime",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"filesystemiterator::getowner",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"filesystemiterator::getpath",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"filesystemiterator::getpathinfo",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"filesystemiterator::getpathname",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"filesystemiterator::getperms",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"filesystemiterator::getrealpath",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"filesystemiterator::getsize",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"filesystemiterator::gettype",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"filesystemiterator::isdir",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"filesystemiterator::isdot",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"filesystemiterator::isexecutable",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"filesystemiterator::isfile",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"filesystemiterator::islink",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"filesystemiterator::isreadable",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"filesystemiterator::iswritable",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"filesystemiterator::key",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"filesystemiterator::next",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"filesystemiterator::openfile",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"filesystemiterator::rewind",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"filesystemiterator::seek",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"filesystemiterator::setfileclass",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"filesystemiterator::setflags",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"filesystemiterator::setinfoclass",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"filesystemiterator::valid",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"filteriterator::__construct",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"filteriterator::accept",
-        InternalFunc {
-            flags: 0x41,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"filteriterator::current",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"filteriterator::getinneriterator",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"filteriterator::key",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"filteriterator::next",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"filteriterator::rewind",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"filteriterator::valid",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"generator::current",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"generator::getreturn",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"generator::key",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"generator::next",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"generator::rewind",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"generator::send",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"generator::throw",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"generator::valid",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"globiterator::__construct",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"globiterator::__debuginfo",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"globiterator::__tostring",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"globiterator::_bad_state_ex",
-        InternalFunc {
-            flags: 0x821,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"globiterator::count",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"globiterator::current",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"globiterator::getatime",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"globiterator::getbasename",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"globiterator::getctime",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"globiterator::getextension",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"globiterator::getfileinfo",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"globiterator::getfilename",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"globiterator::getflags",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"globiterator::getgroup",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"globiterator::getinode",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"globiterator::getlinktarget",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"globiterator::getmtime",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"globiterator::getowner",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"globiterator::getpath",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"globiterator::getpathinfo",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"globiterator::getpathname",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"globiterator::getperms",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"globiterator::getrealpath",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"globiterator::getsize",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"globiterator::gettype",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"globiterator::isdir",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"globiterator::isdot",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"globiterator::isexecutable",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"globiterator::isfile",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"globiterator::islink",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"globiterator::isreadable",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"globiterator::iswritable",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"globiterator::key",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"globiterator::next",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"globiterator::openfile",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"globiterator::rewind",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"globiterator::seek",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"globiterator::setfileclass",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"globiterator::setflags",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"globiterator::setinfoclass",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"globiterator::valid",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"hashcontext::__construct",
-        InternalFunc {
-            flags: 0x4,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"hashcontext::__serialize",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"hashcontext::__unserialize",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"infiniteiterator::__construct",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"infiniteiterator::current",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"infiniteiterator::getinneriterator",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"infiniteiterator::key",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"infiniteiterator::next",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"infiniteiterator::rewind",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"infiniteiterator::valid",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"internaliterator::__construct",
-        InternalFunc {
-            flags: 0x4,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"internaliterator::current",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"internaliterator::key",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"internaliterator::next",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"internaliterator::rewind",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"internaliterator::valid",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"invalidargumentexception::__construct",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"invalidargumentexception::__tostring",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"invalidargumentexception::__wakeup",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"invalidargumentexception::getcode",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"invalidargumentexception::getfile",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"invalidargumentexception::getline",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"invalidargumentexception::getmessage",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"invalidargumentexception::getprevious",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"invalidargumentexception::gettrace",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"invalidargumentexception::gettraceasstring",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"iterator::current",
-        InternalFunc {
-            flags: 0x41,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"iterator::key",
-        InternalFunc {
-            flags: 0x41,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"iterator::next",
-        InternalFunc {
-            flags: 0x41,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"iterator::rewind",
-        InternalFunc {
-            flags: 0x41,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"iterator::valid",
-        InternalFunc {
-            flags: 0x41,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"iteratoraggregate::getiterator",
-        InternalFunc {
-            flags: 0x41,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"iteratoriterator::__construct",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"iteratoriterator::current",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"iteratoriterator::getinneriterator",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"iteratoriterator::key",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"iteratoriterator::next",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"iteratoriterator::rewind",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"iteratoriterator::valid",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"jsonexception::__construct",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"jsonexception::__tostring",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"jsonexception::__wakeup",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"jsonexception::getcode",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"jsonexception::getfile",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"jsonexception::getline",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"jsonexception::getmessage",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"jsonexception::getprevious",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"jsonexception::gettrace",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"jsonexception::gettraceasstring",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"jsonserializable::jsonserialize",
-        InternalFunc {
-            flags: 0x41,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"lengthexception::__construct",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"lengthexception::__tostring",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"lengthexception::__wakeup",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"lengthexception::getcode",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"lengthexception::getfile",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"lengthexception::getline",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"lengthexception::getmessage",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"lengthexception::getprevious",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"lengthexception::gettrace",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"lengthexception::gettraceasstring",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"limititerator::__construct",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"limititerator::current",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"limititerator::getinneriterator",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"limititerator::getposition",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"limititerator::key",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"limititerator::next",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"limititerator::rewind",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"limititerator::seek",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"limititerator::valid",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"logicexception::__construct",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"logicexception::__tostring",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"logicexception::__wakeup",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"logicexception::getcode",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"logicexception::getfile",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"logicexception::getline",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"logicexception::getmessage",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"logicexception::getprevious",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"logicexception::gettrace",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"logicexception::gettraceasstring",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"multipleiterator::__construct",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"multipleiterator::__debuginfo",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"multipleiterator::attachiterator",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"multipleiterator::containsiterator",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"multipleiterator::countiterators",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"multipleiterator::current",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"multipleiterator::detachiterator",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"multipleiterator::getflags",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"multipleiterator::key",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"multipleiterator::next",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"multipleiterator::rewind",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"multipleiterator::setflags",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"multipleiterator::valid",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"norewinditerator::__construct",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"norewinditerator::current",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"norewinditerator::getinneriterator",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"norewinditerator::key",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"norewinditerator::next",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"norewinditerator::rewind",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"norewinditerator::valid",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"outeriterator::current",
-        InternalFunc {
-            flags: 0x41,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"outeriterator::getinneriterator",
-        InternalFunc {
-            flags: 0x41,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"outeriterator::key",
-        InternalFunc {
-            flags: 0x41,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"outeriterator::next",
-        InternalFunc {
-            flags: 0x41,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"outeriterator::rewind",
-        InternalFunc {
-            flags: 0x41,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"outeriterator::valid",
-        InternalFunc {
-            flags: 0x41,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"outofboundsexception::__construct",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"outofboundsexception::__tostring",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"outofboundsexception::__wakeup",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"outofboundsexception::getcode",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"outofboundsexception::getfile",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"outofboundsexception::getline",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"outofboundsexception::getmessage",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"outofboundsexception::getprevious",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"outofboundsexception::gettrace",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"outofboundsexception::gettraceasstring",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"outofrangeexception::__construct",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"outofrangeexception::__tostring",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"outofrangeexception::__wakeup",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"outofrangeexception::getcode",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"outofrangeexception::getfile",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"outofrangeexception::getline",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"outofrangeexception::getmessage",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"outofrangeexception::getprevious",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"outofrangeexception::gettrace",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"outofrangeexception::gettraceasstring",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"overflowexception::__construct",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"overflowexception::__tostring",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"overflowexception::__wakeup",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"overflowexception::getcode",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"overflowexception::getfile",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"overflowexception::getline",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"overflowexception::getmessage",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"overflowexception::getprevious",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"overflowexception::gettrace",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"overflowexception::gettraceasstring",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"parentiterator::__construct",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"parentiterator::accept",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"parentiterator::current",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"parentiterator::getchildren",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"parentiterator::getinneriterator",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"parentiterator::haschildren",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"parentiterator::key",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"parentiterator::next",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"parentiterator::rewind",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"parentiterator::valid",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"parseerror::__construct",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"parseerror::__tostring",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"parseerror::__wakeup",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"parseerror::getcode",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"parseerror::getfile",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"parseerror::getline",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"parseerror::getmessage",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"parseerror::getprevious",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"parseerror::gettrace",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"parseerror::gettraceasstring",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"php_user_filter::filter",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 4,
-            modes: b"0010",
-        },
-    ),
-    (
-        b"php_user_filter::onclose",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"php_user_filter::oncreate",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"random\\brokenrandomengineerror::__construct",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"random\\brokenrandomengineerror::__tostring",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"random\\brokenrandomengineerror::__wakeup",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"random\\brokenrandomengineerror::getcode",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"random\\brokenrandomengineerror::getfile",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"random\\brokenrandomengineerror::getline",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"random\\brokenrandomengineerror::getmessage",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"random\\brokenrandomengineerror::getprevious",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"random\\brokenrandomengineerror::gettrace",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"random\\brokenrandomengineerror::gettraceasstring",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"random\\cryptosafeengine::generate",
-        InternalFunc {
-            flags: 0x41,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"random\\engine::generate",
-        InternalFunc {
-            flags: 0x41,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"random\\engine\\mt19937::__construct",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"random\\engine\\mt19937::__debuginfo",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"random\\engine\\mt19937::__serialize",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"random\\engine\\mt19937::__unserialize",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"random\\engine\\mt19937::generate",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"random\\engine\\pcgoneseq128xslrr64::__construct",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"random\\engine\\pcgoneseq128xslrr64::__debuginfo",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"random\\engine\\pcgoneseq128xslrr64::__serialize",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"random\\engine\\pcgoneseq128xslrr64::__unserialize",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"random\\engine\\pcgoneseq128xslrr64::generate",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"random\\engine\\pcgoneseq128xslrr64::jump",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"random\\engine\\secure::generate",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"random\\engine\\xoshiro256starstar::__construct",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"random\\engine\\xoshiro256starstar::__debuginfo",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"random\\engine\\xoshiro256starstar::__serialize",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"random\\engine\\xoshiro256starstar::__unserialize",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"random\\engine\\xoshiro256starstar::generate",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"random\\engine\\xoshiro256starstar::jump",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"random\\engine\\xoshiro256starstar::jumplong",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"random\\randomerror::__construct",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"random\\randomerror::__tostring",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"random\\randomerror::__wakeup",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"random\\randomerror::getcode",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"random\\randomerror::getfile",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"random\\randomerror::getline",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"random\\randomerror::getmessage",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"random\\randomerror::getprevious",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"random\\randomerror::gettrace",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"random\\randomerror::gettraceasstring",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"random\\randomexception::__construct",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"random\\randomexception::__tostring",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"random\\randomexception::__wakeup",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"random\\randomexception::getcode",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"random\\randomexception::getfile",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"random\\randomexception::getline",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"random\\randomexception::getmessage",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"random\\randomexception::getprevious",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"random\\randomexception::gettrace",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"random\\randomexception::gettraceasstring",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"random\\randomizer::__construct",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"random\\randomizer::__serialize",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"random\\randomizer::__unserialize",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"random\\randomizer::getbytes",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"random\\randomizer::getint",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"random\\randomizer::nextint",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"random\\randomizer::pickarraykeys",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"random\\randomizer::shufflearray",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"random\\randomizer::shufflebytes",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"rangeexception::__construct",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"rangeexception::__tostring",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"rangeexception::__wakeup",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"rangeexception::getcode",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"rangeexception::getfile",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"rangeexception::getline",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"rangeexception::getmessage",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"rangeexception::getprevious",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"rangeexception::gettrace",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"rangeexception::gettraceasstring",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursivearrayiterator::__construct",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"recursivearrayiterator::__debuginfo",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursivearrayiterator::__serialize",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursivearrayiterator::__unserialize",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"recursivearrayiterator::append",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"recursivearrayiterator::asort",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"recursivearrayiterator::count",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursivearrayiterator::current",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursivearrayiterator::getarraycopy",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursivearrayiterator::getchildren",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursivearrayiterator::getflags",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursivearrayiterator::haschildren",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursivearrayiterator::key",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursivearrayiterator::ksort",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"recursivearrayiterator::natcasesort",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursivearrayiterator::natsort",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursivearrayiterator::next",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursivearrayiterator::offsetexists",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"recursivearrayiterator::offsetget",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"recursivearrayiterator::offsetset",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"recursivearrayiterator::offsetunset",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"recursivearrayiterator::rewind",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursivearrayiterator::seek",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"recursivearrayiterator::serialize",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursivearrayiterator::setflags",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"recursivearrayiterator::uasort",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"recursivearrayiterator::uksort",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"recursivearrayiterator::unserialize",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"recursivearrayiterator::valid",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursivecachingiterator::__construct",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"recursivecachingiterator::__tostring",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursivecachingiterator::count",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursivecachingiterator::current",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursivecachingiterator::getcache",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursivecachingiterator::getchildren",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursivecachingiterator::getflags",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursivecachingiterator::getinneriterator",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursivecachingiterator::haschildren",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursivecachingiterator::hasnext",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursivecachingiterator::key",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursivecachingiterator::next",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursivecachingiterator::offsetexists",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"recursivecachingiterator::offsetget",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"recursivecachingiterator::offsetset",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"recursivecachingiterator::offsetunset",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"recursivecachingiterator::rewind",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursivecachingiterator::setflags",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"recursivecachingiterator::valid",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursivecallbackfilteriterator::__construct",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"recursivecallbackfilteriterator::accept",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursivecallbackfilteriterator::current",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursivecallbackfilteriterator::getchildren",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursivecallbackfilteriterator::getinneriterator",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursivecallbackfilteriterator::haschildren",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursivecallbackfilteriterator::key",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursivecallbackfilteriterator::next",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursivecallbackfilteriterator::rewind",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursivecallbackfilteriterator::valid",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursivedirectoryiterator::__construct",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"recursivedirectoryiterator::__debuginfo",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursivedirectoryiterator::__tostring",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursivedirectoryiterator::_bad_state_ex",
-        InternalFunc {
-            flags: 0x821,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursivedirectoryiterator::current",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursivedirectoryiterator::getatime",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursivedirectoryiterator::getbasename",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"recursivedirectoryiterator::getchildren",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursivedirectoryiterator::getctime",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursivedirectoryiterator::getextension",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursivedirectoryiterator::getfileinfo",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"recursivedirectoryiterator::getfilename",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursivedirectoryiterator::getflags",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursivedirectoryiterator::getgroup",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursivedirectoryiterator::getinode",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursivedirectoryiterator::getlinktarget",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursivedirectoryiterator::getmtime",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursivedirectoryiterator::getowner",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursivedirectoryiterator::getpath",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursivedirectoryiterator::getpathinfo",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"recursivedirectoryiterator::getpathname",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursivedirectoryiterator::getperms",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursivedirectoryiterator::getrealpath",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursivedirectoryiterator::getsize",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursivedirectoryiterator::getsubpath",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursivedirectoryiterator::getsubpathname",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursivedirectoryiterator::gettype",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursivedirectoryiterator::haschildren",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"recursivedirectoryiterator::isdir",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursivedirectoryiterator::isdot",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursivedirectoryiterator::isexecutable",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursivedirectoryiterator::isfile",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursivedirectoryiterator::islink",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursivedirectoryiterator::isreadable",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursivedirectoryiterator::iswritable",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursivedirectoryiterator::key",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursivedirectoryiterator::next",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursivedirectoryiterator::openfile",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"recursivedirectoryiterator::rewind",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursivedirectoryiterator::seek",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"recursivedirectoryiterator::setfileclass",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"recursivedirectoryiterator::setflags",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"recursivedirectoryiterator::setinfoclass",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"recursivedirectoryiterator::valid",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursivefilteriterator::__construct",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"recursivefilteriterator::accept",
-        InternalFunc {
-            flags: 0x41,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursivefilteriterator::current",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursivefilteriterator::getchildren",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursivefilteriterator::getinneriterator",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursivefilteriterator::haschildren",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursivefilteriterator::key",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursivefilteriterator::next",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursivefilteriterator::rewind",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursivefilteriterator::valid",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursiveiterator::current",
-        InternalFunc {
-            flags: 0x41,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursiveiterator::getchildren",
-        InternalFunc {
-            flags: 0x41,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursiveiterator::haschildren",
-        InternalFunc {
-            flags: 0x41,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursiveiterator::key",
-        InternalFunc {
-            flags: 0x41,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursiveiterator::next",
-        InternalFunc {
-            flags: 0x41,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursiveiterator::rewind",
-        InternalFunc {
-            flags: 0x41,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursiveiterator::valid",
-        InternalFunc {
-            flags: 0x41,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursiveiteratoriterator::__construct",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"recursiveiteratoriterator::beginchildren",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursiveiteratoriterator::beginiteration",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursiveiteratoriterator::callgetchildren",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursiveiteratoriterator::callhaschildren",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursiveiteratoriterator::current",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursiveiteratoriterator::endchildren",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursiveiteratoriterator::enditeration",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursiveiteratoriterator::getdepth",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursiveiteratoriterator::getinneriterator",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursiveiteratoriterator::getmaxdepth",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursiveiteratoriterator::getsubiterator",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"recursiveiteratoriterator::key",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursiveiteratoriterator::next",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursiveiteratoriterator::nextelement",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursiveiteratoriterator::rewind",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursiveiteratoriterator::setmaxdepth",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"recursiveiteratoriterator::valid",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursiveregexiterator::__construct",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 5,
-            modes: b"00000",
-        },
-    ),
-    (
-        b"recursiveregexiterator::accept",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursiveregexiterator::current",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursiveregexiterator::getchildren",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursiveregexiterator::getflags",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursiveregexiterator::getinneriterator",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursiveregexiterator::getmode",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursiveregexiterator::getpregflags",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursiveregexiterator::getregex",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursiveregexiterator::haschildren",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursiveregexiterator::key",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursiveregexiterator::next",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursiveregexiterator::rewind",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursiveregexiterator::setflags",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"recursiveregexiterator::setmode",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"recursiveregexiterator::setpregflags",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"recursiveregexiterator::valid",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursivetreeiterator::__construct",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 4,
-            modes: b"0000",
-        },
-    ),
-    (
-        b"recursivetreeiterator::beginchildren",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursivetreeiterator::beginiteration",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursivetreeiterator::callgetchildren",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursivetreeiterator::callhaschildren",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursivetreeiterator::current",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursivetreeiterator::endchildren",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursivetreeiterator::enditeration",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursivetreeiterator::getdepth",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursivetreeiterator::getentry",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursivetreeiterator::getinneriterator",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursivetreeiterator::getmaxdepth",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursivetreeiterator::getpostfix",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursivetreeiterator::getprefix",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursivetreeiterator::getsubiterator",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"recursivetreeiterator::key",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursivetreeiterator::next",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursivetreeiterator::nextelement",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursivetreeiterator::rewind",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"recursivetreeiterator::setmaxdepth",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"recursivetreeiterator::setpostfix",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"recursivetreeiterator::setprefixpart",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"recursivetreeiterator::valid",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflection::getmodifiernames",
-        InternalFunc {
-            flags: 0x11,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"reflectionattribute::__clone",
-        InternalFunc {
-            flags: 0x4,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionattribute::__construct",
-        InternalFunc {
-            flags: 0x4,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionattribute::__tostring",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionattribute::getarguments",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionattribute::getname",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionattribute::gettarget",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionattribute::isrepeated",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionattribute::newinstance",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionclass::__clone",
-        InternalFunc {
-            flags: 0x4,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionclass::__construct",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"reflectionclass::__tostring",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionclass::getattributes",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"reflectionclass::getconstant",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"reflectionclass::getconstants",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"reflectionclass::getconstructor",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionclass::getdefaultproperties",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionclass::getdoccomment",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionclass::getendline",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionclass::getextension",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionclass::getextensionname",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionclass::getfilename",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionclass::getinterfacenames",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionclass::getinterfaces",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionclass::getmethod",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"reflectionclass::getmethods",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"reflectionclass::getmodifiers",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionclass::getname",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionclass::getnamespacename",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionclass::getparentclass",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionclass::getproperties",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"reflectionclass::getproperty",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"reflectionclass::getreflectionconstant",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"reflectionclass::getreflectionconstants",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"reflectionclass::getshortname",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionclass::getstartline",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionclass::getstaticproperties",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionclass::getstaticpropertyvalue",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"reflectionclass::gettraitaliases",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionclass::gettraitnames",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionclass::gettraits",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionclass::hasconstant",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"reflectionclass::hasmethod",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"reflectionclass::hasproperty",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"reflectionclass::implementsinterface",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"reflectionclass::innamespace",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionclass::isabstract",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionclass::isanonymous",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionclass::iscloneable",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionclass::isenum",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionclass::isfinal",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionclass::isinstance",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"reflectionclass::isinstantiable",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionclass::isinterface",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionclass::isinternal",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionclass::isiterable",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionclass::isiterateable",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionclass::isreadonly",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionclass::issubclassof",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"reflectionclass::istrait",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionclass::isuserdefined",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionclass::newinstance",
-        InternalFunc {
-            flags: 0x4001,
-            num_args: 0,
-            modes: b"0",
-        },
-    ),
-    (
-        b"reflectionclass::newinstanceargs",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"reflectionclass::newinstancewithoutconstructor",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionclass::setstaticpropertyvalue",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"reflectionclassconstant::__clone",
-        InternalFunc {
-            flags: 0x4,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionclassconstant::__construct",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"reflectionclassconstant::__tostring",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionclassconstant::getattributes",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"reflectionclassconstant::getdeclaringclass",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionclassconstant::getdoccomment",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionclassconstant::getmodifiers",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionclassconstant::getname",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionclassconstant::getvalue",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionclassconstant::isenumcase",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionclassconstant::isfinal",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionclassconstant::isprivate",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionclassconstant::isprotected",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionclassconstant::ispublic",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionenum::__construct",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"reflectionenum::__tostring",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionenum::getattributes",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"reflectionenum::getbackingtype",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionenum::getcase",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"reflectionenum::getcases",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionenum::getconstant",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"reflectionenum::getconstants",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"reflectionenum::getconstructor",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionenum::getdefaultproperties",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionenum::getdoccomment",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionenum::getendline",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionenum::getextension",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionenum::getextensionname",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionenum::getfilename",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionenum::getinterfacenames",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionenum::getinterfaces",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionenum::getmethod",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"reflectionenum::getmethods",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"reflectionenum::getmodifiers",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionenum::getname",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionenum::getnamespacename",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionenum::getparentclass",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionenum::getproperties",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"reflectionenum::getproperty",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"reflectionenum::getreflectionconstant",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"reflectionenum::getreflectionconstants",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"reflectionenum::getshortname",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionenum::getstartline",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionenum::getstaticproperties",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionenum::getstaticpropertyvalue",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"reflectionenum::gettraitaliases",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionenum::gettraitnames",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionenum::gettraits",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionenum::hascase",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"reflectionenum::hasconstant",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"reflectionenum::hasmethod",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"reflectionenum::hasproperty",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"reflectionenum::implementsinterface",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"reflectionenum::innamespace",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionenum::isabstract",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionenum::isanonymous",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionenum::isbacked",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionenum::iscloneable",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionenum::isenum",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionenum::isfinal",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionenum::isinstance",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"reflectionenum::isinstantiable",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionenum::isinterface",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionenum::isinternal",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionenum::isiterable",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionenum::isiterateable",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionenum::isreadonly",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionenum::issubclassof",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"reflectionenum::istrait",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionenum::isuserdefined",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionenum::newinstance",
-        InternalFunc {
-            flags: 0x4001,
-            num_args: 0,
-            modes: b"0",
-        },
-    ),
-    (
-        b"reflectionenum::newinstanceargs",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"reflectionenum::newinstancewithoutconstructor",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionenum::setstaticpropertyvalue",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"reflectionenumbackedcase::__construct",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"reflectionenumbackedcase::__tostring",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionenumbackedcase::getattributes",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"reflectionenumbackedcase::getbackingvalue",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionenumbackedcase::getdeclaringclass",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionenumbackedcase::getdoccomment",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionenumbackedcase::getenum",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionenumbackedcase::getmodifiers",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionenumbackedcase::getname",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionenumbackedcase::getvalue",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionenumbackedcase::isenumcase",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionenumbackedcase::isfinal",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionenumbackedcase::isprivate",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionenumbackedcase::isprotected",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionenumbackedcase::ispublic",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionenumunitcase::__construct",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"reflectionenumunitcase::__tostring",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionenumunitcase::getattributes",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"reflectionenumunitcase::getdeclaringclass",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionenumunitcase::getdoccomment",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionenumunitcase::getenum",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionenumunitcase::getmodifiers",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionenumunitcase::getname",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionenumunitcase::getvalue",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionenumunitcase::isenumcase",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionenumunitcase::isfinal",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionenumunitcase::isprivate",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionenumunitcase::isprotected",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionenumunitcase::ispublic",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionexception::__construct",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"reflectionexception::__tostring",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionexception::__wakeup",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionexception::getcode",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionexception::getfile",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionexception::getline",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionexception::getmessage",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionexception::getprevious",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionexception::gettrace",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionexception::gettraceasstring",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionextension::__clone",
-        InternalFunc {
-            flags: 0x4,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionextension::__construct",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"reflectionextension::__tostring",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionextension::getclasses",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionextension::getclassnames",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionextension::getconstants",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionextension::getdependencies",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionextension::getfunctions",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionextension::getinientries",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionextension::getname",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionextension::getversion",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionextension::info",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionextension::ispersistent",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionextension::istemporary",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionfiber::__construct",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"reflectionfiber::getcallable",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionfiber::getexecutingfile",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionfiber::getexecutingline",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionfiber::getfiber",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionfiber::gettrace",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"reflectionfunction::__construct",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"reflectionfunction::__tostring",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionfunction::getattributes",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"reflectionfunction::getclosure",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionfunction::getclosurecalledclass",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionfunction::getclosurescopeclass",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionfunction::getclosurethis",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionfunction::getclosureusedvariables",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionfunction::getdoccomment",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionfunction::getendline",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionfunction::getextension",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionfunction::getextensionname",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionfunction::getfilename",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionfunction::getname",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionfunction::getnamespacename",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionfunction::getnumberofparameters",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionfunction::getnumberofrequiredparameters",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionfunction::getparameters",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionfunction::getreturntype",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionfunction::getshortname",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionfunction::getstartline",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionfunction::getstaticvariables",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionfunction::gettentativereturntype",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionfunction::hasreturntype",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionfunction::hastentativereturntype",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionfunction::innamespace",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionfunction::invoke",
-        InternalFunc {
-            flags: 0x4001,
-            num_args: 0,
-            modes: b"0",
-        },
-    ),
-    (
-        b"reflectionfunction::invokeargs",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"reflectionfunction::isanonymous",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionfunction::isclosure",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionfunction::isdeprecated",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionfunction::isdisabled",
-        InternalFunc {
-            flags: 0x801,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionfunction::isgenerator",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionfunction::isinternal",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionfunction::isstatic",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionfunction::isuserdefined",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionfunction::isvariadic",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionfunction::returnsreference",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionfunctionabstract::__clone",
-        InternalFunc {
-            flags: 0x4,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionfunctionabstract::__tostring",
-        InternalFunc {
-            flags: 0x41,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionfunctionabstract::getattributes",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"reflectionfunctionabstract::getclosurecalledclass",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionfunctionabstract::getclosurescopeclass",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionfunctionabstract::getclosurethis",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionfunctionabstract::getclosureusedvariables",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionfunctionabstract::getdoccomment",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionfunctionabstract::getendline",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionfunctionabstract::getextension",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionfunctionabstract::getextensionname",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionfunctionabstract::getfilename",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionfunctionabstract::getname",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionfunctionabstract::getnamespacename",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionfunctionabstract::getnumberofparameters",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionfunctionabstract::getnumberofrequiredparameters",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionfunctionabstract::getparameters",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionfunctionabstract::getreturntype",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionfunctionabstract::getshortname",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionfunctionabstract::getstartline",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionfunctionabstract::getstaticvariables",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionfunctionabstract::gettentativereturntype",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionfunctionabstract::hasreturntype",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionfunctionabstract::hastentativereturntype",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionfunctionabstract::innamespace",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionfunctionabstract::isclosure",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionfunctionabstract::isdeprecated",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionfunctionabstract::isgenerator",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionfunctionabstract::isinternal",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionfunctionabstract::isstatic",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionfunctionabstract::isuserdefined",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionfunctionabstract::isvariadic",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionfunctionabstract::returnsreference",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectiongenerator::__construct",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"reflectiongenerator::getexecutingfile",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectiongenerator::getexecutinggenerator",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectiongenerator::getexecutingline",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectiongenerator::getfunction",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectiongenerator::getthis",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectiongenerator::gettrace",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"reflectionintersectiontype::__tostring",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionintersectiontype::allowsnull",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionintersectiontype::gettypes",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionmethod::__construct",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"reflectionmethod::__tostring",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionmethod::getattributes",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"reflectionmethod::getclosure",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"reflectionmethod::getclosurecalledclass",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionmethod::getclosurescopeclass",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionmethod::getclosurethis",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionmethod::getclosureusedvariables",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionmethod::getdeclaringclass",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionmethod::getdoccomment",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionmethod::getendline",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionmethod::getextension",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionmethod::getextensionname",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionmethod::getfilename",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionmethod::getmodifiers",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionmethod::getname",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionmethod::getnamespacename",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionmethod::getnumberofparameters",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionmethod::getnumberofrequiredparameters",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionmethod::getparameters",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionmethod::getprototype",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionmethod::getreturntype",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionmethod::getshortname",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionmethod::getstartline",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionmethod::getstaticvariables",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionmethod::gettentativereturntype",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionmethod::hasprototype",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionmethod::hasreturntype",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionmethod::hastentativereturntype",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionmethod::innamespace",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionmethod::invoke",
-        InternalFunc {
-            flags: 0x4001,
-            num_args: 1,
-            modes: b"00",
-        },
-    ),
-    (
-        b"reflectionmethod::invokeargs",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"reflectionmethod::isabstract",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionmethod::isclosure",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionmethod::isconstructor",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionmethod::isdeprecated",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionmethod::isdestructor",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionmethod::isfinal",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionmethod::isgenerator",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionmethod::isinternal",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionmethod::isprivate",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionmethod::isprotected",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionmethod::ispublic",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionmethod::isstatic",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionmethod::isuserdefined",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionmethod::isvariadic",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionmethod::returnsreference",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionmethod::setaccessible",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"reflectionnamedtype::__tostring",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionnamedtype::allowsnull",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionnamedtype::getname",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionnamedtype::isbuiltin",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionobject::__construct",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"reflectionobject::__tostring",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionobject::getattributes",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"reflectionobject::getconstant",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"reflectionobject::getconstants",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"reflectionobject::getconstructor",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionobject::getdefaultproperties",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionobject::getdoccomment",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionobject::getendline",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionobject::getextension",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionobject::getextensionname",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionobject::getfilename",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionobject::getinterfacenames",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionobject::getinterfaces",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionobject::getmethod",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"reflectionobject::getmethods",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"reflectionobject::getmodifiers",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionobject::getname",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionobject::getnamespacename",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionobject::getparentclass",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionobject::getproperties",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"reflectionobject::getproperty",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"reflectionobject::getreflectionconstant",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"reflectionobject::getreflectionconstants",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"reflectionobject::getshortname",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionobject::getstartline",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionobject::getstaticproperties",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionobject::getstaticpropertyvalue",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"reflectionobject::gettraitaliases",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionobject::gettraitnames",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionobject::gettraits",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionobject::hasconstant",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"reflectionobject::hasmethod",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"reflectionobject::hasproperty",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"reflectionobject::implementsinterface",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"reflectionobject::innamespace",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionobject::isabstract",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionobject::isanonymous",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionobject::iscloneable",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionobject::isenum",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionobject::isfinal",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionobject::isinstance",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"reflectionobject::isinstantiable",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionobject::isinterface",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionobject::isinternal",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionobject::isiterable",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionobject::isiterateable",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionobject::isreadonly",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionobject::issubclassof",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"reflectionobject::istrait",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionobject::isuserdefined",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionobject::newinstance",
-        InternalFunc {
-            flags: 0x4001,
-            num_args: 0,
-            modes: b"0",
-        },
-    ),
-    (
-        b"reflectionobject::newinstanceargs",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"reflectionobject::newinstancewithoutconstructor",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionobject::setstaticpropertyvalue",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"reflectionparameter::__clone",
-        InternalFunc {
-            flags: 0x4,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionparameter::__construct",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"reflectionparameter::__tostring",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionparameter::allowsnull",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionparameter::canbepassedbyvalue",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionparameter::getattributes",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"reflectionparameter::getclass",
-        InternalFunc {
-            flags: 0x801,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionparameter::getdeclaringclass",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionparameter::getdeclaringfunction",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionparameter::getdefaultvalue",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionparameter::getdefaultvalueconstantname",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionparameter::getname",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionparameter::getposition",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionparameter::gettype",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionparameter::hastype",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionparameter::isarray",
-        InternalFunc {
-            flags: 0x801,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionparameter::iscallable",
-        InternalFunc {
-            flags: 0x801,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionparameter::isdefaultvalueavailable",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionparameter::isdefaultvalueconstant",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionparameter::isoptional",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionparameter::ispassedbyreference",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionparameter::ispromoted",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionparameter::isvariadic",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionproperty::__clone",
-        InternalFunc {
-            flags: 0x4,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionproperty::__construct",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"reflectionproperty::__tostring",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionproperty::getattributes",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"reflectionproperty::getdeclaringclass",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionproperty::getdefaultvalue",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionproperty::getdoccomment",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionproperty::getmodifiers",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionproperty::getname",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionproperty::gettype",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionproperty::getvalue",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"reflectionproperty::hasdefaultvalue",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionproperty::hastype",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionproperty::isdefault",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionproperty::isinitialized",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"reflectionproperty::isprivate",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionproperty::ispromoted",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionproperty::isprotected",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionproperty::ispublic",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionproperty::isreadonly",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionproperty::isstatic",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionproperty::setaccessible",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"reflectionproperty::setvalue",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"reflectionreference::__clone",
-        InternalFunc {
-            flags: 0x4,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionreference::__construct",
-        InternalFunc {
-            flags: 0x4,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionreference::fromarrayelement",
-        InternalFunc {
-            flags: 0x11,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"reflectionreference::getid",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectiontype::__clone",
-        InternalFunc {
-            flags: 0x4,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectiontype::__tostring",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectiontype::allowsnull",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionuniontype::__tostring",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionuniontype::allowsnull",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionuniontype::gettypes",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionzendextension::__clone",
-        InternalFunc {
-            flags: 0x4,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionzendextension::__construct",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"reflectionzendextension::__tostring",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionzendextension::getauthor",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionzendextension::getcopyright",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionzendextension::getname",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionzendextension::geturl",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflectionzendextension::getversion",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"reflector::__tostring",
-        InternalFunc {
-            flags: 0x41,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"regexiterator::__construct",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 5,
-            modes: b"00000",
-        },
-    ),
-    (
-        b"regexiterator::accept",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"regexiterator::current",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"regexiterator::getflags",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"regexiterator::getinneriterator",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"regexiterator::getmode",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"regexiterator::getpregflags",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"regexiterator::getregex",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"regexiterator::key",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"regexiterator::next",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"regexiterator::rewind",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"regexiterator::setflags",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"regexiterator::setmode",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"regexiterator::setpregflags",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"regexiterator::valid",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"returntypewillchange::__construct",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"runtimeexception::__construct",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"runtimeexception::__tostring",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"runtimeexception::__wakeup",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"runtimeexception::getcode",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"runtimeexception::getfile",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"runtimeexception::getline",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"runtimeexception::getmessage",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"runtimeexception::getprevious",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"runtimeexception::gettrace",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"runtimeexception::gettraceasstring",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"seekableiterator::current",
-        InternalFunc {
-            flags: 0x41,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"seekableiterator::key",
-        InternalFunc {
-            flags: 0x41,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"seekableiterator::next",
-        InternalFunc {
-            flags: 0x41,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"seekableiterator::rewind",
-        InternalFunc {
-            flags: 0x41,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"seekableiterator::seek",
-        InternalFunc {
-            flags: 0x41,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"seekableiterator::valid",
-        InternalFunc {
-            flags: 0x41,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"sensitiveparameter::__construct",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"sensitiveparametervalue::__construct",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"sensitiveparametervalue::__debuginfo",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"sensitiveparametervalue::getvalue",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"serializable::serialize",
-        InternalFunc {
-            flags: 0x41,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"serializable::unserialize",
-        InternalFunc {
-            flags: 0x41,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"sessionhandler::close",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"sessionhandler::create_sid",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"sessionhandler::destroy",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"sessionhandler::gc",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"sessionhandler::open",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"sessionhandler::read",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"sessionhandler::write",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"sessionhandlerinterface::close",
-        InternalFunc {
-            flags: 0x41,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"sessionhandlerinterface::destroy",
-        InternalFunc {
-            flags: 0x41,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"sessionhandlerinterface::gc",
-        InternalFunc {
-            flags: 0x41,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"sessionhandlerinterface::open",
-        InternalFunc {
-            flags: 0x41,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"sessionhandlerinterface::read",
-        InternalFunc {
-            flags: 0x41,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"sessionhandlerinterface::write",
-        InternalFunc {
-            flags: 0x41,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"sessionidinterface::create_sid",
-        InternalFunc {
-            flags: 0x41,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"sessionupdatetimestamphandlerinterface::updatetimestamp",
-        InternalFunc {
-            flags: 0x41,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"sessionupdatetimestamphandlerinterface::validateid",
-        InternalFunc {
-            flags: 0x41,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"sodiumexception::__construct",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"sodiumexception::__tostring",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"sodiumexception::__wakeup",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"sodiumexception::getcode",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"sodiumexception::getfile",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"sodiumexception::getline",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"sodiumexception::getmessage",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"sodiumexception::getprevious",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"sodiumexception::gettrace",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"sodiumexception::gettraceasstring",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"spldoublylinkedlist::__debuginfo",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"spldoublylinkedlist::__serialize",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"spldoublylinkedlist::__unserialize",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"spldoublylinkedlist::add",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"spldoublylinkedlist::bottom",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"spldoublylinkedlist::count",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"spldoublylinkedlist::current",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"spldoublylinkedlist::getiteratormode",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"spldoublylinkedlist::isempty",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"spldoublylinkedlist::key",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"spldoublylinkedlist::next",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"spldoublylinkedlist::offsetexists",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"spldoublylinkedlist::offsetget",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"spldoublylinkedlist::offsetset",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"spldoublylinkedlist::offsetunset",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"spldoublylinkedlist::pop",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"spldoublylinkedlist::prev",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"spldoublylinkedlist::push",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"spldoublylinkedlist::rewind",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"spldoublylinkedlist::serialize",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"spldoublylinkedlist::setiteratormode",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"spldoublylinkedlist::shift",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"spldoublylinkedlist::top",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"spldoublylinkedlist::unserialize",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"spldoublylinkedlist::unshift",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"spldoublylinkedlist::valid",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splfileinfo::__construct",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"splfileinfo::__debuginfo",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splfileinfo::__tostring",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splfileinfo::_bad_state_ex",
-        InternalFunc {
-            flags: 0x821,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splfileinfo::getatime",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splfileinfo::getbasename",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"splfileinfo::getctime",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splfileinfo::getextension",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splfileinfo::getfileinfo",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"splfileinfo::getfilename",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splfileinfo::getgroup",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splfileinfo::getinode",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splfileinfo::getlinktarget",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splfileinfo::getmtime",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splfileinfo::getowner",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splfileinfo::getpath",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splfileinfo::getpathinfo",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"splfileinfo::getpathname",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splfileinfo::getperms",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splfileinfo::getrealpath",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splfileinfo::getsize",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splfileinfo::gettype",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splfileinfo::isdir",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splfileinfo::isexecutable",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splfileinfo::isfile",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splfileinfo::islink",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splfileinfo::isreadable",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splfileinfo::iswritable",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splfileinfo::openfile",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"splfileinfo::setfileclass",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"splfileinfo::setinfoclass",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"splfileobject::__construct",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 4,
-            modes: b"0000",
-        },
-    ),
-    (
-        b"splfileobject::__debuginfo",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splfileobject::__tostring",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splfileobject::_bad_state_ex",
-        InternalFunc {
-            flags: 0x821,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splfileobject::current",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splfileobject::eof",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splfileobject::fflush",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splfileobject::fgetc",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splfileobject::fgetcsv",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"splfileobject::fgets",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splfileobject::flock",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 2,
-            modes: b"01",
-        },
-    ),
-    (
-        b"splfileobject::fpassthru",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splfileobject::fputcsv",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 5,
-            modes: b"00000",
-        },
-    ),
-    (
-        b"splfileobject::fread",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"splfileobject::fscanf",
-        InternalFunc {
-            flags: 0x4001,
-            num_args: 1,
-            modes: b"01",
-        },
-    ),
-    (
-        b"splfileobject::fseek",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"splfileobject::fstat",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splfileobject::ftell",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splfileobject::ftruncate",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"splfileobject::fwrite",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"splfileobject::getatime",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splfileobject::getbasename",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"splfileobject::getchildren",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splfileobject::getcsvcontrol",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splfileobject::getctime",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splfileobject::getcurrentline",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splfileobject::getextension",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splfileobject::getfileinfo",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"splfileobject::getfilename",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splfileobject::getflags",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splfileobject::getgroup",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splfileobject::getinode",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splfileobject::getlinktarget",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splfileobject::getmaxlinelen",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splfileobject::getmtime",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splfileobject::getowner",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splfileobject::getpath",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splfileobject::getpathinfo",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"splfileobject::getpathname",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splfileobject::getperms",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splfileobject::getrealpath",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splfileobject::getsize",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splfileobject::gettype",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splfileobject::haschildren",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splfileobject::isdir",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splfileobject::isexecutable",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splfileobject::isfile",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splfileobject::islink",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splfileobject::isreadable",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splfileobject::iswritable",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splfileobject::key",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splfileobject::next",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splfileobject::openfile",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"splfileobject::rewind",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splfileobject::seek",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"splfileobject::setcsvcontrol",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"splfileobject::setfileclass",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"splfileobject::setflags",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"splfileobject::setinfoclass",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"splfileobject::setmaxlinelen",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"splfileobject::valid",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splfixedarray::__construct",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"splfixedarray::__serialize",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splfixedarray::__unserialize",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"splfixedarray::__wakeup",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splfixedarray::count",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splfixedarray::fromarray",
-        InternalFunc {
-            flags: 0x11,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"splfixedarray::getiterator",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splfixedarray::getsize",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splfixedarray::jsonserialize",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splfixedarray::offsetexists",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"splfixedarray::offsetget",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"splfixedarray::offsetset",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"splfixedarray::offsetunset",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"splfixedarray::setsize",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"splfixedarray::toarray",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splheap::__debuginfo",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splheap::compare",
-        InternalFunc {
-            flags: 0x42,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"splheap::count",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splheap::current",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splheap::extract",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splheap::insert",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"splheap::iscorrupted",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splheap::isempty",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splheap::key",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splheap::next",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splheap::recoverfromcorruption",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splheap::rewind",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splheap::top",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splheap::valid",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splmaxheap::__debuginfo",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splmaxheap::compare",
-        InternalFunc {
-            flags: 0x2,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"splmaxheap::count",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splmaxheap::current",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splmaxheap::extract",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splmaxheap::insert",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"splmaxheap::iscorrupted",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splmaxheap::isempty",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splmaxheap::key",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splmaxheap::next",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splmaxheap::recoverfromcorruption",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splmaxheap::rewind",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splmaxheap::top",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splmaxheap::valid",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splminheap::__debuginfo",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splminheap::compare",
-        InternalFunc {
-            flags: 0x2,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"splminheap::count",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splminheap::current",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splminheap::extract",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splminheap::insert",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"splminheap::iscorrupted",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splminheap::isempty",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splminheap::key",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splminheap::next",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splminheap::recoverfromcorruption",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splminheap::rewind",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splminheap::top",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splminheap::valid",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splobjectstorage::__debuginfo",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splobjectstorage::__serialize",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splobjectstorage::__unserialize",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"splobjectstorage::addall",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"splobjectstorage::attach",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"splobjectstorage::contains",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"splobjectstorage::count",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"splobjectstorage::current",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splobjectstorage::detach",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"splobjectstorage::gethash",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"splobjectstorage::getinfo",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splobjectstorage::key",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splobjectstorage::next",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splobjectstorage::offsetexists",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"splobjectstorage::offsetget",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"splobjectstorage::offsetset",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"splobjectstorage::offsetunset",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"splobjectstorage::removeall",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"splobjectstorage::removeallexcept",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"splobjectstorage::rewind",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splobjectstorage::serialize",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splobjectstorage::setinfo",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"splobjectstorage::unserialize",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"splobjectstorage::valid",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splobserver::update",
-        InternalFunc {
-            flags: 0x41,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"splpriorityqueue::__debuginfo",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splpriorityqueue::compare",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"splpriorityqueue::count",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splpriorityqueue::current",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splpriorityqueue::extract",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splpriorityqueue::getextractflags",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splpriorityqueue::insert",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"splpriorityqueue::iscorrupted",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splpriorityqueue::isempty",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splpriorityqueue::key",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splpriorityqueue::next",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splpriorityqueue::recoverfromcorruption",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splpriorityqueue::rewind",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splpriorityqueue::setextractflags",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"splpriorityqueue::top",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splpriorityqueue::valid",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splqueue::__debuginfo",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splqueue::__serialize",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splqueue::__unserialize",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"splqueue::add",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"splqueue::bottom",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splqueue::count",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splqueue::current",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splqueue::dequeue",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splqueue::enqueue",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"splqueue::getiteratormode",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splqueue::isempty",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splqueue::key",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splqueue::next",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splqueue::offsetexists",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"splqueue::offsetget",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"splqueue::offsetset",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"splqueue::offsetunset",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"splqueue::pop",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splqueue::prev",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splqueue::push",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"splqueue::rewind",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splqueue::serialize",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splqueue::setiteratormode",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"splqueue::shift",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splqueue::top",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splqueue::unserialize",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"splqueue::unshift",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"splqueue::valid",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splstack::__debuginfo",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splstack::__serialize",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splstack::__unserialize",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"splstack::add",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"splstack::bottom",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splstack::count",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splstack::current",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splstack::getiteratormode",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splstack::isempty",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splstack::key",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splstack::next",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splstack::offsetexists",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"splstack::offsetget",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"splstack::offsetset",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"splstack::offsetunset",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"splstack::pop",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splstack::prev",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splstack::push",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"splstack::rewind",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splstack::serialize",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splstack::setiteratormode",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"splstack::shift",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splstack::top",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splstack::unserialize",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"splstack::unshift",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"splstack::valid",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"splsubject::attach",
-        InternalFunc {
-            flags: 0x41,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"splsubject::detach",
-        InternalFunc {
-            flags: 0x41,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"splsubject::notify",
-        InternalFunc {
-            flags: 0x41,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"spltempfileobject::__construct",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"spltempfileobject::__debuginfo",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"spltempfileobject::__tostring",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"spltempfileobject::_bad_state_ex",
-        InternalFunc {
-            flags: 0x821,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"spltempfileobject::current",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"spltempfileobject::eof",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"spltempfileobject::fflush",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"spltempfileobject::fgetc",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"spltempfileobject::fgetcsv",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"spltempfileobject::fgets",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"spltempfileobject::flock",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 2,
-            modes: b"01",
-        },
-    ),
-    (
-        b"spltempfileobject::fpassthru",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"spltempfileobject::fputcsv",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 5,
-            modes: b"00000",
-        },
-    ),
-    (
-        b"spltempfileobject::fread",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"spltempfileobject::fscanf",
-        InternalFunc {
-            flags: 0x4001,
-            num_args: 1,
-            modes: b"01",
-        },
-    ),
-    (
-        b"spltempfileobject::fseek",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"spltempfileobject::fstat",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"spltempfileobject::ftell",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"spltempfileobject::ftruncate",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"spltempfileobject::fwrite",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"spltempfileobject::getatime",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"spltempfileobject::getbasename",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"spltempfileobject::getchildren",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"spltempfileobject::getcsvcontrol",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"spltempfileobject::getctime",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"spltempfileobject::getcurrentline",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"spltempfileobject::getextension",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"spltempfileobject::getfileinfo",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"spltempfileobject::getfilename",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"spltempfileobject::getflags",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"spltempfileobject::getgroup",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"spltempfileobject::getinode",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"spltempfileobject::getlinktarget",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"spltempfileobject::getmaxlinelen",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"spltempfileobject::getmtime",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"spltempfileobject::getowner",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"spltempfileobject::getpath",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"spltempfileobject::getpathinfo",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"spltempfileobject::getpathname",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"spltempfileobject::getperms",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"spltempfileobject::getrealpath",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"spltempfileobject::getsize",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"spltempfileobject::gettype",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"spltempfileobject::haschildren",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"spltempfileobject::isdir",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"spltempfileobject::isexecutable",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"spltempfileobject::isfile",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"spltempfileobject::islink",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"spltempfileobject::isreadable",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"spltempfileobject::iswritable",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"spltempfileobject::key",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"spltempfileobject::next",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"spltempfileobject::openfile",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"spltempfileobject::rewind",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"spltempfileobject::seek",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"spltempfileobject::setcsvcontrol",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"spltempfileobject::setfileclass",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"spltempfileobject::setflags",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"spltempfileobject::setinfoclass",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"spltempfileobject::setmaxlinelen",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"spltempfileobject::valid",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"stringable::__tostring",
-        InternalFunc {
-            flags: 0x41,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"throwable::__tostring",
-        InternalFunc {
-            flags: 0x41,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"throwable::getcode",
-        InternalFunc {
-            flags: 0x41,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"throwable::getfile",
-        InternalFunc {
-            flags: 0x41,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"throwable::getline",
-        InternalFunc {
-            flags: 0x41,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"throwable::getmessage",
-        InternalFunc {
-            flags: 0x41,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"throwable::getprevious",
-        InternalFunc {
-            flags: 0x41,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"throwable::gettrace",
-        InternalFunc {
-            flags: 0x41,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"throwable::gettraceasstring",
-        InternalFunc {
-            flags: 0x41,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"typeerror::__construct",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"typeerror::__tostring",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"typeerror::__wakeup",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"typeerror::getcode",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"typeerror::getfile",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"typeerror::getline",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"typeerror::getmessage",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"typeerror::getprevious",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"typeerror::gettrace",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"typeerror::gettraceasstring",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"underflowexception::__construct",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"underflowexception::__tostring",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"underflowexception::__wakeup",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"underflowexception::getcode",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"underflowexception::getfile",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"underflowexception::getline",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"underflowexception::getmessage",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"underflowexception::getprevious",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"underflowexception::gettrace",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"underflowexception::gettraceasstring",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"unexpectedvalueexception::__construct",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"unexpectedvalueexception::__tostring",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"unexpectedvalueexception::__wakeup",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"unexpectedvalueexception::getcode",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"unexpectedvalueexception::getfile",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"unexpectedvalueexception::getline",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"unexpectedvalueexception::getmessage",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"unexpectedvalueexception::getprevious",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"unexpectedvalueexception::gettrace",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"unexpectedvalueexception::gettraceasstring",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"unhandledmatcherror::__construct",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"unhandledmatcherror::__tostring",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"unhandledmatcherror::__wakeup",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"unhandledmatcherror::getcode",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"unhandledmatcherror::getfile",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"unhandledmatcherror::getline",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"unhandledmatcherror::getmessage",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"unhandledmatcherror::getprevious",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"unhandledmatcherror::gettrace",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"unhandledmatcherror::gettraceasstring",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"unitenum::cases",
-        InternalFunc {
-            flags: 0x51,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"valueerror::__construct",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 3,
-            modes: b"000",
-        },
-    ),
-    (
-        b"valueerror::__tostring",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"valueerror::__wakeup",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"valueerror::getcode",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"valueerror::getfile",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"valueerror::getline",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"valueerror::getmessage",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"valueerror::getprevious",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"valueerror::gettrace",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"valueerror::gettraceasstring",
-        InternalFunc {
-            flags: 0x21,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"weakmap::count",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"weakmap::getiterator",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"weakmap::offsetexists",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"weakmap::offsetget",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"weakmap::offsetset",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 2,
-            modes: b"00",
-        },
-    ),
-    (
-        b"weakmap::offsetunset",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"weakreference::__construct",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
-    (
-        b"weakreference::create",
-        InternalFunc {
-            flags: 0x11,
-            num_args: 1,
-            modes: b"0",
-        },
-    ),
-    (
-        b"weakreference::get",
-        InternalFunc {
-            flags: 0x1,
-            num_args: 0,
-            modes: b"",
-        },
-    ),
+    (b"allowdynamicproperties::__construct", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"appenditerator::__construct", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"appenditerator::append", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"appenditerator::current", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"appenditerator::getarrayiterator", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"appenditerator::getinneriterator", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"appenditerator::getiteratorindex", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"appenditerator::key", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"appenditerator::next", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"appenditerator::rewind", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"appenditerator::valid", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"argumentcounterror::__construct", InternalFunc { flags: 0x1, num_args: 3, modes: b"000" }),
+    (b"argumentcounterror::__tostring", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"argumentcounterror::__wakeup", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"argumentcounterror::getcode", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"argumentcounterror::getfile", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"argumentcounterror::getline", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"argumentcounterror::getmessage", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"argumentcounterror::getprevious", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"argumentcounterror::gettrace", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"argumentcounterror::gettraceasstring", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"arithmeticerror::__construct", InternalFunc { flags: 0x1, num_args: 3, modes: b"000" }),
+    (b"arithmeticerror::__tostring", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"arithmeticerror::__wakeup", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"arithmeticerror::getcode", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"arithmeticerror::getfile", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"arithmeticerror::getline", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"arithmeticerror::getmessage", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"arithmeticerror::getprevious", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"arithmeticerror::gettrace", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"arithmeticerror::gettraceasstring", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"arrayaccess::offsetexists", InternalFunc { flags: 0x41, num_args: 1, modes: b"0" }),
+    (b"arrayaccess::offsetget", InternalFunc { flags: 0x41, num_args: 1, modes: b"0" }),
+    (b"arrayaccess::offsetset", InternalFunc { flags: 0x41, num_args: 2, modes: b"00" }),
+    (b"arrayaccess::offsetunset", InternalFunc { flags: 0x41, num_args: 1, modes: b"0" }),
+    (b"arrayiterator::__construct", InternalFunc { flags: 0x1, num_args: 2, modes: b"00" }),
+    (b"arrayiterator::__debuginfo", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"arrayiterator::__serialize", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"arrayiterator::__unserialize", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"arrayiterator::append", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"arrayiterator::asort", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"arrayiterator::count", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"arrayiterator::current", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"arrayiterator::getarraycopy", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"arrayiterator::getflags", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"arrayiterator::key", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"arrayiterator::ksort", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"arrayiterator::natcasesort", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"arrayiterator::natsort", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"arrayiterator::next", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"arrayiterator::offsetexists", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"arrayiterator::offsetget", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"arrayiterator::offsetset", InternalFunc { flags: 0x1, num_args: 2, modes: b"00" }),
+    (b"arrayiterator::offsetunset", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"arrayiterator::rewind", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"arrayiterator::seek", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"arrayiterator::serialize", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"arrayiterator::setflags", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"arrayiterator::uasort", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"arrayiterator::uksort", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"arrayiterator::unserialize", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"arrayiterator::valid", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"arrayobject::__construct", InternalFunc { flags: 0x1, num_args: 3, modes: b"000" }),
+    (b"arrayobject::__debuginfo", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"arrayobject::__serialize", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"arrayobject::__unserialize", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"arrayobject::append", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"arrayobject::asort", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"arrayobject::count", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"arrayobject::exchangearray", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"arrayobject::getarraycopy", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"arrayobject::getflags", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"arrayobject::getiterator", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"arrayobject::getiteratorclass", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"arrayobject::ksort", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"arrayobject::natcasesort", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"arrayobject::natsort", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"arrayobject::offsetexists", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"arrayobject::offsetget", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"arrayobject::offsetset", InternalFunc { flags: 0x1, num_args: 2, modes: b"00" }),
+    (b"arrayobject::offsetunset", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"arrayobject::serialize", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"arrayobject::setflags", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"arrayobject::setiteratorclass", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"arrayobject::uasort", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"arrayobject::uksort", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"arrayobject::unserialize", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"assertionerror::__construct", InternalFunc { flags: 0x1, num_args: 3, modes: b"000" }),
+    (b"assertionerror::__tostring", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"assertionerror::__wakeup", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"assertionerror::getcode", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"assertionerror::getfile", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"assertionerror::getline", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"assertionerror::getmessage", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"assertionerror::getprevious", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"assertionerror::gettrace", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"assertionerror::gettraceasstring", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"attribute::__construct", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"backedenum::cases", InternalFunc { flags: 0x51, num_args: 0, modes: b"" }),
+    (b"backedenum::from", InternalFunc { flags: 0x51, num_args: 1, modes: b"0" }),
+    (b"backedenum::tryfrom", InternalFunc { flags: 0x51, num_args: 1, modes: b"0" }),
+    (b"badfunctioncallexception::__construct", InternalFunc { flags: 0x1, num_args: 3, modes: b"000" }),
+    (b"badfunctioncallexception::__tostring", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"badfunctioncallexception::__wakeup", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"badfunctioncallexception::getcode", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"badfunctioncallexception::getfile", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"badfunctioncallexception::getline", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"badfunctioncallexception::getmessage", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"badfunctioncallexception::getprevious", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"badfunctioncallexception::gettrace", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"badfunctioncallexception::gettraceasstring", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"badmethodcallexception::__construct", InternalFunc { flags: 0x1, num_args: 3, modes: b"000" }),
+    (b"badmethodcallexception::__tostring", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"badmethodcallexception::__wakeup", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"badmethodcallexception::getcode", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"badmethodcallexception::getfile", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"badmethodcallexception::getline", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"badmethodcallexception::getmessage", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"badmethodcallexception::getprevious", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"badmethodcallexception::gettrace", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"badmethodcallexception::gettraceasstring", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"cachingiterator::__construct", InternalFunc { flags: 0x1, num_args: 2, modes: b"00" }),
+    (b"cachingiterator::__tostring", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"cachingiterator::count", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"cachingiterator::current", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"cachingiterator::getcache", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"cachingiterator::getflags", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"cachingiterator::getinneriterator", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"cachingiterator::hasnext", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"cachingiterator::key", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"cachingiterator::next", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"cachingiterator::offsetexists", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"cachingiterator::offsetget", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"cachingiterator::offsetset", InternalFunc { flags: 0x1, num_args: 2, modes: b"00" }),
+    (b"cachingiterator::offsetunset", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"cachingiterator::rewind", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"cachingiterator::setflags", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"cachingiterator::valid", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"callbackfilteriterator::__construct", InternalFunc { flags: 0x1, num_args: 2, modes: b"00" }),
+    (b"callbackfilteriterator::accept", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"callbackfilteriterator::current", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"callbackfilteriterator::getinneriterator", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"callbackfilteriterator::key", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"callbackfilteriterator::next", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"callbackfilteriterator::rewind", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"callbackfilteriterator::valid", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"closedgeneratorexception::__construct", InternalFunc { flags: 0x1, num_args: 3, modes: b"000" }),
+    (b"closedgeneratorexception::__tostring", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"closedgeneratorexception::__wakeup", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"closedgeneratorexception::getcode", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"closedgeneratorexception::getfile", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"closedgeneratorexception::getline", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"closedgeneratorexception::getmessage", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"closedgeneratorexception::getprevious", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"closedgeneratorexception::gettrace", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"closedgeneratorexception::gettraceasstring", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"closure::__construct", InternalFunc { flags: 0x4, num_args: 0, modes: b"" }),
+    (b"closure::__invoke", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"closure::bind", InternalFunc { flags: 0x11, num_args: 3, modes: b"000" }),
+    (b"closure::bindto", InternalFunc { flags: 0x1, num_args: 2, modes: b"00" }),
+    (b"closure::call", InternalFunc { flags: 0x4001, num_args: 1, modes: b"00" }),
+    (b"closure::fromcallable", InternalFunc { flags: 0x11, num_args: 1, modes: b"0" }),
+    (b"compileerror::__construct", InternalFunc { flags: 0x1, num_args: 3, modes: b"000" }),
+    (b"compileerror::__tostring", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"compileerror::__wakeup", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"compileerror::getcode", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"compileerror::getfile", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"compileerror::getline", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"compileerror::getmessage", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"compileerror::getprevious", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"compileerror::gettrace", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"compileerror::gettraceasstring", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"countable::count", InternalFunc { flags: 0x41, num_args: 0, modes: b"" }),
+    (b"dateinterval::__construct", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"dateinterval::__serialize", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"dateinterval::__set_state", InternalFunc { flags: 0x11, num_args: 1, modes: b"0" }),
+    (b"dateinterval::__unserialize", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"dateinterval::__wakeup", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"dateinterval::createfromdatestring", InternalFunc { flags: 0x11, num_args: 1, modes: b"0" }),
+    (b"dateinterval::format", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"dateperiod::__construct", InternalFunc { flags: 0x1, num_args: 4, modes: b"0000" }),
+    (b"dateperiod::__serialize", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"dateperiod::__set_state", InternalFunc { flags: 0x11, num_args: 1, modes: b"0" }),
+    (b"dateperiod::__unserialize", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"dateperiod::__wakeup", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"dateperiod::getdateinterval", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"dateperiod::getenddate", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"dateperiod::getiterator", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"dateperiod::getrecurrences", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"dateperiod::getstartdate", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"datetime::__construct", InternalFunc { flags: 0x1, num_args: 2, modes: b"00" }),
+    (b"datetime::__serialize", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"datetime::__set_state", InternalFunc { flags: 0x11, num_args: 1, modes: b"0" }),
+    (b"datetime::__unserialize", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"datetime::__wakeup", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"datetime::add", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"datetime::createfromformat", InternalFunc { flags: 0x11, num_args: 3, modes: b"000" }),
+    (b"datetime::createfromimmutable", InternalFunc { flags: 0x11, num_args: 1, modes: b"0" }),
+    (b"datetime::createfrominterface", InternalFunc { flags: 0x11, num_args: 1, modes: b"0" }),
+    (b"datetime::diff", InternalFunc { flags: 0x1, num_args: 2, modes: b"00" }),
+    (b"datetime::format", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"datetime::getlasterrors", InternalFunc { flags: 0x11, num_args: 0, modes: b"" }),
+    (b"datetime::getoffset", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"datetime::gettimestamp", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"datetime::gettimezone", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"datetime::modify", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"datetime::setdate", InternalFunc { flags: 0x1, num_args: 3, modes: b"000" }),
+    (b"datetime::setisodate", InternalFunc { flags: 0x1, num_args: 3, modes: b"000" }),
+    (b"datetime::settime", InternalFunc { flags: 0x1, num_args: 4, modes: b"0000" }),
+    (b"datetime::settimestamp", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"datetime::settimezone", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"datetime::sub", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"datetimeimmutable::__construct", InternalFunc { flags: 0x1, num_args: 2, modes: b"00" }),
+    (b"datetimeimmutable::__serialize", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"datetimeimmutable::__set_state", InternalFunc { flags: 0x11, num_args: 1, modes: b"0" }),
+    (b"datetimeimmutable::__unserialize", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"datetimeimmutable::__wakeup", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"datetimeimmutable::add", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"datetimeimmutable::createfromformat", InternalFunc { flags: 0x11, num_args: 3, modes: b"000" }),
+    (b"datetimeimmutable::createfrominterface", InternalFunc { flags: 0x11, num_args: 1, modes: b"0" }),
+    (b"datetimeimmutable::createfrommutable", InternalFunc { flags: 0x11, num_args: 1, modes: b"0" }),
+    (b"datetimeimmutable::diff", InternalFunc { flags: 0x1, num_args: 2, modes: b"00" }),
+    (b"datetimeimmutable::format", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"datetimeimmutable::getlasterrors", InternalFunc { flags: 0x11, num_args: 0, modes: b"" }),
+    (b"datetimeimmutable::getoffset", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"datetimeimmutable::gettimestamp", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"datetimeimmutable::gettimezone", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"datetimeimmutable::modify", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"datetimeimmutable::setdate", InternalFunc { flags: 0x1, num_args: 3, modes: b"000" }),
+    (b"datetimeimmutable::setisodate", InternalFunc { flags: 0x1, num_args: 3, modes: b"000" }),
+    (b"datetimeimmutable::settime", InternalFunc { flags: 0x1, num_args: 4, modes: b"0000" }),
+    (b"datetimeimmutable::settimestamp", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"datetimeimmutable::settimezone", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"datetimeimmutable::sub", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"datetimeinterface::__serialize", InternalFunc { flags: 0x41, num_args: 0, modes: b"" }),
+    (b"datetimeinterface::__unserialize", InternalFunc { flags: 0x41, num_args: 1, modes: b"0" }),
+    (b"datetimeinterface::__wakeup", InternalFunc { flags: 0x41, num_args: 0, modes: b"" }),
+    (b"datetimeinterface::diff", InternalFunc { flags: 0x41, num_args: 2, modes: b"00" }),
+    (b"datetimeinterface::format", InternalFunc { flags: 0x41, num_args: 1, modes: b"0" }),
+    (b"datetimeinterface::getoffset", InternalFunc { flags: 0x41, num_args: 0, modes: b"" }),
+    (b"datetimeinterface::gettimestamp", InternalFunc { flags: 0x41, num_args: 0, modes: b"" }),
+    (b"datetimeinterface::gettimezone", InternalFunc { flags: 0x41, num_args: 0, modes: b"" }),
+    (b"datetimezone::__construct", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"datetimezone::__serialize", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"datetimezone::__set_state", InternalFunc { flags: 0x11, num_args: 1, modes: b"0" }),
+    (b"datetimezone::__unserialize", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"datetimezone::__wakeup", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"datetimezone::getlocation", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"datetimezone::getname", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"datetimezone::getoffset", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"datetimezone::gettransitions", InternalFunc { flags: 0x1, num_args: 2, modes: b"00" }),
+    (b"datetimezone::listabbreviations", InternalFunc { flags: 0x11, num_args: 0, modes: b"" }),
+    (b"datetimezone::listidentifiers", InternalFunc { flags: 0x11, num_args: 2, modes: b"00" }),
+    (b"directory::close", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"directory::read", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"directory::rewind", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"directoryiterator::__construct", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"directoryiterator::__debuginfo", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"directoryiterator::__tostring", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"directoryiterator::_bad_state_ex", InternalFunc { flags: 0x821, num_args: 0, modes: b"" }),
+    (b"directoryiterator::current", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"directoryiterator::getatime", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"directoryiterator::getbasename", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"directoryiterator::getctime", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"directoryiterator::getextension", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"directoryiterator::getfileinfo", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"directoryiterator::getfilename", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"directoryiterator::getgroup", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"directoryiterator::getinode", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"directoryiterator::getlinktarget", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"directoryiterator::getmtime", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"directoryiterator::getowner", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"directoryiterator::getpath", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"directoryiterator::getpathinfo", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"directoryiterator::getpathname", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"directoryiterator::getperms", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"directoryiterator::getrealpath", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"directoryiterator::getsize", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"directoryiterator::gettype", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"directoryiterator::isdir", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"directoryiterator::isdot", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"directoryiterator::isexecutable", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"directoryiterator::isfile", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"directoryiterator::islink", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"directoryiterator::isreadable", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"directoryiterator::iswritable", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"directoryiterator::key", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"directoryiterator::next", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"directoryiterator::openfile", InternalFunc { flags: 0x1, num_args: 3, modes: b"000" }),
+    (b"directoryiterator::rewind", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"directoryiterator::seek", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"directoryiterator::setfileclass", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"directoryiterator::setinfoclass", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"directoryiterator::valid", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"divisionbyzeroerror::__construct", InternalFunc { flags: 0x1, num_args: 3, modes: b"000" }),
+    (b"divisionbyzeroerror::__tostring", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"divisionbyzeroerror::__wakeup", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"divisionbyzeroerror::getcode", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"divisionbyzeroerror::getfile", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"divisionbyzeroerror::getline", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"divisionbyzeroerror::getmessage", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"divisionbyzeroerror::getprevious", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"divisionbyzeroerror::gettrace", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"divisionbyzeroerror::gettraceasstring", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"domainexception::__construct", InternalFunc { flags: 0x1, num_args: 3, modes: b"000" }),
+    (b"domainexception::__tostring", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"domainexception::__wakeup", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"domainexception::getcode", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"domainexception::getfile", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"domainexception::getline", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"domainexception::getmessage", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"domainexception::getprevious", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"domainexception::gettrace", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"domainexception::gettraceasstring", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"emptyiterator::current", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"emptyiterator::key", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"emptyiterator::next", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"emptyiterator::rewind", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"emptyiterator::valid", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"error::__clone", InternalFunc { flags: 0x4, num_args: 0, modes: b"" }),
+    (b"error::__construct", InternalFunc { flags: 0x1, num_args: 3, modes: b"000" }),
+    (b"error::__tostring", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"error::__wakeup", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"error::getcode", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"error::getfile", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"error::getline", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"error::getmessage", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"error::getprevious", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"error::gettrace", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"error::gettraceasstring", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"errorexception::__construct", InternalFunc { flags: 0x1, num_args: 6, modes: b"000000" }),
+    (b"errorexception::__tostring", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"errorexception::__wakeup", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"errorexception::getcode", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"errorexception::getfile", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"errorexception::getline", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"errorexception::getmessage", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"errorexception::getprevious", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"errorexception::getseverity", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"errorexception::gettrace", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"errorexception::gettraceasstring", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"exception::__clone", InternalFunc { flags: 0x4, num_args: 0, modes: b"" }),
+    (b"exception::__construct", InternalFunc { flags: 0x1, num_args: 3, modes: b"000" }),
+    (b"exception::__tostring", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"exception::__wakeup", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"exception::getcode", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"exception::getfile", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"exception::getline", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"exception::getmessage", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"exception::getprevious", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"exception::gettrace", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"exception::gettraceasstring", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"fiber::__construct", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"fiber::getcurrent", InternalFunc { flags: 0x11, num_args: 0, modes: b"" }),
+    (b"fiber::getreturn", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"fiber::isrunning", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"fiber::isstarted", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"fiber::issuspended", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"fiber::isterminated", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"fiber::resume", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"fiber::start", InternalFunc { flags: 0x4001, num_args: 0, modes: b"0" }),
+    (b"fiber::suspend", InternalFunc { flags: 0x11, num_args: 1, modes: b"0" }),
+    (b"fiber::throw", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"fibererror::__construct", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"fibererror::__tostring", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"fibererror::__wakeup", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"fibererror::getcode", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"fibererror::getfile", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"fibererror::getline", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"fibererror::getmessage", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"fibererror::getprevious", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"fibererror::gettrace", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"fibererror::gettraceasstring", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"filesystemiterator::__construct", InternalFunc { flags: 0x1, num_args: 2, modes: b"00" }),
+    (b"filesystemiterator::__debuginfo", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"filesystemiterator::__tostring", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"filesystemiterator::_bad_state_ex", InternalFunc { flags: 0x821, num_args: 0, modes: b"" }),
+    (b"filesystemiterator::current", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"filesystemiterator::getatime", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"filesystemiterator::getbasename", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"filesystemiterator::getctime", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"filesystemiterator::getextension", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"filesystemiterator::getfileinfo", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"filesystemiterator::getfilename", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"filesystemiterator::getflags", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"filesystemiterator::getgroup", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"filesystemiterator::getinode", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"filesystemiterator::getlinktarget", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"filesystemiterator::getmtime", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"filesystemiterator::getowner", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"filesystemiterator::getpath", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"filesystemiterator::getpathinfo", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"filesystemiterator::getpathname", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"filesystemiterator::getperms", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"filesystemiterator::getrealpath", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"filesystemiterator::getsize", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"filesystemiterator::gettype", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"filesystemiterator::isdir", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"filesystemiterator::isdot", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"filesystemiterator::isexecutable", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"filesystemiterator::isfile", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"filesystemiterator::islink", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"filesystemiterator::isreadable", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"filesystemiterator::iswritable", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"filesystemiterator::key", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"filesystemiterator::next", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"filesystemiterator::openfile", InternalFunc { flags: 0x1, num_args: 3, modes: b"000" }),
+    (b"filesystemiterator::rewind", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"filesystemiterator::seek", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"filesystemiterator::setfileclass", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"filesystemiterator::setflags", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"filesystemiterator::setinfoclass", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"filesystemiterator::valid", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"filteriterator::__construct", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"filteriterator::accept", InternalFunc { flags: 0x41, num_args: 0, modes: b"" }),
+    (b"filteriterator::current", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"filteriterator::getinneriterator", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"filteriterator::key", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"filteriterator::next", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"filteriterator::rewind", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"filteriterator::valid", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"generator::current", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"generator::getreturn", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"generator::key", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"generator::next", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"generator::rewind", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"generator::send", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"generator::throw", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"generator::valid", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"globiterator::__construct", InternalFunc { flags: 0x1, num_args: 2, modes: b"00" }),
+    (b"globiterator::__debuginfo", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"globiterator::__tostring", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"globiterator::_bad_state_ex", InternalFunc { flags: 0x821, num_args: 0, modes: b"" }),
+    (b"globiterator::count", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"globiterator::current", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"globiterator::getatime", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"globiterator::getbasename", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"globiterator::getctime", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"globiterator::getextension", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"globiterator::getfileinfo", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"globiterator::getfilename", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"globiterator::getflags", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"globiterator::getgroup", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"globiterator::getinode", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"globiterator::getlinktarget", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"globiterator::getmtime", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"globiterator::getowner", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"globiterator::getpath", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"globiterator::getpathinfo", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"globiterator::getpathname", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"globiterator::getperms", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"globiterator::getrealpath", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"globiterator::getsize", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"globiterator::gettype", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"globiterator::isdir", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"globiterator::isdot", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"globiterator::isexecutable", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"globiterator::isfile", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"globiterator::islink", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"globiterator::isreadable", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"globiterator::iswritable", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"globiterator::key", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"globiterator::next", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"globiterator::openfile", InternalFunc { flags: 0x1, num_args: 3, modes: b"000" }),
+    (b"globiterator::rewind", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"globiterator::seek", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"globiterator::setfileclass", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"globiterator::setflags", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"globiterator::setinfoclass", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"globiterator::valid", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"hashcontext::__construct", InternalFunc { flags: 0x4, num_args: 0, modes: b"" }),
+    (b"hashcontext::__serialize", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"hashcontext::__unserialize", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"infiniteiterator::__construct", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"infiniteiterator::current", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"infiniteiterator::getinneriterator", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"infiniteiterator::key", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"infiniteiterator::next", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"infiniteiterator::rewind", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"infiniteiterator::valid", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"internaliterator::__construct", InternalFunc { flags: 0x4, num_args: 0, modes: b"" }),
+    (b"internaliterator::current", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"internaliterator::key", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"internaliterator::next", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"internaliterator::rewind", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"internaliterator::valid", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"invalidargumentexception::__construct", InternalFunc { flags: 0x1, num_args: 3, modes: b"000" }),
+    (b"invalidargumentexception::__tostring", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"invalidargumentexception::__wakeup", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"invalidargumentexception::getcode", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"invalidargumentexception::getfile", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"invalidargumentexception::getline", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"invalidargumentexception::getmessage", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"invalidargumentexception::getprevious", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"invalidargumentexception::gettrace", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"invalidargumentexception::gettraceasstring", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"iterator::current", InternalFunc { flags: 0x41, num_args: 0, modes: b"" }),
+    (b"iterator::key", InternalFunc { flags: 0x41, num_args: 0, modes: b"" }),
+    (b"iterator::next", InternalFunc { flags: 0x41, num_args: 0, modes: b"" }),
+    (b"iterator::rewind", InternalFunc { flags: 0x41, num_args: 0, modes: b"" }),
+    (b"iterator::valid", InternalFunc { flags: 0x41, num_args: 0, modes: b"" }),
+    (b"iteratoraggregate::getiterator", InternalFunc { flags: 0x41, num_args: 0, modes: b"" }),
+    (b"iteratoriterator::__construct", InternalFunc { flags: 0x1, num_args: 2, modes: b"00" }),
+    (b"iteratoriterator::current", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"iteratoriterator::getinneriterator", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"iteratoriterator::key", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"iteratoriterator::next", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"iteratoriterator::rewind", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"iteratoriterator::valid", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"jsonexception::__construct", InternalFunc { flags: 0x1, num_args: 3, modes: b"000" }),
+    (b"jsonexception::__tostring", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"jsonexception::__wakeup", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"jsonexception::getcode", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"jsonexception::getfile", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"jsonexception::getline", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"jsonexception::getmessage", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"jsonexception::getprevious", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"jsonexception::gettrace", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"jsonexception::gettraceasstring", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"jsonserializable::jsonserialize", InternalFunc { flags: 0x41, num_args: 0, modes: b"" }),
+    (b"lengthexception::__construct", InternalFunc { flags: 0x1, num_args: 3, modes: b"000" }),
+    (b"lengthexception::__tostring", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"lengthexception::__wakeup", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"lengthexception::getcode", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"lengthexception::getfile", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"lengthexception::getline", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"lengthexception::getmessage", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"lengthexception::getprevious", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"lengthexception::gettrace", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"lengthexception::gettraceasstring", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"limititerator::__construct", InternalFunc { flags: 0x1, num_args: 3, modes: b"000" }),
+    (b"limititerator::current", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"limititerator::getinneriterator", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"limititerator::getposition", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"limititerator::key", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"limititerator::next", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"limititerator::rewind", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"limititerator::seek", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"limititerator::valid", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"logicexception::__construct", InternalFunc { flags: 0x1, num_args: 3, modes: b"000" }),
+    (b"logicexception::__tostring", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"logicexception::__wakeup", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"logicexception::getcode", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"logicexception::getfile", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"logicexception::getline", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"logicexception::getmessage", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"logicexception::getprevious", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"logicexception::gettrace", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"logicexception::gettraceasstring", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"multipleiterator::__construct", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"multipleiterator::__debuginfo", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"multipleiterator::attachiterator", InternalFunc { flags: 0x1, num_args: 2, modes: b"00" }),
+    (b"multipleiterator::containsiterator", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"multipleiterator::countiterators", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"multipleiterator::current", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"multipleiterator::detachiterator", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"multipleiterator::getflags", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"multipleiterator::key", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"multipleiterator::next", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"multipleiterator::rewind", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"multipleiterator::setflags", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"multipleiterator::valid", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"norewinditerator::__construct", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"norewinditerator::current", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"norewinditerator::getinneriterator", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"norewinditerator::key", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"norewinditerator::next", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"norewinditerator::rewind", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"norewinditerator::valid", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"outeriterator::current", InternalFunc { flags: 0x41, num_args: 0, modes: b"" }),
+    (b"outeriterator::getinneriterator", InternalFunc { flags: 0x41, num_args: 0, modes: b"" }),
+    (b"outeriterator::key", InternalFunc { flags: 0x41, num_args: 0, modes: b"" }),
+    (b"outeriterator::next", InternalFunc { flags: 0x41, num_args: 0, modes: b"" }),
+    (b"outeriterator::rewind", InternalFunc { flags: 0x41, num_args: 0, modes: b"" }),
+    (b"outeriterator::valid", InternalFunc { flags: 0x41, num_args: 0, modes: b"" }),
+    (b"outofboundsexception::__construct", InternalFunc { flags: 0x1, num_args: 3, modes: b"000" }),
+    (b"outofboundsexception::__tostring", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"outofboundsexception::__wakeup", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"outofboundsexception::getcode", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"outofboundsexception::getfile", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"outofboundsexception::getline", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"outofboundsexception::getmessage", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"outofboundsexception::getprevious", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"outofboundsexception::gettrace", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"outofboundsexception::gettraceasstring", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"outofrangeexception::__construct", InternalFunc { flags: 0x1, num_args: 3, modes: b"000" }),
+    (b"outofrangeexception::__tostring", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"outofrangeexception::__wakeup", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"outofrangeexception::getcode", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"outofrangeexception::getfile", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"outofrangeexception::getline", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"outofrangeexception::getmessage", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"outofrangeexception::getprevious", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"outofrangeexception::gettrace", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"outofrangeexception::gettraceasstring", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"overflowexception::__construct", InternalFunc { flags: 0x1, num_args: 3, modes: b"000" }),
+    (b"overflowexception::__tostring", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"overflowexception::__wakeup", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"overflowexception::getcode", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"overflowexception::getfile", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"overflowexception::getline", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"overflowexception::getmessage", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"overflowexception::getprevious", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"overflowexception::gettrace", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"overflowexception::gettraceasstring", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"parentiterator::__construct", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"parentiterator::accept", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"parentiterator::current", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"parentiterator::getchildren", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"parentiterator::getinneriterator", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"parentiterator::haschildren", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"parentiterator::key", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"parentiterator::next", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"parentiterator::rewind", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"parentiterator::valid", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"parseerror::__construct", InternalFunc { flags: 0x1, num_args: 3, modes: b"000" }),
+    (b"parseerror::__tostring", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"parseerror::__wakeup", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"parseerror::getcode", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"parseerror::getfile", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"parseerror::getline", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"parseerror::getmessage", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"parseerror::getprevious", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"parseerror::gettrace", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"parseerror::gettraceasstring", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"php_user_filter::filter", InternalFunc { flags: 0x1, num_args: 4, modes: b"0010" }),
+    (b"php_user_filter::onclose", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"php_user_filter::oncreate", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"random\\brokenrandomengineerror::__construct", InternalFunc { flags: 0x1, num_args: 3, modes: b"000" }),
+    (b"random\\brokenrandomengineerror::__tostring", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"random\\brokenrandomengineerror::__wakeup", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"random\\brokenrandomengineerror::getcode", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"random\\brokenrandomengineerror::getfile", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"random\\brokenrandomengineerror::getline", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"random\\brokenrandomengineerror::getmessage", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"random\\brokenrandomengineerror::getprevious", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"random\\brokenrandomengineerror::gettrace", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"random\\brokenrandomengineerror::gettraceasstring", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"random\\cryptosafeengine::generate", InternalFunc { flags: 0x41, num_args: 0, modes: b"" }),
+    (b"random\\engine::generate", InternalFunc { flags: 0x41, num_args: 0, modes: b"" }),
+    (b"random\\engine\\mt19937::__construct", InternalFunc { flags: 0x1, num_args: 2, modes: b"00" }),
+    (b"random\\engine\\mt19937::__debuginfo", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"random\\engine\\mt19937::__serialize", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"random\\engine\\mt19937::__unserialize", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"random\\engine\\mt19937::generate", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"random\\engine\\pcgoneseq128xslrr64::__construct", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"random\\engine\\pcgoneseq128xslrr64::__debuginfo", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"random\\engine\\pcgoneseq128xslrr64::__serialize", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"random\\engine\\pcgoneseq128xslrr64::__unserialize", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"random\\engine\\pcgoneseq128xslrr64::generate", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"random\\engine\\pcgoneseq128xslrr64::jump", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"random\\engine\\secure::generate", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"random\\engine\\xoshiro256starstar::__construct", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"random\\engine\\xoshiro256starstar::__debuginfo", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"random\\engine\\xoshiro256starstar::__serialize", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"random\\engine\\xoshiro256starstar::__unserialize", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"random\\engine\\xoshiro256starstar::generate", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"random\\engine\\xoshiro256starstar::jump", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"random\\engine\\xoshiro256starstar::jumplong", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"random\\randomerror::__construct", InternalFunc { flags: 0x1, num_args: 3, modes: b"000" }),
+    (b"random\\randomerror::__tostring", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"random\\randomerror::__wakeup", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"random\\randomerror::getcode", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"random\\randomerror::getfile", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"random\\randomerror::getline", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"random\\randomerror::getmessage", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"random\\randomerror::getprevious", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"random\\randomerror::gettrace", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"random\\randomerror::gettraceasstring", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"random\\randomexception::__construct", InternalFunc { flags: 0x1, num_args: 3, modes: b"000" }),
+    (b"random\\randomexception::__tostring", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"random\\randomexception::__wakeup", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"random\\randomexception::getcode", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"random\\randomexception::getfile", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"random\\randomexception::getline", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"random\\randomexception::getmessage", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"random\\randomexception::getprevious", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"random\\randomexception::gettrace", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"random\\randomexception::gettraceasstring", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"random\\randomizer::__construct", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"random\\randomizer::__serialize", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"random\\randomizer::__unserialize", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"random\\randomizer::getbytes", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"random\\randomizer::getint", InternalFunc { flags: 0x1, num_args: 2, modes: b"00" }),
+    (b"random\\randomizer::nextint", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"random\\randomizer::pickarraykeys", InternalFunc { flags: 0x1, num_args: 2, modes: b"00" }),
+    (b"random\\randomizer::shufflearray", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"random\\randomizer::shufflebytes", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"rangeexception::__construct", InternalFunc { flags: 0x1, num_args: 3, modes: b"000" }),
+    (b"rangeexception::__tostring", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"rangeexception::__wakeup", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"rangeexception::getcode", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"rangeexception::getfile", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"rangeexception::getline", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"rangeexception::getmessage", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"rangeexception::getprevious", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"rangeexception::gettrace", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"rangeexception::gettraceasstring", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"recursivearrayiterator::__construct", InternalFunc { flags: 0x1, num_args: 2, modes: b"00" }),
+    (b"recursivearrayiterator::__debuginfo", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursivearrayiterator::__serialize", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursivearrayiterator::__unserialize", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"recursivearrayiterator::append", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"recursivearrayiterator::asort", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"recursivearrayiterator::count", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursivearrayiterator::current", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursivearrayiterator::getarraycopy", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursivearrayiterator::getchildren", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursivearrayiterator::getflags", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursivearrayiterator::haschildren", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursivearrayiterator::key", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursivearrayiterator::ksort", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"recursivearrayiterator::natcasesort", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursivearrayiterator::natsort", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursivearrayiterator::next", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursivearrayiterator::offsetexists", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"recursivearrayiterator::offsetget", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"recursivearrayiterator::offsetset", InternalFunc { flags: 0x1, num_args: 2, modes: b"00" }),
+    (b"recursivearrayiterator::offsetunset", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"recursivearrayiterator::rewind", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursivearrayiterator::seek", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"recursivearrayiterator::serialize", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursivearrayiterator::setflags", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"recursivearrayiterator::uasort", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"recursivearrayiterator::uksort", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"recursivearrayiterator::unserialize", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"recursivearrayiterator::valid", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursivecachingiterator::__construct", InternalFunc { flags: 0x1, num_args: 2, modes: b"00" }),
+    (b"recursivecachingiterator::__tostring", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursivecachingiterator::count", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursivecachingiterator::current", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursivecachingiterator::getcache", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursivecachingiterator::getchildren", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursivecachingiterator::getflags", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursivecachingiterator::getinneriterator", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursivecachingiterator::haschildren", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursivecachingiterator::hasnext", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursivecachingiterator::key", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursivecachingiterator::next", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursivecachingiterator::offsetexists", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"recursivecachingiterator::offsetget", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"recursivecachingiterator::offsetset", InternalFunc { flags: 0x1, num_args: 2, modes: b"00" }),
+    (b"recursivecachingiterator::offsetunset", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"recursivecachingiterator::rewind", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursivecachingiterator::setflags", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"recursivecachingiterator::valid", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursivecallbackfilteriterator::__construct", InternalFunc { flags: 0x1, num_args: 2, modes: b"00" }),
+    (b"recursivecallbackfilteriterator::accept", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursivecallbackfilteriterator::current", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursivecallbackfilteriterator::getchildren", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursivecallbackfilteriterator::getinneriterator", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursivecallbackfilteriterator::haschildren", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursivecallbackfilteriterator::key", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursivecallbackfilteriterator::next", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursivecallbackfilteriterator::rewind", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursivecallbackfilteriterator::valid", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursivedirectoryiterator::__construct", InternalFunc { flags: 0x1, num_args: 2, modes: b"00" }),
+    (b"recursivedirectoryiterator::__debuginfo", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursivedirectoryiterator::__tostring", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursivedirectoryiterator::_bad_state_ex", InternalFunc { flags: 0x821, num_args: 0, modes: b"" }),
+    (b"recursivedirectoryiterator::current", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursivedirectoryiterator::getatime", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursivedirectoryiterator::getbasename", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"recursivedirectoryiterator::getchildren", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursivedirectoryiterator::getctime", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursivedirectoryiterator::getextension", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursivedirectoryiterator::getfileinfo", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"recursivedirectoryiterator::getfilename", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursivedirectoryiterator::getflags", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursivedirectoryiterator::getgroup", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursivedirectoryiterator::getinode", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursivedirectoryiterator::getlinktarget", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursivedirectoryiterator::getmtime", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursivedirectoryiterator::getowner", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursivedirectoryiterator::getpath", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursivedirectoryiterator::getpathinfo", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"recursivedirectoryiterator::getpathname", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursivedirectoryiterator::getperms", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursivedirectoryiterator::getrealpath", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursivedirectoryiterator::getsize", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursivedirectoryiterator::getsubpath", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursivedirectoryiterator::getsubpathname", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursivedirectoryiterator::gettype", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursivedirectoryiterator::haschildren", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"recursivedirectoryiterator::isdir", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursivedirectoryiterator::isdot", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursivedirectoryiterator::isexecutable", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursivedirectoryiterator::isfile", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursivedirectoryiterator::islink", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursivedirectoryiterator::isreadable", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursivedirectoryiterator::iswritable", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursivedirectoryiterator::key", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursivedirectoryiterator::next", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursivedirectoryiterator::openfile", InternalFunc { flags: 0x1, num_args: 3, modes: b"000" }),
+    (b"recursivedirectoryiterator::rewind", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursivedirectoryiterator::seek", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"recursivedirectoryiterator::setfileclass", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"recursivedirectoryiterator::setflags", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"recursivedirectoryiterator::setinfoclass", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"recursivedirectoryiterator::valid", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursivefilteriterator::__construct", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"recursivefilteriterator::accept", InternalFunc { flags: 0x41, num_args: 0, modes: b"" }),
+    (b"recursivefilteriterator::current", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursivefilteriterator::getchildren", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursivefilteriterator::getinneriterator", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursivefilteriterator::haschildren", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursivefilteriterator::key", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursivefilteriterator::next", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursivefilteriterator::rewind", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursivefilteriterator::valid", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursiveiterator::current", InternalFunc { flags: 0x41, num_args: 0, modes: b"" }),
+    (b"recursiveiterator::getchildren", InternalFunc { flags: 0x41, num_args: 0, modes: b"" }),
+    (b"recursiveiterator::haschildren", InternalFunc { flags: 0x41, num_args: 0, modes: b"" }),
+    (b"recursiveiterator::key", InternalFunc { flags: 0x41, num_args: 0, modes: b"" }),
+    (b"recursiveiterator::next", InternalFunc { flags: 0x41, num_args: 0, modes: b"" }),
+    (b"recursiveiterator::rewind", InternalFunc { flags: 0x41, num_args: 0, modes: b"" }),
+    (b"recursiveiterator::valid", InternalFunc { flags: 0x41, num_args: 0, modes: b"" }),
+    (b"recursiveiteratoriterator::__construct", InternalFunc { flags: 0x1, num_args: 3, modes: b"000" }),
+    (b"recursiveiteratoriterator::beginchildren", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursiveiteratoriterator::beginiteration", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursiveiteratoriterator::callgetchildren", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursiveiteratoriterator::callhaschildren", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursiveiteratoriterator::current", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursiveiteratoriterator::endchildren", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursiveiteratoriterator::enditeration", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursiveiteratoriterator::getdepth", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursiveiteratoriterator::getinneriterator", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursiveiteratoriterator::getmaxdepth", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursiveiteratoriterator::getsubiterator", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"recursiveiteratoriterator::key", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursiveiteratoriterator::next", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursiveiteratoriterator::nextelement", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursiveiteratoriterator::rewind", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursiveiteratoriterator::setmaxdepth", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"recursiveiteratoriterator::valid", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursiveregexiterator::__construct", InternalFunc { flags: 0x1, num_args: 5, modes: b"00000" }),
+    (b"recursiveregexiterator::accept", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursiveregexiterator::current", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursiveregexiterator::getchildren", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursiveregexiterator::getflags", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursiveregexiterator::getinneriterator", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursiveregexiterator::getmode", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursiveregexiterator::getpregflags", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursiveregexiterator::getregex", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursiveregexiterator::haschildren", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursiveregexiterator::key", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursiveregexiterator::next", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursiveregexiterator::rewind", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursiveregexiterator::setflags", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"recursiveregexiterator::setmode", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"recursiveregexiterator::setpregflags", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"recursiveregexiterator::valid", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursivetreeiterator::__construct", InternalFunc { flags: 0x1, num_args: 4, modes: b"0000" }),
+    (b"recursivetreeiterator::beginchildren", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursivetreeiterator::beginiteration", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursivetreeiterator::callgetchildren", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursivetreeiterator::callhaschildren", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursivetreeiterator::current", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursivetreeiterator::endchildren", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursivetreeiterator::enditeration", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursivetreeiterator::getdepth", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursivetreeiterator::getentry", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursivetreeiterator::getinneriterator", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursivetreeiterator::getmaxdepth", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursivetreeiterator::getpostfix", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursivetreeiterator::getprefix", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursivetreeiterator::getsubiterator", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"recursivetreeiterator::key", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursivetreeiterator::next", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursivetreeiterator::nextelement", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursivetreeiterator::rewind", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"recursivetreeiterator::setmaxdepth", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"recursivetreeiterator::setpostfix", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"recursivetreeiterator::setprefixpart", InternalFunc { flags: 0x1, num_args: 2, modes: b"00" }),
+    (b"recursivetreeiterator::valid", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflection::getmodifiernames", InternalFunc { flags: 0x11, num_args: 1, modes: b"0" }),
+    (b"reflectionattribute::__clone", InternalFunc { flags: 0x4, num_args: 0, modes: b"" }),
+    (b"reflectionattribute::__construct", InternalFunc { flags: 0x4, num_args: 0, modes: b"" }),
+    (b"reflectionattribute::__tostring", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionattribute::getarguments", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionattribute::getname", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionattribute::gettarget", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionattribute::isrepeated", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionattribute::newinstance", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionclass::__clone", InternalFunc { flags: 0x4, num_args: 0, modes: b"" }),
+    (b"reflectionclass::__construct", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"reflectionclass::__tostring", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionclass::getattributes", InternalFunc { flags: 0x1, num_args: 2, modes: b"00" }),
+    (b"reflectionclass::getconstant", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"reflectionclass::getconstants", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"reflectionclass::getconstructor", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionclass::getdefaultproperties", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionclass::getdoccomment", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionclass::getendline", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionclass::getextension", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionclass::getextensionname", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionclass::getfilename", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionclass::getinterfacenames", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionclass::getinterfaces", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionclass::getmethod", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"reflectionclass::getmethods", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"reflectionclass::getmodifiers", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionclass::getname", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionclass::getnamespacename", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionclass::getparentclass", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionclass::getproperties", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"reflectionclass::getproperty", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"reflectionclass::getreflectionconstant", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"reflectionclass::getreflectionconstants", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"reflectionclass::getshortname", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionclass::getstartline", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionclass::getstaticproperties", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionclass::getstaticpropertyvalue", InternalFunc { flags: 0x1, num_args: 2, modes: b"00" }),
+    (b"reflectionclass::gettraitaliases", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionclass::gettraitnames", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionclass::gettraits", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionclass::hasconstant", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"reflectionclass::hasmethod", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"reflectionclass::hasproperty", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"reflectionclass::implementsinterface", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"reflectionclass::innamespace", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionclass::isabstract", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionclass::isanonymous", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionclass::iscloneable", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionclass::isenum", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionclass::isfinal", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionclass::isinstance", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"reflectionclass::isinstantiable", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionclass::isinterface", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionclass::isinternal", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionclass::isiterable", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionclass::isiterateable", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionclass::isreadonly", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionclass::issubclassof", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"reflectionclass::istrait", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionclass::isuserdefined", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionclass::newinstance", InternalFunc { flags: 0x4001, num_args: 0, modes: b"0" }),
+    (b"reflectionclass::newinstanceargs", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"reflectionclass::newinstancewithoutconstructor", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionclass::setstaticpropertyvalue", InternalFunc { flags: 0x1, num_args: 2, modes: b"00" }),
+    (b"reflectionclassconstant::__clone", InternalFunc { flags: 0x4, num_args: 0, modes: b"" }),
+    (b"reflectionclassconstant::__construct", InternalFunc { flags: 0x1, num_args: 2, modes: b"00" }),
+    (b"reflectionclassconstant::__tostring", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionclassconstant::getattributes", InternalFunc { flags: 0x1, num_args: 2, modes: b"00" }),
+    (b"reflectionclassconstant::getdeclaringclass", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionclassconstant::getdoccomment", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionclassconstant::getmodifiers", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionclassconstant::getname", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionclassconstant::getvalue", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionclassconstant::isenumcase", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionclassconstant::isfinal", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionclassconstant::isprivate", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionclassconstant::isprotected", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionclassconstant::ispublic", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionenum::__construct", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"reflectionenum::__tostring", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionenum::getattributes", InternalFunc { flags: 0x1, num_args: 2, modes: b"00" }),
+    (b"reflectionenum::getbackingtype", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionenum::getcase", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"reflectionenum::getcases", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionenum::getconstant", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"reflectionenum::getconstants", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"reflectionenum::getconstructor", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionenum::getdefaultproperties", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionenum::getdoccomment", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionenum::getendline", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionenum::getextension", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionenum::getextensionname", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionenum::getfilename", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionenum::getinterfacenames", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionenum::getinterfaces", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionenum::getmethod", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"reflectionenum::getmethods", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"reflectionenum::getmodifiers", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionenum::getname", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionenum::getnamespacename", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionenum::getparentclass", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionenum::getproperties", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"reflectionenum::getproperty", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"reflectionenum::getreflectionconstant", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"reflectionenum::getreflectionconstants", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"reflectionenum::getshortname", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionenum::getstartline", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionenum::getstaticproperties", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionenum::getstaticpropertyvalue", InternalFunc { flags: 0x1, num_args: 2, modes: b"00" }),
+    (b"reflectionenum::gettraitaliases", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionenum::gettraitnames", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionenum::gettraits", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionenum::hascase", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"reflectionenum::hasconstant", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"reflectionenum::hasmethod", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"reflectionenum::hasproperty", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"reflectionenum::implementsinterface", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"reflectionenum::innamespace", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionenum::isabstract", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionenum::isanonymous", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionenum::isbacked", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionenum::iscloneable", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionenum::isenum", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionenum::isfinal", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionenum::isinstance", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"reflectionenum::isinstantiable", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionenum::isinterface", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionenum::isinternal", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionenum::isiterable", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionenum::isiterateable", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionenum::isreadonly", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionenum::issubclassof", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"reflectionenum::istrait", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionenum::isuserdefined", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionenum::newinstance", InternalFunc { flags: 0x4001, num_args: 0, modes: b"0" }),
+    (b"reflectionenum::newinstanceargs", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"reflectionenum::newinstancewithoutconstructor", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionenum::setstaticpropertyvalue", InternalFunc { flags: 0x1, num_args: 2, modes: b"00" }),
+    (b"reflectionenumbackedcase::__construct", InternalFunc { flags: 0x1, num_args: 2, modes: b"00" }),
+    (b"reflectionenumbackedcase::__tostring", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionenumbackedcase::getattributes", InternalFunc { flags: 0x1, num_args: 2, modes: b"00" }),
+    (b"reflectionenumbackedcase::getbackingvalue", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionenumbackedcase::getdeclaringclass", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionenumbackedcase::getdoccomment", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionenumbackedcase::getenum", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionenumbackedcase::getmodifiers", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionenumbackedcase::getname", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionenumbackedcase::getvalue", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionenumbackedcase::isenumcase", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionenumbackedcase::isfinal", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionenumbackedcase::isprivate", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionenumbackedcase::isprotected", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionenumbackedcase::ispublic", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionenumunitcase::__construct", InternalFunc { flags: 0x1, num_args: 2, modes: b"00" }),
+    (b"reflectionenumunitcase::__tostring", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionenumunitcase::getattributes", InternalFunc { flags: 0x1, num_args: 2, modes: b"00" }),
+    (b"reflectionenumunitcase::getdeclaringclass", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionenumunitcase::getdoccomment", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionenumunitcase::getenum", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionenumunitcase::getmodifiers", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionenumunitcase::getname", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionenumunitcase::getvalue", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionenumunitcase::isenumcase", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionenumunitcase::isfinal", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionenumunitcase::isprivate", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionenumunitcase::isprotected", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionenumunitcase::ispublic", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionexception::__construct", InternalFunc { flags: 0x1, num_args: 3, modes: b"000" }),
+    (b"reflectionexception::__tostring", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionexception::__wakeup", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionexception::getcode", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"reflectionexception::getfile", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"reflectionexception::getline", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"reflectionexception::getmessage", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"reflectionexception::getprevious", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"reflectionexception::gettrace", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"reflectionexception::gettraceasstring", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"reflectionextension::__clone", InternalFunc { flags: 0x4, num_args: 0, modes: b"" }),
+    (b"reflectionextension::__construct", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"reflectionextension::__tostring", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionextension::getclasses", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionextension::getclassnames", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionextension::getconstants", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionextension::getdependencies", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionextension::getfunctions", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionextension::getinientries", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionextension::getname", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionextension::getversion", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionextension::info", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionextension::ispersistent", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionextension::istemporary", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionfiber::__construct", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"reflectionfiber::getcallable", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionfiber::getexecutingfile", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionfiber::getexecutingline", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionfiber::getfiber", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionfiber::gettrace", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"reflectionfunction::__construct", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"reflectionfunction::__tostring", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionfunction::getattributes", InternalFunc { flags: 0x1, num_args: 2, modes: b"00" }),
+    (b"reflectionfunction::getclosure", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionfunction::getclosurecalledclass", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionfunction::getclosurescopeclass", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionfunction::getclosurethis", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionfunction::getclosureusedvariables", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionfunction::getdoccomment", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionfunction::getendline", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionfunction::getextension", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionfunction::getextensionname", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionfunction::getfilename", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionfunction::getname", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionfunction::getnamespacename", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionfunction::getnumberofparameters", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionfunction::getnumberofrequiredparameters", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionfunction::getparameters", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionfunction::getreturntype", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionfunction::getshortname", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionfunction::getstartline", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionfunction::getstaticvariables", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionfunction::gettentativereturntype", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionfunction::hasreturntype", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionfunction::hastentativereturntype", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionfunction::innamespace", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionfunction::invoke", InternalFunc { flags: 0x4001, num_args: 0, modes: b"0" }),
+    (b"reflectionfunction::invokeargs", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"reflectionfunction::isanonymous", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionfunction::isclosure", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionfunction::isdeprecated", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionfunction::isdisabled", InternalFunc { flags: 0x801, num_args: 0, modes: b"" }),
+    (b"reflectionfunction::isgenerator", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionfunction::isinternal", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionfunction::isstatic", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionfunction::isuserdefined", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionfunction::isvariadic", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionfunction::returnsreference", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionfunctionabstract::__clone", InternalFunc { flags: 0x4, num_args: 0, modes: b"" }),
+    (b"reflectionfunctionabstract::__tostring", InternalFunc { flags: 0x41, num_args: 0, modes: b"" }),
+    (b"reflectionfunctionabstract::getattributes", InternalFunc { flags: 0x1, num_args: 2, modes: b"00" }),
+    (b"reflectionfunctionabstract::getclosurecalledclass", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionfunctionabstract::getclosurescopeclass", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionfunctionabstract::getclosurethis", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionfunctionabstract::getclosureusedvariables", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionfunctionabstract::getdoccomment", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionfunctionabstract::getendline", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionfunctionabstract::getextension", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionfunctionabstract::getextensionname", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionfunctionabstract::getfilename", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionfunctionabstract::getname", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionfunctionabstract::getnamespacename", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionfunctionabstract::getnumberofparameters", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionfunctionabstract::getnumberofrequiredparameters", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionfunctionabstract::getparameters", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionfunctionabstract::getreturntype", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionfunctionabstract::getshortname", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionfunctionabstract::getstartline", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionfunctionabstract::getstaticvariables", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionfunctionabstract::gettentativereturntype", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionfunctionabstract::hasreturntype", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionfunctionabstract::hastentativereturntype", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionfunctionabstract::innamespace", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionfunctionabstract::isclosure", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionfunctionabstract::isdeprecated", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionfunctionabstract::isgenerator", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionfunctionabstract::isinternal", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionfunctionabstract::isstatic", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionfunctionabstract::isuserdefined", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionfunctionabstract::isvariadic", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionfunctionabstract::returnsreference", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectiongenerator::__construct", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"reflectiongenerator::getexecutingfile", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectiongenerator::getexecutinggenerator", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectiongenerator::getexecutingline", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectiongenerator::getfunction", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectiongenerator::getthis", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectiongenerator::gettrace", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"reflectionintersectiontype::__tostring", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionintersectiontype::allowsnull", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionintersectiontype::gettypes", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionmethod::__construct", InternalFunc { flags: 0x1, num_args: 2, modes: b"00" }),
+    (b"reflectionmethod::__tostring", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionmethod::getattributes", InternalFunc { flags: 0x1, num_args: 2, modes: b"00" }),
+    (b"reflectionmethod::getclosure", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"reflectionmethod::getclosurecalledclass", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionmethod::getclosurescopeclass", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionmethod::getclosurethis", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionmethod::getclosureusedvariables", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionmethod::getdeclaringclass", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionmethod::getdoccomment", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionmethod::getendline", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionmethod::getextension", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionmethod::getextensionname", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionmethod::getfilename", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionmethod::getmodifiers", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionmethod::getname", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionmethod::getnamespacename", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionmethod::getnumberofparameters", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionmethod::getnumberofrequiredparameters", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionmethod::getparameters", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionmethod::getprototype", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionmethod::getreturntype", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionmethod::getshortname", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionmethod::getstartline", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionmethod::getstaticvariables", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionmethod::gettentativereturntype", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionmethod::hasprototype", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionmethod::hasreturntype", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionmethod::hastentativereturntype", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionmethod::innamespace", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionmethod::invoke", InternalFunc { flags: 0x4001, num_args: 1, modes: b"00" }),
+    (b"reflectionmethod::invokeargs", InternalFunc { flags: 0x1, num_args: 2, modes: b"00" }),
+    (b"reflectionmethod::isabstract", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionmethod::isclosure", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionmethod::isconstructor", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionmethod::isdeprecated", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionmethod::isdestructor", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionmethod::isfinal", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionmethod::isgenerator", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionmethod::isinternal", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionmethod::isprivate", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionmethod::isprotected", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionmethod::ispublic", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionmethod::isstatic", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionmethod::isuserdefined", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionmethod::isvariadic", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionmethod::returnsreference", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionmethod::setaccessible", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"reflectionnamedtype::__tostring", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionnamedtype::allowsnull", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionnamedtype::getname", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionnamedtype::isbuiltin", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionobject::__construct", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"reflectionobject::__tostring", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionobject::getattributes", InternalFunc { flags: 0x1, num_args: 2, modes: b"00" }),
+    (b"reflectionobject::getconstant", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"reflectionobject::getconstants", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"reflectionobject::getconstructor", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionobject::getdefaultproperties", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionobject::getdoccomment", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionobject::getendline", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionobject::getextension", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionobject::getextensionname", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionobject::getfilename", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionobject::getinterfacenames", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionobject::getinterfaces", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionobject::getmethod", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"reflectionobject::getmethods", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"reflectionobject::getmodifiers", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionobject::getname", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionobject::getnamespacename", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionobject::getparentclass", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionobject::getproperties", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"reflectionobject::getproperty", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"reflectionobject::getreflectionconstant", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"reflectionobject::getreflectionconstants", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"reflectionobject::getshortname", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionobject::getstartline", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionobject::getstaticproperties", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionobject::getstaticpropertyvalue", InternalFunc { flags: 0x1, num_args: 2, modes: b"00" }),
+    (b"reflectionobject::gettraitaliases", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionobject::gettraitnames", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionobject::gettraits", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionobject::hasconstant", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"reflectionobject::hasmethod", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"reflectionobject::hasproperty", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"reflectionobject::implementsinterface", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"reflectionobject::innamespace", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionobject::isabstract", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionobject::isanonymous", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionobject::iscloneable", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionobject::isenum", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionobject::isfinal", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionobject::isinstance", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"reflectionobject::isinstantiable", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionobject::isinterface", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionobject::isinternal", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionobject::isiterable", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionobject::isiterateable", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionobject::isreadonly", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionobject::issubclassof", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"reflectionobject::istrait", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionobject::isuserdefined", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionobject::newinstance", InternalFunc { flags: 0x4001, num_args: 0, modes: b"0" }),
+    (b"reflectionobject::newinstanceargs", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"reflectionobject::newinstancewithoutconstructor", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionobject::setstaticpropertyvalue", InternalFunc { flags: 0x1, num_args: 2, modes: b"00" }),
+    (b"reflectionparameter::__clone", InternalFunc { flags: 0x4, num_args: 0, modes: b"" }),
+    (b"reflectionparameter::__construct", InternalFunc { flags: 0x1, num_args: 2, modes: b"00" }),
+    (b"reflectionparameter::__tostring", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionparameter::allowsnull", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionparameter::canbepassedbyvalue", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionparameter::getattributes", InternalFunc { flags: 0x1, num_args: 2, modes: b"00" }),
+    (b"reflectionparameter::getclass", InternalFunc { flags: 0x801, num_args: 0, modes: b"" }),
+    (b"reflectionparameter::getdeclaringclass", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionparameter::getdeclaringfunction", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionparameter::getdefaultvalue", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionparameter::getdefaultvalueconstantname", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionparameter::getname", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionparameter::getposition", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionparameter::gettype", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionparameter::hastype", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionparameter::isarray", InternalFunc { flags: 0x801, num_args: 0, modes: b"" }),
+    (b"reflectionparameter::iscallable", InternalFunc { flags: 0x801, num_args: 0, modes: b"" }),
+    (b"reflectionparameter::isdefaultvalueavailable", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionparameter::isdefaultvalueconstant", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionparameter::isoptional", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionparameter::ispassedbyreference", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionparameter::ispromoted", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionparameter::isvariadic", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionproperty::__clone", InternalFunc { flags: 0x4, num_args: 0, modes: b"" }),
+    (b"reflectionproperty::__construct", InternalFunc { flags: 0x1, num_args: 2, modes: b"00" }),
+    (b"reflectionproperty::__tostring", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionproperty::getattributes", InternalFunc { flags: 0x1, num_args: 2, modes: b"00" }),
+    (b"reflectionproperty::getdeclaringclass", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionproperty::getdefaultvalue", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionproperty::getdoccomment", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionproperty::getmodifiers", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionproperty::getname", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionproperty::gettype", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionproperty::getvalue", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"reflectionproperty::hasdefaultvalue", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionproperty::hastype", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionproperty::isdefault", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionproperty::isinitialized", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"reflectionproperty::isprivate", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionproperty::ispromoted", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionproperty::isprotected", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionproperty::ispublic", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionproperty::isreadonly", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionproperty::isstatic", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionproperty::setaccessible", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"reflectionproperty::setvalue", InternalFunc { flags: 0x1, num_args: 2, modes: b"00" }),
+    (b"reflectionreference::__clone", InternalFunc { flags: 0x4, num_args: 0, modes: b"" }),
+    (b"reflectionreference::__construct", InternalFunc { flags: 0x4, num_args: 0, modes: b"" }),
+    (b"reflectionreference::fromarrayelement", InternalFunc { flags: 0x11, num_args: 2, modes: b"00" }),
+    (b"reflectionreference::getid", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectiontype::__clone", InternalFunc { flags: 0x4, num_args: 0, modes: b"" }),
+    (b"reflectiontype::__tostring", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectiontype::allowsnull", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionuniontype::__tostring", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionuniontype::allowsnull", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionuniontype::gettypes", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionzendextension::__clone", InternalFunc { flags: 0x4, num_args: 0, modes: b"" }),
+    (b"reflectionzendextension::__construct", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"reflectionzendextension::__tostring", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionzendextension::getauthor", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionzendextension::getcopyright", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionzendextension::getname", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionzendextension::geturl", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflectionzendextension::getversion", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"reflector::__tostring", InternalFunc { flags: 0x41, num_args: 0, modes: b"" }),
+    (b"regexiterator::__construct", InternalFunc { flags: 0x1, num_args: 5, modes: b"00000" }),
+    (b"regexiterator::accept", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"regexiterator::current", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"regexiterator::getflags", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"regexiterator::getinneriterator", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"regexiterator::getmode", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"regexiterator::getpregflags", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"regexiterator::getregex", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"regexiterator::key", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"regexiterator::next", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"regexiterator::rewind", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"regexiterator::setflags", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"regexiterator::setmode", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"regexiterator::setpregflags", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"regexiterator::valid", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"returntypewillchange::__construct", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"runtimeexception::__construct", InternalFunc { flags: 0x1, num_args: 3, modes: b"000" }),
+    (b"runtimeexception::__tostring", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"runtimeexception::__wakeup", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"runtimeexception::getcode", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"runtimeexception::getfile", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"runtimeexception::getline", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"runtimeexception::getmessage", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"runtimeexception::getprevious", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"runtimeexception::gettrace", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"runtimeexception::gettraceasstring", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"seekableiterator::current", InternalFunc { flags: 0x41, num_args: 0, modes: b"" }),
+    (b"seekableiterator::key", InternalFunc { flags: 0x41, num_args: 0, modes: b"" }),
+    (b"seekableiterator::next", InternalFunc { flags: 0x41, num_args: 0, modes: b"" }),
+    (b"seekableiterator::rewind", InternalFunc { flags: 0x41, num_args: 0, modes: b"" }),
+    (b"seekableiterator::seek", InternalFunc { flags: 0x41, num_args: 1, modes: b"0" }),
+    (b"seekableiterator::valid", InternalFunc { flags: 0x41, num_args: 0, modes: b"" }),
+    (b"sensitiveparameter::__construct", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"sensitiveparametervalue::__construct", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"sensitiveparametervalue::__debuginfo", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"sensitiveparametervalue::getvalue", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"serializable::serialize", InternalFunc { flags: 0x41, num_args: 0, modes: b"" }),
+    (b"serializable::unserialize", InternalFunc { flags: 0x41, num_args: 1, modes: b"0" }),
+    (b"sessionhandler::close", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"sessionhandler::create_sid", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"sessionhandler::destroy", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"sessionhandler::gc", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"sessionhandler::open", InternalFunc { flags: 0x1, num_args: 2, modes: b"00" }),
+    (b"sessionhandler::read", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"sessionhandler::write", InternalFunc { flags: 0x1, num_args: 2, modes: b"00" }),
+    (b"sessionhandlerinterface::close", InternalFunc { flags: 0x41, num_args: 0, modes: b"" }),
+    (b"sessionhandlerinterface::destroy", InternalFunc { flags: 0x41, num_args: 1, modes: b"0" }),
+    (b"sessionhandlerinterface::gc", InternalFunc { flags: 0x41, num_args: 1, modes: b"0" }),
+    (b"sessionhandlerinterface::open", InternalFunc { flags: 0x41, num_args: 2, modes: b"00" }),
+    (b"sessionhandlerinterface::read", InternalFunc { flags: 0x41, num_args: 1, modes: b"0" }),
+    (b"sessionhandlerinterface::write", InternalFunc { flags: 0x41, num_args: 2, modes: b"00" }),
+    (b"sessionidinterface::create_sid", InternalFunc { flags: 0x41, num_args: 0, modes: b"" }),
+    (b"sessionupdatetimestamphandlerinterface::updatetimestamp", InternalFunc { flags: 0x41, num_args: 2, modes: b"00" }),
+    (b"sessionupdatetimestamphandlerinterface::validateid", InternalFunc { flags: 0x41, num_args: 1, modes: b"0" }),
+    (b"sodiumexception::__construct", InternalFunc { flags: 0x1, num_args: 3, modes: b"000" }),
+    (b"sodiumexception::__tostring", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"sodiumexception::__wakeup", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"sodiumexception::getcode", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"sodiumexception::getfile", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"sodiumexception::getline", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"sodiumexception::getmessage", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"sodiumexception::getprevious", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"sodiumexception::gettrace", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"sodiumexception::gettraceasstring", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"spldoublylinkedlist::__debuginfo", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"spldoublylinkedlist::__serialize", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"spldoublylinkedlist::__unserialize", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"spldoublylinkedlist::add", InternalFunc { flags: 0x1, num_args: 2, modes: b"00" }),
+    (b"spldoublylinkedlist::bottom", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"spldoublylinkedlist::count", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"spldoublylinkedlist::current", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"spldoublylinkedlist::getiteratormode", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"spldoublylinkedlist::isempty", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"spldoublylinkedlist::key", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"spldoublylinkedlist::next", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"spldoublylinkedlist::offsetexists", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"spldoublylinkedlist::offsetget", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"spldoublylinkedlist::offsetset", InternalFunc { flags: 0x1, num_args: 2, modes: b"00" }),
+    (b"spldoublylinkedlist::offsetunset", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"spldoublylinkedlist::pop", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"spldoublylinkedlist::prev", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"spldoublylinkedlist::push", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"spldoublylinkedlist::rewind", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"spldoublylinkedlist::serialize", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"spldoublylinkedlist::setiteratormode", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"spldoublylinkedlist::shift", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"spldoublylinkedlist::top", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"spldoublylinkedlist::unserialize", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"spldoublylinkedlist::unshift", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"spldoublylinkedlist::valid", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splfileinfo::__construct", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"splfileinfo::__debuginfo", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splfileinfo::__tostring", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splfileinfo::_bad_state_ex", InternalFunc { flags: 0x821, num_args: 0, modes: b"" }),
+    (b"splfileinfo::getatime", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splfileinfo::getbasename", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"splfileinfo::getctime", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splfileinfo::getextension", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splfileinfo::getfileinfo", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"splfileinfo::getfilename", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splfileinfo::getgroup", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splfileinfo::getinode", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splfileinfo::getlinktarget", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splfileinfo::getmtime", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splfileinfo::getowner", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splfileinfo::getpath", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splfileinfo::getpathinfo", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"splfileinfo::getpathname", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splfileinfo::getperms", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splfileinfo::getrealpath", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splfileinfo::getsize", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splfileinfo::gettype", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splfileinfo::isdir", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splfileinfo::isexecutable", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splfileinfo::isfile", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splfileinfo::islink", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splfileinfo::isreadable", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splfileinfo::iswritable", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splfileinfo::openfile", InternalFunc { flags: 0x1, num_args: 3, modes: b"000" }),
+    (b"splfileinfo::setfileclass", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"splfileinfo::setinfoclass", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"splfileobject::__construct", InternalFunc { flags: 0x1, num_args: 4, modes: b"0000" }),
+    (b"splfileobject::__debuginfo", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splfileobject::__tostring", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splfileobject::_bad_state_ex", InternalFunc { flags: 0x821, num_args: 0, modes: b"" }),
+    (b"splfileobject::current", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splfileobject::eof", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splfileobject::fflush", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splfileobject::fgetc", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splfileobject::fgetcsv", InternalFunc { flags: 0x1, num_args: 3, modes: b"000" }),
+    (b"splfileobject::fgets", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splfileobject::flock", InternalFunc { flags: 0x1, num_args: 2, modes: b"01" }),
+    (b"splfileobject::fpassthru", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splfileobject::fputcsv", InternalFunc { flags: 0x1, num_args: 5, modes: b"00000" }),
+    (b"splfileobject::fread", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"splfileobject::fscanf", InternalFunc { flags: 0x4001, num_args: 1, modes: b"01" }),
+    (b"splfileobject::fseek", InternalFunc { flags: 0x1, num_args: 2, modes: b"00" }),
+    (b"splfileobject::fstat", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splfileobject::ftell", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splfileobject::ftruncate", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"splfileobject::fwrite", InternalFunc { flags: 0x1, num_args: 2, modes: b"00" }),
+    (b"splfileobject::getatime", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splfileobject::getbasename", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"splfileobject::getchildren", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splfileobject::getcsvcontrol", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splfileobject::getctime", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splfileobject::getcurrentline", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splfileobject::getextension", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splfileobject::getfileinfo", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"splfileobject::getfilename", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splfileobject::getflags", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splfileobject::getgroup", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splfileobject::getinode", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splfileobject::getlinktarget", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splfileobject::getmaxlinelen", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splfileobject::getmtime", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splfileobject::getowner", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splfileobject::getpath", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splfileobject::getpathinfo", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"splfileobject::getpathname", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splfileobject::getperms", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splfileobject::getrealpath", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splfileobject::getsize", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splfileobject::gettype", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splfileobject::haschildren", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splfileobject::isdir", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splfileobject::isexecutable", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splfileobject::isfile", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splfileobject::islink", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splfileobject::isreadable", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splfileobject::iswritable", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splfileobject::key", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splfileobject::next", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splfileobject::openfile", InternalFunc { flags: 0x1, num_args: 3, modes: b"000" }),
+    (b"splfileobject::rewind", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splfileobject::seek", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"splfileobject::setcsvcontrol", InternalFunc { flags: 0x1, num_args: 3, modes: b"000" }),
+    (b"splfileobject::setfileclass", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"splfileobject::setflags", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"splfileobject::setinfoclass", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"splfileobject::setmaxlinelen", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"splfileobject::valid", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splfixedarray::__construct", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"splfixedarray::__serialize", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splfixedarray::__unserialize", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"splfixedarray::__wakeup", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splfixedarray::count", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splfixedarray::fromarray", InternalFunc { flags: 0x11, num_args: 2, modes: b"00" }),
+    (b"splfixedarray::getiterator", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splfixedarray::getsize", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splfixedarray::jsonserialize", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splfixedarray::offsetexists", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"splfixedarray::offsetget", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"splfixedarray::offsetset", InternalFunc { flags: 0x1, num_args: 2, modes: b"00" }),
+    (b"splfixedarray::offsetunset", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"splfixedarray::setsize", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"splfixedarray::toarray", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splheap::__debuginfo", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splheap::compare", InternalFunc { flags: 0x42, num_args: 2, modes: b"00" }),
+    (b"splheap::count", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splheap::current", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splheap::extract", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splheap::insert", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"splheap::iscorrupted", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splheap::isempty", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splheap::key", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splheap::next", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splheap::recoverfromcorruption", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splheap::rewind", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splheap::top", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splheap::valid", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splmaxheap::__debuginfo", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splmaxheap::compare", InternalFunc { flags: 0x2, num_args: 2, modes: b"00" }),
+    (b"splmaxheap::count", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splmaxheap::current", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splmaxheap::extract", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splmaxheap::insert", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"splmaxheap::iscorrupted", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splmaxheap::isempty", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splmaxheap::key", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splmaxheap::next", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splmaxheap::recoverfromcorruption", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splmaxheap::rewind", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splmaxheap::top", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splmaxheap::valid", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splminheap::__debuginfo", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splminheap::compare", InternalFunc { flags: 0x2, num_args: 2, modes: b"00" }),
+    (b"splminheap::count", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splminheap::current", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splminheap::extract", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splminheap::insert", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"splminheap::iscorrupted", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splminheap::isempty", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splminheap::key", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splminheap::next", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splminheap::recoverfromcorruption", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splminheap::rewind", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splminheap::top", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splminheap::valid", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splobjectstorage::__debuginfo", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splobjectstorage::__serialize", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splobjectstorage::__unserialize", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"splobjectstorage::addall", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"splobjectstorage::attach", InternalFunc { flags: 0x1, num_args: 2, modes: b"00" }),
+    (b"splobjectstorage::contains", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"splobjectstorage::count", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"splobjectstorage::current", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splobjectstorage::detach", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"splobjectstorage::gethash", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"splobjectstorage::getinfo", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splobjectstorage::key", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splobjectstorage::next", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splobjectstorage::offsetexists", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"splobjectstorage::offsetget", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"splobjectstorage::offsetset", InternalFunc { flags: 0x1, num_args: 2, modes: b"00" }),
+    (b"splobjectstorage::offsetunset", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"splobjectstorage::removeall", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"splobjectstorage::removeallexcept", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"splobjectstorage::rewind", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splobjectstorage::serialize", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splobjectstorage::setinfo", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"splobjectstorage::unserialize", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"splobjectstorage::valid", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splobserver::update", InternalFunc { flags: 0x41, num_args: 1, modes: b"0" }),
+    (b"splpriorityqueue::__debuginfo", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splpriorityqueue::compare", InternalFunc { flags: 0x1, num_args: 2, modes: b"00" }),
+    (b"splpriorityqueue::count", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splpriorityqueue::current", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splpriorityqueue::extract", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splpriorityqueue::getextractflags", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splpriorityqueue::insert", InternalFunc { flags: 0x1, num_args: 2, modes: b"00" }),
+    (b"splpriorityqueue::iscorrupted", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splpriorityqueue::isempty", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splpriorityqueue::key", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splpriorityqueue::next", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splpriorityqueue::recoverfromcorruption", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splpriorityqueue::rewind", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splpriorityqueue::setextractflags", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"splpriorityqueue::top", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splpriorityqueue::valid", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splqueue::__debuginfo", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splqueue::__serialize", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splqueue::__unserialize", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"splqueue::add", InternalFunc { flags: 0x1, num_args: 2, modes: b"00" }),
+    (b"splqueue::bottom", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splqueue::count", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splqueue::current", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splqueue::dequeue", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splqueue::enqueue", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"splqueue::getiteratormode", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splqueue::isempty", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splqueue::key", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splqueue::next", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splqueue::offsetexists", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"splqueue::offsetget", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"splqueue::offsetset", InternalFunc { flags: 0x1, num_args: 2, modes: b"00" }),
+    (b"splqueue::offsetunset", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"splqueue::pop", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splqueue::prev", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splqueue::push", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"splqueue::rewind", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splqueue::serialize", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splqueue::setiteratormode", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"splqueue::shift", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splqueue::top", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splqueue::unserialize", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"splqueue::unshift", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"splqueue::valid", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splstack::__debuginfo", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splstack::__serialize", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splstack::__unserialize", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"splstack::add", InternalFunc { flags: 0x1, num_args: 2, modes: b"00" }),
+    (b"splstack::bottom", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splstack::count", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splstack::current", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splstack::getiteratormode", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splstack::isempty", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splstack::key", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splstack::next", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splstack::offsetexists", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"splstack::offsetget", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"splstack::offsetset", InternalFunc { flags: 0x1, num_args: 2, modes: b"00" }),
+    (b"splstack::offsetunset", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"splstack::pop", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splstack::prev", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splstack::push", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"splstack::rewind", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splstack::serialize", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splstack::setiteratormode", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"splstack::shift", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splstack::top", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splstack::unserialize", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"splstack::unshift", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"splstack::valid", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"splsubject::attach", InternalFunc { flags: 0x41, num_args: 1, modes: b"0" }),
+    (b"splsubject::detach", InternalFunc { flags: 0x41, num_args: 1, modes: b"0" }),
+    (b"splsubject::notify", InternalFunc { flags: 0x41, num_args: 0, modes: b"" }),
+    (b"spltempfileobject::__construct", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"spltempfileobject::__debuginfo", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"spltempfileobject::__tostring", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"spltempfileobject::_bad_state_ex", InternalFunc { flags: 0x821, num_args: 0, modes: b"" }),
+    (b"spltempfileobject::current", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"spltempfileobject::eof", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"spltempfileobject::fflush", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"spltempfileobject::fgetc", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"spltempfileobject::fgetcsv", InternalFunc { flags: 0x1, num_args: 3, modes: b"000" }),
+    (b"spltempfileobject::fgets", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"spltempfileobject::flock", InternalFunc { flags: 0x1, num_args: 2, modes: b"01" }),
+    (b"spltempfileobject::fpassthru", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"spltempfileobject::fputcsv", InternalFunc { flags: 0x1, num_args: 5, modes: b"00000" }),
+    (b"spltempfileobject::fread", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"spltempfileobject::fscanf", InternalFunc { flags: 0x4001, num_args: 1, modes: b"01" }),
+    (b"spltempfileobject::fseek", InternalFunc { flags: 0x1, num_args: 2, modes: b"00" }),
+    (b"spltempfileobject::fstat", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"spltempfileobject::ftell", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"spltempfileobject::ftruncate", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"spltempfileobject::fwrite", InternalFunc { flags: 0x1, num_args: 2, modes: b"00" }),
+    (b"spltempfileobject::getatime", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"spltempfileobject::getbasename", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"spltempfileobject::getchildren", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"spltempfileobject::getcsvcontrol", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"spltempfileobject::getctime", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"spltempfileobject::getcurrentline", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"spltempfileobject::getextension", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"spltempfileobject::getfileinfo", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"spltempfileobject::getfilename", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"spltempfileobject::getflags", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"spltempfileobject::getgroup", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"spltempfileobject::getinode", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"spltempfileobject::getlinktarget", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"spltempfileobject::getmaxlinelen", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"spltempfileobject::getmtime", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"spltempfileobject::getowner", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"spltempfileobject::getpath", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"spltempfileobject::getpathinfo", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"spltempfileobject::getpathname", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"spltempfileobject::getperms", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"spltempfileobject::getrealpath", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"spltempfileobject::getsize", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"spltempfileobject::gettype", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"spltempfileobject::haschildren", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"spltempfileobject::isdir", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"spltempfileobject::isexecutable", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"spltempfileobject::isfile", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"spltempfileobject::islink", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"spltempfileobject::isreadable", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"spltempfileobject::iswritable", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"spltempfileobject::key", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"spltempfileobject::next", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"spltempfileobject::openfile", InternalFunc { flags: 0x1, num_args: 3, modes: b"000" }),
+    (b"spltempfileobject::rewind", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"spltempfileobject::seek", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"spltempfileobject::setcsvcontrol", InternalFunc { flags: 0x1, num_args: 3, modes: b"000" }),
+    (b"spltempfileobject::setfileclass", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"spltempfileobject::setflags", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"spltempfileobject::setinfoclass", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"spltempfileobject::setmaxlinelen", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"spltempfileobject::valid", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"stringable::__tostring", InternalFunc { flags: 0x41, num_args: 0, modes: b"" }),
+    (b"throwable::__tostring", InternalFunc { flags: 0x41, num_args: 0, modes: b"" }),
+    (b"throwable::getcode", InternalFunc { flags: 0x41, num_args: 0, modes: b"" }),
+    (b"throwable::getfile", InternalFunc { flags: 0x41, num_args: 0, modes: b"" }),
+    (b"throwable::getline", InternalFunc { flags: 0x41, num_args: 0, modes: b"" }),
+    (b"throwable::getmessage", InternalFunc { flags: 0x41, num_args: 0, modes: b"" }),
+    (b"throwable::getprevious", InternalFunc { flags: 0x41, num_args: 0, modes: b"" }),
+    (b"throwable::gettrace", InternalFunc { flags: 0x41, num_args: 0, modes: b"" }),
+    (b"throwable::gettraceasstring", InternalFunc { flags: 0x41, num_args: 0, modes: b"" }),
+    (b"typeerror::__construct", InternalFunc { flags: 0x1, num_args: 3, modes: b"000" }),
+    (b"typeerror::__tostring", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"typeerror::__wakeup", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"typeerror::getcode", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"typeerror::getfile", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"typeerror::getline", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"typeerror::getmessage", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"typeerror::getprevious", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"typeerror::gettrace", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"typeerror::gettraceasstring", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"underflowexception::__construct", InternalFunc { flags: 0x1, num_args: 3, modes: b"000" }),
+    (b"underflowexception::__tostring", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"underflowexception::__wakeup", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"underflowexception::getcode", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"underflowexception::getfile", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"underflowexception::getline", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"underflowexception::getmessage", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"underflowexception::getprevious", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"underflowexception::gettrace", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"underflowexception::gettraceasstring", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"unexpectedvalueexception::__construct", InternalFunc { flags: 0x1, num_args: 3, modes: b"000" }),
+    (b"unexpectedvalueexception::__tostring", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"unexpectedvalueexception::__wakeup", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"unexpectedvalueexception::getcode", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"unexpectedvalueexception::getfile", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"unexpectedvalueexception::getline", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"unexpectedvalueexception::getmessage", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"unexpectedvalueexception::getprevious", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"unexpectedvalueexception::gettrace", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"unexpectedvalueexception::gettraceasstring", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"unhandledmatcherror::__construct", InternalFunc { flags: 0x1, num_args: 3, modes: b"000" }),
+    (b"unhandledmatcherror::__tostring", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"unhandledmatcherror::__wakeup", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"unhandledmatcherror::getcode", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"unhandledmatcherror::getfile", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"unhandledmatcherror::getline", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"unhandledmatcherror::getmessage", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"unhandledmatcherror::getprevious", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"unhandledmatcherror::gettrace", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"unhandledmatcherror::gettraceasstring", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"unitenum::cases", InternalFunc { flags: 0x51, num_args: 0, modes: b"" }),
+    (b"valueerror::__construct", InternalFunc { flags: 0x1, num_args: 3, modes: b"000" }),
+    (b"valueerror::__tostring", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"valueerror::__wakeup", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"valueerror::getcode", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"valueerror::getfile", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"valueerror::getline", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"valueerror::getmessage", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"valueerror::getprevious", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"valueerror::gettrace", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"valueerror::gettraceasstring", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
+    (b"weakmap::count", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"weakmap::getiterator", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"weakmap::offsetexists", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"weakmap::offsetget", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"weakmap::offsetset", InternalFunc { flags: 0x1, num_args: 2, modes: b"00" }),
+    (b"weakmap::offsetunset", InternalFunc { flags: 0x1, num_args: 1, modes: b"0" }),
+    (b"weakreference::__construct", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
+    (b"weakreference::create", InternalFunc { flags: 0x11, num_args: 1, modes: b"0" }),
+    (b"weakreference::get", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
 ];
 
 /// Loaded modules by lowercased name, sorted.

@@ -163,23 +163,19 @@ fn delete_call_instructions(op_array: &mut OpArray, mut i: usize) {
             }
             ZEND_NEW | ZEND_INIT_DYNAMIC_CALL | ZEND_INIT_USER_CALL => call -= 1,
             ZEND_DO_FCALL | ZEND_DO_ICALL | ZEND_DO_UCALL | ZEND_DO_FCALL_BY_NAME => call += 1,
-            ZEND_SEND_VAL | ZEND_SEND_VAR => {
-                if call == 0 {
-                    match op.op1 {
-                        Operand::Const(_) => make_nop(op),
-                        Operand::Cv(_) => {
-                            op.opcode = ZEND_CHECK_VAR;
-                            op.extended_value = 0;
-                            op.result = Operand::Unused(0);
-                        }
-                        _ => {
-                            op.opcode = ZEND_FREE;
-                            op.extended_value = 0;
-                            op.result = Operand::Unused(0);
-                        }
-                    }
+            ZEND_SEND_VAL | ZEND_SEND_VAR if call == 0 => match op.op1 {
+                Operand::Const(_) => make_nop(op),
+                Operand::Cv(_) => {
+                    op.opcode = ZEND_CHECK_VAR;
+                    op.extended_value = 0;
+                    op.result = Operand::Unused(0);
                 }
-            }
+                _ => {
+                    op.opcode = ZEND_FREE;
+                    op.extended_value = 0;
+                    op.result = Operand::Unused(0);
+                }
+            },
             _ => {}
         }
         if i == 0 {

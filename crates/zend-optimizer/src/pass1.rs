@@ -117,10 +117,8 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
                     }
                 }
             }
-            ZEND_ASSIGN_OP => {
-                if op.extended_value == u32::from(ZEND_CONCAT.0) {
-                    concat_operand_to_string(op_array, op.op2);
-                }
+            ZEND_ASSIGN_OP if op.extended_value == u32::from(ZEND_CONCAT.0) => {
+                concat_operand_to_string(op_array, op.op2);
             }
             ZEND_CAST => {
                 if let Some(a) = literal(op_array, op.op1) {
@@ -144,10 +142,8 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
             }
             ZEND_FETCH_CONSTANT => fetch_constant(op_array, ctx, i),
             ZEND_FETCH_CLASS_CONSTANT => fetch_class_constant(op_array, ctx, i),
-            ZEND_DO_ICALL => {
-                if !do_icall(op_array, ctx, i, collect_constants) {
-                    collect_constants = false;
-                }
+            ZEND_DO_ICALL if !do_icall(op_array, ctx, i, collect_constants) => {
+                collect_constants = false;
             }
             ZEND_STRLEN => {
                 if let Some(result) =
@@ -173,15 +169,13 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
                     replace_by_const_or_qm_assign(op_array, i, Literal::True);
                 }
             }
-            ZEND_DECLARE_CONST => {
-                if collect_constants {
-                    if let (Some(Literal::String(name)), Some(value)) =
-                        (literal(op_array, op.op1), literal(op_array, op.op2))
-                    {
-                        if !matches!(value, Literal::Ast(_)) {
-                            let (name, value) = (name.clone(), value.clone());
-                            helpers::collect_constant(ctx, &name, &value);
-                        }
+            ZEND_DECLARE_CONST if collect_constants => {
+                if let (Some(Literal::String(name)), Some(value)) =
+                    (literal(op_array, op.op1), literal(op_array, op.op2))
+                {
+                    if !matches!(value, Literal::Ast(_)) {
+                        let (name, value) = (name.clone(), value.clone());
+                        helpers::collect_constant(ctx, &name, &value);
                     }
                 }
             }

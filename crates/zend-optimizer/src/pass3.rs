@@ -182,13 +182,7 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
                         if !check_loop(&mut hitlist, target) {
                             break;
                         }
-                    } else if t.opcode == plain && same {
-                        let Some(next) = jmp_target(t.op2) else { break };
-                        target = next;
-                        if !check_loop(&mut hitlist, target) {
-                            break;
-                        }
-                    } else if t.opcode == opcode && same_result && same {
+                    } else if (t.opcode == plain || (t.opcode == opcode && same_result)) && same {
                         let Some(next) = jmp_target(t.op2) else { break };
                         target = next;
                         if !check_loop(&mut hitlist, target) {

@@ -16,7 +16,8 @@ use common::{extension, workspace_root};
 
 use std::path::PathBuf;
 use zend_ir::{corpus, OpArray, Script};
-use zend_optimizer::{optimize_script, Options};
+use zend_optimizer::helpers::redo_pass_two_smart_branches;
+use zend_optimizer::{optimize_script, OpArrayPath, Options};
 use zopt::corpus::php_files;
 use zopt::php::Php;
 
@@ -108,6 +109,13 @@ fn early_passes_give_php_s_op_arrays() {
             };
             let mut ours = input.clone();
             let outcome = optimize_script(&mut ours, &Options::new(level));
+            // zend_redo_pass_two sets the smart-branch bits again after the passes; the
+            // driver leaves that to its callers (the extension's pipeline does it).
+            for path in OpArrayPath::all(&ours) {
+                if let Some(op_array) = path.get_mut(&mut ours) {
+                    redo_pass_two_smart_branches(op_array);
+                }
+            }
             // PHP builds no SSA for functions this big either: nothing to verify there.
             let verify_errors: Vec<_> = outcome
                 .verify_errors
