@@ -167,3 +167,42 @@ fn valueless_exit_records_its_unused_operand_as_zero() {
     }
     assert!(exits > 0);
 }
+
+/// The classic pipeline — OPcache's default level without the SSA passes (PASS_6, PASS_7,
+/// PASS_8, PASS_14) — against PHP at every dump point it has: each pass, the block pass's
+/// three dumps and the final op_arrays. Every stage must be implemented and identical on
+/// every fixture.
+#[test]
+fn classic_pipeline_is_identical_on_fixtures() {
+    let php = Php::locate(None, Some(extension())).unwrap();
+    let files = php_files(&[workspace_root().join("fixtures/php")]).unwrap();
+    let levels: Vec<Level> = [
+        "pass1",
+        "pass3",
+        "pass4",
+        "before_block",
+        "after_block",
+        "block_vars",
+        "pass5",
+        "pass9",
+        "pass11",
+        "pass13",
+        "after",
+    ]
+    .iter()
+    .map(|l| Level::parse(l).unwrap())
+    .collect();
+    let report = conformance::run(&php, &files, 0x7FFE_9F1F, &levels, false);
+    report.print_table();
+    assert!(report.uncompilable.is_empty(), "{:?}", report.uncompilable);
+    assert!(report.errors.is_empty(), "{:?}", report.errors);
+    for level in &report.levels {
+        assert!(level.implemented, "stage {} not implemented", level.level);
+        assert!(level.compared > 0, "stage {}: nothing compared", level.level);
+        assert_eq!(
+            level.identical, level.compared,
+            "stage {} mismatches: {:#?}",
+            level.level, level.mismatches
+        );
+    }
+}
