@@ -1491,7 +1491,6 @@ fn rewrite_vars(op_array: &mut OpArray, ctx: &mut OptimizerCtx, fa: &mut FuncAna
                     if op.op1.op_type() != zend_ir::IS_CONST
                         && fa.ssa.ops[op_1].op1_def == Some(v)
                         && fa.ssa.ops[op_1].op1_use.is_some()
-                        && fa.ssa.ops[op_1].op1_use_chain.is_none()
                         && can_elide_return_type_check(ctx.script, op_array, fa, op_1) =>
                 {
                     let orig = fa.ssa.ops[op_1].op1_use.unwrap_or(v);
