@@ -12,7 +12,7 @@ use crate::dfa_pass::{self, DfaInput, FuncInfo};
 use crate::level::*;
 use crate::provenance::Change;
 use crate::{
-    block_pass, compact_literals, compact_vars, live_ranges, nop_removal, optimize_func_calls,
+    block_pass, compact_literals, helpers, compact_vars, live_ranges, nop_removal, optimize_func_calls,
     optimize_temp_vars_5, pass1, pass3, verify,
 };
 
@@ -239,6 +239,12 @@ pub fn optimize_script(script: &mut Script, options: &Options) -> Outcome {
         }
         if level & PASS_12 != 0 {
             driver.adjust_fcall_stack_sizes(script, &paths);
+        }
+    }
+    // zend_redo_pass_two: every visited op_array's smart branches, from its final ops.
+    for path in &paths {
+        if let Some(op_array) = path.get_mut(script) {
+            helpers::redo_pass_two_smart_branches(op_array);
         }
     }
     if options.copy_inherited_methods {

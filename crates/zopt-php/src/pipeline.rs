@@ -5,11 +5,10 @@
 //! The pipeline takes the captured script and `zopt.optimization_level` (OPcache's pass
 //! bitmask, `ZEND_OPTIMIZER_PASS_1` = bit 0 ...), runs [`zend_optimizer::optimize_script`]
 //! and returns the script to write back, with, per op, the operand types handler selection
-//! may use. The write-back owns what PHP redoes after its optimizer: smart branches (see
-//! [`recompute_smart_branches`]) and the copies of inherited methods.
+//! may use. `optimize_script` redoes the smart branches as `zend_redo_pass_two` does; the
+//! write-back re-copies inherited methods.
 
-use zend_ir::model::{OpArray, Operand, Script, SmartBranch};
-use zend_ir::opcode::*;
+use zend_ir::model::Script;
 
 use crate::writeback::HandlerTypes;
 
@@ -48,7 +47,6 @@ pub fn optimize(mut script: Script, level: u32) -> Outcome {
     options.copy_inherited_methods = false;
     options.verify = false;
     let outcome = zend_optimizer::optimize_script(&mut script, &options);
-    for_each_op_array(&mut script, &mut recompute_smart_branches);
     // The call-graph DFA pass's types, per op_array in zend_foreach_op_array order (the
     // order of OpArrayPath::all and of the write-back's jobs).
     let handler_types = HandlerTypes(
@@ -62,59 +60,5 @@ pub fn optimize(mut script: Script, level: u32) -> Outcome {
     Outcome {
         script,
         handler_types,
-    }
-}
-
-/// Calls `f` on every op_array `zend_foreach_op_array` visits.
-pub fn for_each_op_array(script: &mut Script, f: &mut dyn FnMut(&mut OpArray)) {
-    for path in zend_optimizer::OpArrayPath::all(script) {
-        if let Some(op_array) = path.get_mut(script) {
-            f(op_array);
-        }
-    }
-}
-
-/// `zend_redo_pass_two`'s smart-branch rule: a comparison whose TMP result the next op
-/// tests with JMPZ / JMPNZ feeds that branch directly.
-pub fn recompute_smart_branches(op_array: &mut OpArray) {
-    const SMART: [Opcode; 18] = [
-        ZEND_IS_IDENTICAL,
-        ZEND_IS_NOT_IDENTICAL,
-        ZEND_IS_EQUAL,
-        ZEND_IS_NOT_EQUAL,
-        ZEND_IS_SMALLER,
-        ZEND_IS_SMALLER_OR_EQUAL,
-        ZEND_CASE,
-        ZEND_CASE_STRICT,
-        ZEND_ISSET_ISEMPTY_CV,
-        ZEND_ISSET_ISEMPTY_VAR,
-        ZEND_ISSET_ISEMPTY_DIM_OBJ,
-        ZEND_ISSET_ISEMPTY_PROP_OBJ,
-        ZEND_ISSET_ISEMPTY_STATIC_PROP,
-        ZEND_INSTANCEOF,
-        ZEND_TYPE_CHECK,
-        ZEND_DEFINED,
-        ZEND_IN_ARRAY,
-        ZEND_ARRAY_KEY_EXISTS,
-    ];
-    let n = op_array.opcodes.len();
-    for i in 0..n {
-        op_array.opcodes[i].smart_branch = SmartBranch::None;
-        let op = &op_array.opcodes[i];
-        let Operand::TmpVar(result) = op.result else {
-            continue;
-        };
-        if !SMART.contains(&op.opcode) || i + 1 >= n {
-            continue;
-        }
-        let next = &op_array.opcodes[i + 1];
-        let branch = match next.opcode {
-            ZEND_JMPZ => SmartBranch::Jmpz,
-            ZEND_JMPNZ => SmartBranch::Jmpnz,
-            _ => continue,
-        };
-        if next.op1 == Operand::TmpVar(result) {
-            op_array.opcodes[i].smart_branch = branch;
-        }
     }
 }
