@@ -13,7 +13,9 @@ use zend_optimizer::{optimize_script, Options, CLASSIC_OPTIMIZATION_LEVEL};
 fn corpus_dir() -> PathBuf {
     std::env::var_os("ZOPT_BENCH_CORPUS")
         .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench-data/recordings"))
+        .unwrap_or_else(|| {
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench-data/recordings")
+        })
 }
 
 fn zop_files(dir: &Path, out: &mut Vec<PathBuf>) {

@@ -242,8 +242,7 @@ impl<'s> OptimizerCtx<'s> {
             .iter()
             .enumerate()
             .find(|(_, (key, _))| key.as_bytes() == lcname)?;
-        if let (Root::Method(cc, cm), true) = (self.current.root, self.current.dynamic.is_empty())
-        {
+        if let (Root::Method(cc, cm), true) = (self.current.root, self.current.dynamic.is_empty()) {
             let same_class = self
                 .script
                 .class_table

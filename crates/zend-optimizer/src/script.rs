@@ -12,8 +12,8 @@ use crate::dfa_pass::{self, DfaInput, FuncInfo};
 use crate::level::*;
 use crate::provenance::Change;
 use crate::{
-    block_pass, compact_literals, helpers, compact_vars, live_ranges, nop_removal, optimize_func_calls,
-    optimize_temp_vars_5, pass1, pass3, verify,
+    block_pass, compact_literals, compact_vars, helpers, live_ranges, nop_removal,
+    optimize_func_calls, optimize_temp_vars_5, pass1, pass3, verify,
 };
 
 /// A pass registered by a user of the library (`zend_optimizer_register_pass`): it runs
@@ -86,9 +86,18 @@ pub struct Outcome {
 /// The passes this crate implements, as `PASS_*` bits. Passes outside it are skipped by the
 /// schedule (their place is kept); [`implemented`] tells callers which dumps are therefore
 /// not PHP's.
-pub const IMPLEMENTED_PASSES: u32 =
-    PASS_1 | PASS_3 | PASS_4 | PASS_5 | PASS_9 | PASS_10 | PASS_11 | PASS_13 | PASS_6 | PASS_7 | PASS_8
-        | PASS_14;
+pub const IMPLEMENTED_PASSES: u32 = PASS_1
+    | PASS_3
+    | PASS_4
+    | PASS_5
+    | PASS_9
+    | PASS_10
+    | PASS_11
+    | PASS_13
+    | PASS_6
+    | PASS_7
+    | PASS_8
+    | PASS_14;
 
 /// Passes whose bit changes nothing in PHP 8.2's schedule.
 const INERT_PASSES: u32 = PASS_2 | PASS_15 | PASS_16;
@@ -203,7 +212,13 @@ pub fn optimize_script(script: &mut Script, options: &Options) -> Outcome {
                 driver.with_op_array(script, path, |d, op_array, ctx| {
                     d.run(op_array, ctx, name, pass);
                     let n = bit.trailing_zeros() + 1;
-                    d.dump_with(op_array, ctx, debug_level::after_pass(n), msg, header.as_ref());
+                    d.dump_with(
+                        op_array,
+                        ctx,
+                        debug_level::after_pass(n),
+                        msg,
+                        header.as_ref(),
+                    );
                 });
             }
         }

@@ -43,12 +43,14 @@ pub fn op_array(op_array: &OpArray) -> Result<(), VerifyError> {
             let bad = match operand {
                 Operand::Const(lit) => (lit.index() >= op_array.literals.len())
                     .then(|| format!("{what} literal {} of {}", lit.0, op_array.literals.len())),
-                Operand::Cv(v) => (v.index() >= vars)
-                    .then(|| format!("{what} CV {} of {vars}", v.0)),
+                Operand::Cv(v) => {
+                    (v.index() >= vars).then(|| format!("{what} CV {} of {vars}", v.0))
+                }
                 Operand::TmpVar(v) | Operand::Var(v) => (v.index() < vars || v.index() >= slots)
                     .then(|| format!("{what} TMP/VAR {} outside {vars}..{slots}", v.0)),
-                Operand::JmpAddr(t) => (t.index() >= ops)
-                    .then(|| format!("{what} jumps to op {} of {ops}", t.0)),
+                Operand::JmpAddr(t) => {
+                    (t.index() >= ops).then(|| format!("{what} jumps to op {} of {ops}", t.0))
+                }
                 Operand::Unused(_) => None,
             };
             if let Some(message) = bad {

@@ -322,8 +322,14 @@ fn compile_time_calls_are_php_s() {
         ("in_array", vec![s("2"), arr(vec![l(1), l(2)])]),
         ("in_array", vec![s("abc"), arr(vec![l(0)])]),
         ("in_array", vec![s("1"), arr(vec![l(1)]), Literal::True]),
-        ("array_unique", vec![arr(vec![l(1), s("1"), l(2), d(2.0), d(0.1), s("0.1")])]),
-        ("implode", vec![s(","), arr(vec![d(0.1), d(1e100), d(-0.0)])]),
+        (
+            "array_unique",
+            vec![arr(vec![l(1), s("1"), l(2), d(2.0), d(0.1), s("0.1")])],
+        ),
+        (
+            "implode",
+            vec![s(","), arr(vec![d(0.1), d(1e100), d(-0.0)])],
+        ),
         ("array_key_last", vec![map(vec![("p", l(1)), ("q", l(2))])]),
         ("array_is_list", vec![arr(vec![l(1), l(2)])]),
         (

@@ -163,7 +163,11 @@ fn php_round(php: &Php, list: &Path, driver: &Path, level: u32) -> Result<(f64, 
         .context("PHP's timing driver printed no time")?;
     let failed = v["failed"]
         .as_array()
-        .map(|a| a.iter().filter_map(|f| f.as_str().map(str::to_string)).collect())
+        .map(|a| {
+            a.iter()
+                .filter_map(|f| f.as_str().map(str::to_string))
+                .collect()
+        })
         .unwrap_or_default();
     Ok((ns, failed))
 }

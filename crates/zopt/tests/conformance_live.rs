@@ -198,7 +198,11 @@ fn classic_pipeline_is_identical_on_fixtures() {
     assert!(report.errors.is_empty(), "{:?}", report.errors);
     for level in &report.levels {
         assert!(level.implemented, "stage {} not implemented", level.level);
-        assert!(level.compared > 0, "stage {}: nothing compared", level.level);
+        assert!(
+            level.compared > 0,
+            "stage {}: nothing compared",
+            level.level
+        );
         assert_eq!(
             level.identical, level.compared,
             "stage {} mismatches: {:#?}",
