@@ -16,7 +16,7 @@ pub fn php_files(paths: &[PathBuf]) -> Result<Vec<SourceFile>> {
     let mut files = Vec::new();
     for root in paths {
         if root.is_file() {
-            if !root.extension().is_some_and(|e| e == "php") {
+            if root.extension() != Some(std::ffi::OsStr::new("php")) {
                 bail!(
                     "{}: not a .php file (give PHP source here; `zopt dump` and `zopt opt` read \
                      .zop recordings)",
