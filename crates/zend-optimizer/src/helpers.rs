@@ -166,15 +166,7 @@ pub fn literal_dtor(op_array: &mut OpArray, id: LiteralId) {
 /// An operand after `SET_UNUSED`: PHP 8.2 stores `(uint32_t)-1` in it.
 pub const UNUSED: Operand = Operand::Unused(u32::MAX);
 
-/// `MAKE_NOP`: the op becomes a NOP with its operands `SET_UNUSED`; its line number and
-/// `extended_value` stay, as in PHP 8.2.
-pub fn make_nop(op: &mut Op) {
-    op.opcode = ZEND_NOP;
-    op.op1 = UNUSED;
-    op.op2 = UNUSED;
-    op.result = UNUSED;
-    op.smart_branch = Default::default();
-}
+pub use zend_ssa::edit::make_nop;
 
 /// `alloc_cache_slots`: `num` run-time cache slots at the end of the op_array's cache.
 pub fn alloc_cache_slots(op_array: &mut OpArray, num: u32) -> u32 {

@@ -31,13 +31,14 @@ use zend_ir::{Literal, Op, OpArray, OpNum, Operand};
 /// `ZEND_LAST_CATCH`: a CATCH without a jump to the next one.
 const ZEND_LAST_CATCH: u32 = 1;
 
-/// `MAKE_NOP` (zend_compile.h): the op becomes a NOP with unused operands; its
-/// `extended_value` and line number stay, as in PHP 8.2.
+/// `MAKE_NOP` (zend_compile.h): the op becomes a NOP with unused operands, whose value PHP
+/// 8.2's `SET_UNUSED` leaves at -1; its `extended_value` and line number stay. The one
+/// definition every pass uses.
 pub fn make_nop(op: &mut Op) {
     op.opcode = ZEND_NOP;
-    op.op1 = Operand::Unused(0);
-    op.op2 = Operand::Unused(0);
-    op.result = Operand::Unused(0);
+    op.op1 = Operand::Unused(u32::MAX);
+    op.op2 = Operand::Unused(u32::MAX);
+    op.result = Operand::Unused(u32::MAX);
     op.smart_branch = Default::default();
 }
 
