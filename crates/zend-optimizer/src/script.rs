@@ -223,7 +223,8 @@ pub fn optimize_script(script: &mut Script, options: &Options) -> Outcome {
             }
         }
         if level & PASS_12 != 0 {
-            driver.adjust_fcall_stack_sizes(script, &paths);
+            let has: Vec<bool> = dfa.iter().map(Option::is_some).collect();
+            driver.adjust_fcall_stack_sizes(script, &paths, Some(&has));
         }
         for (k, (path, &had)) in paths.iter().zip(&had_live_ranges).enumerate() {
             let analysed = dfa[k].take();
@@ -253,7 +254,7 @@ pub fn optimize_script(script: &mut Script, options: &Options) -> Outcome {
             });
         }
         if level & PASS_12 != 0 {
-            driver.adjust_fcall_stack_sizes(script, &paths);
+            driver.adjust_fcall_stack_sizes(script, &paths, None);
         }
     }
     // zend_redo_pass_two: every visited op_array's smart branches, from its final ops.
@@ -639,9 +640,20 @@ impl Driver<'_> {
 
     /// PASS_12: `zend_adjust_fcall_stack_size` over every op_array, once all are optimized
     /// (the stack a call needs depends on the callee's final variable counts).
-    fn adjust_fcall_stack_sizes(&mut self, script: &mut Script, paths: &[OpArrayPath]) {
+    /// `with_func_info`: on the call-graph path, `zend_adjust_fcall_stack_size_graph` walks
+    /// the call sites of op_arrays that kept their function info; one the DFA analysis
+    /// refused keeps the stack sizes its INIT_FCALLs had.
+    fn adjust_fcall_stack_sizes(
+        &mut self,
+        script: &mut Script,
+        paths: &[OpArrayPath],
+        with_func_info: Option<&[bool]>,
+    ) {
         let start = Instant::now();
-        for path in paths {
+        for (k, path) in paths.iter().enumerate() {
+            if with_func_info.is_some_and(|has| !has[k]) {
+                continue;
+            }
             self.with_op_array(script, path, |_, op_array, ctx| {
                 if op_array.type_ != ZEND_EVAL_CODE {
                     optimize_func_calls::adjust_fcall_stack_size(op_array, ctx);
