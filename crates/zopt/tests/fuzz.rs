@@ -90,7 +90,14 @@ fn fuzz_sample_is_clean_at_the_established_levels() {
     // generated programs too. Everything else (the analyses, every exec mode, the verifier,
     // the crosscheck) must be clean.
     const SSA_PASS_STAGES: [&str; 8] = [
-        "after", "after_dfa", "before_dfa", "pass6", "pass7", "pass8", "pass14", "sccp",
+        "after",
+        "after_dfa",
+        "before_dfa",
+        "pass6",
+        "pass7",
+        "pass8",
+        "pass14",
+        "sccp",
     ];
     let (passes, other): (Vec<_>, Vec<_>) = failures(&summary).into_iter().partition(|f| {
         f["kind"] == "conformance"
