@@ -71,6 +71,29 @@ pub struct DfaInput<'a> {
     pub analysis: &'a mut FuncAnalysis,
     /// `ZEND_FUNC_INFO(op_array)`: present on the call-graph path.
     pub func_info: Option<&'a mut FuncInfo>,
+    /// When given, the op_array and SSA verifiers run after every step of the pass (SCCP,
+    /// each `zend_dfa_optimize_jmps`, the call rewrite, DCE, the type rewrites; the driver
+    /// checks what the NOP compaction leaves), as a debug build of PHP runs `ssa_verify_integrity` after each, and
+    /// their failures are appended here.
+    pub step_checks: Option<&'a mut Vec<String>>,
+}
+
+/// Runs the verifiers after `step` when [`DfaInput::step_checks`] asks for it.
+fn check_step(
+    op_array: &OpArray,
+    fa: &FuncAnalysis,
+    step: &str,
+    errors: &mut Option<&mut Vec<String>>,
+) {
+    let Some(errors) = errors.as_deref_mut() else {
+        return;
+    };
+    if let Err(e) = crate::verify::operands(op_array) {
+        errors.push(format!("after {step}: {}: {e}", op_array.display_name()));
+    }
+    if let Err(e) = crate::verify::ssa(op_array, &fa.cfg, &fa.ssa) {
+        errors.push(format!("after {step} (ssa): {e}"));
+    }
 }
 
 /// The parts of `zend_func_info` the DFA pass reads and keeps up to date.
@@ -100,7 +123,11 @@ impl FuncInfo {
 /// `zend_optimize_dfa`: PASS_6 on one op_array without the call graph. Returns the analysis
 /// the pass worked on (the handler types and the live-range predicate read it), or `None`
 /// when `zend_dfa_analyze_op_array` refused the op_array.
-pub fn optimize_dfa(op_array: &mut OpArray, ctx: &mut OptimizerCtx) -> Option<FuncAnalysis> {
+pub fn optimize_dfa(
+    op_array: &mut OpArray,
+    ctx: &mut OptimizerCtx,
+    step_checks: Option<&mut Vec<String>>,
+) -> Option<FuncAnalysis> {
     let mut analysis = {
         // The op_array being optimized is out of the script (the driver holds it): the
         // script's view gets it as one more op_array. Without the call graph nothing is
@@ -125,6 +152,7 @@ pub fn optimize_dfa(op_array: &mut OpArray, ctx: &mut OptimizerCtx) -> Option<Fu
         DfaInput {
             analysis: &mut analysis,
             func_info: None,
+            step_checks,
         },
     );
     Some(analysis)
@@ -191,6 +219,7 @@ pub fn optimize_op_array(op_array: &mut OpArray, ctx: &mut OptimizerCtx, input: 
     let DfaInput {
         analysis: fa,
         func_info,
+        mut step_checks,
     } = input;
     let header = func_info.as_ref().map(|f| f.header());
     if ctx.debug_level & DUMP_BEFORE_DFA_PASS != 0 {
@@ -220,13 +249,16 @@ pub fn optimize_op_array(op_array: &mut OpArray, ctx: &mut OptimizerCtx, input: 
         {
             remove_nops = true;
         }
+        check_step(op_array, fa, "sccp", &mut step_checks);
         if optimize_jmps(op_array, ctx, fa) > 0 {
             remove_nops = true;
         }
+        check_step(op_array, fa, "jmps after sccp", &mut step_checks);
         if let (Some(fi), Some(map)) = (func_info.as_deref(), call_map.as_ref()) {
             if optimize_calls(op_array, ctx, fa, fi, map) > 0 {
                 remove_nops = true;
             }
+            check_step(op_array, fa, "calls", &mut step_checks);
         }
         if ctx.debug_level & DUMP_AFTER_PASS_8 != 0 {
             dump(
@@ -250,9 +282,11 @@ pub fn optimize_op_array(op_array: &mut OpArray, ctx: &mut OptimizerCtx, input: 
         {
             remove_nops = true;
         }
+        check_step(op_array, fa, "dce", &mut step_checks);
         if optimize_jmps(op_array, ctx, fa) > 0 {
             remove_nops = true;
         }
+        check_step(op_array, fa, "jmps after dce", &mut step_checks);
         if ctx.debug_level & DUMP_AFTER_PASS_14 != 0 {
             dump(
                 &mut ctx.state.dumps,
@@ -267,8 +301,10 @@ pub fn optimize_op_array(op_array: &mut OpArray, ctx: &mut OptimizerCtx, input: 
     if rewrite_vars(op_array, ctx, fa) {
         remove_nops = true;
     }
+    check_step(op_array, fa, "type rewrites", &mut step_checks);
 
     if remove_nops {
+        // The driver's check after the pass verifies what the compaction left.
         remove_nops_and_calls(op_array, fa, func_info);
     }
 
@@ -509,12 +545,14 @@ fn replace_predecessor(
         fa.cfg.set_predecessor(block, old_idx, new_pred);
         return;
     }
-    // The phis lose their source for the old edge, the later ones moving down.
+    // The phis lose their source for the old edge, the later ones moving down. PHP moves
+    // the sources only, leaving the dropped variable's phi use chain naming the phi (and
+    // the phi's use-chain slots unshifted); the source goes here with its chain link, as
+    // zend_ssa_remove_predecessor drops one, so the chains stay exact.
     for &p in &fa.ssa.blocks[block.index()].phis.clone() {
-        let phi = &mut fa.ssa.phis[p.index()];
+        let phi = &fa.ssa.phis[p.index()];
         if phi.pi.is_none() && old_idx < phi.sources.len() {
-            phi.sources.remove(old_idx);
-            phi.use_chains.remove(old_idx);
+            fa.ssa.remove_phi_source(p, old_idx);
         }
     }
     fa.cfg.remove_predecessor_at(block, old_idx);

@@ -383,8 +383,11 @@ impl Driver<'_> {
         if level & PASS_6 != 0 && level & PASS_7 == 0 && IMPLEMENTED_PASSES & PASS_6 != 0 {
             ctx.pass = "pass6";
             let start = Instant::now();
-            let analysis = dfa_pass::optimize_dfa(op_array, ctx);
+            let mut steps = Vec::new();
+            let analysis =
+                dfa_pass::optimize_dfa(op_array, ctx, self.options.verify.then_some(&mut steps));
             self.time("pass6", start.elapsed());
+            self.verify_errors.extend(steps);
             self.check("pass6", op_array, analysis.as_ref());
             self.dump(op_array, ctx, debug_level::after_pass(6), "after pass 6", 0);
         }
@@ -468,7 +471,7 @@ impl Driver<'_> {
                 .push(format!("{name}: {}: {e}", op_array.display_name()));
         }
         if let Some(fa) = analysis {
-            if let Err(e) = zend_ssa::verify(op_array, &fa.cfg, &fa.ssa) {
+            if let Err(e) = verify::ssa(op_array, &fa.cfg, &fa.ssa) {
                 self.verify_errors
                     .push(format!("{name} (ssa): {}: {e}", op_array.display_name()));
             }
@@ -538,15 +541,19 @@ impl Driver<'_> {
             self.with_op_array(script, path, |d, op_array, ctx| {
                 ctx.pass = "pass6";
                 let start = Instant::now();
+                let mut steps = Vec::new();
+                let verify = d.options.verify;
                 dfa_pass::optimize_op_array(
                     op_array,
                     ctx,
                     DfaInput {
                         analysis: fa,
                         func_info: Some(fi),
+                        step_checks: verify.then_some(&mut steps),
                     },
                 );
                 d.time("pass6", start.elapsed());
+                d.verify_errors.extend(steps);
                 d.check("pass6", op_array, Some(fa));
             });
         }

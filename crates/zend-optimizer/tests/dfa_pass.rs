@@ -134,3 +134,23 @@ fn per_op_array_path_matches_php_live() {
     }
     assert!(compared >= 4, "the opt_dfa_* fixtures have no recordings");
 }
+
+/// The op_array and SSA verifiers stay silent after every pass (and after each step of the
+/// DFA pass: SCCP, DCE, each `zend_dfa_optimize_jmps`, the rewrites, the NOP compaction) on
+/// every fixture at the levels the acceptance names.
+#[test]
+fn verifier_silent_on_every_fixture() {
+    let mut failures = Vec::new();
+    let mut runs = 0;
+    for name in fixtures() {
+        for level in [0x20, 0x60, 0xE0, 0x20E0, 0x7FFEBFFF] {
+            let (_, errors) = ours(&name, level, 0);
+            runs += 1;
+            for e in errors {
+                failures.push(format!("{name} at {level:#x}: {e}"));
+            }
+        }
+    }
+    assert!(runs > 500, "only {runs} runs");
+    assert!(failures.is_empty(), "verifier: {failures:#?}");
+}

@@ -386,7 +386,7 @@ impl Ssa {
     /// `zend_ssa_remove_phi_source`: drops the source of phi `phi` for predecessor
     /// position `pred_offset`, the later sources moving down, and fixes the phi use chain
     /// of the dropped variable (the phi stays on it if another source still uses it).
-    fn remove_phi_source(&mut self, phi: PhiId, pred_offset: usize) {
+    pub fn remove_phi_source(&mut self, phi: PhiId, pred_offset: usize) {
         let p = &mut self.phis[phi.index()];
         if pred_offset >= p.sources.len() {
             debug_assert!(false, "{phi:?} has no source #{pred_offset}");
@@ -774,9 +774,18 @@ impl Ssa {
             tc.finally_end = tc.finally_end.map(new);
         }
 
+        // A range may end at the op_array's end, one past its last op: that end moves
+        // to the new end (`new_op` leaves numbers past the old end as they are).
+        let end = |op: OpNum| {
+            if op.index() >= last {
+                OpNum(target as u32)
+            } else {
+                new(op)
+            }
+        };
         op_array.live_range.retain_mut(|range| {
             range.start = new(range.start);
-            range.end = new(range.end);
+            range.end = end(range.end);
             range.start < range.end
         });
         renumbering
