@@ -116,5 +116,5 @@ pub use load::{
 };
 pub use memory::MemoryCache;
 pub use persist::{persist, persist_calc, persist_into, PersistError, PersistPlan};
-pub use shm::{ShmCache, ShmConfig, ShmEntry, ShmLookup, ShmStats, ShmStoreError};
+pub use shm::{ImageWriter, ShmCache, ShmConfig, ShmEntry, ShmLookup, ShmStats, ShmStoreError};
 pub use system::{opcode_table_hash, CacheKey, SystemId, Validation, ValidationMode};

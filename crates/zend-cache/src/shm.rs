@@ -147,6 +147,13 @@ struct EntryHeader {
     /// Set by the embedder once a hit built the entry successfully (see
     /// [`ShmEntry::mark_checked`]).
     checked: AtomicU32,
+    /// Segment offset of the embedder's run-time image of the entry (0: none yet), see
+    /// [`ShmCache::attach_image`]; published with release ordering once complete.
+    image: AtomicU64,
+    /// Bytes of the image's allocation.
+    image_size: AtomicU64,
+    /// Set when the embedder could not make an image of this entry (not retried).
+    image_refused: AtomicU32,
 }
 
 const fn align8(n: usize) -> usize {
@@ -318,9 +325,25 @@ impl<'a> ShmEntry<'a> {
         self.header().hits.load(Ordering::Relaxed)
     }
 
-    /// Bytes the entry occupies in the segment.
+    /// Bytes the entry occupies in the segment (with its run-time image, if any).
     pub fn size(&self) -> u64 {
-        self.header().size
+        let h = self.header();
+        h.size + h.image_size.load(Ordering::Relaxed)
+    }
+
+    /// The embedder's run-time image of this entry (see [`ShmCache::attach_image`]): the
+    /// address of its root, complete and immutable once seen here.
+    pub fn image(&self) -> Option<*const u8> {
+        let off = self.header().image.load(Ordering::Acquire);
+        (off != 0).then(|| {
+            // SAFETY: image offsets are written under the lock, inside the entries area.
+            unsafe { self.shm.base.add(off as usize) as *const u8 }
+        })
+    }
+
+    /// Whether making an image of this entry failed once (it is not tried again).
+    pub fn image_refused(&self) -> bool {
+        self.header().image_refused.load(Ordering::Relaxed) != 0
     }
 
     /// Whether the source needs a fresh check at time `now` (unix seconds): true once
@@ -358,6 +381,61 @@ impl<'a> ShmEntry<'a> {
     pub fn is_invalidated(&self) -> bool {
         self.header().invalidated.load(Ordering::Acquire) != 0
     }
+}
+
+/// Allocation and interning in the segment for [`ShmCache::attach_image`], valid while its
+/// writer lock is held. Memory comes from the entries area's bump pointer, zero-filled
+/// (the segment never reuses memory), and is never written by anyone else.
+pub struct ImageWriter<'a> {
+    shm: &'a ShmCache,
+    start: u64,
+    end: u64,
+}
+
+impl ImageWriter<'_> {
+    /// `size` bytes aligned to `align` (a power of two, at most 64), zero-filled; `None`
+    /// when the segment is full.
+    pub fn alloc(&mut self, size: usize, align: usize) -> Option<*mut u8> {
+        let h = self.shm.header();
+        let align = align.clamp(8, 64) as u64;
+        let at = self.end.checked_add(align - 1)? & !(align - 1);
+        let end = at.checked_add(size as u64)?;
+        if end > h.size {
+            self.shm.counter(FULL).fetch_add(1, Ordering::Relaxed);
+            return None;
+        }
+        self.end = end;
+        h.pending_size.store(end - self.start, Ordering::Relaxed);
+        h.used.store(align16(end), Ordering::Release);
+        // SAFETY: [at, end) lies in the entries area, reserved under the lock.
+        Some(unsafe { self.shm.base.add(at as usize) })
+    }
+
+    /// The address of the segment's interned copy of `bytes` (a PHP `zend_string`, see the
+    /// module docs); `None` when the strings area is full.
+    pub fn intern(&mut self, bytes: &[u8]) -> Option<*mut u8> {
+        let off = self.shm.intern(bytes);
+        // SAFETY: `intern` returns offsets of strings inside the mapping.
+        (off != 0).then(|| unsafe { self.shm.base.add(off as usize) })
+    }
+
+    /// Whether `p` points into the segment's interned strings area.
+    pub fn is_interned_here(&self, p: *const u8) -> bool {
+        let h = self.shm.header();
+        let base = self.shm.base as usize;
+        let p = p as usize;
+        p >= base + h.strings_off as usize && p < base + (h.strings_off + h.strings_size) as usize
+    }
+
+    /// Whether `p` points into the segment at all.
+    pub fn holds(&self, p: *const u8) -> bool {
+        let base = self.shm.base as usize;
+        (p as usize) >= base && (p as usize) < base + self.shm.len
+    }
+}
+
+const fn align16(n: u64) -> u64 {
+    (n + 15) & !15
 }
 
 /// The outcome of [`ShmCache::lookup_key`].
@@ -573,6 +651,23 @@ impl ShmCache {
         }
     }
 
+    /// The writer lock if it is free now (`None`: another writer holds it).
+    fn try_lock(&self) -> Result<Option<WriteLock<'_>>, ShmStoreError> {
+        // SAFETY: the mutex was initialised process-shared and robust by `create`.
+        let rc = unsafe { libc::pthread_mutex_trylock(self.mutex()) };
+        match rc {
+            0 => Ok(Some(WriteLock(self))),
+            libc::EBUSY => Ok(None),
+            libc::EOWNERDEAD => {
+                self.recover();
+                // SAFETY: as in `lock`.
+                unsafe { libc::pthread_mutex_consistent(self.mutex()) };
+                Ok(Some(WriteLock(self)))
+            }
+            rc => Err(ShmStoreError::Lock(rc)),
+        }
+    }
+
     /// A writer died holding the lock: what it allocated and did not publish is wasted.
     /// (Entries are published last, so nothing half-written is reachable.)
     fn recover(&self) {
@@ -581,8 +676,13 @@ impl ShmCache {
         let off = h.pending_off.swap(0, Ordering::Relaxed);
         let size = h.pending_size.swap(0, Ordering::Relaxed);
         if off != 0 {
-            let published =
-                (0..h.slot_count as usize).any(|i| self.slot(i).load(Ordering::Relaxed) == off);
+            let published = (0..h.slot_count as usize).any(|i| {
+                let slot = self.slot(i).load(Ordering::Relaxed);
+                slot == off
+                    || self
+                        .entry_at(slot)
+                        .is_some_and(|e| e.header().image.load(Ordering::Relaxed) == off)
+            });
             if !published {
                 self.counter(WASTED).fetch_add(size, Ordering::Relaxed);
             }
@@ -709,6 +809,9 @@ impl ShmCache {
             revalidate_at: AtomicI64::new(0),
             invalidated: AtomicU32::new(0),
             checked: AtomicU32::new(0),
+            image: AtomicU64::new(0),
+            image_size: AtomicU64::new(0),
+            image_refused: AtomicU32::new(0),
         };
         // SAFETY: the allocation starts with room for the header, 8-aligned.
         unsafe { std::ptr::write(self.base.add(start_us) as *mut EntryHeader, header) };
@@ -789,6 +892,63 @@ impl ShmCache {
             hash,
             std::slice::from_raw_parts(p.add(ZEND_STRING_HEADER), len),
         )
+    }
+
+    /// Gives `entry` a run-time image: under the writer lock, `build` persists the
+    /// embedder's own structures for the entry into memory it takes from the segment with
+    /// [`ImageWriter::alloc`] (strings through [`ImageWriter::intern`]) and returns the
+    /// address of the image's root, which is then published (release ordering) for every
+    /// process: [`ShmEntry::image`]. `None` from `build` refuses the image for good
+    /// ([`ShmEntry::image_refused`]) and counts what it allocated as wasted.
+    ///
+    /// Nothing happens when another writer holds the lock (a hit never waits for a writer:
+    /// the next hit tries again), when the entry got an image (or a refusal) meanwhile, or
+    /// when it is no longer the published entry of its path. A writer killed inside `build`
+    /// leaves its allocation unpublished and counted as wasted by the next writer, as a
+    /// killed store does. Returns whether an image was published by this call.
+    pub fn attach_image(
+        &self,
+        entry: ShmEntry<'_>,
+        build: impl FnOnce(&mut ImageWriter<'_>) -> Option<*const u8>,
+    ) -> Result<bool, ShmStoreError> {
+        let Some(_lock) = self.try_lock()? else {
+            return Ok(false);
+        };
+        let eh = entry.header();
+        let current = self.find(entry.path()).is_some_and(|e| e.off == entry.off);
+        if !current
+            || eh.image.load(Ordering::Relaxed) != 0
+            || eh.image_refused.load(Ordering::Relaxed) != 0
+        {
+            return Ok(false);
+        }
+        let h = self.header();
+        let start = align16(h.used.load(Ordering::Relaxed));
+        h.pending_off.store(start, Ordering::Relaxed);
+        h.pending_size.store(0, Ordering::Relaxed);
+        let mut w = ImageWriter {
+            shm: self,
+            start,
+            end: start,
+        };
+        let root = build(&mut w);
+        let size = w.end - start;
+        let root_off = root
+            .map(|p| p as u64 - self.base as u64)
+            .filter(|&off| off >= start && off < w.end);
+        match root_off {
+            Some(off) => {
+                eh.image_size.store(size, Ordering::Relaxed);
+                eh.image.store(off, Ordering::Release);
+            }
+            None => {
+                eh.image_refused.store(1, Ordering::Relaxed);
+                self.counter(WASTED).fetch_add(size, Ordering::Relaxed);
+            }
+        }
+        h.pending_off.store(0, Ordering::Relaxed);
+        h.pending_size.store(0, Ordering::Relaxed);
+        Ok(root_off.is_some())
     }
 
     /// Retires the entry of `path` (readers holding it keep a valid entry; lookups miss).

@@ -55,7 +55,7 @@ use zend_cache::{
 
 use crate::engine::Engine;
 use crate::php::{self, zend_file_handle, zend_op_array, zend_script, HashTable};
-use crate::{ini, load, transform};
+use crate::{image, ini, load, transform};
 
 // The segment's interned strings are PHP 8.2 zend_strings: the layout zend-cache writes
 // (it has no PHP headers) must be the one these headers describe.
@@ -102,6 +102,13 @@ pub struct Counters {
     pub shm_hits: AtomicU64,
     /// Shared-memory stores refused (full segment or table, invalid body).
     pub shm_store_failures: AtomicU64,
+    /// Shared-memory hits bound from the script's run-time form ([`image`]), without
+    /// rebuilding anything (also counted in `shm_hits`).
+    pub run_time_hits: AtomicU64,
+    /// Run-time forms this process persisted into the segment.
+    pub run_time_stores: AtomicU64,
+    /// Scripts whose run-time form could not be persisted (they are rebuilt on each hit).
+    pub run_time_refusals: AtomicU64,
 }
 
 pub static COUNTERS: Counters = Counters {
@@ -113,6 +120,9 @@ pub static COUNTERS: Counters = Counters {
     other_ns: AtomicU64::new(0),
     shm_hits: AtomicU64::new(0),
     shm_store_failures: AtomicU64::new(0),
+    run_time_hits: AtomicU64::new(0),
+    run_time_stores: AtomicU64::new(0),
+    run_time_refusals: AtomicU64::new(0),
 };
 
 /// OPcache's compiler options for scripts it caches (`opcache_compile_file`).
@@ -386,6 +396,9 @@ pub fn stats_json() -> serde_json::Value {
         "served": c.served.load(Ordering::Relaxed),
         "shm_hits": c.shm_hits.load(Ordering::Relaxed),
         "shm_store_failures": c.shm_store_failures.load(Ordering::Relaxed),
+        "run_time_hits": c.run_time_hits.load(Ordering::Relaxed),
+        "run_time_stores": c.run_time_stores.load(Ordering::Relaxed),
+        "run_time_refusals": c.run_time_refusals.load(Ordering::Relaxed),
         "uncacheable": c.uncacheable.load(Ordering::Relaxed),
         "load_failures": c.load_failures.load(Ordering::Relaxed),
         "served_ns": c.served_ns.load(Ordering::Relaxed),
@@ -629,7 +642,7 @@ unsafe fn serve(handle: *mut zend_file_handle, type_: c_int) -> Outcome {
 /// Serves a shared-memory entry: its strings are the segment's interned copies. `None` when
 /// it could not be built (counted and logged; the caller compiles).
 unsafe fn serve_entry(path: &[u8], entry: ShmEntry<'_>) -> Option<Outcome> {
-    match serve_hit(entry.view(), entry.interned_strings(), entry.is_checked()) {
+    match serve_shm(entry) {
         Ok(outcome) => {
             entry.mark_checked();
             entry.record_hit();
@@ -766,6 +779,74 @@ unsafe fn serve_hit(
     }
 }
 
+/// A shared-memory hit: bound from the script's run-time form when the segment has it
+/// ([`image::instantiate`]: nothing rebuilt), else built from the entry — and then, unless
+/// `zopt.shm_run_time_form=0`, persisted in run-time form for every later hit of every
+/// worker ([`image::persist`], under the segment's writer lock, before binding changes
+/// anything).
+unsafe fn serve_shm(entry: ShmEntry<'_>) -> Result<Outcome, String> {
+    let e = Engine::new();
+    let view = entry.view();
+    let built = match entry.image().filter(|_| ini::shm_run_time_form()) {
+        Some(root) => {
+            COUNTERS.run_time_hits.fetch_add(1, Ordering::Relaxed);
+            image::instantiate(e, root)
+        }
+        None => {
+            let built = load::build(e, view, entry.interned_strings(), entry.is_checked())
+                .map_err(|err| err.0)?;
+            if ini::shm_run_time_form() && !entry.image_refused() {
+                persist_run_time_form(entry, &built);
+            }
+            built
+        }
+    };
+    let model = ini::verify().then(|| view.to_script());
+    match load::bind(e, built, view.compiler_halt_offset(), model.as_ref()) {
+        Ok(main) => Ok(Outcome::Done(main)),
+        Err(load::BindError::Fatal(f)) => Ok(Outcome::Fatal(f)),
+        Err(load::BindError::Bailout) => Ok(Outcome::Bailout),
+    }
+}
+
+/// Persists `built` (the script of `entry`, not bound yet) in run-time form into the
+/// segment. A script that cannot be is marked so (it stays on the rebuild path); with
+/// `ZOPT_DEBUG_RUN_TIME_FORM` set in the environment the reason is logged.
+unsafe fn persist_run_time_form(entry: ShmEntry<'_>, built: &load::Built) {
+    let Some(shm) = SHM.get() else {
+        return;
+    };
+    let mut why = None;
+    let stored = shm.attach_image(entry, |w| {
+        let persisted = image::persist(built, w);
+        pause_if_armed("ZOPT_TEST_PAUSE_RUN_TIME_FORM");
+        match persisted {
+            Ok(root) => Some(root),
+            Err(e) => {
+                why = Some(e);
+                None
+            }
+        }
+    });
+    match stored {
+        Ok(true) => {
+            COUNTERS.run_time_stores.fetch_add(1, Ordering::Relaxed);
+        }
+        Ok(false) => {
+            if let Some(why) = why {
+                COUNTERS.run_time_refusals.fetch_add(1, Ordering::Relaxed);
+                if std::env::var_os("ZOPT_DEBUG_RUN_TIME_FORM").is_some() {
+                    log(&format!(
+                        "{} stays on the rebuild path: {why}",
+                        String::from_utf8_lossy(entry.path())
+                    ));
+                }
+            }
+        }
+        Err(e) => log(&format!("cannot persist a run-time form: {e}")),
+    }
+}
+
 /// A miss: compile as OPcache does, capture, optimize, store.
 unsafe fn compile_and_store(
     original: CompileFile,
@@ -833,7 +914,7 @@ unsafe fn capture_optimize_store(key: &CacheKey, view: &mut zend_script) -> Resu
         let stored = shm.store_with(key, plan.size(), |out| {
             // A failure leaves the allocation invalid: store_with then refuses it.
             let _ = zend_cache::persist_into(&output, &plan, out);
-            pause_if_armed();
+            pause_if_armed("ZOPT_TEST_PAUSE_STORE");
         });
         match stored {
             Ok(entry) => entry.revalidated(unix_now(), ini::revalidate_freq()),
@@ -846,12 +927,13 @@ unsafe fn capture_optimize_store(key: &CacheKey, view: &mut zend_script) -> Resu
     Ok(())
 }
 
-/// Fault injection for the tests: when the environment names a file in
-/// `ZOPT_TEST_PAUSE_STORE` and that file exists, the first store that sees it removes it
-/// and sleeps for 60 s while it holds the segment's writer lock, its entry written but not
-/// published, so that a test can kill the worker mid-store.
-fn pause_if_armed() {
-    let Some(marker) = std::env::var_os("ZOPT_TEST_PAUSE_STORE") else {
+/// Fault injection for the tests: when the environment variable `var` names a file and that
+/// file exists, the first writer that sees it removes it and sleeps for 60 s while it holds
+/// the segment's writer lock, its allocation written but not published, so that a test can
+/// kill the worker mid-store: `ZOPT_TEST_PAUSE_STORE` in a store,
+/// `ZOPT_TEST_PAUSE_RUN_TIME_FORM` while persisting a run-time form.
+fn pause_if_armed(var: &str) {
+    let Some(marker) = std::env::var_os(var) else {
         return;
     };
     if std::fs::remove_file(&marker).is_ok() {

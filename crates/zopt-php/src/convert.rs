@@ -996,7 +996,10 @@ impl<'a> Converter<'a> {
         Ok(ir::ClassEntry {
             name,
             parent_name: r.parent_name(ce).map(phpstr),
-            ce_flags: ce.ce_flags,
+            // ZEND_ACC_CACHED says where the class's storage lives (a cache), not what was
+            // compiled: a class served from zopt's shared memory has it, the compiler never
+            // sets it.
+            ce_flags: ce.ce_flags & !php::ZEND_ACC_CACHED,
             refcount: u32::try_from(ce.refcount)
                 .map_err(|_| ConvError::new(format!("negative refcount {}", ce.refcount)))?,
             interface_names,

@@ -16,6 +16,7 @@
 //! | `zopt.max_accelerated_files` | slots of the segment's script table (default `10000`) | php.ini / `-d` only |
 //! | `zopt.validate_timestamps` | `1` (default): check a script's source against its shared-memory entry, at most every `revalidate_freq` seconds; `0`: never (as OPcache's) | anywhere |
 //! | `zopt.revalidate_freq` | seconds between two checks of one script's source (default `2`) | anywhere |
+//! | `zopt.shm_run_time_form` | `1` (default): keep each script of the shared-memory cache in PHP's run-time form too, so that a hit binds it without rebuilding (see [`crate::image`]); `0`: every hit rebuilds the script from its entry | php.ini / `-d` only |
 //!
 //! Each setting has an `on_modify` handler that validates the new value and keeps the
 //! parsed form in a Rust static; an invalid value is refused with a warning naming the
@@ -70,6 +71,12 @@ static INTERNED_STRINGS_BUFFER: AtomicU64 = AtomicU64::new(8);
 static MAX_ACCELERATED_FILES: AtomicU64 = AtomicU64::new(10_000);
 static VALIDATE_TIMESTAMPS: AtomicBool = AtomicBool::new(true);
 static REVALIDATE_FREQ: AtomicU64 = AtomicU64::new(2);
+static RUN_TIME_FORM: AtomicBool = AtomicBool::new(true);
+
+/// `zopt.shm_run_time_form`.
+pub fn shm_run_time_form() -> bool {
+    RUN_TIME_FORM.load(Ordering::Relaxed)
+}
 
 /// `zopt.memory_consumption` in bytes (0: no shared-memory cache).
 pub fn memory_consumption() -> usize {
@@ -279,6 +286,7 @@ fn apply(setting: Setting, value: &str) -> Result<(), String> {
             parse_count("zopt.revalidate_freq", value)?,
             Ordering::Relaxed,
         ),
+        Setting::RunTimeForm => RUN_TIME_FORM.store(parse_bool(value)?, Ordering::Relaxed),
     }
     Ok(())
 }
@@ -300,6 +308,7 @@ enum Setting {
     MaxAcceleratedFiles = 12,
     ValidateTimestamps = 13,
     RevalidateFreq = 14,
+    RunTimeForm = 15,
 }
 
 /// `ZEND_INI_MH`: PHP calls it with every new value; `mh_arg1` says which setting.
@@ -326,6 +335,7 @@ unsafe extern "C" fn on_modify(
             12 => Setting::MaxAcceleratedFiles,
             13 => Setting::ValidateTimestamps,
             14 => Setting::RevalidateFreq,
+            15 => Setting::RunTimeForm,
             _ => Setting::Verify,
         };
         // SAFETY: PHP passes the live new value (or NULL) for the duration of the call.
@@ -380,7 +390,7 @@ const fn terminator() -> zend_ini_entry_def {
 }
 
 /// The entries, NULL-terminated as `zend_register_ini_entries_ex` expects.
-pub static INI_ENTRIES: FfiCell<[zend_ini_entry_def; 15]> = FfiCell::new([
+pub static INI_ENTRIES: FfiCell<[zend_ini_entry_def; 16]> = FfiCell::new([
     entry(
         b"zopt.mode\0",
         b"off\0",
@@ -459,6 +469,12 @@ pub static INI_ENTRIES: FfiCell<[zend_ini_entry_def; 15]> = FfiCell::new([
         b"2\0",
         Setting::RevalidateFreq,
         php::ZEND_INI_ALL,
+    ),
+    entry(
+        b"zopt.shm_run_time_form\0",
+        b"1\0",
+        Setting::RunTimeForm,
+        php::ZEND_INI_SYSTEM,
     ),
     terminator(),
 ]);

@@ -59,6 +59,7 @@ mod cache;
 mod convert;
 mod engine;
 mod functions;
+mod image;
 mod ini;
 mod load;
 mod php;

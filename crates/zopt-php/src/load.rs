@@ -100,12 +100,12 @@ fn linking(ce: &ClassEntry) -> Linking {
 pub struct Built {
     /// `script.main_op_array` is the main op_array; the tables hold the functions and
     /// classes under their keys (no destructors: binding moves the values out).
-    script: Box<zend_script>,
+    pub(crate) script: Box<zend_script>,
     /// Classes to early-bind again while binding, by class-table position: the lowercased
     /// parent name.
-    early_bound: Vec<Option<Vec<u8>>>,
+    pub(crate) early_bound: Vec<Option<Vec<u8>>>,
     /// The just-in-time auto globals ([`JIT_GLOBALS`]) the script names anywhere.
-    auto_globals: [bool; JIT_GLOBALS.len()],
+    pub(crate) auto_globals: [bool; JIT_GLOBAL_COUNT],
 }
 
 /// Builds every structure of the cached script `view`. Nothing is bound to the request.
@@ -576,7 +576,8 @@ unsafe fn register_halt_offset(filename: *mut zend_string, offset: u64) {
 /// The just-in-time auto globals: compiling a script that names one of them arms it
 /// (`zend_is_auto_global`), and OPcache keeps which ones a script armed
 /// (`ping_auto_globals_mask`) to arm them when it serves the script.
-const JIT_GLOBALS: [&[u8]; 3] = [b"_SERVER", b"_ENV", b"_REQUEST"];
+const JIT_GLOBALS: [&[u8]; JIT_GLOBAL_COUNT] = [b"_SERVER", b"_ENV", b"_REQUEST"];
+pub(crate) const JIT_GLOBAL_COUNT: usize = 3;
 
 /// Which [`JIT_GLOBALS`] any op_array of the script (main, functions, methods, closures)
 /// names: a string literal with the global's name.
@@ -613,7 +614,11 @@ pub(crate) unsafe fn init_table(ht: *mut HashTable, size: usize) {
 }
 
 /// `zend_hash_add_ptr`; false when the key is taken.
-unsafe fn add_ptr(ht: *mut HashTable, key: *mut zend_string, p: *mut std::ffi::c_void) -> bool {
+pub(crate) unsafe fn add_ptr(
+    ht: *mut HashTable,
+    key: *mut zend_string,
+    p: *mut std::ffi::c_void,
+) -> bool {
     let mut zv = zval::default();
     zv.value.ptr = p;
     zv.u1.type_info = IS_PTR;

@@ -446,3 +446,100 @@ fn workers_killed_mid_request_and_mid_store_leave_the_cache_usable() {
     assert!(replacement[0]["shm_hits"].as_u64().unwrap() >= 4);
     assert_eq!(statuses[0]["shm"]["writer_deaths"], 1);
 }
+
+/// After its first hit a script is persisted in PHP's run-time form, and later hits of both
+/// workers bind that form without rebuilding anything. With `zopt.verify=1` every script
+/// bound (from the run-time form too) is captured again and compared with its entry: a
+/// difference would be a warning in the page, which must stay `php -n`'s.
+#[test]
+fn hits_bind_the_run_time_form_and_serve_identical_pages() {
+    let tmp = tempfile::tempdir().unwrap();
+    let app = app(tmp.path());
+    let want = reference(&app.join("page.php"));
+    let mut ini = shm_ini();
+    ini.push(("zopt.verify", "1".into()));
+    let fpm = Fpm::start(tmp.path(), &ini, &[]);
+    for _ in 0..6 {
+        assert_eq!(fpm.get(&app.join("page.php"), ""), want);
+    }
+    let statuses = both_workers(&fpm, &app, &want);
+    let sum = |k: &str| -> u64 { statuses.iter().map(|s| s[k].as_u64().unwrap()).sum() };
+    // page.php and its three libraries (status.php too, once it was hit twice).
+    assert!(sum("run_time_stores") >= 4, "{statuses:?}");
+    assert_eq!(sum("run_time_refusals"), 0, "{statuses:?}");
+    // Pages after the first two bind their four scripts from the run-time form.
+    assert!(sum("run_time_hits") >= 4 * 4, "{statuses:?}");
+    assert!(
+        statuses
+            .iter()
+            .all(|s| s["run_time_hits"].as_u64().unwrap() >= 4),
+        "a worker never bound a run-time form: {statuses:?}"
+    );
+    assert!(!fpm.log().contains("zopt:"), "{}", fpm.log());
+}
+
+/// A worker killed (SIGKILL) while it holds the writer lock persisting a script's run-time
+/// form: the form is never published half-written, the next writer recovers the lock and
+/// counts the allocation as wasted, the script gets its run-time form after all, and every
+/// page stays `php -n`'s.
+#[test]
+fn worker_killed_while_persisting_a_run_time_form_leaves_the_cache_usable() {
+    let tmp = tempfile::tempdir().unwrap();
+    let app = app(tmp.path());
+    let want = reference(&app.join("page.php"));
+    let marker = tmp.path().join("pause-next-run-time-form");
+    let fpm = Fpm::start(
+        tmp.path(),
+        &shm_ini(),
+        &[(
+            "ZOPT_TEST_PAUSE_RUN_TIME_FORM",
+            marker.display().to_string(),
+        )],
+    );
+    // status.php stored and in run-time form first, so that asking for it never needs the
+    // writer lock; page.php and its libraries stored.
+    for _ in 0..3 {
+        let _ = status(&fpm, &app);
+    }
+    assert_eq!(fpm.get(&app.join("page.php"), ""), want);
+
+    std::fs::write(&marker, "").unwrap();
+    let stuck = std::thread::scope(|s| {
+        let page = s.spawn(|| fpm.get(&app.join("page.php"), ""));
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while marker.exists() {
+            assert!(Instant::now() < deadline, "no run-time form paused");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let other = status(&fpm, &app)["worker"].as_u64().unwrap() as u32;
+        let stuck: Vec<u32> = fpm.workers().into_iter().filter(|&p| p != other).collect();
+        assert_eq!(stuck.len(), 1, "workers {:?}, other {other}", fpm.workers());
+        kill9(stuck[0]);
+        assert_ne!(page.join().unwrap(), want);
+        stuck[0]
+    });
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while fpm.workers().len() < 2 || fpm.workers().contains(&stuck) {
+        assert!(
+            Instant::now() < deadline,
+            "php-fpm did not replace the worker"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    for _ in 0..6 {
+        assert_eq!(fpm.get(&app.join("page.php"), ""), want);
+    }
+    let statuses = both_workers(&fpm, &app, &want);
+    let shm = &statuses[0]["shm"];
+    assert_eq!(shm["writer_deaths"], 1, "{shm}");
+    assert!(shm["wasted"].as_u64().unwrap() > 0, "{shm}");
+    assert_eq!(shm["scripts"], 5, "{shm}");
+    let sum = |k: &str| -> u64 { statuses.iter().map(|s| s[k].as_u64().unwrap()).sum() };
+    assert_eq!(sum("run_time_refusals"), 0, "{statuses:?}");
+    assert!(
+        statuses
+            .iter()
+            .all(|s| s["run_time_hits"].as_u64().unwrap() >= 4),
+        "a worker never bound a run-time form: {statuses:?}"
+    );
+}

@@ -1,0 +1,820 @@
+//! Scripts in PHP's run-time form in the shared-memory segment: what OPcache's
+//! `zend_persist.c` keeps for a script, and what a hit binds without rebuilding anything.
+//!
+//! # What is persisted
+//!
+//! The first shared-memory hit of a script (in any worker) builds it as today ([`load`]:
+//! op_arrays in `pass_two()` form, classes through the engine's declaration API), and
+//! before binding it copies those engine structures into the segment
+//! ([`zend_cache::ShmCache::attach_image`], under the writer lock), as `zend_persist.c`
+//! copies a compiled script:
+//!
+//! - every op_array (main, functions, methods, closures): the `zend_op_array` itself, its
+//!   opcodes with their handlers and literals in one block (constant operands and jump
+//!   targets are relative in 64-bit PHP 8.2 builds, so the block is moved as it is), CV
+//!   names, `arg_info` with types, live ranges, try/catch, the static variables' defaults,
+//!   the dynamic function definitions; `refcount` NULL, so that `destroy_op_array` never
+//!   frees any of it (OPcache's persisted op_arrays have no refcount either);
+//! - every class: the `zend_class_entry` with its method, property and constant tables
+//!   (buckets and values), default property and static member tables, the
+//!   `properties_info_table`, interface and trait names, trait aliases and precedences;
+//! - every value as PHP's immutable form: strings in the segment's interned strings area,
+//!   arrays `IS_ARRAY_IMMUTABLE` (refcount 2, never released), constant-expression ASTs
+//!   `GC_IMMUTABLE`, zvals holding them not refcounted.
+//!
+//! # What a hit does
+//!
+//! [`instantiate`] binds no copy of any code: it takes a shallow, request-private copy of
+//! each `zend_op_array` (about 250 bytes; the per-request state PHP writes into it — the
+//! run-time cache pointer, the static variables' copy, a closure's scope — stays private,
+//! so no map_ptr slot is needed) and of each class entry, with its tables' buckets copied
+//! and its properties and constants copied shallowly, exactly as PHP's own
+//! `zend_lazy_class_load` makes a linkable class of an immutable one. The class is flagged
+//! `ZEND_ACC_CACHED` ("stored in opcache"), which tells PHP that its names, interface names
+//! and trait data are not its own to free. What it yields is a [`Built`] script equal to
+//! what [`load::build`] would build, which [`load::bind`] binds as before: redeclaration
+//! errors, delayed early binding, `__COMPILER_HALT_OFFSET__` and auto globals are
+//! unchanged.
+//!
+//! # What stays on the rebuild path
+//!
+//! A script is persisted only when all of it can be (else the entry is marked and every
+//! hit rebuilds it, as before): no class early-bound at compile time to a parent
+//! (`zend_try_early_bind` redoes that inheritance on each load), no enum, no attributes, no
+//! value that is not a scalar, string, array or constant AST, every structure in the
+//! shape [`load::build`] leaves it (no run-time cache, prototype or extension slot set).
+
+use std::ffi::c_void;
+use std::mem::size_of;
+use std::ptr;
+
+use zend_cache::ImageWriter;
+
+use crate::engine::{self, Engine};
+use crate::load::{self, Built};
+use crate::php::{
+    self, zend_arg_info, zend_class_constant, zend_class_entry, zend_class_name, zend_function,
+    zend_op_array, zend_property_info, zend_script, zend_string, zval, Bucket, HashTable,
+};
+
+// zend_types.h: GC flags and type infos of immutable values.
+const GC_NOT_COLLECTABLE: u32 = 1 << 4;
+const GC_IMMUTABLE: u32 = 1 << 6;
+/// `GC_ARRAY | ((IS_ARRAY_IMMUTABLE | GC_NOT_COLLECTABLE) << GC_FLAGS_SHIFT)`.
+const IMMUTABLE_ARRAY_TYPE_INFO: u32 = php::IS_ARRAY | GC_NOT_COLLECTABLE | GC_IMMUTABLE;
+/// `GC_CONSTANT_AST` with `GC_IMMUTABLE`.
+const IMMUTABLE_AST_TYPE_INFO: u32 = php::IS_CONSTANT_AST | GC_NOT_COLLECTABLE | GC_IMMUTABLE;
+const HT_MIN_MASK: u32 = (-2i32) as u32;
+
+/// The root of a script's image.
+#[repr(C)]
+struct Root {
+    main: *mut zend_op_array,
+    functions: *mut Named,
+    classes: *mut Named,
+    n_functions: u32,
+    n_classes: u32,
+    auto_globals: [bool; load::JIT_GLOBAL_COUNT],
+}
+
+/// A table entry: its key (an interned string of the segment) and its value.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct Named {
+    key: *mut zend_string,
+    ptr: *mut c_void,
+}
+
+type R<T> = Result<T, String>;
+
+fn refuse<T>(why: impl Into<String>) -> R<T> {
+    Err(why.into())
+}
+
+/// Persists the built, not yet bound script `built` into the segment through `w`; returns
+/// the image's root, or why the script cannot be persisted.
+///
+/// # Safety
+/// `built` comes from [`load::build`] in this request and was not bound yet.
+pub unsafe fn persist(built: &Built, w: &mut ImageWriter<'_>) -> R<*const u8> {
+    if built.early_bound.iter().any(Option::is_some) {
+        return refuse("a class early-bound at compile time");
+    }
+    let mut p = Persister { w };
+    let root = p.alloc::<Root>(1)?;
+    (*root).main = p.op_array(&built.script.main_op_array, ptr::null_mut())?;
+    let functions = load::entries(&built.script.function_table, 0);
+    (*root).functions = p.alloc::<Named>(functions.len())?;
+    (*root).n_functions = functions.len() as u32;
+    for (i, (key, value)) in functions.into_iter().enumerate() {
+        let oa = (*value).value.ptr.cast::<zend_op_array>();
+        if u32::from((*oa).type_) != u32::from(zend_ir::model::ZEND_USER_FUNCTION) {
+            return refuse("a function that is not user code");
+        }
+        let t = p.op_array(oa, ptr::null_mut())?;
+        (*root).functions.add(i).write(Named {
+            key: p.string(key)?,
+            ptr: t.cast(),
+        });
+    }
+    let classes = load::entries(&built.script.class_table, 0);
+    (*root).classes = p.alloc::<Named>(classes.len())?;
+    (*root).n_classes = classes.len() as u32;
+    for (i, (key, value)) in classes.into_iter().enumerate() {
+        let t = p.class((*value).value.ptr.cast())?;
+        (*root).classes.add(i).write(Named {
+            key: p.string(key)?,
+            ptr: t.cast(),
+        });
+    }
+    (*root).auto_globals = built.auto_globals;
+    Ok(root.cast_const().cast())
+}
+
+struct Persister<'w, 'a> {
+    w: &'w mut ImageWriter<'a>,
+}
+
+impl Persister<'_, '_> {
+    /// Room for `n` values of `T` in the segment (zero-filled); a non-null pointer even
+    /// for `n == 0`.
+    fn alloc<T>(&mut self, n: usize) -> R<*mut T> {
+        let size = size_of::<T>().checked_mul(n).ok_or("size overflow")?;
+        match self.w.alloc(size.max(1), std::mem::align_of::<T>().max(8)) {
+            Some(p) => Ok(p.cast()),
+            None => refuse("the shared memory segment is full"),
+        }
+    }
+
+    /// A copy of `n` values at `src` in the segment (NULL for NULL or none).
+    unsafe fn copy<T>(&mut self, src: *const T, n: usize) -> R<*mut T> {
+        if src.is_null() || n == 0 {
+            return Ok(ptr::null_mut());
+        }
+        let dst = self.alloc::<T>(n)?;
+        ptr::copy_nonoverlapping(src, dst, n);
+        Ok(dst)
+    }
+
+    /// The segment's interned copy of `s` (NULL stays NULL).
+    unsafe fn string(&mut self, s: *mut zend_string) -> R<*mut zend_string> {
+        if s.is_null() || self.w.is_interned_here(s.cast()) {
+            return Ok(s);
+        }
+        let bytes = php::Reader::new().str(s).ok_or("unreadable string")?;
+        match self.w.intern(bytes) {
+            Some(p) => Ok(p.cast()),
+            None => refuse("the interned strings area is full"),
+        }
+    }
+
+    /// Makes the zval at `zv` (already in the segment) immutable: its string, array or AST
+    /// persisted, its type flags cleared (not refcounted). `u2` is kept.
+    unsafe fn zval(&mut self, zv: *mut zval) -> R<()> {
+        match u32::from(php::z_type(&*zv)) {
+            php::IS_UNDEF
+            | php::IS_NULL
+            | php::IS_FALSE
+            | php::IS_TRUE
+            | php::IS_LONG
+            | php::IS_DOUBLE => Ok(()),
+            php::IS_STRING => {
+                (*zv).value.str_ = self.string((*zv).value.str_)?;
+                (*zv).u1.type_info = php::IS_STRING;
+                Ok(())
+            }
+            php::IS_ARRAY => {
+                let a = (*zv).value.arr;
+                if !ptr::eq(a, ptr::addr_of!(php::zend_empty_array)) {
+                    (*zv).value.arr = self.array(a)?;
+                }
+                (*zv).u1.type_info = php::IS_ARRAY;
+                Ok(())
+            }
+            php::IS_CONSTANT_AST => {
+                (*zv).value.ast = self.ast_ref((*zv).value.ast)?;
+                (*zv).u1.type_info = php::IS_CONSTANT_AST;
+                Ok(())
+            }
+            t => refuse(format!("a value of type {t}")),
+        }
+    }
+
+    /// An immutable copy of the array `a` (zend_persist.c's `zend_hash_persist` of a zval).
+    unsafe fn array(&mut self, a: *mut HashTable) -> R<*mut HashTable> {
+        let t = self.copy(a, 1)?;
+        (*t).gc.refcount = 2;
+        (*t).gc.u.type_info = IMMUTABLE_ARRAY_TYPE_INFO;
+        (*t).u.v.nIteratorsCount = 0;
+        self.table_data(t, |p, zv| p.zval(zv))?;
+        Ok(t)
+    }
+
+    /// Copies the data block (hash part and buckets) of the table `t` (whose struct is
+    /// already in the segment) into the segment, interning the keys and persisting each
+    /// value with `value`.
+    unsafe fn table_data(
+        &mut self,
+        t: *mut HashTable,
+        mut value: impl FnMut(&mut Self, *mut zval) -> R<()>,
+    ) -> R<()> {
+        let flags = (*t).u.flags;
+        if flags & php::HASH_FLAG_UNINITIALIZED != 0 {
+            return Ok(()); // arData is PHP's static uninitialized bucket
+        }
+        let packed = flags & php::HASH_FLAG_PACKED != 0;
+        if packed && (*t).nTableMask != HT_MIN_MASK {
+            return refuse("a packed array with a hash part");
+        }
+        let hash = hash_size((*t).nTableMask);
+        let elem = if packed {
+            size_of::<zval>()
+        } else {
+            size_of::<Bucket>()
+        };
+        let size = hash + elem * (*t).nTableSize as usize;
+        let data = (*t).__bindgen_anon_1.arData.cast::<u8>().sub(hash);
+        let copy = self.copy(data, size)?;
+        let ar = copy.add(hash);
+        (*t).__bindgen_anon_1.arData = ar.cast();
+        for i in 0..(*t).nNumUsed as usize {
+            if packed {
+                let zv = ar.cast::<zval>().add(i);
+                if u32::from(php::z_type(&*zv)) != php::IS_UNDEF {
+                    value(self, zv)?;
+                }
+            } else {
+                let b = ar.cast::<Bucket>().add(i);
+                if u32::from(php::z_type(&(*b).val)) != php::IS_UNDEF {
+                    (*b).key = self.string((*b).key)?;
+                    value(self, ptr::addr_of_mut!((*b).val))?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// An immutable copy of a constant-expression AST (its root right after the
+    /// `zend_ast_ref` header, as `GC_AST` expects).
+    unsafe fn ast_ref(&mut self, r: *mut php::zend_ast_ref) -> R<*mut php::zend_ast_ref> {
+        let header = size_of::<php::zend_ast_ref>();
+        let root = r.cast::<u8>().add(header).cast::<php::zend_ast>();
+        let own = ast_node_size(root)?;
+        let t = self.alloc::<u8>(header + own)?;
+        let tr = t.cast::<php::zend_ast_ref>();
+        (*tr).gc.refcount = 1;
+        (*tr).gc.u.type_info = IMMUTABLE_AST_TYPE_INFO;
+        let troot = t.add(header).cast::<php::zend_ast>();
+        ptr::copy_nonoverlapping(root.cast::<u8>(), troot.cast::<u8>(), own);
+        self.ast_children(troot, 0)?;
+        Ok(tr)
+    }
+
+    /// Persists what the node `t` (already copied into the segment) points to.
+    unsafe fn ast_children(&mut self, t: *mut php::zend_ast, depth: u32) -> R<()> {
+        if depth > 1000 {
+            return refuse("an AST nested too deeply");
+        }
+        let kind = (*t).kind;
+        if kind == zend_ir::model::ZEND_AST_ZVAL || kind == zend_ir::model::ZEND_AST_CONSTANT {
+            return self.zval(ptr::addr_of_mut!((*t.cast::<php::zend_ast_zval>()).val));
+        }
+        let (slots, n) = ast_slots(t);
+        for i in 0..n {
+            let child = *slots.add(i);
+            if child.is_null() {
+                continue;
+            }
+            let own = ast_node_size(child)?;
+            let tc = self.alloc::<u8>(own)?.cast::<php::zend_ast>();
+            ptr::copy_nonoverlapping(child.cast::<u8>(), tc.cast::<u8>(), own);
+            *slots.add(i) = tc;
+            self.ast_children(tc, depth + 1)?;
+        }
+        Ok(())
+    }
+
+    /// Interns a type's class names; a type list is copied (it keeps the arena bit the
+    /// compiler gave it, so nothing ever frees it).
+    unsafe fn type_(&mut self, t: *mut php::zend_type) -> R<()> {
+        let mask = (*t).type_mask;
+        if mask & php::_ZEND_TYPE_LIST_BIT != 0 {
+            if mask & php::_ZEND_TYPE_ARENA_BIT == 0 {
+                return refuse("a type list outside the arena");
+            }
+            let list = (*t).ptr.cast::<php::zend_type_list>();
+            let n = (*list).num_types as usize;
+            let size = type_list_size(n);
+            let tl = self.alloc::<u8>(size)?.cast::<php::zend_type_list>();
+            ptr::copy_nonoverlapping(list.cast::<u8>(), tl.cast::<u8>(), size);
+            let types = ptr::addr_of_mut!((*tl).types).cast::<php::zend_type>();
+            for i in 0..n {
+                self.type_(types.add(i))?;
+            }
+            (*t).ptr = tl.cast();
+        } else if mask & php::_ZEND_TYPE_NAME_BIT != 0 {
+            (*t).ptr = self.string((*t).ptr.cast())?.cast();
+        }
+        Ok(())
+    }
+
+    /// Persists the op_array `src` with `scope` (a class of the image, or NULL).
+    unsafe fn op_array(
+        &mut self,
+        src: *const zend_op_array,
+        scope: *mut zend_class_entry,
+    ) -> R<*mut zend_op_array> {
+        let s = &*src;
+        if !s.attributes.is_null() {
+            return refuse("attributes");
+        }
+        if !s.prototype.is_null()
+            || !s.run_time_cache__ptr.is_null()
+            || !s.static_variables_ptr__ptr.is_null()
+            || s.reserved.iter().any(|p| !p.is_null())
+        {
+            return refuse("an op_array with run-time state");
+        }
+        let t = self.copy(src, 1)?;
+        (*t).refcount = ptr::null_mut();
+        (*t).scope = if s.scope.is_null() {
+            ptr::null_mut()
+        } else {
+            scope
+        };
+        (*t).function_name = self.string(s.function_name)?;
+        (*t).filename = self.string(s.filename)?;
+        (*t).doc_comment = self.string(s.doc_comment)?;
+
+        // Opcodes and literals: one block, literals right after the (16-aligned) ops, as
+        // pass_two leaves them; operands are relative, so the block moves as it is.
+        let ops_size = engine::aligned(size_of::<php::zend_op>() * s.last as usize, 16);
+        let n_lits = s.last_literal.max(0) as usize;
+        if !s.opcodes.is_null() {
+            if n_lits > 0 && s.literals.cast::<u8>() != s.opcodes.cast::<u8>().add(ops_size) {
+                return refuse("literals apart from the opcodes");
+            }
+            let size = ops_size + size_of::<zval>() * n_lits;
+            let block = self.w.alloc(size.max(1), 16).ok_or("the segment is full")?;
+            ptr::copy_nonoverlapping(s.opcodes.cast::<u8>(), block, size);
+            (*t).opcodes = block.cast();
+            (*t).literals = if n_lits > 0 {
+                block.add(ops_size).cast()
+            } else {
+                ptr::null_mut()
+            };
+            for i in 0..n_lits {
+                self.zval((*t).literals.add(i))?;
+            }
+        } else if n_lits > 0 {
+            return refuse("literals without opcodes");
+        }
+
+        let n_vars = s.last_var.max(0) as usize;
+        (*t).vars = self.copy(s.vars, n_vars)?;
+        for i in 0..n_vars {
+            *(*t).vars.add(i) = self.string(*(*t).vars.add(i))?;
+        }
+
+        if !s.arg_info.is_null() {
+            let has_return = usize::from(s.fn_flags & php::ZEND_ACC_HAS_RETURN_TYPE != 0);
+            let variadic = usize::from(s.fn_flags & php::ZEND_ACC_VARIADIC != 0);
+            let n = s.num_args as usize + has_return + variadic;
+            let infos: *mut zend_arg_info = self.copy(s.arg_info.sub(has_return), n)?;
+            for i in 0..n {
+                let a = infos.add(i);
+                (*a).name = self.string((*a).name)?;
+                (*a).default_value = self.string((*a).default_value)?;
+                self.type_(ptr::addr_of_mut!((*a).type_))?;
+            }
+            (*t).arg_info = infos.add(has_return);
+        }
+        (*t).live_range = self.copy(s.live_range, s.last_live_range.max(0) as usize)?;
+        (*t).try_catch_array = self.copy(s.try_catch_array, s.last_try_catch.max(0) as usize)?;
+        if !s.static_variables.is_null() {
+            (*t).static_variables = self.array(s.static_variables)?;
+        }
+        let n_defs = s.num_dynamic_func_defs as usize;
+        if n_defs > 0 {
+            let defs = self.alloc::<*mut zend_op_array>(n_defs)?;
+            for i in 0..n_defs {
+                *defs.add(i) = self.op_array(*s.dynamic_func_defs.add(i), scope)?;
+            }
+            (*t).dynamic_func_defs = defs;
+        }
+        Ok(t)
+    }
+
+    /// Persists the class `src` (declared by [`load::build`], not linked to a parent).
+    unsafe fn class(&mut self, src: *mut zend_class_entry) -> R<*mut zend_class_entry> {
+        let s = &*src;
+        if s.ce_flags & php::ZEND_ACC_ENUM != 0 {
+            return refuse("an enum");
+        }
+        if s.ce_flags & (php::ZEND_ACC_RESOLVED_PARENT | php::ZEND_ACC_RESOLVED_INTERFACES) != 0 {
+            return refuse("a class linked to a parent or interfaces");
+        }
+        if !s.attributes.is_null() || !s.backed_enum_table.is_null() {
+            return refuse("class attributes or a backed enum table");
+        }
+        if s.refcount != 1
+            || !s.static_members_table__ptr.is_null()
+            || !s.mutable_data__ptr.is_null()
+            || !s.inheritance_cache.is_null()
+            || !s.iterator_funcs_ptr.is_null()
+            || !s.arrayaccess_funcs_ptr.is_null()
+        {
+            return refuse("a class with run-time state");
+        }
+        let t = self.copy(src, 1)?;
+        (*t).name = self.string(s.name)?;
+        (*t).__bindgen_anon_1.parent_name = self.string(s.__bindgen_anon_1.parent_name)?;
+        (*t).info.user.filename = self.string(s.info.user.filename)?;
+        (*t).info.user.doc_comment = self.string(s.info.user.doc_comment)?;
+
+        let n_props = s.default_properties_count.max(0) as usize;
+        (*t).default_properties_table = self.copy(s.default_properties_table, n_props)?;
+        for i in 0..n_props {
+            self.zval((*t).default_properties_table.add(i))?;
+        }
+        let n_statics = s.default_static_members_count.max(0) as usize;
+        (*t).default_static_members_table = self.copy(s.default_static_members_table, n_statics)?;
+        for i in 0..n_statics {
+            self.zval((*t).default_static_members_table.add(i))?;
+        }
+
+        // Methods, remembering each one's copy for the magic method pointers.
+        let mut methods: Vec<(*mut zend_function, *mut zend_function)> = Vec::new();
+        self.table_data(ptr::addr_of_mut!((*t).function_table), |p, zv| {
+            let oa = (*zv).value.ptr.cast::<zend_op_array>();
+            if u32::from((*oa).type_) != u32::from(zend_ir::model::ZEND_USER_FUNCTION)
+                || (*oa).scope != src
+            {
+                return refuse("a method that is not the class's own user code");
+            }
+            let m = p.op_array(oa, t)?;
+            methods.push((oa.cast(), m.cast()));
+            (*zv).value.ptr = m.cast();
+            Ok(())
+        })?;
+        let map_method = |f: *mut zend_function| -> R<*mut zend_function> {
+            if f.is_null() {
+                return Ok(f);
+            }
+            methods
+                .iter()
+                .find(|(from, _)| *from == f)
+                .map(|&(_, to)| to)
+                .ok_or_else(|| "a magic method outside the method table".to_string())
+        };
+        for slot in magic_methods(t) {
+            *slot = map_method(*slot)?;
+        }
+
+        let mut props: Vec<(*mut zend_property_info, *mut zend_property_info)> = Vec::new();
+        self.table_data(ptr::addr_of_mut!((*t).properties_info), |p, zv| {
+            let info = (*zv).value.ptr.cast::<zend_property_info>();
+            if (*info).ce != src || !(*info).attributes.is_null() {
+                return refuse("an inherited property or property attributes");
+            }
+            let c = p.copy(info, 1)?;
+            (*c).name = p.string((*c).name)?;
+            (*c).doc_comment = p.string((*c).doc_comment)?;
+            p.type_(ptr::addr_of_mut!((*c).type_))?;
+            (*c).ce = t;
+            props.push((info, c));
+            (*zv).value.ptr = c.cast();
+            Ok(())
+        })?;
+        if !s.properties_info_table.is_null() {
+            let table = self.copy(s.properties_info_table, n_props)?;
+            for i in 0..n_props {
+                let slot = table.add(i);
+                if !(*slot).is_null() {
+                    *slot = props
+                        .iter()
+                        .find(|(from, _)| *from == *slot)
+                        .map(|&(_, to)| to)
+                        .ok_or("a properties_info_table entry outside the class")?;
+                }
+            }
+            (*t).properties_info_table = table;
+        }
+
+        self.table_data(ptr::addr_of_mut!((*t).constants_table), |p, zv| {
+            let c = (*zv).value.ptr.cast::<zend_class_constant>();
+            if (*c).ce != src || !(*c).attributes.is_null() {
+                return refuse("an inherited constant or constant attributes");
+            }
+            let tc = p.copy(c, 1)?;
+            p.zval(ptr::addr_of_mut!((*tc).value))?;
+            (*tc).doc_comment = p.string((*tc).doc_comment)?;
+            (*tc).ce = t;
+            (*zv).value.ptr = tc.cast();
+            Ok(())
+        })?;
+
+        let names =
+            |p: &mut Self, src: *mut zend_class_name, n: usize| -> R<*mut zend_class_name> {
+                let t = p.copy(src, n)?;
+                for i in 0..n {
+                    let c = t.add(i);
+                    (*c).name = p.string((*c).name)?;
+                    (*c).lc_name = p.string((*c).lc_name)?;
+                }
+                Ok(t)
+            };
+        (*t).__bindgen_anon_3.interface_names = names(
+            self,
+            s.__bindgen_anon_3.interface_names,
+            s.num_interfaces as usize,
+        )?;
+        (*t).trait_names = names(self, s.trait_names, s.num_traits as usize)?;
+        if !s.trait_aliases.is_null() {
+            let n = null_terminated(s.trait_aliases);
+            let list = self.copy(s.trait_aliases, n + 1)?;
+            for i in 0..n {
+                let a = self.copy(*list.add(i), 1)?;
+                self.method_ref(ptr::addr_of_mut!((*a).trait_method))?;
+                (*a).alias = self.string((*a).alias)?;
+                *list.add(i) = a;
+            }
+            (*t).trait_aliases = list;
+        }
+        if !s.trait_precedences.is_null() {
+            let n = null_terminated(s.trait_precedences);
+            let list = self.copy(s.trait_precedences, n + 1)?;
+            for i in 0..n {
+                let src_p = *list.add(i);
+                let excludes = (*src_p).num_excludes as usize;
+                let size = size_of::<php::zend_trait_precedence>()
+                    + size_of::<*mut zend_string>() * excludes.saturating_sub(1);
+                let q = self.alloc::<u8>(size)?;
+                ptr::copy_nonoverlapping(src_p.cast::<u8>(), q, size);
+                let q = q.cast::<php::zend_trait_precedence>();
+                self.method_ref(ptr::addr_of_mut!((*q).trait_method))?;
+                let names = ptr::addr_of_mut!((*q).exclude_class_names).cast::<*mut zend_string>();
+                for k in 0..excludes {
+                    *names.add(k) = self.string(*names.add(k))?;
+                }
+                *list.add(i) = q;
+            }
+            (*t).trait_precedences = list;
+        }
+        Ok(t)
+    }
+
+    unsafe fn method_ref(&mut self, r: *mut php::zend_trait_method_reference) -> R<()> {
+        (*r).method_name = self.string((*r).method_name)?;
+        (*r).class_name = self.string((*r).class_name)?;
+        Ok(())
+    }
+}
+
+/// `HT_HASH_SIZE(mask)`.
+fn hash_size(mask: u32) -> usize {
+    (mask as i32).wrapping_neg() as u32 as usize * size_of::<u32>()
+}
+
+/// `ZEND_TYPE_LIST_SIZE(n)`.
+fn type_list_size(n: usize) -> usize {
+    size_of::<php::zend_type_list>() - size_of::<php::zend_type>() + size_of::<php::zend_type>() * n
+}
+
+/// The child slots of an AST node that is not a value node, and how many there are.
+unsafe fn ast_slots(a: *mut php::zend_ast) -> (*mut *mut php::zend_ast, usize) {
+    let kind = (*a).kind;
+    if (kind >> zend_ir::model::ZEND_AST_IS_LIST_SHIFT) & 1 != 0 {
+        let l = a.cast::<php::zend_ast_list>();
+        (ptr::addr_of_mut!((*l).child).cast(), (*l).children as usize)
+    } else {
+        (
+            ptr::addr_of_mut!((*a).child).cast(),
+            usize::from(kind >> zend_ir::model::ZEND_AST_NUM_CHILDREN_SHIFT),
+        )
+    }
+}
+
+/// Bytes of the node itself (`zend_ast_size`, `zend_ast_list_size`, or a value node).
+unsafe fn ast_node_size(a: *mut php::zend_ast) -> R<usize> {
+    let kind = (*a).kind;
+    let ptr_size = size_of::<*mut php::zend_ast>();
+    if kind == zend_ir::model::ZEND_AST_ZVAL || kind == zend_ir::model::ZEND_AST_CONSTANT {
+        return Ok(size_of::<php::zend_ast_zval>());
+    }
+    if (kind >> 6) & 1 != 0 && (kind >> zend_ir::model::ZEND_AST_IS_LIST_SHIFT) & 1 == 0 {
+        return refuse(format!("an AST node of kind {kind}"));
+    }
+    let (_, n) = ast_slots(a);
+    Ok(
+        if (kind >> zend_ir::model::ZEND_AST_IS_LIST_SHIFT) & 1 != 0 {
+            size_of::<php::zend_ast_list>() - ptr_size + ptr_size * n
+        } else {
+            size_of::<php::zend_ast>() - ptr_size + ptr_size * n
+        },
+    )
+}
+
+unsafe fn null_terminated<T>(list: *mut *mut T) -> usize {
+    let mut n = 0;
+    while !(*list.add(n)).is_null() {
+        n += 1;
+    }
+    n
+}
+
+/// The class entry's magic method pointers.
+unsafe fn magic_methods(ce: *mut zend_class_entry) -> [*mut *mut zend_function; 13] {
+    [
+        ptr::addr_of_mut!((*ce).constructor),
+        ptr::addr_of_mut!((*ce).destructor),
+        ptr::addr_of_mut!((*ce).clone),
+        ptr::addr_of_mut!((*ce).__get),
+        ptr::addr_of_mut!((*ce).__set),
+        ptr::addr_of_mut!((*ce).__unset),
+        ptr::addr_of_mut!((*ce).__isset),
+        ptr::addr_of_mut!((*ce).__call),
+        ptr::addr_of_mut!((*ce).__callstatic),
+        ptr::addr_of_mut!((*ce).__tostring),
+        ptr::addr_of_mut!((*ce).__debugInfo),
+        ptr::addr_of_mut!((*ce).__serialize),
+        ptr::addr_of_mut!((*ce).__unserialize),
+    ]
+}
+
+// ---------------------------------------------------------------------------------------
+// A hit: the request's view of an image.
+// ---------------------------------------------------------------------------------------
+
+/// The script of the image at `root`, ready for [`load::bind`]: request-private shallow
+/// copies of its op_arrays and classes over the code and values in the segment.
+///
+/// # Safety
+/// Runs on PHP's thread during a request; `root` is an image [`persist`] published in the
+/// segment mapped in this process.
+pub unsafe fn instantiate(e: Engine, root: *const u8) -> Built {
+    let root = &*root.cast::<Root>();
+    let mut script = Box::new(zend_script::default());
+    script.main_op_array = *root.main;
+    script.filename = script.main_op_array.filename;
+    copy_dynamic_defs(e, &mut script.main_op_array, ptr::null_mut());
+    load::init_table(&mut script.function_table, root.n_functions as usize);
+    load::init_table(&mut script.class_table, root.n_classes as usize);
+    for i in 0..root.n_functions as usize {
+        let f = *root.functions.add(i);
+        let oa = op_array(e, f.ptr.cast(), ptr::null_mut());
+        load::add_ptr(&mut script.function_table, f.key, oa.cast());
+    }
+    for i in 0..root.n_classes as usize {
+        let c = *root.classes.add(i);
+        let ce = class(e, c.ptr.cast());
+        load::add_ptr(&mut script.class_table, c.key, ce.cast());
+    }
+    Built {
+        script,
+        early_bound: vec![None; root.n_classes as usize],
+        auto_globals: root.auto_globals,
+    }
+}
+
+/// A request-private copy of the op_array template `t` in `scope`.
+unsafe fn op_array(
+    e: Engine,
+    t: *const zend_op_array,
+    scope: *mut zend_class_entry,
+) -> *mut zend_op_array {
+    let oa = e
+        .arena_alloc(size_of::<zend_op_array>())
+        .cast::<zend_op_array>();
+    ptr::copy_nonoverlapping(t, oa, 1);
+    if !(*oa).scope.is_null() {
+        (*oa).scope = scope;
+    }
+    copy_dynamic_defs(e, oa, scope);
+    oa
+}
+
+/// Closures write their scope and run-time cache into their definition: each gets a
+/// private copy.
+unsafe fn copy_dynamic_defs(e: Engine, oa: *mut zend_op_array, scope: *mut zend_class_entry) {
+    let n = (*oa).num_dynamic_func_defs as usize;
+    if n == 0 {
+        return;
+    }
+    let defs = e
+        .arena_alloc(size_of::<*mut zend_op_array>() * n)
+        .cast::<*mut zend_op_array>();
+    for i in 0..n {
+        *defs.add(i) = op_array(e, *(*oa).dynamic_func_defs.add(i), scope);
+    }
+    (*oa).dynamic_func_defs = defs;
+}
+
+/// The data block of the table `t` copied into request memory (`emalloc`, which
+/// `zend_hash_destroy` frees), as `zend_lazy_class_load` copies it; `None` for an
+/// uninitialised table (left as it is).
+unsafe fn table_copy(e: Engine, t: *mut HashTable) -> Option<*mut Bucket> {
+    if (*t).u.flags & php::HASH_FLAG_UNINITIALIZED != 0 {
+        return None;
+    }
+    let hash = hash_size((*t).nTableMask);
+    let full = hash + size_of::<Bucket>() * (*t).nTableSize as usize;
+    let used = hash + size_of::<Bucket>() * (*t).nNumUsed as usize;
+    let p = e.emalloc(full);
+    ptr::copy_nonoverlapping((*t).__bindgen_anon_1.arData.cast::<u8>().sub(hash), p, used);
+    let ar = p.add(hash).cast::<Bucket>();
+    (*t).__bindgen_anon_1.arData = ar;
+    Some(ar)
+}
+
+/// The used buckets of a (non-packed) table whose data is `ar`.
+unsafe fn buckets(t: *const HashTable, ar: *mut Bucket) -> impl Iterator<Item = *mut Bucket> {
+    (0..(*t).nNumUsed as usize)
+        .map(move |i| ar.add(i))
+        .filter(|&b| u32::from(php::z_type(&(*b).val)) != php::IS_UNDEF)
+}
+
+/// A request-private, linkable class from the template `t` (`zend_lazy_class_load`'s
+/// copy): the entry, its tables' buckets, its methods, properties and constants copied
+/// shallowly; code, values and names stay in the segment.
+unsafe fn class(e: Engine, t: *const zend_class_entry) -> *mut zend_class_entry {
+    let ce = e
+        .arena_alloc(size_of::<zend_class_entry>())
+        .cast::<zend_class_entry>();
+    ptr::copy_nonoverlapping(t, ce, 1);
+    (*ce).refcount = 1;
+    (*ce).ce_flags |= php::ZEND_ACC_CACHED;
+    let zvals = |src: *mut zval, n: i32| -> *mut zval {
+        if src.is_null() || n <= 0 {
+            return src;
+        }
+        let p = e.emalloc(size_of::<zval>() * n as usize).cast::<zval>();
+        ptr::copy_nonoverlapping(src, p, n as usize);
+        p
+    };
+    (*ce).default_properties_table =
+        zvals((*t).default_properties_table, (*t).default_properties_count);
+    (*ce).default_static_members_table = zvals(
+        (*t).default_static_members_table,
+        (*t).default_static_members_count,
+    );
+
+    let mut methods: Vec<(*mut zend_function, *mut zend_function)> = Vec::new();
+    if let Some(ar) = table_copy(e, ptr::addr_of_mut!((*ce).function_table)) {
+        for b in buckets(ptr::addr_of!((*ce).function_table), ar) {
+            let from = (*b).val.value.ptr.cast::<zend_op_array>();
+            let to = op_array(e, from, ce);
+            methods.push((from.cast(), to.cast()));
+            (*b).val.value.ptr = to.cast();
+        }
+    }
+    for slot in magic_methods(ce) {
+        if !(*slot).is_null() {
+            *slot = methods
+                .iter()
+                .find(|(from, _)| *from == *slot)
+                .map_or(ptr::null_mut(), |&(_, to)| to);
+        }
+    }
+
+    let mut props: Vec<(*mut zend_property_info, *mut zend_property_info)> = Vec::new();
+    if let Some(ar) = table_copy(e, ptr::addr_of_mut!((*ce).properties_info)) {
+        for b in buckets(ptr::addr_of!((*ce).properties_info), ar) {
+            let from = (*b).val.value.ptr.cast::<zend_property_info>();
+            let to = e
+                .arena_alloc(size_of::<zend_property_info>())
+                .cast::<zend_property_info>();
+            ptr::copy_nonoverlapping(from, to, 1);
+            (*to).ce = ce;
+            props.push((from, to));
+            (*b).val.value.ptr = to.cast();
+        }
+    }
+    if !(*t).properties_info_table.is_null() {
+        let n = (*t).default_properties_count.max(0) as usize;
+        let table = e
+            .arena_alloc(size_of::<*mut zend_property_info>() * n.max(1))
+            .cast::<*mut zend_property_info>();
+        for i in 0..n {
+            let from = *(*t).properties_info_table.add(i);
+            *table.add(i) = props
+                .iter()
+                .find(|(f, _)| *f == from)
+                .map_or(ptr::null_mut(), |&(_, to)| to);
+        }
+        (*ce).properties_info_table = table;
+    }
+
+    if let Some(ar) = table_copy(e, ptr::addr_of_mut!((*ce).constants_table)) {
+        for b in buckets(ptr::addr_of!((*ce).constants_table), ar) {
+            let from = (*b).val.value.ptr.cast::<zend_class_constant>();
+            let to = e
+                .arena_alloc(size_of::<zend_class_constant>())
+                .cast::<zend_class_constant>();
+            ptr::copy_nonoverlapping(from, to, 1);
+            (*to).ce = ce;
+            (*b).val.value.ptr = to.cast();
+        }
+    }
+    ce
+}
