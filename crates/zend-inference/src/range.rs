@@ -517,13 +517,18 @@ fn binary_op_range(opcode: Opcode, r1: Option<SsaRange>, r2: Option<SsaRange>) -
                 return Some(full_noflags);
             }
             let (bmin, bmax) = (b.min.max(0), b.max.max(0));
-            let overflows = |n: i64, s: i64| -> bool {
-                if s >= 64 {
-                    return n != 0;
-                }
-                ((n as u64).wrapping_shl(s as u32) as i64) >> s != n
-            };
             let shl = |n: i64, s: i64| -> i64 { (n as u64).wrapping_shl(s as u32) as i64 };
+            // Mirrors shift_left_overflows: deliberately coarse, not an exact test. A shift that
+            // could reach the sign bit counts as overflowing even for 0 (so `0 << ($n & 63)`
+            // is MIN..MAX in PHP 8.2), and otherwise only "the result moved the wrong way" is
+            // checked. Both short-circuit before a shift by 64 or more could happen.
+            let overflows = |n: i64, s: i64| -> bool {
+                if n >= 0 {
+                    s >= 63 || shl(n, s) < n
+                } else {
+                    s >= 64 || shl(n, s) > n
+                }
+            };
             if overflows(a.min, bmax) || overflows(a.max, bmax) {
                 return Some(full_noflags);
             }
