@@ -2,7 +2,8 @@
 # The php-fpm benchmark of the opcode caches: Debian's php8.2-fpm with a static pool on
 # 127.0.0.1, FastCGI requests sent by cgi-fcgi (libfcgi-bin), a bounded number of them.
 #
-#   tools/bench-fpm.sh [-n REQUESTS] [-r ROUNDS] [-c CLIENTS] [-w WORKERS] [-e EXTENSION.so] [DIR...]
+#   tools/bench-fpm.sh [-n REQUESTS] [-r ROUNDS] [-c CLIENTS] [-w WORKERS] [-e EXTENSION.so]
+#                      [-m "MODE..."] [DIR...]
 #
 # The application: one page that loads every class of the libraries under DIR... (default
 # Debian's php-parser and Twig) through an autoloader, i.e. several hundred scripts per
@@ -12,9 +13,13 @@
 #   none       no opcode cache (PHP compiles every script of every request)
 #   opcache    OPcache in shared memory (its default optimizer level)
 #   zopt-file  zopt's file cache only (warm), every request rebuilds every script
-#   zopt       zopt's shared-memory cache (filled by the warm-up requests)
+#   zopt       zopt's shared-memory cache (filled by the warm-up requests): scripts kept in
+#              PHP's run-time form, a hit binds them without rebuilding
 #   zopt-fill  zopt's shared memory starting empty, filled from the warm file cache
+#   zopt-rebuild  (only with -m) zopt's shared memory with zopt.shm_run_time_form=0: every
+#              hit rebuilds its script from the entry (the state before run-time forms)
 #
+# -m picks the modes (default "none opcache zopt-file zopt zopt-fill").
 # Each mode gets REQUESTS requests from CLIENTS parallel clients, split over ROUNDS rounds in
 # which every mode runs once (a fresh server each time, warm-up requests not measured), so
 # that drifting machine load hits every mode alike. Reported: requests/s, p50 and p99 latency, failed requests (any page differing
@@ -28,13 +33,15 @@ rounds=4
 clients=2
 workers=2
 ext=""
-while getopts "n:r:c:w:e:" opt; do
+modes=(none opcache zopt-file zopt zopt-fill)
+while getopts "n:r:c:w:e:m:" opt; do
     case $opt in
         n) requests=$OPTARG ;;
         r) rounds=$OPTARG ;;
         c) clients=$OPTARG ;;
         w) workers=$OPTARG ;;
         e) ext=$OPTARG ;;
+        m) read -r -a modes <<< "$OPTARG" ;;
         *) exit 2 ;;
     esac
 done
@@ -77,8 +84,8 @@ EOF
 cat > "$work/app/status.php" <<'EOF'
 <?php
 $s = zopt_get_status(false);
-printf("worker %d: %d scripts served (%d from shared memory), %.1f us per script served, %d compiled",
-    getmypid(), $s['served'], $s['shm_hits'], $s['served'] ? $s['served_ns'] / $s['served'] / 1000 : 0, $s['compiles']);
+printf("worker %d: %d scripts served (%d from shared memory, %d bound from the run-time form), %.1f us per script served, %d compiled",
+    getmypid(), $s['served'], $s['shm_hits'], $s['run_time_hits'] ?? 0, $s['served'] ? $s['served_ns'] / $s['served'] / 1000 : 0, $s['compiles']);
 EOF
 
 port=$((20000 + RANDOM % 20000))
@@ -175,17 +182,24 @@ report() { # NAME
 echo "php-fpm: $workers static workers, $requests requests from $clients clients per mode in $rounds interleaved rounds; app: $(php -r "echo count(json_decode(file_get_contents('$work/map.json'), true));") classes of ${dirs[*]}"
 mkdir -p "$work/zcache"
 php -n -d extension="$ext" -d zopt.cache_dir="$work/zcache" "$work/app/index.php" >/dev/null
-modes=(none opcache zopt-file zopt zopt-fill)
+# The reference page is the first mode's: put `none` first when changing the modes.
 for round in $(seq "$rounds"); do
-    measure none
-    measure opcache -d zend_extension=opcache -d opcache.enable=1 -d opcache.memory_consumption=128 \
-        -d opcache.interned_strings_buffer=16 -d opcache.max_accelerated_files=10000
-    measure zopt-file -d extension="$ext" -d zopt.cache_dir="$work/zcache"
-    measure zopt -d extension="$ext" -d zopt.memory_consumption=128 -d zopt.interned_strings_buffer=16
-    measure zopt-fill -d extension="$ext" -d zopt.memory_consumption=128 -d zopt.interned_strings_buffer=16 \
-        -d zopt.cache_dir="$work/zcache"
+    for m in "${modes[@]}"; do
+        case $m in
+            none) measure none ;;
+            opcache) measure opcache -d zend_extension=opcache -d opcache.enable=1 -d opcache.memory_consumption=128 \
+                -d opcache.interned_strings_buffer=16 -d opcache.max_accelerated_files=10000 ;;
+            zopt-file) measure zopt-file -d extension="$ext" -d zopt.cache_dir="$work/zcache" ;;
+            zopt) measure zopt -d extension="$ext" -d zopt.memory_consumption=128 -d zopt.interned_strings_buffer=16 ;;
+            zopt-fill) measure zopt-fill -d extension="$ext" -d zopt.memory_consumption=128 \
+                -d zopt.interned_strings_buffer=16 -d zopt.cache_dir="$work/zcache" ;;
+            zopt-rebuild) measure zopt-rebuild -d extension="$ext" -d zopt.memory_consumption=128 \
+                -d zopt.interned_strings_buffer=16 -d zopt.shm_run_time_form=0 ;;
+            *) echo "unknown mode $m" >&2; exit 2 ;;
+        esac
+    done
 done
 echo "reference page: $reference"
 for m in "${modes[@]}"; do report "$m"; done
 opc=$(awk '$1 == "opcache" { print $2 }' "$work/rps")
-awk -v o="$opc" '{ printf "  %-10s %.2fx OPcache\n", $1, $2 / o }' "$work/rps"
+[ -z "$opc" ] || awk -v o="$opc" '{ printf "  %-12s %.2fx OPcache\n", $1, $2 / o }' "$work/rps"

@@ -150,3 +150,72 @@ fn segments_know_their_system() {
     )
     .is_err());
 }
+
+/// An embedder's run-time image of an entry: allocated and interned under the writer lock,
+/// published once complete, refused for good when the builder gives up, dropped with the
+/// entry it belongs to.
+#[test]
+fn run_time_images_are_published_whole_or_refused() {
+    let c = shm(4 << 20);
+    let body = persist(&support::rich_script("/srv/a.php", 1)).unwrap();
+    let e = c.store(&key("a", 1), &body).unwrap();
+    assert!(e.image().is_none() && !e.image_refused());
+    let used = c.stats().data_used;
+    let mut interned = std::ptr::null_mut();
+    let published = c
+        .attach_image(e, |w| {
+            let root = w.alloc(64, 16)?;
+            assert_eq!(root as usize % 16, 0);
+            // Zero-filled, as the segment never reuses memory.
+            assert!(unsafe { std::slice::from_raw_parts(root, 64) }
+                .iter()
+                .all(|&b| b == 0));
+            interned = w.intern(b"hello")?;
+            assert!(w.is_interned_here(interned) && w.holds(root) && !w.is_interned_here(root));
+            assert_eq!(w.intern(b"hello"), Some(interned), "one copy of a string");
+            unsafe { root.write(7) };
+            Some(root.cast_const())
+        })
+        .unwrap();
+    assert!(published);
+    let root = e.image().expect("published");
+    assert_eq!(unsafe { *root }, 7);
+    assert!(c.stats().data_used >= used + 64);
+    // Every process sees the same image through its own lookup.
+    let ShmLookup::Hit(again) = c.lookup_key(&key("a", 1)) else {
+        panic!("miss")
+    };
+    assert_eq!(again.image(), Some(root));
+    // A second image is never made.
+    assert!(!c.attach_image(again, |_| panic!("built twice")).unwrap());
+    // The entry's size counts its image: replacing the entry wastes both.
+    let size = e.size();
+    c.store(&key("a", 2), &body).unwrap();
+    assert_eq!(c.stats().wasted, size);
+
+    // A builder that gives up: what it took is wasted, the entry is marked and not retried.
+    let b = c.store(&key("b", 1), &body).unwrap();
+    let wasted = c.stats().wasted;
+    assert!(!c
+        .attach_image(b, |w| {
+            w.alloc(100, 8)?;
+            None
+        })
+        .unwrap());
+    assert!(b.image().is_none() && b.image_refused());
+    assert!(c.stats().wasted >= wasted + 100);
+    assert!(!c.attach_image(b, |_| panic!("retried")).unwrap());
+
+    // An entry that is no longer its path's published entry gets no image.
+    let old = c.lookup_key(&key("b", 1));
+    let ShmLookup::Hit(old) = old else { panic!() };
+    c.store(&key("b", 2), &body).unwrap();
+    assert!(!c.attach_image(old, |_| panic!("stale entry")).unwrap());
+
+    // A full segment: the builder sees it as a failed allocation.
+    let d = c.store(&key("d", 1), &body).unwrap();
+    assert!(!c
+        .attach_image(d, |w| w.alloc(64 << 20, 8).map(|p| p.cast_const()))
+        .unwrap());
+    assert!(d.image_refused());
+}

@@ -93,4 +93,45 @@ fn forked_workers_share_the_segment_and_survive_a_writer_killed_mid_store() {
     // The dead writer's script can be stored by someone else.
     c.store(&key("torn"), &body).unwrap();
     assert!(matches!(c.lookup_key(&key("torn")), ShmLookup::Hit(_)));
+
+    // A child killed half-way through persisting a run-time image, holding the lock: the
+    // image is never published, and the next writer (a hit, which only tries the lock)
+    // recovers the lock and makes the image.
+    let ShmLookup::Hit(parent) = c.lookup_key(&key("parent")) else {
+        panic!("parent not served")
+    };
+    let used = c.stats().data_used;
+    // SAFETY: the child allocates part of an image and waits to be killed.
+    let pid = unsafe { libc::fork() };
+    assert!(pid >= 0);
+    if pid == 0 {
+        let _ = c.attach_image(parent, |w| {
+            let p = w.alloc(4096, 16)?;
+            // SAFETY: `p` has 4096 bytes.
+            unsafe { p.write_bytes(0xAB, 4096) };
+            loop {
+                // SAFETY: waits for a signal.
+                unsafe { libc::pause() };
+            }
+        });
+        // SAFETY: not reached.
+        unsafe { libc::_exit(0) };
+    }
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while c.stats().data_used == used {
+        assert!(Instant::now() < deadline, "the child never allocated");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    // SAFETY: pid is our child.
+    unsafe { libc::kill(pid, libc::SIGKILL) };
+    wait(pid);
+    assert!(parent.image().is_none() && !parent.image_refused());
+    let wasted = c.stats().wasted;
+    assert!(c
+        .attach_image(parent, |w| w.alloc(16, 16).map(|p| p.cast_const()))
+        .unwrap());
+    let s = c.stats();
+    assert_eq!(s.writer_deaths, 2);
+    assert!(s.wasted >= wasted + 4096, "{s:?}");
+    assert!(parent.image().is_some());
 }

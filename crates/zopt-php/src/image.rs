@@ -18,6 +18,7 @@
 //! - every class: the `zend_class_entry` with its method, property and constant tables
 //!   (buckets and values), default property and static member tables, the
 //!   `properties_info_table`, interface and trait names, trait aliases and precedences;
+//! - attributes (of functions, classes, properties, constants) as immutable tables;
 //! - every value as PHP's immutable form: strings in the segment's interned strings area,
 //!   arrays `IS_ARRAY_IMMUTABLE` (refcount 2, never released), constant-expression ASTs
 //!   `GC_IMMUTABLE`, zvals holding them not refcounted.
@@ -40,7 +41,7 @@
 //!
 //! A script is persisted only when all of it can be (else the entry is marked and every
 //! hit rebuilds it, as before): no class early-bound at compile time to a parent
-//! (`zend_try_early_bind` redoes that inheritance on each load), no enum, no attributes, no
+//! (`zend_try_early_bind` redoes that inheritance on each load), no enum, no
 //! value that is not a scalar, string, array or constant AST, every structure in the
 //! shape [`load::build`] leaves it (no run-time cache, prototype or extension slot set).
 
@@ -210,6 +211,43 @@ impl Persister<'_, '_> {
         Ok(t)
     }
 
+    /// An immutable copy of an attributes table (`zend_add_attribute`'s table of
+    /// `zend_attribute` pointers), each attribute with its arguments copied; NULL stays
+    /// NULL. The engine releases attribute tables with `zend_hash_release`, which leaves
+    /// immutable ones alone.
+    unsafe fn attributes(&mut self, ht: *mut HashTable) -> R<*mut HashTable> {
+        if ht.is_null() {
+            return Ok(ht);
+        }
+        let t = self.copy(ht, 1)?;
+        (*t).gc.refcount = 2;
+        (*t).gc.u.type_info = IMMUTABLE_ARRAY_TYPE_INFO;
+        (*t).u.v.nIteratorsCount = 0;
+        self.table_data(t, |p, zv| {
+            if u32::from(php::z_type(&*zv)) != php::IS_PTR {
+                return refuse("an attribute that is not a pointer");
+            }
+            let a = (*zv).value.ptr.cast::<php::zend_attribute>();
+            let argc = (*a).argc as usize;
+            let size = size_of::<php::zend_attribute>()
+                + size_of::<php::zend_attribute_arg>() * argc.saturating_sub(1);
+            let ta = p.alloc::<u8>(size)?;
+            ptr::copy_nonoverlapping(a.cast::<u8>(), ta, size);
+            let ta = ta.cast::<php::zend_attribute>();
+            (*ta).name = p.string((*ta).name)?;
+            (*ta).lcname = p.string((*ta).lcname)?;
+            let args = ptr::addr_of_mut!((*ta).args).cast::<php::zend_attribute_arg>();
+            for i in 0..argc {
+                let arg = args.add(i);
+                (*arg).name = p.string((*arg).name)?;
+                p.zval(ptr::addr_of_mut!((*arg).value))?;
+            }
+            (*zv).value.ptr = ta.cast();
+            Ok(())
+        })?;
+        Ok(t)
+    }
+
     /// Copies the data block (hash part and buckets) of the table `t` (whose struct is
     /// already in the segment) into the segment, interning the keys and persisting each
     /// value with `value`.
@@ -325,9 +363,6 @@ impl Persister<'_, '_> {
         scope: *mut zend_class_entry,
     ) -> R<*mut zend_op_array> {
         let s = &*src;
-        if !s.attributes.is_null() {
-            return refuse("attributes");
-        }
         if !s.prototype.is_null()
             || !s.run_time_cache__ptr.is_null()
             || !s.static_variables_ptr__ptr.is_null()
@@ -342,6 +377,7 @@ impl Persister<'_, '_> {
         } else {
             scope
         };
+        (*t).attributes = self.attributes(s.attributes)?;
         (*t).function_name = self.string(s.function_name)?;
         (*t).filename = self.string(s.filename)?;
         (*t).doc_comment = self.string(s.doc_comment)?;
@@ -414,8 +450,8 @@ impl Persister<'_, '_> {
         if s.ce_flags & (php::ZEND_ACC_RESOLVED_PARENT | php::ZEND_ACC_RESOLVED_INTERFACES) != 0 {
             return refuse("a class linked to a parent or interfaces");
         }
-        if !s.attributes.is_null() || !s.backed_enum_table.is_null() {
-            return refuse("class attributes or a backed enum table");
+        if !s.backed_enum_table.is_null() {
+            return refuse("a backed enum table");
         }
         if s.refcount != 1
             || !s.static_members_table__ptr.is_null()
@@ -427,6 +463,7 @@ impl Persister<'_, '_> {
             return refuse("a class with run-time state");
         }
         let t = self.copy(src, 1)?;
+        (*t).attributes = self.attributes(s.attributes)?;
         (*t).name = self.string(s.name)?;
         (*t).__bindgen_anon_1.parent_name = self.string(s.__bindgen_anon_1.parent_name)?;
         (*t).info.user.filename = self.string(s.info.user.filename)?;
@@ -474,10 +511,11 @@ impl Persister<'_, '_> {
         let mut props: Vec<(*mut zend_property_info, *mut zend_property_info)> = Vec::new();
         self.table_data(ptr::addr_of_mut!((*t).properties_info), |p, zv| {
             let info = (*zv).value.ptr.cast::<zend_property_info>();
-            if (*info).ce != src || !(*info).attributes.is_null() {
-                return refuse("an inherited property or property attributes");
+            if (*info).ce != src {
+                return refuse("an inherited property");
             }
             let c = p.copy(info, 1)?;
+            (*c).attributes = p.attributes((*c).attributes)?;
             (*c).name = p.string((*c).name)?;
             (*c).doc_comment = p.string((*c).doc_comment)?;
             p.type_(ptr::addr_of_mut!((*c).type_))?;
@@ -503,10 +541,11 @@ impl Persister<'_, '_> {
 
         self.table_data(ptr::addr_of_mut!((*t).constants_table), |p, zv| {
             let c = (*zv).value.ptr.cast::<zend_class_constant>();
-            if (*c).ce != src || !(*c).attributes.is_null() {
-                return refuse("an inherited constant or constant attributes");
+            if (*c).ce != src {
+                return refuse("an inherited constant");
             }
             let tc = p.copy(c, 1)?;
+            (*tc).attributes = p.attributes((*tc).attributes)?;
             p.zval(ptr::addr_of_mut!((*tc).value))?;
             (*tc).doc_comment = p.string((*tc).doc_comment)?;
             (*tc).ce = t;

@@ -543,3 +543,69 @@ fn worker_killed_while_persisting_a_run_time_form_leaves_the_cache_usable() {
         "a worker never bound a run-time form: {statuses:?}"
     );
 }
+
+/// Every fixture program as a php-fpm page, four times from one zopt server with shared
+/// memory (compiled and stored; rebuilt and persisted in run-time form; then bound from the
+/// run-time form by either worker), against the same page from a server without a cache:
+/// identical every time.
+#[test]
+fn every_fixture_is_the_same_page_from_shared_memory() {
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/php");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&fixtures)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "php"))
+        .collect();
+    files.sort();
+    assert!(
+        files.len() > 100,
+        "fixtures not found under {}",
+        fixtures.display()
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    let plain_dir = tmp.path().join("plain");
+    let zopt_dir = tmp.path().join("zopt");
+    std::fs::create_dir_all(&plain_dir).unwrap();
+    std::fs::create_dir_all(&zopt_dir).unwrap();
+    let plain = Fpm::start(&plain_dir, &[], &[]);
+    let mut ini = shm_ini();
+    ini.push(("zopt.memory_consumption", "64".into()));
+    ini.push(("zopt.verify", "1".into()));
+    let zopt = Fpm::start(&zopt_dir, &ini, &[("ZOPT_DEBUG_RUN_TIME_FORM", "1".into())]);
+    let mut differing = Vec::new();
+    for f in &files {
+        let want = plain.get(f, "");
+        for round in 0..4 {
+            let got = zopt.get(f, "");
+            if got != want {
+                differing.push(format!(
+                    "{} (request {}): first difference at byte {}",
+                    f.display(),
+                    round + 1,
+                    got.bytes()
+                        .zip(want.bytes())
+                        .position(|(a, b)| a != b)
+                        .unwrap_or(got.len().min(want.len()))
+                ));
+                break;
+            }
+        }
+    }
+    // Worker output reaches the log through the master.
+    std::thread::sleep(Duration::from_millis(500));
+    let log = zopt.log();
+    let refused = log.matches("stays on the rebuild path").count();
+    eprintln!(
+        "{} fixtures; run-time form refused for {refused} scripts",
+        files.len()
+    );
+    for line in log.lines().filter(|l| l.contains("zopt:")).take(40) {
+        eprintln!("{line}");
+    }
+    assert!(differing.is_empty(), "{differing:#?}");
+    assert!(
+        !log.contains("cannot serve") && !log.contains("not loaded exactly"),
+        "{log}"
+    );
+}
