@@ -50,8 +50,9 @@ pub struct Weights {
     /// global, static, $GLOBALS, variable variables, compact.
     pub scopes: u32,
     /// Less common constructs: destructuring, anonymous classes, dynamic calls and class
-    /// names, conditional declarations, string offsets, stdClass, static properties, `@`,
-    /// assert (they reach more of PHP's opcodes).
+    /// names, conditional declarations, string offsets, stdClass, static properties (by
+    /// reference, read-write, isset, unset), nested dimensions and properties read-written
+    /// and unset, return by reference, `@`, assert (they reach more of PHP's opcodes).
     pub extras: u32,
 }
 
@@ -727,7 +728,7 @@ impl Gen<'_> {
         parts.push(cat!(
             "abstract class K0 implements I0\n{\n    use T0;\n\n    public const C = ",
             c,
-            ";\n    public static int $count = 0;\n\n    public function __construct(public readonly int $id, protected string $name = 'k')\n    {\n        static::$count = (static::$count + 1) & 0xffff;\n    }\n\n    public function m(int $x): int\n    {\n",
+            ";\n    public static int $count = 0;\n    public static $bag = [1, 2];\n\n    public function __construct(public readonly int $id, protected string $name = 'k')\n    {\n        static::$count = (static::$count + 1) & 0xffff;\n    }\n\n    public function m(int $x): int\n    {\n",
             body,
             "        return ",
             ret,
@@ -2127,7 +2128,57 @@ impl Gen<'_> {
         let objects = self.has_objects();
         let arrs = self.exact_vars(Ty::Arr);
         let strs = self.vars_of(Ty::Str, false);
-        match self.rng.below(21) {
+        match self.rng.below(26) {
+            21 if objects => {
+                // Static property fetches of every kind: by reference, for write, read-write,
+                // isset, unset and a dynamic call's argument; post increments; unset of the
+                // property itself (an Error).
+                let i = self.expr(Ty::Int, 1);
+                cat!(
+                    format!("{ind}{t}old = K0::$bag;\n{ind}{t}r = ["),
+                    i,
+                    format!(", 2];\n{ind}K0::$bag = &{t}r;\n{ind}K0::$bag[] = 'w';\n{ind}K0::$bag[1] += 3;\n{ind}{t}f = 'count';\n{ind}echo var_export([isset(K0::$bag[0]), K0::$bag[7] ?? 'none', {t}f(K0::$bag), {t}r], true), \"\\n\";\n{ind}unset(K0::$bag[0]);\n{ind}{t}z = K0::$count++;\n{ind}{t}z += K0::$count--;\n{ind}try {{\n{ind}    unset(K0::$bag);\n{ind}}} catch (\\Error $err) {{\n{ind}    echo get_class($err), ': ', $err->getMessage(), \"\\n\";\n{ind}}}\n{ind}K0::$bag = {t}old;\n{ind}echo var_export([{t}z, {t}r, K0::$bag], true), \"\\n\";\n")
+                )
+            }
+            22 => {
+                // Nested dimensions read-written and unset, and a memoized `??=` key.
+                let i = self.expr(Ty::Int, 1);
+                let s = self.expr(Ty::Str, 1);
+                cat!(
+                    format!("{ind}{t} = [[1, "),
+                    i,
+                    format!("], 'k' => [2, 3]];\n{ind}{t}[0][1] += 3;\n{ind}{t}y = {t}[0][0]++;\n{ind}unset({t}['k'][0]);\n{ind}{t}[substr("),
+                    s,
+                    format!(", 0, 2) . 'x'] ??= 5;\n{ind}echo var_export([{t}, {t}y], true), \"\\n\";\n")
+                )
+            }
+            23 => {
+                // Property increments and read-write fetches, a two-part interpolation.
+                let i = self.expr(Ty::Int, 1);
+                cat!(
+                    format!("{ind}{t} = new \\stdClass();\n{ind}{t}->c = "),
+                    i,
+                    format!(";\n{ind}{t}->a = [1];\n{ind}{t}->a[0] += 2;\n{ind}{t}z = {t}->c++;\n{ind}{t}z2 = {t}->c--;\n{ind}--{t}->c;\n{ind}echo \"c{{{t}z2}}\", ' ', var_export([{t}z, {t}], true), \"\\n\";\n")
+                )
+            }
+            24 => {
+                // A function returning by reference, its result passed by reference to a
+                // function known at compile time (SEND_VAR_NO_REF; a reference, so no
+                // notice), isset($this) in a closure.
+                let v = self.expr(Ty::Scalar, 1);
+                let name = self.fresh("rf");
+                cat!(
+                    format!("{ind}if (!function_exists({})) {{\n", self.qualified(&name)),
+                    format!("{ind}    function &{name}(array &$a): array\n{ind}    {{\n{ind}        $a['r'] = [1, 2];\n{ind}        return $a['r'];\n{ind}    }}\n{ind}}}\n{ind}{t} = ["),
+                    v,
+                    format!("];\n{ind}{t}r = &{name}({t});\n{ind}{t}r[] = 'changed';\n{ind}echo var_export([{t}, \\end({name}({t})), (function () {{\n{ind}    return isset($this);\n{ind}}})()], true), \"\\n\";\n")
+                )
+            }
+            25 if !self.in_function => {
+                // Unset through a variable variable (main only: it keeps functions' SSA).
+                let name = t[1..].to_string();
+                format!("{ind}{t} = ['k' => [1, 2], 'j' => 3];\n{ind}{t}n = '{name}';\n{ind}unset(${t}n['k']);\n{ind}echo var_export({t}, true), \"\\n\";\n").into()
+            }
             16 => {
                 // Variable variables written, read and unset; $GLOBALS as a whole.
                 let v = self.expr(Ty::Scalar, 1);

@@ -164,6 +164,11 @@ fn programs_cover_what_the_optimizer_reasons_about() {
         "parent::m",
         "clone $o0",
         "catch (\\Throwable $t)",
+        "K0::$bag = &",
+        "unset(K0::$bag)",
+        "function &rf",
+        "->c--",
+        "??= 5",
     ] {
         assert!(
             all.contains(needle),
