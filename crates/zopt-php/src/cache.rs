@@ -245,15 +245,43 @@ unsafe fn cached_without_opening(handle: *mut zend_file_handle) -> bool {
     let Some(path) = php::Reader::new().str(filename) else {
         return false;
     };
-    if path.first() != Some(&b'/') || !matches!(fresh(shm, path), Fresh::Hit(_)) {
+    if path.first() != Some(&b'/') {
         return false;
     }
+    let Fresh::Hit(entry) = fresh(shm, path) else {
+        return false;
+    };
+    // The compile hook asks for this very path next: it reuses the lookup.
+    LAST_FOUND.with(|last| last.set(Some((filename as usize, entry))));
     // zend_string_copy: interned strings are not counted.
     if !crate::engine::is_interned(filename) {
         (*filename).gc.refcount += 1;
     }
     (*handle).opened_path = filename;
     true
+}
+
+thread_local! {
+    /// The entry `stream_open` just found fresh for an `include_once` / `require_once`, with
+    /// the filename string it was asked for: the compile hook called right after for the
+    /// same file takes it instead of looking it up (and checking its source) again.
+    static LAST_FOUND: std::cell::Cell<Option<(usize, ShmEntry<'static>)>> =
+        const { std::cell::Cell::new(None) };
+}
+
+/// What shared memory holds for `path`, reusing `stream_open`'s lookup when it was for
+/// the same file (the same filename string, with the same bytes).
+fn fresh_for(
+    shm: &'static ShmCache,
+    filename: *mut php::zend_string,
+    path: &[u8],
+) -> Fresh<'static> {
+    if let Some((last, entry)) = LAST_FOUND.with(|l| l.take()) {
+        if last == filename as usize && entry.path() == path && !entry.is_invalidated() {
+            return Fresh::Hit(entry);
+        }
+    }
+    fresh(shm, path)
 }
 
 // zend_compile.h: include kinds in ZEND_INCLUDE_OR_EVAL's extended_value.
@@ -580,7 +608,7 @@ unsafe fn serve(handle: *mut zend_file_handle, type_: c_int) -> Outcome {
     // (never with validate_timestamps=0), as OPcache does.
     let mut key = None;
     if let Some(shm) = shm {
-        match fresh(shm, &path) {
+        match fresh_for(shm, (*handle).filename, &path) {
             Fresh::Hit(entry) => {
                 if let Some(outcome) = serve_entry(&path, entry) {
                     return outcome;

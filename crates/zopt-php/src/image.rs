@@ -773,6 +773,19 @@ unsafe fn buckets(t: *const HashTable, ar: *mut Bucket) -> impl Iterator<Item = 
         .filter(|&b| u32::from(php::z_type(&(*b).val)) != php::IS_UNDEF)
 }
 
+/// The value of the copied table `copy` (buckets `ar`) in the bucket where the template
+/// table `template` holds `from` (NULL for NULL or not found): the request's copy of a
+/// method or property the template points to.
+unsafe fn twin<T>(template: *const HashTable, ar: *mut Bucket, from: *mut T) -> *mut T {
+    if from.is_null() {
+        return from;
+    }
+    let tar = (*template).__bindgen_anon_1.arData;
+    (0..(*template).nNumUsed as usize)
+        .find(|&i| (*tar.add(i)).val.value.ptr == from.cast())
+        .map_or(ptr::null_mut(), |i| (*ar.add(i)).val.value.ptr.cast())
+}
+
 /// A request-private, linkable class from the template `t` (`zend_lazy_class_load`'s
 /// copy): the entry, its tables' buckets, its methods, properties and constants copied
 /// shallowly; code, values and names stay in the segment.
@@ -798,25 +811,16 @@ unsafe fn class(e: Engine, t: *const zend_class_entry) -> *mut zend_class_entry 
         (*t).default_static_members_count,
     );
 
-    let mut methods: Vec<(*mut zend_function, *mut zend_function)> = Vec::new();
     if let Some(ar) = table_copy(e, ptr::addr_of_mut!((*ce).function_table)) {
         for b in buckets(ptr::addr_of!((*ce).function_table), ar) {
             let from = (*b).val.value.ptr.cast::<zend_op_array>();
-            let to = op_array(e, from, ce);
-            methods.push((from.cast(), to.cast()));
-            (*b).val.value.ptr = to.cast();
+            (*b).val.value.ptr = op_array(e, from, ce).cast();
         }
-    }
-    for slot in magic_methods(ce) {
-        if !(*slot).is_null() {
-            *slot = methods
-                .iter()
-                .find(|(from, _)| *from == *slot)
-                .map_or(ptr::null_mut(), |&(_, to)| to);
+        for slot in magic_methods(ce) {
+            *slot = twin(&(*t).function_table, ar, *slot);
         }
     }
 
-    let mut props: Vec<(*mut zend_property_info, *mut zend_property_info)> = Vec::new();
     if let Some(ar) = table_copy(e, ptr::addr_of_mut!((*ce).properties_info)) {
         for b in buckets(ptr::addr_of!((*ce).properties_info), ar) {
             let from = (*b).val.value.ptr.cast::<zend_property_info>();
@@ -825,23 +829,22 @@ unsafe fn class(e: Engine, t: *const zend_class_entry) -> *mut zend_class_entry 
                 .cast::<zend_property_info>();
             ptr::copy_nonoverlapping(from, to, 1);
             (*to).ce = ce;
-            props.push((from, to));
             (*b).val.value.ptr = to.cast();
         }
-    }
-    if !(*t).properties_info_table.is_null() {
-        let n = (*t).default_properties_count.max(0) as usize;
-        let table = e
-            .arena_alloc(size_of::<*mut zend_property_info>() * n.max(1))
-            .cast::<*mut zend_property_info>();
-        for i in 0..n {
-            let from = *(*t).properties_info_table.add(i);
-            *table.add(i) = props
-                .iter()
-                .find(|(f, _)| *f == from)
-                .map_or(ptr::null_mut(), |&(_, to)| to);
+        if !(*t).properties_info_table.is_null() {
+            let n = (*t).default_properties_count.max(0) as usize;
+            let table = e
+                .arena_alloc(size_of::<*mut zend_property_info>() * n.max(1))
+                .cast::<*mut zend_property_info>();
+            for i in 0..n {
+                *table.add(i) = twin(
+                    &(*t).properties_info,
+                    ar,
+                    *(*t).properties_info_table.add(i),
+                );
+            }
+            (*ce).properties_info_table = table;
         }
-        (*ce).properties_info_table = table;
     }
 
     if let Some(ar) = table_copy(e, ptr::addr_of_mut!((*ce).constants_table)) {
