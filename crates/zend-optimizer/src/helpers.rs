@@ -956,6 +956,33 @@ pub fn get_called_func<'a>(
     }
 }
 
+/// `zend_vm_set_opcode_handler`'s operand swap, which `zend_redo_pass_two` applies to every
+/// op_array it finishes without inferred types (the optimizer's per-op_array path, and on
+/// the call-graph path the op_arrays the DFA analysis refused): an op whose VM handler is
+/// declared commutative gets the operand of the larger type first (CV > VAR > TMP > CONST).
+/// Those are MUL, the (non-)identity and (non-)equality comparisons, the bitwise ops and
+/// BOOL_XOR; not ADD, whose commutative handlers are only its type-specialized ones (checked
+/// against PHP 8.2's "after optimizer" dump of a function with `$$name`).
+pub fn redo_pass_two_commutative_operands(op_array: &mut OpArray) {
+    for op in &mut op_array.opcodes {
+        let commutative = matches!(
+            op.opcode,
+            ZEND_MUL
+                | ZEND_IS_IDENTICAL
+                | ZEND_IS_NOT_IDENTICAL
+                | ZEND_IS_EQUAL
+                | ZEND_IS_NOT_EQUAL
+                | ZEND_BW_OR
+                | ZEND_BW_AND
+                | ZEND_BW_XOR
+                | ZEND_BOOL_XOR
+        );
+        if commutative && op.op1.op_type() < op.op2.op_type() {
+            std::mem::swap(&mut op.op1, &mut op.op2);
+        }
+    }
+}
+
 /// `zend_redo_pass_two`'s smart-branch rule, for an op_array the passes changed: a
 /// comparison (or isset, instanceof, type check...) whose TMP result the next op tests with
 /// JMPZ / JMPNZ feeds that branch; every other op loses the bits (`zend_revert_pass_two`

@@ -258,9 +258,14 @@ pub fn optimize_script(script: &mut Script, options: &Options) -> Outcome {
         }
     }
     // zend_redo_pass_two: every visited op_array's smart branches, from its final ops.
-    for path in &paths {
+    // Op_arrays without handler types get zend_vm_set_opcode_handler's commutative swap
+    // (the typed ones had zend_vm_set_opcode_handler_ex's, in the DFA path above).
+    for (k, path) in paths.iter().enumerate() {
         if let Some(op_array) = path.get_mut(script) {
             helpers::redo_pass_two_smart_branches(op_array);
+            if handler_types[k].is_none() {
+                helpers::redo_pass_two_commutative_operands(op_array);
+            }
         }
     }
     if options.copy_inherited_methods {
