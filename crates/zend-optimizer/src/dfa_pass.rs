@@ -1139,43 +1139,86 @@ fn supports_assign_contraction(
     }
 }
 
-/// `can_elide_return_type_check`.
+/// `can_elide_return_type_check` as the PHP 8.2 binary has it: the checked value may only be
+/// of types the declared return type allows (undefined counting as null), or, when objects
+/// are its only other possibility, its known class satisfies the declared class names
+/// ([`can_elide_list_type`]). The inferred type of the check's result plays no part (an
+/// older form compared with it and its class, which 8.2 does not: a method declared to
+/// return its own class by name and returning `$this` loses its check in PHP).
 fn can_elide_return_type_check(
-    script: &zend_ir::Script,
+    ctx: &OptimizerCtx,
     op_array: &OpArray,
     fa: &FuncAnalysis,
     at: usize,
 ) -> bool {
-    let s = fa.ssa.ops[at];
-    let (Some(use_), Some(def)) = (s.op1_use, s.op1_def) else {
+    let Some(use_) = fa.ssa.ops[at].op1_use else {
         return false;
     };
     let use_info = &fa.inference.vars[use_.index()];
-    let def_info = &fa.inference.vars[def.index()];
-    if use_info.type_ & mb::REF != 0 {
-        return false;
-    }
-    if (use_info.type_ & (mb::ANY | mb::UNDEF)) & !(def_info.type_ & mb::ANY) != 0 {
+    let mut use_type = use_info.type_ & (mb::ANY | mb::UNDEF);
+    if use_type & mb::REF != 0 {
         return false;
     }
     let Some(ret) = &op_array.return_info else {
         return false;
     };
-    const CALLABLE: u32 = 1 << zend_ir::types::IS_CALLABLE;
-    const ITERABLE: u32 = 1 << zend_ir::types::IS_ITERABLE;
-    const STATIC: u32 = 1 << zend_ir::types::IS_STATIC;
-    if ret.type_.type_mask & (CALLABLE | ITERABLE | STATIC) != 0 {
-        return false;
+    if use_type & mb::UNDEF != 0 {
+        use_type = (use_type & !mb::UNDEF) | mb::NULL;
     }
-    let has_class =
+    // ZEND_TYPE_PURE_MASK: the MAY_BE bits below the kind and list flags.
+    const PURE_MASK: u32 = (1 << 18) - 1;
+    let disallowed = use_type & !(ret.type_.type_mask & PURE_MASK);
+    if disallowed == 0 {
+        return true;
+    }
+    let complex =
         ret.type_.type_mask & (zend_ir::_ZEND_TYPE_NAME_BIT | zend_ir::_ZEND_TYPE_LIST_BIT) != 0;
-    if has_class {
-        match (&use_info.ce, &def_info.ce) {
-            (Some(a), Some(b)) if safe_instanceof(script, &a.name, &b.name) => {}
-            _ => return false,
+    match &use_info.ce {
+        Some(ce) if disallowed == mb::OBJECT && complex => {
+            can_elide_list_type(ctx, op_array, &ce.name, &ret.type_)
+        }
+        _ => false,
+    }
+}
+
+/// `can_elide_list_type`: whether an object of class `class` satisfies the class names of
+/// `ty` (one of them for a union, all of them for an intersection; nested lists are DNF
+/// parts). A name the optimizer cannot resolve to a class (`self`, `parent`, a class of
+/// another file) satisfies nothing.
+fn can_elide_list_type(
+    ctx: &OptimizerCtx,
+    op_array: &OpArray,
+    class: &[u8],
+    ty: &zend_ir::ZendType,
+) -> bool {
+    let is_intersection = ty.type_mask & zend_ir::_ZEND_TYPE_INTERSECTION_BIT != 0;
+    let singles: Vec<&zend_ir::ZendType> = match &ty.names {
+        zend_ir::TypeNames::List(list) if ty.type_mask & zend_ir::_ZEND_TYPE_LIST_BIT != 0 => {
+            list.iter().collect()
+        }
+        _ => vec![ty],
+    };
+    for single in singles {
+        if single.type_mask & zend_ir::_ZEND_TYPE_LIST_BIT != 0 {
+            return can_elide_list_type(ctx, op_array, class, single);
+        }
+        if let zend_ir::TypeNames::Name(name) = &single.names {
+            let lcname = name.as_bytes().to_ascii_lowercase();
+            let result = match ctx.class_entry(op_array, &lcname) {
+                Some(crate::ctx::ClassLookup::Script(ce)) => {
+                    safe_instanceof(ctx.script, class, ce.name.as_bytes())
+                }
+                Some(crate::ctx::ClassLookup::Internal(of)) => {
+                    safe_instanceof(ctx.script, class, of.as_bytes())
+                }
+                None => false,
+            };
+            if result != is_intersection {
+                return result;
+            }
         }
     }
-    true
+    is_intersection
 }
 
 /// `ZEND_ACC_LINKED`: the class's parent and interfaces are resolved.
@@ -1529,7 +1572,7 @@ fn rewrite_vars(op_array: &mut OpArray, ctx: &mut OptimizerCtx, fa: &mut FuncAna
                     if op.op1.op_type() != zend_ir::IS_CONST
                         && fa.ssa.ops[op_1].op1_def == Some(v)
                         && fa.ssa.ops[op_1].op1_use.is_some()
-                        && can_elide_return_type_check(ctx.script, op_array, fa, op_1) =>
+                        && can_elide_return_type_check(ctx, op_array, fa, op_1) =>
                 {
                     let orig = fa.ssa.ops[op_1].op1_use.unwrap_or(v);
                     if fa.ssa.unlink_use_chain(def, orig) {

@@ -2313,7 +2313,10 @@ impl Replacer<'_> {
                         let old_smart_branch = opline.smart_branch;
                         ssa.ops[def.index()].result_def = None;
                         if opcode == ZEND_DO_ICALL {
-                            removed = self.remove_call(op_array, ssa, def) - 1;
+                            // PHP counts the call's INIT and SENDs here, then returns 0
+                            // from this branch: they are not counted (the DFA pass then
+                            // compacts only if something else went; the NOPs stay).
+                            self.remove_call(op_array, ssa, def);
                         } else {
                             ssa.remove_instr(op_array, def);
                         }
@@ -2335,7 +2338,7 @@ impl Replacer<'_> {
                         });
                     }
                 }
-                return removed;
+                return 0;
             }
             let op1_unknown = |o: Option<SsaVar>| {
                 o.map_or(true, |u| {
