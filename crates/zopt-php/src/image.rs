@@ -39,9 +39,13 @@
 //!
 //! # What stays on the rebuild path
 //!
+//! A class the compiler early-bound to a parent of the same file is persisted unlinked, as
+//! [`load::build`] declares it, and linked again by [`load::bind`] on each hit
+//! (`zend_try_early_bind`), as after a rebuild.
+//!
 //! A script is persisted only when all of it can be (else the entry is marked and every
-//! hit rebuilds it, as before): no class early-bound at compile time to a parent
-//! (`zend_try_early_bind` redoes that inheritance on each load), no enum, no
+//! hit rebuilds it, as before): no enum (their `cases`/`from`/`tryFrom` are internal
+//! functions in the method table), no
 //! value that is not a scalar, string, array or constant AST, every structure in the
 //! shape [`load::build`] leaves it (no run-time cache, prototype or extension slot set).
 
@@ -73,6 +77,9 @@ struct Root {
     main: *mut zend_op_array,
     functions: *mut Named,
     classes: *mut Named,
+    /// Per class: the lowercased parent name of a class the compiler early-bound (linked
+    /// again by [`load::bind`], as after a rebuild), NULL for the others.
+    early_bound: *mut *mut zend_string,
     n_functions: u32,
     n_classes: u32,
     auto_globals: [bool; load::JIT_GLOBAL_COUNT],
@@ -98,9 +105,6 @@ fn refuse<T>(why: impl Into<String>) -> R<T> {
 /// # Safety
 /// `built` comes from [`load::build`] in this request and was not bound yet.
 pub unsafe fn persist(built: &Built, w: &mut ImageWriter<'_>) -> R<*const u8> {
-    if built.early_bound.iter().any(Option::is_some) {
-        return refuse("a class early-bound at compile time");
-    }
     let mut p = Persister { w };
     let root = p.alloc::<Root>(1)?;
     (*root).main = p.op_array(&built.script.main_op_array, ptr::null_mut())?;
@@ -119,8 +123,20 @@ pub unsafe fn persist(built: &Built, w: &mut ImageWriter<'_>) -> R<*const u8> {
         });
     }
     let classes = load::entries(&built.script.class_table, 0);
+    if built.early_bound.len() != classes.len() {
+        return refuse("early bindings out of step with the classes");
+    }
     (*root).classes = p.alloc::<Named>(classes.len())?;
+    (*root).early_bound = p.alloc::<*mut zend_string>(classes.len())?;
     (*root).n_classes = classes.len() as u32;
+    for (i, parent) in built.early_bound.iter().enumerate() {
+        if let Some(parent) = parent {
+            let s =
+                p.w.intern(parent)
+                    .ok_or("the interned strings area is full")?;
+            *(*root).early_bound.add(i) = s.cast();
+        }
+    }
     for (i, (key, value)) in classes.into_iter().enumerate() {
         let t = p.class((*value).value.ptr.cast())?;
         (*root).classes.add(i).write(Named {
@@ -711,7 +727,13 @@ pub unsafe fn instantiate(e: Engine, root: *const u8) -> Built {
     }
     Built {
         script,
-        early_bound: vec![None; root.n_classes as usize],
+        early_bound: (0..root.n_classes as usize)
+            .map(|i| {
+                let parent = *root.early_bound.add(i);
+                (!parent.is_null())
+                    .then(|| php::Reader::new().str(parent).unwrap_or_default().to_vec())
+            })
+            .collect(),
         auto_globals: root.auto_globals,
     }
 }
