@@ -25,7 +25,9 @@
 # that drifting machine load hits every mode alike. Reported: requests/s, p50 and p99 latency, failed requests (any page differing
 # from the reference page of mode `none`), the peak RSS (VmHWM) of the largest worker,
 # zopt's own per-script serving time (zopt_get_status() of one worker), and the speed
-# ratios to OPcache.
+# ratios to OPcache. Also the workers' CPU time (user + system, from /proc) per timed request:
+# on a loaded machine it is steadier than requests/s, which includes waiting for the CPU
+# and the client's own cost.
 set -euo pipefail
 
 requests=200
@@ -122,6 +124,14 @@ stop() {
     port=$((port + 1))
 }
 
+worker_cpu() { # CPU time (user + system) of all workers, in clock ticks
+    local t=0
+    for p in $(ps -o pid= --ppid "$master"); do
+        t=$((t + $(awk '{print $14 + $15}' "/proc/$p/stat" 2>/dev/null || echo 0)))
+    done
+    echo "$t"
+}
+
 worker_hwm() { # peak RSS of each worker, kB
     for p in $(ps -o pid= --ppid "$master"); do
         awk '/VmHWM/ {printf "%s ", $2}' "/proc/$p/status" 2>/dev/null || true
@@ -139,7 +149,8 @@ measure() { # NAME INI ARGS...: one round of one mode, appended to $work/lat.NAM
         [ -n "$reference" ] || reference=$page
     done
     local per=$((requests / rounds / clients))
-    local t0 t1
+    local t0 t1 c0 c1
+    c0=$(worker_cpu)
     t0=$(date +%s%N)
     local pids=()
     for c in $(seq "$clients"); do
@@ -156,7 +167,9 @@ measure() { # NAME INI ARGS...: one round of one mode, appended to $work/lat.NAM
     done
     wait "${pids[@]}"
     t1=$(date +%s%N)
+    c1=$(worker_cpu)
     echo "$((t1 - t0))" >> "$work/wall.$name"
+    echo "$((c1 - c0)) $((per * clients))" >> "$work/cpu.$name"
     worker_hwm >> "$work/hwm.$name"
     case $name in zopt*) request status.php > "$work/detail.$name" ;; esac
     stop
@@ -173,9 +186,10 @@ report() { # NAME
         END { p50 = v[int((n - 1) * 0.50) + 1]; p99 = v[int((n - 1) * 0.99) + 1]; printf "%.1f %.1f", p50 / 1000, p99 / 1000 }')
     rps=$(awk -v n="$n" '{ ns += $1 } END { printf "%.1f", n / (ns / 1e9) }' "$work/wall.$name")
     hwm=$(tr ' ' '\n' < "$work/hwm.$name" | sort -n | tail -1)
-    echo "$name $rps" >> "$work/rps"
-    printf "%-10s %8s req/s   p50 %7s ms   p99 %7s ms   failed %s/%s   peak worker RSS %s kB\n" \
-        "$name" "$rps" ${stats} "$fails" "$n" "$hwm"
+    cpu=$(awk -v hz="$(getconf CLK_TCK)" '{ t += $1; r += $2 } END { printf "%.2f", t * 1000 / hz / r }' "$work/cpu.$name")
+    echo "$name $rps $cpu" >> "$work/rps"
+    printf "%-10s %8s req/s   p50 %7s ms   p99 %7s ms   failed %s/%s   peak worker RSS %s kB   worker CPU %s ms/request\n" \
+        "$name" "$rps" ${stats} "$fails" "$n" "$hwm" "$cpu"
     [ ! -f "$work/detail.$name" ] || echo "           $(cat "$work/detail.$name")"
 }
 
@@ -202,4 +216,6 @@ done
 echo "reference page: $reference"
 for m in "${modes[@]}"; do report "$m"; done
 opc=$(awk '$1 == "opcache" { print $2 }' "$work/rps")
-[ -z "$opc" ] || awk -v o="$opc" '{ printf "  %-12s %.2fx OPcache\n", $1, $2 / o }' "$work/rps"
+opc_cpu=$(awk '$1 == "opcache" { print $3 }' "$work/rps")
+[ -z "$opc" ] || awk -v o="$opc" -v oc="$opc_cpu" \
+    '{ printf "  %-12s %.2fx OPcache (requests/s)   %.2fx OPcache'"'"'s worker CPU per request\n", $1, $2 / o, $3 / oc }' "$work/rps"
