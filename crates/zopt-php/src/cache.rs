@@ -6,9 +6,10 @@
 //!    MINIT so that php-fpm's workers, forked from the master afterwards, share it): looked
 //!    up by the resolved path without any lock; the source is checked against the entry at
 //!    most every `zopt.revalidate_freq` seconds (never with `zopt.validate_timestamps=0`),
-//!    as OPcache's timestamp validation does. A hit builds the script from the entry in
-//!    place, its strings taken from the segment's interned strings area (nothing allocated
-//!    or hashed for them);
+//!    as OPcache's timestamp validation does. The first hit builds the script from the
+//!    entry in place, its strings taken from the segment's interned strings area (nothing
+//!    allocated or hashed for them), and persists it in PHP's run-time form next to the
+//!    entry ([`image`]); later hits bind that form without rebuilding anything;
 //! 2. **the file cache** ([`zend_cache::FileCache`], `zopt.cache_dir`, loose entries and
 //!    packs): a hit is copied into shared memory and served from there;
 //! 3. **PHP's compiler** with zopt's optimizer: the result is stored in both levels (into
