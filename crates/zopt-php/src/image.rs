@@ -378,6 +378,18 @@ impl Persister<'_, '_> {
         src: *const zend_op_array,
         scope: *mut zend_class_entry,
     ) -> R<*mut zend_op_array> {
+        let t = self.alloc::<zend_op_array>(1)?;
+        self.op_array_into(src, scope, t)?;
+        Ok(t)
+    }
+
+    /// Persists the op_array `src` into the header `t` (room in the segment).
+    unsafe fn op_array_into(
+        &mut self,
+        src: *const zend_op_array,
+        scope: *mut zend_class_entry,
+        t: *mut zend_op_array,
+    ) -> R<()> {
         let s = &*src;
         if !s.prototype.is_null()
             || !s.run_time_cache__ptr.is_null()
@@ -386,7 +398,7 @@ impl Persister<'_, '_> {
         {
             return refuse("an op_array with run-time state");
         }
-        let t = self.copy(src, 1)?;
+        ptr::copy_nonoverlapping(src, t, 1);
         (*t).refcount = ptr::null_mut();
         (*t).scope = if s.scope.is_null() {
             ptr::null_mut()
@@ -454,7 +466,7 @@ impl Persister<'_, '_> {
             }
             (*t).dynamic_func_defs = defs;
         }
-        Ok(t)
+        Ok(())
     }
 
     /// Persists the class `src` (declared by [`load::build`], not linked to a parent).
@@ -496,8 +508,11 @@ impl Persister<'_, '_> {
             self.zval((*t).default_static_members_table.add(i))?;
         }
 
-        // Methods, remembering each one's copy for the magic method pointers.
+        // Methods, their headers side by side in table order (a hit copies them at once),
+        // remembering each one's copy for the magic method pointers.
         let mut methods: Vec<(*mut zend_function, *mut zend_function)> = Vec::new();
+        let n_methods = (*src).function_table.nNumOfElements as usize;
+        let headers = self.alloc::<zend_op_array>(n_methods)?;
         self.table_data(ptr::addr_of_mut!((*t).function_table), |p, zv| {
             let oa = (*zv).value.ptr.cast::<zend_op_array>();
             if u32::from((*oa).type_) != u32::from(zend_ir::model::ZEND_USER_FUNCTION)
@@ -505,7 +520,11 @@ impl Persister<'_, '_> {
             {
                 return refuse("a method that is not the class's own user code");
             }
-            let m = p.op_array(oa, t)?;
+            if methods.len() >= n_methods {
+                return refuse("more methods than the table counts");
+            }
+            let m = headers.add(methods.len());
+            p.op_array_into(oa, t, m)?;
             methods.push((oa.cast(), m.cast()));
             (*zv).value.ptr = m.cast();
             Ok(())
@@ -834,9 +853,38 @@ unsafe fn class(e: Engine, t: *const zend_class_entry) -> *mut zend_class_entry 
     );
 
     if let Some(ar) = table_copy(e, ptr::addr_of_mut!((*ce).function_table)) {
-        for b in buckets(ptr::addr_of!((*ce).function_table), ar) {
-            let from = (*b).val.value.ptr.cast::<zend_op_array>();
-            (*b).val.value.ptr = op_array(e, from, ce).cast();
+        // The method headers lie side by side in table order (see `Persister::class`):
+        // one block, one copy.
+        let n = (*ce).function_table.nNumOfElements as usize;
+        let first = buckets(ptr::addr_of!((*ce).function_table), ar)
+            .next()
+            .map(|b| (*b).val.value.ptr.cast::<zend_op_array>());
+        let side_by_side = first.is_some_and(|first| {
+            buckets(ptr::addr_of!((*ce).function_table), ar)
+                .enumerate()
+                .all(|(k, b)| (*b).val.value.ptr == first.add(k).cast())
+        });
+        match first {
+            Some(first) if side_by_side => {
+                let block = e
+                    .arena_alloc(size_of::<zend_op_array>() * n)
+                    .cast::<zend_op_array>();
+                ptr::copy_nonoverlapping(first, block, n);
+                for (k, b) in buckets(ptr::addr_of!((*ce).function_table), ar).enumerate() {
+                    let oa = block.add(k);
+                    if !(*oa).scope.is_null() {
+                        (*oa).scope = ce;
+                    }
+                    copy_dynamic_defs(e, oa, ce);
+                    (*b).val.value.ptr = oa.cast();
+                }
+            }
+            _ => {
+                for b in buckets(ptr::addr_of!((*ce).function_table), ar) {
+                    let from = (*b).val.value.ptr.cast::<zend_op_array>();
+                    (*b).val.value.ptr = op_array(e, from, ce).cast();
+                }
+            }
         }
         for slot in magic_methods(ce) {
             *slot = twin(&(*t).function_table, ar, *slot);
