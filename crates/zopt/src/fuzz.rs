@@ -792,6 +792,14 @@ pub fn run(opts: &Options) -> Result<Summary> {
                     let mut n = failing.lock().expect("not poisoned");
                     *n += 1;
                     bar.set_message(format!("{n} failing"));
+                    // Long runs (often logged to a file, where the bar is not drawn) name
+                    // each failing seed as it is found.
+                    if opts.progress {
+                        let kinds: BTreeSet<String> =
+                            outcome.failures.iter().map(|f| f.kind.slug()).collect();
+                        let kinds: Vec<String> = kinds.into_iter().collect();
+                        bar.suspend(|| eprintln!("seed {seed}: {}", kinds.join(" ")));
+                    }
                 }
                 bar.inc(1);
                 (seed, outcome)
