@@ -154,7 +154,7 @@ fn main() {
         builder = builder.allowlist_function(func);
     }
     builder = builder.allowlist_var(
-        "zend_empty_array|zend_new_interned_string|zend_string_init_interned|zend_compile_file|zend_stream_open_function|compiler_globals|executor_globals|sapi_module|PHP_VERSION",
+        "zend_empty_array|zend_new_interned_string|zend_string_init_interned|zend_compile_file|zend_stream_open_function|zend_resolve_path|compiler_globals|executor_globals|sapi_module|PHP_VERSION",
     );
     builder = builder.allowlist_var(
         "ZEND_MODULE_API_NO|ZEND_DEBUG|ZEND_ACC_.*|ZEND_LIVE_.*|HASH_FLAG_.*|ZEND_LAST_CATCH|\

@@ -198,6 +198,10 @@ pub unsafe fn startup() {
             let _ = ORIGINAL_STREAM_OPEN.set(original);
             php::zend_stream_open_function = Some(stream_open);
         }
+        if let Some(original) = php::zend_resolve_path {
+            let _ = ORIGINAL_RESOLVE_PATH.set(original);
+            php::zend_resolve_path = Some(resolve_path);
+        }
     }
 }
 
@@ -230,16 +234,7 @@ unsafe fn cached_without_opening(handle: *mut zend_file_handle) -> bool {
     {
         return false;
     }
-    let eg = ptr::addr_of!(php::executor_globals);
-    let ex = (*eg).current_execute_data;
-    if ex.is_null() || (*ex).func.is_null() || (*ex).opline.is_null() {
-        return false;
-    }
-    // ZEND_USER_CODE(type): user functions and eval'd code have the low bit clear.
-    let user_code = (*(*ex).func).type_ & 1 == 0;
-    let opline = &*(*ex).opline;
-    let once = [ZEND_INCLUDE_ONCE, ZEND_REQUIRE_ONCE].contains(&opline.extended_value);
-    if !user_code || opline.opcode != zend_ir::opcode::ZEND_INCLUDE_OR_EVAL.0 || !once {
+    if !in_include_once() {
         return false;
     }
     let filename = (*handle).filename;
@@ -249,7 +244,7 @@ unsafe fn cached_without_opening(handle: *mut zend_file_handle) -> bool {
     if path.first() != Some(&b'/') {
         return false;
     }
-    let Fresh::Hit(entry) = fresh(shm, path) else {
+    let Fresh::Hit(entry) = fresh_for(shm, filename, path) else {
         return false;
     };
     // The compile hook asks for this very path next: it reuses the lookup.
@@ -259,6 +254,67 @@ unsafe fn cached_without_opening(handle: *mut zend_file_handle) -> bool {
         (*filename).gc.refcount += 1;
     }
     (*handle).opened_path = filename;
+    true
+}
+
+/// Whether PHP is executing an `include_once` / `require_once` of user code.
+unsafe fn in_include_once() -> bool {
+    let eg = ptr::addr_of!(php::executor_globals);
+    let ex = (*eg).current_execute_data;
+    if ex.is_null() || (*ex).func.is_null() || (*ex).opline.is_null() {
+        return false;
+    }
+    // ZEND_USER_CODE(type): user functions and eval'd code have the low bit clear.
+    let user_code = (*(*ex).func).type_ & 1 == 0;
+    let opline = &*(*ex).opline;
+    let once = [ZEND_INCLUDE_ONCE, ZEND_REQUIRE_ONCE].contains(&opline.extended_value);
+    user_code && opline.opcode == zend_ir::opcode::ZEND_INCLUDE_OR_EVAL.0 && once
+}
+
+type ResolvePath = unsafe extern "C" fn(*mut php::zend_string) -> *mut php::zend_string;
+/// The `zend_resolve_path` the shared-memory level replaced.
+static ORIGINAL_RESOLVE_PATH: OnceLock<ResolvePath> = OnceLock::new();
+
+/// `zend_resolve_path` while there is a segment: `include_once` / `require_once` resolve
+/// the name to a real path (`realpath`, one `lstat` per component on a cold realpath
+/// cache, hashing on a warm one) to look it up in the included files. A name that is
+/// exactly the path of a fresh shared-memory entry is a path that was resolved when the
+/// script was stored, and is returned as it is — as OPcache's
+/// `persistent_zend_resolve_path` does with `opcache.revalidate_path=0`, its default.
+unsafe extern "C" fn resolve_path(filename: *mut php::zend_string) -> *mut php::zend_string {
+    let cached = catch_unwind(AssertUnwindSafe(|| cached_real_path(filename)));
+    if cached.unwrap_or(false) {
+        // zend_string_copy: interned strings are not counted.
+        if !crate::engine::is_interned(filename) {
+            (*filename).gc.refcount += 1;
+        }
+        return filename;
+    }
+    match ORIGINAL_RESOLVE_PATH.get() {
+        Some(original) => original(filename),
+        None => ptr::null_mut(),
+    }
+}
+
+/// Whether `filename`, asked for by an `include_once` / `require_once`, names a fresh
+/// shared-memory entry exactly (the lookup is kept for `stream_open` and the compile hook).
+unsafe fn cached_real_path(filename: *mut php::zend_string) -> bool {
+    let Some(shm) = SHM.get() else {
+        return false;
+    };
+    if COMPILING.load(Ordering::Relaxed) || filename.is_null() || !in_include_once() {
+        return false;
+    }
+    let Some(path) = php::Reader::new().str(filename) else {
+        return false;
+    };
+    if path.first() != Some(&b'/') {
+        return false;
+    }
+    let Fresh::Hit(entry) = fresh_for(shm, filename, path) else {
+        return false;
+    };
+    LAST_FOUND.with(|last| last.set(Some((filename as usize, entry))));
     true
 }
 
@@ -328,6 +384,12 @@ pub unsafe fn shutdown() {
         return;
     };
     php::zend_compile_file = Some(original);
+    if let Some(&original) = ORIGINAL_STREAM_OPEN.get() {
+        php::zend_stream_open_function = Some(original);
+    }
+    if let Some(&original) = ORIGINAL_RESOLVE_PATH.get() {
+        php::zend_resolve_path = Some(original);
+    }
     if let Some(path) = ini::cache_stats() {
         let line = format!("{}\n", stats_json());
         let written = std::fs::OpenOptions::new()

@@ -658,3 +658,46 @@ fn every_fixture_is_the_same_page_from_shared_memory() {
         "{log}"
     );
 }
+
+/// `include_once` / `require_once` of one script under several names — its real path, a
+/// path through a symlinked directory, a relative name — includes it once, whether the
+/// names are resolved by PHP or found in shared memory (`zend_resolve_path` answers an exact
+/// real path of a fresh entry without `realpath`): every page is `php -n`'s.
+#[test]
+fn include_once_under_several_names_includes_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let real = tmp.path().join("real");
+    std::fs::create_dir_all(&real).unwrap();
+    std::os::unix::fs::symlink(&real, tmp.path().join("link")).unwrap();
+    std::fs::write(
+        real.join("lib.php"),
+        "<?php function lib_once(): string { return 'lib'; } echo \"lib loaded\\n\";\n",
+    )
+    .unwrap();
+    std::fs::write(
+        real.join("page.php"),
+        format!(
+            "<?php\nvar_dump(require_once '{real}/lib.php');\nvar_dump(require_once '{link}/lib.php');\n\
+             var_dump(include_once __DIR__ . '/./lib.php');\nchdir(__DIR__);\nvar_dump(include_once 'lib.php');\n\
+             echo lib_once(), ' ', count(get_included_files()), \"\\n\";\n",
+            real = real.display(),
+            link = tmp.path().join("link").display()
+        ),
+    )
+    .unwrap();
+    let page = real.join("page.php");
+    let want = {
+        let out = common::php().arg("-n").arg(&page).output().unwrap();
+        assert!(out.status.success());
+        String::from_utf8(out.stdout).unwrap()
+    };
+    assert!(
+        want.contains("lib loaded") && want.contains("lib 2"),
+        "{want}"
+    );
+    let fpm = Fpm::start(tmp.path(), &shm_ini(), &[]);
+    for _ in 0..6 {
+        assert_eq!(fpm.get(&page, ""), want);
+    }
+    assert!(!fpm.log().contains("zopt:"), "{}", fpm.log());
+}
