@@ -590,9 +590,16 @@ impl Cfg {
         &self.predecessor_list[start..start + block.predecessors_count as usize]
     }
 
-    /// Position of `pred` among the predecessors of `b` (they are in increasing order).
+    /// Position of `pred` among the predecessors of `b`. They are in increasing order as
+    /// built; the DFA pass's `replace_predecessor` puts a new predecessor in the old one's
+    /// place (PHP's lists, and so its dumps and phi source order, are then unordered), so
+    /// a miss of the binary search is confirmed by a scan.
     pub fn predecessor_index(&self, b: BlockId, pred: BlockId) -> Option<usize> {
-        self.predecessors(b).binary_search(&pred).ok()
+        let preds = self.predecessors(b);
+        preds
+            .binary_search(&pred)
+            .ok()
+            .or_else(|| preds.iter().position(|&p| p == pred))
     }
 
     /// Whether `a` dominates `b` in the current dominator tree ([`crate::dom::dominates`]).

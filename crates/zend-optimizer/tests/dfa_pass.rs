@@ -154,3 +154,31 @@ fn verifier_silent_on_every_fixture() {
     assert!(runs > 500, "only {runs} runs");
     assert!(failures.is_empty(), "verifier: {failures:#?}");
 }
+
+/// The same verifiers on the recorded Debian corpus (`$ZOPT_BENCH_CORPUS`, default
+/// bench-data/recordings, made by tools/record-corpus.sh), when it is there.
+#[test]
+fn verifier_silent_on_the_corpus() {
+    let dir = corpus::bench_corpus_dir(&root().join("bench-data/recordings"));
+    let files = corpus::zop_files(&dir);
+    if files.is_empty() {
+        eprintln!(
+            "no recordings under {}: the fixtures test covers the verifiers",
+            dir.display()
+        );
+        return;
+    }
+    let mut failures = Vec::new();
+    for file in &files {
+        for level in [0x20, 0x60, 0xE0, 0x20E0, 0x7FFEBFFF] {
+            let mut script = corpus::read(file).unwrap_or_else(|e| panic!("{e}"));
+            let mut options = Options::new(level);
+            options.verify = true;
+            let outcome = optimize_script(&mut script, &options);
+            for e in outcome.verify_errors {
+                failures.push(format!("{} at {level:#x}: {e}", file.display()));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "verifier: {failures:#?}");
+}

@@ -472,12 +472,11 @@ pub fn verify(op_array: &OpArray, cfg: &Cfg, ssa: &Ssa) -> Result<(), VerifyErro
             if !edges.contains(&(p.0, b.0)) {
                 fail(format!("Block {} successors missing {i}", p.0));
             }
-            // Predecessors are listed in increasing order, so a duplicate is adjacent.
-            if j > 0 && preds[j - 1] >= p {
-                fail(format!(
-                    "Block {i} has duplicate or unordered predecessor {}",
-                    p.0
-                ));
+            // No predecessor twice. (Built lists are in increasing order, but the DFA
+            // pass's edge rewiring leaves PHP's lists unordered, and its dumps show them so:
+            // order is not an invariant.)
+            if preds[..j].contains(&p) {
+                fail(format!("Block {i} has duplicate predecessor {}", p.0));
             }
         }
     }
