@@ -44,10 +44,10 @@
 //! (`zend_try_early_bind`), as after a rebuild.
 //!
 //! A script is persisted only when all of it can be (else the entry is marked and every
-//! hit rebuilds it, as before): no enum (their `cases`/`from`/`tryFrom` are internal
-//! functions in the method table), no
-//! value that is not a scalar, string, array or constant AST, every structure in the
-//! shape [`load::build`] leaves it (no run-time cache, prototype or extension slot set).
+//! hit rebuilds it, as before): no value that is not a scalar, string, array or constant
+//! AST, every method the class's own user code, every structure in the shape
+//! [`load::build`] leaves it (no run-time cache, prototype or extension slot set, no
+//! backed-enum table yet).
 
 use std::ffi::c_void;
 use std::mem::size_of;
@@ -472,9 +472,6 @@ impl Persister<'_, '_> {
     /// Persists the class `src` (declared by [`load::build`], not linked to a parent).
     unsafe fn class(&mut self, src: *mut zend_class_entry) -> R<*mut zend_class_entry> {
         let s = &*src;
-        if s.ce_flags & php::ZEND_ACC_ENUM != 0 {
-            return refuse("an enum");
-        }
         if s.ce_flags & (php::ZEND_ACC_RESOLVED_PARENT | php::ZEND_ACC_RESOLVED_INTERFACES) != 0 {
             return refuse("a class linked to a parent or interfaces");
         }

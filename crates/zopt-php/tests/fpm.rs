@@ -640,6 +640,8 @@ fn every_fixture_is_the_same_page_from_shared_memory() {
         sum("run_time_hits")
     );
     let log = zopt.log();
+    // Every fixture (enums, traits, closures, statics, attributes, early binding) persists.
+    assert_eq!(sum("run_time_refusals"), 0, "{workers:?}\n{log}");
     assert!(
         sum("run_time_hits") >= files.len() as u64,
         "{workers:?}\n{}",
