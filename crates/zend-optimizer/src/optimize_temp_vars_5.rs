@@ -93,7 +93,7 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
     };
     let has_finally = op_array.fn_flags & ZEND_ACC_HAS_FINALLY_BLOCK != 0;
     for n in (0..op_array.opcodes.len()).rev() {
-        let op = op_array.opcodes[n].clone();
+        let op = op_array.opcodes[n];
         if let Some(cur) = tmp(op.op1) {
             let slot = if op.opcode == ZEND_ROPE_END {
                 // The rope's slots go right above the highest slot taken so far.
@@ -177,7 +177,24 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
         });
     }
     op_array.T = new_t;
-    if !op_array.live_range.is_empty() {
+    // PHP leaves the live ranges naming the old slots until it recomputes them after the
+    // last pass; renaming them keeps the op_array consistent in between at no cost. A range
+    // of a value no op names (never the case for what PHP compiled) is recomputed instead.
+    let renamed_all = op_array.live_range.iter_mut().all(|range| {
+        match range
+            .var
+            .0
+            .checked_sub(offset)
+            .and_then(|n| map.get(n as usize))
+        {
+            Some(&Some(slot)) => {
+                range.var = VarNum(offset + slot as u32);
+                true
+            }
+            _ => false,
+        }
+    });
+    if !renamed_all {
         live_ranges::recalc(op_array);
     }
 }
