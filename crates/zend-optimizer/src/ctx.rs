@@ -132,6 +132,7 @@ pub struct State {
     /// Memory the passes reuse from one op_array to the next.
     pub(crate) compact_literals: crate::compact_literals::Scratch,
     pub(crate) block_pass: crate::block_pass::Scratch,
+    pub(crate) temp_vars: crate::optimize_temp_vars_5::Scratch,
 }
 
 /// `zend_optimizer_ctx` for one op_array's passes.
