@@ -236,7 +236,7 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
     // Callee facts per open call (parallel to `stack`).
     let mut facts: Vec<Option<CalleeFacts>> = Vec::new();
     for i in 0..n {
-        let op = op_array.opcodes[i].clone();
+        let op = op_array.opcodes[i];
         match op.opcode {
             ZEND_INIT_FCALL_BY_NAME
             | ZEND_INIT_NS_FCALL_BY_NAME
