@@ -30,9 +30,9 @@ fn key(p: u64, v: u64) -> CacheKey {
 /// The script stored under (p, v): distinct content and size per version.
 fn script(p: u64, v: u64) -> zend_ir::Script {
     let mut s = support::rich_script(&format!("/srv/app/concurrent{p}.php"), (p * 10 + v) as u32);
-    let op = s.main_op_array.opcodes[0].clone();
+    let op = s.main_op_array.opcodes[0];
     for i in 0..(v * 500 + p * 50) {
-        let mut o = op.clone();
+        let mut o = op;
         o.lineno = i as u32;
         s.main_op_array.opcodes.push(o);
     }

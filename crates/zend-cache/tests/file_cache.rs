@@ -84,8 +84,8 @@ fn file_cache_lifecycle() {
             // A large entry: Auto maps it, Read reads it whole.
             let key = CacheKey::for_file(&src, mode).unwrap();
             let mut big = support::rich_script("big", 0);
-            let op = big.main_op_array.opcodes[0].clone();
-            big.main_op_array.opcodes.resize(20_000, op.clone());
+            let op = big.main_op_array.opcodes[0];
+            big.main_op_array.opcodes.resize(20_000, op);
             let info = cache.store(&key, &big).unwrap();
             assert!(info.entry_bytes > file_cache::SMALL_ENTRY as u64);
             let hit = cache.lookup(&key).unwrap();
@@ -100,7 +100,7 @@ fn file_cache_lifecycle() {
                 sized
                     .main_op_array
                     .opcodes
-                    .resize(sized.main_op_array.opcodes.len() + ops as usize, op.clone());
+                    .resize(sized.main_op_array.opcodes.len() + ops as usize, op);
                 cache.store(&key, &sized).unwrap();
                 assert_eq!(cache.lookup(&key).unwrap().to_script(), sized);
             }

@@ -314,13 +314,6 @@ fn classify_function(name: &[u8]) -> FuncFlags {
     }
 }
 
-/// Jump targets of one op, in successor order, without the fall-through.
-struct Targets {
-    targets: Vec<u32>,
-    /// Whether the op also continues with the next op.
-    falls_through: bool,
-}
-
 impl Cfg {
     /// Builds the CFG the DFA pass uses: blocks, edges, reachability, predecessors, the
     /// dominator tree and loops (`zend_build_cfg` + `zend_cfg_build_predecessors` +
@@ -334,6 +327,14 @@ impl Cfg {
 
     /// `zend_build_cfg` followed by `zend_cfg_build_predecessors`: no dominators yet.
     pub fn build_blocks(op_array: &OpArray, build_flags: BuildFlags) -> Result<Cfg, CfgError> {
+        let mut cfg = Cfg::build_successors(op_array, build_flags)?;
+        cfg.build_predecessors();
+        Ok(cfg)
+    }
+
+    /// `zend_build_cfg` alone: blocks, successors and reachability, no predecessors (every
+    /// `predecessors` list is empty), as block_pass.c uses it.
+    pub fn build_successors(op_array: &OpArray, build_flags: BuildFlags) -> Result<Cfg, CfgError> {
         validate_operands(op_array)?;
         let last = op_array.opcodes.len() as u32;
         let flags = build_flags & (BuildFlags::STACKLESS | BuildFlags::RECV_ENTRY);
@@ -341,6 +342,7 @@ impl Cfg {
         // past the last op.
         let mut starts = vec![0u32; last as usize + 1];
         let mut func_flags = FuncFlags::empty();
+        let mut targets = Vec::new();
         starts[0] += 1;
         for i in 0..last {
             let op = &op_array.opcodes[i as usize];
@@ -430,11 +432,11 @@ impl Cfg {
                     }
                 }
                 _ => {
-                    if let Some(t) = jump_targets(op_array, i)? {
-                        for target in t.targets {
+                    if let Some(falls_through) = jump_targets(op_array, i, &mut targets)? {
+                        for &target in &targets {
                             start(target);
                         }
-                        if t.falls_through {
+                        if falls_through {
                             start(i + 1);
                         } else if i + 1 < last {
                             // JMP ends its block too.
@@ -463,7 +465,8 @@ impl Cfg {
         }
 
         // Step 2: the blocks.
-        let mut blocks: Vec<BasicBlock> = Vec::new();
+        let block_count = starts[..last as usize].iter().filter(|&&n| n > 0).count() + 2;
+        let mut blocks: Vec<BasicBlock> = Vec::with_capacity(block_count);
         let mut map = Vec::with_capacity(last as usize);
         if extra_entry_block {
             blocks.push(BasicBlock::new(0));
@@ -518,12 +521,12 @@ impl Cfg {
                     | ZEND_THROW
                     | ZEND_MATCH_ERROR
                     | ZEND_VERIFY_NEVER_TYPE => {}
-                    _ => match jump_targets(op_array, last_op)? {
-                        Some(t) => {
-                            for target in t.targets {
+                    _ => match jump_targets(op_array, last_op, &mut targets)? {
+                        Some(falls_through) => {
+                            for &target in &targets {
                                 successor_list.push(map[target as usize]);
                             }
-                            if t.falls_through {
+                            if falls_through {
                                 next(&mut successor_list)?;
                             }
                         }
@@ -555,7 +558,6 @@ impl Cfg {
         {
             return Err(error(op_array, last_op, Problem::FallsOffEnd));
         }
-        cfg.build_predecessors();
         Ok(cfg)
     }
 
@@ -931,9 +933,14 @@ impl Cfg {
     }
 }
 
-/// The jump targets of op `i` (op numbers) and whether it also falls through, for the
-/// opcodes that branch; `None` for the others.
-fn jump_targets(op_array: &OpArray, i: u32) -> Result<Option<Targets>, CfgError> {
+/// The jump targets of op `i` (op numbers, into `targets`, which is cleared first) and
+/// whether it also falls through, for the opcodes that branch; `None` for the others.
+fn jump_targets(
+    op_array: &OpArray,
+    i: u32,
+    targets: &mut Vec<u32>,
+) -> Result<Option<bool>, CfgError> {
+    targets.clear();
     let op = &op_array.opcodes[i as usize];
     let last = op_array.opcodes.len() as u32;
     let check = |target: u32| -> Result<u32, CfgError> {
@@ -949,37 +956,30 @@ fn jump_targets(op_array: &OpArray, i: u32) -> Result<Option<Targets>, CfgError>
             _ => Err(error(op_array, i, Problem::NotAJump)),
         }
     };
-    let targets = match op.opcode {
-        ZEND_JMP => Targets {
-            targets: vec![addr(op.op1)?],
-            falls_through: false,
-        },
-        ZEND_FAST_CALL => Targets {
-            targets: vec![addr(op.op1)?],
-            falls_through: true,
-        },
+    let falls_through = match op.opcode {
+        ZEND_JMP => {
+            targets.push(addr(op.op1)?);
+            false
+        }
+        ZEND_FAST_CALL => {
+            targets.push(addr(op.op1)?);
+            true
+        }
         ZEND_JMPZ | ZEND_JMPNZ | ZEND_JMPZ_EX | ZEND_JMPNZ_EX | ZEND_JMP_SET | ZEND_COALESCE
-        | ZEND_ASSERT_CHECK | ZEND_JMP_NULL | ZEND_FE_RESET_R | ZEND_FE_RESET_RW => Targets {
-            targets: vec![addr(op.op2)?],
-            falls_through: true,
-        },
+        | ZEND_ASSERT_CHECK | ZEND_JMP_NULL | ZEND_FE_RESET_R | ZEND_FE_RESET_RW => {
+            targets.push(addr(op.op2)?);
+            true
+        }
         ZEND_CATCH => {
             if op.extended_value & ZEND_LAST_CATCH == 0 {
-                Targets {
-                    targets: vec![addr(op.op2)?],
-                    falls_through: true,
-                }
-            } else {
-                Targets {
-                    targets: vec![],
-                    falls_through: true,
-                }
+                targets.push(addr(op.op2)?);
             }
+            true
         }
-        ZEND_FE_FETCH_R | ZEND_FE_FETCH_RW => Targets {
-            targets: vec![check(op.extended_value)?],
-            falls_through: true,
-        },
+        ZEND_FE_FETCH_R | ZEND_FE_FETCH_RW => {
+            targets.push(check(op.extended_value)?);
+            true
+        }
         ZEND_SWITCH_LONG | ZEND_SWITCH_STRING | ZEND_MATCH => {
             let table = match op.op2 {
                 Operand::Const(lit) => match op_array.literals.get(lit.index()) {
@@ -988,7 +988,6 @@ fn jump_targets(op_array: &OpArray, i: u32) -> Result<Option<Targets>, CfgError>
                 },
                 _ => return Err(error(op_array, i, Problem::BadJumpTable)),
             };
-            let mut targets = Vec::with_capacity(table.len() + 1);
             for (_, target) in table {
                 match target {
                     Literal::Long(t) if *t >= 0 && *t < i64::from(last) => targets.push(*t as u32),
@@ -1003,12 +1002,9 @@ fn jump_targets(op_array: &OpArray, i: u32) -> Result<Option<Targets>, CfgError>
                 }
             }
             targets.push(check(op.extended_value)?);
-            Targets {
-                targets,
-                falls_through: op.opcode != ZEND_MATCH,
-            }
+            op.opcode != ZEND_MATCH
         }
         _ => return Ok(None),
     };
-    Ok(Some(targets))
+    Ok(Some(falls_through))
 }

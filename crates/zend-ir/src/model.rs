@@ -119,7 +119,7 @@ pub enum SmartBranch {
 }
 
 /// A `zend_op`.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Op {
     pub opcode: Opcode,
     pub op1: Operand,

@@ -32,7 +32,7 @@ use zend_ir::{Literal, LiteralId, Op, OpArray, OpNum, Opcode, Operand};
 
 use crate::ctx::OptimizerCtx;
 use crate::ChangeKind;
-use cfg::{Block, BlockCfg};
+use cfg::{Block, BlockCfg, Successors};
 
 pub(crate) use consts::{update_op1_const, update_op2_const};
 
@@ -43,6 +43,15 @@ const ZEND_LAST_CATCH: u32 = 1;
 /// PHP's `PASSES`: at most three rounds.
 const PASSES: u32 = 3;
 
+/// The pass's per-variable sets, kept in the optimization context so that optimizing an
+/// op_array reuses the memory of the previous one.
+#[derive(Default)]
+pub(crate) struct Scratch {
+    used_ext: Vec<bool>,
+    tsource: Vec<Option<usize>>,
+    defined_here: Vec<bool>,
+}
+
 /// The state of one run of the pass over one op_array.
 pub(crate) struct Pass<'a, 'c> {
     pub op_array: &'a mut OpArray,
@@ -51,6 +60,8 @@ pub(crate) struct Pass<'a, 'c> {
     pub used_ext: Vec<bool>,
     /// `Tsource`: the op defining each TMP/VAR in the current extended block.
     pub tsource: Vec<Option<usize>>,
+    /// `zend_t_usage`'s `defined_here` / `usage` set.
+    defined_here: Vec<bool>,
     pub opt_count: u32,
     pub ctx: &'a mut OptimizerCtx<'c>,
 }
@@ -83,17 +94,28 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
             info.as_ref(),
         );
     }
+    // The per-variable sets live in the optimization context between op_arrays.
+    let Scratch {
+        mut used_ext,
+        mut tsource,
+        defined_here,
+    } = std::mem::take(&mut ctx.state.block_pass);
+    used_ext.clear();
+    used_ext.resize(slots, false);
+    tsource.clear();
+    tsource.resize(slots, None);
     let mut pass = Pass {
         op_array,
         cfg,
-        used_ext: vec![false; slots],
-        tsource: vec![None; slots],
+        used_ext,
+        tsource,
+        defined_here,
         opt_count: 0,
         ctx,
     };
     for _ in 0..PASSES {
         pass.opt_count = 0;
-        pass.used_ext = t_usage(&mut pass);
+        t_usage(&mut pass);
 
         for b in 0..pass.cfg.blocks.len() {
             let flags = pass.cfg.blocks[b].flags;
@@ -133,6 +155,11 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
     }
 
     assemble(&mut pass);
+    pass.ctx.state.block_pass = Scratch {
+        used_ext: std::mem::take(&mut pass.used_ext),
+        tsource: std::mem::take(&mut pass.tsource),
+        defined_here: std::mem::take(&mut pass.defined_here),
+    };
 
     if pass.ctx.debug_level & debug_level::AFTER_BLOCK_PASS != 0 {
         let info = func_info(pass.ctx);
@@ -254,7 +281,7 @@ fn strip_nops(op_array: &mut OpArray, b: &mut Block) {
     for i in b.start as usize + 1..end {
         if op_array.opcodes[i].opcode != ZEND_NOP {
             if i != j {
-                op_array.opcodes[j] = op_array.opcodes[i].clone();
+                op_array.opcodes[j] = op_array.opcodes[i];
             }
             j += 1;
         }
@@ -268,15 +295,19 @@ fn strip_nops(op_array: &mut OpArray, b: &mut Block) {
 /// `zend_t_usage`: finds the TMP/VARs used outside the extended block that defines them
 /// (`used_ext`), prints them when asked (`NON-LOCAL-VARS`), then walks every block
 /// backwards dropping results nobody reads.
-fn t_usage(pass: &mut Pass) -> Vec<bool> {
+fn t_usage(pass: &mut Pass) {
     let op_array = &mut *pass.op_array;
     let cfg = &pass.cfg;
     let slots = (op_array.last_var() + op_array.T) as usize;
-    let mut used_ext = vec![false; slots];
+    let used_ext = &mut pass.used_ext;
+    used_ext.clear();
+    used_ext.resize(slots, false);
     if op_array.T == 0 {
-        return used_ext;
+        return;
     }
-    let mut defined_here = vec![false; slots];
+    let defined_here = &mut pass.defined_here;
+    defined_here.clear();
+    defined_here.resize(slots, false);
     let slot = |o: Operand| match o {
         Operand::TmpVar(v) | Operand::Var(v) => Some(v.index()),
         _ => None,
@@ -329,10 +360,10 @@ fn t_usage(pass: &mut Pass) -> Vec<bool> {
     }
 
     if pass.ctx.debug_level & debug_level::BLOCK_PASS_VARS != 0 {
-        dump::dump_non_local_vars(&mut pass.ctx.state.dumps, op_array, &used_ext);
+        dump::dump_non_local_vars(&mut pass.ctx.state.dumps, op_array, used_ext);
     }
 
-    let mut usage = defined_here;
+    let usage = defined_here;
     let mut next_block: Option<usize> = None;
     for n in (0..cfg.blocks.len()).rev() {
         let block = &cfg.blocks[n];
@@ -344,9 +375,9 @@ fn t_usage(pass: &mut Pass) -> Vec<bool> {
             f.contains(BlockFlags::FOLLOW) && !f.contains(BlockFlags::TARGET)
         });
         if !continues {
-            usage.copy_from_slice(&used_ext);
+            usage.copy_from_slice(used_ext);
         } else if block.successors_count > 1 {
-            for (u, e) in usage.iter_mut().zip(&used_ext) {
+            for (u, e) in usage.iter_mut().zip(used_ext.iter()) {
                 *u |= *e;
             }
         }
@@ -431,7 +462,6 @@ fn t_usage(pass: &mut Pass) -> Vec<bool> {
             }
         }
     }
-    used_ext
 }
 
 /// `zend_merge_blocks`: a block entered only by falling through from a predecessor that
@@ -477,15 +507,16 @@ fn merge_blocks(op_array: &mut OpArray, cfg: &mut BlockCfg, opt_count: &mut u32)
         cfg.blocks[p].len = cfg.blocks[i].start + cfg.blocks[i].len - cfg.blocks[p].start;
         let count = cfg.blocks[i].successors_count;
         cfg.blocks[p].successors_count = count;
-        if !cfg.blocks[i].inline_storage {
+        if !cfg.blocks[i].successors.is_inline() {
             // The merged block's own successor array moves over.
-            let own = std::mem::replace(&mut cfg.blocks[i].successors, vec![BlockId(0); 2]);
+            let own = std::mem::replace(
+                &mut cfg.blocks[i].successors,
+                Successors::Inline([BlockId(0); 2]),
+            );
             cfg.blocks[p].successors = own;
-            cfg.blocks[p].inline_storage = false;
-            cfg.blocks[i].inline_storage = true;
         } else {
-            let moved: Vec<BlockId> = cfg.blocks[i].successors[..count].to_vec();
-            cfg.blocks[p].successors[..count].copy_from_slice(&moved);
+            let moved = [cfg.blocks[i].successors[0], cfg.blocks[i].successors[1]];
+            cfg.blocks[p].successors[..count].copy_from_slice(&moved[..count]);
         }
         let b = &mut cfg.blocks[i];
         b.flags = BlockFlags::empty();
@@ -547,19 +578,38 @@ fn assemble(pass: &mut Pass) {
         }
     }
 
-    let mut new_ops: Vec<Op> = Vec::with_capacity(op_array.opcodes.len());
-    for b in &mut cfg.blocks {
-        if b.flags
+    let kept_block = |b: &Block| {
+        b.flags
             .intersects(BlockFlags::REACHABLE | BlockFlags::UNREACHABLE_FREE)
-        {
-            let start = b.start as usize;
-            let len = b.len as usize;
+    };
+    // Blocks never overlap and stay in op order (merging and NOP stripping only move a
+    // block's start forward), so the kept ops move down in place; should that ever not
+    // hold, they are gathered into a new array instead.
+    let mut end = 0;
+    let in_order = cfg.blocks.iter().filter(|b| kept_block(b)).all(|b| {
+        let ok = b.start >= end;
+        end = b.start + b.len;
+        ok
+    });
+    if in_order {
+        let mut kept = 0;
+        for b in cfg.blocks.iter_mut().filter(|b| kept_block(b)) {
+            let (start, len) = (b.start as usize, b.len as usize);
+            op_array.opcodes.copy_within(start..start + len, kept);
+            b.start = kept as u32;
+            kept += len;
+        }
+        op_array.opcodes.truncate(kept);
+    } else {
+        let mut new_ops: Vec<Op> = Vec::with_capacity(op_array.opcodes.len());
+        for b in cfg.blocks.iter_mut().filter(|b| kept_block(b)) {
+            let (start, len) = (b.start as usize, b.len as usize);
             b.start = new_ops.len() as u32;
             new_ops.extend_from_slice(&op_array.opcodes[start..start + len]);
         }
+        op_array.opcodes = new_ops;
     }
     let old_map = std::mem::take(&mut cfg.map);
-    op_array.opcodes = new_ops;
     let len = op_array.opcodes.len() as u32;
 
     let start_of = |cfg: &BlockCfg, s: BlockId| OpNum(cfg.blocks[s.index()].start);

@@ -20,6 +20,8 @@
 //! the literals it belongs to; out-of-range literal operands are left alone.
 
 use hashbrown::HashMap;
+
+use crate::byte_table::ByteKeyTable;
 use zend_ir::opcode::*;
 use zend_ir::{
     ArgInfo, Literal, LiteralId, OpArray, OpNum, Operand, TypeNames, _ZEND_TYPE_INTERSECTION_BIT,
@@ -48,13 +50,25 @@ const LITERAL_CLASS_CONST: u32 = 1;
 const LITERAL_STATIC_METHOD: u32 = 2;
 const LITERAL_STATIC_PROPERTY: u32 = 3;
 
-/// A key of the merge table: integer keys and string keys live apart, as in a HashTable;
-/// string keys carry the bias PHP adds to their hash (0..2: a group of 1..3 strings, 101: an
-/// integer offset with its string, 200: a double's bytes).
-#[derive(Hash, PartialEq, Eq)]
-enum Key {
-    Long(i64),
-    Str(u32, Vec<u8>),
+/// The bias PHP adds to the hash of a string merge key: 0..2 for a group of 1..3 strings;
+/// these two for an integer offset with its string and for a double's bytes.
+const KEY_LONG_WITH_STRING: u32 = 101;
+const KEY_DOUBLE: u32 = 200;
+
+/// The pass's tables, kept in the optimization context between op_arrays so that
+/// compacting an op_array allocates nothing once they have grown.
+#[derive(Default)]
+pub(crate) struct Scratch {
+    related: Vec<u8>,
+    map: Vec<u32>,
+    /// Integer literals by value (a HashTable's integer keys).
+    longs: HashMap<i64, u32>,
+    /// String keys: literal groups, doubles' bytes, integer offsets by their string.
+    strings: ByteKeyTable,
+    /// `add_static_slot`'s `class::member` keys.
+    statics: ByteKeyTable,
+    /// Per literal, the shared cache slot of each kind of name (`None`: not yet given).
+    slots: Vec<[Option<u32>; SLOT_KINDS]>,
 }
 
 /// `zend_optimizer_compact_literals`.
@@ -63,8 +77,11 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
     if count == 0 {
         return;
     }
+    let mut scratch = std::mem::take(&mut ctx.state.compact_literals);
     // How many literals each used literal forms a group with (0: unused).
-    let mut related = vec![0u8; count];
+    let related = &mut scratch.related;
+    related.clear();
+    related.resize(count, 0);
     let mut mark = |operand: Operand, n: u8| {
         if let Operand::Const(lit) = operand {
             if let Some(r) = related.get_mut(lit.index()) {
@@ -152,8 +169,10 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
         }
     }
 
-    // Merge equal literals: `map[old]` is the new index of the group old starts.
-    let old_literals = std::mem::take(&mut op_array.literals);
+    // Merge equal literals: `map[old]` is the new index of the group old starts. Kept
+    // literals move out of the old array: a group's keys are read before it is moved, and
+    // the walk never looks back.
+    let mut old_literals = std::mem::take(&mut op_array.literals);
     let old_extra = std::mem::take(&mut op_array.literal_extra);
     let extra_of = |i: usize| {
         old_extra
@@ -163,20 +182,26 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
     };
     let mut literals: Vec<Literal> = Vec::with_capacity(count);
     let mut extra: Vec<(LiteralId, u32)> = Vec::new();
-    let mut map = vec![0u32; count];
-    let mut hash: HashMap<Key, u32> = HashMap::new();
+    let map = &mut scratch.map;
+    map.clear();
+    map.resize(count, 0);
+    let (longs, strings) = (&mut scratch.longs, &mut scratch.strings);
+    longs.clear();
+    strings.clear();
     let (mut l_null, mut l_false, mut l_true, mut l_empty_arr) = (None, None, None, None);
-    let keep = |literals: &mut Vec<Literal>, extra: &mut Vec<(LiteralId, u32)>, i: usize| {
+    let mut keep = |old: &mut [Literal], literals: &mut Vec<Literal>, i: usize| {
         let x = extra_of(i);
         if x != 0 {
             extra.push((LiteralId::from(literals.len()), x));
         }
-        literals.push(old_literals[i].clone());
+        literals.push(std::mem::replace(&mut old[i], Literal::Null));
     };
-    let string_at = |i: usize| match old_literals.get(i) {
-        Some(Literal::String(s)) => Some(s.as_bytes()),
-        _ => None,
-    };
+    fn string_at(old: &[Literal], i: usize) -> &[u8] {
+        match old.get(i) {
+            Some(Literal::String(s)) => s.as_bytes(),
+            _ => &[],
+        }
+    }
     let mut i = 0;
     while i < count {
         let n = related[i];
@@ -185,9 +210,10 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
             continue;
         }
         let j = literals.len() as u32;
-        match &old_literals[i] {
+        let old = &mut old_literals[..];
+        match &old[i] {
             Literal::Null | Literal::False | Literal::True => {
-                let slot = match &old_literals[i] {
+                let slot = match &old[i] {
                     Literal::Null => &mut l_null,
                     Literal::False => &mut l_false,
                     _ => &mut l_true,
@@ -196,30 +222,29 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
                     Some(at) => map[i] = at,
                     None => {
                         *slot = Some(j);
-                        keep(&mut literals, &mut extra, i);
+                        keep(old, &mut literals, i);
                         map[i] = j;
                     }
                 }
             }
-            Literal::Long(value) if n == 1 => match hash.get(&Key::Long(*value)) {
+            Literal::Long(value) if n == 1 => match longs.get(value) {
                 Some(&at) => map[i] = at,
                 None => {
-                    hash.insert(Key::Long(*value), j);
-                    keep(&mut literals, &mut extra, i);
+                    longs.insert(*value, j);
+                    keep(old, &mut literals, i);
                     map[i] = j;
                 }
             },
             Literal::Long(_) => {
                 // An integer offset with the numeric string it came from: merged by the
                 // string.
-                let key = Key::Str(101, string_at(i + 1).unwrap_or_default().to_vec());
-                match hash.get(&key) {
-                    Some(&at) => map[i] = at,
+                let key = string_at(old, i + 1);
+                match strings.get_or_insert(KEY_LONG_WITH_STRING, &[key], j) {
+                    Some(at) => map[i] = at,
                     None => {
-                        hash.insert(key, j);
-                        keep(&mut literals, &mut extra, i);
+                        keep(old, &mut literals, i);
                         if i + 1 < count {
-                            keep(&mut literals, &mut extra, i + 1);
+                            keep(old, &mut literals, i + 1);
                         }
                         map[i] = j;
                     }
@@ -227,29 +252,25 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
                 i += 1;
             }
             Literal::Double(d) => {
-                let key = Key::Str(200, d.0.to_ne_bytes().to_vec());
-                match hash.get(&key) {
-                    Some(&at) => map[i] = at,
+                match strings.get_or_insert(KEY_DOUBLE, &[&d.0.to_ne_bytes()], j) {
+                    Some(at) => map[i] = at,
                     None => {
-                        hash.insert(key, j);
-                        keep(&mut literals, &mut extra, i);
+                        keep(old, &mut literals, i);
                         map[i] = j;
                     }
                 }
             }
             Literal::String(_) => {
-                let group = (i..i + n as usize).filter(|&k| k < count);
-                let mut bytes = Vec::new();
-                for k in group.clone() {
-                    bytes.extend_from_slice(string_at(k).unwrap_or_default());
+                let end = (i + n as usize).min(count);
+                let mut parts: [&[u8]; 3] = [&[]; 3];
+                for (part, k) in parts.iter_mut().zip(i..end) {
+                    *part = string_at(old, k);
                 }
-                let key = Key::Str(u32::from(n) - 1, bytes);
-                match hash.get(&key) {
-                    Some(&at) => map[i] = at,
+                match strings.get_or_insert(u32::from(n) - 1, &parts[..end - i], j) {
+                    Some(at) => map[i] = at,
                     None => {
-                        hash.insert(key, j);
-                        for k in group {
-                            keep(&mut literals, &mut extra, k);
+                        for k in i..end {
+                            keep(old, &mut literals, k);
                         }
                         map[i] = j;
                     }
@@ -260,12 +281,12 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
                 Some(at) => map[i] = at,
                 None => {
                     l_empty_arr = Some(j);
-                    keep(&mut literals, &mut extra, i);
+                    keep(old, &mut literals, i);
                     map[i] = j;
                 }
             },
             _ => {
-                keep(&mut literals, &mut extra, i);
+                keep(old, &mut literals, i);
                 map[i] = j;
             }
         }
@@ -290,34 +311,30 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
         }
     }
 
-    assign_cache_slots(op_array, new_count);
+    assign_cache_slots(op_array, new_count, &mut scratch);
+    ctx.state.compact_literals = scratch;
 }
 
-/// The member-name key `add_static_slot` uses: `class::member`.
-fn member_key(op_array: &OpArray, class: LiteralId, member: LiteralId, kind: u32) -> Key {
-    let bytes = |l: LiteralId| match op_array.literals.get(l.index()) {
-        Some(Literal::String(s)) => s.as_bytes().to_vec(),
-        _ => Vec::new(),
-    };
-    let mut key = bytes(class);
-    key.extend_from_slice(b"::");
-    key.extend_from_slice(&bytes(member));
-    Key::Str(kind, key)
-}
+/// The kinds of name that share one cache slot per literal (the tables of
+/// `zend_optimizer_compact_literals`: `const_slot`, `class_slot`, ...).
+const SLOT_KINDS: usize = 6;
+const CONST_SLOT: usize = 0;
+const CLASS_SLOT: usize = 1;
+const FUNC_SLOT: usize = 2;
+const BIND_VAR_SLOT: usize = 3;
+const PROPERTY_SLOT: usize = 4;
+const METHOD_SLOT: usize = 5;
 
-/// Cache slots, one table per kind of name, indexed by literal.
-struct SlotTables {
+/// Cache slots as they are handed out.
+struct SlotTables<'a> {
     cache_size: u32,
-    statics: HashMap<Key, u32>,
-    const_slot: Vec<Option<u32>>,
-    class_slot: Vec<Option<u32>>,
-    func_slot: Vec<Option<u32>>,
-    bind_var_slot: Vec<Option<u32>>,
-    property_slot: Vec<Option<u32>>,
-    method_slot: Vec<Option<u32>>,
+    /// `class::member` keys of static members.
+    statics: &'a mut ByteKeyTable,
+    /// Per literal, its shared slot of each kind.
+    slots: &'a mut Vec<[Option<u32>; SLOT_KINDS]>,
 }
 
-impl SlotTables {
+impl SlotTables<'_> {
     /// A fresh slot of `size` bytes.
     fn fresh(&mut self, size: u32) -> u32 {
         let slot = self.cache_size;
@@ -326,36 +343,43 @@ impl SlotTables {
     }
 
     /// `add_static_slot`: one slot per class and member name.
-    fn static_slot(&mut self, key: Key, kind: u32) -> u32 {
-        if let Some(&slot) = self.statics.get(&key) {
-            return slot;
-        }
+    fn static_slot(
+        &mut self,
+        op_array: &OpArray,
+        class: LiteralId,
+        member: LiteralId,
+        kind: u32,
+    ) -> u32 {
+        let bytes = |l: LiteralId| match op_array.literals.get(l.index()) {
+            Some(Literal::String(s)) => s.as_bytes(),
+            _ => &[],
+        };
         let size = if kind == LITERAL_STATIC_PROPERTY {
             3
         } else {
             2
         } * PTR;
+        let next = self.cache_size;
+        match self
+            .statics
+            .get_or_insert(kind, &[bytes(class), b"::", bytes(member)], next)
+        {
+            Some(slot) => slot,
+            None => self.fresh(size),
+        }
+    }
+
+    /// The shared slot of kind `which` for literal `lit`, given on first use.
+    fn shared(&mut self, which: usize, lit: LiteralId, size: u32) -> u32 {
+        if let Some(Some(slot)) = self.slots.get(lit.index()).map(|s| s[which]) {
+            return slot;
+        }
         let slot = self.fresh(size);
-        self.statics.insert(key, slot);
+        if let Some(entry) = self.slots.get_mut(lit.index()) {
+            entry[which] = Some(slot);
+        }
         slot
     }
-}
-
-/// The slot in `table` for literal `lit`, allocated on first use.
-fn shared(
-    tables: &mut SlotTables,
-    which: fn(&mut SlotTables) -> &mut Vec<Option<u32>>,
-    lit: LiteralId,
-    size: u32,
-) -> u32 {
-    if let Some(Some(slot)) = which(tables).get(lit.index()) {
-        return *slot;
-    }
-    let slot = tables.fresh(size);
-    if let Some(entry) = which(tables).get_mut(lit.index()) {
-        *entry = Some(slot);
-    }
-    slot
 }
 
 fn lit(operand: Operand) -> Option<LiteralId> {
@@ -411,19 +435,17 @@ fn type_num_classes(op_array: &OpArray, arg_num: u32) -> u32 {
 
 /// The second half of `zend_optimizer_compact_literals`: every op's run-time cache slot,
 /// then the RECV_INIT constant-expression slots.
-fn assign_cache_slots(op_array: &mut OpArray, literal_count: usize) {
+fn assign_cache_slots(op_array: &mut OpArray, literal_count: usize, scratch: &mut Scratch) {
+    scratch.statics.clear();
+    scratch.slots.clear();
+    scratch.slots.resize(literal_count, [None; SLOT_KINDS]);
     let mut t = SlotTables {
         cache_size: EXTENSION_HANDLES_SIZE,
-        statics: HashMap::new(),
-        const_slot: vec![None; literal_count],
-        class_slot: vec![None; literal_count],
-        func_slot: vec![None; literal_count],
-        bind_var_slot: vec![None; literal_count],
-        property_slot: vec![None; literal_count],
-        method_slot: vec![None; literal_count],
+        statics: &mut scratch.statics,
+        slots: &mut scratch.slots,
     };
     for n in 0..op_array.opcodes.len() {
-        let op = op_array.opcodes[n].clone();
+        let op = op_array.opcodes[n];
         let (op1, op2) = (lit(op.op1), lit(op.op2));
         let op1_unused = op.op1.is_unused();
         match op.opcode {
@@ -446,12 +468,11 @@ fn assign_cache_slots(op_array: &mut OpArray, literal_count: usize) {
             }
             ZEND_ASSIGN_STATIC_PROP_OP => {
                 let slot = match (op1, op2) {
-                    (Some(prop), Some(class)) => Some(t.static_slot(
-                        member_key(op_array, class, prop, LITERAL_STATIC_PROPERTY),
-                        LITERAL_STATIC_PROPERTY,
-                    )),
+                    (Some(prop), Some(class)) => {
+                        Some(t.static_slot(op_array, class, prop, LITERAL_STATIC_PROPERTY))
+                    }
                     (Some(_), None) => Some(t.fresh(3 * PTR)),
-                    (None, Some(class)) => Some(shared(&mut t, |t| &mut t.class_slot, class, PTR)),
+                    (None, Some(class)) => Some(t.shared(CLASS_SLOT, class, PTR)),
                     (None, None) => None,
                 };
                 if let (Some(slot), Some(data)) = (slot, op_array.opcodes.get_mut(n + 1)) {
@@ -461,7 +482,7 @@ fn assign_cache_slots(op_array: &mut OpArray, literal_count: usize) {
             ZEND_ASSIGN_OBJ_OP => {
                 if let Some(prop) = op2 {
                     let slot = if op1_unused {
-                        shared(&mut t, |t| &mut t.property_slot, prop, 3 * PTR)
+                        t.shared(PROPERTY_SLOT, prop, 3 * PTR)
                     } else {
                         t.fresh(3 * PTR)
                     };
@@ -485,7 +506,7 @@ fn assign_cache_slots(op_array: &mut OpArray, literal_count: usize) {
             | ZEND_POST_DEC_OBJ => {
                 if let Some(prop) = op2 {
                     let slot = if op1_unused {
-                        shared(&mut t, |t| &mut t.property_slot, prop, 3 * PTR)
+                        t.shared(PROPERTY_SLOT, prop, 3 * PTR)
                     } else {
                         t.fresh(3 * PTR)
                     };
@@ -496,7 +517,7 @@ fn assign_cache_slots(op_array: &mut OpArray, literal_count: usize) {
             ZEND_ISSET_ISEMPTY_PROP_OBJ => {
                 if let Some(prop) = op2 {
                     let slot = if op1_unused {
-                        shared(&mut t, |t| &mut t.property_slot, prop, 3 * PTR)
+                        t.shared(PROPERTY_SLOT, prop, 3 * PTR)
                     } else {
                         t.fresh(3 * PTR)
                     };
@@ -505,14 +526,14 @@ fn assign_cache_slots(op_array: &mut OpArray, literal_count: usize) {
             }
             ZEND_INIT_FCALL | ZEND_INIT_FCALL_BY_NAME | ZEND_INIT_NS_FCALL_BY_NAME => {
                 if let Some(func) = op2 {
-                    let slot = shared(&mut t, |t| &mut t.func_slot, func, PTR);
+                    let slot = t.shared(FUNC_SLOT, func, PTR);
                     set_num(&mut op_array.opcodes[n].result, slot);
                 }
             }
             ZEND_INIT_METHOD_CALL => {
                 if let Some(method) = op2 {
                     let slot = if op1_unused {
-                        shared(&mut t, |t| &mut t.method_slot, method, 2 * PTR)
+                        t.shared(METHOD_SLOT, method, 2 * PTR)
                     } else {
                         t.fresh(2 * PTR)
                     };
@@ -521,12 +542,11 @@ fn assign_cache_slots(op_array: &mut OpArray, literal_count: usize) {
             }
             ZEND_INIT_STATIC_METHOD_CALL => {
                 let slot = match (op1, op2) {
-                    (Some(class), Some(method)) => Some(t.static_slot(
-                        member_key(op_array, class, method, LITERAL_STATIC_METHOD),
-                        LITERAL_STATIC_METHOD,
-                    )),
+                    (Some(class), Some(method)) => {
+                        Some(t.static_slot(op_array, class, method, LITERAL_STATIC_METHOD))
+                    }
                     (None, Some(_)) => Some(t.fresh(2 * PTR)),
-                    (Some(class), None) => Some(shared(&mut t, |t| &mut t.class_slot, class, PTR)),
+                    (Some(class), None) => Some(t.shared(CLASS_SLOT, class, PTR)),
                     (None, None) => None,
                 };
                 if let Some(slot) = slot {
@@ -535,22 +555,19 @@ fn assign_cache_slots(op_array: &mut OpArray, literal_count: usize) {
             }
             ZEND_DEFINED => {
                 if let Some(name) = op1 {
-                    op_array.opcodes[n].extended_value =
-                        shared(&mut t, |t| &mut t.const_slot, name, PTR);
+                    op_array.opcodes[n].extended_value = t.shared(CONST_SLOT, name, PTR);
                 }
             }
             ZEND_FETCH_CONSTANT => {
                 if let Some(name) = op2 {
-                    op_array.opcodes[n].extended_value =
-                        shared(&mut t, |t| &mut t.const_slot, name, PTR);
+                    op_array.opcodes[n].extended_value = t.shared(CONST_SLOT, name, PTR);
                 }
             }
             ZEND_FETCH_CLASS_CONSTANT => {
                 op_array.opcodes[n].extended_value = match (op1, op2) {
-                    (Some(class), Some(name)) => t.static_slot(
-                        member_key(op_array, class, name, LITERAL_CLASS_CONST),
-                        LITERAL_CLASS_CONST,
-                    ),
+                    (Some(class), Some(name)) => {
+                        t.static_slot(op_array, class, name, LITERAL_CLASS_CONST)
+                    }
                     _ => t.fresh(2 * PTR),
                 };
             }
@@ -570,12 +587,11 @@ fn assign_cache_slots(op_array: &mut OpArray, literal_count: usize) {
             | ZEND_POST_DEC_STATIC_PROP => {
                 let flags = op.extended_value & ZEND_FETCH_OBJ_FLAGS;
                 let slot = match (op1, op2) {
-                    (Some(prop), Some(class)) => Some(t.static_slot(
-                        member_key(op_array, class, prop, LITERAL_STATIC_PROPERTY),
-                        LITERAL_STATIC_PROPERTY,
-                    )),
+                    (Some(prop), Some(class)) => {
+                        Some(t.static_slot(op_array, class, prop, LITERAL_STATIC_PROPERTY))
+                    }
                     (Some(_), None) => Some(t.fresh(3 * PTR)),
-                    (None, Some(class)) => Some(shared(&mut t, |t| &mut t.class_slot, class, PTR)),
+                    (None, Some(class)) => Some(t.shared(CLASS_SLOT, class, PTR)),
                     (None, None) => None,
                 };
                 if let Some(slot) = slot {
@@ -584,27 +600,25 @@ fn assign_cache_slots(op_array: &mut OpArray, literal_count: usize) {
             }
             ZEND_FETCH_CLASS | ZEND_INSTANCEOF => {
                 if let Some(class) = op2 {
-                    op_array.opcodes[n].extended_value =
-                        shared(&mut t, |t| &mut t.class_slot, class, PTR);
+                    op_array.opcodes[n].extended_value = t.shared(CLASS_SLOT, class, PTR);
                 }
             }
             ZEND_NEW => {
                 if let Some(class) = op1 {
-                    let slot = shared(&mut t, |t| &mut t.class_slot, class, PTR);
+                    let slot = t.shared(CLASS_SLOT, class, PTR);
                     set_num(&mut op_array.opcodes[n].op2, slot);
                 }
             }
             ZEND_CATCH => {
                 if let Some(class) = op1 {
-                    let slot = shared(&mut t, |t| &mut t.class_slot, class, PTR);
+                    let slot = t.shared(CLASS_SLOT, class, PTR);
                     op_array.opcodes[n].extended_value =
                         slot | (op.extended_value & ZEND_LAST_CATCH);
                 }
             }
             ZEND_BIND_GLOBAL => {
                 if let Some(name) = op2 {
-                    op_array.opcodes[n].extended_value =
-                        shared(&mut t, |t| &mut t.bind_var_slot, name, PTR);
+                    op_array.opcodes[n].extended_value = t.shared(BIND_VAR_SLOT, name, PTR);
                 }
             }
             ZEND_DECLARE_ANON_CLASS | ZEND_DECLARE_CLASS_DELAYED => {

@@ -129,6 +129,10 @@ pub struct State {
     pub dumps: Vec<u8>,
     /// The change log, when asked for.
     pub changes: Option<Vec<Change>>,
+    /// Memory the passes reuse from one op_array to the next.
+    pub(crate) compact_literals: crate::compact_literals::Scratch,
+    pub(crate) block_pass: crate::block_pass::Scratch,
+    pub(crate) temp_vars: crate::optimize_temp_vars_5::Scratch,
 }
 
 /// `zend_optimizer_ctx` for one op_array's passes.

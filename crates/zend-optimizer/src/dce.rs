@@ -267,7 +267,7 @@ impl Context<'_> {
 
     /// `dce_instr`: removes the dead op at `n`; true when it became a NOP (not a FREE).
     fn dce_instr(&mut self, n: usize) -> bool {
-        let opline = self.op_array.opcodes[n].clone();
+        let opline = self.op_array.opcodes[n];
         if opline.opcode == ZEND_NOP {
             return false;
         }

@@ -736,7 +736,7 @@ pub fn optimize_jmps(
             continue;
         }
         let at = (fa.cfg.blocks[n].start + fa.cfg.blocks[n].len - 1) as usize;
-        let before = op_array.opcodes[at].clone();
+        let before = op_array.opcodes[at];
         // Each state is one of dfa_pass.c's labels; `Done` leaves the block.
         #[derive(Clone, Copy)]
         enum Step {
@@ -828,7 +828,7 @@ pub fn optimize_jmps(
                             }
                         }
                         ZEND_SWITCH_LONG | ZEND_SWITCH_STRING | ZEND_MATCH => {
-                            let op = op_array.opcodes[at].clone();
+                            let op = op_array.opcodes[at];
                             match literal(op_array, op.op1).cloned() {
                                 Some(value) => {
                                     let correct = matches!(
@@ -986,7 +986,7 @@ pub fn optimize_calls(
         if op_array.opcodes[call].opcode != ZEND_DO_ICALL || !site.resolved || call < 2 {
             continue;
         }
-        let init_op = op_array.opcodes[init].clone();
+        let init_op = op_array.opcodes[init];
         if init_op.opcode != ZEND_INIT_FCALL
             || !matches!(literal(op_array, init_op.op2), Some(Literal::String(s)) if s.as_bytes() == b"in_array")
         {
@@ -1347,7 +1347,7 @@ fn try_to_replace_result(
 /// or reference become `--$x` / `++$x`.
 fn contract_to_inc_dec(op_array: &mut OpArray, fa: &mut FuncAnalysis, op_2: usize, v: SsaVar) {
     const NOT_NUMERIC: u32 = mb::FALSE | mb::TRUE | REFCOUNTED;
-    let op = op_array.opcodes[op_2].clone();
+    let op = op_array.opcodes[op_2];
     let s = fa.ssa.ops[op_2];
     let plain = |used: Option<SsaVar>| used.is_some_and(|u| var_type(fa, u) & NOT_NUMERIC == 0);
     if op.opcode == ZEND_SUB
@@ -1444,7 +1444,7 @@ fn rewrite_vars(op_array: &mut OpArray, ctx: &mut OptimizerCtx, fa: &mut FuncAna
         let use_as_double = fa.inference.vars.get(vi).is_some_and(|i| i.use_as_double);
 
         if use_as_double {
-            let op = op_array.opcodes[op_1].clone();
+            let op = op_array.opcodes[op_1];
             if op.opcode == ZEND_ASSIGN
                 && op.op2.op_type() == zend_ir::IS_CONST
                 && fa.ssa.ops[op_1].op1_def == Some(v)
@@ -1465,7 +1465,7 @@ fn rewrite_vars(op_array: &mut OpArray, ctx: &mut OptimizerCtx, fa: &mut FuncAna
                 }
             }
         } else {
-            let op = op_array.opcodes[op_1].clone();
+            let op = op_array.opcodes[op_1];
             match op.opcode {
                 ZEND_ADD
                 | ZEND_SUB
@@ -1599,7 +1599,7 @@ fn rewrite_vars(op_array: &mut OpArray, ctx: &mut OptimizerCtx, fa: &mut FuncAna
         }
 
         // A temporary computed only to be copied into this variable is computed into it.
-        let op = op_array.opcodes[op_1].clone();
+        let op = op_array.opcodes[op_1];
         if op.opcode == ZEND_QM_ASSIGN
             && fa.ssa.ops[op_1].result_def == Some(v)
             && op.op1.op_type() & (IS_TMP_VAR | IS_VAR) != 0
@@ -1641,7 +1641,7 @@ fn rewrite_vars(op_array: &mut OpArray, ctx: &mut OptimizerCtx, fa: &mut FuncAna
             continue; // TMP and VAR
         }
 
-        let op = op_array.opcodes[op_1].clone();
+        let op = op_array.opcodes[op_1];
         let result_used = op.result.op_type() != IS_UNUSED;
         if fa.ssa.ops[op_1].op1_def == Some(v) && result_used {
             match op.opcode {
@@ -1686,7 +1686,7 @@ fn rewrite_vars(op_array: &mut OpArray, ctx: &mut OptimizerCtx, fa: &mut FuncAna
             }
         }
 
-        let op = op_array.opcodes[op_1].clone();
+        let op = op_array.opcodes[op_1];
         let s = fa.ssa.ops[op_1];
         let result_used = op.result.op_type() != IS_UNUSED;
         let not_numeric = mb::FALSE | mb::TRUE | REFCOUNTED;

@@ -101,7 +101,14 @@ fn table_find<T: Copy>(table: &'static [(&'static [u8], T)], key: &[u8]) -> Opti
 
 /// The internal function `lcname` (`EG(function_table)`; every one is from a persistent module).
 pub fn internal_function(lcname: &[u8]) -> Option<InternalFunc> {
-    table_find(internal_table::FUNCTIONS, lcname)
+    // Every call the passes look at asks: a hash index (built once) instead of a binary
+    // search comparing names.
+    static INDEX: std::sync::OnceLock<hashbrown::HashMap<&'static [u8], InternalFunc>> =
+        std::sync::OnceLock::new();
+    INDEX
+        .get_or_init(|| internal_table::FUNCTIONS.iter().copied().collect())
+        .get(lcname)
+        .copied()
 }
 
 /// A method of internal class `lcclass`, inherited ones included.

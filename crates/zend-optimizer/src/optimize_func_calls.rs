@@ -236,7 +236,7 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
     // Callee facts per open call (parallel to `stack`).
     let mut facts: Vec<Option<CalleeFacts>> = Vec::new();
     for i in 0..n {
-        let op = op_array.opcodes[i].clone();
+        let op = op_array.opcodes[i];
         match op.opcode {
             ZEND_INIT_FCALL_BY_NAME
             | ZEND_INIT_NS_FCALL_BY_NAME
@@ -270,7 +270,7 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
                 let (Some(f), Some(fcall), true) = (f, call.init, call.known) else {
                     continue;
                 };
-                let init = op_array.opcodes[fcall].clone();
+                let init = op_array.opcodes[fcall];
                 if matches!(
                     init.opcode,
                     ZEND_INIT_FCALL_BY_NAME | ZEND_INIT_NS_FCALL_BY_NAME
@@ -292,7 +292,9 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
                 }
                 if ctx.optimization_level & PASS_16 != 0 && call.try_inline && f.is_user {
                     let name = match op_array.opcodes[fcall].op2 {
-                        Operand::Const(l) => format!("{:?}", op_array.literals[l.index()]),
+                        Operand::Const(l) if ctx.logging() => {
+                            format!("{:?}", op_array.literals[l.index()])
+                        }
                         _ => String::new(),
                     };
                     if try_inline_call(op_array, fcall, i, &f) {

@@ -26,6 +26,14 @@ fn rope_slots(n: u32) -> usize {
     (n as usize * 8).div_ceil(16)
 }
 
+/// The pass's per-slot arrays, kept in the optimization context between op_arrays.
+#[derive(Default)]
+pub(crate) struct Scratch {
+    start_of: Vec<Option<usize>>,
+    map: Vec<Option<usize>>,
+    taken: Vec<bool>,
+}
+
 struct Slots {
     taken: Vec<bool>,
     max: Option<usize>,
@@ -79,21 +87,27 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
             other => other,
         }
     };
+    let Scratch {
+        mut start_of,
+        mut map,
+        mut taken,
+    } = std::mem::take(&mut ctx.state.temp_vars);
     // The first op defining each TMP/VAR.
-    let mut start_of = vec![None; t];
+    start_of.clear();
+    start_of.resize(t, None);
     for (n, op) in op_array.opcodes.iter().enumerate().rev() {
         if let Some(v) = tmp(op.result) {
             start_of[v] = Some(n);
         }
     }
-    let mut map: Vec<Option<usize>> = vec![None; t];
-    let mut slots = Slots {
-        taken: vec![false; t],
-        max: None,
-    };
+    map.clear();
+    map.resize(t, None);
+    taken.clear();
+    taken.resize(t, false);
+    let mut slots = Slots { taken, max: None };
     let has_finally = op_array.fn_flags & ZEND_ACC_HAS_FINALLY_BLOCK != 0;
     for n in (0..op_array.opcodes.len()).rev() {
-        let op = op_array.opcodes[n].clone();
+        let op = op_array.opcodes[n];
         if let Some(cur) = tmp(op.op1) {
             let slot = if op.opcode == ZEND_ROPE_END {
                 // The rope's slots go right above the highest slot taken so far.
@@ -177,9 +191,31 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
         });
     }
     op_array.T = new_t;
-    if !op_array.live_range.is_empty() {
+    // PHP leaves the live ranges naming the old slots until it recomputes them after the
+    // last pass; renaming them keeps the op_array consistent in between at no cost. A range
+    // of a value no op names (never the case for what PHP compiled) is recomputed instead.
+    let renamed_all = op_array.live_range.iter_mut().all(|range| {
+        match range
+            .var
+            .0
+            .checked_sub(offset)
+            .and_then(|n| map.get(n as usize))
+        {
+            Some(&Some(slot)) => {
+                range.var = VarNum(offset + slot as u32);
+                true
+            }
+            _ => false,
+        }
+    });
+    if !renamed_all {
         live_ranges::recalc(op_array);
     }
+    ctx.state.temp_vars = Scratch {
+        start_of,
+        map,
+        taken: slots.taken,
+    };
 }
 
 /// Whether the value op `n` (a return or a free) reads must survive a `FAST_CALL` just

@@ -22,7 +22,7 @@ use crate::provenance::ChangeKind;
 /// `replace_by_const_or_qm_assign`: op `i` computes `result`; its readers get the constant
 /// and the op goes, or it stays as `QM_ASSIGN result`.
 fn replace_by_const_or_qm_assign(op_array: &mut OpArray, i: usize, result: Literal) {
-    let op = op_array.opcodes[i].clone();
+    let op = op_array.opcodes[i];
     if let Operand::Const(l) = op.op1 {
         literal_dtor(op_array, l);
     }
@@ -79,7 +79,7 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
     let n = op_array.opcodes.len();
     let mut i = 0;
     while i < n {
-        let op = op_array.opcodes[i].clone();
+        let op = op_array.opcodes[i];
         match op.opcode {
             ZEND_CONCAT
             | ZEND_FAST_CONCAT
@@ -256,7 +256,7 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
 /// FETCH_CONSTANT of `__COMPILER_HALT_OFFSET__`, a persistent constant or (with PASS_15) a
 /// constant the main script defined earlier.
 fn fetch_constant(op_array: &mut OpArray, ctx: &mut OptimizerCtx, i: usize) {
-    let op = op_array.opcodes[i].clone();
+    let op = op_array.opcodes[i];
     let Some(Literal::String(name)) = literal(op_array, op.op2) else {
         return;
     };
@@ -292,7 +292,7 @@ fn fetch_constant(op_array: &mut OpArray, ctx: &mut OptimizerCtx, i: usize) {
 /// FETCH_CLASS_CONSTANT of a public constant of a class the optimizer sees (not a trait):
 /// its value, or a persistent constant its constant expression names.
 fn fetch_class_constant(op_array: &mut OpArray, ctx: &mut OptimizerCtx, i: usize) {
-    let op = op_array.opcodes[i].clone();
+    let op = op_array.opcodes[i];
     let Some(Literal::String(name)) = literal(op_array, op.op2) else {
         return;
     };
@@ -362,7 +362,7 @@ fn do_icall(op_array: &mut OpArray, ctx: &mut OptimizerCtx, i: usize, collect: b
     let Some(init) = prev_non_nop(op_array, send1) else {
         return false;
     };
-    let init_op = op_array.opcodes[init].clone();
+    let init_op = op_array.opcodes[init];
     let Some(Literal::String(fname)) = literal(op_array, init_op.op2) else {
         return false;
     };

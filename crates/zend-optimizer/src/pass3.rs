@@ -86,7 +86,7 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
                     ctx.note(op_array, OpNum::from(i), ChangeKind::Rewritten, || {
                         format!("JMP to the return at op {target} returns here")
                     });
-                    let mut copy = op_array.opcodes[target].clone();
+                    let mut copy = op_array.opcodes[target];
                     if let Operand::Const(l) = copy.op1 {
                         let value = op_array.literals[l.index()].clone();
                         copy.op1 = Operand::Const(helpers::add_literal(op_array, value));

@@ -41,6 +41,9 @@ pub struct Options {
     /// script back into PHP, where the copies share the original's code, turns it off and
     /// lets the write-back re-copy.
     pub copy_inherited_methods: bool,
+    /// Time every pass ([`Outcome::timings`]). Off by default: reading the clock around
+    /// each pass of each op_array costs a few percent of the whole optimization.
+    pub timings: bool,
 }
 
 impl Options {
@@ -52,6 +55,7 @@ impl Options {
             explain: false,
             custom_passes: Vec::new(),
             copy_inherited_methods: true,
+            timings: false,
         }
     }
 }
@@ -236,11 +240,11 @@ pub fn optimize_script(script: &mut Script, options: &Options) -> Outcome {
                     dfa_pass::swap_commutative_operands(op_array, &mut types);
                     handler_types[k] = Some(types);
                     if had && op_array.type_ != ZEND_EVAL_CODE {
-                        let start = Instant::now();
+                        let start = d.clock();
                         live_ranges::recalc_with(op_array, &|_, def| {
                             dfa_pass::needs_live_range(&fa, def)
                         });
-                        d.time("live_ranges", start.elapsed());
+                        d.time("live_ranges", start);
                     }
                 }
                 None => d.recalc_live_ranges(op_array, had),
@@ -272,9 +276,9 @@ pub fn optimize_script(script: &mut Script, options: &Options) -> Outcome {
         copy_inherited_methods(script);
     }
     for pass in &options.custom_passes {
-        let start = Instant::now();
+        let start = driver.clock();
         (pass.run)(script);
-        driver.time("custom", start.elapsed());
+        driver.time("custom", start);
         if options.verify {
             for path in &paths {
                 if let Some(op_array) = path.get(script) {
@@ -387,11 +391,11 @@ impl Driver<'_> {
         }
         if level & PASS_6 != 0 && level & PASS_7 == 0 && IMPLEMENTED_PASSES & PASS_6 != 0 {
             ctx.pass = "pass6";
-            let start = Instant::now();
+            let start = self.clock();
             let mut steps = Vec::new();
             let analysis =
                 dfa_pass::optimize_dfa(op_array, ctx, self.options.verify.then_some(&mut steps));
-            self.time("pass6", start.elapsed());
+            self.time("pass6", start);
             self.verify_errors.extend(steps);
             self.check("pass6", op_array, analysis.as_ref());
             self.dump(op_array, ctx, debug_level::after_pass(6), "after pass 6", 0);
@@ -455,9 +459,9 @@ impl Driver<'_> {
             return;
         }
         ctx.pass = name;
-        let start = Instant::now();
+        let start = self.clock();
         f(op_array, ctx);
-        self.time(name, start.elapsed());
+        self.time(name, start);
         if self.options.verify {
             if let Err(e) = verify::op_array(op_array) {
                 self.verify_errors
@@ -499,7 +503,7 @@ impl Driver<'_> {
         }
         let level = self.options.optimization_level;
         let debug = self.options.debug_level;
-        let start = Instant::now();
+        let start = self.clock();
         {
             let script: &Script = script;
             let info = zend_call_graph::ScriptInfo::new(script);
@@ -538,14 +542,14 @@ impl Driver<'_> {
                 results[k] = Some((fa, fi));
             }
         }
-        self.time("pass6", start.elapsed());
+        self.time("pass6", start);
         for (k, path) in paths.iter().enumerate() {
             let Some((fa, fi)) = results[k].as_mut() else {
                 continue;
             };
             self.with_op_array(script, path, |d, op_array, ctx| {
                 ctx.pass = "pass6";
-                let start = Instant::now();
+                let start = d.clock();
                 let mut steps = Vec::new();
                 let verify = d.options.verify;
                 dfa_pass::optimize_op_array(
@@ -557,7 +561,7 @@ impl Driver<'_> {
                         step_checks: verify.then_some(&mut steps),
                     },
                 );
-                d.time("pass6", start.elapsed());
+                d.time("pass6", start);
                 d.verify_errors.extend(steps);
                 d.check("pass6", op_array, Some(fa));
             });
@@ -579,7 +583,15 @@ impl Driver<'_> {
         results
     }
 
-    fn time(&mut self, name: &'static str, time: Duration) {
+    /// The start of a timed stretch, when timings are asked for.
+    fn clock(&self) -> Option<Instant> {
+        self.options.timings.then(Instant::now)
+    }
+
+    /// Adds the time since `start` (from [`Driver::clock`]) to pass `name`.
+    fn time(&mut self, name: &'static str, start: Option<Instant>) {
+        let Some(start) = start else { return };
+        let time = start.elapsed();
         match self.timings.iter_mut().find(|t| t.name == name) {
             Some(t) => {
                 t.time += time;
@@ -645,9 +657,9 @@ impl Driver<'_> {
             // Nothing changed the op_array: its live ranges are still PHP's.
             return;
         }
-        let start = Instant::now();
+        let start = self.clock();
         live_ranges::recalc(op_array);
-        self.time("live_ranges", start.elapsed());
+        self.time("live_ranges", start);
     }
 
     /// PASS_12: `zend_adjust_fcall_stack_size` over every op_array, once all are optimized
@@ -661,7 +673,7 @@ impl Driver<'_> {
         paths: &[OpArrayPath],
         with_func_info: Option<&[bool]>,
     ) {
-        let start = Instant::now();
+        let start = self.clock();
         for (k, path) in paths.iter().enumerate() {
             if with_func_info.is_some_and(|has| !has[k]) {
                 continue;
@@ -672,7 +684,7 @@ impl Driver<'_> {
                 }
             });
         }
-        self.time("pass12", start.elapsed());
+        self.time("pass12", start);
     }
 }
 

@@ -22,11 +22,41 @@ pub(crate) struct Block {
     pub len: u32,
     /// `b->successors`: the array, whose entries past `successors_count` keep what they
     /// held (the dump prints jump operands from it). At least two entries.
-    pub successors: Vec<BlockId>,
+    pub successors: Successors,
     pub successors_count: usize,
-    /// Whether `successors` is the block's own two-entry storage (`successors_storage`)
-    /// rather than an array of its own (SWITCH/MATCH blocks): merging moves the latter.
-    pub inline_storage: bool,
+}
+
+/// Where a block's successors live: its own two-entry storage (`successors_storage`), or
+/// an array of their own (SWITCH/MATCH blocks), which merging moves to the merged block.
+#[derive(Clone, Debug)]
+pub(crate) enum Successors {
+    Inline([BlockId; 2]),
+    Table(Vec<BlockId>),
+}
+
+impl Successors {
+    pub fn is_inline(&self) -> bool {
+        matches!(self, Successors::Inline(_))
+    }
+}
+
+impl std::ops::Deref for Successors {
+    type Target = [BlockId];
+    fn deref(&self) -> &[BlockId] {
+        match self {
+            Successors::Inline(s) => s,
+            Successors::Table(s) => s,
+        }
+    }
+}
+
+impl std::ops::DerefMut for Successors {
+    fn deref_mut(&mut self) -> &mut [BlockId] {
+        match self {
+            Successors::Inline(s) => s,
+            Successors::Table(s) => s,
+        }
+    }
 }
 
 impl Block {
@@ -46,14 +76,17 @@ pub(crate) struct BlockCfg {
     /// `cfg->map`: the block of each original op; after assembly only block starts map.
     pub map: Vec<Option<BlockId>>,
     pub func_flags: FuncFlags,
+    /// [`BlockCfg::mark_reachable`]'s worklist and queued set, reused by every marking.
+    stack: Vec<usize>,
+    queued: Vec<bool>,
 }
 
 impl BlockCfg {
     /// `zend_build_cfg` with no flags. PHP's build moves the `try_op` of a try block whose
     /// first blocks are unreachable; that move is written back into `op_array`.
     pub fn build(op_array: &mut OpArray) -> Result<BlockCfg, CfgError> {
-        let cfg = Cfg::build_blocks(op_array, BuildFlags::empty())?;
-        op_array.try_catch_array = cfg.try_catch.clone();
+        let mut cfg = Cfg::build_successors(op_array, BuildFlags::empty())?;
+        op_array.try_catch_array = std::mem::take(&mut cfg.try_catch);
         let blocks = (0..cfg.blocks_count())
             .map(|n| {
                 let b = BlockId(n as u32);
@@ -61,16 +94,17 @@ impl BlockCfg {
                 // zend_build_cfg keeps the successors of unreachable blocks (only
                 // zend_cfg_build_predecessors drops them).
                 let stored = cfg.stored_successors(b);
-                let mut successors = stored.to_vec();
-                while successors.len() < 2 {
-                    successors.push(BlockId(0));
-                }
+                let successors = match *stored {
+                    [] => Successors::Inline([BlockId(0); 2]),
+                    [a] => Successors::Inline([a, BlockId(0)]),
+                    [a, b] => Successors::Inline([a, b]),
+                    _ => Successors::Table(stored.to_vec()),
+                };
                 Block {
                     flags: block.flags,
                     start: block.start,
                     len: block.len,
                     successors_count: stored.len(),
-                    inline_storage: stored.len() <= 2,
                     successors,
                 }
             })
@@ -79,6 +113,8 @@ impl BlockCfg {
             blocks,
             map: cfg.map.iter().map(|&b| Some(b)).collect(),
             func_flags: cfg.func_flags,
+            stack: Vec::new(),
+            queued: Vec::new(),
         })
     }
 
@@ -109,8 +145,12 @@ impl BlockCfg {
     /// FOLLOW/TARGET/EXIT flags the edges imply (the order of the walk does not change
     /// them).
     fn mark_reachable(&mut self, op_array: &OpArray, from: usize) {
-        let mut stack = vec![from];
-        let mut queued = vec![false; self.blocks.len()];
+        let mut stack = std::mem::take(&mut self.stack);
+        let mut queued = std::mem::take(&mut self.queued);
+        stack.clear();
+        stack.push(from);
+        queued.clear();
+        queued.resize(self.blocks.len(), false);
         queued[from] = true;
         while let Some(b) = stack.pop() {
             self.blocks[b].flags |= BlockFlags::REACHABLE;
@@ -149,6 +189,8 @@ impl BlockCfg {
                 }
             }
         }
+        self.stack = stack;
+        self.queued = queued;
     }
 
     /// `zend_mark_reachable_blocks`: from `start`, then through the exception table (moving

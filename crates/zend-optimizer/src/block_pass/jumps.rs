@@ -121,7 +121,7 @@ pub(crate) fn jmp_optimization(
                 *opt_count += 1;
                 cfg.blocks[b].len -= 1;
             } else if cfg.blocks[target].len == 1 {
-                let t = op_array.opcodes[cfg.blocks[target].start as usize].clone();
+                let t = op_array.opcodes[cfg.blocks[target].start as usize];
                 if matches!(
                     t.opcode,
                     ZEND_RETURN | ZEND_RETURN_BY_REF | ZEND_GENERATOR_RETURN | ZEND_EXIT

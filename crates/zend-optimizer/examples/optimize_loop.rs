@@ -1,0 +1,168 @@
+//! Optimizes every recording under a directory N times in this process and prints the
+//! time per round: a steady workload for `perf record` (the criterion bench measures the
+//! same, with statistics; `zopt bench optimizer` compares with PHP's own optimizer).
+//!
+//! `cargo run --release -p zend-optimizer --example optimize_loop -- DIR [ROUNDS] [LEVEL]`
+//!
+//! `... -- --growth [LEVEL]`: the whole pipeline on synthetic functions of 100 to 100k ops
+//! of each shape zend-cfg generates, with the fitted exponent `k` of `time ~ ops^k`.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::time::Instant;
+
+/// Counts heap allocations, to report the optimizer's per op.
+struct Counting;
+
+static ALLOCS: AtomicU64 = AtomicU64::new(0);
+static BYTES: AtomicU64 = AtomicU64::new(0);
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCS.fetch_add(1, Relaxed);
+        BYTES.fetch_add(layout.size() as u64, Relaxed);
+        System.alloc(layout)
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        System.dealloc(ptr, layout)
+    }
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        ALLOCS.fetch_add(1, Relaxed);
+        BYTES.fetch_add(layout.size() as u64, Relaxed);
+        System.alloc_zeroed(layout)
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        ALLOCS.fetch_add(1, Relaxed);
+        BYTES.fetch_add(new_size as u64, Relaxed);
+        System.realloc(ptr, layout, new_size)
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+fn zop_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for path in entries.filter_map(|e| e.ok().map(|e| e.path())) {
+        if path.is_dir() {
+            zop_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "zop") {
+            out.push(path);
+        }
+    }
+}
+
+fn script_of(op_array: zend_ir::OpArray) -> zend_ir::Script {
+    zend_ir::Script {
+        filename: op_array.filename.clone(),
+        main_op_array: op_array,
+        function_table: Vec::new(),
+        class_table: Vec::new(),
+        compiler_halt_offset: None,
+    }
+}
+
+fn growth(level: u32) {
+    use zend_cfg::synthetic::{generate, Shape};
+    let mut options = zend_optimizer::Options::new(level);
+    options.verify = false;
+    for shape in [Shape::IfChain, Shape::LoopNest, Shape::Switch] {
+        let mut points = Vec::new();
+        let sizes: Vec<usize> = std::env::var("ZOPT_GROWTH_SIZES")
+            .ok()
+            .map(|v| v.split(',').filter_map(|n| n.parse().ok()).collect())
+            .unwrap_or_else(|| vec![100, 1_000, 10_000, 100_000]);
+        for &size in &sizes {
+            let script = script_of(generate(shape, size, 8));
+            let ops = script.main_op_array.opcodes.len() as f64;
+            let runs = (300_000 / size).clamp(2, 1_000);
+            let mut best = f64::MAX;
+            for _ in 0..3 {
+                let mut copies = vec![script.clone(); runs];
+                let start = Instant::now();
+                for copy in &mut copies {
+                    zend_optimizer::optimize_script(copy, &options);
+                }
+                best = best.min(start.elapsed().as_secs_f64() / runs as f64);
+            }
+            println!(
+                "growth {shape:?}: {ops:>7} ops {:>12.1} us {:>8.2} Mops/s",
+                best * 1e6,
+                ops / best / 1e6
+            );
+            points.push((ops.ln(), best.ln()));
+        }
+        let n = points.len() as f64;
+        let (mx, my) = (
+            points.iter().map(|p| p.0).sum::<f64>() / n,
+            points.iter().map(|p| p.1).sum::<f64>() / n,
+        );
+        let (num, den) = points.iter().fold((0.0, 0.0), |(a, b), &(x, y)| {
+            (a + (x - mx) * (y - my), b + (x - mx) * (x - mx))
+        });
+        println!("growth exponent {shape:?}: {:.2}", num / den);
+    }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if args.get(1).is_some_and(|a| a == "--growth") {
+        let level = args
+            .get(2)
+            .and_then(|l| u32::from_str_radix(l.trim_start_matches("0x"), 16).ok())
+            .unwrap_or(zend_optimizer::CLASSIC_OPTIMIZATION_LEVEL);
+        growth(level);
+        return;
+    }
+    let Some(dir) = args.get(1) else {
+        eprintln!("usage: optimize_loop DIR [ROUNDS] [LEVEL]");
+        std::process::exit(2);
+    };
+    let rounds: usize = args.get(2).and_then(|r| r.parse().ok()).unwrap_or(20);
+    let level = args
+        .get(3)
+        .and_then(|l| u32::from_str_radix(l.trim_start_matches("0x"), 16).ok())
+        .unwrap_or(zend_optimizer::CLASSIC_OPTIMIZATION_LEVEL);
+    let mut files = Vec::new();
+    zop_files(Path::new(dir), &mut files);
+    files.sort();
+    let scripts: Vec<zend_ir::Script> = files
+        .iter()
+        .filter_map(|f| zend_ir::corpus::read(f).ok())
+        .collect();
+    if scripts.is_empty() {
+        eprintln!("no recordings under {dir}");
+        std::process::exit(1);
+    }
+    let mut options = zend_optimizer::Options::new(level);
+    options.verify = false;
+    let ops: usize = scripts
+        .iter()
+        .flat_map(|s| s.op_arrays())
+        .map(|o| o.opcodes.len())
+        .sum();
+    let mut best = f64::MAX;
+    let (mut allocs, mut bytes) = (0, 0);
+    for _ in 0..rounds {
+        let mut copies = scripts.clone();
+        let (a0, b0) = (ALLOCS.load(Relaxed), BYTES.load(Relaxed));
+        let start = Instant::now();
+        for script in &mut copies {
+            zend_optimizer::optimize_script(script, &options);
+        }
+        let ms = start.elapsed().as_secs_f64() * 1e3;
+        (allocs, bytes) = (ALLOCS.load(Relaxed) - a0, BYTES.load(Relaxed) - b0);
+        best = best.min(ms);
+        drop(copies);
+    }
+    println!(
+        "{} scripts, {ops} ops, level {level:#x}: best of {rounds} rounds {best:.2} ms; \
+         {allocs} allocations ({:.2} per op), {:.1} MB",
+        scripts.len(),
+        allocs as f64 / ops as f64,
+        bytes as f64 / 1e6
+    );
+}
