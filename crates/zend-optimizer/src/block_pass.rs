@@ -20,7 +20,6 @@
 //! left unchanged.
 
 mod cfg;
-mod consts;
 mod dump;
 mod jumps;
 mod optimize;
@@ -33,8 +32,6 @@ use zend_ir::{Literal, LiteralId, Op, OpArray, OpNum, Opcode, Operand};
 use crate::ctx::OptimizerCtx;
 use crate::ChangeKind;
 use cfg::{Block, BlockCfg, Successors};
-
-pub(crate) use consts::{update_op1_const, update_op2_const};
 
 /// `ZEND_ACC_HAS_FINALLY_BLOCK` (op_array flag).
 pub(crate) const ZEND_ACC_HAS_FINALLY_BLOCK: u32 = 1 << 15;

@@ -11,10 +11,8 @@ use zend_ir::types::IS_STRING;
 use zend_ir::{ArrayKey, Literal, OpArray, Operand, PhpStr};
 
 use super::cfg::BlockCfg;
-use super::{
-    inv_cond, is_tmp, is_tmp_or_var, lit, literal_dtor, make_nop, set_lit, update_op1_const,
-    update_op2_const, Pass,
-};
+use super::{inv_cond, is_tmp, is_tmp_or_var, lit, literal_dtor, make_nop, set_lit, Pass};
+use crate::helpers::{update_op1_const, update_op2_const};
 use crate::ChangeKind;
 
 /// The labels of PHP's gotos: where a rewritten op continues.
@@ -134,8 +132,8 @@ pub(crate) fn optimize_block(pass: &mut Pass, b: usize) {
                                     | ZEND_SWITCH_STRING
                                     | ZEND_MATCH
                             );
-                            let c = lit(op_array, src_lit).clone();
-                            if !excluded && update_op1_const(op_array, i, c) {
+                            let mut c = lit(op_array, src_lit).clone();
+                            if !excluded && update_op1_const(op_array, i, &mut c) {
                                 tsource[s1] = None;
                                 let src_res = slot(op_array.opcodes[src].result);
                                 if opcode != ZEND_JMP_NULL && !src_res.is_some_and(used) {
@@ -163,8 +161,8 @@ pub(crate) fn optimize_block(pass: &mut Pass, b: usize) {
             if let Some(src) = tsource[s2] {
                 if op_array.opcodes[src].opcode == ZEND_QM_ASSIGN {
                     if let Operand::Const(src_lit) = op_array.opcodes[src].op1 {
-                        let c = lit(op_array, src_lit).clone();
-                        if update_op2_const(op_array, i, c) {
+                        let mut c = lit(op_array, src_lit).clone();
+                        if update_op2_const(op_array, i, &mut c) {
                             tsource[s2] = None;
                             let src_res = slot(op_array.opcodes[src].result);
                             if !src_res.is_some_and(used) {
@@ -497,22 +495,22 @@ pub(crate) fn optimize_block(pass: &mut Pass, b: usize) {
             ZEND_CAST => {
                 if let Operand::Const(l) = op_array.opcodes[i].op1 {
                     let ext = op_array.opcodes[i].extended_value;
-                    if let Some(result) = zend_operators::eval_cast(ext, lit(op_array, l)) {
+                    if let Some(mut result) = zend_operators::eval_cast(ext, lit(op_array, l)) {
                         literal_dtor(op_array, l);
                         let op = &mut op_array.opcodes[i];
                         op.opcode = ZEND_QM_ASSIGN;
                         op.extended_value = 0;
-                        update_op1_const(op_array, i, result);
+                        update_op1_const(op_array, i, &mut result);
                         *opt_count += 1;
                     }
                 }
             }
             ZEND_STRLEN => {
                 if let Operand::Const(l) = op_array.opcodes[i].op1 {
-                    if let Some(result) = zend_operators::eval_strlen(lit(op_array, l)) {
+                    if let Some(mut result) = zend_operators::eval_strlen(lit(op_array, l)) {
                         literal_dtor(op_array, l);
                         op_array.opcodes[i].opcode = ZEND_QM_ASSIGN;
-                        update_op1_const(op_array, i, result);
+                        update_op1_const(op_array, i, &mut result);
                         *opt_count += 1;
                     }
                 }
@@ -651,12 +649,12 @@ pub(crate) fn optimize_block(pass: &mut Pass, b: usize) {
                     next = Next::Done;
                     let op = &op_array.opcodes[i];
                     if let Operand::Const(l) = op.op1 {
-                        if let Some(result) =
+                        if let Some(mut result) =
                             zend_operators::eval_unary_op(op.opcode, lit(op_array, l))
                         {
                             literal_dtor(op_array, l);
                             op_array.opcodes[i].opcode = ZEND_QM_ASSIGN;
-                            update_op1_const(op_array, i, result);
+                            update_op1_const(op_array, i, &mut result);
                             *opt_count += 1;
                         }
                     }
@@ -670,13 +668,13 @@ pub(crate) fn optimize_block(pass: &mut Pass, b: usize) {
                             lit(op_array, l1),
                             lit(op_array, l2),
                         );
-                        if let Some(result) = result {
+                        if let Some(mut result) = result {
                             literal_dtor(op_array, l1);
                             literal_dtor(op_array, l2);
                             let op = &mut op_array.opcodes[i];
                             op.opcode = ZEND_QM_ASSIGN;
                             op.op2 = Operand::Unused(0);
-                            update_op1_const(op_array, i, result);
+                            update_op1_const(op_array, i, &mut result);
                             *opt_count += 1;
                         }
                     }
