@@ -232,3 +232,32 @@ pub fn generate(shape: Shape, ops: usize, cvs: u32) -> OpArray {
     b.ret(Operand::Cv(VarNum(1)));
     b.finish()
 }
+
+/// The exponent `k` of `time ~ ops^k` fitted by least squares on log-log scale, from
+/// `(ops, seconds)` measurements of the functions [`generate`] builds: what the growth
+/// benches report. `None` with fewer than two distinct sizes.
+pub fn growth_exponent(points: &[(f64, f64)]) -> Option<f64> {
+    let logs: Vec<(f64, f64)> = points
+        .iter()
+        .map(|&(ops, secs)| (ops.ln(), secs.max(1e-12).ln()))
+        .collect();
+    let n = logs.len() as f64;
+    let mx = logs.iter().map(|p| p.0).sum::<f64>() / n;
+    let my = logs.iter().map(|p| p.1).sum::<f64>() / n;
+    let (num, den) = logs.iter().fold((0.0, 0.0), |(a, b), &(x, y)| {
+        (a + (x - mx) * (y - my), b + (x - mx) * (x - mx))
+    });
+    (den > 0.0).then(|| num / den)
+}
+
+#[cfg(test)]
+mod growth_tests {
+    #[test]
+    fn fits_power_laws() {
+        let linear = [(10.0, 1.0), (100.0, 10.0), (1000.0, 100.0)];
+        assert!((super::growth_exponent(&linear).unwrap() - 1.0).abs() < 1e-9);
+        let quadratic = [(10.0, 1.0), (100.0, 100.0)];
+        assert!((super::growth_exponent(&quadratic).unwrap() - 2.0).abs() < 1e-9);
+        assert_eq!(super::growth_exponent(&[(10.0, 1.0)]), None);
+    }
+}

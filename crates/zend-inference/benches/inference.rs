@@ -163,20 +163,7 @@ fn deep_loops(c: &mut Criterion) {
         });
     }
     g.finish();
-    if points.len() >= 2 {
-        let n = points.len() as f64;
-        let (lx, ly): (Vec<f64>, Vec<f64>) = points
-            .iter()
-            .map(|(x, y)| (x.ln(), y.max(1e-9).ln()))
-            .unzip();
-        let mx = lx.iter().sum::<f64>() / n;
-        let my = ly.iter().sum::<f64>() / n;
-        let k = lx
-            .iter()
-            .zip(&ly)
-            .map(|(x, y)| (x - mx) * (y - my))
-            .sum::<f64>()
-            / lx.iter().map(|x| (x - mx).powi(2)).sum::<f64>();
+    if let Some(k) = zend_cfg::synthetic::growth_exponent(&points) {
         eprintln!("growth exponent (loop nest): time ~ ops^{k:.2}");
     }
 }

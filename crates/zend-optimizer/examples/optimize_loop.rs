@@ -93,17 +93,11 @@ fn growth(level: u32) {
                 best * 1e6,
                 ops / best / 1e6
             );
-            points.push((ops.ln(), best.ln()));
+            points.push((ops, best));
         }
-        let n = points.len() as f64;
-        let (mx, my) = (
-            points.iter().map(|p| p.0).sum::<f64>() / n,
-            points.iter().map(|p| p.1).sum::<f64>() / n,
-        );
-        let (num, den) = points.iter().fold((0.0, 0.0), |(a, b), &(x, y)| {
-            (a + (x - mx) * (y - my), b + (x - mx) * (x - mx))
-        });
-        println!("growth exponent {shape:?}: {:.2}", num / den);
+        if let Some(k) = zend_cfg::synthetic::growth_exponent(&points) {
+            println!("growth exponent {shape:?}: {k:.2}");
+        }
     }
 }
 

@@ -13,7 +13,7 @@
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
-use zend_cfg::synthetic::{generate, Shape};
+use zend_cfg::synthetic::{generate, growth_exponent, Shape};
 use zend_cfg::{BuildFlags, Cfg, FuncFlags};
 use zend_dfg::Dfg;
 use zend_ir::OpArray;
@@ -141,20 +141,11 @@ fn bench_growth(c: &mut Criterion) {
                 best * 1e6,
                 ops / best / 1e6
             );
-            points.push((ops.ln(), best.ln()));
+            points.push((ops, best));
         }
-        let n = points.len() as f64;
-        let (sx, sy) = points
-            .iter()
-            .fold((0.0, 0.0), |(a, b), &(x, y)| (a + x, b + y));
-        let (mx, my) = (sx / n, sy / n);
-        let (num, den) = points.iter().fold((0.0, 0.0), |(a, b), &(x, y)| {
-            (a + (x - mx) * (y - my), b + (x - mx) * (x - mx))
-        });
-        println!(
-            "growth exponent {shape:?}: {:.3} (time ~ ops^k, 10..100k ops)",
-            num / den
-        );
+        if let Some(k) = growth_exponent(&points) {
+            println!("growth exponent {shape:?}: {k:.3} (time ~ ops^k, 10..100k ops)");
+        }
     }
 }
 
