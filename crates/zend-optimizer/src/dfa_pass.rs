@@ -445,16 +445,7 @@ pub fn swap_commutative_operands(op_array: &mut OpArray, types: &mut [(u32, u32,
         let consts = op.op1.op_type() == zend_ir::IS_CONST && op.op2.op_type() == zend_ir::IS_CONST;
         let swap = match op.opcode {
             ZEND_ADD => (both(mb::LONG) || both(mb::DOUBLE)) && !consts,
-            ZEND_MUL
-            | ZEND_IS_IDENTICAL
-            | ZEND_IS_NOT_IDENTICAL
-            | ZEND_IS_EQUAL
-            | ZEND_IS_NOT_EQUAL
-            | ZEND_BW_OR
-            | ZEND_BW_AND
-            | ZEND_BW_XOR
-            | ZEND_BOOL_XOR => true,
-            _ => false,
+            opcode => crate::helpers::always_commutative(opcode),
         };
         if swap && op.op1.op_type() < op.op2.op_type() {
             std::mem::swap(&mut op.op1, &mut op.op2);

@@ -963,6 +963,25 @@ pub fn get_called_func<'a>(
     }
 }
 
+/// Opcodes all of whose handlers are commutative (`zend_vm_set_opcode_handler` swaps their
+/// operands so the constant or TMP comes second): MUL, the (non-)identity and (non-)equality
+/// comparisons, the bitwise ops and BOOL_XOR. ADD is commutative only in its type-specialized
+/// handlers.
+pub fn always_commutative(opcode: zend_ir::Opcode) -> bool {
+    matches!(
+        opcode,
+        ZEND_MUL
+            | ZEND_IS_IDENTICAL
+            | ZEND_IS_NOT_IDENTICAL
+            | ZEND_IS_EQUAL
+            | ZEND_IS_NOT_EQUAL
+            | ZEND_BW_OR
+            | ZEND_BW_AND
+            | ZEND_BW_XOR
+            | ZEND_BOOL_XOR
+    )
+}
+
 /// `zend_vm_set_opcode_handler`'s operand swap, which `zend_redo_pass_two` applies to every
 /// op_array it finishes without inferred types (the optimizer's per-op_array path, and on
 /// the call-graph path the op_arrays the DFA analysis refused): an op whose VM handler is
@@ -972,19 +991,7 @@ pub fn get_called_func<'a>(
 /// against PHP 8.2's "after optimizer" dump of a function with `$$name`).
 pub fn redo_pass_two_commutative_operands(op_array: &mut OpArray) {
     for op in &mut op_array.opcodes {
-        let commutative = matches!(
-            op.opcode,
-            ZEND_MUL
-                | ZEND_IS_IDENTICAL
-                | ZEND_IS_NOT_IDENTICAL
-                | ZEND_IS_EQUAL
-                | ZEND_IS_NOT_EQUAL
-                | ZEND_BW_OR
-                | ZEND_BW_AND
-                | ZEND_BW_XOR
-                | ZEND_BOOL_XOR
-        );
-        if commutative && op.op1.op_type() < op.op2.op_type() {
+        if always_commutative(op.opcode) && op.op1.op_type() < op.op2.op_type() {
             std::mem::swap(&mut op.op1, &mut op.op2);
         }
     }
