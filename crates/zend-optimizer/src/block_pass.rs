@@ -33,9 +33,7 @@ use crate::ctx::OptimizerCtx;
 use crate::ChangeKind;
 use cfg::{Block, BlockCfg, Successors};
 
-/// `ZEND_ACC_HAS_FINALLY_BLOCK` (op_array flag).
-pub(crate) const ZEND_ACC_HAS_FINALLY_BLOCK: u32 = 1 << 15;
-const ZEND_LAST_CATCH: u32 = 1;
+pub(crate) use crate::helpers::{ZEND_ACC_HAS_FINALLY_BLOCK, ZEND_LAST_CATCH};
 
 /// PHP's `PASSES`: at most three rounds.
 const PASSES: u32 = 3;

@@ -22,6 +22,9 @@
 use hashbrown::HashMap;
 
 use crate::byte_table::ByteKeyTable;
+use crate::helpers::{
+    set_literal_extra, ZEND_EXTRA_VALUE, ZEND_FETCH_OBJ_FLAGS, ZEND_ISEMPTY, ZEND_LAST_CATCH,
+};
 use zend_ir::opcode::*;
 use zend_ir::{
     ArgInfo, Literal, LiteralId, OpArray, OpNum, Operand, TypeNames, _ZEND_TYPE_INTERSECTION_BIT,
@@ -32,14 +35,8 @@ use crate::ctx::OptimizerCtx;
 use crate::provenance::ChangeKind;
 
 const ZEND_ACC_HAS_TYPE_HINTS: u32 = 1 << 8;
-/// `Z_EXTRA` of an integer offset that was a numeric string (the string follows it).
-const ZEND_EXTRA_VALUE: u32 = 1;
 /// FETCH_CONSTANT's op1 flag: an unqualified name in a namespace (three names to try).
 const IS_CONSTANT_UNQUALIFIED_IN_NAMESPACE: u32 = 0x800;
-/// `ZEND_FETCH_REF | ZEND_FETCH_DIM_WRITE`, kept beside a cache slot in extended_value.
-const ZEND_FETCH_OBJ_FLAGS: u32 = 3;
-const ZEND_ISEMPTY: u32 = 1;
-const ZEND_LAST_CATCH: u32 = 1;
 /// `zend_op_array_extension_handles * sizeof(void*)`: no extension reserves op_array
 /// handles in the configurations PHP's dumps come from.
 const EXTENSION_HANDLES_SIZE: u32 = 0;
@@ -658,18 +655,5 @@ fn assign_cache_slots(op_array: &mut OpArray, literal_count: usize, scratch: &mu
         } else if op.opcode != ZEND_RECV {
             break;
         }
-    }
-}
-
-/// Sets literal `l`'s `Z_EXTRA`, keeping `literal_extra` sorted and sparse.
-fn set_literal_extra(op_array: &mut OpArray, l: LiteralId, value: u32) {
-    let extra = &mut op_array.literal_extra;
-    match extra.binary_search_by_key(&l, |&(id, _)| id) {
-        Ok(at) if value == 0 => {
-            extra.remove(at);
-        }
-        Ok(at) => extra[at].1 = value,
-        Err(_) if value == 0 => {}
-        Err(at) => extra.insert(at, (l, value)),
     }
 }

@@ -152,14 +152,14 @@ fn add_lc_literal(op_array: &mut OpArray, s: &PhpStr) -> LiteralId {
 
 /// Sets the `Z_EXTRA` of literal `id` (kept sorted in `literal_extra`).
 pub fn set_literal_extra(op_array: &mut OpArray, id: LiteralId, value: u32) {
-    op_array.literal_extra.retain(|(l, _)| *l != id);
-    if value != 0 {
-        let at = op_array
-            .literal_extra
-            .iter()
-            .position(|(l, _)| *l > id)
-            .unwrap_or(op_array.literal_extra.len());
-        op_array.literal_extra.insert(at, (id, value));
+    let extra = &mut op_array.literal_extra;
+    match extra.binary_search_by_key(&id, |&(l, _)| l) {
+        Ok(at) if value == 0 => {
+            extra.remove(at);
+        }
+        Ok(at) => extra[at].1 = value,
+        Err(_) if value == 0 => {}
+        Err(at) => extra.insert(at, (id, value)),
     }
 }
 

@@ -19,7 +19,7 @@ use crate::ctx::OptimizerCtx;
 use crate::live_ranges;
 use crate::provenance::ChangeKind;
 
-const ZEND_ACC_HAS_FINALLY_BLOCK: u32 = 1 << 15;
+use crate::helpers::ZEND_ACC_HAS_FINALLY_BLOCK;
 
 /// The slots a rope of `n` strings takes (`zend_string*` pointers packed into zvals).
 fn rope_slots(n: u32) -> usize {

@@ -16,7 +16,7 @@ use zend_ir::opcode::*;
 use zend_ir::{Literal, OpArray, OpNum, Operand};
 
 /// `ZEND_LAST_CATCH`: a CATCH that is the last of its try, with no jump.
-const ZEND_LAST_CATCH: u32 = 1;
+use crate::helpers::ZEND_LAST_CATCH;
 
 /// For each old op number (and one past the last op), how many removed ops precede it.
 #[derive(Clone, Debug, PartialEq, Eq)]
