@@ -6,10 +6,65 @@
 //! The CLI's dumps, the crosscheck, the after-pass check and the SSA passes all build their
 //! analyses here, so every user gets PHP's exact sequence of steps and its reasons for
 //! leaving an op_array alone ([`Refused`]).
+//!
+//! # For tool authors
+//!
+//! [`analyze_script`] is the entry point: give it a [`Script`] (PHP's compiled op_arrays,
+//! read from a `.zop` recording that `zopt record` writes, with [`zend_ir::corpus::read`])
+//! and an optimization level, and it returns a [`ScriptAnalysis`]: per op_array, in
+//! `zend_foreach_op_array` order, either a [`FuncAnalysis`] (CFG with dominators and loops,
+//! def/use sets and liveness, SSA with its SCCs and escape states, the type and range of
+//! every SSA variable, the return info) or the [`Refused`] reason PHP's DFA pass gives for
+//! leaving it alone; and the script's call graph with each op_array's call map.
+//!
+//! The results are PHP's own when the DFA pass sees the op_arrays as compiled: level `0x60`
+//! (DFA pass + call graph: calls resolved, callees' return types known to callers) or
+//! `0x20` (DFA pass alone). At other levels the analysis is of the op_arrays as given.
+//!
+//! ```
+//! use zend_optimizer::analysis::{analyze_script, type_name};
+//!
+//! // What `zopt record` writes for `<?php function inc(int $a) { return $a + 1; }`.
+//! let script = zend_ir::zop::parse(
+//!     r#"zop 1
+//! script "/tmp/inc.php"
+//! main {
+//!   T 0
+//!   #0 = int(1)
+//!   0000 RETURN #0:int(1)
+//! }
+//! function "inc" {
+//!   name "inc"
+//!   args 1 required 1
+//!   arg $a type(0x00000010) ; int
+//!   T 1
+//!   vars $a
+//!   #0 = int(1)
+//!   #1 = null
+//!   0000 CV0($a) = RECV 1 16
+//!   0001 T1 = ADD CV0($a) #0:int(1)
+//!   0002 RETURN T1
+//!   0003 RETURN #1:null
+//! }
+//! "#,
+//! )?;
+//! let analysis = analyze_script(&script, 0x60);
+//! for function in analysis.functions() {
+//!     let f = function.analysis.map_err(|reason| reason.to_string())?;
+//!     if function.name == "inc" {
+//!         let ret = f.inference.return_info.as_ref().unwrap();
+//!         // PHP: `inc` returns [long, double] (the addition may overflow).
+//!         assert_eq!(type_name(ret.type_), "long, double");
+//!         // SSA variable #1 is $a after RECV: an int.
+//!         assert_eq!(type_name(f.inference.vars[1].type_), "long");
+//!     }
+//! }
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 use std::fmt;
 
-use zend_call_graph::ScriptInfo;
+use zend_call_graph::{CallGraph, FuncId, ScriptInfo};
 use zend_cfg::{BuildFlags, Cfg, CfgError, FuncFlags};
 use zend_dfg::Dfg;
 use zend_inference::{Context, Inference, ReturnInfo};
@@ -61,6 +116,28 @@ impl fmt::Display for Refused {
     }
 }
 
+impl std::error::Error for Refused {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Refused::Cfg(e) => Some(e),
+            Refused::Ssa(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+/// A MAY_BE type mask as PHP's types dump names it, without the brackets: `long, double`,
+/// `array of [long]`. An object's class is not part of the mask: it is in
+/// [`zend_inference::VarInfo::ce`].
+pub fn type_name(mask: u32) -> String {
+    let mut out = Vec::new();
+    zend_ir::dump::dump_type_info(&mut out, mask, None, 0);
+    let text = String::from_utf8_lossy(&out);
+    let text = text.trim();
+    let text = text.strip_prefix('[').unwrap_or(text);
+    text.strip_suffix(']').unwrap_or(text).to_string()
+}
+
 /// The CFG as the DFA pass builds it, or why it does not.
 pub fn dfa_cfg(op_array: &OpArray) -> Result<Cfg, Refused> {
     if op_array.type_ == ZEND_EVAL_CODE {
@@ -85,7 +162,9 @@ pub fn dfa_ssa(op_array: &OpArray, cfg: &Cfg, info: &ScriptInfo) -> (Dfg, Result
 
 /// Everything the DFA pass knows about one op_array.
 pub struct FuncAnalysis {
+    /// Basic blocks, successors and predecessors, the dominator tree and loops.
     pub cfg: Cfg,
+    /// Def/use sets and liveness per block.
     pub dfg: Dfg,
     /// With false dependencies, SCCs and escape states.
     pub ssa: Ssa,
@@ -96,9 +175,52 @@ pub struct FuncAnalysis {
 /// The analyses of every op_array of a script, in `zend_foreach_op_array` order
 /// ([`ScriptInfo::op_arrays`]).
 pub struct ScriptAnalysis<'s> {
+    /// The script's op_arrays in order, its classes and functions by name.
     pub info: ScriptInfo<'s>,
     pub optimization_level: u32,
+    /// Per op_array (same index as `info.op_arrays`), its analysis or why PHP has none.
     pub functions: Vec<Result<FuncAnalysis, Refused>>,
+    /// Call sites, callers and callees, recursion flags (`zend_build_call_graph`).
+    pub call_graph: CallGraph,
+}
+
+/// One op_array of a [`ScriptAnalysis`], as [`ScriptAnalysis::functions`] yields it.
+pub struct Function<'a> {
+    /// Index in [`ScriptInfo::op_arrays`] (and [`ScriptAnalysis::functions`]).
+    pub index: usize,
+    /// `$_main`, `name`, `Class::method` or `{closure}`, as PHP's dumps name it.
+    pub name: String,
+    pub op_array: &'a OpArray,
+    /// The analysis, or the typed reason PHP's DFA pass does not analyse this op_array.
+    pub analysis: Result<&'a FuncAnalysis, &'a Refused>,
+    /// Call sites of this op_array (each `INIT_*` with its `SEND_*`s and `DO_*`).
+    pub calls: &'a [zend_call_graph::CallSite],
+}
+
+impl<'s> ScriptAnalysis<'s> {
+    /// Every op_array with its name, analysis (or reason) and call sites.
+    pub fn functions(&self) -> impl Iterator<Item = Function<'_>> + '_ {
+        self.functions.iter().enumerate().map(|(index, analysis)| {
+            let op_array = self.info.op_arrays[index];
+            Function {
+                index,
+                name: op_array.display_name(),
+                op_array,
+                analysis: analysis.as_ref(),
+                calls: &self.call_graph.calls[index],
+            }
+        })
+    }
+
+    /// `zend_build_call_map` for op_array `index`: per op, the index of the call site (in
+    /// [`Function::calls`]) it belongs to. `None` when `index` is out of range.
+    pub fn call_map(&self, index: usize) -> Option<Vec<Option<usize>>> {
+        let op_array = self.info.op_arrays.get(index)?;
+        Some(
+            self.call_graph
+                .call_map(FuncId(index as u32), op_array.opcodes.len()),
+        )
+    }
 }
 
 /// Analyses every op_array of `script` as the DFA pass does at `optimization_level`: with
@@ -113,10 +235,12 @@ pub fn analyze_script(script: &Script, optimization_level: u32) -> ScriptAnalysi
             .map(|index| analyze_op_array(&info, &ctx, index, &mut returns))
             .collect()
     };
+    let call_graph = CallGraph::build(&info);
     ScriptAnalysis {
         info,
         optimization_level,
         functions,
+        call_graph,
     }
 }
 
