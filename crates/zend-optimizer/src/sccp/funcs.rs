@@ -256,6 +256,55 @@ fn urlencode(data: &[u8], raw: bool) -> Vec<u8> {
     out
 }
 
+/// `php_url_decode` (`urldecode`: `+` is a space too) and `php_raw_url_decode`: `%XX`
+/// with two hex digits is the byte, anything else stays as it is.
+fn urldecode(data: &[u8], raw: bool) -> Vec<u8> {
+    let hex = |c: u8| (c as char).to_digit(16).map(|d| d as u8);
+    let mut out = Vec::with_capacity(data.len());
+    let mut i = 0;
+    while i < data.len() {
+        let c = data[i];
+        if c == b'+' && !raw {
+            out.push(b' ');
+        } else if c == b'%' && i + 2 < data.len() {
+            match (hex(data[i + 1]), hex(data[i + 2])) {
+                (Some(h), Some(l)) => {
+                    out.push(h * 16 + l);
+                    i += 3;
+                    continue;
+                }
+                _ => out.push(c),
+            }
+        } else {
+            out.push(c);
+        }
+        i += 1;
+    }
+    out
+}
+
+/// `preg_quote`: PCRE's special characters (and the delimiter, when given) get a
+/// backslash; NUL becomes `\000`.
+fn preg_quote(data: &[u8], delimiter: Option<u8>) -> Vec<u8> {
+    let mut out = Vec::with_capacity(data.len());
+    for &c in data {
+        match c {
+            b'.' | b'\\' | b'+' | b'*' | b'?' | b'[' | b'^' | b']' | b'$' | b'(' | b')' | b'{'
+            | b'}' | b'=' | b'!' | b'>' | b'<' | b'|' | b':' | b'-' | b'#' => {
+                out.push(b'\\');
+                out.push(c);
+            }
+            0 => out.extend_from_slice(b"\\000"),
+            _ if Some(c) == delimiter => {
+                out.push(b'\\');
+                out.push(c);
+            }
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
 /// `_php_math_basetozval` for valid digits only (invalid ones deprecate).
 fn base_to_number(v: &[u8], base: u32) -> Option<Literal> {
     let mut num: i64 = 0;
@@ -783,6 +832,59 @@ pub fn ct_eval_func_call(name: &[u8], args: &[Literal], _strict_types: bool) -> 
                 }
             }
             Some(Literal::Array(out))
+        }
+        (b"array_diff_key", [a, others @ ..]) if !others.is_empty() => {
+            let mut exclude: Vec<&ArrayKey> = Vec::new();
+            for o in others {
+                exclude.extend(arr_arg(o)?.iter().map(|(k, _)| k));
+            }
+            let out = arr_arg(a)?
+                .iter()
+                .filter(|(k, _)| !exclude.contains(&k))
+                .cloned()
+                .collect();
+            Some(Literal::Array(out))
+        }
+        // An entry goes when another array has its key with a value of the same string
+        // form.
+        (b"array_diff_assoc", [a, others @ ..]) if !others.is_empty() => {
+            let others: Vec<&Vec<(ArrayKey, Literal)>> =
+                others.iter().map(arr_arg).collect::<Option<_>>()?;
+            let mut out = Vec::new();
+            for (k, v) in arr_arg(a)? {
+                let mut gone = false;
+                for o in &others {
+                    if let Some((_, w)) = o.iter().find(|(kk, _)| kk == k) {
+                        if elem_str(w)? == elem_str(v)? {
+                            gone = true;
+                            break;
+                        }
+                    }
+                }
+                if !gone {
+                    out.push((k.clone(), v.clone()));
+                }
+            }
+            Some(Literal::Array(out))
+        }
+        (b"array_replace", [a, others @ ..]) => {
+            let mut out = arr_arg(a)?.clone();
+            for o in others {
+                for (k, v) in arr_arg(o)? {
+                    update(&mut out, k.clone(), v.clone());
+                }
+            }
+            Some(Literal::Array(out))
+        }
+        (b"urldecode", [a]) => Some(s(&urldecode(str_arg(a)?, false))),
+        (b"rawurldecode", [a]) => Some(s(&urldecode(str_arg(a)?, true))),
+        (b"preg_quote", [a, rest @ ..]) if rest.len() <= 1 => {
+            let delimiter = match rest {
+                [] | [Literal::Null] => None,
+                [d] => str_arg(d)?.first().copied(),
+                _ => None,
+            };
+            Some(s(&preg_quote(str_arg(a)?, delimiter)))
         }
         (b"min" | b"max", args) if !args.is_empty() => {
             let list: Vec<Literal> = match args {
