@@ -149,6 +149,11 @@ impl BitMatrix {
         }
     }
 
+    /// Number of rows, unknown (`None`) when rows have no words (zero bits).
+    pub fn rows(&self) -> Option<usize> {
+        self.words.len().checked_div(self.row_words)
+    }
+
     /// Words per row (`dfg->size`).
     pub fn row_words(&self) -> usize {
         self.row_words

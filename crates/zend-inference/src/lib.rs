@@ -313,6 +313,11 @@ fn literal_array_is_packed(items: &[(zend_ir::ArrayKey, Literal)]) -> bool {
 /// `zend_ssa_inference` for one op_array: ranges, then types, then the return info.
 /// `func_index` is the op_array's index in [`ScriptInfo::op_arrays`]; `returns` holds
 /// the return infos of the functions analysed so far (PHP's "order of functions matters").
+///
+/// Inference iterates the SSA graph's strongly connected components: PHP computes them
+/// (`find_false_dependencies`, then `find_sccs`) before it infers. When `ssa` has none yet
+/// (`ssa.sccs == 0` with variables), they are computed here on a copy, so the result is
+/// PHP's either way; call both on `ssa` first to avoid the copy.
 pub fn infer(
     op_array: &OpArray,
     func_index: Option<usize>,
@@ -321,6 +326,16 @@ pub fn infer(
     ctx: &Context,
     returns: &[Option<ReturnInfo>],
 ) -> Inference {
+    let with_sccs;
+    let ssa = if ssa.sccs == 0 && !ssa.vars.is_empty() {
+        let mut copy = ssa.clone();
+        copy.find_false_dependencies(op_array);
+        copy.find_sccs(op_array);
+        with_sccs = copy;
+        &with_sccs
+    } else {
+        ssa
+    };
     let nvars = ssa.vars.len();
     let last_var = op_array.last_var() as usize;
     let mut vars = vec![VarInfo::default(); nvars];

@@ -37,6 +37,17 @@ pub enum SsaError {
         blocks: usize,
         vars: u32,
     },
+    /// The CFG has no dominator tree ([`Cfg::build_blocks`] without
+    /// `compute_dominators_tree`): phi placement needs it.
+    #[error(
+        "{function}: the CFG has no dominator tree (build it with Cfg::build, or call \
+         compute_dominators_tree before Ssa::build)"
+    )]
+    NoDominators { function: String },
+    /// The CFG or the def/use sets were built for another op_array (or the DFG for another
+    /// CFG).
+    #[error("{function}: {what} (build the CFG and the DFG from this op_array)")]
+    Mismatch { function: String, what: String },
 }
 
 mod may_be {
@@ -87,6 +98,7 @@ impl Ssa {
     ) -> Result<Ssa, SsaError> {
         let vars = op_array.last_var() + op_array.T;
         let blocks_count = cfg.blocks_count();
+        check_inputs(op_array, cfg, dfg, vars)?;
         if blocks_count as u64 * u64::from(vars) > 4 * 1024 * 1024 {
             return Err(SsaError::TooBig {
                 function: op_array.display_name(),
@@ -118,6 +130,58 @@ impl Ssa {
         ssa.compute_use_def_chains(op_array, cfg);
         Ok(ssa)
     }
+}
+
+/// Refuses inputs that would make construction index out of range or read a dominator tree
+/// that was never computed.
+fn check_inputs(op_array: &OpArray, cfg: &Cfg, dfg: &Dfg, vars: u32) -> Result<(), SsaError> {
+    let mismatch = |what: String| SsaError::Mismatch {
+        function: op_array.display_name(),
+        what,
+    };
+    if cfg.map.len() != op_array.opcodes.len() {
+        return Err(mismatch(format!(
+            "the CFG maps {} ops, the op_array has {}",
+            cfg.map.len(),
+            op_array.opcodes.len()
+        )));
+    }
+    let blocks = cfg.blocks_count();
+    if dfg.vars != vars {
+        return Err(mismatch(format!(
+            "the DFG has {} variables, the op_array {vars}",
+            dfg.vars
+        )));
+    }
+    for (name, m) in [
+        ("def", &dfg.def),
+        ("use", &dfg.use_),
+        ("in", &dfg.in_),
+        ("out", &dfg.out),
+    ] {
+        if let Some(rows) = m.rows().filter(|&rows| rows != blocks) {
+            return Err(mismatch(format!(
+                "the DFG's {name} sets have {rows} blocks, the CFG {blocks}"
+            )));
+        }
+    }
+    for block in &cfg.blocks {
+        let in_range = |b: Option<zend_cfg::BlockId>| !matches!(b, Some(b) if b.index() >= blocks);
+        if !in_range(block.idom) || !in_range(block.children) || !in_range(block.next_child) {
+            return Err(mismatch("a dominator link leaves the CFG".to_string()));
+        }
+    }
+    // compute_dominators_tree gives every reachable block a level (the entry 0).
+    if cfg
+        .blocks
+        .iter()
+        .any(|b| b.is_reachable() && b.level.is_none())
+    {
+        return Err(SsaError::NoDominators {
+            function: op_array.display_name(),
+        });
+    }
+    Ok(())
 }
 
 /// `find_adjusted_tmp_var`: `$a + 5 == 0` read as `$a == 0 - 5`. Returns the CV behind
