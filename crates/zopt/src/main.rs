@@ -92,9 +92,12 @@ enum Command {
         #[command(subcommand)]
         command: zopt::cache::CacheCommand,
     },
-    /// The control flow graph of each op_array of a recording, as the DFA pass builds it:
-    /// PHP's CFG dump with dominators, or Graphviz with --dot.
+    /// The control flow graph of each op_array of a recording (or of a .php file, recorded
+    /// first), as the DFA pass builds it: PHP's CFG dump with dominators, or Graphviz with
+    /// --dot.
     Cfg {
+        #[command(flatten)]
+        php: PhpArgs,
         /// Print Graphviz (one digraph per op_array): control-flow edges solid (back edges
         /// green), dominator-tree edges dashed blue, loop headers doubled.
         #[arg(long)]
@@ -226,10 +229,69 @@ fn parse_level(s: &str) -> Result<u32, String> {
 }
 
 fn main() {
+    // A closed pipe (`zopt cfg FILE | head`) ends zopt quietly, as it ends other Unix
+    // tools, instead of an error message or a panic in `println!`.
+    // SAFETY: restoring the default disposition of SIGPIPE before any thread starts.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     if let Err(e) = run(Cli::parse()) {
-        eprintln!("zopt: {e:#}");
+        eprintln!("zopt: {}", error_message(&e));
         std::process::exit(1);
     }
+}
+
+/// The error and its causes, each said once: a cause whose text its parent's message
+/// already contains (`Is a directory (os error 21)` inside `cannot read x: Is a directory
+/// (os error 21)`) is not repeated.
+fn error_message(e: &anyhow::Error) -> String {
+    let mut out = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if out.contains(&text) {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str(": ");
+        }
+        out.push_str(&text);
+    }
+    out
+}
+
+/// What an analysis dump (`cfg` ... `types`) leaves out, said on stderr: that PHP's DFA pass
+/// does not run at this optimization level, or which op_arrays it does not analyse and why.
+fn dump_notes(script: &zend_ir::Script, level: u32, optimization_level: u32) {
+    const PASS_6_DFA: u32 = 1 << 5;
+    if level & zopt::dfa::DFA_DUMPS == 0 || level & !zopt::dfa::DFA_DUMPS != 0 {
+        return;
+    }
+    if optimization_level & PASS_6_DFA == 0 {
+        eprintln!(
+            "zopt: note: PHP's DFA pass does not run at optimization level \
+             {optimization_level:#x}, so it prints no analysis; the op_arrays as compiled are \
+             analysed at --optimization-level 0x60 (or 0x20)"
+        );
+        return;
+    }
+    if !zopt::dfa::sees_compiled_op_arrays(optimization_level) {
+        return;
+    }
+    let analysis = zend_optimizer::analysis::analyze_script(script, optimization_level);
+    for function in analysis.functions() {
+        if let Err(reason) = function.analysis {
+            eprintln!("zopt: note: {} is not analysed: {reason}", function.name);
+        }
+    }
+}
+
+/// `paths` hold no .php file: an error saying so, not a report on nothing.
+fn require_php_files(files: &[corpus::SourceFile], paths: &[PathBuf]) -> Result<()> {
+    if files.is_empty() {
+        let names: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+        bail!("no .php files in {}", names.join(", "));
+    }
+    Ok(())
 }
 
 fn run(cli: Cli) -> Result<()> {
@@ -281,10 +343,14 @@ fn run(cli: Cli) -> Result<()> {
             Ok(())
         }
         Command::Cfg {
+            php,
             dot,
             function,
             file,
-        } => cfg(&file, dot, function.as_deref()),
+        } => {
+            let php = php::Php::locate(php.php.as_deref(), php.extension.as_deref()).ok();
+            cfg(php.as_ref(), &file, dot, function.as_deref())
+        }
         Command::Record {
             php,
             optimization_level,
@@ -305,6 +371,7 @@ fn run(cli: Cli) -> Result<()> {
             let script = zopt::opt::load_script(php.as_ref(), &file)?;
             let dump = stages::our_dump(&script, level, optimization_level)?;
             std::io::stdout().write_all(&dump)?;
+            dump_notes(&script, level, optimization_level);
             Ok(())
         }
         Command::Opt {
@@ -359,6 +426,7 @@ fn run(cli: Cli) -> Result<()> {
                 .map(|l| conformance::Level::parse(l.trim()))
                 .collect::<Result<Vec<_>>>()?;
             let files = corpus::php_files(&paths)?;
+            require_php_files(&files, &paths)?;
             let report = conformance::run(&php, &files, optimization_level, &levels, !json);
             if json {
                 println!("{}", report.to_json());
@@ -366,15 +434,31 @@ fn run(cli: Cli) -> Result<()> {
                 report.print_table();
             }
             if report.measured_nothing() {
-                bail!(
-                    "nothing was compared: {} of {} file(s) PHP could not compile, {} recording \
-                     error(s), and no requested stage is implemented at level {:#x} with \
-                     anything to compare",
-                    report.uncompilable.len(),
-                    files.len(),
-                    report.errors.len(),
-                    optimization_level
-                );
+                let mut why = Vec::new();
+                if report.uncompilable.len() == files.len() {
+                    let (file, message) = &report.uncompilable[0];
+                    why.push(format!(
+                        "PHP ({}) compiled none of the {} file(s) ({file}: {message})",
+                        php.binary.display(),
+                        files.len()
+                    ));
+                } else if !report.uncompilable.is_empty() {
+                    why.push(format!(
+                        "PHP could not compile {} of {} file(s)",
+                        report.uncompilable.len(),
+                        files.len()
+                    ));
+                }
+                if !report.errors.is_empty() {
+                    why.push(format!("{} recording error(s)", report.errors.len()));
+                }
+                if why.is_empty() {
+                    why.push(format!(
+                        "no requested stage is implemented at level {optimization_level:#x} \
+                         with anything to compare"
+                    ));
+                }
+                bail!("nothing was compared: {}", why.join("; "));
             }
             Ok(())
         }
@@ -476,6 +560,7 @@ fn record(
 ) -> Result<()> {
     use rayon::prelude::*;
     let files = corpus::php_files(paths)?;
+    require_php_files(&files, paths)?;
     let bar = indicatif::ProgressBar::new(files.len() as u64);
     let failures: Vec<String> = files
         .par_iter()
@@ -484,7 +569,7 @@ fn record(
             bar.inc(1);
             result
                 .err()
-                .map(|e| format!("{}: {e:#}", file.path.display()))
+                .map(|e| format!("{}: {}", file.path.display(), error_message(&e)))
         })
         .collect();
     bar.finish_and_clear();
@@ -535,8 +620,13 @@ fn record_one(
 }
 
 /// `zopt cfg`: each op_array's CFG as the DFA pass builds it.
-fn cfg(file: &std::path::Path, dot: bool, function: Option<&str>) -> Result<()> {
-    let script = corpus::load_recording(file)?;
+fn cfg(
+    php: Option<&php::Php>,
+    file: &std::path::Path,
+    dot: bool,
+    function: Option<&str>,
+) -> Result<()> {
+    let script = zopt::opt::load_script(php, file)?;
     let mut out = std::io::stdout().lock();
     let mut found = false;
     for op_array in script.op_arrays() {

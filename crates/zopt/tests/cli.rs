@@ -1,0 +1,161 @@
+//! The command line as a new user meets it: `conformance` never reports success on nothing
+//! (a syntax error, an empty directory, a PHP binary that is not PHP, a recording given as
+//! source), `record` refuses an empty directory, error messages say each cause once, a
+//! closed pipe ends zopt quietly, and the analysis dumps say what they leave out.
+
+mod common;
+
+use common::{extension, workspace_root};
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+fn zopt(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_zopt"))
+        .args(args)
+        .current_dir(dir)
+        .env("ZOPT_PHP_EXTENSION", extension())
+        .output()
+        .unwrap()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn setup() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("bad.php"), "<?php\nfunction (\n").unwrap();
+    std::fs::write(
+        dir.path().join("ok.php"),
+        "<?php\nfunction f(int $a) { return $a + 1; }\n\
+         function g($x) { try { return f($x); } catch (Exception $e) { return 0; } }\n\
+         echo f(2), g(3);\n",
+    )
+    .unwrap();
+    std::fs::create_dir(dir.path().join("empty")).unwrap();
+    dir
+}
+
+#[test]
+fn conformance_on_a_syntax_error_fails_and_says_why() {
+    let dir = setup();
+    let out = zopt(dir.path(), &["conformance", "bad.php"]);
+    assert!(!out.status.success());
+    let err = stderr(&out);
+    assert!(err.contains("nothing was compared"), "{err}");
+    assert!(err.contains("Parse error"), "{err}");
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("100.00%"));
+}
+
+#[test]
+fn conformance_on_an_empty_directory_fails_and_says_why() {
+    let dir = setup();
+    let out = zopt(dir.path(), &["conformance", "empty"]);
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("no .php files in empty"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn conformance_with_a_php_that_is_not_php_fails_and_says_why() {
+    let dir = setup();
+    let out = zopt(
+        dir.path(),
+        &["conformance", "--php", "/bin/false", "ok.php"],
+    );
+    assert!(!out.status.success());
+    let err = stderr(&out);
+    assert!(err.contains("nothing was compared"), "{err}");
+    assert!(err.contains("/bin/false"), "{err}");
+}
+
+#[test]
+fn conformance_refuses_a_recording_as_source() {
+    let dir = setup();
+    let zop = workspace_root().join("fixtures/expected/ctl_ternary/recording.zop");
+    let out = zopt(dir.path(), &["conformance", zop.to_str().unwrap()]);
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("not a .php file"), "{}", stderr(&out));
+}
+
+#[test]
+fn record_of_an_empty_directory_fails() {
+    let dir = setup();
+    let out = zopt(dir.path(), &["record", "-o", "out", "empty"]);
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("no .php files in empty"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn error_messages_say_each_cause_once() {
+    let dir = setup();
+    let out = zopt(dir.path(), &["dump", "empty"]);
+    assert!(!out.status.success());
+    let err = stderr(&out);
+    assert_eq!(err.matches("Is a directory").count(), 1, "{err}");
+    let out = zopt(dir.path(), &["dump", "ok.php.zop"]);
+    let err = stderr(&out);
+    assert_eq!(err.matches("No such file").count(), 1, "{err}");
+}
+
+#[test]
+fn a_closed_pipe_ends_quietly() {
+    let zop = workspace_root().join("fixtures/expected/app_bank_account/recording.zop");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_zopt"))
+        .arg("cfg")
+        .arg(zop)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The reader goes away before zopt writes (as `| head` does once it has its lines).
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    assert!(out.stderr.is_empty(), "{}", stderr(&out));
+}
+
+#[test]
+fn cfg_takes_php_files() {
+    let dir = setup();
+    let out = zopt(dir.path(), &["cfg", "--function", "f", "ok.php"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("BB0:"));
+}
+
+#[test]
+fn types_dump_says_what_it_leaves_out() {
+    let dir = setup();
+    // PHP's DFA pass does not run at level 0: say which level has the analysis.
+    let out = zopt(dir.path(), &["dump", "--level", "types", "ok.php"]);
+    assert!(out.status.success());
+    assert!(stderr(&out).contains("0x60"), "{}", stderr(&out));
+    // At 0x60, g (try/catch) is named with PHP's reason for skipping it.
+    let out = zopt(
+        dir.path(),
+        &[
+            "dump",
+            "--level",
+            "types",
+            "--optimization-level",
+            "0x60",
+            "ok.php",
+        ],
+    );
+    assert!(out.status.success());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("SSA Variable for \"f\""), "{stdout}");
+    assert!(!stdout.contains("SSA Variable for \"g\""), "{stdout}");
+    let err = stderr(&out);
+    assert!(
+        err.contains("g is not analysed") && err.contains("try/catch"),
+        "{err}"
+    );
+}
