@@ -1395,7 +1395,10 @@ fn single_use_temp(
     let var = &fa.ssa.vars[src.index()];
     let def = var.definition?.index();
     let d = &fa.ssa.ops[def];
+    // A temporary with no type at all sits in code inference found unreachable: PHP
+    // leaves it alone.
     (var_type(fa, src) & mb::REF == 0
+        && var_type(fa, src) & (mb::UNDEF | mb::ANY) != 0
         && d.result_def == Some(src)
         && d.result_use.is_none()
         && var.use_chain == Some(OpNum(op_1 as u32))
