@@ -115,7 +115,21 @@ impl Php {
             }
         }
         if !output.status.success() || !output.stdout.is_empty() {
-            let mut message = String::from_utf8_lossy(&output.stdout).trim().to_string();
+            // OPcache's follow-up warning about our `-r` line ("could not compile file ...
+            // in Command line code") repeats the failure with zopt's internals: PHP's own
+            // message before it is the cause.
+            let stdout = String::from_utf8_lossy(&output.stdout);
+            let own: Vec<&str> = stdout
+                .lines()
+                .filter(|l| {
+                    !(l.starts_with("Warning: Zend OPcache could not compile file")
+                        && l.ends_with("in Command line code on line 1"))
+                })
+                .collect();
+            let mut message = own.join("\n").trim().to_string();
+            if message.is_empty() {
+                message = stdout.trim().to_string();
+            }
             if message.is_empty() {
                 message = format!("php exited with {}", output.status);
             }

@@ -159,3 +159,18 @@ fn types_dump_says_what_it_leaves_out() {
         "{err}"
     );
 }
+
+#[test]
+fn a_redeclaration_is_reported_with_phps_message_only() {
+    let dir = setup();
+    std::fs::write(
+        dir.path().join("redeclare.php"),
+        "<?php\nfunction twice() {}\nfunction twice() {}\n",
+    )
+    .unwrap();
+    let out = zopt(dir.path(), &["record", "-o", "out", "redeclare.php"]);
+    assert!(!out.status.success());
+    let err = stderr(&out);
+    assert!(err.contains("Cannot redeclare twice()"), "{err}");
+    assert!(!err.contains("Command line code"), "{err}");
+}
