@@ -4,7 +4,6 @@
 //! order OPcache visits them.
 
 use crate::func_info::ScriptInfo;
-use zend_cfg::dump::{dump_cfg, dump_dominators, Detail};
 use zend_ir::dump::debug_level;
 use zend_ir::Script;
 
@@ -33,87 +32,30 @@ pub fn sees_compiled_op_arrays(optimization_level: u32) -> bool {
             && optimization_level & PASS_10_NOP_REMOVAL != 0)
 }
 
+use zend_optimizer::analysis::{analyze_op_array_dumped, AnalysisDumps};
 pub use zend_optimizer::analysis::{dfa_cfg, dfa_ssa, Refused};
 
 /// Our dump of the DFA analysis stages in `debug_bits` for the whole script, at an
-/// optimization level where [`sees_compiled_op_arrays`] holds.
+/// optimization level where [`sees_compiled_op_arrays`] holds: the analysis owner
+/// ([`zend_optimizer::analysis`]) prints them as it analyses, at PHP's points.
 pub fn dump_script(script: &Script, debug_bits: u32, optimization_level: u32) -> Vec<u8> {
     let info = ScriptInfo::new(script);
     let with_func_info = optimization_level & PASS_7_CALL_GRAPH != 0;
     let ctx = zend_inference::Context::new(&info, optimization_level);
     let mut returns = ctx.initial_return_infos();
     let mut out = Vec::new();
-    for (index, op_array) in info.op_arrays.iter().enumerate() {
-        if op_array.type_ == zend_ir::ZEND_EVAL_CODE {
-            continue;
-        }
-        let header = with_func_info.then(|| info.header(index));
-        let Ok(cfg) = dfa_cfg(op_array) else { continue };
-        if debug_bits & debug_level::DFA_CFG != 0 {
-            dump_cfg(
-                &mut out,
-                op_array,
-                &cfg,
-                Detail::Blocks,
-                header.as_ref(),
-                Some("dfa cfg"),
-            );
-        }
-        if debug_bits & debug_level::DFA_DOMINATORS != 0 {
-            dump_dominators(&mut out, op_array, &cfg);
-        }
-        if debug_bits
-            & (debug_level::DFA_LIVENESS
-                | debug_level::DFA_PHI
-                | debug_level::DFA_SSA
-                | debug_level::DFA_SSA_VARS)
-            == 0
-        {
-            continue;
-        }
-        let (dfg, ssa) = dfa_ssa(op_array, &cfg, &info);
-        let Ok(ssa) = ssa else { continue };
-        if debug_bits & debug_level::DFA_LIVENESS != 0 {
-            zend_dfg::dump_dfg(&mut out, op_array, &cfg, &dfg);
-        }
-        if debug_bits & debug_level::DFA_PHI != 0 {
-            zend_ssa::dump::dump_phi_placement(&mut out, op_array, &cfg, &ssa);
-        }
-        if debug_bits & debug_level::DFA_SSA != 0 {
-            zend_ssa::dump::dump_ssa(
-                &mut out,
-                op_array,
-                &cfg,
-                &ssa,
-                header.as_ref(),
-                Some("dfa ssa"),
-            );
-        }
+    for index in 0..info.op_arrays.len() {
+        let dumps = AnalysisDumps {
+            out: &mut out,
+            debug_level: debug_bits,
+            header: with_func_info.then(|| info.header(index)),
+        };
+        let analysed = analyze_op_array_dumped(&info, &ctx, index, &mut returns, Some(dumps));
         if cfg!(debug_assertions) {
-            if let Err(e) = zend_ssa::verify(op_array, &cfg, &ssa) {
-                panic!("{e}");
-            }
-        }
-        if debug_bits & debug_level::DFA_SSA_VARS != 0 || with_func_info {
-            let mut ssa = ssa;
-            ssa.find_false_dependencies(op_array);
-            ssa.find_sccs(op_array);
-            let inf = zend_inference::infer(op_array, Some(index), &cfg, &ssa, &ctx, &returns);
-            if inf.failed {
-                // zend_dfa_analyze_op_array fails: no dump, no func_info for callers.
-                returns[index] = None;
-                continue;
-            }
-            if let Some(ri) = &inf.return_info {
-                returns[index] = Some(ri.clone());
-            }
-            let types: Vec<u32> = inf.vars.iter().map(|v| v.type_).collect();
-            let esc = zend_escape::escape_analysis(op_array, &cfg, &ssa, &types, &info);
-            for (v, e) in ssa.vars.iter_mut().zip(esc) {
-                v.escape_state = e;
-            }
-            if debug_bits & debug_level::DFA_SSA_VARS != 0 {
-                zend_inference::dump::dump_ssa_variables(&mut out, op_array, &ssa, &inf);
+            if let Ok(f) = &analysed {
+                if let Err(e) = zend_ssa::verify(info.op_arrays[index], &f.cfg, &f.ssa) {
+                    panic!("{e}");
+                }
             }
         }
     }
