@@ -16,9 +16,18 @@ fn s(v: &[u8]) -> Literal {
     Literal::String(PhpStr(v.to_vec()))
 }
 
-fn str_arg(a: &Literal) -> Option<&[u8]> {
+/// A `string` parameter as the call receives it: PHP makes the compile-time call without
+/// a caller (so never in strict mode), and scalars are coerced without a diagnostic
+/// (ints and floats to their string form, `true` to "1", `false` to ""). `null` (deprecated
+/// for internal parameters) and everything else leave the call for run time.
+fn str_arg(a: &Literal) -> Option<std::borrow::Cow<'_, [u8]>> {
+    use std::borrow::Cow;
     match a {
-        Literal::String(s) => Some(s.as_bytes()),
+        Literal::String(s) => Some(Cow::Borrowed(s.as_bytes())),
+        Literal::Long(l) => Some(Cow::Owned(l.to_string().into_bytes())),
+        Literal::True => Some(Cow::Borrowed(b"1")),
+        Literal::False => Some(Cow::Borrowed(b"")),
+        Literal::Double(_) => zend_operators::get_string(a).map(|s| Cow::Owned(s.0)),
         _ => None,
     }
 }
@@ -283,6 +292,19 @@ fn urldecode(data: &[u8], raw: bool) -> Vec<u8> {
     out
 }
 
+/// `zend_binary_strcmp` as PHP 8.2 runs it on this platform: the difference of the first
+/// differing bytes (memcmp's value), or -1/0/1 by length when one is a prefix of the other.
+fn php_strcmp(x: &[u8], y: &[u8]) -> i64 {
+    match x.iter().zip(y).find(|(a, b)| a != b) {
+        Some((a, b)) => i64::from(*a) - i64::from(*b),
+        None => match x.len().cmp(&y.len()) {
+            std::cmp::Ordering::Less => -1,
+            std::cmp::Ordering::Equal => 0,
+            std::cmp::Ordering::Greater => 1,
+        },
+    }
+}
+
 /// `preg_quote`: PCRE's special characters (and the delimiter, when given) get a
 /// backslash; NUL becomes `\000`.
 fn preg_quote(data: &[u8], delimiter: Option<u8>) -> Vec<u8> {
@@ -351,14 +373,6 @@ fn number_to_base(v: i64, base: u32) -> Vec<u8> {
     out
 }
 
-fn normalize(o: std::cmp::Ordering) -> Literal {
-    Literal::Long(match o {
-        std::cmp::Ordering::Less => -1,
-        std::cmp::Ordering::Equal => 0,
-        std::cmp::Ordering::Greater => 1,
-    })
-}
-
 /// `php_var_serialize` of the values it writes the same way whatever the ini settings.
 fn serialize(out: &mut Vec<u8>, v: &Literal) -> Option<()> {
     match v {
@@ -416,9 +430,9 @@ pub fn ct_eval_func_call(name: &[u8], args: &[Literal], _strict_types: bool) -> 
             Some(s(&v))
         }
         (b"ucwords", [a, rest @ ..]) if rest.len() <= 1 => {
-            let delims: &[u8] = match rest {
+            let delims = match rest {
                 [d] => str_arg(d)?,
-                _ => b" \t\r\n\x0c\x0b",
+                _ => std::borrow::Cow::Borrowed(&b" \t\r\n\x0c\x0b"[..]),
             };
             let mut v = str_arg(a)?.to_vec();
             let mut up = true;
@@ -431,19 +445,20 @@ pub fn ct_eval_func_call(name: &[u8], args: &[Literal], _strict_types: bool) -> 
             Some(s(&v))
         }
         (b"trim" | b"ltrim" | b"rtrim", [a, rest @ ..]) if rest.len() <= 1 => {
-            let chars: &[u8] = match rest {
+            let chars = match rest {
                 [c] => str_arg(c)?,
-                _ => TRIM_DEFAULT,
+                _ => std::borrow::Cow::Borrowed(TRIM_DEFAULT),
             };
             let mode = match name {
                 b"ltrim" => 1,
                 b"rtrim" => 2,
                 _ => 3,
             };
-            trim(str_arg(a)?, chars, mode)
+            trim(&str_arg(a)?, &chars, mode)
         }
         (b"str_repeat", [a, b]) => {
             let (v, n) = (str_arg(a)?, long_arg(b)?);
+            let (v, n) = (&*v, n);
             // Larger results are left for run time (PHP's 64 KiB bound).
             if n < 0 || (v.len() as u128) * (n as u128) >= 64 * 1024 {
                 return None;
@@ -452,6 +467,7 @@ pub fn ct_eval_func_call(name: &[u8], args: &[Literal], _strict_types: bool) -> 
         }
         (b"substr", [a, b, rest @ ..]) if rest.len() <= 1 => {
             let v = str_arg(a)?;
+            let v = &*v;
             let len = v.len() as i64;
             let mut f = long_arg(b)?;
             if f > len {
@@ -506,15 +522,16 @@ pub fn ct_eval_func_call(name: &[u8], args: &[Literal], _strict_types: bool) -> 
                 None => Literal::False,
             })
         }
-        (b"strrpos", [a, b]) => Some(match rfind(str_arg(a)?, str_arg(b)?) {
+        (b"strrpos", [a, b]) => Some(match rfind(&str_arg(a)?, &str_arg(b)?) {
             Some(p) => Literal::Long(p as i64),
             None => Literal::False,
         }),
-        (b"str_contains", [a, b]) => Some(boolean(find(str_arg(a)?, str_arg(b)?, 0).is_some())),
-        (b"str_starts_with", [a, b]) => Some(boolean(str_arg(a)?.starts_with(str_arg(b)?))),
-        (b"str_ends_with", [a, b]) => Some(boolean(str_arg(a)?.ends_with(str_arg(b)?))),
+        (b"str_contains", [a, b]) => Some(boolean(find(&str_arg(a)?, &str_arg(b)?, 0).is_some())),
+        (b"str_starts_with", [a, b]) => Some(boolean(str_arg(a)?.starts_with(&str_arg(b)?))),
+        (b"str_ends_with", [a, b]) => Some(boolean(str_arg(a)?.ends_with(&str_arg(b)?))),
         (b"strstr", [a, b, rest @ ..]) if rest.len() <= 1 => {
             let (h, n) = (str_arg(a)?, str_arg(b)?);
+            let (h, n) = (&*h, &*n);
             let before = match rest {
                 [x] => bool_arg(x)?,
                 _ => false,
@@ -527,6 +544,7 @@ pub fn ct_eval_func_call(name: &[u8], args: &[Literal], _strict_types: bool) -> 
         }
         (b"str_replace", [a, b, c]) => {
             let (search, rep, subj) = (str_arg(a)?, str_arg(b)?, str_arg(c)?);
+            let (search, rep, subj) = (&*search, &*rep, &*subj);
             if search.is_empty() {
                 return Some(s(subj));
             }
@@ -544,15 +562,15 @@ pub fn ct_eval_func_call(name: &[u8], args: &[Literal], _strict_types: bool) -> 
             Some(s(&out))
         }
         (b"implode", [a, rest @ ..]) if rest.len() <= 1 => {
-            let (sep, arr): (&[u8], _) = match rest {
-                [] => (b"", arr_arg(a)?),
+            let (sep, arr) = match rest {
+                [] => (std::borrow::Cow::Borrowed(&b""[..]), arr_arg(a)?),
                 [b] => (str_arg(a)?, arr_arg(b)?),
                 _ => return None,
             };
             let mut out = Vec::new();
             for (i, (_, v)) in arr.iter().enumerate() {
                 if i > 0 {
-                    out.extend_from_slice(sep);
+                    out.extend_from_slice(&sep);
                 }
                 out.extend_from_slice(&elem_str(v)?);
             }
@@ -560,6 +578,7 @@ pub fn ct_eval_func_call(name: &[u8], args: &[Literal], _strict_types: bool) -> 
         }
         (b"explode", [a, b, rest @ ..]) if rest.len() <= 1 => {
             let (sep, v) = (str_arg(a)?, str_arg(b)?);
+            let (sep, v) = (&*sep, &*v);
             if sep.is_empty() {
                 return None;
             }
@@ -607,6 +626,7 @@ pub fn ct_eval_func_call(name: &[u8], args: &[Literal], _strict_types: bool) -> 
         }
         (b"bin2hex", [a]) => {
             let v = str_arg(a)?;
+            let v = &*v;
             let mut out = Vec::with_capacity(v.len() * 2);
             for b in v {
                 out.extend_from_slice(format!("{b:02x}").as_bytes());
@@ -615,6 +635,7 @@ pub fn ct_eval_func_call(name: &[u8], args: &[Literal], _strict_types: bool) -> 
         }
         (b"hex2bin", [a]) => {
             let v = str_arg(a)?;
+            let v = &*v;
             if v.len() % 2 != 0 {
                 return None;
             }
@@ -631,23 +652,22 @@ pub fn ct_eval_func_call(name: &[u8], args: &[Literal], _strict_types: bool) -> 
             v.reverse();
             Some(s(&v))
         }
-        (b"crc32", [a]) => Some(Literal::Long(i64::from(crc32(str_arg(a)?)))),
-        (b"base64_encode", [a]) => Some(s(&base64_encode(str_arg(a)?))),
-        (b"base64_decode", [a]) => Some(s(&base64_decode(str_arg(a)?)?)),
-        (b"urlencode", [a]) => Some(s(&urlencode(str_arg(a)?, false))),
-        (b"rawurlencode", [a]) => Some(s(&urlencode(str_arg(a)?, true))),
+        (b"crc32", [a]) => Some(Literal::Long(i64::from(crc32(&str_arg(a)?)))),
+        (b"base64_encode", [a]) => Some(s(&base64_encode(&str_arg(a)?))),
+        (b"base64_decode", [a]) => Some(s(&base64_decode(&str_arg(a)?)?)),
+        (b"urlencode", [a]) => Some(s(&urlencode(&str_arg(a)?, false))),
+        (b"rawurlencode", [a]) => Some(s(&urlencode(&str_arg(a)?, true))),
         (b"dechex", [a]) => Some(s(&number_to_base(long_arg(a)?, 16))),
         (b"decbin", [a]) => Some(s(&number_to_base(long_arg(a)?, 2))),
         (b"decoct", [a]) => Some(s(&number_to_base(long_arg(a)?, 8))),
-        (b"hexdec", [a]) => base_to_number(str_arg(a)?, 16),
-        (b"bindec", [a]) => base_to_number(str_arg(a)?, 2),
-        (b"octdec", [a]) => base_to_number(str_arg(a)?, 8),
-        (b"strcmp", [a, b]) => Some(normalize(str_arg(a)?.cmp(str_arg(b)?))),
-        (b"strcasecmp", [a, b]) => Some(normalize(
-            str_arg(a)?
-                .to_ascii_lowercase()
-                .cmp(&str_arg(b)?.to_ascii_lowercase()),
-        )),
+        (b"hexdec", [a]) => base_to_number(&str_arg(a)?, 16),
+        (b"bindec", [a]) => base_to_number(&str_arg(a)?, 2),
+        (b"octdec", [a]) => base_to_number(&str_arg(a)?, 8),
+        (b"strcmp", [a, b]) => Some(Literal::Long(php_strcmp(&str_arg(a)?, &str_arg(b)?))),
+        (b"strcasecmp", [a, b]) => Some(Literal::Long(php_strcmp(
+            &str_arg(a)?.to_ascii_lowercase(),
+            &str_arg(b)?.to_ascii_lowercase(),
+        ))),
         (b"strncmp", [a, b, c]) => {
             let n = long_arg(c)?;
             if n < 0 {
@@ -655,10 +675,15 @@ pub fn ct_eval_func_call(name: &[u8], args: &[Literal], _strict_types: bool) -> 
             }
             let n = n as usize;
             let (x, y) = (str_arg(a)?, str_arg(b)?);
-            Some(normalize(x[..n.min(x.len())].cmp(&y[..n.min(y.len())])))
+            let (x, y) = (&*x, &*y);
+            Some(Literal::Long(php_strcmp(
+                &x[..n.min(x.len())],
+                &y[..n.min(y.len())],
+            )))
         }
         (b"str_split", [a, rest @ ..]) if rest.len() <= 1 => {
             let v = str_arg(a)?;
+            let v = &*v;
             let n = match rest {
                 [l] => long_arg(l)?,
                 _ => 1,
@@ -682,7 +707,7 @@ pub fn ct_eval_func_call(name: &[u8], args: &[Literal], _strict_types: bool) -> 
                 return None;
             }
             // Up `levels` times, stopping once a step no longer shortens the path.
-            let mut cur = dirname(str_arg(a)?);
+            let mut cur = dirname(&str_arg(a)?);
             let mut left = levels - 1;
             while left > 0 {
                 let next = dirname(&cur);
@@ -818,7 +843,7 @@ pub fn ct_eval_func_call(name: &[u8], args: &[Literal], _strict_types: bool) -> 
             }
             Some(Literal::Array(out))
         }
-        (b"array_diff", [a, others @ ..]) if !others.is_empty() => {
+        (b"array_diff", [a, others @ ..]) => {
             let mut exclude: Vec<Vec<u8>> = Vec::new();
             for o in others {
                 for (_, v) in arr_arg(o)? {
@@ -833,7 +858,7 @@ pub fn ct_eval_func_call(name: &[u8], args: &[Literal], _strict_types: bool) -> 
             }
             Some(Literal::Array(out))
         }
-        (b"array_diff_key", [a, others @ ..]) if !others.is_empty() => {
+        (b"array_diff_key", [a, others @ ..]) => {
             let mut exclude: Vec<&ArrayKey> = Vec::new();
             for o in others {
                 exclude.extend(arr_arg(o)?.iter().map(|(k, _)| k));
@@ -847,7 +872,7 @@ pub fn ct_eval_func_call(name: &[u8], args: &[Literal], _strict_types: bool) -> 
         }
         // An entry goes when another array has its key with a value of the same string
         // form.
-        (b"array_diff_assoc", [a, others @ ..]) if !others.is_empty() => {
+        (b"array_diff_assoc", [a, others @ ..]) => {
             let others: Vec<&Vec<(ArrayKey, Literal)>> =
                 others.iter().map(arr_arg).collect::<Option<_>>()?;
             let mut out = Vec::new();
@@ -876,15 +901,36 @@ pub fn ct_eval_func_call(name: &[u8], args: &[Literal], _strict_types: bool) -> 
             }
             Some(Literal::Array(out))
         }
-        (b"urldecode", [a]) => Some(s(&urldecode(str_arg(a)?, false))),
-        (b"rawurldecode", [a]) => Some(s(&urldecode(str_arg(a)?, true))),
+        (b"array_change_key_case", [a, rest @ ..]) if rest.len() <= 1 => {
+            // CASE_LOWER (0) by default; any other mode is CASE_UPPER. A key the change
+            // makes equal to an earlier one overwrites its value in place.
+            let upper = match rest {
+                [] => false,
+                [m] => long_arg(m)? != 0,
+                _ => return None,
+            };
+            let mut out = Vec::new();
+            for (k, v) in arr_arg(a)? {
+                let k = match k {
+                    ArrayKey::Str(s) if upper => {
+                        ArrayKey::Str(PhpStr(s.as_bytes().to_ascii_uppercase()))
+                    }
+                    ArrayKey::Str(s) => ArrayKey::Str(PhpStr(s.as_bytes().to_ascii_lowercase())),
+                    ArrayKey::Long(_) => k.clone(),
+                };
+                update(&mut out, k, v.clone());
+            }
+            Some(Literal::Array(out))
+        }
+        (b"urldecode", [a]) => Some(s(&urldecode(&str_arg(a)?, false))),
+        (b"rawurldecode", [a]) => Some(s(&urldecode(&str_arg(a)?, true))),
         (b"preg_quote", [a, rest @ ..]) if rest.len() <= 1 => {
             let delimiter = match rest {
                 [] | [Literal::Null] => None,
                 [d] => str_arg(d)?.first().copied(),
                 _ => None,
             };
-            Some(s(&preg_quote(str_arg(a)?, delimiter)))
+            Some(s(&preg_quote(&str_arg(a)?, delimiter)))
         }
         (b"min" | b"max", args) if !args.is_empty() => {
             let list: Vec<Literal> = match args {
