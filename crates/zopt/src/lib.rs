@@ -11,6 +11,7 @@ pub mod dfa;
 pub mod exec_diff;
 pub mod func_info;
 pub mod fuzz;
+pub mod json;
 pub mod opt;
 pub mod php;
 pub mod stages;

@@ -61,6 +61,11 @@ enum Command {
         /// Optimization level the dump is for.
         #[arg(long, default_value = "0", value_parser = parse_hex)]
         optimization_level: u32,
+        /// `text` (PHP's dump) or `json`: every op_array's CFG, SSA, types, return info and
+        /// call sites, or the reason PHP does not analyse it (the `zopt-analysis` schema,
+        /// version 1, documented in crates/zopt/src/json.rs), for the analysis stages.
+        #[arg(long, default_value = "text")]
+        format: DumpFormat,
         /// FILE.php or FILE.zop.
         file: PathBuf,
     },
@@ -220,6 +225,12 @@ enum BenchCommand {
     },
 }
 
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum DumpFormat {
+    Text,
+    Json,
+}
+
 fn parse_hex(s: &str) -> Result<u32, String> {
     parse_number(s).ok_or_else(|| format!("{s:?} is not a number (use 0x... for hex)"))
 }
@@ -365,10 +376,29 @@ fn run(cli: Cli) -> Result<()> {
             php,
             level,
             optimization_level,
+            format,
             file,
         } => {
             let php = php::Php::locate(php.php.as_deref(), php.extension.as_deref()).ok();
             let script = zopt::opt::load_script(php.as_ref(), &file)?;
+            if format == DumpFormat::Json {
+                if level & !zopt::dfa::DFA_DUMPS != 0 || level == 0 {
+                    bail!(
+                        "--format json is for the analysis stages (cfg, dom, liveness, phi, \
+                         ssa, types); give one with --level"
+                    );
+                }
+                if optimization_level & (1 << 5) == 0 {
+                    bail!(
+                        "PHP's DFA pass does not run at optimization level \
+                         {optimization_level:#x}: the analysis of the op_arrays as compiled is \
+                         at --optimization-level 0x60 (or 0x20)"
+                    );
+                }
+                let doc = zopt::json::analysis(&script, optimization_level);
+                println!("{doc}");
+                return Ok(());
+            }
             let dump = stages::our_dump(&script, level, optimization_level)?;
             std::io::stdout().write_all(&dump)?;
             dump_notes(&script, level, optimization_level);
