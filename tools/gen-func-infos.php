@@ -6,7 +6,7 @@
 // (zend_get_return_info_from_signature_only).
 //
 //   php -n -d zend_extension=opcache tools/gen-func-infos.php /opt/phpsrc/php-8.2.32/Zend/Optimizer/zend_func_infos.h \
-//       > crates/zend-inference/src/func_infos_table.rs
+//       [/usr/include/php/20220829/main/php_config.h] > crates/zend-inference/src/func_infos_table.rs
 $hdr = file_get_contents($argv[1]);
 $bits = [
     'MAY_BE_UNDEF' => 1 << 0, 'MAY_BE_NULL' => 1 << 1, 'MAY_BE_FALSE' => 1 << 2, 'MAY_BE_TRUE' => 1 << 3,
@@ -33,6 +33,40 @@ function mask(string $expr, array $bits): int {
     }
     return $m;
 }
+// zend_func_infos.h puts some entries under `#if`: the binary has them only when the
+// condition holds where Zend/Optimizer/zend_func_info.c is compiled, which sees php_config.h
+// and nothing of the extensions' own headers (HAVE_DNS_SEARCH_FUNC is defined in
+// ext/standard/dns.c, HAVE_EVP_PKEY_EC in ext/openssl, crypto_* in libsodium's headers: their
+// entries are absent from the binary and its calls get the arginfo type, as
+// crates/zopt/tests/internal_functions.rs checks against the binary).
+$config = file_get_contents($argv[2] ?? '/usr/include/php/20220829/main/php_config.h');
+preg_match_all('/^#define\s+(\w+)(?:\s+(\S+))?/m', $config, $dd, PREG_SET_ORDER);
+$defined = [];
+foreach ($dd as $d) $defined[$d[1]] = $d[2] ?? '1';
+function holds(string $cond, array $defined): bool {
+    $cond = preg_replace_callback('/defined\s*\(\s*(\w+)\s*\)|defined\s+(\w+)/', fn($m) => isset($defined[$m[1] ?: $m[2]]) ? ' true ' : ' false ', $cond);
+    $cond = preg_replace_callback('/\b(?!true\b|false\b)([A-Za-z_]\w*)\b/', fn($m) => isset($defined[$m[1]]) && $defined[$m[1]] !== '0' ? ' true ' : ' false ', $cond);
+    if (!preg_match('/^[\s()!&|a-z]*$/', $cond)) { fwrite(STDERR, "cannot evaluate #if $cond\n"); exit(1); }
+    return eval("return $cond;");
+}
+$kept = '';
+$stack = [];
+foreach (explode("\n", $hdr) as $line) {
+    if (preg_match('/^#\s*(if|ifdef|ifndef|elif|else|endif)\b\s*(.*)$/', $line, $pp)) {
+        $c = trim(preg_replace('#/\*.*?\*/#', '', $pp[2]));
+        switch ($pp[1]) {
+            case 'if': $stack[] = holds($c, $defined); break;
+            case 'ifdef': $stack[] = isset($defined[$c]); break;
+            case 'ifndef': $stack[] = !isset($defined[$c]); break;
+            case 'elif': fwrite(STDERR, "#elif not handled\n"); exit(1);
+            case 'else': $stack[] = !array_pop($stack); break;
+            case 'endif': array_pop($stack); break;
+        }
+        continue;
+    }
+    if (!in_array(false, $stack, true)) $kept .= $line . "\n";
+}
+$hdr = $kept;
 $infos = [];
 preg_match_all('/\b(F0|F1|FN|FC)\("([^"]+)",\s*([^)]*)\)/', $hdr, $mm, PREG_SET_ORDER);
 foreach ($mm as [$all, $kind, $name, $expr]) {

@@ -1,0 +1,129 @@
+//! Internal functions checked against the PHP binary the tests run with: for every function
+//! `get_defined_functions()['internal']` lists (under `php -n`, the oracle's configuration),
+//! a call `return f($a0, ..., $aN)` with the function's required parameters is compiled by
+//! PHP at optimization level 0x60 with the `types` dump, and zopt's `types` dump of the same
+//! op_array must be byte-identical: the call's result type is PHP's func_info table entry
+//! (zend_func_infos.h as the binary was compiled, `#if`s included) or its arginfo return type.
+//!
+//! What both know is compared: a function of the binary that zopt's generated table
+//! (crates/zend-inference/src/func_infos_table.rs) lacks, e.g. one from an extension CI does
+//! not install, is listed and not compared — zopt gives its calls the unknown type
+//! (`any`, RC1|RCN), which is safe but not PHP's answer. A function the table has and the
+//! binary lacks cannot matter: PHP compiles a call to it as INIT_FCALL_BY_NAME, which
+//! neither PHP's call analysis nor zopt's resolves to an internal function.
+
+mod common;
+
+use common::extension;
+
+use std::process::Command;
+use zopt::conformance::{self, Level};
+use zopt::corpus::php_files;
+use zopt::php::Php;
+
+/// Functions per generated file: a few hundred keeps PHP's dump small and the number of PHP
+/// runs low.
+const BATCH: usize = 150;
+
+#[test]
+fn every_internal_function_call_has_phps_result_type_at_0x60() {
+    let php = Php::locate(None, Some(extension())).unwrap();
+    // name, required parameter count; `-n` as the conformance oracle runs PHP.
+    let out = Command::new(&php.binary)
+        .args([
+            "-n",
+            "-r",
+            r#"foreach (get_defined_functions()['internal'] as $f) {
+                   echo $f, ' ', (new ReflectionFunction($f))->getNumberOfRequiredParameters(), "\n";
+               }"#,
+        ])
+        .output()
+        .expect("running php");
+    assert!(
+        out.status.success(),
+        "php -n failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let listed: Vec<(String, usize)> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let (name, n) = l.split_once(' ').unwrap();
+            (name.to_ascii_lowercase(), n.parse().unwrap())
+        })
+        .collect();
+    assert!(
+        listed.len() > 500,
+        "php -n lists only {} internal functions",
+        listed.len()
+    );
+    let (known, unknown): (Vec<_>, Vec<_>) = listed
+        .into_iter()
+        .partition(|(name, _)| zend_inference::func_infos::lookup(name.as_bytes()).is_some());
+    if !unknown.is_empty() {
+        eprintln!(
+            "{} internal functions of this binary are not in zopt's table (not compared): {}",
+            unknown.len(),
+            unknown
+                .iter()
+                .map(|(n, _)| n.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+
+    let dir = tempfile::tempdir().unwrap();
+    for (b, chunk) in known.chunks(BATCH).enumerate() {
+        let mut src = String::from("<?php\n");
+        for (i, (name, required)) in chunk.iter().enumerate() {
+            let params: Vec<String> = (0..*required).map(|k| format!("$a{k}")).collect();
+            let params = params.join(", ");
+            // `\name`: the global function, never a namespaced fallback.
+            src.push_str(&format!(
+                "function t{}_{i}({params}) {{ return \\{name}({params}); }}\n",
+                b
+            ));
+        }
+        let path = dir.path().join(format!("internal_{b:02}.php"));
+        std::fs::write(&path, src).unwrap();
+    }
+
+    let files = php_files(&[dir.path().to_path_buf()]).unwrap();
+    let levels = [Level::parse("types").unwrap()];
+    let report = conformance::run(&php, &files, 0x60, &levels, false);
+    report.print_table();
+    assert!(
+        report.uncompilable.is_empty(),
+        "generated calls PHP cannot compile: {:?}",
+        report.uncompilable
+    );
+    assert!(
+        report.errors.is_empty(),
+        "recording errors: {:?}",
+        report.errors
+    );
+    let level = &report.levels[0];
+    assert!(level.implemented, "the types stage is not implemented");
+    assert!(
+        level.compared >= known.len(),
+        "only {} of {} calls compared",
+        level.compared,
+        known.len()
+    );
+    let mismatches: Vec<String> = level
+        .mismatches
+        .iter()
+        .map(|m| {
+            format!(
+                "{} line {}:\n  php:  {}\n  zopt: {}",
+                m.function, m.line, m.php, m.ours
+            )
+        })
+        .collect();
+    assert!(
+        mismatches.is_empty(),
+        "{} calls whose types differ from PHP's:\n{}",
+        mismatches.len(),
+        mismatches.join("\n")
+    );
+}
