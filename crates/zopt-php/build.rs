@@ -107,6 +107,13 @@ fn main() {
         "zend_executor_globals",
         "zend_property_info",
         "zend_constant",
+        // The shared-memory cache: immutable classes and the inheritance cache.
+        "zend_inheritance_cache_entry",
+        "zend_class_dependency",
+        "zend_internal_function",
+        "zend_class_iterator_funcs",
+        "zend_class_arrayaccess_funcs",
+        "zend_error_info",
     ] {
         builder = builder.allowlist_type(ty);
     }
@@ -150,15 +157,19 @@ fn main() {
         "zend_hash_exists",
         "_zend_bailout",
         "zend_message_dispatcher",
+        "zend_map_ptr_extend",
+        "zend_lookup_class_ex",
+        "sapi_get_request_time",
     ] {
         builder = builder.allowlist_function(func);
     }
     builder = builder.allowlist_var(
-        "zend_empty_array|zend_new_interned_string|zend_string_init_interned|zend_compile_file|zend_stream_open_function|zend_resolve_path|compiler_globals|executor_globals|sapi_module|PHP_VERSION",
+        "zend_empty_array|zend_new_interned_string|zend_string_init_interned|zend_compile_file|zend_stream_open_function|zend_resolve_path|compiler_globals|executor_globals|sapi_module|PHP_VERSION|\
+         zend_inheritance_cache_get|zend_inheritance_cache_add",
     );
     builder = builder.allowlist_var(
         "ZEND_MODULE_API_NO|ZEND_DEBUG|ZEND_ACC_.*|ZEND_LIVE_.*|HASH_FLAG_.*|ZEND_LAST_CATCH|\
-         E_WARNING|E_CORE_WARNING|E_ERROR|CONST_CS|ZMSG_.*|ZEND_REQUIRE|E_COMPILE_ERROR|IS_.*|ZEND_COMPILE_.*|ZEND_HANDLE_.*|ZEND_INI_.*|ZEND_USER_CLASS|MODULE_PERSISTENT|_ZEND_TYPE_.*",
+         E_WARNING|E_CORE_WARNING|E_ERROR|CONST_CS|ZMSG_.*|ZEND_REQUIRE|E_COMPILE_ERROR|IS_.*|ZEND_COMPILE_.*|ZEND_FETCH_CLASS_.*|ZEND_INTERNAL_FUNCTION|ZEND_INTERNAL_CLASS|ZEND_HANDLE_.*|ZEND_INI_.*|ZEND_USER_CLASS|MODULE_PERSISTENT|_ZEND_TYPE_.*",
     );
 
     let bindings = builder.generate().unwrap_or_else(|err| {

@@ -51,7 +51,7 @@ use std::io;
 use std::mem::{align_of, size_of};
 use std::sync::atomic::{AtomicI64, AtomicU32, AtomicU64, Ordering};
 
-const MAGIC: u64 = u64::from_le_bytes(*b"zoptshm1");
+const MAGIC: u64 = u64::from_le_bytes(*b"zoptshm2");
 /// Smallest segment accepted: room for the header, a table and a few scripts.
 pub const MIN_SIZE: usize = 1 << 20;
 
@@ -115,7 +115,17 @@ struct Header {
     pending_off: AtomicU64,
     pending_size: AtomicU64,
     counters: [AtomicU64; COUNTERS],
+    /// Bumped whenever a published entry stops being the one of its path (replaced by a
+    /// newer store, invalidated): a process that remembers entries by path knows when to
+    /// forget them ([`ShmCache::generation`]).
+    generation: AtomicU64,
+    /// Words the embedder keeps in the segment ([`ShmCache::embedder_word`]), written
+    /// under the lock.
+    embedder: [AtomicU64; EMBEDDER_WORDS],
 }
+
+/// How many [`ShmCache::embedder_word`]s the segment has.
+pub const EMBEDDER_WORDS: usize = 4;
 
 const HITS: usize = 0;
 const MISSES: usize = 1;
@@ -255,6 +265,15 @@ pub struct ShmEntry<'a> {
     off: usize,
 }
 
+/// The same published entry (same segment, same offset).
+impl PartialEq for ShmEntry<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        std::ptr::eq(self.shm, other.shm) && self.off == other.off
+    }
+}
+
+impl Eq for ShmEntry<'_> {}
+
 impl std::fmt::Debug for ShmEntry<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ShmEntry")
@@ -361,8 +380,15 @@ impl<'a> ShmEntry<'a> {
 
     /// Counts a hit (here and in the segment's counters).
     pub fn record_hit(&self) {
+        self.count_hit();
+        self.shm.count_hits(1);
+    }
+
+    /// Counts a hit of this entry only; the embedder adds it to the segment's counter with
+    /// [`ShmCache::count_hits`] (it may batch those: the segment's counters share a cache
+    /// line that every process writes).
+    pub fn count_hit(&self) {
         self.header().hits.fetch_add(1, Ordering::Relaxed);
-        self.shm.counter(HITS).fetch_add(1, Ordering::Relaxed);
     }
 
     /// Records that the embedder's checks of this entry's content passed (e.g. the operand
@@ -429,8 +455,12 @@ impl ImageWriter<'_> {
 
     /// Whether `p` points into the segment at all.
     pub fn holds(&self, p: *const u8) -> bool {
-        let base = self.shm.base as usize;
-        (p as usize) >= base && (p as usize) < base + self.shm.len
+        self.shm.contains(p)
+    }
+
+    /// The embedder's word `i` (see [`ShmCache::embedder_word`]); the lock is held.
+    pub fn embedder_word(&self, i: usize) -> &AtomicU64 {
+        self.shm.embedder_word(i)
     }
 }
 
@@ -625,6 +655,11 @@ impl ShmCache {
         }
     }
 
+    /// Adds `n` hits to the segment's counter (see [`ShmEntry::count_hit`]).
+    pub fn count_hits(&self, n: u64) {
+        self.counter(HITS).fetch_add(n, Ordering::Relaxed);
+    }
+
     /// Counts a lookup that found nothing usable.
     pub fn count_miss(&self) {
         self.counter(MISSES).fetch_add(1, Ordering::Relaxed);
@@ -816,6 +851,9 @@ impl ShmCache {
         // SAFETY: the allocation starts with room for the header, 8-aligned.
         unsafe { std::ptr::write(self.base.add(start_us) as *mut EntryHeader, header) };
         self.slot(slot).store(start, Ordering::Release);
+        if old.is_some() {
+            h.generation.fetch_add(1, Ordering::Release);
+        }
         h.pending_off.store(0, Ordering::Relaxed);
         h.pending_size.store(0, Ordering::Relaxed);
         match old {
@@ -951,6 +989,59 @@ impl ShmCache {
         Ok(root_off.is_some())
     }
 
+    /// Persists structures of the embedder that belong to no entry (OPcache's inheritance
+    /// cache entries) under the writer lock, as [`ShmCache::attach_image`] does for an
+    /// entry's image: `build` allocates with [`ImageWriter::alloc`] and publishes what it
+    /// wrote itself (release ordering), returning it; `None` counts what it allocated as
+    /// wasted. `Ok(None)` without calling `build` when another writer holds the lock (the
+    /// caller goes on without the cache). A writer killed inside `build` leaves its
+    /// allocation counted as wasted by the next writer.
+    pub fn write_detached<T>(
+        &self,
+        build: impl FnOnce(&mut ImageWriter<'_>) -> Option<T>,
+    ) -> Result<Option<T>, ShmStoreError> {
+        let Some(_lock) = self.try_lock()? else {
+            return Ok(None);
+        };
+        let h = self.header();
+        let start = align16(h.used.load(Ordering::Relaxed));
+        h.pending_off.store(start, Ordering::Relaxed);
+        h.pending_size.store(0, Ordering::Relaxed);
+        let mut w = ImageWriter {
+            shm: self,
+            start,
+            end: start,
+        };
+        let built = build(&mut w);
+        if built.is_none() {
+            self.counter(WASTED)
+                .fetch_add(w.end - start, Ordering::Relaxed);
+        }
+        h.pending_off.store(0, Ordering::Relaxed);
+        h.pending_size.store(0, Ordering::Relaxed);
+        Ok(built)
+    }
+
+    /// A number that changes whenever an entry [`ShmCache::find`] returned may no longer
+    /// be the published entry of its path (a newer store replaced it, or it was
+    /// invalidated). Stores of new paths leave it unchanged.
+    pub fn generation(&self) -> u64 {
+        self.header().generation.load(Ordering::Acquire)
+    }
+
+    /// Whether `p` points into the segment.
+    pub fn contains(&self, p: *const u8) -> bool {
+        let base = self.base as usize;
+        (p as usize) >= base && (p as usize) < base + self.len
+    }
+
+    /// A word of the segment the embedder owns (`i < EMBEDDER_WORDS`), zero in a new
+    /// segment; shared by every process, to be changed only under the writer lock (inside
+    /// [`ShmCache::attach_image`] or [`ShmCache::write_detached`]).
+    pub fn embedder_word(&self, i: usize) -> &AtomicU64 {
+        &self.header().embedder[i]
+    }
+
     /// Retires the entry of `path` (readers holding it keep a valid entry; lookups miss).
     pub fn invalidate(&self, path: &[u8]) -> bool {
         let Ok(_lock) = self.lock() else {
@@ -959,6 +1050,7 @@ impl ShmCache {
         match self.find(path) {
             Some(e) => {
                 e.header().invalidated.store(1, Ordering::Release);
+                self.header().generation.fetch_add(1, Ordering::Release);
                 self.counter(INVALIDATIONS).fetch_add(1, Ordering::Relaxed);
                 self.counter(ENTRIES).fetch_sub(1, Ordering::Relaxed);
                 self.counter(WASTED).fetch_add(e.size(), Ordering::Relaxed);

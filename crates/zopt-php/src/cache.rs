@@ -95,9 +95,11 @@ pub struct Counters {
     pub uncacheable: AtomicU64,
     /// Entries that validated but could not be built (compiled instead).
     pub load_failures: AtomicU64,
-    /// Nanoseconds spent serving hits (lookup, validation, build, bind).
+    /// Nanoseconds spent serving hits (lookup, validation, build, bind), estimated from one
+    /// call of the hook in [`TIMING_SAMPLE`].
     pub served_ns: AtomicU64,
-    /// Nanoseconds spent in the hook on everything else (PHP's compiler, capture, store).
+    /// Nanoseconds spent in the hook on everything else (PHP's compiler, capture, store),
+    /// estimated the same way.
     pub other_ns: AtomicU64,
     /// Hits served from shared memory (also counted in `served`).
     pub shm_hits: AtomicU64,
@@ -110,6 +112,8 @@ pub struct Counters {
     pub run_time_stores: AtomicU64,
     /// Scripts whose run-time form could not be persisted (they are rebuilt on each hit).
     pub run_time_refusals: AtomicU64,
+    /// Linked classes this process persisted into the inheritance cache ([`crate::inherit`]).
+    pub linked_stores: AtomicU64,
 }
 
 pub static COUNTERS: Counters = Counters {
@@ -124,7 +128,13 @@ pub static COUNTERS: Counters = Counters {
     run_time_hits: AtomicU64::new(0),
     run_time_stores: AtomicU64::new(0),
     run_time_refusals: AtomicU64::new(0),
+    linked_stores: AtomicU64::new(0),
 };
+
+/// One call of the compile hook in this many is timed for `served_ns` / `other_ns`.
+pub const TIMING_SAMPLE: u64 = 8;
+/// Calls of the compile hook, for the timing sample.
+static CALLS: AtomicU64 = AtomicU64::new(0);
 
 /// OPcache's compiler options for scripts it caches (`opcache_compile_file`).
 const OPCACHE_COMPILER_OPTIONS: u32 = php::ZEND_COMPILE_HANDLE_OP_ARRAY
@@ -165,6 +175,14 @@ pub unsafe fn startup() {
         match ShmCache::create(config, &system) {
             Ok(shm) => {
                 let _ = SHM.set(shm);
+                if ini::shm_run_time_form() {
+                    // One slot per 8 KiB of segment: a method executed in place takes one
+                    // (two with static variables), and hundreds of bytes of the segment.
+                    image::reserve_map_ptr_slots((memory / 8192).clamp(4096, 1 << 20));
+                    if let Some(shm) = SHM.get() {
+                        crate::inherit::install(shm);
+                    }
+                }
             }
             Err(e) => log(&format!(
                 "cannot map {memory} bytes of shared memory: {e}; no shared-memory cache"
@@ -248,7 +266,7 @@ unsafe fn cached_without_opening(handle: *mut zend_file_handle) -> bool {
         return false;
     };
     // The compile hook asks for this very path next: it reuses the lookup.
-    LAST_FOUND.with(|last| last.set(Some((filename as usize, entry))));
+    remember(shm, filename, path, entry);
     // zend_string_copy: interned strings are not counted.
     if !crate::engine::is_interned(filename) {
         (*filename).gc.refcount += 1;
@@ -314,7 +332,7 @@ unsafe fn cached_real_path(filename: *mut php::zend_string) -> bool {
     let Fresh::Hit(entry) = fresh_for(shm, filename, path) else {
         return false;
     };
-    LAST_FOUND.with(|last| last.set(Some((filename as usize, entry))));
+    remember(shm, filename, path, entry);
     true
 }
 
@@ -322,8 +340,39 @@ thread_local! {
     /// The entry `stream_open` just found fresh for an `include_once` / `require_once`, with
     /// the filename string it was asked for: the compile hook called right after for the
     /// same file takes it instead of looking it up (and checking its source) again.
-    static LAST_FOUND: std::cell::Cell<Option<(usize, ShmEntry<'static>)>> =
-        const { std::cell::Cell::new(None) };
+    static LAST_FOUND: std::cell::Cell<Option<LastFound>> = const { std::cell::Cell::new(None) };
+}
+
+/// An entry found fresh for a filename string, kept for the next hook called for the same
+/// include (see `LAST_FOUND`).
+#[derive(Clone, Copy)]
+struct LastFound {
+    /// The filename string (its address: the same string object is passed along).
+    filename: usize,
+    /// The path's hash and length: a string allocated at the same address for another
+    /// path does not match (no byte comparison with the entry, which would touch it).
+    hash: u64,
+    len: usize,
+    /// The segment's generation when it was found: no entry was replaced or invalidated
+    /// since.
+    generation: u64,
+    entry: ShmEntry<'static>,
+}
+
+fn remember(
+    shm: &'static ShmCache,
+    filename: *mut php::zend_string,
+    path: &[u8],
+    entry: ShmEntry<'static>,
+) {
+    let last = LastFound {
+        filename: filename as usize,
+        hash: zend_cache::system::path_hash(path),
+        len: path.len(),
+        generation: shm.generation(),
+        entry,
+    };
+    LAST_FOUND.with(|l| l.set(Some(last)));
 }
 
 /// What shared memory holds for `path`, reusing `stream_open`'s lookup when it was for
@@ -333,9 +382,13 @@ fn fresh_for(
     filename: *mut php::zend_string,
     path: &[u8],
 ) -> Fresh<'static> {
-    if let Some((last, entry)) = LAST_FOUND.with(|l| l.take()) {
-        if last == filename as usize && entry.path() == path && !entry.is_invalidated() {
-            return Fresh::Hit(entry);
+    if let Some(last) = LAST_FOUND.with(|l| l.take()) {
+        if last.filename == filename as usize
+            && last.len == path.len()
+            && last.generation == shm.generation()
+            && last.hash == zend_cache::system::path_hash(path)
+        {
+            return Fresh::Hit(last.entry);
         }
     }
     fresh(shm, path)
@@ -356,12 +409,35 @@ enum Fresh<'a> {
     NoKey,
 }
 
+/// Hits of the segment counted by this process and not yet added to the segment's
+/// counter: written at the end of each request (and before the status is read) rather
+/// than on each hit, so that hits do not make the workers take turns on one cache line of
+/// the segment's header.
+static PENDING_HITS: AtomicU64 = AtomicU64::new(0);
+
+/// Adds the hits this process counted to the segment's counter.
+pub fn flush_local_hits() {
+    let n = PENDING_HITS.swap(0, Ordering::Relaxed);
+    if let (Some(shm), true) = (SHM.get(), n > 0) {
+        shm.count_hits(n);
+    }
+}
+
+/// The request's start time, as OPcache's `ZCG(request_time)`: no clock read per script.
+fn request_time() -> i64 {
+    // SAFETY: reads (and on first use sets) SAPI's request time, on PHP's thread.
+    unsafe { php::sapi_get_request_time() as i64 }
+}
+
 fn fresh<'a>(shm: &'a ShmCache, path: &[u8]) -> Fresh<'a> {
     let Some(entry) = shm.find(path) else {
         return Fresh::Missing;
     };
-    let now = unix_now();
-    if !ini::validate_timestamps() || !entry.needs_revalidation(now) {
+    if !ini::validate_timestamps() {
+        return Fresh::Hit(entry);
+    }
+    let now = request_time();
+    if !entry.needs_revalidation(now) {
         return Fresh::Hit(entry);
     }
     let Some(key) = key_of(path) else {
@@ -380,6 +456,7 @@ fn fresh<'a>(shm: &'a ShmCache, path: &[u8]) -> Fresh<'a> {
 /// # Safety
 /// Called once from MSHUTDOWN, on PHP's thread.
 pub unsafe fn shutdown() {
+    flush_local_hits();
     let Some(&original) = ORIGINAL.get() else {
         return;
     };
@@ -454,11 +531,15 @@ pub fn status() -> String {
 
 /// The shared-memory segment's counters (all processes) as JSON, `null` without one.
 pub fn shm_json() -> serde_json::Value {
+    flush_local_hits();
     let Some(shm) = SHM.get() else {
         return serde_json::Value::Null;
     };
     let s = shm.stats();
+    let (slots_used, slots) = image::map_ptr_slots(shm);
     serde_json::json!({
+        "map_ptr_slots": slots,
+        "map_ptr_slots_used": slots_used,
         "size": s.size,
         "data_size": s.data_size,
         "data_used": s.data_used,
@@ -480,6 +561,7 @@ pub fn shm_json() -> serde_json::Value {
 
 /// The counters of this process (and the shared segment's) as one JSON object.
 pub fn stats_json() -> serde_json::Value {
+    flush_local_hits();
     let c = &COUNTERS;
     let mut line = serde_json::json!({
         "pid": std::process::id(),
@@ -490,6 +572,7 @@ pub fn stats_json() -> serde_json::Value {
         "run_time_hits": c.run_time_hits.load(Ordering::Relaxed),
         "run_time_stores": c.run_time_stores.load(Ordering::Relaxed),
         "run_time_refusals": c.run_time_refusals.load(Ordering::Relaxed),
+        "linked_stores": c.linked_stores.load(Ordering::Relaxed),
         "uncacheable": c.uncacheable.load(Ordering::Relaxed),
         "load_failures": c.load_failures.load(Ordering::Relaxed),
         "served_ns": c.served_ns.load(Ordering::Relaxed),
@@ -529,6 +612,7 @@ pub fn stats_json() -> serde_json::Value {
 
 /// Each script in shared memory with its hits and size, keyed by path.
 pub fn shm_scripts_json() -> serde_json::Value {
+    flush_local_hits();
     let Some(shm) = SHM.get() else {
         return serde_json::Value::Null;
     };
@@ -589,14 +673,19 @@ unsafe extern "C" fn compile_file(
     type_: c_int,
 ) -> *mut zend_op_array {
     COMPILING.store(false, Ordering::Relaxed);
-    let start = std::time::Instant::now();
+    // One call in TIMING_SAMPLE is timed (and counted TIMING_SAMPLE times): reading the
+    // clock on every hit would cost a noticeable part of a hit.
+    let timed = CALLS.fetch_add(1, Ordering::Relaxed) % TIMING_SAMPLE == 0;
+    let start = timed.then(std::time::Instant::now);
     let served_before = COUNTERS.served.load(Ordering::Relaxed);
     let outcome = catch_unwind(AssertUnwindSafe(|| serve(handle, type_)));
-    let ns = start.elapsed().as_nanos() as u64;
-    if COUNTERS.served.load(Ordering::Relaxed) != served_before {
-        COUNTERS.served_ns.fetch_add(ns, Ordering::Relaxed);
-    } else {
-        COUNTERS.other_ns.fetch_add(ns, Ordering::Relaxed);
+    if let Some(start) = start {
+        let ns = start.elapsed().as_nanos() as u64 * TIMING_SAMPLE;
+        if COUNTERS.served.load(Ordering::Relaxed) != served_before {
+            COUNTERS.served_ns.fetch_add(ns, Ordering::Relaxed);
+        } else {
+            COUNTERS.other_ns.fetch_add(ns, Ordering::Relaxed);
+        }
     }
     match outcome {
         Ok(Outcome::Done(op_array)) => op_array,
@@ -733,10 +822,15 @@ unsafe fn serve(handle: *mut zend_file_handle, type_: c_int) -> Outcome {
 /// Serves a shared-memory entry: its strings are the segment's interned copies. `None` when
 /// it could not be built (counted and logged; the caller compiles).
 unsafe fn serve_entry(path: &[u8], entry: ShmEntry<'_>) -> Option<Outcome> {
-    match serve_shm(entry) {
+    match serve_shm(entry, entry.image()) {
         Ok(outcome) => {
-            entry.mark_checked();
-            entry.record_hit();
+            // Written once: a store even of the same value takes the line from the other
+            // workers' caches.
+            if !entry.is_checked() {
+                entry.mark_checked();
+            }
+            entry.count_hit();
+            PENDING_HITS.fetch_add(1, Ordering::Relaxed);
             COUNTERS.served.fetch_add(1, Ordering::Relaxed);
             COUNTERS.shm_hits.fetch_add(1, Ordering::Relaxed);
             Some(outcome)
@@ -875,10 +969,20 @@ unsafe fn serve_hit(
 /// `zopt.shm_run_time_form=0`, persisted in run-time form for every later hit of every
 /// worker ([`image::persist`], under the segment's writer lock, before binding changes
 /// anything).
-unsafe fn serve_shm(entry: ShmEntry<'_>) -> Result<Outcome, String> {
+unsafe fn serve_shm(entry: ShmEntry<'_>, image: Option<*const u8>) -> Result<Outcome, String> {
     let e = Engine::new();
+    let image = image.filter(|_| ini::shm_run_time_form());
+    let verify = ini::verify();
+    if let (Some(root), false) = (image, verify) {
+        COUNTERS.run_time_hits.fetch_add(1, Ordering::Relaxed);
+        return Ok(match image::bind(e, root) {
+            Ok(main) => Outcome::Done(main),
+            Err(load::BindError::Fatal(f)) => Outcome::Fatal(f),
+            Err(load::BindError::Bailout) => Outcome::Bailout,
+        });
+    }
     let view = entry.view();
-    let built = match entry.image().filter(|_| ini::shm_run_time_form()) {
+    let built = match image {
         Some(root) => {
             COUNTERS.run_time_hits.fetch_add(1, Ordering::Relaxed);
             image::instantiate(e, root)
@@ -892,7 +996,7 @@ unsafe fn serve_shm(entry: ShmEntry<'_>) -> Result<Outcome, String> {
             built
         }
     };
-    let model = ini::verify().then(|| view.to_script());
+    let model = verify.then(|| view.to_script());
     match load::bind(e, built, view.compiler_halt_offset(), model.as_ref()) {
         Ok(main) => Ok(Outcome::Done(main)),
         Err(load::BindError::Fatal(f)) => Ok(Outcome::Fatal(f)),
@@ -909,7 +1013,7 @@ unsafe fn persist_run_time_form(entry: ShmEntry<'_>, built: &load::Built) {
     };
     let mut why = None;
     let stored = shm.attach_image(entry, |w| {
-        let persisted = image::persist(built, w);
+        let persisted = image::persist(built, entry.view().compiler_halt_offset(), w);
         pause_if_armed("ZOPT_TEST_PAUSE_RUN_TIME_FORM");
         match persisted {
             Ok(root) => Some(root),

@@ -500,7 +500,9 @@ impl<'a> Converter<'a> {
 
         Ok(ir::OpArray {
             type_: oa.type_,
-            fn_flags: fn_flags & !ZEND_ACC_DONE_PASS_TWO,
+            // ZEND_ACC_IMMUTABLE says that the op_array lives in a cache's shared memory
+            // (zopt's or OPcache's), not what was compiled.
+            fn_flags: fn_flags & !(ZEND_ACC_DONE_PASS_TWO | php::ZEND_ACC_IMMUTABLE),
             function_name,
             scope,
             num_args: oa.num_args,
@@ -996,10 +998,10 @@ impl<'a> Converter<'a> {
         Ok(ir::ClassEntry {
             name,
             parent_name: r.parent_name(ce).map(phpstr),
-            // ZEND_ACC_CACHED says where the class's storage lives (a cache), not what was
-            // compiled: a class served from zopt's shared memory has it, the compiler never
-            // sets it.
-            ce_flags: ce.ce_flags & !php::ZEND_ACC_CACHED,
+            // ZEND_ACC_CACHED and ZEND_ACC_IMMUTABLE say where the class's storage lives (a
+            // cache), not what was compiled: a class served from zopt's shared memory has
+            // them, the compiler never sets them.
+            ce_flags: ce.ce_flags & !(php::ZEND_ACC_CACHED | php::ZEND_ACC_IMMUTABLE),
             refcount: u32::try_from(ce.refcount)
                 .map_err(|_| ConvError::new(format!("negative refcount {}", ce.refcount)))?,
             interface_names,

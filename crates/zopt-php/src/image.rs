@@ -23,35 +23,50 @@
 //!   arrays `IS_ARRAY_IMMUTABLE` (refcount 2, never released), constant-expression ASTs
 //!   `GC_IMMUTABLE`, zvals holding them not refcounted.
 //!
+//! Classes and closures' definitions are immutable (`ZEND_ACC_IMMUTABLE`), as
+//! `zend_persist_class_entry` and `zend_persist_op_array` leave them: what PHP writes per
+//! request lives in `map_ptr` slots reserved at MINIT ([`reserve_map_ptr_slots`]) — the
+//! run-time cache and static variables of each method of a linked class and of each
+//! closure definition, a linked class's static members and mutable data (its constants
+//! and default properties once evaluated). The methods of an unlinked class (one with a
+//! parent, interfaces or traits) have none: PHP's `zend_lazy_class_load` copies them before
+//! it links the class. All classes are `ZEND_ACC_CACHED` ("stored in opcache"): their
+//! names, interface names and trait data are not theirs to free.
+//!
 //! # What a hit does
 //!
-//! [`instantiate`] binds no copy of any code: it takes a shallow, request-private copy of
-//! each `zend_op_array` (about 250 bytes; the per-request state PHP writes into it — the
-//! run-time cache pointer, the static variables' copy, a closure's scope — stays private,
-//! so no map_ptr slot is needed) and of each class entry, with its tables' buckets copied
-//! and its properties and constants copied shallowly, exactly as PHP's own
-//! `zend_lazy_class_load` makes a linkable class of an immutable one. The class is flagged
-//! `ZEND_ACC_CACHED` ("stored in opcache"), which tells PHP that its names, interface names
-//! and trait data are not its own to free. What it yields is a [`Built`] script equal to
-//! what [`load::build`] would build, which [`load::bind`] binds as before: redeclaration
-//! errors, delayed early binding, `__COMPILER_HALT_OFFSET__` and auto globals are
-//! unchanged.
+//! [`bind`] (OPcache's `zend_accel_load_script`) copies no class and no code: each
+//! function gets a request-private copy of its `zend_op_array` header (about 250 bytes;
+//! its run-time cache and static variables land there), the main op_array is copied once
+//! to be executed, and the classes are added to the class table as they are. A class with
+//! a parent, interfaces or traits is linked when the script declares it
+//! (`ZEND_DECLARE_CLASS`, delayed early binding, a compile-time early binding redone):
+//! PHP first asks the inheritance cache ([`crate::inherit`]) for the class linked from this
+//! very class with the same parent, interfaces and traits, by any worker, and takes it as
+//! it is; only the first time (per combination) does it copy and link the class, which
+//! [`persist_linked`] then adds to the cache. Redeclaration errors, delayed early binding,
+//! `__COMPILER_HALT_OFFSET__` and auto globals are bound as [`load::bind`] binds them
+//! (which, with `zopt.verify`, binds what [`instantiate`] yields, to compare it with the
+//! entry's model).
 //!
 //! # What stays on the rebuild path
 //!
 //! A class the compiler early-bound to a parent of the same file is persisted unlinked, as
-//! [`load::build`] declares it, and linked again by [`load::bind`] on each hit
-//! (`zend_try_early_bind`), as after a rebuild.
+//! [`load::build`] declares it, and linked again on each hit (`zend_try_early_bind`, which
+//! asks the inheritance cache too).
 //!
 //! A script is persisted only when all of it can be (else the entry is marked and every
 //! hit rebuilds it, as before): no value that is not a scalar, string, array or constant
 //! AST, every method the class's own user code, every structure in the shape
 //! [`load::build`] leaves it (no run-time cache, prototype or extension slot set, no
-//! backed-enum table yet).
+//! backed-enum table yet), and enough reserved `map_ptr` slots left.
 
+use std::collections::HashMap;
 use std::ffi::c_void;
 use std::mem::size_of;
 use std::ptr;
+use std::sync::atomic::Ordering;
+use std::sync::OnceLock;
 
 use zend_cache::ImageWriter;
 
@@ -83,6 +98,8 @@ struct Root {
     n_functions: u32,
     n_classes: u32,
     auto_globals: [bool; load::JIT_GLOBAL_COUNT],
+    /// `__COMPILER_HALT_OFFSET__` of the script, when it has one.
+    halt_offset: Option<u64>,
 }
 
 /// A table entry: its key (an interned string of the segment) and its value.
@@ -99,12 +116,48 @@ fn refuse<T>(why: impl Into<String>) -> R<T> {
     Err(why.into())
 }
 
+/// The `map_ptr` slots reserved at MINIT for the segment's immutable structures: the
+/// index of the first one in `CG(map_ptr_real_base)` and how many there are.
+static RESERVED_SLOTS: OnceLock<(usize, usize)> = OnceLock::new();
+/// The segment's embedder word counting the reserved slots handed out (by any process).
+const SLOTS_USED_WORD: usize = 0;
+
+/// Reserves `count` `map_ptr` slots (`zend_map_ptr_extend`) for the per-request state of
+/// the op_arrays and classes the segment keeps immutable — run-time caches, static
+/// variables, static members, mutable class data — as OPcache's `ZEND_MAP_PTR_NEW` does
+/// when it persists them. Reserved in the master at MINIT, so that every forked worker has
+/// the same slots at the same offsets and nothing else of any process can take them (PHP
+/// gives request-time slots, e.g. class-name caches of compiled scripts, from above them).
+/// The engine zeroes every slot at each request start (`zend_activate`).
+///
+/// # Safety
+/// Called once from MINIT, on PHP's thread.
+pub unsafe fn reserve_map_ptr_slots(count: usize) {
+    let cg = ptr::addr_of_mut!(php::compiler_globals);
+    let first = (*cg).map_ptr_last;
+    php::zend_map_ptr_extend(first + count);
+    let _ = RESERVED_SLOTS.set((first, count));
+}
+
+/// How many reserved `map_ptr` slots the segment has handed out, and how many there are.
+pub fn map_ptr_slots(shm: &zend_cache::ShmCache) -> (u64, u64) {
+    let total = RESERVED_SLOTS.get().map_or(0, |&(_, n)| n as u64);
+    (
+        shm.embedder_word(SLOTS_USED_WORD).load(Ordering::Relaxed),
+        total,
+    )
+}
+
 /// Persists the built, not yet bound script `built` into the segment through `w`; returns
 /// the image's root, or why the script cannot be persisted.
 ///
 /// # Safety
 /// `built` comes from [`load::build`] in this request and was not bound yet.
-pub unsafe fn persist(built: &Built, w: &mut ImageWriter<'_>) -> R<*const u8> {
+pub unsafe fn persist(
+    built: &Built,
+    halt_offset: Option<u64>,
+    w: &mut ImageWriter<'_>,
+) -> R<*const u8> {
     let mut p = Persister { w };
     let root = p.alloc::<Root>(1)?;
     (*root).main = p.op_array(&built.script.main_op_array, ptr::null_mut())?;
@@ -145,6 +198,7 @@ pub unsafe fn persist(built: &Built, w: &mut ImageWriter<'_>) -> R<*const u8> {
         });
     }
     (*root).auto_globals = built.auto_globals;
+    (*root).halt_offset = halt_offset;
     Ok(root.cast_const().cast())
 }
 
@@ -153,6 +207,39 @@ struct Persister<'w, 'a> {
 }
 
 impl Persister<'_, '_> {
+    /// A reserved `map_ptr` slot (see [`reserve_map_ptr_slots`]), as the offset
+    /// `ZEND_MAP_PTR_NEW` stores: `ZEND_MAP_PTR_PTR2OFFSET` of the slot, odd.
+    fn map_ptr_slot(&mut self) -> R<*mut c_void> {
+        let Some(&(first, count)) = RESERVED_SLOTS.get() else {
+            return refuse("no map_ptr slots are reserved");
+        };
+        let used = self.w.embedder_word(SLOTS_USED_WORD);
+        let n = used.load(Ordering::Relaxed) as usize;
+        if n >= count {
+            return refuse("the reserved map_ptr slots are used up");
+        }
+        used.store(n as u64 + 1, Ordering::Relaxed);
+        // CG(map_ptr_base) is CG(map_ptr_real_base) - 1 (ZEND_MAP_PTR_BIASED_BASE).
+        Ok(((first + n) * size_of::<*mut c_void>() + 1) as *mut c_void)
+    }
+
+    /// Marks the persisted op_array `t` immutable, as `zend_persist_op_array` and
+    /// `zend_persist_class_method` do: with `slots`, its run-time cache and static
+    /// variables live in `map_ptr` slots (it is executed where it is); without, they stay
+    /// NULL (the method of an unlinked class, which `zend_lazy_class_load` copies first).
+    unsafe fn make_immutable(&mut self, t: *mut zend_op_array, slots: bool) -> R<()> {
+        (*t).fn_flags |= php::ZEND_ACC_IMMUTABLE;
+        (*t).run_time_cache__ptr = ptr::null_mut();
+        (*t).static_variables_ptr__ptr = ptr::null_mut();
+        if slots {
+            (*t).run_time_cache__ptr = self.map_ptr_slot()?.cast();
+            if !(*t).static_variables.is_null() {
+                (*t).static_variables_ptr__ptr = self.map_ptr_slot()?.cast();
+            }
+        }
+        Ok(())
+    }
+
     /// Room for `n` values of `T` in the segment (zero-filled); a non-null pointer even
     /// for `n == 0`.
     fn alloc<T>(&mut self, n: usize) -> R<*mut T> {
@@ -219,6 +306,9 @@ impl Persister<'_, '_> {
 
     /// An immutable copy of the array `a` (zend_persist.c's `zend_hash_persist` of a zval).
     unsafe fn array(&mut self, a: *mut HashTable) -> R<*mut HashTable> {
+        if self.w.holds(a.cast()) {
+            return Ok(a); // persisted already (a value a linked class took from its parent)
+        }
         let t = self.copy(a, 1)?;
         (*t).gc.refcount = 2;
         (*t).gc.u.type_info = IMMUTABLE_ARRAY_TYPE_INFO;
@@ -232,7 +322,7 @@ impl Persister<'_, '_> {
     /// NULL. The engine releases attribute tables with `zend_hash_release`, which leaves
     /// immutable ones alone.
     unsafe fn attributes(&mut self, ht: *mut HashTable) -> R<*mut HashTable> {
-        if ht.is_null() {
+        if ht.is_null() || self.w.holds(ht.cast()) {
             return Ok(ht);
         }
         let t = self.copy(ht, 1)?;
@@ -311,6 +401,9 @@ impl Persister<'_, '_> {
     /// An immutable copy of a constant-expression AST (its root right after the
     /// `zend_ast_ref` header, as `GC_AST` expects).
     unsafe fn ast_ref(&mut self, r: *mut php::zend_ast_ref) -> R<*mut php::zend_ast_ref> {
+        if self.w.holds(r.cast()) {
+            return Ok(r);
+        }
         let header = size_of::<php::zend_ast_ref>();
         let root = r.cast::<u8>().add(header).cast::<php::zend_ast>();
         let own = ast_node_size(root)?;
@@ -357,6 +450,9 @@ impl Persister<'_, '_> {
                 return refuse("a type list outside the arena");
             }
             let list = (*t).ptr.cast::<php::zend_type_list>();
+            if self.w.holds(list.cast()) {
+                return Ok(());
+            }
             let n = (*list).num_types as usize;
             let size = type_list_size(n);
             let tl = self.alloc::<u8>(size)?.cast::<php::zend_type_list>();
@@ -462,7 +558,12 @@ impl Persister<'_, '_> {
         if n_defs > 0 {
             let defs = self.alloc::<*mut zend_op_array>(n_defs)?;
             for i in 0..n_defs {
-                *defs.add(i) = self.op_array(*s.dynamic_func_defs.add(i), scope)?;
+                // Closures are created from the definition where it is (a method's closures
+                // too, since zend_lazy_class_load copies no definition): immutable, its
+                // run-time cache in a slot, as zend_persist_op_array leaves it.
+                let def = self.op_array(*s.dynamic_func_defs.add(i), scope)?;
+                self.make_immutable(def, true)?;
+                *defs.add(i) = def;
             }
             (*t).dynamic_func_defs = defs;
         }
@@ -488,6 +589,22 @@ impl Persister<'_, '_> {
             return refuse("a class with run-time state");
         }
         let t = self.copy(src, 1)?;
+        // Immutable, as zend_persist_class_entry leaves a class: a hit binds this very
+        // entry. A class linked when compiled (no parent, interface or trait) is used where
+        // it is, its per-request state in map_ptr slots; an unlinked one is copied by
+        // zend_lazy_class_load when the script declares it (or taken linked from the
+        // inheritance cache, see [`persist_linked`]). ZEND_ACC_CACHED: its names are not
+        // its own to free.
+        (*t).ce_flags |= php::ZEND_ACC_IMMUTABLE | php::ZEND_ACC_CACHED;
+        let linked = s.ce_flags & php::ZEND_ACC_LINKED != 0;
+        if linked {
+            if s.default_static_members_count > 0 {
+                (*t).static_members_table__ptr = self.map_ptr_slot()?.cast();
+            }
+            if s.ce_flags & php::ZEND_ACC_CONSTANTS_UPDATED == 0 {
+                (*t).mutable_data__ptr = self.map_ptr_slot()?.cast();
+            }
+        }
         (*t).attributes = self.attributes(s.attributes)?;
         (*t).name = self.string(s.name)?;
         (*t).__bindgen_anon_1.parent_name = self.string(s.__bindgen_anon_1.parent_name)?;
@@ -522,6 +639,7 @@ impl Persister<'_, '_> {
             }
             let m = headers.add(methods.len());
             p.op_array_into(oa, t, m)?;
+            p.make_immutable(m, linked)?;
             methods.push((oa.cast(), m.cast()));
             (*zv).value.ptr = m.cast();
             Ok(())
@@ -717,8 +835,10 @@ unsafe fn magic_methods(ce: *mut zend_class_entry) -> [*mut *mut zend_function; 
 // A hit: the request's view of an image.
 // ---------------------------------------------------------------------------------------
 
-/// The script of the image at `root`, ready for [`load::bind`]: request-private shallow
-/// copies of its op_arrays and classes over the code and values in the segment.
+/// The script of the image at `root`, ready for [`load::bind`]: the classes are the
+/// immutable ones of the segment, bound as they are (`zend_accel_load_script`'s
+/// `zend_accel_class_hash_copy`); the main op_array and the functions are request-private
+/// shallow copies of their headers (their code and values stay in the segment).
 ///
 /// # Safety
 /// Runs on PHP's thread during a request; `root` is an image [`persist`] published in the
@@ -728,18 +848,16 @@ pub unsafe fn instantiate(e: Engine, root: *const u8) -> Built {
     let mut script = Box::new(zend_script::default());
     script.main_op_array = *root.main;
     script.filename = script.main_op_array.filename;
-    copy_dynamic_defs(e, &mut script.main_op_array, ptr::null_mut());
     load::init_table(&mut script.function_table, root.n_functions as usize);
     load::init_table(&mut script.class_table, root.n_classes as usize);
     for i in 0..root.n_functions as usize {
         let f = *root.functions.add(i);
-        let oa = op_array(e, f.ptr.cast(), ptr::null_mut());
+        let oa = op_array(e, f.ptr.cast());
         load::add_ptr(&mut script.function_table, f.key, oa.cast());
     }
     for i in 0..root.n_classes as usize {
         let c = *root.classes.add(i);
-        let ce = class(e, c.ptr.cast());
-        load::add_ptr(&mut script.class_table, c.key, ce.cast());
+        load::add_ptr(&mut script.class_table, c.key, c.ptr);
     }
     Built {
         script,
@@ -754,176 +872,310 @@ pub unsafe fn instantiate(e: Engine, root: *const u8) -> Built {
     }
 }
 
-/// A request-private copy of the op_array template `t` in `scope`.
-unsafe fn op_array(
-    e: Engine,
-    t: *const zend_op_array,
-    scope: *mut zend_class_entry,
-) -> *mut zend_op_array {
+/// A request-private copy of the function header `t` (PHP writes its run-time cache and
+/// static variables into it; its closures' definitions are immutable in the segment).
+unsafe fn op_array(e: Engine, t: *const zend_op_array) -> *mut zend_op_array {
     let oa = e
         .arena_alloc(size_of::<zend_op_array>())
         .cast::<zend_op_array>();
     ptr::copy_nonoverlapping(t, oa, 1);
-    if !(*oa).scope.is_null() {
-        (*oa).scope = scope;
-    }
-    copy_dynamic_defs(e, oa, scope);
     oa
 }
 
-/// Closures write their scope and run-time cache into their definition: each gets a
-/// private copy.
-unsafe fn copy_dynamic_defs(e: Engine, oa: *mut zend_op_array, scope: *mut zend_class_entry) {
-    let n = (*oa).num_dynamic_func_defs as usize;
-    if n == 0 {
-        return;
-    }
-    let defs = e
-        .arena_alloc(size_of::<*mut zend_op_array>() * n)
-        .cast::<*mut zend_op_array>();
-    for i in 0..n {
-        *defs.add(i) = op_array(e, *(*oa).dynamic_func_defs.add(i), scope);
-    }
-    (*oa).dynamic_func_defs = defs;
+// ---------------------------------------------------------------------------------------
+// Linked classes: the inheritance cache's entries.
+// ---------------------------------------------------------------------------------------
+
+/// Persists the class `ce` that `zend_do_link_class` (or `zend_try_early_bind`) just linked
+/// from an immutable class of the segment, as OPcache's `zend_accel_inheritance_cache_add`
+/// persists it: an immutable, linked class whose per-request state is in `map_ptr` slots.
+/// What it took from its parent, interfaces and traits stays where it is when that is in
+/// the segment or belongs to an internal class (both outlive every request of every
+/// worker); what linking made in request memory (its own method headers, property infos,
+/// constants, tables, interned keys, internal methods duplicated into it) is copied.
+/// Anything else in request memory refuses the class (PHP keeps the linked copy for the
+/// request, as without a cache).
+///
+/// # Safety
+/// `ce` is a class PHP linked in this request; the writer lock is held through `w`.
+pub unsafe fn persist_linked(
+    ce: *mut zend_class_entry,
+    w: &mut ImageWriter<'_>,
+) -> R<*mut zend_class_entry> {
+    let mut p = Persister { w };
+    p.linked_class(ce)
 }
 
-/// The data block of the table `t` copied into request memory (`emalloc`, which
-/// `zend_hash_destroy` frees), as `zend_lazy_class_load` copies it; `None` for an
-/// uninitialised table (left as it is).
-unsafe fn table_copy(e: Engine, t: *mut HashTable) -> Option<*mut Bucket> {
-    if (*t).u.flags & php::HASH_FLAG_UNINITIALIZED != 0 {
-        return None;
+impl Persister<'_, '_> {
+    /// Whether the class `c` outlives every request of every worker: immutable in the
+    /// segment, or internal (registered before the workers were forked).
+    unsafe fn permanent_class(&self, c: *const zend_class_entry) -> bool {
+        c.is_null()
+            || (self.w.holds(c.cast()) && (*c).ce_flags & php::ZEND_ACC_IMMUTABLE != 0)
+            || u32::from((*c).type_ as u8) == php::ZEND_INTERNAL_CLASS
     }
-    let hash = hash_size((*t).nTableMask);
-    let full = hash + size_of::<Bucket>() * (*t).nTableSize as usize;
-    let used = hash + size_of::<Bucket>() * (*t).nNumUsed as usize;
-    let p = e.emalloc(full);
-    ptr::copy_nonoverlapping((*t).__bindgen_anon_1.arData.cast::<u8>().sub(hash), p, used);
-    let ar = p.add(hash).cast::<Bucket>();
-    (*t).__bindgen_anon_1.arData = ar;
-    Some(ar)
-}
 
-/// The used buckets of a (non-packed) table whose data is `ar`.
-unsafe fn buckets(t: *const HashTable, ar: *mut Bucket) -> impl Iterator<Item = *mut Bucket> {
-    (0..(*t).nNumUsed as usize)
-        .map(move |i| ar.add(i))
-        .filter(|&b| u32::from(php::z_type(&(*b).val)) != php::IS_UNDEF)
-}
-
-/// The value of the copied table `copy` (buckets `ar`) in the bucket where the template
-/// table `template` holds `from` (NULL for NULL or not found): the request's copy of a
-/// method or property the template points to.
-unsafe fn twin<T>(template: *const HashTable, ar: *mut Bucket, from: *mut T) -> *mut T {
-    if from.is_null() {
-        return from;
-    }
-    let tar = (*template).__bindgen_anon_1.arData;
-    (0..(*template).nNumUsed as usize)
-        .find(|&i| (*tar.add(i)).val.value.ptr == from.cast())
-        .map_or(ptr::null_mut(), |i| (*ar.add(i)).val.value.ptr.cast())
-}
-
-/// A request-private, linkable class from the template `t` (`zend_lazy_class_load`'s
-/// copy): the entry, its tables' buckets, its methods, properties and constants copied
-/// shallowly; code, values and names stay in the segment.
-unsafe fn class(e: Engine, t: *const zend_class_entry) -> *mut zend_class_entry {
-    let ce = e
-        .arena_alloc(size_of::<zend_class_entry>())
-        .cast::<zend_class_entry>();
-    ptr::copy_nonoverlapping(t, ce, 1);
-    (*ce).refcount = 1;
-    (*ce).ce_flags |= php::ZEND_ACC_CACHED;
-    let zvals = |src: *mut zval, n: i32| -> *mut zval {
-        if src.is_null() || n <= 0 {
-            return src;
+    /// Whether the function `f` outlives every request: in the segment, or an internal
+    /// function that is not a request-time duplicate.
+    unsafe fn permanent_function(&self, f: *const zend_function) -> bool {
+        if f.is_null() || self.w.holds(f.cast()) {
+            return true;
         }
-        let p = e.emalloc(size_of::<zval>() * n as usize).cast::<zval>();
-        ptr::copy_nonoverlapping(src, p, n as usize);
-        p
-    };
-    (*ce).default_properties_table =
-        zvals((*t).default_properties_table, (*t).default_properties_count);
-    (*ce).default_static_members_table = zvals(
-        (*t).default_static_members_table,
-        (*t).default_static_members_count,
-    );
+        let internal = u32::from((*f).type_) == php::ZEND_INTERNAL_FUNCTION;
+        internal && (*f).common.fn_flags & php::ZEND_ACC_ARENA_ALLOCATED == 0
+    }
 
-    if let Some(ar) = table_copy(e, ptr::addr_of_mut!((*ce).function_table)) {
-        // The method headers lie side by side in table order (see `Persister::class`):
-        // one block, one copy.
-        let n = (*ce).function_table.nNumOfElements as usize;
-        let first = buckets(ptr::addr_of!((*ce).function_table), ar)
-            .next()
-            .map(|b| (*b).val.value.ptr.cast::<zend_op_array>());
-        let side_by_side = first.is_some_and(|first| {
-            buckets(ptr::addr_of!((*ce).function_table), ar)
-                .enumerate()
-                .all(|(k, b)| (*b).val.value.ptr == first.add(k).cast())
-        });
-        match first {
-            Some(first) if side_by_side => {
-                let block = e
-                    .arena_alloc(size_of::<zend_op_array>() * n)
-                    .cast::<zend_op_array>();
-                ptr::copy_nonoverlapping(first, block, n);
-                for (k, b) in buckets(ptr::addr_of!((*ce).function_table), ar).enumerate() {
-                    let oa = block.add(k);
-                    if !(*oa).scope.is_null() {
-                        (*oa).scope = ce;
+    /// `f` as the persisted class sees it: its copy when this persist made one, else `f`
+    /// itself when it is permanent.
+    unsafe fn function_ref(
+        &self,
+        xlat: &HashMap<usize, usize>,
+        f: *mut zend_function,
+    ) -> R<*mut zend_function> {
+        if let Some(&to) = xlat.get(&(f as usize)) {
+            return Ok(to as *mut zend_function);
+        }
+        if self.permanent_function(f) {
+            return Ok(f);
+        }
+        refuse("a method in request memory outside the class")
+    }
+
+    unsafe fn linked_class(&mut self, src: *mut zend_class_entry) -> R<*mut zend_class_entry> {
+        let s = &*src;
+        if s.ce_flags & php::ZEND_ACC_LINKED == 0 {
+            return refuse("a class that is not linked");
+        }
+        if s.ce_flags & php::ZEND_ACC_ENUM != 0 || !s.backed_enum_table.is_null() {
+            return refuse("an enum");
+        }
+        let t = self.copy(src, 1)?;
+        let mut xlat: HashMap<usize, usize> = HashMap::new();
+        xlat.insert(src as usize, t as usize);
+        (*t).ce_flags |= php::ZEND_ACC_IMMUTABLE | php::ZEND_ACC_CACHED;
+        (*t).refcount = 1;
+        (*t).inheritance_cache = ptr::null_mut();
+        (*t).static_members_table__ptr = if s.default_static_members_count > 0 {
+            self.map_ptr_slot()?.cast()
+        } else {
+            ptr::null_mut()
+        };
+        (*t).mutable_data__ptr = if s.ce_flags & php::ZEND_ACC_CONSTANTS_UPDATED == 0 {
+            self.map_ptr_slot()?.cast()
+        } else {
+            ptr::null_mut()
+        };
+        (*t).name = self.string(s.name)?;
+        if s.ce_flags & php::ZEND_ACC_RESOLVED_PARENT != 0 {
+            if !self.permanent_class(s.__bindgen_anon_1.parent) {
+                return refuse("a parent in request memory");
+            }
+        } else {
+            (*t).__bindgen_anon_1.parent_name = self.string(s.__bindgen_anon_1.parent_name)?;
+        }
+        (*t).info.user.filename = self.string(s.info.user.filename)?;
+        (*t).info.user.doc_comment = self.string(s.info.user.doc_comment)?;
+        (*t).attributes = self.attributes(s.attributes)?;
+
+        let n_props = s.default_properties_count.max(0) as usize;
+        (*t).default_properties_table = self.copy(s.default_properties_table, n_props)?;
+        for i in 0..n_props {
+            self.zval((*t).default_properties_table.add(i))?;
+        }
+        // Inherited static members are IS_INDIRECT (zend_class_init_statics follows the
+        // parent's run-time table, not the pointer): kept as they are.
+        let n_statics = s.default_static_members_count.max(0) as usize;
+        (*t).default_static_members_table = self.copy(s.default_static_members_table, n_statics)?;
+        for i in 0..n_statics {
+            let zv = (*t).default_static_members_table.add(i);
+            if u32::from(php::z_type(&*zv)) != php::IS_INDIRECT {
+                self.zval(zv)?;
+            }
+        }
+
+        // Methods: its own (and trait copies) get immutable headers here; inherited ones
+        // are the parent's, in the segment; internal ones duplicated into the class are
+        // copied.
+        let mut own: Vec<*mut zend_op_array> = Vec::new();
+        self.table_data(ptr::addr_of_mut!((*t).function_table), |p, zv| {
+            let f = (*zv).value.ptr.cast::<zend_function>();
+            if let Some(&to) = xlat.get(&(f as usize)) {
+                (*zv).value.ptr = to as *mut c_void;
+                return Ok(());
+            }
+            if u32::from((*f).type_) == u32::from(zend_ir::model::ZEND_USER_FUNCTION) {
+                let oa = f.cast::<zend_op_array>();
+                if (*oa).scope != src {
+                    if !p.w.holds(f.cast()) {
+                        return refuse("an inherited method in request memory");
                     }
-                    copy_dynamic_defs(e, oa, ce);
-                    (*b).val.value.ptr = oa.cast();
+                    return Ok(());
+                }
+                let m = p.alloc::<zend_op_array>(1)?;
+                ptr::copy_nonoverlapping(oa, m, 1);
+                (*m).scope = t;
+                (*m).function_name = p.string((*m).function_name)?;
+                (*m).doc_comment = p.string((*m).doc_comment)?;
+                (*m).filename = p.string((*m).filename)?;
+                let code: [*const u8; 8] = [
+                    (*m).opcodes.cast(),
+                    (*m).vars.cast(),
+                    (*m).arg_info.cast(),
+                    (*m).live_range.cast(),
+                    (*m).try_catch_array.cast(),
+                    (*m).static_variables.cast(),
+                    (*m).dynamic_func_defs.cast(),
+                    (*m).attributes.cast(),
+                ];
+                if code.iter().any(|&c| !c.is_null() && !p.w.holds(c)) || !(*m).refcount.is_null() {
+                    return refuse("a method whose code is not in the segment");
+                }
+                p.make_immutable(m, true)?;
+                xlat.insert(f as usize, m as usize);
+                own.push(m);
+                (*zv).value.ptr = m.cast();
+            } else if (*f).common.fn_flags & php::ZEND_ACC_ARENA_ALLOCATED != 0 {
+                let size = size_of::<php::zend_internal_function>();
+                let c = p.alloc::<u8>(size)?;
+                ptr::copy_nonoverlapping(f.cast::<u8>(), c, size);
+                xlat.insert(f as usize, c as usize);
+                (*zv).value.ptr = c.cast();
+            }
+            Ok(())
+        })?;
+        for &m in &own {
+            (*m).prototype = self.function_ref(&xlat, (*m).prototype)?;
+        }
+        for slot in magic_methods(t) {
+            *slot = self.function_ref(&xlat, *slot)?;
+        }
+        if !s.iterator_funcs_ptr.is_null() {
+            let f = self.copy(s.iterator_funcs_ptr, 1)?;
+            for slot in [
+                ptr::addr_of_mut!((*f).zf_new_iterator),
+                ptr::addr_of_mut!((*f).zf_valid),
+                ptr::addr_of_mut!((*f).zf_current),
+                ptr::addr_of_mut!((*f).zf_key),
+                ptr::addr_of_mut!((*f).zf_next),
+                ptr::addr_of_mut!((*f).zf_rewind),
+            ] {
+                *slot = self.function_ref(&xlat, *slot)?;
+            }
+            (*t).iterator_funcs_ptr = f;
+        }
+        if !s.arrayaccess_funcs_ptr.is_null() {
+            let f = self.copy(s.arrayaccess_funcs_ptr, 1)?;
+            for slot in [
+                ptr::addr_of_mut!((*f).zf_offsetget),
+                ptr::addr_of_mut!((*f).zf_offsetexists),
+                ptr::addr_of_mut!((*f).zf_offsetset),
+                ptr::addr_of_mut!((*f).zf_offsetunset),
+            ] {
+                *slot = self.function_ref(&xlat, *slot)?;
+            }
+            (*t).arrayaccess_funcs_ptr = f;
+        }
+
+        // Property infos and constants are copied, inherited ones too (as
+        // zend_persist_property_info and zend_persist_class_constant do); their `ce` stays
+        // the declaring class.
+        let mut infos: HashMap<usize, usize> = HashMap::new();
+        self.table_data(ptr::addr_of_mut!((*t).properties_info), |p, zv| {
+            let info = (*zv).value.ptr.cast::<zend_property_info>();
+            let c = p.copy(info, 1)?;
+            if (*c).ce == src {
+                (*c).ce = t;
+            } else if !p.permanent_class((*c).ce) {
+                return refuse("a property of a class in request memory");
+            }
+            (*c).attributes = p.attributes((*c).attributes)?;
+            (*c).name = p.string((*c).name)?;
+            (*c).doc_comment = p.string((*c).doc_comment)?;
+            p.type_(ptr::addr_of_mut!((*c).type_))?;
+            infos.insert(info as usize, c as usize);
+            (*zv).value.ptr = c.cast();
+            Ok(())
+        })?;
+        if !s.properties_info_table.is_null() {
+            let table = self.copy(s.properties_info_table, n_props.max(1))?;
+            for i in 0..n_props {
+                let slot = table.add(i);
+                let info = *slot;
+                if info.is_null() {
+                    continue;
+                }
+                if let Some(&to) = infos.get(&(info as usize)) {
+                    *slot = to as *mut zend_property_info;
+                } else if !(self.w.holds(info.cast()) || self.permanent_class((*info).ce)) {
+                    return refuse("a properties_info_table entry in request memory");
                 }
             }
-            _ => {
-                for b in buckets(ptr::addr_of!((*ce).function_table), ar) {
-                    let from = (*b).val.value.ptr.cast::<zend_op_array>();
-                    (*b).val.value.ptr = op_array(e, from, ce).cast();
+            (*t).properties_info_table = table;
+        }
+        self.table_data(ptr::addr_of_mut!((*t).constants_table), |p, zv| {
+            let c = (*zv).value.ptr.cast::<zend_class_constant>();
+            let tc = p.copy(c, 1)?;
+            if (*tc).ce == src {
+                (*tc).ce = t;
+            } else if !p.permanent_class((*tc).ce) {
+                return refuse("a constant of a class in request memory");
+            }
+            (*tc).attributes = p.attributes((*tc).attributes)?;
+            p.zval(ptr::addr_of_mut!((*tc).value))?;
+            (*tc).doc_comment = p.string((*tc).doc_comment)?;
+            (*zv).value.ptr = tc.cast();
+            Ok(())
+        })?;
+
+        let n_interfaces = s.num_interfaces as usize;
+        if n_interfaces > 0 {
+            if s.ce_flags & php::ZEND_ACC_RESOLVED_INTERFACES == 0 {
+                return refuse("interfaces not resolved");
+            }
+            let list = self.copy(s.__bindgen_anon_3.interfaces, n_interfaces)?;
+            for i in 0..n_interfaces {
+                if !self.permanent_class(*list.add(i)) {
+                    return refuse("an interface in request memory");
                 }
             }
+            (*t).__bindgen_anon_3.interfaces = list;
         }
-        for slot in magic_methods(ce) {
-            *slot = twin(&(*t).function_table, ar, *slot);
-        }
-    }
-
-    if let Some(ar) = table_copy(e, ptr::addr_of_mut!((*ce).properties_info)) {
-        for b in buckets(ptr::addr_of!((*ce).properties_info), ar) {
-            let from = (*b).val.value.ptr.cast::<zend_property_info>();
-            let to = e
-                .arena_alloc(size_of::<zend_property_info>())
-                .cast::<zend_property_info>();
-            ptr::copy_nonoverlapping(from, to, 1);
-            (*to).ce = ce;
-            (*b).val.value.ptr = to.cast();
-        }
-        if !(*t).properties_info_table.is_null() {
-            let n = (*t).default_properties_count.max(0) as usize;
-            let table = e
-                .arena_alloc(size_of::<*mut zend_property_info>() * n.max(1))
-                .cast::<*mut zend_property_info>();
-            for i in 0..n {
-                *table.add(i) = twin(
-                    &(*t).properties_info,
-                    ar,
-                    *(*t).properties_info_table.add(i),
-                );
+        // Trait names, aliases and precedences are the unlinked class's, in the segment.
+        for p in [
+            s.trait_names.cast::<u8>(),
+            s.trait_aliases.cast(),
+            s.trait_precedences.cast(),
+        ] {
+            if !p.is_null() && !self.w.holds(p) {
+                return refuse("trait data in request memory");
             }
-            (*ce).properties_info_table = table;
         }
+        Ok(t)
     }
+}
 
-    if let Some(ar) = table_copy(e, ptr::addr_of_mut!((*ce).constants_table)) {
-        for b in buckets(ptr::addr_of!((*ce).constants_table), ar) {
-            let from = (*b).val.value.ptr.cast::<zend_class_constant>();
-            let to = e
-                .arena_alloc(size_of::<zend_class_constant>())
-                .cast::<zend_class_constant>();
-            ptr::copy_nonoverlapping(from, to, 1);
-            (*to).ce = ce;
-            (*b).val.value.ptr = to.cast();
-        }
+/// Binds the image at `root` into the request exactly as [`load::bind`] binds what
+/// [`instantiate`] yields, without building a script in between (OPcache's
+/// `zend_accel_load_script` on a shared-memory hit): functions get request-private header
+/// copies, classes are bound as they are, early-bound classes are bound again by their
+/// parent's name interned in the segment; returns the main op_array (`emalloc`ed, the
+/// caller destroys and frees it).
+///
+/// # Safety
+/// As [`instantiate`], from a `zend_compile_file` hook.
+pub unsafe fn bind(e: Engine, root: *const u8) -> Result<*mut zend_op_array, load::BindError> {
+    let root = &*root.cast::<Root>();
+    let filename = (*root.main).filename;
+    if let Some(offset) = root.halt_offset {
+        load::register_halt_offset(filename, offset);
     }
-    ce
+    for i in 0..root.n_functions as usize {
+        let f = *root.functions.add(i);
+        load::bind_function(f.key, op_array(e, f.ptr.cast()), filename)?;
+    }
+    for i in 0..root.n_classes as usize {
+        let c = *root.classes.add(i);
+        load::bind_class(c.key, c.ptr.cast(), *root.early_bound.add(i), filename)?;
+    }
+    load::bind_main(e, root.main, root.auto_globals)
 }

@@ -60,6 +60,7 @@ mod convert;
 mod engine;
 mod functions;
 mod image;
+mod inherit;
 mod ini;
 mod load;
 mod php;
@@ -121,7 +122,7 @@ static MODULE: FfiCell<zend_module_entry> = FfiCell::new(zend_module_entry {
     module_startup_func: Some(minit),
     module_shutdown_func: Some(mshutdown),
     request_startup_func: None,
-    request_shutdown_func: None,
+    request_shutdown_func: Some(rshutdown),
     info_func: Some(minfo),
     version: VERSION.as_ptr() as *const c_char,
     globals_size: 0,
@@ -191,6 +192,13 @@ unsafe extern "C" fn pass(script: *mut php::zend_script, _context: *mut std::ffi
         ini::Mode::Record => record::run(script),
         mode @ (ini::Mode::Roundtrip | ini::Mode::Optimize) => transform::run(script, mode),
     }
+}
+
+/// RSHUTDOWN: adds the shared-memory hits this request counted to the segment's counter
+/// (counted locally during the request, see [`cache::flush_local_hits`]).
+unsafe extern "C" fn rshutdown(_type: c_int, _module_number: c_int) -> zend_result {
+    let _ = catch_unwind(cache::flush_local_hits);
+    SUCCESS
 }
 
 /// MSHUTDOWN: unregisters the pass and the INI entries.

@@ -329,8 +329,6 @@ pub unsafe fn bind(
         early_bound,
         auto_globals,
     } = built;
-    let cg = ptr::addr_of_mut!(php::compiler_globals);
-    let eg = ptr::addr_of_mut!(php::executor_globals);
     let filename = php::Reader::new()
         .str(script.filename)
         .map(PhpStr::from)
@@ -342,28 +340,7 @@ pub unsafe fn bind(
 
     // Functions: "Cannot redeclare" as _zend_accel_function_hash_copy says it.
     for (key, value) in entries(&script.function_table, 0) {
-        let existing = php::zend_hash_find((*cg).function_table, key);
-        if !existing.is_null() {
-            let r = php::Reader::new();
-            let oa = (*value).value.ptr.cast::<zend_op_array>();
-            let name = String::from_utf8_lossy(r.str((*oa).function_name).unwrap_or_default());
-            let previous = (*existing).value.ptr.cast::<zend_op_array>();
-            let message = if (*previous).type_ == ir::ZEND_USER_FUNCTION && (*previous).last > 0 {
-                format!(
-                    "Cannot redeclare {name}() (previously declared in {}:{})",
-                    String::from_utf8_lossy(r.str((*previous).filename).unwrap_or_default()),
-                    (*previous).line_start
-                )
-            } else {
-                format!("Cannot redeclare {name}()")
-            };
-            return Err(BindError::Fatal(Fatal {
-                message,
-                filename,
-                lineno: (*oa).line_start,
-            }));
-        }
-        php::zend_hash_add((*cg).function_table, key, value);
+        bind_function(key, (*value).value.ptr.cast(), script.filename)?;
     }
 
     // Classes: _zend_accel_class_hash_copy, with the compile-time early bindings redone.
@@ -371,46 +348,13 @@ pub unsafe fn bind(
         .into_iter()
         .zip(&early_bound)
     {
-        let ce = (*value).value.ptr.cast::<zend_class_entry>();
-        let key_bytes = php::Reader::new().str(key).unwrap_or_default();
-        if !php::zend_hash_find((*cg).class_table, key).is_null() {
-            if key_bytes.first() == Some(&0) || (*ce).ce_flags & php::ZEND_ACC_ANON_CLASS != 0 {
-                continue;
-            }
-            return Err(BindError::Fatal(cannot_declare(ce, &filename)));
-        }
-        let Some(lc_parent) = parent else {
-            php::zend_hash_add((*cg).class_table, key, value);
-            continue;
-        };
-        let lc_parent = e.interned_string(lc_parent);
-        let parent_ce = php::zend_hash_find((*eg).class_table, lc_parent);
-        let mut bound = false;
-        if !parent_ce.is_null() {
-            let mut bailed_out = false;
-            let r = zopt_guarded_try_early_bind(
-                ce,
-                (*parent_ce).value.ptr.cast(),
-                key,
-                ptr::null_mut(),
-                &mut bailed_out,
-            );
-            if bailed_out {
-                return Err(BindError::Bailout);
-            }
-            bound = !r.is_null();
-        }
-        if !bound {
-            let name = php::Reader::new().str((*ce).name).unwrap_or_default();
-            return Err(BindError::Fatal(Fatal {
-                message: format!(
-                    "zopt: class {} was linked to its parent when compiled but cannot be now",
-                    String::from_utf8_lossy(name)
-                ),
-                filename,
-                lineno: (*ce).info.user.line_start,
-            }));
-        }
+        let lc_parent = parent
+            .as_ref()
+            .map_or(ptr::null_mut(), |p| e.interned_string(p));
+        let bound = bind_class(key, (*value).value.ptr.cast(), lc_parent, script.filename)?;
+        // An early-bound immutable class is bound linked (a copy, or the inheritance
+        // cache's): the script holds what was bound, as after an early binding in place.
+        (*value).value.ptr = bound.cast();
     }
 
     // Checked before the delayed early bindings, which link classes at run time as the
@@ -430,18 +374,126 @@ pub unsafe fn bind(
         }
     }
 
-    let main = e
-        .emalloc(std::mem::size_of::<zend_op_array>())
-        .cast::<zend_op_array>();
-    ptr::copy_nonoverlapping(&script.main_op_array, main, 1);
-    if (*main).fn_flags & php::ZEND_ACC_EARLY_BINDING != 0 {
-        delayed_early_binding(main).map_err(|()| BindError::Bailout)?;
-    }
-    ping_auto_globals(auto_globals);
-
+    let main = bind_main(e, &script.main_op_array, auto_globals)?;
     release_table(&mut script.function_table);
     release_table(&mut script.class_table);
     Ok(main)
+}
+
+/// Adds the function `oa` under `key` to the function table, or says "Cannot redeclare"
+/// as `_zend_accel_function_hash_copy` does.
+pub(crate) unsafe fn bind_function(
+    key: *mut zend_string,
+    oa: *mut zend_op_array,
+    filename: *mut zend_string,
+) -> std::result::Result<(), BindError> {
+    let cg = ptr::addr_of_mut!(php::compiler_globals);
+    let existing = php::zend_hash_find((*cg).function_table, key);
+    if !existing.is_null() {
+        let r = php::Reader::new();
+        let name = String::from_utf8_lossy(r.str((*oa).function_name).unwrap_or_default());
+        let previous = (*existing).value.ptr.cast::<zend_op_array>();
+        let message = if (*previous).type_ == ir::ZEND_USER_FUNCTION && (*previous).last > 0 {
+            format!(
+                "Cannot redeclare {name}() (previously declared in {}:{})",
+                String::from_utf8_lossy(r.str((*previous).filename).unwrap_or_default()),
+                (*previous).line_start
+            )
+        } else {
+            format!("Cannot redeclare {name}()")
+        };
+        return Err(BindError::Fatal(Fatal {
+            message,
+            filename: php_str(filename),
+            lineno: (*oa).line_start,
+        }));
+    }
+    add_ptr((*cg).function_table, key, oa.cast());
+    Ok(())
+}
+
+/// Adds the class `ce` under `key` to the class table as `_zend_accel_class_hash_copy`
+/// does (a taken runtime definition key is skipped, a taken name is "Cannot declare ...");
+/// a class the compiler early-bound to its parent (lowercased name `lc_parent`, NULL for
+/// none) is bound again with `zend_try_early_bind`. Returns the class as bound (`ce`, or
+/// the class early binding made of it).
+pub(crate) unsafe fn bind_class(
+    key: *mut zend_string,
+    ce: *mut zend_class_entry,
+    lc_parent: *mut zend_string,
+    filename: *mut zend_string,
+) -> std::result::Result<*mut zend_class_entry, BindError> {
+    let cg = ptr::addr_of_mut!(php::compiler_globals);
+    let eg = ptr::addr_of_mut!(php::executor_globals);
+    if !php::zend_hash_find((*cg).class_table, key).is_null() {
+        let key_bytes = php::Reader::new().str(key).unwrap_or_default();
+        if key_bytes.first() == Some(&0) || (*ce).ce_flags & php::ZEND_ACC_ANON_CLASS != 0 {
+            return Ok(ce);
+        }
+        return Err(BindError::Fatal(cannot_declare(ce, &php_str(filename))));
+    }
+    if lc_parent.is_null() {
+        add_ptr((*cg).class_table, key, ce.cast());
+        return Ok(ce);
+    }
+    let parent_ce = php::zend_hash_find((*eg).class_table, lc_parent);
+    let mut bound = ptr::null_mut();
+    if !parent_ce.is_null() {
+        let mut bailed_out = false;
+        let r = zopt_guarded_try_early_bind(
+            ce,
+            (*parent_ce).value.ptr.cast(),
+            key,
+            ptr::null_mut(),
+            &mut bailed_out,
+        );
+        if bailed_out {
+            return Err(BindError::Bailout);
+        }
+        bound = r;
+    }
+    if bound.is_null() {
+        let name = php::Reader::new().str((*ce).name).unwrap_or_default();
+        return Err(BindError::Fatal(Fatal {
+            message: format!(
+                "zopt: class {} was linked to its parent when compiled but cannot be now",
+                String::from_utf8_lossy(name)
+            ),
+            filename: php_str(filename),
+            lineno: (*ce).info.user.line_start,
+        }));
+    }
+    Ok(bound)
+}
+
+/// The main op_array to execute: a request copy (`emalloc`ed, the caller destroys and
+/// frees it) of `main`, after its delayed early bindings; the auto globals the script
+/// names are armed.
+pub(crate) unsafe fn bind_main(
+    e: Engine,
+    main: *const zend_op_array,
+    auto_globals: [bool; JIT_GLOBAL_COUNT],
+) -> std::result::Result<*mut zend_op_array, BindError> {
+    let copy = e
+        .emalloc(std::mem::size_of::<zend_op_array>())
+        .cast::<zend_op_array>();
+    ptr::copy_nonoverlapping(main, copy, 1);
+    if (*copy).fn_flags & php::ZEND_ACC_EARLY_BINDING != 0 {
+        delayed_early_binding(copy).map_err(|()| BindError::Bailout)?;
+    }
+    ping_auto_globals(auto_globals);
+    Ok(copy)
+}
+
+/// The bytes of the engine string `s` (empty for NULL), for a message.
+///
+/// # Safety
+/// `s` is NULL or a live engine string.
+unsafe fn php_str(s: *mut zend_string) -> PhpStr {
+    php::Reader::new()
+        .str(s)
+        .map(PhpStr::from)
+        .unwrap_or_default()
 }
 
 fn cannot_declare(ce: *mut zend_class_entry, filename: &PhpStr) -> Fatal {
@@ -547,7 +599,7 @@ pub unsafe fn delayed_early_binding(main: *mut zend_op_array) -> std::result::Re
 }
 
 /// Registers `__COMPILER_HALT_OFFSET__` for `filename`, as `zend_accel_load_script` does.
-unsafe fn register_halt_offset(filename: *mut zend_string, offset: u64) {
+pub(crate) unsafe fn register_halt_offset(filename: *mut zend_string, offset: u64) {
     // zend_mangle_property_name copies each part with its terminating NUL.
     const NAME: &std::ffi::CStr = c"__COMPILER_HALT_OFFSET__";
     let r = php::Reader::new();
