@@ -32,8 +32,25 @@ struct CallInfo {
     init: Option<usize>,
     /// Whether the callee is known (its signature is read again when needed).
     known: bool,
+    /// The callee is only a prototype (an overridable method): arguments past its
+    /// signature may be by-reference in an override.
+    is_prototype: bool,
     try_inline: bool,
     func_arg_num: Option<u32>,
+    /// The CHECK_FUNC_ARG whose FUNC_ARG fetches are being rewritten; it becomes a NOP
+    /// at the SEND_FUNC_ARG, unless a fetch had to stay (`last_check_func_arg_opline`).
+    last_check_func_arg: Option<usize>,
+}
+
+impl CallInfo {
+    /// `has_known_send_mode` (8.2.36): the callee decides how argument `arg_num` (1-based)
+    /// is sent, which a prototype does only for the arguments of its own signature.
+    fn has_known_send_mode(&self, facts: Option<&CalleeFacts>, arg_num: u32) -> bool {
+        let Some(f) = facts.filter(|_| self.known) else {
+            return false;
+        };
+        !self.is_prototype || arg_num <= f.num_args || f.fn_flags & ZEND_ACC_VARIADIC != 0
+    }
 }
 
 /// What of the callee the walk needs once the borrow of the script ends.
@@ -251,8 +268,10 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
                 stack.push(CallInfo {
                     init: Some(i),
                     known: found.is_some(),
+                    is_prototype: found.as_ref().is_some_and(|(_, proto)| *proto),
                     try_inline,
                     func_arg_num: None,
+                    last_check_func_arg: None,
                 });
                 facts.push(found.map(|(f, _)| f));
             }
@@ -263,7 +282,12 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
                 });
                 facts.push(None);
             }
-            ZEND_DO_FCALL | ZEND_DO_ICALL | ZEND_DO_UCALL | ZEND_DO_FCALL_BY_NAME => {
+            // CALLABLE_CONVERT (`f(...)`) ends its call as a DO op does.
+            ZEND_DO_FCALL
+            | ZEND_DO_ICALL
+            | ZEND_DO_UCALL
+            | ZEND_DO_FCALL_BY_NAME
+            | ZEND_CALLABLE_CONVERT => {
                 let (Some(call), Some(f)) = (stack.pop(), facts.pop()) else {
                     continue;
                 };
@@ -287,10 +311,16 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
                         o.opcode = ZEND_INIT_FCALL;
                         o.op1 = Operand::Unused(f.used_stack(init.extended_value));
                         o.op2 = Operand::Const(zend_ir::LiteralId(l.0 + 1));
-                        op_array.opcodes[i].opcode = f.call_op;
+                        if op.opcode != ZEND_CALLABLE_CONVERT {
+                            op_array.opcodes[i].opcode = f.call_op;
+                        }
                     }
                 }
-                if ctx.optimization_level & PASS_16 != 0 && call.try_inline && f.is_user {
+                if ctx.optimization_level & PASS_16 != 0
+                    && call.try_inline
+                    && f.is_user
+                    && op.opcode != ZEND_CALLABLE_CONVERT
+                {
                     let name = match op_array.opcodes[fcall].op2 {
                         Operand::Const(l) if ctx.logging() => {
                             format!("{:?}", op_array.literals[l.index()])
@@ -308,14 +338,28 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
             | ZEND_FETCH_STATIC_PROP_FUNC_ARG
             | ZEND_FETCH_OBJ_FUNC_ARG
             | ZEND_FETCH_DIM_FUNC_ARG => {
-                let (Some(call), Some(Some(f))) = (stack.last_mut(), facts.last()) else {
+                let (Some(call), Some(f)) = (stack.last_mut(), facts.last()) else {
                     continue;
                 };
                 let Some(arg) = call.func_arg_num else {
                     continue;
                 };
+                if !call.has_known_send_mode(f.as_ref(), arg) {
+                    continue;
+                }
+                let Some(f) = f else { continue };
                 let o = &mut op_array.opcodes[i];
                 if f.arg_mode(arg, ZEND_SEND_BY_REF | ZEND_SEND_PREFER_REF) {
+                    // FETCH_OBJ_W / FETCH_DIM_W have no TMP container handler: the fetch
+                    // stays, and with it the CHECK_FUNC_ARG (the error is raised at run
+                    // time by the FUNC_ARG form).
+                    if matches!(o.opcode, ZEND_FETCH_OBJ_FUNC_ARG | ZEND_FETCH_DIM_FUNC_ARG)
+                        && (matches!(o.op1, Operand::TmpVar(_))
+                            || call.last_check_func_arg.is_none())
+                    {
+                        call.last_check_func_arg = None;
+                        continue;
+                    }
                     o.opcode = if o.opcode == ZEND_FETCH_STATIC_PROP_FUNC_ARG {
                         ZEND_FETCH_STATIC_PROP_W
                     } else {
@@ -335,7 +379,7 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
                 }
             }
             ZEND_SEND_VAL_EX => {
-                let (Some(call), Some(Some(f))) = (stack.last_mut(), facts.last()) else {
+                let (Some(call), Some(f)) = (stack.last_mut(), facts.last()) else {
                     continue;
                 };
                 if matches!(op.op2, Operand::Const(_)) {
@@ -345,14 +389,20 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
                 let Operand::Unused(arg) = op.op2 else {
                     continue;
                 };
+                if !call.has_known_send_mode(f.as_ref(), arg) {
+                    continue;
+                }
                 // A value sent by reference stays SEND_VAL_EX: its error belongs to run
                 // time (8.2 still turns the call into INIT_FCALL).
-                if !f.arg_mode(arg, ZEND_SEND_BY_REF) {
+                if !f
+                    .as_ref()
+                    .is_some_and(|f| f.arg_mode(arg, ZEND_SEND_BY_REF))
+                {
                     op_array.opcodes[i].opcode = ZEND_SEND_VAL;
                 }
             }
             ZEND_CHECK_FUNC_ARG => {
-                let (Some(call), Some(Some(_))) = (stack.last_mut(), facts.last()) else {
+                let (Some(call), Some(f)) = (stack.last_mut(), facts.last()) else {
                     continue;
                 };
                 if matches!(op.op2, Operand::Const(_)) {
@@ -363,13 +413,26 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
                 let Operand::Unused(arg) = op.op2 else {
                     continue;
                 };
-                call.func_arg_num = Some(arg);
-                make_nop(&mut op_array.opcodes[i]);
+                if call.has_known_send_mode(f.as_ref(), arg) {
+                    call.func_arg_num = Some(arg);
+                    call.last_check_func_arg = Some(i);
+                }
             }
             ZEND_SEND_VAR_EX | ZEND_SEND_FUNC_ARG => {
-                let (Some(call), Some(Some(f))) = (stack.last_mut(), facts.last()) else {
+                let (Some(call), Some(f)) = (stack.last_mut(), facts.last()) else {
                     continue;
                 };
+                if op.opcode == ZEND_SEND_FUNC_ARG {
+                    // Only once every fetch of the argument was rewritten does the send
+                    // lose its FUNC_ARG form, and the CHECK_FUNC_ARG become a NOP.
+                    let Some(check) = call.last_check_func_arg.take() else {
+                        if matches!(op.op2, Operand::Const(_)) {
+                            call.try_inline = false;
+                        }
+                        continue;
+                    };
+                    make_nop(&mut op_array.opcodes[check]);
+                }
                 if matches!(op.op2, Operand::Const(_)) {
                     call.try_inline = false;
                     continue;
@@ -377,6 +440,10 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
                 let Operand::Unused(arg) = op.op2 else {
                     continue;
                 };
+                if !call.has_known_send_mode(f.as_ref(), arg) {
+                    continue;
+                }
+                let Some(f) = f else { continue };
                 call.func_arg_num = None;
                 op_array.opcodes[i].opcode =
                     if f.arg_mode(arg, ZEND_SEND_BY_REF | ZEND_SEND_PREFER_REF) {
@@ -386,7 +453,7 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
                     };
             }
             ZEND_SEND_VAR_NO_REF_EX => {
-                let (Some(call), Some(Some(f))) = (stack.last_mut(), facts.last()) else {
+                let (Some(call), Some(f)) = (stack.last_mut(), facts.last()) else {
                     continue;
                 };
                 if matches!(op.op2, Operand::Const(_)) {
@@ -396,6 +463,10 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
                 let Operand::Unused(arg) = op.op2 else {
                     continue;
                 };
+                if !call.has_known_send_mode(f.as_ref(), arg) {
+                    continue;
+                }
+                let Some(f) = f else { continue };
                 op_array.opcodes[i].opcode = if f.arg_mode(arg, ZEND_SEND_BY_REF) {
                     ZEND_SEND_VAR_NO_REF
                 } else if f.arg_mode(arg, ZEND_SEND_PREFER_REF) {
