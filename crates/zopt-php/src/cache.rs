@@ -365,6 +365,11 @@ fn remember(
     path: &[u8],
     entry: ShmEntry<'static>,
 ) {
+    // The compile hook binds this entry's run-time form next, after PHP checked its
+    // included files and opened nothing: fetch the form's root and main op_array meanwhile.
+    if let Some(root) = entry.image() {
+        image::prefetch(root, 512);
+    }
     let last = LastFound {
         filename: filename as usize,
         hash: zend_cache::system::path_hash(path),
