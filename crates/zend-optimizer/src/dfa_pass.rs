@@ -765,7 +765,11 @@ pub fn optimize_jmps(
                                 if let Some(t) = is_true_const(op_array, op1) {
                                     // The value passes through: the branch falls through.
                                     if t == jmpz {
-                                        op_array.opcodes[at].opcode = ZEND_QM_ASSIGN;
+                                        // SET_UNUSED(op2): the jump target must not stay
+                                        // behind as an operand of the QM_ASSIGN.
+                                        let op = &mut op_array.opcodes[at];
+                                        op.opcode = ZEND_QM_ASSIGN;
+                                        op.op2 = Operand::Unused(0);
                                         take_successor_1(fa, b);
                                     }
                                 }

@@ -384,9 +384,15 @@ pub fn may_throw_ex(view: &TypeView, script: &Script, n: usize, t1: u32, t2: u32
             info.map_or(true, |a| type_is_set(&a.type_))
         }
         ZEND_FETCH_IS => t2 & (mb::ARRAY | mb::OBJECT) != 0,
-        ZEND_ISSET_ISEMPTY_DIM_OBJ => t1 & mb::OBJECT != 0 || t2 & (mb::ARRAY | mb::OBJECT) != 0,
+        // A float key may throw too: PHP 8.2's binary (8.2.36) keeps a dead isset($a[$f]) or
+        // [][$f] ?? x with a float $f (the "Implicit conversion from float" deprecation), though
+        // the zend_inference.c of other branches tests only ARRAY|OBJECT(|RESOURCE); found by
+        // zopt fuzz (seed 237), fixture fz_dim_is_float_key.
+        ZEND_ISSET_ISEMPTY_DIM_OBJ => {
+            t1 & mb::OBJECT != 0 || t2 & (mb::DOUBLE | mb::ARRAY | mb::OBJECT) != 0
+        }
         ZEND_FETCH_DIM_IS => {
-            t1 & mb::OBJECT != 0 || t2 & (mb::ARRAY | mb::OBJECT | mb::RESOURCE) != 0
+            t1 & mb::OBJECT != 0 || t2 & (mb::DOUBLE | mb::ARRAY | mb::OBJECT | mb::RESOURCE) != 0
         }
         ZEND_CAST => match opline.extended_value as u8 {
             zend_ir::types::IS_LONG | zend_ir::types::IS_DOUBLE | zend_ir::types::IS_ARRAY => {
