@@ -7,12 +7,17 @@
 //! # Layout
 //!
 //! ```text
-//! [Header | slots: [u64; slot_count] | string slots: [u32; string_slot_count] |
+//! [Header | slots: [Slot; slot_count] | string slots: [u32; string_slot_count] |
 //!  interned strings area (strings_size bytes) | entries ...]
 //! ```
 //!
-//! - A **slot** holds the segment offset of the entry of one path (0: empty). Slots are
-//!   claimed by a path for the life of the segment (open addressing, linear probing by
+//! - A **slot** (one cache line) holds the segment offset of the entry of one path (0:
+//!   empty; bit 0 set: invalidated), the path's fingerprint (two independent 64-bit hashes
+//!   and its length), and what a hit of the current entry reads and writes: its run-time
+//!   image, its revalidation time and its hit counter (the entry header keeps the
+//!   authoritative copies). A lookup reads the slot alone, one cache miss: the path's bytes
+//!   and the entry header lie elsewhere in the segment. Slots are claimed by a path for
+//!   the life of the segment (open addressing, linear probing by
 //!   [`crate::system::path_hash`]); a new version of the script replaces the offset.
 //! - An **entry** is a header (path hash, validation data, lengths, hit counter,
 //!   revalidation time, an invalidated flag), the path, the persisted body (the same bytes
@@ -166,6 +171,32 @@ struct EntryHeader {
     image_refused: AtomicU32,
 }
 
+/// One slot of the script table (see the module docs), a cache line of its own.
+#[repr(C, align(64))]
+struct Slot {
+    /// Segment offset of the path's entry (0: empty); bit 0: the entry was invalidated.
+    off: AtomicU64,
+    /// The path's fingerprint, written once when a path claims the slot (before `off`).
+    hash: AtomicU64,
+    check: AtomicU64,
+    len: AtomicU64,
+    /// Of the entry at `off` (reset before a newer entry is published): its image's
+    /// offset (0: none yet), next revalidation, hits.
+    image: AtomicU64,
+    revalidate_at: AtomicI64,
+    hits: AtomicU64,
+}
+
+/// `off` of a slot whose entry was invalidated.
+const INVALIDATED_BIT: u64 = 1;
+
+/// The second half of a path's fingerprint (with [`path_hash`] and its length): xxh3 with
+/// another seed, so that a lookup trusts two independent 64-bit hashes instead of reading
+/// the path's bytes from the entry.
+fn path_check(path: &[u8]) -> u64 {
+    xxhash_rust::xxh3::xxh3_64_with_seed(path, 0x7a6f_7074_7368_6d32)
+}
+
 const fn align8(n: usize) -> usize {
     (n + 7) & !7
 }
@@ -263,6 +294,8 @@ impl Drop for ShmCache {
 pub struct ShmEntry<'a> {
     shm: &'a ShmCache,
     off: usize,
+    /// Index of the entry's slot.
+    slot: usize,
 }
 
 /// The same published entry (same segment, same offset).
@@ -285,16 +318,32 @@ impl std::fmt::Debug for ShmEntry<'_> {
 
 impl<'a> ShmEntry<'a> {
     fn header(&self) -> &'a EntryHeader {
-        // SAFETY: `off` was bounds-checked for a whole header by `entry_at`; entries are
-        // 8-aligned.
+        // SAFETY: `off` was checked to leave room for a whole header inside the entries
+        // area (`entry_at`, `find`); entries are 8-aligned.
         unsafe { &*(self.shm.base.add(self.off) as *const EntryHeader) }
     }
 
+    /// The entry's slot, when it still holds this entry (else a newer entry or none: the
+    /// header's own fields are used).
+    fn current_slot(&self) -> Option<&'a Slot> {
+        let slot = self.shm.slot(self.slot);
+        (slot.off.load(Ordering::Acquire) & !INVALIDATED_BIT == self.off as u64).then_some(slot)
+    }
+
+    /// `len` bytes at segment offset `off` if they lie inside this entry's part of the
+    /// entries area (empty otherwise: a damaged header yields an unusable entry, never a
+    /// read outside the mapping).
     fn bytes(&self, off: u64, len: u64) -> &'a [u8] {
-        let (off, len) = (off as usize, len as usize);
-        // SAFETY: `entry_at` checked that path, body and map lie inside the mapping;
-        // published bytes are never written again.
-        unsafe { std::slice::from_raw_parts(self.shm.base.add(off), len) }
+        let end_of_data = self.shm.header().used.load(Ordering::Acquire);
+        let inside = off
+            .checked_add(len)
+            .is_some_and(|end| off >= self.off as u64 && end <= end_of_data);
+        if !inside {
+            return &[];
+        }
+        // SAFETY: checked just above to lie inside the mapping; published bytes are never
+        // written again.
+        unsafe { std::slice::from_raw_parts(self.shm.base.add(off as usize), len as usize) }
     }
 
     pub fn path(&self) -> &'a [u8] {
@@ -325,23 +374,27 @@ impl<'a> ShmEntry<'a> {
     /// the strings area was full).
     pub fn interned_strings(&self) -> impl ExactSizeIterator<Item = *const u8> + 'a {
         let h = self.header();
-        let map = self.bytes(h.map_off, h.string_count * 4);
+        let map = self.bytes(h.map_off, h.string_count.saturating_mul(4));
         let base = self.shm.base;
+        let strings =
+            self.shm.header().strings_off..self.shm.header().strings_used.load(Ordering::Acquire);
         map.chunks_exact(4).map(move |c| {
-            let off = u32::from_le_bytes([c[0], c[1], c[2], c[3]]) as usize;
-            if off == 0 {
+            let off = u64::from(u32::from_le_bytes([c[0], c[1], c[2], c[3]]));
+            if off == 0 || !strings.contains(&off) {
                 std::ptr::null()
             } else {
-                // SAFETY: offsets in the map were written by the writer and lie in the
-                // strings area (checked when the entry was read).
-                unsafe { base.add(off) as *const u8 }
+                // SAFETY: inside the strings area, checked just above.
+                unsafe { base.add(off as usize) as *const u8 }
             }
         })
     }
 
     /// Hits of this entry, all processes together.
     pub fn hits(&self) -> u64 {
-        self.header().hits.load(Ordering::Relaxed)
+        match self.current_slot() {
+            Some(slot) => slot.hits.load(Ordering::Relaxed),
+            None => self.header().hits.load(Ordering::Relaxed),
+        }
     }
 
     /// Bytes the entry occupies in the segment (with its run-time image, if any).
@@ -353,7 +406,19 @@ impl<'a> ShmEntry<'a> {
     /// The embedder's run-time image of this entry (see [`ShmCache::attach_image`]): the
     /// address of its root, complete and immutable once seen here.
     pub fn image(&self) -> Option<*const u8> {
-        let off = self.header().image.load(Ordering::Acquire);
+        let off = match self.current_slot() {
+            Some(slot) => {
+                let image = slot.image.load(Ordering::Acquire);
+                // The slot may have moved on to a newer entry meanwhile: then this
+                // entry's own header says.
+                if slot.off.load(Ordering::Acquire) & !INVALIDATED_BIT == self.off as u64 {
+                    image
+                } else {
+                    self.header().image.load(Ordering::Acquire)
+                }
+            }
+            None => self.header().image.load(Ordering::Acquire),
+        };
         (off != 0).then(|| {
             // SAFETY: image offsets are written under the lock, inside the entries area.
             unsafe { self.shm.base.add(off as usize) as *const u8 }
@@ -365,16 +430,22 @@ impl<'a> ShmEntry<'a> {
         self.header().image_refused.load(Ordering::Relaxed) != 0
     }
 
+    fn revalidate_at(&self) -> &'a AtomicI64 {
+        match self.current_slot() {
+            Some(slot) => &slot.revalidate_at,
+            None => &self.header().revalidate_at,
+        }
+    }
+
     /// Whether the source needs a fresh check at time `now` (unix seconds): true once
     /// `revalidate_freq` seconds passed since the last check.
     pub fn needs_revalidation(&self, now: i64) -> bool {
-        now >= self.header().revalidate_at.load(Ordering::Relaxed)
+        now >= self.revalidate_at().load(Ordering::Relaxed)
     }
 
     /// Records a check of the source at `now`: the next is due at `now + freq`.
     pub fn revalidated(&self, now: i64, freq: i64) {
-        self.header()
-            .revalidate_at
+        self.revalidate_at()
             .store(now.saturating_add(freq), Ordering::Relaxed);
     }
 
@@ -388,7 +459,10 @@ impl<'a> ShmEntry<'a> {
     /// [`ShmCache::count_hits`] (it may batch those: the segment's counters share a cache
     /// line that every process writes).
     pub fn count_hit(&self) {
-        self.header().hits.fetch_add(1, Ordering::Relaxed);
+        match self.current_slot() {
+            Some(slot) => slot.hits.fetch_add(1, Ordering::Relaxed),
+            None => self.header().hits.fetch_add(1, Ordering::Relaxed),
+        };
     }
 
     /// Records that the embedder's checks of this entry's content passed (e.g. the operand
@@ -406,6 +480,11 @@ impl<'a> ShmEntry<'a> {
     /// Whether [`ShmCache::invalidate`] retired the entry.
     pub fn is_invalidated(&self) -> bool {
         self.header().invalidated.load(Ordering::Acquire) != 0
+    }
+
+    /// The path's hash ([`crate::system::path_hash`]), from the entry's slot.
+    pub fn path_hash(&self) -> u64 {
+        self.shm.slot(self.slot).hash.load(Ordering::Relaxed)
     }
 }
 
@@ -501,8 +580,8 @@ impl ShmCache {
         let slot_count = config.max_scripts.max(16).next_power_of_two();
         let strings_size = align8(config.strings_size.min(size / 2));
         let string_slot_count = (strings_size / 64).max(16).next_power_of_two();
-        let slots_off = align8(size_of::<Header>());
-        let string_slots_off = slots_off + slot_count * 8;
+        let slots_off = (size_of::<Header>() + 63) & !63;
+        let string_slots_off = slots_off + slot_count * size_of::<Slot>();
         let strings_off = align8(string_slots_off + string_slot_count * 4);
         let data_off = strings_off + strings_size;
         if data_off + MIN_SIZE / 2 > size {
@@ -579,11 +658,12 @@ impl ShmCache {
         &self.header().counters[i]
     }
 
-    fn slot(&self, i: usize) -> &AtomicU64 {
+    fn slot(&self, i: usize) -> &Slot {
         let h = self.header();
-        debug_assert!((i as u64) < h.slot_count);
-        // SAFETY: the slots array lies in the mapping (laid out by `create`), 8-aligned.
-        unsafe { &*(self.base.add(h.slots_off as usize + i * 8) as *const AtomicU64) }
+        let i = i % h.slot_count as usize;
+        // SAFETY: the slots array lies in the mapping (laid out by `create`), 64-aligned
+        // (the mapping is page-aligned); its fields are atomics.
+        unsafe { &*(self.base.add(h.slots_off as usize + i * size_of::<Slot>()) as *const Slot) }
     }
 
     fn string_slot(&self, i: usize) -> &AtomicU32 {
@@ -593,17 +673,10 @@ impl ShmCache {
     }
 
     /// The entry at segment offset `off`, if it lies wholly inside the entries area.
-    fn entry_at(&self, off: u64) -> Option<ShmEntry<'_>> {
-        let h = self.header();
-        let off = usize::try_from(off).ok()?;
-        let end_of_data = h.used.load(Ordering::Acquire) as usize;
-        if off < h.data_off as usize
-            || off % align_of::<EntryHeader>() != 0
-            || off.checked_add(size_of::<EntryHeader>())? > end_of_data
-        {
-            return None;
-        }
-        let e = ShmEntry { shm: self, off };
+    fn entry_at(&self, off: u64, slot: usize) -> Option<ShmEntry<'_>> {
+        let e = self.entry_header_at(off, slot)?;
+        let off = e.off;
+        let end_of_data = self.header().used.load(Ordering::Acquire) as usize;
         let eh = e.header();
         let inside = |start: u64, len: u64| {
             start
@@ -620,19 +693,48 @@ impl ShmCache {
         Some(e)
     }
 
-    /// The entry of `path`, whatever its validation data (no lock, no counter).
+    /// The entry at `off` if a whole header fits there inside the entries area; nothing of
+    /// the entry is read (its accessors check the ranges they read).
+    fn entry_header_at(&self, off: u64, slot: usize) -> Option<ShmEntry<'_>> {
+        let h = self.header();
+        let off = usize::try_from(off).ok()?;
+        let end_of_data = h.used.load(Ordering::Acquire) as usize;
+        if off < h.data_off as usize
+            || off % align_of::<EntryHeader>() != 0
+            || off.checked_add(size_of::<EntryHeader>())? > end_of_data
+        {
+            return None;
+        }
+        Some(ShmEntry {
+            shm: self,
+            off,
+            slot,
+        })
+    }
+
+    /// The entry of `path`, whatever its validation data (no lock, no counter). Reads the
+    /// table's slots only: a slot whose fingerprint (two independent 64-bit hashes and the
+    /// length) is the path's is the path's.
     pub fn find(&self, path: &[u8]) -> Option<ShmEntry<'_>> {
         let hash = path_hash(path);
+        let mut check = None;
         let count = self.header().slot_count as usize;
         let mut i = hash as usize & (count - 1);
         for _ in 0..count {
-            let off = self.slot(i).load(Ordering::Acquire);
+            let slot = self.slot(i);
+            let off = slot.off.load(Ordering::Acquire);
             if off == 0 {
                 return None;
             }
-            let e = self.entry_at(off)?;
-            if e.header().path_hash == hash && e.path() == path {
-                return (!e.is_invalidated()).then_some(e);
+            if slot.hash.load(Ordering::Relaxed) == hash
+                && slot.len.load(Ordering::Relaxed) == path.len() as u64
+                && slot.check.load(Ordering::Relaxed)
+                    == *check.get_or_insert_with(|| path_check(path))
+            {
+                if off & INVALIDATED_BIT != 0 {
+                    return None;
+                }
+                return self.entry_header_at(off, i);
             }
             i = (i + 1) & (count - 1);
         }
@@ -712,10 +814,10 @@ impl ShmCache {
         let size = h.pending_size.swap(0, Ordering::Relaxed);
         if off != 0 {
             let published = (0..h.slot_count as usize).any(|i| {
-                let slot = self.slot(i).load(Ordering::Relaxed);
+                let slot = self.slot(i).off.load(Ordering::Relaxed) & !INVALIDATED_BIT;
                 slot == off
                     || self
-                        .entry_at(slot)
+                        .entry_at(slot, i)
                         .is_some_and(|e| e.header().image.load(Ordering::Relaxed) == off)
             });
             if !published {
@@ -758,22 +860,32 @@ impl ShmCache {
         let _lock = self.lock()?;
         let h = self.header();
         let hash = key.path_hash();
+        let check = path_check(&key.path);
         // The slot of this path (an existing entry to replace) or the first free one.
         let count = h.slot_count as usize;
         let mut i = hash as usize & (count - 1);
         let mut slot = None;
         let mut old = None;
         for _ in 0..count {
-            let off = self.slot(i).load(Ordering::Relaxed);
+            let rec = self.slot(i);
+            let off = rec.off.load(Ordering::Relaxed) & !INVALIDATED_BIT;
             if off == 0 {
                 slot = Some(i);
                 break;
             }
-            if let Some(e) = self.entry_at(off) {
-                if e.header().path_hash == hash && e.path() == &key.path[..] {
-                    slot = Some(i);
-                    old = Some(e);
-                    break;
+            let same_print = rec.hash.load(Ordering::Relaxed) == hash
+                && rec.len.load(Ordering::Relaxed) == key.path.len() as u64
+                && rec.check.load(Ordering::Relaxed) == check;
+            if same_print {
+                // The writer compares the bytes too; a fingerprint collision (never seen,
+                // 2^-128) would leave the later path without a slot rather than share one.
+                match self.entry_at(off, i) {
+                    Some(e) if e.path() == &key.path[..] => {
+                        slot = Some(i);
+                        old = Some(e);
+                        break;
+                    }
+                    _ => return Err(ShmStoreError::TableFull),
                 }
             }
             i = (i + 1) & (count - 1);
@@ -850,7 +962,17 @@ impl ShmCache {
         };
         // SAFETY: the allocation starts with room for the header, 8-aligned.
         unsafe { std::ptr::write(self.base.add(start_us) as *mut EntryHeader, header) };
-        self.slot(slot).store(start, Ordering::Release);
+        let rec = self.slot(slot);
+        if old.is_none() {
+            rec.hash.store(hash, Ordering::Relaxed);
+            rec.check.store(check, Ordering::Relaxed);
+            rec.len.store(key.path.len() as u64, Ordering::Relaxed);
+        }
+        // What the slot keeps of the entry it points to starts over with the new one.
+        rec.image.store(0, Ordering::Relaxed);
+        rec.revalidate_at.store(0, Ordering::Relaxed);
+        rec.hits.store(0, Ordering::Relaxed);
+        rec.off.store(start, Ordering::Release);
         if old.is_some() {
             h.generation.fetch_add(1, Ordering::Release);
         }
@@ -866,7 +988,7 @@ impl ShmCache {
                 self.counter(ENTRIES).fetch_add(1, Ordering::Relaxed);
             }
         }
-        self.entry_at(start).ok_or(ShmStoreError::Full)
+        self.entry_at(start, slot).ok_or(ShmStoreError::Full)
     }
 
     /// The segment offset of the interned copy of `bytes` (0: the area is full). Called
@@ -978,6 +1100,9 @@ impl ShmCache {
             Some(off) => {
                 eh.image_size.store(size, Ordering::Relaxed);
                 eh.image.store(off, Ordering::Release);
+                if let Some(slot) = entry.current_slot() {
+                    slot.image.store(off, Ordering::Release);
+                }
             }
             None => {
                 eh.image_refused.store(1, Ordering::Relaxed);
@@ -1050,6 +1175,9 @@ impl ShmCache {
         match self.find(path) {
             Some(e) => {
                 e.header().invalidated.store(1, Ordering::Release);
+                self.slot(e.slot)
+                    .off
+                    .fetch_or(INVALIDATED_BIT, Ordering::Release);
                 self.header().generation.fetch_add(1, Ordering::Release);
                 self.counter(INVALIDATIONS).fetch_add(1, Ordering::Relaxed);
                 self.counter(ENTRIES).fetch_sub(1, Ordering::Relaxed);
@@ -1063,11 +1191,10 @@ impl ShmCache {
     /// Every published entry, in table order.
     pub fn entries(&self) -> impl Iterator<Item = ShmEntry<'_>> + '_ {
         (0..self.header().slot_count as usize).filter_map(move |i| {
-            let off = self.slot(i).load(Ordering::Acquire);
-            (off != 0)
-                .then(|| self.entry_at(off))
+            let off = self.slot(i).off.load(Ordering::Acquire);
+            (off != 0 && off & INVALIDATED_BIT == 0)
+                .then(|| self.entry_at(off, i))
                 .flatten()
-                .filter(|e| !e.is_invalidated())
         })
     }
 

@@ -350,7 +350,7 @@ struct LastFound {
     /// The filename string (its address: the same string object is passed along).
     filename: usize,
     /// The path's hash and length: a string allocated at the same address for another
-    /// path does not match (no byte comparison with the entry, which would touch it).
+    /// path does not match (the entry's own path is not read: a hit reads no entry header).
     hash: u64,
     len: usize,
     /// The segment's generation when it was found: no entry was replaced or invalidated
@@ -368,11 +368,11 @@ fn remember(
     // The compile hook binds this entry's run-time form next, after PHP checked its
     // included files and opened nothing: fetch the form's root and main op_array meanwhile.
     if let Some(root) = entry.image() {
-        image::prefetch(root, 512);
+        image::prefetch(root, 128);
     }
     let last = LastFound {
         filename: filename as usize,
-        hash: zend_cache::system::path_hash(path),
+        hash: entry.path_hash(),
         len: path.len(),
         generation: shm.generation(),
         entry,
@@ -829,11 +829,6 @@ unsafe fn serve(handle: *mut zend_file_handle, type_: c_int) -> Outcome {
 unsafe fn serve_entry(path: &[u8], entry: ShmEntry<'_>) -> Option<Outcome> {
     match serve_shm(entry, entry.image()) {
         Ok(outcome) => {
-            // Written once: a store even of the same value takes the line from the other
-            // workers' caches.
-            if !entry.is_checked() {
-                entry.mark_checked();
-            }
             entry.count_hit();
             PENDING_HITS.fetch_add(1, Ordering::Relaxed);
             COUNTERS.served.fetch_add(1, Ordering::Relaxed);
@@ -993,8 +988,13 @@ unsafe fn serve_shm(entry: ShmEntry<'_>, image: Option<*const u8>) -> Result<Out
             image::instantiate(e, root)
         }
         None => {
-            let built = load::build(e, view, entry.interned_strings(), entry.is_checked())
-                .map_err(|err| err.0)?;
+            let checked = entry.is_checked();
+            let built =
+                load::build(e, view, entry.interned_strings(), checked).map_err(|err| err.0)?;
+            // The entry's bytes passed the write-back's checks: later builds skip them.
+            if !checked {
+                entry.mark_checked();
+            }
             if ini::shm_run_time_form() && !entry.image_refused() {
                 persist_run_time_form(entry, &built);
             }
