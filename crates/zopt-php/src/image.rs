@@ -1207,6 +1207,16 @@ pub unsafe fn bind(e: Engine, root: *const u8) -> Result<*mut zend_op_array, loa
         // when the script declares it.
         prefetch(c.ptr.cast(), size_of::<zend_class_entry>());
     }
+    // Then the first linked class of each unlinked one (a miss that would otherwise come
+    // only when the script declares the class), now that the entries are on their way.
+    for i in 0..root.n_classes as usize {
+        let ce = (*root.classes.add(i)).ptr.cast::<zend_class_entry>();
+        if (*ce).ce_flags & php::ZEND_ACC_LINKED == 0 {
+            let head =
+                ptr::addr_of!((*ce).inheritance_cache).cast::<std::sync::atomic::AtomicPtr<u8>>();
+            prefetch((*head).load(Ordering::Relaxed), 64);
+        }
+    }
     let filename = (*root.main).filename;
     if let Some(offset) = root.halt_offset {
         load::register_halt_offset(filename, offset);
