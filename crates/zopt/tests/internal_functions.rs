@@ -11,6 +11,10 @@
 //! (`any`, RC1|RCN), which is safe but not PHP's answer. A function the table has and the
 //! binary lacks cannot matter: PHP compiles a call to it as INIT_FCALL_BY_NAME, which
 //! neither PHP's call analysis nor zopt's resolves to an internal function.
+//!
+//! The optimizer's own tables (what `function_exists()`, `extension_loaded()`, persistent
+//! constants and INI_SYSTEM entries fold to) are checked against the same binary by
+//! `optimizer_tables_hold_for_this_binary`: there an entry the binary lacks does matter.
 
 mod common;
 
@@ -125,5 +129,72 @@ fn every_internal_function_call_has_phps_result_type_at_0x60() {
         "{} calls whose types differ from PHP's:\n{}",
         mismatches.len(),
         mismatches.join("\n")
+    );
+}
+
+/// The sections of a generated internal_table.rs: static name and its entry lines.
+fn table_sections(text: &str) -> Vec<(String, Vec<String>)> {
+    let mut sections = Vec::new();
+    let mut current: Option<(String, Vec<String>)> = None;
+    for line in text.lines() {
+        if let Some(rest) = line.strip_prefix("pub(crate) static ") {
+            let name = rest.split(':').next().unwrap_or("").to_string();
+            current = Some((name, Vec::new()));
+        } else if line == "];" {
+            sections.extend(current.take());
+        } else if let Some((_, lines)) = current.as_mut() {
+            lines.push(line.to_string());
+        }
+    }
+    sections
+}
+
+/// What zopt's optimizer folds from its generated tables (crates/zend-optimizer/src/
+/// internal_table.rs: `function_exists()`/`is_callable()` of an internal function, the send
+/// mode of its parameters, `extension_loaded()`, persistent constants such as PHP_VERSION,
+/// class constants, static methods, `ini_get()` of INI_SYSTEM entries) must hold for the PHP
+/// binary the tests run with, as `zopt conformance` runs it (`php -n` with OPcache): every
+/// entry of the committed table must be in tools/gen-optimizer-tables.php's output for this
+/// binary, with the same value. A binary with more (another extension) is fine: zopt only
+/// folds less than PHP there. A binary with less or other values (another 8.2 release, an
+/// extension built as a module that is not loaded) would make zopt fold wrongly: the table
+/// must then be regenerated there.
+#[test]
+fn optimizer_tables_hold_for_this_binary() {
+    let php = Php::locate(None, None).unwrap();
+    let root = common::workspace_root();
+    let out = Command::new(&php.binary)
+        .args(["-n", "-d", "zend_extension=opcache"])
+        .arg(root.join("tools/gen-optimizer-tables.php"))
+        .output()
+        .expect("running tools/gen-optimizer-tables.php");
+    assert!(
+        out.status.success(),
+        "gen-optimizer-tables.php failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let fresh = table_sections(&String::from_utf8(out.stdout).unwrap());
+    let committed = table_sections(include_str!("../../zend-optimizer/src/internal_table.rs"));
+    assert!(committed.len() >= 6, "sections: {committed:?}");
+    let mut missing = Vec::new();
+    for (name, lines) in &committed {
+        let Some((_, now)) = fresh.iter().find(|(n, _)| n == name) else {
+            missing.push(format!("{name}: the generator prints no such table"));
+            continue;
+        };
+        let now: std::collections::HashSet<&str> = now.iter().map(String::as_str).collect();
+        for line in lines {
+            if !now.contains(line.as_str()) {
+                missing.push(format!("{name}: {}", line.trim()));
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "{} entries of zopt's optimizer tables do not hold for {} (regenerate \
+         crates/zend-optimizer/src/internal_table.rs with tools/gen-optimizer-tables.php):\n{}",
+        missing.len(),
+        php.binary.display(),
+        missing.join("\n")
     );
 }
