@@ -184,6 +184,109 @@ impl BitMatrix {
     }
 }
 
+/// A bit set used as a worklist: [`Worklist::pop_first`] takes the smallest member, as
+/// `zend_bitset_pop_first` does, so the order of a fixpoint is PHP's; but it resumes at
+/// the lowest word that can hold a member instead of rescanning the words it found empty,
+/// and knows its size, so a worklist drained one member at a time costs linear time, not
+/// quadratic. Indices outside the set are ignored (never members), as in the worklists
+/// it replaces.
+#[derive(Clone, Debug, Default)]
+pub struct Worklist {
+    words: Vec<u64>,
+    /// Every word below this one is empty.
+    first: usize,
+    len: usize,
+}
+
+impl Worklist {
+    /// An empty worklist for `0..n`.
+    pub fn new(n: usize) -> Self {
+        Worklist {
+            words: vec![0; words_for(n)],
+            first: 0,
+            len: 0,
+        }
+    }
+
+    /// A worklist holding every element of `0..n`.
+    pub fn full(n: usize) -> Self {
+        let mut words = vec![u64::MAX; words_for(n)];
+        if n % 64 != 0 {
+            if let Some(last) = words.last_mut() {
+                *last = (1u64 << (n % 64)) - 1;
+            }
+        }
+        Worklist {
+            words,
+            first: 0,
+            len: n,
+        }
+    }
+
+    pub fn contains(&self, i: usize) -> bool {
+        contains(&self.words, i)
+    }
+
+    /// Adds `i`; true if it was not a member.
+    pub fn insert(&mut self, i: usize) -> bool {
+        let Some(w) = self.words.get_mut(i / 64) else {
+            return false;
+        };
+        let bit = 1u64 << (i % 64);
+        if *w & bit != 0 {
+            return false;
+        }
+        *w |= bit;
+        self.len += 1;
+        self.first = self.first.min(i / 64);
+        true
+    }
+
+    pub fn remove(&mut self, i: usize) {
+        if let Some(w) = self.words.get_mut(i / 64) {
+            let bit = 1u64 << (i % 64);
+            if *w & bit != 0 {
+                *w &= !bit;
+                self.len -= 1;
+            }
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Removes and returns the smallest member.
+    pub fn pop_first(&mut self) -> Option<usize> {
+        if self.len == 0 {
+            return None;
+        }
+        while self.words[self.first] == 0 {
+            self.first += 1;
+        }
+        let w = &mut self.words[self.first];
+        let bit = w.trailing_zeros() as usize;
+        *w &= *w - 1;
+        self.len -= 1;
+        Some(self.first * 64 + bit)
+    }
+
+    /// The members in increasing order.
+    pub fn iter(&self) -> Iter<'_> {
+        iter(&self.words)
+    }
+
+    pub fn clear(&mut self) {
+        self.words.fill(0);
+        self.first = 0;
+        self.len = 0;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -206,5 +309,27 @@ mod tests {
         assert!(m.contains(2, 69));
         assert!(!m.contains(1, 69));
         assert_eq!(m.row_words(), 2);
+    }
+
+    #[test]
+    fn worklist_pops_in_increasing_order() {
+        let mut w = Worklist::new(200);
+        for i in [150, 3, 64, 3, 199] {
+            w.insert(i);
+        }
+        assert_eq!(w.len(), 4);
+        assert_eq!(w.pop_first(), Some(3));
+        assert_eq!(w.pop_first(), Some(64));
+        // A member below the resume point is still found first.
+        assert!(w.insert(1));
+        assert!(!w.insert(500));
+        assert_eq!(w.pop_first(), Some(1));
+        w.remove(150);
+        assert_eq!(w.pop_first(), Some(199));
+        assert!(w.is_empty());
+        assert_eq!(w.pop_first(), None);
+        let f = Worklist::full(70);
+        assert_eq!(f.len(), 70);
+        assert_eq!(f.iter().last(), Some(69));
     }
 }

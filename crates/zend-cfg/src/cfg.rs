@@ -716,8 +716,9 @@ impl Cfg {
     /// Marks one block and everything reachable from it (`zend_mark_reachable`), setting
     /// the FOLLOW/TARGET/EXIT/ENTRY flags along the way. Iterative: the order blocks are
     /// visited in does not change the flags, each reachable block being visited once.
-    fn mark_reachable(&mut self, op_array: &OpArray, from: BlockId) {
-        let mut stack = vec![from];
+    fn mark_reachable(&mut self, op_array: &OpArray, from: BlockId, stack: &mut Vec<BlockId>) {
+        stack.clear();
+        stack.push(from);
         while let Some(b) = stack.pop() {
             if self.blocks[b.index()].is_reachable() {
                 continue;
@@ -793,7 +794,8 @@ impl Cfg {
     /// table, then the unreachable blocks that free a live loop variable.
     fn mark_reachable_blocks(&mut self, op_array: &OpArray, start: BlockId) {
         self.blocks[start.index()].flags = BlockFlags::START;
-        self.mark_reachable(op_array, start);
+        let mut stack = Vec::new();
+        self.mark_reachable(op_array, start, &mut stack);
 
         if !self.try_catch.is_empty() {
             let count = self.blocks.len();
@@ -824,7 +826,7 @@ impl Cfg {
                                         self.try_catch[j].try_op = tc.catch_op.unwrap_or(OpNum(0));
                                         changed = true;
                                         let target = self.map[self.try_catch[j].try_op.index()];
-                                        self.mark_reachable(op_array, target);
+                                        self.mark_reachable(op_array, target, &mut stack);
                                         break;
                                     }
                                     b += 1;
@@ -847,7 +849,7 @@ impl Cfg {
                                 self.blocks[b.index()].flags |= flag;
                                 if !self.blocks[b.index()].is_reachable() {
                                     changed = true;
-                                    self.mark_reachable(op_array, b);
+                                    self.mark_reachable(op_array, b, &mut stack);
                                 }
                             }
                         }

@@ -371,12 +371,13 @@ impl Cfg {
             r
         }
         while let Some(i) = sorted.pop() {
-            let preds: Vec<BlockId> = self.predecessors(BlockId(i as u32)).to_vec();
-            if preds.len() < 2 {
+            let preds_count = self.blocks[i].predecessors_count();
+            if preds_count < 2 {
                 // A loop header has at least two incoming edges.
                 continue;
             }
-            for &pred in &preds {
+            for k in 0..preds_count {
+                let pred = self.predecessors(BlockId(i as u32))[k];
                 // A join edge: the predecessor does not immediately dominate the block.
                 if self.blocks[i].idom == Some(pred) {
                     continue;

@@ -103,6 +103,9 @@ pub struct Inference {
     /// the fixpoint iteration. OPcache then drops the function's analysis: no SSA
     /// variables dump and no function info for its callers.
     pub failed: bool,
+    /// The op_array's call sites (`zend_analyze_calls`), when the call graph resolves
+    /// calls (PASS_6 + PASS_7); empty otherwise.
+    pub calls: Vec<zend_call_graph::CallSite>,
 }
 
 impl Inference {
@@ -171,13 +174,23 @@ pub(crate) struct State<'s> {
     pub func_index: Option<usize>,
     pub returns: &'s [Option<ReturnInfo>],
     pub vars: Vec<VarInfo>,
-    /// Per op: the call site whose DO_* it is (index into the caller's call sites).
-    pub call_at_do: Vec<Option<zend_call_graph::CallSite>>,
+    /// The phis using each SSA variable (walking a phi's use chains one source at a time
+    /// is quadratic in its number of sources).
+    pub phi_uses: zend_ssa::PhiUses,
+    /// The op_array's call sites when the call graph resolves calls (`ctx.call_graph`).
+    pub calls: Vec<zend_call_graph::CallSite>,
+    /// Per op: the resolved call site whose DO_* it is (index into `calls`).
+    pub call_at_do: Vec<Option<u32>>,
     /// A type shrank during the worklist iteration: PHP warns and gives up.
     pub failed: bool,
 }
 
 impl State<'_> {
+    /// The resolved call whose `DO_*` is op `line`.
+    pub fn call_at_do(&self, line: usize) -> Option<&zend_call_graph::CallSite> {
+        self.call_at_do[line].map(|k| &self.calls[k as usize])
+    }
+
     pub fn literal(&self, o: Operand) -> Option<&Literal> {
         match o {
             Operand::Const(l) => self.op_array.literals.get(l.index()),
@@ -242,7 +255,7 @@ impl State<'_> {
         for u in self.ssa.uses(sv) {
             defs(u.index(), &mut f);
         }
-        for p in self.ssa.phi_uses(sv) {
+        for p in &self.phi_uses[var] {
             f(self.ssa.phis[p.index()].ssa_var.index());
         }
     }
@@ -350,13 +363,14 @@ pub fn infer(
         }
     }
     let mut call_at_do = vec![None; op_array.opcodes.len()];
-    if ctx.call_graph {
-        for site in zend_call_graph::call_sites(ctx.info, op_array) {
-            if let Some(c) = site.call {
-                if site.resolved {
-                    call_at_do[c.index()] = Some(site);
-                }
-            }
+    let calls = if ctx.call_graph {
+        zend_call_graph::call_sites(ctx.info, op_array)
+    } else {
+        Vec::new()
+    };
+    for (k, site) in calls.iter().enumerate() {
+        if let Some(c) = site.call.filter(|_| site.resolved) {
+            call_at_do[c.index()] = Some(k as u32);
         }
     }
     let mut st = State {
@@ -367,6 +381,8 @@ pub fn infer(
         func_index,
         returns,
         vars,
+        phi_uses: ssa.all_phi_uses(),
+        calls,
         call_at_do,
         failed: false,
     };
@@ -382,5 +398,6 @@ pub fn infer(
         vars: st.vars,
         return_info,
         failed: st.failed,
+        calls: st.calls,
     }
 }

@@ -373,7 +373,7 @@ fn propagate_range(st: &State, line: usize, var: usize) -> Option<SsaRange> {
         }
         ZEND_DO_FCALL | ZEND_DO_ICALL | ZEND_DO_UCALL | ZEND_DO_FCALL_BY_NAME => {
             if is(so.result_def) {
-                let site = st.call_at_do[line].as_ref()?;
+                let site = st.call_at_do(line)?;
                 if site.is_prototype {
                     return None;
                 }
@@ -762,26 +762,62 @@ fn narrowing_meet(st: &mut State, var: usize, mut r: SsaRange) -> bool {
     true
 }
 
-struct Bits(Vec<u64>);
+/// A worklist bitset with a summary level (one bit per non-empty word), so that a sweep
+/// finds the next non-empty word without walking the empty ones.
+struct Bits {
+    words: Vec<u64>,
+    summary: Vec<u64>,
+}
 
 impl Bits {
     fn new(n: usize) -> Self {
-        Bits(vec![0; n.div_ceil(64)])
+        let words = n.div_ceil(64);
+        Bits {
+            words: vec![0; words],
+            summary: vec![0; words.div_ceil(64)],
+        }
     }
     fn incl(&mut self, i: usize) {
-        self.0[i / 64] |= 1 << (i % 64);
+        let w = i / 64;
+        self.words[w] |= 1 << (i % 64);
+        self.summary[w / 64] |= 1 << (w % 64);
     }
     fn has(&self, i: usize) -> bool {
-        self.0[i / 64] & (1 << (i % 64)) != 0
+        self.words[i / 64] & (1 << (i % 64)) != 0
     }
-    fn clear(&mut self) {
-        self.0.iter_mut().for_each(|w| *w = 0);
+    /// Takes bit `bit` of word `w` out.
+    fn take(&mut self, w: usize, bit: usize) {
+        self.words[w] &= !(1u64 << bit);
+        if self.words[w] == 0 {
+            self.summary[w / 64] &= !(1 << (w % 64));
+        }
+    }
+    /// The first non-empty word at or after `from`.
+    fn next_word(&self, from: usize) -> Option<usize> {
+        let mut s = from / 64;
+        let mut bits = *self.summary.get(s)? & (u64::MAX << (from % 64));
+        loop {
+            if bits != 0 {
+                return Some(s * 64 + bits.trailing_zeros() as usize);
+            }
+            s += 1;
+            bits = *self.summary.get(s)?;
+        }
+    }
+    /// Clears the bits of `members`, the only ones an SCC's solving sets.
+    fn clear_members(&mut self, members: &[usize]) {
+        for &i in members {
+            let w = i / 64;
+            self.words[w] = 0;
+            self.summary[w / 64] &= !(1 << (w % 64));
+        }
     }
 }
 
 /// `WHILE_WORKLIST`: sweeps over the bitset in increasing order, each 64-bit word read
 /// once per sweep when reached (bits set behind the cursor, or later in the word being
-/// walked, wait for the next sweep), until a sweep finds nothing.
+/// walked, wait for the next sweep), until a sweep finds nothing. Empty words are skipped
+/// through the summary: the order of visits is PHP's, and a sweep costs what it visits.
 struct Sweep {
     word: usize,
     x: u64,
@@ -804,27 +840,25 @@ impl Sweep {
             if self.x != 0 {
                 let t = self.x.trailing_zeros() as usize;
                 self.x &= self.x - 1;
-                b.0[self.word] &= !(1u64 << t);
+                b.take(self.word, t);
                 self.progressed = true;
                 return Some(self.word * 64 + t);
             }
-            if self.started {
-                self.word += 1;
-            } else {
-                self.started = true;
-                self.word = 0;
-            }
-            if self.word >= b.0.len() {
-                if !self.progressed {
-                    return None;
+            let from = if self.started { self.word + 1 } else { 0 };
+            self.started = true;
+            let word = match b.next_word(from) {
+                Some(w) => w,
+                None => {
+                    // The end of a sweep: another one if this one found something.
+                    if !self.progressed {
+                        return None;
+                    }
+                    self.progressed = false;
+                    b.next_word(0)?
                 }
-                self.progressed = false;
-                self.word = 0;
-            }
-            if b.0.is_empty() {
-                return None;
-            }
-            self.x = b.0[self.word];
+            };
+            self.word = word;
+            self.x = b.words[word];
         }
     }
 }
@@ -844,22 +878,35 @@ fn add_scc_usages(st: &State, j: usize, scc: u32, wl: &mut Bits, visited: Option
 pub(crate) fn infer_ranges(st: &mut State) {
     let n = st.vars.len();
     let sccs = st.ssa.sccs as usize;
-    let mut members: Vec<Vec<usize>> = vec![Vec::new(); sccs];
-    // PHP links each SCC's variables in reverse order of their numbers.
-    for j in 0..n {
-        if let Some(s) = st.ssa.vars[j].scc {
-            if (s as usize) < sccs {
-                members[s as usize].push(j);
-            }
+    // Each SCC's variables, SCC after SCC (a counting sort): PHP links them in reverse
+    // order of their numbers.
+    let mut start = vec![0usize; sccs + 1];
+    for v in &st.ssa.vars[..n] {
+        if let Some(s) = v.scc.filter(|&s| (s as usize) < sccs) {
+            start[s as usize + 1] += 1;
+        }
+    }
+    for s in 0..sccs {
+        start[s + 1] += start[s];
+    }
+    let mut members = vec![0usize; start[sccs]];
+    let mut fill = start.clone();
+    for j in (0..n).rev() {
+        if let Some(s) = st.ssa.vars[j].scc.filter(|&s| (s as usize) < sccs) {
+            members[fill[s as usize]] = j;
+            fill[s as usize] += 1;
         }
     }
     let mut wl = Bits::new(n);
-    for (scc, list) in members.iter().enumerate() {
+    let mut wwl = Bits::new(n);
+    let mut visited = Bits::new(n);
+    for scc in 0..sccs {
         let scc_u = scc as u32;
-        let list: Vec<usize> = list.iter().rev().copied().collect();
+        let list = &members[start[scc]..start[scc + 1]];
         if list.is_empty() {
             continue;
         }
+
         if list.len() == 1 {
             let j = list[0];
             if st.vars[j].type_ & REF != 0 {
@@ -870,23 +917,22 @@ pub(crate) fn infer_ranges(st: &mut State) {
             }
             continue;
         }
-        wl.clear();
-        for &j in &list {
+        wl.clear_members(list);
+        for &j in list {
             if st.ssa.vars[j].scc_entry && st.vars[j].type_ & REF == 0 {
                 wl.incl(j);
             }
         }
         // Warm-up.
         {
-            let mut wwl = Bits::new(n);
-            let mut visited = Bits::new(n);
+            wwl.clear_members(list);
             for _ in 0..RANGE_WARMUP_PASSES {
-                for &j in &list {
+                for &j in list {
                     if st.ssa.vars[j].scc_entry && st.vars[j].type_ & REF == 0 {
                         wwl.incl(j);
                     }
                 }
-                visited.clear();
+                visited.clear_members(list);
                 let mut sweep = Sweep::new();
                 while let Some(j) = sweep.next(&mut wwl) {
                     if let Some(r) = calc_range(st, j, false) {
@@ -898,7 +944,7 @@ pub(crate) fn infer_ranges(st: &mut State) {
                 }
             }
         }
-        for &j in &list {
+        for &j in list {
             if st.vars[j].type_ & REF == 0 {
                 wl.incl(j);
             }
@@ -912,7 +958,7 @@ pub(crate) fn infer_ranges(st: &mut State) {
                 }
             }
         }
-        for &j in &list {
+        for &j in list {
             if !st.vars[j].has_range && st.vars[j].type_ & REF == 0 {
                 init_range(st, j, FULL);
                 add_scc_usages(st, j, scc_u, &mut wl, None);
@@ -926,7 +972,7 @@ pub(crate) fn infer_ranges(st: &mut State) {
                 }
             }
         }
-        for &j in &list {
+        for &j in list {
             let is_phi = st.ssa.vars[j]
                 .definition_phi
                 .is_some_and(|p| !st.ssa.phis[p.index()].is_pi());

@@ -3,6 +3,7 @@
 
 use crate::mb::{self, *};
 use crate::{ClassInfo, Context, ReturnInfo, State};
+use zend_cfg::bitset::Worklist;
 use zend_ir::opcode::*;
 use zend_ir::{Literal, OpArray, Operand, IS_CONST, IS_CV, IS_TMP_VAR, IS_UNUSED, IS_VAR};
 use zend_ssa::{Constraint, SsaVar};
@@ -75,19 +76,19 @@ pub(crate) fn mark_cv_references(st: &mut State) {
                 false
             };
             if creates_ref {
-                wl.incl(var);
+                wl.insert(var);
             }
         } else if st.vars[var].type_ & REF != 0 || v.alias == zend_ssa::Alias::Symtable {
-            wl.incl(var);
+            wl.insert(var);
         }
     }
     while let Some(var) = wl.pop_first() {
         st.vars[var].type_ |= RC1 | RCN | REF | UNKNOWN;
         let sv = SsaVar(var as u32);
-        for p in st.ssa.phi_uses(sv) {
+        for p in &st.phi_uses[sv.index()] {
             let pv = st.ssa.phis[p.index()].ssa_var.index();
             if st.vars[pv].type_ & REF == 0 {
-                wl.incl(pv);
+                wl.insert(pv);
             }
         }
         for u in st.ssa.uses(sv) {
@@ -98,50 +99,25 @@ pub(crate) fn mark_cv_references(st: &mut State) {
                         && !(op_array.opcodes[u.index()].opcode == ZEND_UNSET_CV
                             && op_array.function_name.is_some())
                     {
-                        wl.incl(d.index());
+                        wl.insert(d.index());
                     }
                 }
             }
             if so.op2_use == Some(sv) {
                 if let Some(d) = so.op2_def {
                     if st.vars[d.index()].type_ & REF == 0 {
-                        wl.incl(d.index());
+                        wl.insert(d.index());
                     }
                 }
             }
             if so.result_use == Some(sv) {
                 if let Some(d) = so.result_def {
                     if st.vars[d.index()].type_ & REF == 0 {
-                        wl.incl(d.index());
+                        wl.insert(d.index());
                     }
                 }
             }
         }
-    }
-}
-
-struct Worklist {
-    bits: Vec<u64>,
-}
-
-impl Worklist {
-    fn new(n: usize) -> Self {
-        Worklist {
-            bits: vec![0; n.div_ceil(64)],
-        }
-    }
-    fn incl(&mut self, i: usize) {
-        self.bits[i / 64] |= 1 << (i % 64);
-    }
-    fn pop_first(&mut self) -> Option<usize> {
-        for (w, b) in self.bits.iter_mut().enumerate() {
-            if *b != 0 {
-                let t = b.trailing_zeros() as usize;
-                *b &= !(1 << t);
-                return Some(w * 64 + t);
-            }
-        }
-        None
     }
 }
 
@@ -150,7 +126,7 @@ pub(crate) fn infer_types(st: &mut State) {
     let n = st.vars.len();
     let mut wl = Worklist::new(n);
     for j in st.op_array.last_var() as usize..n {
-        wl.incl(j);
+        wl.insert(j);
     }
     infer_types_ex(st, wl);
     if st.ctx.optimization_level & (1 << 17) != 0 {
@@ -191,7 +167,7 @@ fn type_narrowing(st: &mut State) {
                 for (i, &seen) in visited.iter().enumerate() {
                     if seen {
                         st.vars[i].type_ &= !ANY;
-                        worklist.incl(i);
+                        worklist.insert(i);
                     }
                 }
             }
@@ -334,9 +310,8 @@ fn can_convert_to_double(st: &State, var: usize, value: Option<Num>, visited: &m
             return false;
         }
     }
-    let phis: Vec<usize> = st
-        .ssa
-        .phi_uses(sv)
+    let phis: Vec<usize> = st.phi_uses[sv.index()]
+        .iter()
         .map(|p| st.ssa.phis[p.index()].ssa_var.index())
         .collect();
     for pv in phis {
@@ -463,15 +438,15 @@ impl Upd<'_, '_> {
         let wl = &mut *self.wl;
         // add_usages: phis, then defs of using ops (with OP_DATA neighbours).
         let sv = SsaVar(var as u32);
-        for p in self.st.ssa.phi_uses(sv) {
-            wl.incl(self.st.ssa.phis[p.index()].ssa_var.index());
+        for p in &self.st.phi_uses[var] {
+            wl.insert(self.st.ssa.phis[p.index()].ssa_var.index());
         }
         let last = self.st.op_array.opcodes.len();
         for u in self.st.ssa.uses(sv) {
             let u = u.index();
             let mut each = |o: &zend_ssa::SsaOp| {
                 for d in [o.result_def, o.op1_def, o.op2_def].into_iter().flatten() {
-                    wl.incl(d.index());
+                    wl.insert(d.index());
                 }
             };
             each(&self.st.ssa.ops[u]);
@@ -2191,12 +2166,12 @@ struct PropType {
 }
 
 /// `lookup_prop_info`, for the script's classes.
-fn lookup_prop(st: &State, ce: &ClassInfo, name: &[u8]) -> Option<PropType> {
+fn lookup_prop<'a>(st: &State<'a>, ce: &ClassInfo, name: &[u8]) -> Option<PropType> {
     let class = script_class(st, &ce.name)?;
-    let unmangled = |n: &[u8]| -> Vec<u8> {
+    let unmangled = |n: &'a [u8]| -> &'a [u8] {
         match n.iter().rposition(|&b| b == 0) {
-            Some(i) if n.first() == Some(&0) => n[i + 1..].to_vec(),
-            _ => n.to_vec(),
+            Some(i) if n.first() == Some(&0) => &n[i + 1..],
+            _ => n,
         }
     };
     let prop = class
@@ -2291,7 +2266,7 @@ fn class_from_op1(st: &State, opline: &zend_ir::Op) -> Option<ClassInfo> {
 /// `zend_get_func_info` for the call the DO_* op at `line` performs (`None`: no call
 /// info, the unknown-opcode rule applies).
 fn func_info(st: &State, line: usize) -> Option<(u32, Option<ClassInfo>, bool)> {
-    let site = st.call_at_do[line].as_ref()?;
+    let site = st.call_at_do(line)?;
     let init = &st.op_array.opcodes[site.init.index()];
     if let Some(callee) = site.callee {
         let mut ret = 0;
@@ -2468,7 +2443,7 @@ pub(crate) fn func_return_info(st: &State) -> ReturnInfo {
         if let Some(u) = ssa_op.op1_use {
             if let Some(d) = st.ssa.vars[u.index()].definition {
                 if op_array.opcodes[d.index()].opcode == ZEND_DO_UCALL {
-                    if let Some(site) = &st.call_at_do[d.index()] {
+                    if let Some(site) = st.call_at_do(d.index()) {
                         if site.callee.is_some() && site.callee.map(|c| c.index()) == st.func_index
                         {
                             continue;

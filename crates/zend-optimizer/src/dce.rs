@@ -23,6 +23,7 @@
 //! verifier in tests), ops only become NOPs or FREEs in place (the caller compacts them
 //! with `zend_ssa_remove_nops`), and nothing changes for an op PHP would keep.
 
+use zend_cfg::bitset::Worklist;
 use zend_cfg::{Cfg, FuncFlags};
 use zend_inference::{mb, VarInfo};
 use zend_ir::opcode::*;
@@ -45,50 +46,6 @@ fn may_be_refcounted(t: u32) -> bool {
     t & (mb::STRING | mb::ARRAY | mb::OBJECT | mb::RESOURCE | mb::REF) != 0
 }
 
-/// A fixed-size bit set with PHP's `zend_bitset` operations.
-#[derive(Clone)]
-struct BitSet(Vec<u64>);
-
-impl BitSet {
-    fn new(len: usize, full: bool) -> Self {
-        BitSet(vec![if full { u64::MAX } else { 0 }; len.div_ceil(64)])
-    }
-    fn contains(&self, i: usize) -> bool {
-        self.0.get(i / 64).is_some_and(|w| w & (1 << (i % 64)) != 0)
-    }
-    fn insert(&mut self, i: usize) {
-        if let Some(w) = self.0.get_mut(i / 64) {
-            *w |= 1 << (i % 64);
-        }
-    }
-    fn remove(&mut self, i: usize) {
-        if let Some(w) = self.0.get_mut(i / 64) {
-            *w &= !(1 << (i % 64));
-        }
-    }
-    fn is_empty(&self) -> bool {
-        self.0.iter().all(|&w| w == 0)
-    }
-    /// `zend_bitset_pop_first`.
-    fn pop_first(&mut self) -> Option<usize> {
-        for (k, w) in self.0.iter_mut().enumerate() {
-            if *w != 0 {
-                let bit = w.trailing_zeros() as usize;
-                *w &= !(1 << bit);
-                return Some(k * 64 + bit);
-            }
-        }
-        None
-    }
-    fn iter(&self) -> impl Iterator<Item = usize> + '_ {
-        self.0.iter().enumerate().flat_map(|(k, &w)| {
-            (0..64)
-                .filter(move |b| w & (1 << b) != 0)
-                .map(move |b| k * 64 + b)
-        })
-    }
-}
-
 /// The inferred types as [`Ssa::rename_var_uses`] widens them.
 struct Types<'a>(&'a mut [VarInfo]);
 
@@ -108,11 +65,11 @@ struct Context<'a> {
     op_array: &'a mut OpArray,
     ssa: &'a mut Ssa,
     vars: &'a mut [VarInfo],
-    instr_dead: BitSet,
-    phi_dead: BitSet,
-    instr_worklist: BitSet,
-    phi_worklist: BitSet,
-    phi_worklist_no_val: BitSet,
+    instr_dead: Worklist,
+    phi_dead: Worklist,
+    instr_worklist: Worklist,
+    phi_worklist: Worklist,
+    phi_worklist_no_val: Worklist,
 }
 
 impl Context<'_> {
@@ -546,11 +503,11 @@ pub fn dce_optimize_op_array(
         op_array,
         ssa,
         vars,
-        instr_dead: BitSet::new(last, false),
-        phi_dead: BitSet::new(nvars, true),
-        instr_worklist: BitSet::new(last, false),
-        phi_worklist: BitSet::new(nvars, false),
-        phi_worklist_no_val: BitSet::new(nvars, false),
+        instr_dead: Worklist::new(last),
+        phi_dead: Worklist::full(nvars),
+        instr_worklist: Worklist::new(last),
+        phi_worklist: Worklist::new(nvars),
+        phi_worklist_no_val: Worklist::new(nvars),
     };
     let last_var = ctx.op_array.last_var();
 

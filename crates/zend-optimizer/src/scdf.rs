@@ -14,46 +14,11 @@
 //! for an op or phi of a block that is not executable (except the phis of a block whose new
 //! edge just became feasible, which PHP revisits at once); the solve never recurses.
 
+use zend_cfg::bitset::Worklist;
 use zend_cfg::{BlockFlags, BlockId, Cfg, FuncFlags};
 use zend_ir::opcode::*;
 use zend_ir::{OpArray, OpNum};
 use zend_ssa::{PhiId, Ssa, SsaVar};
-
-/// A growable-free bitset with the `zend_bitset_pop_first` the worklists need.
-#[derive(Clone, Debug)]
-struct Bits(Vec<u64>);
-
-impl Bits {
-    fn new(n: usize) -> Bits {
-        Bits(vec![0; n.div_ceil(64)])
-    }
-    fn contains(&self, i: usize) -> bool {
-        self.0.get(i / 64).is_some_and(|w| w & (1 << (i % 64)) != 0)
-    }
-    fn insert(&mut self, i: usize) {
-        if let Some(w) = self.0.get_mut(i / 64) {
-            *w |= 1 << (i % 64);
-        }
-    }
-    fn remove(&mut self, i: usize) {
-        if let Some(w) = self.0.get_mut(i / 64) {
-            *w &= !(1 << (i % 64));
-        }
-    }
-    fn is_empty(&self) -> bool {
-        self.0.iter().all(|&w| w == 0)
-    }
-    fn pop_first(&mut self) -> Option<usize> {
-        for (k, w) in self.0.iter_mut().enumerate() {
-            if *w != 0 {
-                let bit = w.trailing_zeros() as usize;
-                *w &= *w - 1;
-                return Some(k * 64 + bit);
-            }
-        }
-        None
-    }
-}
 
 /// The callbacks of an analysis run by [`Scdf::solve`] (`scdf_ctx.handlers`).
 pub trait ScdfHandlers {
@@ -74,11 +39,11 @@ pub struct Scdf<'a> {
     pub op_array: &'a OpArray,
     pub ssa: &'a Ssa,
     pub cfg: &'a Cfg,
-    instr_worklist: Bits,
-    phi_var_worklist: Bits,
-    block_worklist: Bits,
-    executable_blocks: Bits,
-    feasible_edges: Bits,
+    instr_worklist: Worklist,
+    phi_var_worklist: Worklist,
+    block_worklist: Worklist,
+    executable_blocks: Worklist,
+    feasible_edges: Worklist,
     /// Where each block's incoming edges start in the edge numbering (PHP's
     /// `predecessor_offset`: edge = offset + position in the predecessor list).
     edge_offsets: Vec<usize>,
@@ -98,11 +63,11 @@ impl<'a> Scdf<'a> {
             op_array,
             ssa,
             cfg,
-            instr_worklist: Bits::new(op_array.opcodes.len()),
-            phi_var_worklist: Bits::new(ssa.vars.len()),
-            block_worklist: Bits::new(blocks),
-            executable_blocks: Bits::new(blocks),
-            feasible_edges: Bits::new(edges),
+            instr_worklist: Worklist::new(op_array.opcodes.len()),
+            phi_var_worklist: Worklist::new(ssa.vars.len()),
+            block_worklist: Worklist::new(blocks),
+            executable_blocks: Worklist::new(blocks),
+            feasible_edges: Worklist::new(edges),
             edge_offsets,
         };
         if blocks > 0 {

@@ -523,14 +523,19 @@ impl Driver<'_> {
                     debug_level: debug,
                     header: Some(info.header(i)),
                 });
-                let Ok(fa) =
+                let Ok(mut fa) =
                     crate::analysis::analyze_op_array_dumped(&info, &ictx, i, &mut returns, dumps)
                 else {
                     continue;
                 };
                 let mut fi = FuncInfo {
                     flags: fa.cfg.func_flags.bits(),
-                    callee_info: zend_call_graph::call_sites(&info, op_array),
+                    // The inference found them when it resolved calls with the call graph.
+                    callee_info: if ictx.call_graph {
+                        std::mem::take(&mut fa.inference.calls)
+                    } else {
+                        zend_call_graph::call_sites(&info, op_array)
+                    },
                     ..FuncInfo::default()
                 };
                 if let Some(ri) = &returns[i] {

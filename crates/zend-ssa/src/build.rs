@@ -375,7 +375,12 @@ impl Builder<'_> {
             let from = BlockId(j as u32);
             let last = (block.start + block.len - 1) as usize;
             let opline = &op_array.opcodes[last];
-            let succs = self.cfg.successors(from).to_vec();
+            // Only the first two successors matter (a conditional jump's targets).
+            let succs = match self.cfg.successors(from) {
+                [a, b, ..] => [*a, *b],
+                [a] => [*a, *a],
+                [] => continue,
+            };
             let (bt, bf) = match opline.opcode {
                 ZEND_JMPZ => (succs[1], succs[0]),
                 ZEND_JMPNZ => (succs[0], succs[1]),

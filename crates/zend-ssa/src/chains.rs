@@ -160,16 +160,15 @@ impl Ssa {
 
     /// Variables defined by the ops using `var` (and by their OP_DATA or the op an OP_DATA
     /// belongs to), then by the phis using it: the edges of the SSA graph, in the order
-    /// PHP's `zend_scc_next` and `FOR_EACH_VAR_USAGE` visit them.
+    /// PHP's `zend_scc_next` and `FOR_EACH_VAR_USAGE` visit them, appended to `out`.
     fn var_usages(
         &self,
         op_array: &OpArray,
-        phi_uses: &[Vec<PhiId>],
+        phi_uses: &crate::PhiUses,
         var: SsaVar,
         skip_no_val: bool,
         out: &mut Vec<SsaVar>,
     ) {
-        out.clear();
         let last = op_array.opcodes.len();
         let push = |out: &mut Vec<SsaVar>, v: Option<SsaVar>| {
             if let Some(v) = v {
@@ -226,8 +225,12 @@ impl Ssa {
         let mut sccs: i64 = n as i64;
         let mut stack: Vec<usize> = Vec::new();
         let mut vstack: Vec<usize> = Vec::new();
-        // Per variable: its successors, the cursor into them, the last one returned.
-        let mut succs: Vec<Vec<SsaVar>> = vec![Vec::new(); n];
+        // The successors of the variables being visited, stacked as `vstack` is: a
+        // variable's are `edges[first[var]..end[var]]`, dropped when it is finished.
+        let mut edges: Vec<SsaVar> = Vec::new();
+        let mut first: Vec<usize> = vec![0; n];
+        let mut end: Vec<usize> = vec![0; n];
+        // Per variable: the cursor into its successors, the last one returned.
         let mut cursor: Vec<usize> = vec![0; n];
         let mut last: Vec<Option<usize>> = vec![None; n];
 
@@ -240,10 +243,10 @@ impl Ssa {
                 if let Some(var) = start.take() {
                     // Begin visiting `var`.
                     vstack.push(var);
-                    let mut list = std::mem::take(&mut succs[var]);
-                    self.var_usages(op_array, &phi_uses, SsaVar(var as u32), true, &mut list);
-                    succs[var] = list;
-                    cursor[var] = 0;
+                    first[var] = edges.len();
+                    self.var_usages(op_array, &phi_uses, SsaVar(var as u32), true, &mut edges);
+                    end[var] = edges.len();
+                    cursor[var] = first[var];
                     last[var] = None;
                     entry[var] = true;
                     scc[var] = index;
@@ -259,7 +262,7 @@ impl Ssa {
                             entry[var] = false;
                         }
                     }
-                    let next = succs[var].get(cursor[var]).map(|v| v.index());
+                    let next = (cursor[var] < end[var]).then(|| edges[cursor[var]].index());
                     cursor[var] += 1;
                     last[var] = next;
                     let Some(var2) = next else { break };
@@ -274,7 +277,7 @@ impl Ssa {
                 }
                 // Finish visiting `var`.
                 vstack.pop();
-                succs[var] = Vec::new();
+                edges.truncate(first[var]);
                 if entry[var] {
                     sccs -= 1;
                     while let Some(&var2) = stack.last() {
@@ -309,6 +312,7 @@ impl Ssa {
         let mut usages = Vec::new();
         for j in 0..n {
             let Some(s) = self.vars[j].scc else { continue };
+            usages.clear();
             self.var_usages(op_array, &phi_uses, SsaVar(j as u32), false, &mut usages);
             for &var2 in &usages {
                 if self.vars[var2.index()].scc != Some(s) {

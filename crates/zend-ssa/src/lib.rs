@@ -246,7 +246,7 @@ impl Ssa {
     /// [`Ssa::phi_uses`] for every variable at once, in the same chain order, in time
     /// linear in the number of phi sources (walking the chains of a phi with many sources
     /// one `next_use_phi` at a time is quadratic).
-    pub fn all_phi_uses(&self) -> Vec<Vec<PhiId>> {
+    pub fn all_phi_uses(&self) -> PhiUses {
         // Where each (phi, source) pair's chain link lives: the first position of the source;
         // found by a scan for phis with few sources, through this map for the others.
         const SCAN: usize = 16;
@@ -272,12 +272,16 @@ impl Ssa {
                 first.get(&(id.0, v)).copied()
             }
         };
-        let mut uses = vec![Vec::new(); self.vars.len()];
-        for (v, list) in uses.iter_mut().enumerate() {
+        let mut uses = PhiUses {
+            start: Vec::with_capacity(self.vars.len() + 1),
+            list: Vec::new(),
+        };
+        uses.start.push(0);
+        for v in 0..self.vars.len() {
             let mut p = self.vars[v].phi_use_chain;
             let mut steps = 0usize;
             while let Some(id) = p {
-                list.push(id);
+                uses.list.push(id);
                 steps += 1;
                 if steps > self.phis.len() {
                     break; // a cycle: the verifier reports it
@@ -285,6 +289,7 @@ impl Ssa {
                 p = position(id, v as u32)
                     .and_then(|j| self.phis[id.index()].use_chains.get(j).copied().flatten());
             }
+            uses.start.push(uses.list.len() as u32);
         }
         uses
     }
@@ -301,5 +306,37 @@ impl Ssa {
         std::iter::successors(self.vars[var.index()].phi_use_chain, move |&p| {
             self.next_use_phi(var, p)
         })
+    }
+}
+
+/// The phis using each SSA variable, in chain order ([`Ssa::all_phi_uses`]): one flat list,
+/// `phi_uses[v]` is variable `v`'s slice of it.
+#[derive(Debug, Clone, Default)]
+pub struct PhiUses {
+    start: Vec<u32>,
+    list: Vec<PhiId>,
+}
+
+impl PhiUses {
+    /// Number of variables.
+    pub fn len(&self) -> usize {
+        self.start.len().saturating_sub(1)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Each variable's phi uses, in variable order.
+    pub fn iter(&self) -> impl Iterator<Item = &[PhiId]> + '_ {
+        (0..self.len()).map(move |v| &self[v])
+    }
+}
+
+impl std::ops::Index<usize> for PhiUses {
+    type Output = [PhiId];
+
+    fn index(&self, v: usize) -> &[PhiId] {
+        &self.list[self.start[v] as usize..self.start[v + 1] as usize]
     }
 }
