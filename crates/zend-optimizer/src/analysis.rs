@@ -63,6 +63,7 @@
 //! ```
 
 use std::fmt;
+use std::time::{Duration, Instant};
 
 use zend_call_graph::{CallGraph, FuncId, ScriptInfo};
 use zend_cfg::{BuildFlags, Cfg, CfgError, FuncFlags};
@@ -155,9 +156,22 @@ pub fn dfa_cfg(op_array: &OpArray) -> Result<Cfg, Refused> {
 
 /// The def/use sets and the SSA form the DFA pass builds (`cfg` from [`dfa_cfg`]).
 pub fn dfa_ssa(op_array: &OpArray, cfg: &Cfg, info: &ScriptInfo) -> (Dfg, Result<Ssa, SsaError>) {
-    let dfg = Dfg::build(op_array, cfg, BuildFlags::empty());
-    let ssa = Ssa::build(op_array, cfg, &dfg, &Classes(info), BuildFlags::empty());
+    let dfg = dfa_dfg(op_array, cfg);
+    let ssa = dfa_ssa_from(op_array, cfg, &dfg, info);
     (dfg, ssa)
+}
+
+fn dfa_dfg(op_array: &OpArray, cfg: &Cfg) -> Dfg {
+    Dfg::build(op_array, cfg, BuildFlags::empty())
+}
+
+fn dfa_ssa_from(
+    op_array: &OpArray,
+    cfg: &Cfg,
+    dfg: &Dfg,
+    info: &ScriptInfo,
+) -> Result<Ssa, SsaError> {
+    Ssa::build(op_array, cfg, dfg, &Classes(info), BuildFlags::empty())
 }
 
 /// Everything the DFA pass knows about one op_array.
@@ -227,12 +241,20 @@ impl<'s> ScriptAnalysis<'s> {
 /// the call graph (PASS_6 and PASS_7) calls are resolved and each function's return info,
 /// once analysed, feeds the functions analysed after it.
 pub fn analyze_script(script: &Script, optimization_level: u32) -> ScriptAnalysis<'_> {
+    script_analysis(script, optimization_level, &mut None)
+}
+
+fn script_analysis<'s>(
+    script: &'s Script,
+    optimization_level: u32,
+    times: &mut Option<&mut StageTimes>,
+) -> ScriptAnalysis<'s> {
     let info = ScriptInfo::new(script);
     let functions = {
         let ctx = Context::new(&info, optimization_level);
         let mut returns = ctx.initial_return_infos();
         (0..info.op_arrays.len())
-            .map(|index| analyze_op_array(&info, &ctx, index, &mut returns))
+            .map(|index| analyze(&info, &ctx, index, &mut returns, None, times))
             .collect()
     };
     let call_graph = CallGraph::build(&info);
@@ -271,10 +293,78 @@ pub fn analyze_op_array_dumped(
     ctx: &Context,
     index: usize,
     returns: &mut [Option<ReturnInfo>],
-    mut dumps: Option<AnalysisDumps>,
+    dumps: Option<AnalysisDumps>,
 ) -> Result<FuncAnalysis, Refused> {
+    analyze(info, ctx, index, returns, dumps, &mut None)
+}
+
+/// Time spent in each stage of the analysis, summed over the op_arrays analysed
+/// ([`analyze_script_timed`]).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct StageTimes {
+    /// The CFG with its dominator tree and loops.
+    pub cfg: Duration,
+    /// Def/use sets and liveness.
+    pub dfg: Duration,
+    /// e-SSA construction with use-def chains.
+    pub ssa: Duration,
+    /// False dependencies and SCCs.
+    pub sccs: Duration,
+    /// Types and ranges.
+    pub inference: Duration,
+    /// Escape analysis.
+    pub escape: Duration,
+}
+
+impl StageTimes {
+    /// The stages by name, in the order they run.
+    pub fn stages(&self) -> [(&'static str, Duration); 6] {
+        [
+            ("cfg", self.cfg),
+            ("dfg", self.dfg),
+            ("ssa", self.ssa),
+            ("sccs", self.sccs),
+            ("inference", self.inference),
+            ("escape", self.escape),
+        ]
+    }
+}
+
+/// [`analyze_script`], adding the time of each stage to `times` (the clock read around
+/// every stage of every op_array: slower than [`analyze_script`]).
+pub fn analyze_script_timed<'s>(
+    script: &'s Script,
+    optimization_level: u32,
+    times: &mut StageTimes,
+) -> ScriptAnalysis<'s> {
+    script_analysis(script, optimization_level, &mut Some(times))
+}
+
+/// Adds the time since `*clock` to `slot` and restarts the clock, when timing.
+fn lap(
+    times: &mut Option<&mut StageTimes>,
+    clock: &mut Option<Instant>,
+    slot: fn(&mut StageTimes) -> &mut Duration,
+) {
+    if let (Some(t), Some(c)) = (times.as_deref_mut(), clock.as_mut()) {
+        let now = Instant::now();
+        *slot(t) += now - *c;
+        *c = now;
+    }
+}
+
+fn analyze(
+    info: &ScriptInfo,
+    ctx: &Context,
+    index: usize,
+    returns: &mut [Option<ReturnInfo>],
+    mut dumps: Option<AnalysisDumps>,
+    times: &mut Option<&mut StageTimes>,
+) -> Result<FuncAnalysis, Refused> {
+    let mut clock = times.is_some().then(Instant::now);
     let op_array = info.op_arrays[index];
     let cfg = dfa_cfg(op_array)?;
+    lap(times, &mut clock, |t| &mut t.cfg);
     if let Some(d) = dumps.as_mut() {
         if d.debug_level & debug_level::DFA_CFG != 0 {
             zend_cfg::dump::dump_cfg(
@@ -290,7 +380,10 @@ pub fn analyze_op_array_dumped(
             zend_cfg::dump::dump_dominators(d.out, op_array, &cfg);
         }
     }
-    let (dfg, ssa) = dfa_ssa(op_array, &cfg, info);
+    let dfg = dfa_dfg(op_array, &cfg);
+    lap(times, &mut clock, |t| &mut t.dfg);
+    let ssa = dfa_ssa_from(op_array, &cfg, &dfg, info);
+    lap(times, &mut clock, |t| &mut t.ssa);
     if let Some(d) = dumps.as_mut() {
         if ssa.is_ok() && d.debug_level & debug_level::DFA_LIVENESS != 0 {
             zend_dfg::dump_dfg(d.out, op_array, &cfg, &dfg);
@@ -314,7 +407,9 @@ pub fn analyze_op_array_dumped(
     }
     ssa.find_false_dependencies(op_array);
     ssa.find_sccs(op_array);
+    lap(times, &mut clock, |t| &mut t.sccs);
     let inference = zend_inference::infer(op_array, Some(index), &cfg, &ssa, ctx, returns);
+    lap(times, &mut clock, |t| &mut t.inference);
     if inference.failed {
         returns[index] = None;
         return Err(Refused::Inference);
@@ -327,6 +422,7 @@ pub fn analyze_op_array_dumped(
     for (v, e) in ssa.vars.iter_mut().zip(escape) {
         v.escape_state = e;
     }
+    lap(times, &mut clock, |t| &mut t.escape);
     if let Some(d) = dumps.as_mut() {
         if d.debug_level & debug_level::DFA_SSA_VARS != 0 {
             zend_inference::dump::dump_ssa_variables(d.out, op_array, &ssa, &inference);

@@ -26,7 +26,7 @@ use crate::corpus::SourceFile;
 use crate::php::Php;
 
 /// The PHP side: compile every file listed in argv[1] once, print the total ns.
-const PHP_DRIVER: &str = r#"<?php
+pub(crate) const PHP_DRIVER: &str = r#"<?php
 $files = file($argv[1], FILE_IGNORE_NEW_LINES | FILE_SKIP_EMPTY_LINES);
 $total = 0; $failed = [];
 foreach ($files as $f) {
@@ -122,7 +122,7 @@ impl OptimizerReport {
     }
 }
 
-fn median(mut xs: Vec<f64>) -> f64 {
+pub(crate) fn median(mut xs: Vec<f64>) -> f64 {
     if xs.is_empty() {
         return 0.0;
     }
@@ -136,7 +136,7 @@ fn median(mut xs: Vec<f64>) -> f64 {
 }
 
 /// `VmHWM` / `VmRSS` of this process, kB.
-fn status_kb(field: &str) -> u64 {
+pub(crate) fn status_kb(field: &str) -> u64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
         .and_then(|s| {
@@ -166,7 +166,12 @@ fn record_all(php: &Php, files: &[SourceFile]) -> Result<(Vec<(PathBuf, Script)>
 /// One PHP process compiling every listed file at `level`: total ns inside PHP, and the
 /// files it could not compile (in one process, a file redeclaring a function or class an
 /// earlier file declared fails).
-fn php_round(php: &Php, list: &Path, driver: &Path, level: u32) -> Result<(f64, Vec<String>)> {
+pub(crate) fn php_round(
+    php: &Php,
+    list: &Path,
+    driver: &Path,
+    level: u32,
+) -> Result<(f64, Vec<String>)> {
     let output = php
         .command(level, 0)
         .args(["-d", "opcache.memory_consumption=512"])
@@ -193,8 +198,17 @@ fn php_round(php: &Php, list: &Path, driver: &Path, level: u32) -> Result<(f64, 
     Ok((ns, failed))
 }
 
-/// Runs the benchmark over the PHP files under `paths`.
-pub fn run(php: &Php, paths: &[PathBuf], level: u32, rounds: usize) -> Result<OptimizerReport> {
+/// The files both sides measure, recorded, with PHP's timing driver and the file list it
+/// reads.
+pub(crate) struct Prepared {
+    pub scripts: Vec<(PathBuf, Script)>,
+    pub list: PathBuf,
+    pub driver: PathBuf,
+    pub _dir: tempfile::TempDir,
+}
+
+/// Records the PHP files under `paths` and keeps those one PHP process compiles in a row.
+pub(crate) fn prepare(php: &Php, paths: &[PathBuf]) -> Result<Prepared> {
     let files = crate::corpus::php_files(paths)?;
     if files.is_empty() {
         bail!("no PHP files under the given paths");
@@ -203,9 +217,9 @@ pub fn run(php: &Php, paths: &[PathBuf], level: u32, rounds: usize) -> Result<Op
     if skipped > 0 {
         eprintln!("zopt: {skipped} file(s) PHP could not compile or record were left out");
     }
-    let tmp = tempfile::tempdir()?;
-    let list = tmp.path().join("files.txt");
-    let driver = tmp.path().join("compile.php");
+    let dir = tempfile::tempdir()?;
+    let list = dir.path().join("files.txt");
+    let driver = dir.path().join("compile.php");
     std::fs::write(&driver, PHP_DRIVER)?;
     let write_list = |scripts: &[(PathBuf, Script)]| -> Result<()> {
         let listing: String = scripts
@@ -229,6 +243,22 @@ pub fn run(php: &Php, paths: &[PathBuf], level: u32, rounds: usize) -> Result<Op
     if scripts.is_empty() {
         bail!("none of the {} files could be measured", files.len());
     }
+    Ok(Prepared {
+        scripts,
+        list,
+        driver,
+        _dir: dir,
+    })
+}
+
+/// Runs the benchmark over the PHP files under `paths`.
+pub fn run(php: &Php, paths: &[PathBuf], level: u32, rounds: usize) -> Result<OptimizerReport> {
+    let Prepared {
+        scripts,
+        list,
+        driver,
+        _dir,
+    } = prepare(php, paths)?;
 
     let op_arrays: usize = scripts.iter().map(|(_, s)| s.op_arrays().len()).sum();
     let ops: usize = scripts

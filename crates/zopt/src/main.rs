@@ -207,6 +207,22 @@ enum BenchCommand {
         #[arg(required = true)]
         paths: Vec<PathBuf>,
     },
+    /// The analysis chain of PHP's DFA pass (CFG, DFG, SSA, SCCs, types and ranges, escape)
+    /// against PHP's DFA path (compile time at 0x60 minus level 0) on the same files, in the
+    /// same run: per stage and in total, medians, the ratio, allocations and peak memory.
+    Analyses {
+        #[command(flatten)]
+        php: PhpArgs,
+        /// Rounds (each: PHP at level 0, PHP at 0x60, zopt).
+        #[arg(long, default_value_t = 9)]
+        rounds: usize,
+        /// Print one JSON object instead of the text report.
+        #[arg(long)]
+        json: bool,
+        /// PHP files or directories of them.
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+    },
     /// Load every class of the libraries under PATHs (one declaration per file) under
     /// `compile` (OPcache off), `zopt` (warm zopt.cache_dir) and `opcache-file` (warm
     /// opcache.file_cache_only), interleaved rounds; medians and ratios.
@@ -230,6 +246,9 @@ enum DumpFormat {
     Text,
     Json,
 }
+
+#[global_allocator]
+static ALLOCATOR: zopt::alloc_count::Counting = zopt::alloc_count::Counting;
 
 fn parse_hex(s: &str) -> Result<u32, String> {
     parse_number(s).ok_or_else(|| format!("{s:?} is not a number (use 0x... for hex)"))
@@ -327,6 +346,24 @@ fn run(cli: Cli) -> Result<()> {
         } => {
             let php = php::Php::locate(php.php.as_deref(), php.extension.as_deref())?;
             let report = zopt::bench_optimizer::run(&php, &paths, optimization_level, rounds)?;
+            if json {
+                println!("{}", serde_json::to_string(&report)?);
+            } else {
+                report.print();
+            }
+            Ok(())
+        }
+        Command::Bench {
+            command:
+                BenchCommand::Analyses {
+                    php,
+                    rounds,
+                    json,
+                    paths,
+                },
+        } => {
+            let php = php::Php::locate(php.php.as_deref(), php.extension.as_deref())?;
+            let report = zopt::bench_analyses::run(&php, &paths, rounds)?;
             if json {
                 println!("{}", serde_json::to_string(&report)?);
             } else {
