@@ -1121,6 +1121,26 @@ mod tests {
         assert!(eval_special_func_call(b"dirname", b"a/b").is_none());
     }
 
+    /// SCCP folds `phpversion()` of the modules of the tables to PHP_VERSION: each of them
+    /// (built into PHP, or OPcache) carries PHP's own version.
+    #[test]
+    fn table_modules_carry_php_version() {
+        let php_version = match get_persistent_constant(b"PHP_VERSION") {
+            Some(Literal::String(s)) => s.0,
+            other => panic!("PHP_VERSION: {other:?}"),
+        };
+        let names = php("foreach (get_loaded_extensions() as $e) echo strtolower($e), '=', phpversion($e), \"\\n\";");
+        let names = String::from_utf8(names).unwrap();
+        for m in internal_table::MODULES {
+            let m = std::str::from_utf8(m).unwrap();
+            let line = names
+                .lines()
+                .find(|l| l.split_once('=').map(|(n, _)| n) == Some(m))
+                .unwrap_or_else(|| panic!("module {m} not loaded in php"));
+            assert_eq!(line.as_bytes(), [m.as_bytes(), b"=", &php_version].concat());
+        }
+    }
+
     /// The committed tables are what tools/gen-optimizer-tables.php prints for this PHP.
     #[test]
     fn tables_are_php_s() {

@@ -23,6 +23,7 @@ pub mod analysis;
 mod byte_table;
 mod class_ancestors;
 pub mod ctx;
+pub mod environment;
 pub mod helpers;
 pub mod level;
 pub mod live_ranges;

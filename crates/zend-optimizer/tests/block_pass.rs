@@ -76,6 +76,8 @@ fn php_dump(src: &Path, level: u32, bits: u32) -> Vec<u8> {
 /// complaints.
 fn our_dump(rec: &Path, level: u32, bits: u32) -> (Vec<u8>, Vec<String>) {
     let mut script = corpus::read(rec).unwrap_or_else(|e| panic!("{e}"));
+    // PHP runs with `-n` and OPcache: exactly the modules of the optimizer's tables.
+    zend_optimizer::environment::set_modules_are_tables(true);
     let mut options = Options::new(level);
     options.debug_level = bits;
     options.verify = true;

@@ -71,6 +71,8 @@ fn php_dump(src: &Path, level: u32) -> Vec<u8> {
 /// Our "after dce pass" dump of the recording at `level`.
 fn our_dump(rec: &Path, level: u32) -> (Vec<u8>, Vec<String>) {
     let mut script = corpus::read(rec).unwrap_or_else(|e| panic!("{e}"));
+    // PHP runs with `-n` and OPcache: exactly the modules of the optimizer's tables.
+    zend_optimizer::environment::set_modules_are_tables(true);
     let mut options = Options::new(level);
     options.debug_level = PASS14;
     let outcome = optimize_script(&mut script, &options);

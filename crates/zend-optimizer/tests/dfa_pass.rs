@@ -35,6 +35,8 @@ fn ours(name: &str, level: u32, debug: u32) -> (String, Vec<String>) {
         .join(name)
         .join("recording.zop");
     let mut script = corpus::read(&rec).unwrap_or_else(|e| panic!("{e}"));
+    // PHP runs with `-n` and OPcache: exactly the modules of the optimizer's tables.
+    zend_optimizer::environment::set_modules_are_tables(true);
     let mut options = Options::new(level);
     options.debug_level = debug;
     options.verify = true;
@@ -172,6 +174,8 @@ fn verifier_silent_on_the_corpus() {
     for file in &files {
         for level in [0x20, 0x60, 0xE0, 0x20E0, 0x7FFEBFFF] {
             let mut script = corpus::read(file).unwrap_or_else(|e| panic!("{e}"));
+            // PHP runs with `-n` and OPcache: exactly the modules of the optimizer's tables.
+            zend_optimizer::environment::set_modules_are_tables(true);
             let mut options = Options::new(level);
             options.verify = true;
             let outcome = optimize_script(&mut script, &options);

@@ -18,6 +18,8 @@ use zend_optimizer::sccp::{self, CallMap};
 /// Our `sccp` dump of every op_array of `script` at `level`, in PHP's order, and the names
 /// of the op_arrays whose values differ from `expected` when given.
 fn sccp_dump(script: &Script, level: u32) -> Vec<u8> {
+    // PHP runs here with `-n` and OPcache: the modules of the optimizer's tables.
+    zend_optimizer::environment::set_modules_are_tables(true);
     let analysis = analyze_script(script, level);
     let call_graph = (level & 0x40 != 0).then(|| CallGraph::build(&analysis.info));
     let paths = OpArrayPath::all(script);
@@ -295,6 +297,48 @@ fn compile_time_calls_are_php_s() {
         ("dirname", vec![s("a/b"), l(0)]),
         ("phpversion", vec![s("xdebug")]),
         ("phpversion", vec![s("standard")]),
+        ("phpversion", vec![s("SPL")]),
+        ("phpversion", vec![]),
+        ("version_compare", vec![s("8.2.36"), s("5.0.0")]),
+        (
+            "version_compare",
+            vec![s("8.2.36"), s("8.1.0-dev"), s(">=")],
+        ),
+        ("version_compare", vec![s("5.5.0-dev"), s("5.5.0")]),
+        ("version_compare", vec![s("1.0rc1"), s("1.0")]),
+        ("version_compare", vec![s("1.0RC1"), s("1.0rc2")]),
+        ("version_compare", vec![s("1.0"), s("1.0.0")]),
+        ("version_compare", vec![s("1.0.0"), s("1.0")]),
+        ("version_compare", vec![s("1.0a"), s("1.0b")]),
+        ("version_compare", vec![s("1.0alpha"), s("1.0-dev")]),
+        ("version_compare", vec![s("1.0pl1"), s("1.0")]),
+        ("version_compare", vec![s("1.0p1"), s("1.0pl1")]),
+        ("version_compare", vec![s("1.0"), s("1.0b")]),
+        ("version_compare", vec![s("1.0"), s("1.0.b")]),
+        ("version_compare", vec![s("1.10"), s("1.9")]),
+        ("version_compare", vec![s("1..2"), s("1.2")]),
+        ("version_compare", vec![s("1."), s("1")]),
+        ("version_compare", vec![s("1"), s("1.")]),
+        ("version_compare", vec![s(".5"), s("0.5")]),
+        ("version_compare", vec![s("abc"), s("abd")]),
+        ("version_compare", vec![s("x1"), s("1")]),
+        ("version_compare", vec![s("#1"), s("1")]),
+        ("version_compare", vec![s(""), s("1")]),
+        ("version_compare", vec![s(""), s("")]),
+        ("version_compare", vec![s("1_2+3"), s("1.2.3")]),
+        ("version_compare", vec![s("1.2 3"), s("1.2.3")]),
+        (
+            "version_compare",
+            vec![s("99999999999999999999"), s("9223372036854775807")],
+        ),
+        ("version_compare", vec![l(8), s("7.4")]),
+        ("version_compare", vec![s("1.0"), s("1.1"), s("lt")]),
+        ("version_compare", vec![s("1.0"), s("1.1"), s("ne")]),
+        ("version_compare", vec![s("1.0"), s("1.0.0"), s("<>")]),
+        ("version_compare", vec![s("1.0"), s("1.0"), s("=")]),
+        ("version_compare", vec![s("1.0"), s("1.0"), s("le")]),
+        ("version_compare", vec![s("1.0"), s("1.0"), Literal::Null]),
+        ("version_compare", vec![s("1.0"), s("1.0"), s("bogus")]),
         (
             "serialize",
             vec![arr(vec![l(1), s("a\"b"), Literal::True, Literal::Null])],

@@ -35,6 +35,8 @@ pub fn load_script(php: Option<&Php>, file: &Path) -> Result<Script> {
 
 /// Optimizes `script` at `optimization_level`, keeping the change log when `explain`.
 pub fn optimize(script: &mut Script, optimization_level: u32, explain: bool) -> Outcome {
+    // Recordings come from `php -n` with OPcache: the optimizer's tables.
+    zend_optimizer::environment::set_modules_are_tables(true);
     let mut options = Options::new(optimization_level);
     options.explain = explain;
     optimize_script(script, &options)

@@ -32,6 +32,8 @@ pub fn our_dump(
     debug_bits: u32,
     optimization_level: u32,
 ) -> Result<Vec<u8>, NotImplemented> {
+    // The PHP whose dumps these are runs with `-n` and OPcache: the optimizer's tables.
+    zend_optimizer::environment::set_modules_are_tables(true);
     let not_implemented = || NotImplemented {
         stage: debug_level::name(debug_bits)
             .map(str::to_string)

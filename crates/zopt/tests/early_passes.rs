@@ -108,6 +108,8 @@ fn early_passes_give_php_s_op_arrays() {
                 continue;
             };
             let mut ours = input.clone();
+            // PHP runs with `-n` and OPcache: exactly the modules of the optimizer's tables.
+            zend_optimizer::environment::set_modules_are_tables(true);
             let outcome = optimize_script(&mut ours, &Options::new(level));
             // zend_redo_pass_two sets the smart-branch bits again after the passes; the
             // driver leaves that to its callers (the extension's pipeline does it).

@@ -109,6 +109,8 @@ fn late_passes_give_php_s_op_arrays() {
             let mut ours = input.clone();
             // The comparison with PHP's op_arrays is the check (the after-pass verifier
             // also builds SSA, which it declines for the largest functions).
+            // PHP runs with `-n` and OPcache: exactly the modules of the optimizer's tables.
+            zend_optimizer::environment::set_modules_are_tables(true);
             let mut options = Options::new(level);
             options.verify = false;
             optimize_script(&mut ours, &options);

@@ -5,9 +5,10 @@
 //! Here each one is written out in Rust for the argument types it accepts without any
 //! diagnostic; every other case answers `None` (left for run time). The set is a subset of
 //! PHP's: functions on the list and not implemented here simply stay calls (a dump
-//! difference, never a wrong value). Arguments are taken only with the exact parameter
-//! types (no coercion of an int to a string and so on), which keeps strict_types and
-//! coercive mode alike.
+//! difference, never a wrong value). PHP makes the call from a dummy frame of the op_array
+//! being optimized, so its strict_types decides how arguments are taken: a `string`
+//! parameter takes ints, floats and booleans only without strict types ([`str_arg`]); the
+//! other parameters take only their exact type in both modes.
 
 use zend_ir::opcode::*;
 use zend_ir::{ArrayKey, Literal, PhpDouble, PhpStr};
@@ -16,14 +17,17 @@ fn s(v: &[u8]) -> Literal {
     Literal::String(PhpStr(v.to_vec()))
 }
 
-/// A `string` parameter as the call receives it: PHP makes the compile-time call without
-/// a caller (so never in strict mode), and scalars are coerced without a diagnostic
-/// (ints and floats to their string form, `true` to "1", `false` to ""). `null` (deprecated
-/// for internal parameters) and everything else leave the call for run time.
-fn str_arg(a: &Literal) -> Option<std::borrow::Cow<'_, [u8]>> {
+/// A `string` parameter as the call receives it. PHP makes the compile-time call from a
+/// dummy frame of the op_array being optimized ("to get the correct strict_types
+/// behavior"): without strict types, scalars are coerced without a diagnostic (ints and
+/// floats to their string form, `true` to "1", `false` to ""); with them, only a string is
+/// taken (anything else is a TypeError, which leaves the call for run time). `null`
+/// (deprecated for internal parameters) and everything else leave the call for run time.
+fn str_arg(a: &Literal, strict_types: bool) -> Option<std::borrow::Cow<'_, [u8]>> {
     use std::borrow::Cow;
     match a {
         Literal::String(s) => Some(Cow::Borrowed(s.as_bytes())),
+        _ if strict_types => None,
         Literal::Long(l) => Some(Cow::Owned(l.to_string().into_bytes())),
         Literal::True => Some(Cow::Borrowed(b"1")),
         Literal::False => Some(Cow::Borrowed(b"")),
@@ -403,9 +407,141 @@ fn loose_eq(a: &Literal, b: &Literal) -> Option<bool> {
     zend_operators::eval_binary_op(ZEND_IS_EQUAL, a, b).map(|r| r == Literal::True)
 }
 
+/// `php_canonicalize_version` (ext/standard/versioning.c): `-`, `_`, `+` and other
+/// non-alphanumerics become `.`, and a `.` separates digits from letters.
+fn canonicalize_version(v: &[u8]) -> Vec<u8> {
+    let Some((&first, rest)) = v.split_first() else {
+        return Vec::new();
+    };
+    let isdig = |c: u8| c.is_ascii_digit();
+    let isndig = |c: u8| !c.is_ascii_digit() && c != b'.';
+    let mut q = vec![first];
+    let mut lp = first;
+    for &c in rest {
+        let lq = q[q.len() - 1];
+        if matches!(c, b'-' | b'_' | b'+') {
+            if lq != b'.' {
+                q.push(b'.');
+            }
+        } else if (isndig(lp) && isdig(c)) || (isdig(lp) && isndig(c)) {
+            if lq != b'.' {
+                q.push(b'.');
+            }
+            q.push(c);
+        } else if !c.is_ascii_alphanumeric() {
+            if lq != b'.' {
+                q.push(b'.');
+            }
+        } else {
+            q.push(c);
+        }
+        lp = c;
+    }
+    q
+}
+
+/// `compare_special_version_forms`: the rank of the first form each part starts with.
+fn compare_special_version_forms(form1: &[u8], form2: &[u8]) -> i64 {
+    const FORMS: [(&[u8], i64); 10] = [
+        (b"dev", 0),
+        (b"alpha", 1),
+        (b"a", 1),
+        (b"beta", 2),
+        (b"b", 2),
+        (b"RC", 3),
+        (b"rc", 3),
+        (b"#", 4),
+        (b"pl", 5),
+        (b"p", 5),
+    ];
+    let rank = |f: &[u8]| {
+        FORMS
+            .iter()
+            .find(|(name, _)| f.starts_with(name))
+            .map_or(-1, |&(_, order)| order)
+    };
+    (rank(form1) - rank(form2)).signum()
+}
+
+/// `strtol` of a part that starts with a digit (saturating as strtol does).
+fn version_number(part: &[u8]) -> i64 {
+    part.iter()
+        .take_while(|c| c.is_ascii_digit())
+        .fold(0i64, |n, &c| {
+            n.saturating_mul(10).saturating_add(i64::from(c - b'0'))
+        })
+}
+
+/// `php_version_compare`: -1, 0 or 1.
+fn php_version_compare(v1: &[u8], v2: &[u8]) -> i64 {
+    if v1.is_empty() || v2.is_empty() {
+        return match (v1.is_empty(), v2.is_empty()) {
+            (true, true) => 0,
+            (false, _) => 1,
+            _ => -1,
+        };
+    }
+    let canon = |v: &[u8]| {
+        if v[0] == b'#' {
+            v.to_vec()
+        } else {
+            canonicalize_version(v)
+        }
+    };
+    let (ver1, ver2) = (canon(v1), canon(v2));
+    let digit_at = |v: &[u8], i: usize| v.get(i).is_some_and(|c| c.is_ascii_digit());
+    // p: where the current part starts; n: the '.' ending it (C's n1/n2, "not NULL"
+    // before the first part).
+    let (mut p1, mut p2) = (0usize, 0usize);
+    let (mut n1, mut n2) = (Some(0usize), Some(0usize));
+    let mut compare = 0;
+    while p1 < ver1.len() && p2 < ver2.len() && n1.is_some() && n2.is_some() {
+        n1 = ver1[p1..].iter().position(|&c| c == b'.').map(|i| p1 + i);
+        n2 = ver2[p2..].iter().position(|&c| c == b'.').map(|i| p2 + i);
+        let part1 = &ver1[p1..n1.unwrap_or(ver1.len())];
+        let part2 = &ver2[p2..n2.unwrap_or(ver2.len())];
+        let (d1, d2) = (digit_at(part1, 0), digit_at(part2, 0));
+        compare = if d1 && d2 {
+            (version_number(part1) - version_number(part2)).signum()
+        } else if !d1 && !d2 {
+            compare_special_version_forms(part1, part2)
+        } else if d1 {
+            compare_special_version_forms(b"#N#", part2)
+        } else {
+            compare_special_version_forms(part1, b"#N#")
+        };
+        if compare != 0 {
+            break;
+        }
+        if let Some(n) = n1 {
+            p1 = n + 1;
+        }
+        if let Some(n) = n2 {
+            p2 = n + 1;
+        }
+    }
+    if compare == 0 {
+        if n1.is_some() {
+            compare = if digit_at(&ver1, p1) {
+                1
+            } else {
+                php_version_compare(&ver1[p1..], b"#N#")
+            };
+        } else if n2.is_some() {
+            compare = if digit_at(&ver2, p2) {
+                -1
+            } else {
+                php_version_compare(b"#N#", &ver2[p2..])
+            };
+        }
+    }
+    compare
+}
+
 /// The value of `name(args...)` when PHP 8.2's SCCP evaluates the call (`ct_eval_func_call`),
 /// `None` to leave it for run time.
-pub fn ct_eval_func_call(name: &[u8], args: &[Literal], _strict_types: bool) -> Option<Literal> {
+pub fn ct_eval_func_call(name: &[u8], args: &[Literal], strict_types: bool) -> Option<Literal> {
+    let str_arg_s = |a| str_arg(a, strict_types);
     crate::helpers::internal_function(name)?;
     if let [Literal::String(a)] = args {
         if let Some(v) = crate::helpers::eval_special_func_call(name, a.as_bytes()) {
@@ -413,24 +549,23 @@ pub fn ct_eval_func_call(name: &[u8], args: &[Literal], _strict_types: bool) -> 
         }
     }
     match (name, args) {
-        (b"strtolower", [a]) => Some(s(&str_arg(a)?.to_ascii_lowercase())),
-        (b"strtoupper", [a]) => Some(s(&str_arg(a)?.to_ascii_uppercase())),
-        // ord(chr(300)) is folded by PHP (zopt fuzz: ~2% of generated programs). Only a
-        // string is taken: an int or bool is a TypeError under strict_types.
-        (b"ord", [Literal::String(a)]) => Some(Literal::Long(
-            a.as_bytes().first().map_or(0, |&c| i64::from(c)),
+        (b"strtolower", [a]) => Some(s(&str_arg_s(a)?.to_ascii_lowercase())),
+        (b"strtoupper", [a]) => Some(s(&str_arg_s(a)?.to_ascii_uppercase())),
+        // ord(chr(300)) is folded by PHP (zopt fuzz: ~2% of generated programs).
+        (b"ord", [a]) => Some(Literal::Long(
+            str_arg_s(a)?.first().map_or(0, |&c| i64::from(c)),
         )),
         // chr() takes the code modulo 256 (`c &= 0xff`); only an int is taken here.
         (b"chr", [a]) => Some(s(&[(long_arg(a)? & 0xff) as u8])),
         (b"ucfirst", [a]) => {
-            let mut v = str_arg(a)?.to_vec();
+            let mut v = str_arg_s(a)?.to_vec();
             if let Some(c) = v.first_mut() {
                 *c = c.to_ascii_uppercase();
             }
             Some(s(&v))
         }
         (b"lcfirst", [a]) => {
-            let mut v = str_arg(a)?.to_vec();
+            let mut v = str_arg_s(a)?.to_vec();
             if let Some(c) = v.first_mut() {
                 *c = c.to_ascii_lowercase();
             }
@@ -438,10 +573,10 @@ pub fn ct_eval_func_call(name: &[u8], args: &[Literal], _strict_types: bool) -> 
         }
         (b"ucwords", [a, rest @ ..]) if rest.len() <= 1 => {
             let delims = match rest {
-                [d] => str_arg(d)?,
+                [d] => str_arg_s(d)?,
                 _ => std::borrow::Cow::Borrowed(&b" \t\r\n\x0c\x0b"[..]),
             };
-            let mut v = str_arg(a)?.to_vec();
+            let mut v = str_arg_s(a)?.to_vec();
             let mut up = true;
             for c in v.iter_mut() {
                 if up {
@@ -453,7 +588,7 @@ pub fn ct_eval_func_call(name: &[u8], args: &[Literal], _strict_types: bool) -> 
         }
         (b"trim" | b"ltrim" | b"rtrim", [a, rest @ ..]) if rest.len() <= 1 => {
             let chars = match rest {
-                [c] => str_arg(c)?,
+                [c] => str_arg_s(c)?,
                 _ => std::borrow::Cow::Borrowed(TRIM_DEFAULT),
             };
             let mode = match name {
@@ -461,10 +596,10 @@ pub fn ct_eval_func_call(name: &[u8], args: &[Literal], _strict_types: bool) -> 
                 b"rtrim" => 2,
                 _ => 3,
             };
-            trim(&str_arg(a)?, &chars, mode)
+            trim(&str_arg_s(a)?, &chars, mode)
         }
         (b"str_repeat", [a, b]) => {
-            let (v, n) = (str_arg(a)?, long_arg(b)?);
+            let (v, n) = (str_arg_s(a)?, long_arg(b)?);
             let (v, n) = (&*v, n);
             // Larger results are left for run time (PHP's 64 KiB bound).
             if n < 0 || (v.len() as u128) * (n as u128) >= 64 * 1024 {
@@ -473,7 +608,7 @@ pub fn ct_eval_func_call(name: &[u8], args: &[Literal], _strict_types: bool) -> 
             Some(s(&v.repeat(n as usize)))
         }
         (b"substr", [a, b, rest @ ..]) if rest.len() <= 1 => {
-            let v = str_arg(a)?;
+            let v = str_arg_s(a)?;
             let v = &*v;
             let len = v.len() as i64;
             let mut f = long_arg(b)?;
@@ -508,7 +643,7 @@ pub fn ct_eval_func_call(name: &[u8], args: &[Literal], _strict_types: bool) -> 
             Some(s(&v[f as usize..(f + l) as usize]))
         }
         (b"strpos" | b"stripos", [a, b, rest @ ..]) if rest.len() <= 1 => {
-            let (mut h, mut n) = (str_arg(a)?.to_vec(), str_arg(b)?.to_vec());
+            let (mut h, mut n) = (str_arg_s(a)?.to_vec(), str_arg_s(b)?.to_vec());
             let len = h.len() as i64;
             let mut off = match rest {
                 [o] => long_arg(o)?,
@@ -529,15 +664,17 @@ pub fn ct_eval_func_call(name: &[u8], args: &[Literal], _strict_types: bool) -> 
                 None => Literal::False,
             })
         }
-        (b"strrpos", [a, b]) => Some(match rfind(&str_arg(a)?, &str_arg(b)?) {
+        (b"strrpos", [a, b]) => Some(match rfind(&str_arg_s(a)?, &str_arg_s(b)?) {
             Some(p) => Literal::Long(p as i64),
             None => Literal::False,
         }),
-        (b"str_contains", [a, b]) => Some(boolean(find(&str_arg(a)?, &str_arg(b)?, 0).is_some())),
-        (b"str_starts_with", [a, b]) => Some(boolean(str_arg(a)?.starts_with(&str_arg(b)?))),
-        (b"str_ends_with", [a, b]) => Some(boolean(str_arg(a)?.ends_with(&str_arg(b)?))),
+        (b"str_contains", [a, b]) => {
+            Some(boolean(find(&str_arg_s(a)?, &str_arg_s(b)?, 0).is_some()))
+        }
+        (b"str_starts_with", [a, b]) => Some(boolean(str_arg_s(a)?.starts_with(&str_arg_s(b)?))),
+        (b"str_ends_with", [a, b]) => Some(boolean(str_arg_s(a)?.ends_with(&str_arg_s(b)?))),
         (b"strstr", [a, b, rest @ ..]) if rest.len() <= 1 => {
-            let (h, n) = (str_arg(a)?, str_arg(b)?);
+            let (h, n) = (str_arg_s(a)?, str_arg_s(b)?);
             let (h, n) = (&*h, &*n);
             let before = match rest {
                 [x] => bool_arg(x)?,
@@ -550,7 +687,7 @@ pub fn ct_eval_func_call(name: &[u8], args: &[Literal], _strict_types: bool) -> 
             })
         }
         (b"str_replace", [a, b, c]) => {
-            let (search, rep, subj) = (str_arg(a)?, str_arg(b)?, str_arg(c)?);
+            let (search, rep, subj) = (str_arg_s(a)?, str_arg_s(b)?, str_arg_s(c)?);
             let (search, rep, subj) = (&*search, &*rep, &*subj);
             if search.is_empty() {
                 return Some(s(subj));
@@ -571,7 +708,7 @@ pub fn ct_eval_func_call(name: &[u8], args: &[Literal], _strict_types: bool) -> 
         (b"implode", [a, rest @ ..]) if rest.len() <= 1 => {
             let (sep, arr) = match rest {
                 [] => (std::borrow::Cow::Borrowed(&b""[..]), arr_arg(a)?),
-                [b] => (str_arg(a)?, arr_arg(b)?),
+                [b] => (str_arg_s(a)?, arr_arg(b)?),
                 _ => return None,
             };
             let mut out = Vec::new();
@@ -584,7 +721,7 @@ pub fn ct_eval_func_call(name: &[u8], args: &[Literal], _strict_types: bool) -> 
             Some(s(&out))
         }
         (b"explode", [a, b, rest @ ..]) if rest.len() <= 1 => {
-            let (sep, v) = (str_arg(a)?, str_arg(b)?);
+            let (sep, v) = (str_arg_s(a)?, str_arg_s(b)?);
             let (sep, v) = (&*sep, &*v);
             if sep.is_empty() {
                 return None;
@@ -632,7 +769,7 @@ pub fn ct_eval_func_call(name: &[u8], args: &[Literal], _strict_types: bool) -> 
             ))
         }
         (b"bin2hex", [a]) => {
-            let v = str_arg(a)?;
+            let v = str_arg_s(a)?;
             let v = &*v;
             let mut out = Vec::with_capacity(v.len() * 2);
             for b in v {
@@ -641,7 +778,7 @@ pub fn ct_eval_func_call(name: &[u8], args: &[Literal], _strict_types: bool) -> 
             Some(s(&out))
         }
         (b"hex2bin", [a]) => {
-            let v = str_arg(a)?;
+            let v = str_arg_s(a)?;
             let v = &*v;
             if v.len() % 2 != 0 {
                 return None;
@@ -655,25 +792,25 @@ pub fn ct_eval_func_call(name: &[u8], args: &[Literal], _strict_types: bool) -> 
             Some(s(&out))
         }
         (b"strrev", [a]) => {
-            let mut v = str_arg(a)?.to_vec();
+            let mut v = str_arg_s(a)?.to_vec();
             v.reverse();
             Some(s(&v))
         }
-        (b"crc32", [a]) => Some(Literal::Long(i64::from(crc32(&str_arg(a)?)))),
-        (b"base64_encode", [a]) => Some(s(&base64_encode(&str_arg(a)?))),
-        (b"base64_decode", [a]) => Some(s(&base64_decode(&str_arg(a)?)?)),
-        (b"urlencode", [a]) => Some(s(&urlencode(&str_arg(a)?, false))),
-        (b"rawurlencode", [a]) => Some(s(&urlencode(&str_arg(a)?, true))),
+        (b"crc32", [a]) => Some(Literal::Long(i64::from(crc32(&str_arg_s(a)?)))),
+        (b"base64_encode", [a]) => Some(s(&base64_encode(&str_arg_s(a)?))),
+        (b"base64_decode", [a]) => Some(s(&base64_decode(&str_arg_s(a)?)?)),
+        (b"urlencode", [a]) => Some(s(&urlencode(&str_arg_s(a)?, false))),
+        (b"rawurlencode", [a]) => Some(s(&urlencode(&str_arg_s(a)?, true))),
         (b"dechex", [a]) => Some(s(&number_to_base(long_arg(a)?, 16))),
         (b"decbin", [a]) => Some(s(&number_to_base(long_arg(a)?, 2))),
         (b"decoct", [a]) => Some(s(&number_to_base(long_arg(a)?, 8))),
-        (b"hexdec", [a]) => base_to_number(&str_arg(a)?, 16),
-        (b"bindec", [a]) => base_to_number(&str_arg(a)?, 2),
-        (b"octdec", [a]) => base_to_number(&str_arg(a)?, 8),
-        (b"strcmp", [a, b]) => Some(Literal::Long(php_strcmp(&str_arg(a)?, &str_arg(b)?))),
+        (b"hexdec", [a]) => base_to_number(&str_arg_s(a)?, 16),
+        (b"bindec", [a]) => base_to_number(&str_arg_s(a)?, 2),
+        (b"octdec", [a]) => base_to_number(&str_arg_s(a)?, 8),
+        (b"strcmp", [a, b]) => Some(Literal::Long(php_strcmp(&str_arg_s(a)?, &str_arg_s(b)?))),
         (b"strcasecmp", [a, b]) => Some(Literal::Long(php_strcmp(
-            &str_arg(a)?.to_ascii_lowercase(),
-            &str_arg(b)?.to_ascii_lowercase(),
+            &str_arg_s(a)?.to_ascii_lowercase(),
+            &str_arg_s(b)?.to_ascii_lowercase(),
         ))),
         (b"strncmp", [a, b, c]) => {
             let n = long_arg(c)?;
@@ -681,7 +818,7 @@ pub fn ct_eval_func_call(name: &[u8], args: &[Literal], _strict_types: bool) -> 
                 return None;
             }
             let n = n as usize;
-            let (x, y) = (str_arg(a)?, str_arg(b)?);
+            let (x, y) = (str_arg_s(a)?, str_arg_s(b)?);
             let (x, y) = (&*x, &*y);
             Some(Literal::Long(php_strcmp(
                 &x[..n.min(x.len())],
@@ -689,7 +826,7 @@ pub fn ct_eval_func_call(name: &[u8], args: &[Literal], _strict_types: bool) -> 
             )))
         }
         (b"str_split", [a, rest @ ..]) if rest.len() <= 1 => {
-            let v = str_arg(a)?;
+            let v = str_arg_s(a)?;
             let v = &*v;
             let n = match rest {
                 [l] => long_arg(l)?,
@@ -714,7 +851,7 @@ pub fn ct_eval_func_call(name: &[u8], args: &[Literal], _strict_types: bool) -> 
                 return None;
             }
             // Up `levels` times, stopping once a step no longer shortens the path.
-            let mut cur = dirname(&str_arg(a)?);
+            let mut cur = dirname(&str_arg_s(a)?);
             let mut left = levels - 1;
             while left > 0 {
                 let next = dirname(&cur);
@@ -727,11 +864,45 @@ pub fn ct_eval_func_call(name: &[u8], args: &[Literal], _strict_types: bool) -> 
             }
             Some(s(&cur))
         }
-        // The version of an extension that is not loaded is false; loaded ones are left
-        // for run time (their version strings are not known here).
+        // PHP's own version, and the version of an extension of the tables (each is
+        // built into the PHP binary, or is OPcache itself, and carries PHP_VERSION; a test
+        // checks that against php). PHP folds any other extension to false when it is not
+        // loaded at compile time; here that is known only when the caller said the run
+        // loads exactly the tables' modules (crate::environment): otherwise the call stays,
+        // as false would be wrong in a run that loads the extension from php.ini.
+        (b"phpversion", []) => crate::helpers::get_persistent_constant(b"PHP_VERSION"),
         (b"phpversion", [a]) => {
-            let lc = str_arg(a)?.to_ascii_lowercase();
-            (!crate::helpers::is_module_loaded(&lc)).then_some(Literal::False)
+            let lc = str_arg_s(a)?.to_ascii_lowercase();
+            if crate::helpers::is_module_loaded(&lc) {
+                crate::helpers::get_persistent_constant(b"PHP_VERSION")
+            } else {
+                crate::environment::modules_are_tables().then_some(Literal::False)
+            }
+        }
+        (b"version_compare", [a, b, rest @ ..]) if rest.len() <= 1 => {
+            let (a, b) = (str_arg_s(a)?, str_arg_s(b)?);
+            // PHP compares the C strings: a NUL byte would end them.
+            if a.contains(&0) || b.contains(&0) {
+                return None;
+            }
+            let c = php_version_compare(&a, &b);
+            match rest {
+                [] | [Literal::Null] => Some(Literal::Long(c)),
+                [op] => {
+                    let r = match &*str_arg_s(op)? {
+                        b"<" | b"lt" => c == -1,
+                        b"<=" | b"le" => c != 1,
+                        b">" | b"gt" => c == 1,
+                        b">=" | b"ge" => c != -1,
+                        b"==" | b"=" | b"eq" => c == 0,
+                        b"!=" | b"<>" | b"ne" => c != 0,
+                        // An unknown operator throws a ValueError.
+                        _ => return None,
+                    };
+                    Some(boolean(r))
+                }
+                _ => None,
+            }
         }
         (b"serialize", [a]) => {
             let mut out = Vec::new();
@@ -929,15 +1100,15 @@ pub fn ct_eval_func_call(name: &[u8], args: &[Literal], _strict_types: bool) -> 
             }
             Some(Literal::Array(out))
         }
-        (b"urldecode", [a]) => Some(s(&urldecode(&str_arg(a)?, false))),
-        (b"rawurldecode", [a]) => Some(s(&urldecode(&str_arg(a)?, true))),
+        (b"urldecode", [a]) => Some(s(&urldecode(&str_arg_s(a)?, false))),
+        (b"rawurldecode", [a]) => Some(s(&urldecode(&str_arg_s(a)?, true))),
         (b"preg_quote", [a, rest @ ..]) if rest.len() <= 1 => {
             let delimiter = match rest {
                 [] | [Literal::Null] => None,
-                [d] => str_arg(d)?.first().copied(),
+                [d] => str_arg_s(d)?.first().copied(),
                 _ => None,
             };
-            Some(s(&preg_quote(&str_arg(a)?, delimiter)))
+            Some(s(&preg_quote(&str_arg_s(a)?, delimiter)))
         }
         (b"min" | b"max", args) if !args.is_empty() => {
             let list: Vec<Literal> = match args {
