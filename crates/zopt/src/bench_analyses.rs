@@ -21,7 +21,9 @@ use anyhow::Result;
 use serde::Serialize;
 use zend_optimizer::analysis::{analyze_script, analyze_script_timed, StageTimes};
 
-use crate::bench_optimizer::{median, php_round, prepare, status_kb, PassReport, Prepared};
+use crate::bench_optimizer::{
+    median, php_round, prepare, status_kb, Comparison, PassReport, Prepared,
+};
 use crate::php::Php;
 
 /// PHP's level with the DFA pass and the call graph, nothing else.
@@ -103,16 +105,12 @@ impl AnalysesReport {
 pub fn run(php: &Php, paths: &[PathBuf], rounds: usize) -> Result<AnalysesReport> {
     let Prepared {
         scripts,
+        op_arrays,
+        ops,
         list,
         driver,
         _dir,
     } = prepare(php, paths)?;
-    let op_arrays: usize = scripts.iter().map(|(_, s)| s.op_arrays().len()).sum();
-    let ops: usize = scripts
-        .iter()
-        .flat_map(|(_, s)| s.op_arrays())
-        .map(|o| o.opcodes.len())
-        .sum();
 
     let rss_before = status_kb("VmRSS:");
     let _ = std::fs::write("/proc/self/clear_refs", "5");
@@ -149,14 +147,7 @@ pub fn run(php: &Php, paths: &[PathBuf], rounds: usize) -> Result<AnalysesReport
         }
     }
     let peak = status_kb("VmHWM:");
-    let best = |v: &[f64]| v.iter().copied().fold(f64::INFINITY, f64::min);
-    let zopt_best_ms = best(&ours);
-    let php_dfa_best_ms = (best(&php_dfa) - best(&php0)) / 1e6;
-    let zopt_ms = median(ours);
-    let php_level0_ms = median(php0) / 1e6;
-    let php_dfa_level_ms = median(php_dfa) / 1e6;
-    let php_dfa_ms = php_dfa_level_ms - php_level0_ms;
-    let measurable = php_dfa_ms > 0.0 && php_dfa_best_ms > 0.0 && zopt_ms > 0.0;
+    let c = Comparison::new(ours, php0, php_dfa);
     let names = StageTimes::default().stages().map(|(n, _)| n);
     Ok(AnalysesReport {
         files: scripts.len(),
@@ -172,28 +163,16 @@ pub fn run(php: &Php, paths: &[PathBuf], rounds: usize) -> Result<AnalysesReport
                 ms: median(v),
             })
             .collect(),
-        zopt_ms,
-        zopt_best_ms,
-        zopt_mops_per_s: if zopt_ms > 0.0 {
-            ops as f64 / zopt_ms / 1e3
-        } else {
-            0.0
-        },
-        php_level0_ms,
-        php_dfa_level_ms,
-        php_dfa_ms,
-        php_dfa_best_ms,
-        speedup: if measurable {
-            php_dfa_ms / zopt_ms
-        } else {
-            0.0
-        },
-        speedup_best: if measurable {
-            php_dfa_best_ms / zopt_best_ms
-        } else {
-            0.0
-        },
-        measurable,
+        zopt_ms: c.zopt_ms,
+        zopt_best_ms: c.zopt_best_ms,
+        zopt_mops_per_s: c.mops_per_s(ops),
+        php_level0_ms: c.php_level0_ms,
+        php_dfa_level_ms: c.php_level_ms,
+        php_dfa_ms: c.php_ms,
+        php_dfa_best_ms: c.php_best_ms,
+        speedup: c.speedup,
+        speedup_best: c.speedup_best,
+        measurable: c.measurable,
         allocations_per_op: if ops > 0 {
             allocations as f64 / ops as f64
         } else {

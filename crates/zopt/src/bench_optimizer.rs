@@ -135,6 +135,58 @@ pub(crate) fn median(mut xs: Vec<f64>) -> f64 {
     }
 }
 
+/// Our times against PHP's, from the samples of every round: PHP's cost is its time at the
+/// measured level minus its time at level 0 (ns), ours is measured directly (ms).
+pub(crate) struct Comparison {
+    pub zopt_ms: f64,
+    pub zopt_best_ms: f64,
+    pub php_level0_ms: f64,
+    pub php_level_ms: f64,
+    pub php_ms: f64,
+    pub php_best_ms: f64,
+    /// False when PHP's time at the level was not above level 0's: no ratio then.
+    pub measurable: bool,
+    pub speedup: f64,
+    pub speedup_best: f64,
+}
+
+impl Comparison {
+    pub fn new(ours_ms: Vec<f64>, php_level0_ns: Vec<f64>, php_level_ns: Vec<f64>) -> Self {
+        let best = |v: &[f64]| v.iter().copied().fold(f64::INFINITY, f64::min);
+        let zopt_best_ms = best(&ours_ms);
+        let php_best_ms = (best(&php_level_ns) - best(&php_level0_ns)) / 1e6;
+        let zopt_ms = median(ours_ms);
+        let php_level0_ms = median(php_level0_ns) / 1e6;
+        let php_level_ms = median(php_level_ns) / 1e6;
+        let php_ms = php_level_ms - php_level0_ms;
+        let measurable = php_ms > 0.0 && php_best_ms > 0.0 && zopt_ms > 0.0;
+        Comparison {
+            zopt_ms,
+            zopt_best_ms,
+            php_level0_ms,
+            php_level_ms,
+            php_ms,
+            php_best_ms,
+            measurable,
+            speedup: if measurable { php_ms / zopt_ms } else { 0.0 },
+            speedup_best: if measurable {
+                php_best_ms / zopt_best_ms
+            } else {
+                0.0
+            },
+        }
+    }
+
+    /// Millions of ops per second at the median.
+    pub fn mops_per_s(&self, ops: usize) -> f64 {
+        if self.zopt_ms > 0.0 {
+            ops as f64 / self.zopt_ms / 1e3
+        } else {
+            0.0
+        }
+    }
+}
+
 /// `VmHWM` / `VmRSS` of this process, kB.
 pub(crate) fn status_kb(field: &str) -> u64 {
     std::fs::read_to_string("/proc/self/status")
@@ -202,6 +254,9 @@ pub(crate) fn php_round(
 /// reads.
 pub(crate) struct Prepared {
     pub scripts: Vec<(PathBuf, Script)>,
+    /// Op_arrays and ops of `scripts`.
+    pub op_arrays: usize,
+    pub ops: usize,
     pub list: PathBuf,
     pub driver: PathBuf,
     pub _dir: tempfile::TempDir,
@@ -243,8 +298,16 @@ pub(crate) fn prepare(php: &Php, paths: &[PathBuf]) -> Result<Prepared> {
     if scripts.is_empty() {
         bail!("none of the {} files could be measured", files.len());
     }
+    let op_arrays = scripts.iter().map(|(_, s)| s.op_arrays().len()).sum();
+    let ops = scripts
+        .iter()
+        .flat_map(|(_, s)| s.op_arrays())
+        .map(|o| o.opcodes.len())
+        .sum();
     Ok(Prepared {
         scripts,
+        op_arrays,
+        ops,
         list,
         driver,
         _dir: dir,
@@ -255,17 +318,12 @@ pub(crate) fn prepare(php: &Php, paths: &[PathBuf]) -> Result<Prepared> {
 pub fn run(php: &Php, paths: &[PathBuf], level: u32, rounds: usize) -> Result<OptimizerReport> {
     let Prepared {
         scripts,
+        op_arrays,
+        ops,
         list,
         driver,
         _dir,
     } = prepare(php, paths)?;
-
-    let op_arrays: usize = scripts.iter().map(|(_, s)| s.op_arrays().len()).sum();
-    let ops: usize = scripts
-        .iter()
-        .flat_map(|(_, s)| s.op_arrays())
-        .map(|o| o.opcodes.len())
-        .sum();
 
     // The total is timed with per-pass timing off (reading the clock around every pass of
     // every op_array is not free); a second run of each round gives the per-pass split.
@@ -312,14 +370,7 @@ pub fn run(php: &Php, paths: &[PathBuf], level: u32, rounds: usize) -> Result<Op
         drop(copies);
     }
     let peak = status_kb("VmHWM:");
-    let best = |v: &[f64]| v.iter().copied().fold(f64::INFINITY, f64::min);
-    let zopt_best_ms = best(&ours);
-    let php_optimizer_best_ms = (best(&php_l) - best(&php0)) / 1e6;
-    let zopt_ms = median(ours);
-    let php_level0_ms = median(php0) / 1e6;
-    let php_level_ms = median(php_l) / 1e6;
-    let php_optimizer_ms = php_level_ms - php_level0_ms;
-    let measurable = php_optimizer_ms > 0.0 && php_optimizer_best_ms > 0.0 && zopt_ms > 0.0;
+    let c = Comparison::new(ours, php0, php_l);
     Ok(OptimizerReport {
         optimization_level: format!("{level:#x}"),
         files: scripts.len(),
@@ -333,28 +384,16 @@ pub fn run(php: &Php, paths: &[PathBuf], level: u32, rounds: usize) -> Result<Op
                 ms: median(per_pass.remove(name).unwrap_or_default()),
             })
             .collect(),
-        zopt_ms,
-        zopt_mops_per_s: if zopt_ms > 0.0 {
-            ops as f64 / zopt_ms / 1e3
-        } else {
-            0.0
-        },
-        php_level0_ms,
-        php_level_ms,
-        php_optimizer_ms,
-        speedup: if measurable {
-            php_optimizer_ms / zopt_ms
-        } else {
-            0.0
-        },
-        zopt_best_ms,
-        php_optimizer_best_ms,
-        speedup_best: if measurable {
-            php_optimizer_best_ms / zopt_best_ms
-        } else {
-            0.0
-        },
-        measurable,
+        zopt_ms: c.zopt_ms,
+        zopt_mops_per_s: c.mops_per_s(ops),
+        php_level0_ms: c.php_level0_ms,
+        php_level_ms: c.php_level_ms,
+        php_optimizer_ms: c.php_ms,
+        speedup: c.speedup,
+        zopt_best_ms: c.zopt_best_ms,
+        php_optimizer_best_ms: c.php_best_ms,
+        speedup_best: c.speedup_best,
+        measurable: c.measurable,
         peak_rss_added_kb: peak.saturating_sub(rss_before),
         peak_rss_kb: peak,
         not_implemented: !zend_optimizer::implemented(
