@@ -127,11 +127,7 @@ pub struct CallGraph {
 impl CallGraph {
     /// `zend_build_call_graph` + `zend_analyze_call_graph`.
     pub fn build(info: &ScriptInfo) -> CallGraph {
-        let calls: Vec<Vec<CallSite>> = info
-            .op_arrays
-            .iter()
-            .map(|op_array| call_sites(info, op_array))
-            .collect();
+        let calls = info.calls.clone();
         let mut callers = vec![Vec::new(); calls.len()];
         for (caller, sites) in calls.iter().enumerate() {
             for (k, site) in sites.iter().enumerate() {

@@ -86,6 +86,9 @@ pub struct ScriptInfo<'a> {
     origins: Vec<Origin>,
     /// `ZEND_FUNC_RECURSIVE*` flags per op_array.
     pub recursion: Vec<u32>,
+    /// The call sites of each op_array (`zend_analyze_calls`), found once for the call
+    /// graph, the recursion flags and type inference.
+    pub calls: Vec<Vec<crate::CallSite>>,
 }
 
 impl<'a> ScriptInfo<'a> {
@@ -141,7 +144,13 @@ impl<'a> ScriptInfo<'a> {
             recursion: vec![0; op_arrays.len()],
             op_arrays,
             origins,
+            calls: Vec::new(),
         };
+        info.calls = info
+            .op_arrays
+            .iter()
+            .map(|op_array| crate::call_sites(&info, op_array))
+            .collect();
         info.analyze_recursion();
         info
     }
@@ -305,10 +314,10 @@ impl<'a> ScriptInfo<'a> {
         let n = self.op_arrays.len();
         // (caller, callee, is_prototype)
         let mut edges: Vec<(usize, usize, bool)> = Vec::new();
-        for (caller, op_array) in self.op_arrays.iter().enumerate() {
-            for op in &op_array.opcodes {
-                if let Some((Some(callee), is_prototype)) = self.called_func(op_array, op) {
-                    edges.push((caller, callee, is_prototype));
+        for (caller, sites) in self.calls.iter().enumerate() {
+            for site in sites {
+                if let Some(callee) = site.callee {
+                    edges.push((caller, callee.index(), site.is_prototype));
                 }
             }
         }

@@ -103,9 +103,6 @@ pub struct Inference {
     /// the fixpoint iteration. OPcache then drops the function's analysis: no SSA
     /// variables dump and no function info for its callers.
     pub failed: bool,
-    /// The op_array's call sites (`zend_analyze_calls`), when the call graph resolves
-    /// calls (PASS_6 + PASS_7); empty otherwise.
-    pub calls: Vec<zend_call_graph::CallSite>,
 }
 
 impl Inference {
@@ -178,7 +175,7 @@ pub(crate) struct State<'s> {
     /// is quadratic in its number of sources).
     pub phi_uses: zend_ssa::PhiUses,
     /// The op_array's call sites when the call graph resolves calls (`ctx.call_graph`).
-    pub calls: Vec<zend_call_graph::CallSite>,
+    pub calls: std::borrow::Cow<'s, [zend_call_graph::CallSite]>,
     /// Per op: the resolved call site whose DO_* it is (index into `calls`).
     pub call_at_do: Vec<Option<u32>>,
     /// A type shrank during the worklist iteration: PHP warns and gives up.
@@ -363,10 +360,10 @@ pub fn infer(
         }
     }
     let mut call_at_do = vec![None; op_array.opcodes.len()];
-    let calls = if ctx.call_graph {
-        zend_call_graph::call_sites(ctx.info, op_array)
-    } else {
-        Vec::new()
+    let calls = match func_index.and_then(|i| ctx.info.calls.get(i)) {
+        _ if !ctx.call_graph => std::borrow::Cow::Borrowed(&[][..]),
+        Some(sites) => std::borrow::Cow::Borrowed(sites.as_slice()),
+        None => std::borrow::Cow::Owned(zend_call_graph::call_sites(ctx.info, op_array)),
     };
     for (k, site) in calls.iter().enumerate() {
         if let Some(c) = site.call.filter(|_| site.resolved) {
@@ -398,6 +395,5 @@ pub fn infer(
         vars: st.vars,
         return_info,
         failed: st.failed,
-        calls: st.calls,
     }
 }

@@ -523,19 +523,14 @@ impl Driver<'_> {
                     debug_level: debug,
                     header: Some(info.header(i)),
                 });
-                let Ok(mut fa) =
+                let Ok(fa) =
                     crate::analysis::analyze_op_array_dumped(&info, &ictx, i, &mut returns, dumps)
                 else {
                     continue;
                 };
                 let mut fi = FuncInfo {
                     flags: fa.cfg.func_flags.bits(),
-                    // The inference found them when it resolved calls with the call graph.
-                    callee_info: if ictx.call_graph {
-                        std::mem::take(&mut fa.inference.calls)
-                    } else {
-                        zend_call_graph::call_sites(&info, op_array)
-                    },
+                    callee_info: info.calls[i].clone(),
                     ..FuncInfo::default()
                 };
                 if let Some(ri) = &returns[i] {
