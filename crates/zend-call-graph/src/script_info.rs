@@ -322,15 +322,15 @@ impl<'a> ScriptInfo<'a> {
             }
         }
         let mut callees: Vec<Vec<usize>> = vec![Vec::new(); n];
-        for &(caller, callee, _) in &edges {
+        // Per callee, the callers whose calls cannot reach an override, in edge order.
+        let mut callers: Vec<Vec<usize>> = vec![Vec::new(); n];
+        for &(caller, callee, proto) in &edges {
             callees[caller].push(callee);
+            if !proto {
+                callers[callee].push(caller);
+            }
         }
-        for i in 0..n {
-            let incoming: Vec<usize> = edges
-                .iter()
-                .filter(|&&(_, callee, proto)| callee == i && !proto)
-                .map(|e| e.0)
-                .collect();
+        for (i, incoming) in callers.iter().enumerate() {
             if incoming.is_empty() {
                 continue;
             }
