@@ -211,3 +211,29 @@ fn ssa_of_a_cfg_without_dominators_is_an_error() {
     }
     assert!(refused > 10);
 }
+
+/// Found by the property test (steps BuildBlocks, Dfg, Build, Ssa): liveness computed on
+/// one CFG of an op_array (`Cfg::build_blocks`, every block taken as reachable) and SSA
+/// built on another (`Cfg::build`) is an error when it shows, never a panic; on every
+/// fixture op_array.
+#[test]
+fn ssa_from_the_liveness_of_another_cfg_is_not_a_panic() {
+    let mut built = 0;
+    for script in fixtures() {
+        let info = ScriptInfo::new(script);
+        for op_array in &info.op_arrays {
+            let (Ok(blocks), Ok(cfg)) = (
+                Cfg::build_blocks(op_array, BuildFlags::NO_ENTRY_PREDECESSORS),
+                Cfg::build(op_array, BuildFlags::NO_ENTRY_PREDECESSORS),
+            ) else {
+                continue;
+            };
+            let dfg = Dfg::build(op_array, &blocks, BuildFlags::empty());
+            match Ssa::build(op_array, &cfg, &dfg, &Classes(&info), BuildFlags::empty()) {
+                Ok(_) => built += 1,
+                Err(e) => assert!(!e.to_string().is_empty()),
+            }
+        }
+    }
+    assert!(built > 100);
+}

@@ -127,6 +127,18 @@ impl Ssa {
         b.place_phis();
         b.rename(build_flags);
         let mut ssa = b.ssa;
+        // Renaming reaches every phi placed from a DFG of this CFG; one it never reached
+        // was placed from the liveness of another CFG of the op_array.
+        if let Some(phi) = ssa.phis.iter().find(|p| p.ssa_var.0 == u32::MAX) {
+            return Err(SsaError::Mismatch {
+                function: op_array.display_name(),
+                what: format!(
+                    "a phi of variable {} in block {} is never reached: the DFG was built \
+                     from another CFG",
+                    phi.var, phi.block.0
+                ),
+            });
+        }
         ssa.compute_use_def_chains(op_array, cfg);
         Ok(ssa)
     }
