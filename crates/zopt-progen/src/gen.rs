@@ -1834,7 +1834,9 @@ impl Gen<'_> {
         } else if self.rng.chance(0.6) {
             self.rng.range(0, 5).to_string().into()
         } else {
-            self.expr(Ty::Int, 1)
+            // Bounded: a key near PHP_INT_MAX leaves no next index, and a later `$a[] = v`
+            // is a fatal error (seed 919).
+            cat!("(", self.expr(Ty::Int, 1), ") % 1000")
         }
     }
 
