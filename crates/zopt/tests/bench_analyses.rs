@@ -29,7 +29,11 @@ fn measures_every_stage_and_phps_dfa_path() {
     let mut args = vec!["--json"];
     args.extend(files.iter().map(String::as_str));
     let out = bench(&args);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(r["files"].as_u64(), Some(files.len() as u64));
     assert!(r["analysed"].as_u64().unwrap() > 0);
