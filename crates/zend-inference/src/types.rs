@@ -85,7 +85,7 @@ pub(crate) fn mark_cv_references(st: &mut State) {
     while let Some(var) = wl.pop_first() {
         st.vars[var].type_ |= RC1 | RCN | REF | UNKNOWN;
         let sv = SsaVar(var as u32);
-        for p in &st.phi_uses[sv.index()] {
+        for p in &st.phi_uses[var] {
             let pv = st.ssa.phis[p.index()].ssa_var.index();
             if st.vars[pv].type_ & REF == 0 {
                 wl.insert(pv);
@@ -310,7 +310,7 @@ fn can_convert_to_double(st: &State, var: usize, value: Option<Num>, visited: &m
             return false;
         }
     }
-    let phis: Vec<usize> = st.phi_uses[sv.index()]
+    let phis: Vec<usize> = st.phi_uses[var]
         .iter()
         .map(|p| st.ssa.phis[p.index()].ssa_var.index())
         .collect();
