@@ -7,6 +7,9 @@
 //! The op_arrays of a script in `zend_foreach_op_array` order and what the call graph knows
 //! of each.
 
+use rustc_hash::FxHasher;
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hash, Hasher};
 use zend_ir::dump::{FuncInfoHeader, SsaRange};
 use zend_ir::opcode::*;
 use zend_ir::{ClassEntry, Literal, OpArray, Operand, PhpStr, Script, TypeNames, ZendType};
@@ -68,62 +71,80 @@ pub enum CalledTarget<'a> {
     InternalMethod(&'static str, Vec<u8>),
 }
 
-/// Where an op_array of the call graph comes from.
-#[derive(Clone, Debug)]
-enum Origin {
-    Main,
-    Function(PhpStr),
-    /// Scope (class name, lowercased) and method key.
-    Method(Vec<u8>, PhpStr),
-    Dynamic,
+/// A byte string hashed and compared without regard to ASCII case, as PHP compares class
+/// names.
+#[derive(Clone, Copy, Debug)]
+struct Caseless<'a>(&'a [u8]);
+
+impl PartialEq for Caseless<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.eq_ignore_ascii_case(other.0)
+    }
 }
+
+impl Eq for Caseless<'_> {}
+
+impl Hash for Caseless<'_> {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        // Eight lowercased bytes at a time: names are short, hashing byte by byte is not
+        // free.
+        let mut chunks = self.0.chunks_exact(8);
+        for chunk in &mut chunks {
+            let mut word = [0u8; 8];
+            for (w, b) in word.iter_mut().zip(chunk) {
+                *w = b.to_ascii_lowercase();
+            }
+            state.write_u64(u64::from_le_bytes(word));
+        }
+        let mut word = [0u8; 8];
+        for (w, b) in word.iter_mut().zip(chunks.remainder()) {
+            *w = b.to_ascii_lowercase();
+        }
+        state.write_u64(u64::from_le_bytes(word));
+        state.write_usize(self.0.len());
+    }
+}
+
+type Map<K, V> = HashMap<K, V, BuildHasherDefault<FxHasher>>;
 
 /// The op_arrays of a script in `zend_foreach_op_array` order, with the call-graph facts
 /// the DFA dumps print.
 pub struct ScriptInfo<'a> {
     pub script: &'a Script,
     pub op_arrays: Vec<&'a OpArray>,
-    origins: Vec<Origin>,
     /// `ZEND_FUNC_RECURSIVE*` flags per op_array.
     pub recursion: Vec<u32>,
     /// The call sites of each op_array (`zend_analyze_calls`), found once for the call
     /// graph, the recursion flags and type inference.
     pub calls: Vec<Vec<crate::CallSite>>,
+    /// Lookups PHP makes in its hash tables, built once per script (the first entry wins,
+    /// as a scan in table order would find it): function key to op_array index,
+    functions: Map<&'a [u8], usize>,
+    /// (declaring class name, method key) to op_array index,
+    methods: Map<(Caseless<'a>, &'a [u8]), usize>,
+    /// class table key to class,
+    classes: Map<&'a [u8], &'a ClassEntry>,
+    /// and class name (any case) to class, for an op_array's scope.
+    scopes: Map<Caseless<'a>, &'a ClassEntry>,
 }
 
 impl<'a> ScriptInfo<'a> {
     pub fn new(script: &'a Script) -> Self {
         let mut op_arrays = Vec::new();
-        let mut origins = Vec::new();
-        fn with_dynamic<'a>(
-            op_array: &'a OpArray,
-            origin: Origin,
-            out: &mut Vec<&'a OpArray>,
-            origins: &mut Vec<Origin>,
-        ) {
+        let mut functions = Map::default();
+        let mut methods = Map::default();
+        fn with_dynamic<'a>(op_array: &'a OpArray, out: &mut Vec<&'a OpArray>) {
             // Depth-first with an explicit stack: closures nest arbitrarily deep.
-            let mut stack = vec![(op_array, origin)];
-            while let Some((op_array, origin)) = stack.pop() {
+            let mut stack = vec![op_array];
+            while let Some(op_array) = stack.pop() {
                 out.push(op_array);
-                origins.push(origin);
-                for def in op_array.dynamic_func_defs.iter().rev() {
-                    stack.push((def, Origin::Dynamic));
-                }
+                stack.extend(op_array.dynamic_func_defs.iter().rev());
             }
         }
-        with_dynamic(
-            &script.main_op_array,
-            Origin::Main,
-            &mut op_arrays,
-            &mut origins,
-        );
+        with_dynamic(&script.main_op_array, &mut op_arrays);
         for (key, func) in &script.function_table {
-            with_dynamic(
-                func,
-                Origin::Function(key.clone()),
-                &mut op_arrays,
-                &mut origins,
-            );
+            functions.entry(key.as_bytes()).or_insert(op_arrays.len());
+            with_dynamic(func, &mut op_arrays);
         }
         for (key, ce) in &script.class_table {
             if ce.refcount > 1 && !key.0.eq_ignore_ascii_case(&ce.name.0) {
@@ -134,17 +155,28 @@ impl<'a> ScriptInfo<'a> {
                     && method.type_ == zend_ir::ZEND_USER_FUNCTION
                     && method.fn_flags & (zend_ir::ZEND_ACC_ABSTRACT | ZEND_ACC_TRAIT_CLONE) == 0
                 {
-                    let origin = Origin::Method(ce.name.0.to_ascii_lowercase(), mkey.clone());
-                    with_dynamic(method, origin, &mut op_arrays, &mut origins);
+                    methods
+                        .entry((Caseless(ce.name.as_bytes()), mkey.as_bytes()))
+                        .or_insert(op_arrays.len());
+                    with_dynamic(method, &mut op_arrays);
                 }
             }
+        }
+        let mut classes = Map::default();
+        let mut scopes = Map::default();
+        for (key, ce) in &script.class_table {
+            classes.entry(key.as_bytes()).or_insert(ce);
+            scopes.entry(Caseless(ce.name.as_bytes())).or_insert(ce);
         }
         let mut info = ScriptInfo {
             script,
             recursion: vec![0; op_arrays.len()],
             op_arrays,
-            origins,
             calls: Vec::new(),
+            functions,
+            methods,
+            classes,
+            scopes,
         };
         info.calls = info
             .op_arrays
@@ -157,12 +189,7 @@ impl<'a> ScriptInfo<'a> {
 
     /// `zend_optimizer_get_class_entry(script, op_array, lcname)`.
     pub fn class_entry(&self, op_array: Option<&OpArray>, lcname: &[u8]) -> Option<ClassRef<'a>> {
-        if let Some((_, ce)) = self
-            .script
-            .class_table
-            .iter()
-            .find(|(key, _)| key.as_bytes() == lcname)
-        {
+        if let Some(&ce) = self.classes.get(lcname) {
             return Some(ClassRef::Script(ce));
         }
         if let Some(name) = zend_ir::internal_class(lcname) {
@@ -177,34 +204,19 @@ impl<'a> ScriptInfo<'a> {
 
     /// The class entry an op_array's scope names.
     fn scope_class(&self, scope: &PhpStr) -> Option<&'a ClassEntry> {
-        self.script
-            .class_table
-            .iter()
-            .map(|(_, ce)| ce)
-            .find(|ce| ce.name.as_bytes().eq_ignore_ascii_case(scope.as_bytes()))
+        self.scopes.get(&Caseless(scope.as_bytes())).copied()
     }
 
     fn index_of_function(&self, key: &[u8]) -> Option<usize> {
-        self.origins
-            .iter()
-            .position(|o| matches!(o, Origin::Function(k) if k.as_bytes() == key))
-    }
-
-    fn index_of_method(&self, scope_lc: &[u8], key: &[u8]) -> Option<usize> {
-        self.origins
-            .iter()
-            .position(|o| matches!(o, Origin::Method(s, k) if s == scope_lc && k.as_bytes() == key))
+        self.functions.get(key).copied()
     }
 
     /// The call-graph op_array a method of `ce` resolves to (its own or an inherited one).
     fn method(&self, ce: &'a ClassEntry, key: &[u8]) -> Option<(&'a OpArray, Option<usize>)> {
         let (_, fbc) = ce.methods.iter().find(|(k, _)| k.as_bytes() == key)?;
-        let scope = fbc
-            .scope
-            .as_ref()
-            .map(|s| s.0.to_ascii_lowercase())
-            .unwrap_or_default();
-        Some((fbc, self.index_of_method(&scope, key)))
+        let scope = fbc.scope.as_ref().map_or(&[][..], |s| s.as_bytes());
+        let index = self.methods.get(&(Caseless(scope), key)).copied();
+        Some((fbc, index))
     }
 
     fn literal(op_array: &OpArray, operand: Operand, offset: usize) -> Option<&[u8]> {

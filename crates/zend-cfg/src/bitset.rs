@@ -190,9 +190,11 @@ impl BitMatrix {
 /// and knows its size, so a worklist drained one member at a time costs linear time, not
 /// quadratic. Indices outside the set are ignored (never members), as in the worklists
 /// it replaces.
+///
+/// The words live in a `Vec` by default, or in a slice of an arena ([`Worklist::new_in`]).
 #[derive(Clone, Debug, Default)]
-pub struct Worklist {
-    words: Vec<u64>,
+pub struct Worklist<W = Vec<u64>> {
+    words: W,
     /// Every word below this one is empty.
     first: usize,
     len: usize,
@@ -222,14 +224,27 @@ impl Worklist {
             len: n,
         }
     }
+}
 
+impl<'b> Worklist<&'b mut [u64]> {
+    /// An empty worklist for `0..n` whose words live in `arena`.
+    pub fn new_in(n: usize, arena: &'b bumpalo::Bump) -> Self {
+        Worklist {
+            words: arena.alloc_slice_fill_copy(words_for(n), 0u64),
+            first: 0,
+            len: 0,
+        }
+    }
+}
+
+impl<W: AsRef<[u64]> + AsMut<[u64]>> Worklist<W> {
     pub fn contains(&self, i: usize) -> bool {
-        contains(&self.words, i)
+        contains(self.words.as_ref(), i)
     }
 
     /// Adds `i`; true if it was not a member.
     pub fn insert(&mut self, i: usize) -> bool {
-        let Some(w) = self.words.get_mut(i / 64) else {
+        let Some(w) = self.words.as_mut().get_mut(i / 64) else {
             return false;
         };
         let bit = 1u64 << (i % 64);
@@ -243,7 +258,7 @@ impl Worklist {
     }
 
     pub fn remove(&mut self, i: usize) {
-        if let Some(w) = self.words.get_mut(i / 64) {
+        if let Some(w) = self.words.as_mut().get_mut(i / 64) {
             let bit = 1u64 << (i % 64);
             if *w & bit != 0 {
                 *w &= !bit;
@@ -265,10 +280,11 @@ impl Worklist {
         if self.len == 0 {
             return None;
         }
-        while self.words[self.first] == 0 {
+        let words = self.words.as_mut();
+        while words[self.first] == 0 {
             self.first += 1;
         }
-        let w = &mut self.words[self.first];
+        let w = &mut words[self.first];
         let bit = w.trailing_zeros() as usize;
         *w &= *w - 1;
         self.len -= 1;
@@ -277,11 +293,11 @@ impl Worklist {
 
     /// The members in increasing order.
     pub fn iter(&self) -> Iter<'_> {
-        iter(&self.words)
+        iter(self.words.as_ref())
     }
 
     pub fn clear(&mut self) {
-        self.words.fill(0);
+        self.words.as_mut().fill(0);
         self.first = 0;
         self.len = 0;
     }

@@ -3,6 +3,9 @@
 
 use crate::BlockId;
 use bitflags::bitflags;
+use bumpalo::collections::Vec as BVec;
+use bumpalo::vec as bvec;
+use bumpalo::Bump;
 use zend_ir::opcode::*;
 use zend_ir::{Literal, OpArray, OpNum, Operand, TryCatchElement};
 
@@ -319,30 +322,56 @@ impl Cfg {
     /// dominator tree and loops (`zend_build_cfg` + `zend_cfg_build_predecessors` +
     /// `zend_cfg_compute_dominators_tree` + `zend_cfg_identify_loops`).
     pub fn build(op_array: &OpArray, build_flags: BuildFlags) -> Result<Cfg, CfgError> {
-        let mut cfg = Cfg::build_blocks(op_array, build_flags)?;
-        cfg.compute_dominators_tree();
-        cfg.identify_loops();
+        Cfg::build_in(op_array, build_flags, &Bump::new())
+    }
+
+    /// [`Cfg::build`], with its working arrays in `scratch` (an analysis reuses one arena
+    /// for every op_array).
+    pub fn build_in(
+        op_array: &OpArray,
+        build_flags: BuildFlags,
+        scratch: &Bump,
+    ) -> Result<Cfg, CfgError> {
+        let mut cfg = Cfg::build_blocks_in(op_array, build_flags, scratch)?;
+        cfg.compute_dominators_tree_in(scratch);
+        cfg.identify_loops_in(scratch);
         Ok(cfg)
     }
 
     /// `zend_build_cfg` followed by `zend_cfg_build_predecessors`: no dominators yet.
     pub fn build_blocks(op_array: &OpArray, build_flags: BuildFlags) -> Result<Cfg, CfgError> {
-        let mut cfg = Cfg::build_successors(op_array, build_flags)?;
-        cfg.build_predecessors();
+        Cfg::build_blocks_in(op_array, build_flags, &Bump::new())
+    }
+
+    fn build_blocks_in(
+        op_array: &OpArray,
+        build_flags: BuildFlags,
+        scratch: &Bump,
+    ) -> Result<Cfg, CfgError> {
+        let mut cfg = Cfg::build_successors_in(op_array, build_flags, scratch)?;
+        cfg.build_predecessors(scratch);
         Ok(cfg)
     }
 
     /// `zend_build_cfg` alone: blocks, successors and reachability, no predecessors (every
     /// `predecessors` list is empty), as block_pass.c uses it.
     pub fn build_successors(op_array: &OpArray, build_flags: BuildFlags) -> Result<Cfg, CfgError> {
+        Cfg::build_successors_in(op_array, build_flags, &Bump::new())
+    }
+
+    fn build_successors_in(
+        op_array: &OpArray,
+        build_flags: BuildFlags,
+        scratch: &Bump,
+    ) -> Result<Cfg, CfgError> {
         validate_operands(op_array)?;
         let last = op_array.opcodes.len() as u32;
         let flags = build_flags & (BuildFlags::STACKLESS | BuildFlags::RECV_ENTRY);
         // How many times each op starts a block (BB_START); one extra slot absorbs a start
         // past the last op.
-        let mut starts = vec![0u32; last as usize + 1];
+        let mut starts = bvec![in scratch; 0u32; last as usize + 1];
         let mut func_flags = FuncFlags::empty();
-        let mut targets = Vec::new();
+        let mut targets = BVec::new_in(scratch);
         starts[0] += 1;
         for i in 0..last {
             let op = &op_array.opcodes[i as usize];
@@ -493,7 +522,7 @@ impl Cfg {
         // the FREE of an unreachable block, which PHP gives a successor past the end).
         let blocks_count = blocks.len() as u32;
         let mut successor_list = Vec::with_capacity(blocks.len() * 2);
-        let mut falls_off: Vec<(usize, u32)> = Vec::new();
+        let mut falls_off = BVec::new_in(scratch);
         for j in 0..blocks_count {
             let block = &blocks[j as usize];
             let offset = successor_list.len() as u32;
@@ -503,13 +532,12 @@ impl Cfg {
                 }
             } else {
                 let last_op = block.start + block.len - 1;
-                let mut next = |list: &mut Vec<BlockId>| -> Result<(), CfgError> {
+                let mut next = |list: &mut Vec<BlockId>| {
                     if j + 1 >= blocks_count {
                         falls_off.push((j as usize, last_op));
                     } else {
                         list.push(BlockId(j + 1));
                     }
-                    Ok(())
                 };
                 let op = &op_array.opcodes[last_op as usize];
                 match op.opcode {
@@ -527,10 +555,10 @@ impl Cfg {
                                 successor_list.push(map[target as usize]);
                             }
                             if falls_through {
-                                next(&mut successor_list)?;
+                                next(&mut successor_list);
                             }
                         }
-                        None => next(&mut successor_list)?,
+                        None => next(&mut successor_list),
                     },
                 }
             }
@@ -551,7 +579,7 @@ impl Cfg {
             try_catch: op_array.try_catch_array.clone(),
         };
         // Step 4: reachability.
-        cfg.mark_reachable_blocks(op_array, BlockId(0));
+        cfg.mark_reachable_blocks(op_array, BlockId(0), scratch);
         if let Some(&(_, last_op)) = falls_off
             .iter()
             .find(|(b, _)| cfg.blocks[*b].is_reachable())
@@ -716,7 +744,7 @@ impl Cfg {
     /// Marks one block and everything reachable from it (`zend_mark_reachable`), setting
     /// the FOLLOW/TARGET/EXIT/ENTRY flags along the way. Iterative: the order blocks are
     /// visited in does not change the flags, each reachable block being visited once.
-    fn mark_reachable(&mut self, op_array: &OpArray, from: BlockId, stack: &mut Vec<BlockId>) {
+    fn mark_reachable(&mut self, op_array: &OpArray, from: BlockId, stack: &mut BVec<BlockId>) {
         stack.clear();
         stack.push(from);
         while let Some(b) = stack.pop() {
@@ -792,9 +820,9 @@ impl Cfg {
 
     /// `zend_mark_reachable_blocks`: reachability from `start`, then through the exception
     /// table, then the unreachable blocks that free a live loop variable.
-    fn mark_reachable_blocks(&mut self, op_array: &OpArray, start: BlockId) {
+    fn mark_reachable_blocks(&mut self, op_array: &OpArray, start: BlockId, scratch: &Bump) {
         self.blocks[start.index()].flags = BlockFlags::START;
-        let mut stack = Vec::new();
+        let mut stack = BVec::new_in(scratch);
         self.mark_reachable(op_array, start, &mut stack);
 
         if !self.try_catch.is_empty() {
@@ -883,12 +911,12 @@ impl Cfg {
 
     /// `zend_cfg_build_predecessors`: unreachable blocks lose their successors; every
     /// reachable block lists its distinct predecessors.
-    fn build_predecessors(&mut self) {
+    fn build_predecessors(&mut self, scratch: &Bump) {
         let n = self.blocks.len();
-        let mut counts = vec![0u32; n];
+        let mut counts = bvec![in scratch; 0u32; n];
         // SWITCH tables may name a block several times; `seen[s] == j + 1` marks a
         // successor block `j` already counted.
-        let mut seen = vec![0u32; n];
+        let mut seen = bvec![in scratch; 0u32; n];
         let mut edges = 0;
         for b in 0..n {
             if !self.blocks[b].is_reachable() {
@@ -907,7 +935,7 @@ impl Cfg {
         }
         self.edges_count = edges;
         let mut offset = 0u32;
-        for (block, count) in self.blocks.iter_mut().zip(&counts) {
+        for (block, count) in self.blocks.iter_mut().zip(counts.iter()) {
             block.predecessor_offset = offset;
             block.predecessors_count = 0;
             offset += count;
@@ -940,7 +968,7 @@ impl Cfg {
 fn jump_targets(
     op_array: &OpArray,
     i: u32,
-    targets: &mut Vec<u32>,
+    targets: &mut BVec<u32>,
 ) -> Result<Option<bool>, CfgError> {
     targets.clear();
     let op = &op_array.opcodes[i as usize];

@@ -4,103 +4,117 @@
 
 use crate::cfg::{BlockFlags, Cfg, FuncFlags};
 use crate::BlockId;
+use bumpalo::collections::Vec as BVec;
+use bumpalo::vec as bvec;
+use bumpalo::Bump;
 
 /// Immediate dominators of the blocks reachable from the entry by successor edges
-/// (Lengauer and Tarjan, with path compression; iterative). The dominator tree is unique,
-/// so this is the tree PHP's Cooper-Harvey-Kennedy iteration converges to, in
-/// near-linear time even for deeply nested code.
-fn immediate_dominators(cfg: &Cfg) -> Vec<Option<usize>> {
+/// (Lengauer and Tarjan, with path compression; iterative), into `idom` (`NONE` for the
+/// entry and unreached blocks). The dominator tree is unique, so this is the tree PHP's
+/// Cooper-Harvey-Kennedy iteration converges to, in near-linear time even for deeply
+/// nested code.
+fn immediate_dominators<'b>(cfg: &Cfg, scratch: &'b Bump) -> BVec<'b, u32> {
     let n = cfg.blocks.len();
-    const NONE: usize = usize::MAX;
     // Preorder numbering by an iterative depth-first walk.
-    let mut dfn = vec![NONE; n];
-    let mut vertex: Vec<usize> = Vec::with_capacity(n);
-    let mut parent = vec![NONE; n];
-    let mut stack: Vec<(usize, usize)> = vec![(0, 0)];
+    let mut dfn = bvec![in scratch; NONE; n];
+    let mut vertex = BVec::with_capacity_in(n, scratch);
+    let mut parent = bvec![in scratch; NONE; n];
+    let mut stack = BVec::with_capacity_in(n, scratch);
+    stack.push((0u32, 0u32));
     dfn[0] = 0;
-    vertex.push(0);
+    vertex.push(0u32);
     while let Some(&mut (b, ref mut next)) = stack.last_mut() {
-        let succs = cfg.successors(BlockId(b as u32));
-        if let Some(&s) = succs.get(*next) {
+        let succs = cfg.successors(BlockId(b));
+        if let Some(&s) = succs.get(*next as usize) {
             *next += 1;
-            let s = s.index();
-            if dfn[s] == NONE {
-                dfn[s] = vertex.len();
-                vertex.push(s);
-                parent[s] = b;
-                stack.push((s, 0));
+            if dfn[s.index()] == NONE {
+                dfn[s.index()] = vertex.len() as u32;
+                vertex.push(s.0);
+                parent[s.index()] = b;
+                stack.push((s.0, 0));
             }
         } else {
             stack.pop();
         }
     }
     let count = vertex.len();
-    // Work on preorder numbers from here on.
-    let mut semi: Vec<usize> = (0..count).collect();
-    let mut ancestor = vec![NONE; count];
-    let mut label: Vec<usize> = (0..count).collect();
-    let mut dom = vec![NONE; count];
-    let mut bucket: Vec<Vec<usize>> = vec![Vec::new(); count];
-    let mut path: Vec<usize> = Vec::new();
+    // Work on preorder numbers from here on. Buckets are linked lists threaded through
+    // `bucket_next`: the order their members are settled in does not change the result.
+    let mut semi = BVec::from_iter_in(0..count as u32, scratch);
+    let mut label = BVec::from_iter_in(0..count as u32, scratch);
+    let mut ancestor = bvec![in scratch; NONE; count];
+    let mut dom = bvec![in scratch; NONE; count];
+    let mut bucket_head = bvec![in scratch; NONE; count];
+    let mut bucket_next = bvec![in scratch; NONE; count];
+    let mut path = BVec::new_in(scratch);
 
     // `eval` with iterative path compression.
-    let eval = |v: usize,
-                ancestor: &mut Vec<usize>,
-                label: &mut Vec<usize>,
-                semi: &Vec<usize>,
-                path: &mut Vec<usize>|
-     -> usize {
-        if ancestor[v] == NONE {
-            return v;
-        }
-        path.clear();
-        let mut x = v;
-        while ancestor[ancestor[x]] != NONE {
-            path.push(x);
-            x = ancestor[x];
-        }
-        // `x`'s ancestor is a root of the forest; compress from the top down.
-        while let Some(y) = path.pop() {
-            let a = ancestor[y];
-            if semi[label[a]] < semi[label[y]] {
-                label[y] = label[a];
+    let eval =
+        |v: u32, ancestor: &mut [u32], label: &mut [u32], semi: &[u32], path: &mut BVec<u32>| {
+            let v = v as usize;
+            if ancestor[v] == NONE {
+                return v as u32;
             }
-            ancestor[y] = ancestor[a];
-        }
-        label[v]
-    };
+            path.clear();
+            let mut x = v;
+            while ancestor[ancestor[x] as usize] != NONE {
+                path.push(x as u32);
+                x = ancestor[x] as usize;
+            }
+            // `x`'s ancestor is a root of the forest; compress from the top down.
+            while let Some(y) = path.pop() {
+                let y = y as usize;
+                let a = ancestor[y] as usize;
+                if semi[label[a] as usize] < semi[label[y] as usize] {
+                    label[y] = label[a];
+                }
+                ancestor[y] = ancestor[a];
+            }
+            label[v]
+        };
 
     for w in (1..count).rev() {
         let block = vertex[w];
-        for &p in cfg.predecessors(BlockId(block as u32)) {
+        for &p in cfg.predecessors(BlockId(block)) {
             let v = dfn[p.index()];
             if v == NONE {
                 continue;
             }
             let u = eval(v, &mut ancestor, &mut label, &semi, &mut path);
-            if semi[u] < semi[w] {
-                semi[w] = semi[u];
+            if semi[u as usize] < semi[w] {
+                semi[w] = semi[u as usize];
             }
         }
-        bucket[semi[w]].push(w);
-        let pw = dfn[parent[block]];
+        let s = semi[w] as usize;
+        bucket_next[w] = bucket_head[s];
+        bucket_head[s] = w as u32;
+        let pw = dfn[parent[block as usize] as usize];
         ancestor[w] = pw;
-        for v in std::mem::take(&mut bucket[pw]) {
+        let mut v = std::mem::replace(&mut bucket_head[pw as usize], NONE);
+        while v != NONE {
             let u = eval(v, &mut ancestor, &mut label, &semi, &mut path);
-            dom[v] = if semi[u] < semi[v] { u } else { pw };
+            dom[v as usize] = if semi[u as usize] < semi[v as usize] {
+                u
+            } else {
+                pw
+            };
+            v = bucket_next[v as usize];
         }
     }
     for w in 1..count {
         if dom[w] != semi[w] {
-            dom[w] = dom[dom[w]];
+            dom[w] = dom[dom[w] as usize];
         }
     }
-    let mut idom = vec![None; n];
+    let mut idom = bvec![in scratch; NONE; n];
     for w in 1..count {
-        idom[vertex[w]] = Some(vertex[dom[w]]);
+        idom[vertex[w] as usize] = vertex[dom[w] as usize];
     }
     idom
 }
+
+/// "No block" in the scratch arrays of this module.
+const NONE: u32 = u32::MAX;
 
 /// `dominates(a, b)` of zend_ssa.c: whether `a` dominates `b` in the dominator tree the
 /// blocks' `idom` and `level` describe now (every block dominates itself; a block outside
@@ -142,10 +156,15 @@ pub struct DomIntervals {
 
 impl DomIntervals {
     pub fn new(cfg: &Cfg) -> DomIntervals {
+        DomIntervals::new_in(cfg, &Bump::new())
+    }
+
+    /// [`DomIntervals::new`], with its working arrays in `scratch`.
+    pub fn new_in(cfg: &Cfg, scratch: &Bump) -> DomIntervals {
         let n = cfg.blocks.len();
         // Children lists from the idom links, in block order.
-        let mut first_child: Vec<Option<usize>> = vec![None; n];
-        let mut next_sibling: Vec<Option<usize>> = vec![None; n];
+        let mut first_child = bvec![in scratch; NONE; n];
+        let mut next_sibling = bvec![in scratch; NONE; n];
         for j in (0..n).rev() {
             let block = &cfg.blocks[j];
             if !block.is_reachable() {
@@ -153,12 +172,12 @@ impl DomIntervals {
             }
             if let Some(d) = block.idom {
                 next_sibling[j] = first_child[d.index()];
-                first_child[d.index()] = Some(j);
+                first_child[d.index()] = j as u32;
             }
         }
         let mut interval = vec![(u32::MAX, u32::MAX); n];
         let mut time = 0u32;
-        let mut stack: Vec<(usize, Option<usize>)> = Vec::new();
+        let mut stack = BVec::new_in(scratch);
         for root in 0..n {
             let block = &cfg.blocks[root];
             if !block.is_reachable() || block.idom.is_some() {
@@ -166,20 +185,18 @@ impl DomIntervals {
             }
             interval[root].0 = time;
             time += 1;
-            stack.push((root, first_child[root]));
+            stack.push((root as u32, first_child[root]));
             while let Some((b, child)) = stack.last_mut() {
-                match *child {
-                    Some(c) => {
-                        *child = next_sibling[c];
-                        interval[c].0 = time;
-                        time += 1;
-                        stack.push((c, first_child[c]));
-                    }
-                    None => {
-                        interval[*b].1 = time;
-                        time += 1;
-                        stack.pop();
-                    }
+                if *child != NONE {
+                    let c = *child as usize;
+                    *child = next_sibling[c];
+                    interval[c].0 = time;
+                    time += 1;
+                    stack.push((c as u32, first_child[c]));
+                } else {
+                    interval[*b as usize].1 = time;
+                    time += 1;
+                    stack.pop();
                 }
             }
         }
@@ -206,6 +223,11 @@ impl Cfg {
     /// with Cooper, Harvey and Kennedy's "A Simple, Fast Dominance Algorithm", iterating
     /// blocks in number order as PHP does.
     pub fn compute_dominators_tree(&mut self) {
+        self.compute_dominators_tree_in(&Bump::new())
+    }
+
+    /// [`Cfg::compute_dominators_tree`], with its working arrays in `scratch`.
+    pub fn compute_dominators_tree_in(&mut self, scratch: &Bump) {
         let n = self.blocks.len();
         for block in &mut self.blocks {
             block.idom = None;
@@ -217,18 +239,19 @@ impl Cfg {
             self.blocks[0].level = Some(0);
             return;
         }
-        let idom = immediate_dominators(self);
+        let idom = immediate_dominators(self, scratch);
 
         // Children lists sorted by block number: appending in increasing order.
-        let mut last_child: Vec<Option<BlockId>> = vec![None; n];
-        for (block, d) in self.blocks.iter_mut().zip(&idom) {
-            block.idom = d.map(|d| BlockId(d as u32));
+        let mut last_child: BVec<Option<BlockId>> = bvec![in scratch; None; n];
+        for (block, &d) in self.blocks.iter_mut().zip(idom.iter()) {
+            block.idom = (d != NONE).then_some(BlockId(d));
         }
-        for (j, d) in idom.iter().enumerate().skip(1) {
+        for (j, &d) in idom.iter().enumerate().skip(1) {
             if !self.blocks[j].is_reachable() {
                 continue;
             }
-            if let Some(d) = *d {
+            if d != NONE {
+                let d = d as usize;
                 let child = BlockId(j as u32);
                 match last_child[d] {
                     None => self.blocks[d].children = Some(child),
@@ -240,7 +263,7 @@ impl Cfg {
 
         // Levels: depth in the tree; roots (the entry and blocks no walk from the entry
         // reaches) are at level 0.
-        let mut queue: Vec<usize> = Vec::new();
+        let mut queue = BVec::with_capacity_in(n, scratch);
         for (j, block) in self.blocks.iter_mut().enumerate() {
             if block.is_reachable() && block.idom.is_none() {
                 block.level = Some(0);
@@ -265,6 +288,11 @@ impl Cfg {
     /// (Sreedhar, Gao and Lee, "Identifying Loops Using DJ Graphs"), exactly as PHP walks
     /// them. Needs the dominator tree. Adds `NO_LOOPS` / `IRREDUCIBLE` to `func_flags`.
     pub fn identify_loops(&mut self) {
+        self.identify_loops_in(&Bump::new())
+    }
+
+    /// [`Cfg::identify_loops`], with its working arrays in `scratch`.
+    pub fn identify_loops_in(&mut self, scratch: &Bump) {
         let n = self.blocks.len();
         let mut flag = FuncFlags::NO_LOOPS;
         for block in &mut self.blocks {
@@ -279,9 +307,9 @@ impl Cfg {
         }
 
         // A worklist: a stack plus a "visited" set that popping does not clear.
-        let mut visited = vec![false; n];
-        let mut stack: Vec<usize> = Vec::new();
-        let push = |visited: &mut Vec<bool>, stack: &mut Vec<usize>, b: usize| -> bool {
+        let mut visited = bvec![in scratch; false; n];
+        let mut stack = BVec::with_capacity_in(n, scratch);
+        let push = |visited: &mut [bool], stack: &mut BVec<usize>, b: usize| -> bool {
             if visited[b] {
                 return false;
             }
@@ -293,10 +321,10 @@ impl Cfg {
         // DFS over the DJ graph (dominator-tree edges, then join edges) recording entry and
         // exit times, for ancestor queries on the DJ spanning tree. Each stacked block keeps
         // a cursor: PHP rescans from the start, but what it already pushed stays visited.
-        let mut entry_times: Vec<i64> = vec![-1; n];
-        let mut exit_times: Vec<i64> = vec![-1; n];
+        let mut entry_times = bvec![in scratch; -1i64; n];
+        let mut exit_times = bvec![in scratch; -1i64; n];
         // Cursor: (next child, successor index).
-        let mut cursor: Vec<(Option<BlockId>, usize)> = vec![(None, 0); n];
+        let mut cursor: BVec<(Option<BlockId>, usize)> = bvec![in scratch; (None, 0); n];
         push(&mut visited, &mut stack, 0);
         cursor[0] = (self.blocks[0].children, 0);
         let mut time = 0i64;
@@ -340,10 +368,11 @@ impl Cfg {
 
         // The tree does not change while loops are identified: one snapshot answers the
         // back-edge queries in O(1).
-        let tree = DomIntervals::new(self);
+        let tree = DomIntervals::new_in(self, scratch);
 
         // Blocks by dominator-tree level (breadth first), processed deepest first.
-        let mut sorted: Vec<usize> = vec![0];
+        let mut sorted = BVec::with_capacity_in(n, scratch);
+        sorted.push(0usize);
         let mut head = 0;
         while head < sorted.len() {
             let b = sorted[head];
@@ -356,7 +385,7 @@ impl Cfg {
         }
 
         // `root[j]`: a block on the path of loop_header links from `j` to its end.
-        let mut root: Vec<usize> = (0..n).collect();
+        let mut root = BVec::from_iter_in(0..n, scratch);
         fn find_root(root: &mut [usize], j: usize) -> usize {
             let mut r = j;
             while root[r] != r {

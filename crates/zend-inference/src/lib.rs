@@ -55,6 +55,7 @@ pub mod mb;
 mod range;
 mod types;
 
+use bumpalo::Bump;
 use zend_call_graph::{ClassRef, ScriptInfo};
 use zend_cfg::Cfg;
 use zend_ir::dump::SsaRange;
@@ -173,11 +174,13 @@ pub(crate) struct State<'s> {
     pub vars: Vec<VarInfo>,
     /// The phis using each SSA variable (walking a phi's use chains one source at a time
     /// is quadratic in its number of sources).
-    pub phi_uses: zend_ssa::PhiUses,
+    pub phi_uses: &'s zend_ssa::PhiUses,
     /// The op_array's call sites when the call graph resolves calls (`ctx.call_graph`).
     pub calls: std::borrow::Cow<'s, [zend_call_graph::CallSite]>,
     /// Per op: the resolved call site whose DO_* it is (index into `calls`).
-    pub call_at_do: Vec<Option<u32>>,
+    pub call_at_do: &'s [Option<u32>],
+    /// Working arrays that do not outlive the inference.
+    pub scratch: &'s Bump,
     /// A type shrank during the worklist iteration: PHP warns and gives up.
     pub failed: bool,
 }
@@ -346,6 +349,33 @@ pub fn infer(
     } else {
         ssa
     };
+    let phi_uses = ssa.all_phi_uses();
+    infer_in(
+        op_array,
+        func_index,
+        cfg,
+        ssa,
+        ctx,
+        returns,
+        &phi_uses,
+        &Bump::new(),
+    )
+}
+
+/// [`infer`] on an SSA form whose SCCs are computed, given its phi uses
+/// ([`Ssa::all_phi_uses`], which the SCC search needs too), with the working arrays in
+/// `scratch` (an analysis reuses one arena for every op_array).
+#[allow(clippy::too_many_arguments)]
+pub fn infer_in(
+    op_array: &OpArray,
+    func_index: Option<usize>,
+    cfg: &Cfg,
+    ssa: &Ssa,
+    ctx: &Context,
+    returns: &[Option<ReturnInfo>],
+    phi_uses: &zend_ssa::PhiUses,
+    scratch: &Bump,
+) -> Inference {
     let nvars = ssa.vars.len();
     let last_var = op_array.last_var() as usize;
     let mut vars = vec![VarInfo::default(); nvars];
@@ -359,7 +389,7 @@ pub fn infer(
             }
         }
     }
-    let mut call_at_do = vec![None; op_array.opcodes.len()];
+    let call_at_do = scratch.alloc_slice_fill_copy(op_array.opcodes.len(), None);
     let calls = match func_index.and_then(|i| ctx.info.calls.get(i)) {
         _ if !ctx.call_graph => std::borrow::Cow::Borrowed(&[][..]),
         Some(sites) => std::borrow::Cow::Borrowed(sites.as_slice()),
@@ -378,9 +408,10 @@ pub fn infer(
         func_index,
         returns,
         vars,
-        phi_uses: ssa.all_phi_uses(),
+        phi_uses,
         calls,
         call_at_do,
+        scratch,
         failed: false,
     };
     types::mark_cv_references(&mut st);

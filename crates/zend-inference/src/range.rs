@@ -3,6 +3,9 @@
 
 use crate::mb::REF;
 use crate::State;
+use bumpalo::collections::Vec as BVec;
+use bumpalo::vec as bvec;
+use bumpalo::Bump;
 use zend_ir::dump::SsaRange;
 use zend_ir::opcode::*;
 use zend_ir::Operand;
@@ -764,17 +767,17 @@ fn narrowing_meet(st: &mut State, var: usize, mut r: SsaRange) -> bool {
 
 /// A worklist bitset with a summary level (one bit per non-empty word), so that a sweep
 /// finds the next non-empty word without walking the empty ones.
-struct Bits {
-    words: Vec<u64>,
-    summary: Vec<u64>,
+struct Bits<'b> {
+    words: &'b mut [u64],
+    summary: &'b mut [u64],
 }
 
-impl Bits {
-    fn new(n: usize) -> Self {
+impl<'b> Bits<'b> {
+    fn new_in(n: usize, scratch: &'b Bump) -> Self {
         let words = n.div_ceil(64);
         Bits {
-            words: vec![0; words],
-            summary: vec![0; words.div_ceil(64)],
+            words: scratch.alloc_slice_fill_copy(words, 0),
+            summary: scratch.alloc_slice_fill_copy(words.div_ceil(64), 0),
         }
     }
     fn incl(&mut self, i: usize) {
@@ -835,7 +838,7 @@ impl Sweep {
         }
     }
 
-    fn next(&mut self, b: &mut Bits) -> Option<usize> {
+    fn next(&mut self, b: &mut Bits<'_>) -> Option<usize> {
         loop {
             if self.x != 0 {
                 let t = self.x.trailing_zeros() as usize;
@@ -863,7 +866,7 @@ impl Sweep {
     }
 }
 
-fn add_scc_usages(st: &State, j: usize, scc: u32, wl: &mut Bits, visited: Option<&Bits>) {
+fn add_scc_usages(st: &State, j: usize, scc: u32, wl: &mut Bits<'_>, visited: Option<&Bits<'_>>) {
     st.usages(j, |v| {
         if st.ssa.vars[v].scc == Some(scc)
             && st.vars[v].type_ & REF == 0
@@ -880,7 +883,8 @@ pub(crate) fn infer_ranges(st: &mut State) {
     let sccs = st.ssa.sccs as usize;
     // Each SCC's variables, SCC after SCC (a counting sort): PHP links them in reverse
     // order of their numbers.
-    let mut start = vec![0usize; sccs + 1];
+    let scratch = st.scratch;
+    let mut start = bvec![in scratch; 0usize; sccs + 1];
     for v in &st.ssa.vars[..n] {
         if let Some(s) = v.scc.filter(|&s| (s as usize) < sccs) {
             start[s as usize + 1] += 1;
@@ -889,17 +893,17 @@ pub(crate) fn infer_ranges(st: &mut State) {
     for s in 0..sccs {
         start[s + 1] += start[s];
     }
-    let mut members = vec![0usize; start[sccs]];
-    let mut fill = start.clone();
+    let mut members = bvec![in scratch; 0usize; start[sccs]];
+    let mut fill = BVec::from_iter_in(start.iter().copied(), scratch);
     for j in (0..n).rev() {
         if let Some(s) = st.ssa.vars[j].scc.filter(|&s| (s as usize) < sccs) {
             members[fill[s as usize]] = j;
             fill[s as usize] += 1;
         }
     }
-    let mut wl = Bits::new(n);
-    let mut wwl = Bits::new(n);
-    let mut visited = Bits::new(n);
+    let mut wl = Bits::new_in(n, scratch);
+    let mut wwl = Bits::new_in(n, scratch);
+    let mut visited = Bits::new_in(n, scratch);
     for scc in 0..sccs {
         let scc_u = scc as u32;
         let list = &members[start[scc]..start[scc + 1]];

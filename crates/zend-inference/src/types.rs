@@ -4,6 +4,9 @@
 use crate::mb::{self, *};
 use crate::{ClassInfo, Context, ReturnInfo, State};
 use zend_cfg::bitset::Worklist;
+
+/// A worklist over SSA variables in the inference's arena.
+type Wl<'b> = Worklist<&'b mut [u64]>;
 use zend_ir::opcode::*;
 use zend_ir::{Literal, OpArray, Operand, IS_CONST, IS_CV, IS_TMP_VAR, IS_UNUSED, IS_VAR};
 use zend_ssa::{Constraint, SsaVar};
@@ -31,7 +34,7 @@ pub(crate) fn mark_cv_references(st: &mut State) {
     let n = st.vars.len();
     let op_array = st.op_array;
     let last_var = op_array.last_var();
-    let mut wl = Worklist::new(n);
+    let mut wl = Worklist::new_in(n, st.scratch);
     for var in 0..n {
         let v = &st.ssa.vars[var];
         if let (Some(def), true) = (v.definition, v.var < last_var) {
@@ -124,7 +127,7 @@ pub(crate) fn mark_cv_references(st: &mut State) {
 /// `zend_infer_types`, then `zend_type_narrowing` when `ZEND_OPTIMIZER_NARROW_TO_DOUBLE` is set.
 pub(crate) fn infer_types(st: &mut State) {
     let n = st.vars.len();
-    let mut wl = Worklist::new(n);
+    let mut wl = Worklist::new_in(n, st.scratch);
     for j in st.op_array.last_var() as usize..n {
         wl.insert(j);
     }
@@ -138,7 +141,7 @@ pub(crate) fn infer_types(st: &mut State) {
 /// arithmetic producing doubles are treated as doubles from the start.
 fn type_narrowing(st: &mut State) {
     let n = st.vars.len();
-    let mut worklist = Worklist::new(n);
+    let mut worklist = Worklist::new_in(n, st.scratch);
     let mut narrowed = false;
     for v in st.op_array.last_var() as usize..n {
         if st.vars[v].type_ & (REF | ANY | UNDEF) != LONG {
@@ -339,7 +342,7 @@ fn effective_cast(opcode: Opcode, c: Num, op1_unknown: bool) -> bool {
 }
 
 /// `zend_infer_types_ex`: the worklist over SSA variables until a fixpoint.
-fn infer_types_ex(st: &mut State, mut wl: Worklist) {
+fn infer_types_ex(st: &mut State, mut wl: Wl<'_>) {
     let n = st.vars.len();
     let mut guard = 0usize;
     let bound = 64 * (n + 1) * 64;
@@ -424,16 +427,16 @@ fn infer_types_ex(st: &mut State, mut wl: Worklist) {
     }
 }
 
-struct Upd<'a, 's> {
+struct Upd<'a, 's, 'w> {
     st: &'a mut State<'s>,
-    wl: &'a mut Worklist,
+    wl: &'a mut Wl<'w>,
 }
 
 fn sv(v: Option<SsaVar>) -> Option<usize> {
     v.map(|v| v.index())
 }
 
-impl Upd<'_, '_> {
+impl Upd<'_, '_, '_> {
     fn add_usages(&mut self, var: usize) {
         let wl = &mut *self.wl;
         // add_usages: phis, then defs of using ops (with OP_DATA neighbours).

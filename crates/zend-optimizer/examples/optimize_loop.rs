@@ -4,6 +4,9 @@
 //!
 //! `cargo run --release -p zend-optimizer --example optimize_loop -- DIR [ROUNDS] [LEVEL]`
 //!
+//! `... -- --analyses DIR [ROUNDS]`: the analyses alone (`analysis::analyze_script` at
+//! 0x60), the workload of `zopt bench analyses`.
+//!
 //! `... -- --growth [LEVEL]`: the whole pipeline on synthetic functions of 100 to 100k ops
 //! of each shape zend-cfg generates, with the fitted exponent `k` of `time ~ ops^k`.
 
@@ -111,6 +114,12 @@ fn main() {
         growth(level);
         return;
     }
+    let analyses_only = args.get(1).is_some_and(|a| a == "--analyses");
+    let args: Vec<String> = if analyses_only {
+        args[..1].iter().chain(&args[2..]).cloned().collect()
+    } else {
+        args
+    };
     let Some(dir) = args.get(1) else {
         eprintln!("usage: optimize_loop DIR [ROUNDS] [LEVEL]");
         std::process::exit(2);
@@ -141,9 +150,19 @@ fn main() {
     let mut best = f64::MAX;
     let (mut allocs, mut bytes) = (0, 0);
     for _ in 0..rounds {
-        let mut copies = scripts.clone();
+        // The analyses only read the scripts: no copy to time around.
+        let mut copies = if analyses_only {
+            Vec::new()
+        } else {
+            scripts.clone()
+        };
         let (a0, b0) = (ALLOCS.load(Relaxed), BYTES.load(Relaxed));
         let start = Instant::now();
+        if analyses_only {
+            for script in &scripts {
+                std::hint::black_box(zend_optimizer::analysis::analyze_script(script, 0x60));
+            }
+        }
         for script in &mut copies {
             zend_optimizer::optimize_script(script, &options);
         }

@@ -65,6 +65,7 @@
 use std::fmt;
 use std::time::{Duration, Instant};
 
+use bumpalo::Bump;
 use zend_call_graph::{CallGraph, FuncId, ScriptInfo};
 use zend_cfg::{BuildFlags, Cfg, CfgError, FuncFlags};
 use zend_dfg::Dfg;
@@ -141,13 +142,19 @@ pub fn type_name(mask: u32) -> String {
 
 /// The CFG as the DFA pass builds it, or why it does not.
 pub fn dfa_cfg(op_array: &OpArray) -> Result<Cfg, Refused> {
+    dfa_cfg_in(op_array, &Bump::new())
+}
+
+/// [`dfa_cfg`], with the CFG's working arrays in `scratch`.
+fn dfa_cfg_in(op_array: &OpArray, scratch: &Bump) -> Result<Cfg, Refused> {
     if op_array.type_ == ZEND_EVAL_CODE {
         return Err(Refused::EvalCode);
     }
     if !op_array.try_catch_array.is_empty() {
         return Err(Refused::TryCatch);
     }
-    let cfg = Cfg::build(op_array, BuildFlags::NO_ENTRY_PREDECESSORS).map_err(Refused::Cfg)?;
+    let cfg = Cfg::build_in(op_array, BuildFlags::NO_ENTRY_PREDECESSORS, scratch)
+        .map_err(Refused::Cfg)?;
     if cfg.func_flags.contains(FuncFlags::INDIRECT_VAR_ACCESS) {
         return Err(Refused::IndirectVarAccess);
     }
@@ -171,7 +178,24 @@ fn dfa_ssa_from(
     dfg: &Dfg,
     info: &ScriptInfo,
 ) -> Result<Ssa, SsaError> {
-    Ssa::build(op_array, cfg, dfg, &Classes(info), BuildFlags::empty())
+    dfa_ssa_in(op_array, cfg, dfg, info, &Bump::new())
+}
+
+fn dfa_ssa_in(
+    op_array: &OpArray,
+    cfg: &Cfg,
+    dfg: &Dfg,
+    info: &ScriptInfo,
+    scratch: &Bump,
+) -> Result<Ssa, SsaError> {
+    Ssa::build_in(
+        op_array,
+        cfg,
+        dfg,
+        &Classes(info),
+        BuildFlags::empty(),
+        scratch,
+    )
 }
 
 /// Everything the DFA pass knows about one op_array.
@@ -253,8 +277,14 @@ fn script_analysis<'s>(
     let functions = {
         let ctx = Context::new(&info, optimization_level);
         let mut returns = ctx.initial_return_infos();
+        // One arena for the working arrays of every op_array's analyses, emptied between
+        // op_arrays: after the first few, analysing one allocates only its results.
+        let mut scratch = Bump::new();
         (0..info.op_arrays.len())
-            .map(|index| analyze(&info, &ctx, index, &mut returns, None, times))
+            .map(|index| {
+                scratch.reset();
+                analyze(&info, &ctx, index, &mut returns, None, times, &scratch)
+            })
             .collect()
     };
     let call_graph = CallGraph::build(&info);
@@ -295,7 +325,7 @@ pub fn analyze_op_array_dumped(
     returns: &mut [Option<ReturnInfo>],
     dumps: Option<AnalysisDumps>,
 ) -> Result<FuncAnalysis, Refused> {
-    analyze(info, ctx, index, returns, dumps, &mut None)
+    analyze(info, ctx, index, returns, dumps, &mut None, &Bump::new())
 }
 
 /// Time spent in each stage of the analysis, summed over the op_arrays analysed
@@ -360,10 +390,11 @@ fn analyze(
     returns: &mut [Option<ReturnInfo>],
     mut dumps: Option<AnalysisDumps>,
     times: &mut Option<&mut StageTimes>,
+    scratch: &Bump,
 ) -> Result<FuncAnalysis, Refused> {
     let mut clock = times.is_some().then(Instant::now);
     let op_array = info.op_arrays[index];
-    let cfg = dfa_cfg(op_array)?;
+    let cfg = dfa_cfg_in(op_array, scratch)?;
     lap(times, &mut clock, |t| &mut t.cfg);
     if let Some(d) = dumps.as_mut() {
         if d.debug_level & debug_level::DFA_CFG != 0 {
@@ -382,7 +413,7 @@ fn analyze(
     }
     let dfg = dfa_dfg(op_array, &cfg);
     lap(times, &mut clock, |t| &mut t.dfg);
-    let ssa = dfa_ssa_from(op_array, &cfg, &dfg, info);
+    let ssa = dfa_ssa_in(op_array, &cfg, &dfg, info, scratch);
     lap(times, &mut clock, |t| &mut t.ssa);
     if let Some(d) = dumps.as_mut() {
         if ssa.is_ok() && d.debug_level & debug_level::DFA_LIVENESS != 0 {
@@ -405,10 +436,20 @@ fn analyze(
             );
         }
     }
-    ssa.find_false_dependencies(op_array);
-    ssa.find_sccs(op_array);
+    ssa.find_false_dependencies_in(op_array, scratch);
+    let phi_uses = ssa.all_phi_uses();
+    ssa.find_sccs_in(op_array, &phi_uses, scratch);
     lap(times, &mut clock, |t| &mut t.sccs);
-    let inference = zend_inference::infer(op_array, Some(index), &cfg, &ssa, ctx, returns);
+    let inference = zend_inference::infer_in(
+        op_array,
+        Some(index),
+        &cfg,
+        &ssa,
+        ctx,
+        returns,
+        &phi_uses,
+        scratch,
+    );
     lap(times, &mut clock, |t| &mut t.inference);
     if inference.failed {
         returns[index] = None;

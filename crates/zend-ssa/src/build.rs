@@ -4,6 +4,9 @@ use crate::{
     Constraint, NegativeLat, Phi, PhiId, RangeConstraint, Ssa, SsaBlock, SsaOp, SsaVar,
     SsaVariable, TypeConstraint,
 };
+use bumpalo::collections::Vec as BVec;
+use bumpalo::vec as bvec;
+use bumpalo::Bump;
 use zend_cfg::bitset::{self, BitMatrix};
 use zend_cfg::dom::DomIntervals;
 use zend_cfg::{BlockFlags, BlockId, BuildFlags, Cfg};
@@ -74,6 +77,8 @@ const ZEND_ARRAY_ELEMENT_REF: u32 = 1;
 /// The construction state: the growing SSA form and the DFG sets pi placement updates.
 struct Builder<'a> {
     op_array: &'a OpArray,
+    /// Working arrays that do not outlive construction.
+    scratch: &'a Bump,
     cfg: &'a Cfg,
     ssa: Ssa,
     /// `dfg->def`, extended by pis.
@@ -96,6 +101,19 @@ impl Ssa {
         classes: &dyn ClassLookup,
         build_flags: BuildFlags,
     ) -> Result<Ssa, SsaError> {
+        Ssa::build_in(op_array, cfg, dfg, classes, build_flags, &Bump::new())
+    }
+
+    /// [`Ssa::build`], with its working arrays in `scratch` (an analysis reuses one arena
+    /// for every op_array).
+    pub fn build_in(
+        op_array: &OpArray,
+        cfg: &Cfg,
+        dfg: &Dfg,
+        classes: &dyn ClassLookup,
+        build_flags: BuildFlags,
+        scratch: &Bump,
+    ) -> Result<Ssa, SsaError> {
         let vars = op_array.last_var() + op_array.T;
         let blocks_count = cfg.blocks_count();
         check_inputs(op_array, cfg, dfg, vars)?;
@@ -108,6 +126,7 @@ impl Ssa {
         }
         let mut b = Builder {
             op_array,
+            scratch,
             cfg,
             ssa: Ssa {
                 blocks: vec![SsaBlock::default(); blocks_count],
@@ -119,7 +138,7 @@ impl Ssa {
             def: dfg.def.clone(),
             live_in: &dfg.in_,
             phi: BitMatrix::new(blocks_count, vars as usize),
-            dom: DomIntervals::new(cfg),
+            dom: DomIntervals::new_in(cfg, scratch),
         };
         // Pis add definitions, so they come before def propagation.
         b.place_essa_pis(classes);
@@ -627,7 +646,7 @@ impl Builder<'_> {
     fn propagate_defs(&mut self) {
         let cfg = self.cfg;
         let words = self.def.row_words();
-        let mut row = vec![0u64; words];
+        let mut row = bvec![in self.scratch; 0u64; words];
         loop {
             let mut changed = false;
             for j in 0..cfg.blocks_count() {
@@ -673,13 +692,12 @@ impl Builder<'_> {
                 continue;
             }
             let preds = self.cfg.blocks[j].predecessors_count();
-            let vars: Vec<usize> = bitset::iter(self.phi.row(j)).collect();
-            if vars.is_empty() {
+            if bitset::iter(self.phi.row(j)).next().is_none() {
                 continue;
             }
             let pis = self.ssa.blocks[j].phis.len();
-            let mut ids = Vec::with_capacity(vars.len());
-            for var in vars {
+            let mut ids = BVec::new_in(self.scratch);
+            for var in bitset::iter(self.phi.row(j)) {
                 ids.push(PhiId(self.ssa.phis.len() as u32));
                 self.ssa.phis.push(Phi {
                     pi: None,
@@ -705,8 +723,8 @@ impl Builder<'_> {
         let total = (op_array.last_var() + op_array.T) as usize;
         self.ssa.ops = vec![SsaOp::default(); op_array.opcodes.len()];
         let mut map = VarMap {
-            var: vec![None; total],
-            undo: Vec::new(),
+            var: bvec![in self.scratch; None; total],
+            undo: BVec::new_in(self.scratch),
             count: op_array.last_var(),
         };
         // The CVs' values on entry are the first SSA variables.
@@ -723,7 +741,8 @@ impl Builder<'_> {
             Enter(BlockId),
             Leave(usize),
         }
-        let mut stack = vec![Step::Enter(BlockId(0))];
+        let mut stack = BVec::new_in(self.scratch);
+        stack.push(Step::Enter(BlockId(0)));
         while let Some(step) = stack.pop() {
             let n = match step {
                 Step::Leave(mark) => {
@@ -761,7 +780,7 @@ impl Builder<'_> {
 
     /// Fills the sources of the successors' phis and pis for the edges out of `n` (the
     /// second half of PHP's `zend_ssa_rename` for one block).
-    fn link_successors(&mut self, n: BlockId, map: &mut VarMap) {
+    fn link_successors(&mut self, n: BlockId, map: &mut VarMap<'_>) {
         let op_array = self.op_array;
         let cfg = self.cfg;
         let block = &cfg.blocks[n.index()];
@@ -773,11 +792,12 @@ impl Builder<'_> {
                 && matches!(op.op2, Operand::Cv(_)))
             .then(|| self.ssa.ops[last.index()])
         });
+        let Ssa { blocks, phis, .. } = &mut self.ssa;
         for (i, &succ) in cfg.successors(n).iter().enumerate() {
-            let succ_phis = self.ssa.blocks[succ.index()].phis.clone();
+            let succ_phis = &blocks[succ.index()].phis;
             let edge = cfg.predecessor_index(succ, n);
-            for &p in &succ_phis {
-                let phi = &mut self.ssa.phis[p.index()];
+            for &p in succ_phis {
+                let phi = &mut phis[p.index()];
                 if phi.pi == Some(n) {
                     if let Some(Constraint::Range(r)) = &mut phi.constraint {
                         if let Some(v) = r.min_var {
@@ -805,7 +825,7 @@ impl Builder<'_> {
             }
             // A pi on this edge feeds the phi of the same variable in that block.
             for (pos, &p) in succ_phis.iter().enumerate() {
-                let phi = &self.ssa.phis[p.index()];
+                let phi = &phis[p.index()];
                 if !phi.is_pi() {
                     break;
                 }
@@ -815,7 +835,7 @@ impl Builder<'_> {
                 let (var, value) = (phi.var, phi.ssa_var);
                 let Some(j) = edge else { continue };
                 for &q in &succ_phis[pos + 1..] {
-                    let q = &mut self.ssa.phis[q.index()];
+                    let q = &mut phis[q.index()];
                     if !q.is_pi() && q.var == var {
                         q.sources[j] = Some(value);
                     }
@@ -826,14 +846,14 @@ impl Builder<'_> {
 }
 
 /// The current SSA value of every CV/TMP/VAR during renaming, with an undo log.
-struct VarMap {
-    var: Vec<Option<SsaVar>>,
-    undo: Vec<(u32, Option<SsaVar>)>,
+struct VarMap<'b> {
+    var: BVec<'b, Option<SsaVar>>,
+    undo: BVec<'b, (u32, Option<SsaVar>)>,
     /// Next SSA variable number (`ssa_vars_count`).
     count: u32,
 }
 
-impl VarMap {
+impl VarMap<'_> {
     fn get(&self, v: u32) -> Option<SsaVar> {
         self.var[v as usize]
     }
@@ -869,7 +889,7 @@ fn rename_op(
     k: usize,
     build_flags: BuildFlags,
     ops: &mut [SsaOp],
-    map: &mut VarMap,
+    map: &mut VarMap<'_>,
 ) {
     let opline = &op_array.opcodes[k];
     let rc = build_flags.contains(BuildFlags::SSA_RC_INFERENCE);
@@ -891,7 +911,7 @@ fn rename_op(
     }
     let next = op_array.opcodes.get(k + 1);
     // The OP_DATA's operand: used, and maybe defined.
-    let op_data = |ops: &mut [SsaOp], map: &mut VarMap, defines: bool| {
+    let op_data = |ops: &mut [SsaOp], map: &mut VarMap<'_>, defines: bool| {
         if let Some(next) = next {
             if let Some(v) = var_of(next.op1) {
                 ops[k + 1].op1_use = map.get(v);
@@ -901,7 +921,7 @@ fn rename_op(
             }
         }
     };
-    let op1_def = |ops: &mut [SsaOp], map: &mut VarMap| {
+    let op1_def = |ops: &mut [SsaOp], map: &mut VarMap<'_>| {
         if let Some(v) = cv_of(opline.op1) {
             ops[k].op1_def = Some(map.define(v));
         }

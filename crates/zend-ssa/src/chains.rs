@@ -3,6 +3,9 @@
 //! (`zend_ssa_find_sccs`).
 
 use crate::{Alias, PhiId, Ssa, SsaVar};
+use bumpalo::collections::Vec as BVec;
+use bumpalo::vec as bvec;
+use bumpalo::Bump;
 use zend_cfg::Cfg;
 use zend_ir::opcode::*;
 use zend_ir::{OpArray, OpNum};
@@ -127,11 +130,16 @@ impl Ssa {
     /// `zend_ssa_find_false_dependencies`: marks `no_val` the variables whose value is
     /// never read, directly or through phis. Only for functions (not the main script).
     pub fn find_false_dependencies(&mut self, op_array: &OpArray) {
+        self.find_false_dependencies_in(op_array, &Bump::new())
+    }
+
+    /// [`Ssa::find_false_dependencies`], with its worklist in `scratch`.
+    pub fn find_false_dependencies_in(&mut self, op_array: &OpArray, scratch: &Bump) {
         if op_array.function_name.is_none() {
             return;
         }
         let n = self.vars.len();
-        let mut worklist: Vec<SsaVar> = Vec::new();
+        let mut worklist = BVec::new_in(scratch);
         for i in 0..n {
             let var = SsaVar(i as u32);
             let used = self
@@ -167,10 +175,10 @@ impl Ssa {
         phi_uses: &crate::PhiUses,
         var: SsaVar,
         skip_no_val: bool,
-        out: &mut Vec<SsaVar>,
+        out: &mut BVec<SsaVar>,
     ) {
         let last = op_array.opcodes.len();
-        let push = |out: &mut Vec<SsaVar>, v: Option<SsaVar>| {
+        let push = |out: &mut BVec<SsaVar>, v: Option<SsaVar>| {
             if let Some(v) = v {
                 if !skip_no_val || !self.vars[v.index()].no_val {
                     out.push(v);
@@ -215,24 +223,36 @@ impl Ssa {
     /// algorithm, iterative as in PHP), numbered as PHP numbers them; `scc_entry` marks
     /// the variables reached from outside their component.
     pub fn find_sccs(&mut self, op_array: &OpArray) {
-        let n = self.vars.len();
         let phi_uses = self.all_phi_uses();
+        self.find_sccs_in(op_array, &phi_uses, &Bump::new());
+    }
+
+    /// [`Ssa::find_sccs`] given the phi uses ([`Ssa::all_phi_uses`], which type inference
+    /// needs too), with its working arrays in `scratch`.
+    pub fn find_sccs_in(&mut self, op_array: &OpArray, phi_uses: &crate::PhiUses, scratch: &Bump) {
+        let n = self.vars.len();
         // PHP's signed numbering: visit indices count up, component numbers count down
         // from `n`; -1 is "not visited".
-        let mut scc: Vec<i64> = vec![-1; n];
-        let mut entry = vec![false; n];
+        let mut scc = bvec![in scratch; -1i64; n];
+        let mut entry = bvec![in scratch; false; n];
         let mut index: i64 = 0;
         let mut sccs: i64 = n as i64;
-        let mut stack: Vec<usize> = Vec::new();
-        let mut vstack: Vec<usize> = Vec::new();
+        let mut stack = BVec::new_in(scratch);
+        let mut vstack = BVec::new_in(scratch);
         // The successors of the variables being visited, stacked as `vstack` is: a
         // variable's are `edges[first[var]..end[var]]`, dropped when it is finished.
-        let mut edges: Vec<SsaVar> = Vec::new();
-        let mut first: Vec<usize> = vec![0; n];
-        let mut end: Vec<usize> = vec![0; n];
-        // Per variable: the cursor into its successors, the last one returned.
-        let mut cursor: Vec<usize> = vec![0; n];
-        let mut last: Vec<Option<usize>> = vec![None; n];
+        let mut edges = BVec::new_in(scratch);
+        /// Per variable: its successors' span in `edges`, the cursor into them, the last
+        /// one returned.
+        #[derive(Clone, Copy)]
+        struct Visit {
+            first: u32,
+            end: u32,
+            cursor: u32,
+            last: u32,
+        }
+        const NO_LAST: u32 = u32::MAX;
+        let mut visit = bvec![in scratch; Visit { first: 0, end: 0, cursor: 0, last: NO_LAST }; n];
 
         for root in 0..n {
             if self.vars[root].no_val || scc[root] >= 0 {
@@ -243,11 +263,14 @@ impl Ssa {
                 if let Some(var) = start.take() {
                     // Begin visiting `var`.
                     vstack.push(var);
-                    first[var] = edges.len();
-                    self.var_usages(op_array, &phi_uses, SsaVar(var as u32), true, &mut edges);
-                    end[var] = edges.len();
-                    cursor[var] = first[var];
-                    last[var] = None;
+                    let first = edges.len() as u32;
+                    self.var_usages(op_array, phi_uses, SsaVar(var as u32), true, &mut edges);
+                    visit[var] = Visit {
+                        first,
+                        end: edges.len() as u32,
+                        cursor: first,
+                        last: NO_LAST,
+                    };
                     entry[var] = true;
                     scc[var] = index;
                     index += 1;
@@ -255,17 +278,22 @@ impl Ssa {
                 let Some(&var) = vstack.last() else { break };
                 let mut descend = None;
                 loop {
-                    if let Some(var2) = last[var] {
+                    let v = &mut visit[var];
+                    if v.last != NO_LAST {
                         // Finish the edge.
+                        let var2 = v.last as usize;
                         if scc[var2] < scc[var] {
                             scc[var] = scc[var2];
                             entry[var] = false;
                         }
                     }
-                    let next = (cursor[var] < end[var]).then(|| edges[cursor[var]].index());
-                    cursor[var] += 1;
-                    last[var] = next;
-                    let Some(var2) = next else { break };
+                    if v.cursor >= v.end {
+                        v.last = NO_LAST;
+                        break;
+                    }
+                    let var2 = edges[v.cursor as usize].index();
+                    v.cursor += 1;
+                    v.last = var2 as u32;
                     if scc[var2] < 0 {
                         descend = Some(var2);
                         break;
@@ -277,7 +305,7 @@ impl Ssa {
                 }
                 // Finish visiting `var`.
                 vstack.pop();
-                edges.truncate(first[var]);
+                edges.truncate(visit[var].first as usize);
                 if entry[var] {
                     sccs -= 1;
                     while let Some(&var2) = stack.last() {
@@ -302,18 +330,15 @@ impl Ssa {
             }
         }
         self.sccs = (n as i64 - sccs) as u32;
-        for (v, s) in self.vars.iter_mut().zip(&scc) {
+        for ((v, s), e) in self.vars.iter_mut().zip(scc.iter()).zip(entry.iter()) {
             v.scc = (*s >= 0).then_some(*s as u32);
-            v.scc_entry = false;
-        }
-        for (v, e) in self.vars.iter_mut().zip(&entry) {
             v.scc_entry = *e;
         }
-        let mut usages = Vec::new();
+        let mut usages = BVec::new_in(scratch);
         for j in 0..n {
             let Some(s) = self.vars[j].scc else { continue };
             usages.clear();
-            self.var_usages(op_array, &phi_uses, SsaVar(j as u32), false, &mut usages);
+            self.var_usages(op_array, phi_uses, SsaVar(j as u32), false, &mut usages);
             for &var2 in &usages {
                 if self.vars[var2.index()].scc != Some(s) {
                     self.vars[var2.index()].scc_entry = true;
