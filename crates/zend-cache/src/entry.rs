@@ -35,6 +35,14 @@ pub const HEADER_LEN: usize = 96;
 /// Entries larger than this are refused (by the writer) and rejected (by the reader).
 pub const MAX_ENTRY_LEN: u64 = 1 << 31;
 
+/// Magic of a run-time image file: the same header as an entry (system id, path,
+/// validation data, checksum over everything after it), whose body is the embedder's
+/// script in PHP's run-time form with its pointers made relative (see
+/// [`encode_image`]); zend-cache checks the framing, never the body.
+pub const IMAGE_MAGIC: [u8; 8] = *b"ZOPTRTIM";
+/// Format version of run-time image files (the header; the body carries its own).
+pub const IMAGE_FORMAT_VERSION: u32 = 1;
+
 const CHECKSUM: usize = 8;
 const CHECKED_FROM: usize = 16;
 const VERSION: usize = 16;
@@ -164,10 +172,19 @@ fn r64(b: &[u8], at: usize) -> u64 {
 /// trailing bytes), checksum, validation kind. The body is not looked at beyond the
 /// checksum; see [`parse_and_validate`].
 pub fn parse(bytes: &[u8]) -> Result<EntryHeader<'_>, Reject> {
+    parse_as(bytes, &MAGIC, FORMAT_VERSION)
+}
+
+/// [`parse`] for a file with the given magic and header format version.
+fn parse_as<'a>(
+    bytes: &'a [u8],
+    magic: &[u8; 8],
+    format_version: u32,
+) -> Result<EntryHeader<'a>, Reject> {
     let len = bytes.len() as u64;
-    if bytes.len() < 8 || bytes[..8] != MAGIC {
+    if bytes.len() < 8 || bytes[..8] != *magic {
         // A file cut inside the magic is a truncated entry, anything else is not ours.
-        if bytes.len() < 8 && MAGIC.starts_with(bytes) {
+        if bytes.len() < 8 && magic.starts_with(bytes) {
             return Err(Reject::Truncated {
                 len,
                 expected: HEADER_LEN as u64,
@@ -176,7 +193,7 @@ pub fn parse(bytes: &[u8]) -> Result<EntryHeader<'_>, Reject> {
         return Err(Reject::BadMagic);
     }
     if bytes.len() < HEADER_LEN {
-        if bytes.len() >= VERSION + 4 && r32(bytes, VERSION) != FORMAT_VERSION {
+        if bytes.len() >= VERSION + 4 && r32(bytes, VERSION) != format_version {
             return Err(Reject::ForeignFormat(r32(bytes, VERSION)));
         }
         return Err(Reject::Truncated {
@@ -185,7 +202,7 @@ pub fn parse(bytes: &[u8]) -> Result<EntryHeader<'_>, Reject> {
         });
     }
     let version = r32(bytes, VERSION);
-    if version != FORMAT_VERSION {
+    if version != format_version {
         return Err(Reject::ForeignFormat(version));
     }
     if r32(bytes, HEADER_LEN_AT) as usize != HEADER_LEN {
@@ -264,6 +281,52 @@ pub fn parse_and_validate<'a>(
     }
     let info = validate_body(bytes, &header)?;
     Ok((header, info))
+}
+
+/// Checks a run-time image file against a key as [`parse_and_validate`] checks an entry
+/// (framing, checksum, system id, path, validation data) and returns its header; its body
+/// is the embedder's to check.
+pub fn parse_image<'a>(
+    bytes: &'a [u8],
+    system_id: &[u8; 16],
+    key: &CacheKey,
+) -> Result<EntryHeader<'a>, Reject> {
+    let header = parse_as(bytes, &IMAGE_MAGIC, IMAGE_FORMAT_VERSION)?;
+    if &header.system_id != system_id {
+        return Err(Reject::ForeignSystem);
+    }
+    if header.path != key.path.as_slice() {
+        return Err(Reject::PathMismatch);
+    }
+    if header.validation != key.validation {
+        return Err(Reject::Stale);
+    }
+    Ok(header)
+}
+
+/// The header of a run-time image file, checked as [`parse`] checks an entry's.
+pub fn parse_image_header(bytes: &[u8]) -> Result<EntryHeader<'_>, Reject> {
+    parse_as(bytes, &IMAGE_MAGIC, IMAGE_FORMAT_VERSION)
+}
+
+/// Whether `bytes` start as a run-time image file (not an entry).
+pub fn is_image(bytes: &[u8]) -> bool {
+    bytes.starts_with(&IMAGE_MAGIC)
+}
+
+/// Frames the embedder's run-time image `body` for `key` as a run-time image file.
+pub fn encode_image(
+    body: &[u8],
+    system_id: &[u8; 16],
+    key: &CacheKey,
+    stored_at: u64,
+) -> Result<Vec<u8>, PersistError> {
+    let (mut buf, body_offset) = frame(body.len(), system_id, key, stored_at)?;
+    buf[..8].copy_from_slice(&IMAGE_MAGIC);
+    buf[VERSION..VERSION + 4].copy_from_slice(&IMAGE_FORMAT_VERSION.to_le_bytes());
+    buf[body_offset..].copy_from_slice(body);
+    seal(&mut buf);
+    Ok(buf)
 }
 
 /// Validates the body of an entry whose header [`parse`] accepted.

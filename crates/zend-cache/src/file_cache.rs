@@ -69,6 +69,9 @@ use std::time::{Duration, SystemTime};
 
 /// Extension of entry files.
 pub const ENTRY_EXT: &str = "zce";
+/// Extension of run-time image files (see [`FileCache::store_image`]): named, listed,
+/// evicted, packed and cleared as entries are, beside the entry of the same script.
+pub const IMAGE_EXT: &str = "zri";
 /// Prefix of temporary files.
 pub const TMP_PREFIX: &str = ".tmp.";
 /// Name of the file describing a system id directory.
@@ -339,6 +342,9 @@ impl FileCache {
         for rec in pack.index.candidates(bytes, hash) {
             let range = rec.range();
             let e = &bytes[range.clone()];
+            if entry::is_image(e) {
+                continue;
+            }
             match entry::prefilter(e, key)
                 .and_then(|()| entry::parse_and_validate(e, &self.digest, key))
             {
@@ -363,6 +369,62 @@ impl FileCache {
             entry::parse_and_validate(bytes, &self.digest, key).map_err(Miss::Rejected)?;
         let body = header.body_offset..bytes.len();
         Ok(CachedScript { data, body, info })
+    }
+
+    /// The run-time image stored for `key` ([`FileCache::store_image`]): the pack's first,
+    /// then the loose image file's. Its framing, checksum, system id, path and validation
+    /// data are checked ([`entry::parse_image`]); its body is the embedder's to check.
+    pub fn lookup_image(&self, key: &CacheKey) -> Result<CachedImage, Miss> {
+        let hash = pack::path_hash(&key.path);
+        let mut rejected = None;
+        {
+            let slot = self.pack_slot();
+            if let Some(pack) = slot.mapped.as_ref().filter(|_| !self.is_masked(&key.path)) {
+                let bytes: &[u8] = &pack.map;
+                for rec in pack.index.candidates(bytes, hash) {
+                    let range = rec.range();
+                    let e = &bytes[range.clone()];
+                    if !entry::is_image(e) {
+                        continue;
+                    }
+                    match entry::parse_image(e, &self.digest, key) {
+                        Ok(header) => {
+                            return Ok(CachedImage {
+                                body: header.body_offset..e.len(),
+                                data: Backing::Shared(pack.map.clone(), range),
+                            })
+                        }
+                        Err(r) => rejected = Some(r),
+                    }
+                }
+            }
+        }
+        let file = self.dir.join(image_file_name_of_hash(hash));
+        let data = match self.read(&file) {
+            Err(Miss::NotFound) => {
+                return Err(rejected.map_or(Miss::NotFound, Miss::Rejected));
+            }
+            r => r?,
+        };
+        let header = entry::parse_image(data.bytes(), &self.digest, key).map_err(Miss::Rejected)?;
+        let body = header.body_offset..data.bytes().len();
+        Ok(CachedImage { data, body })
+    }
+
+    /// Stores the embedder's run-time image `body` of the script `key` names (see
+    /// [`entry::encode_image`]) as a loose image file, replacing any, as [`CacheBackend::store`]
+    /// stores an entry (atomically, counted toward the size limit).
+    pub fn store_image(&self, key: &CacheKey, body: &[u8]) -> Result<u64, StoreError> {
+        let stored_at = SystemTime::now()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        let bytes = entry::encode_image(body, &self.digest, key, stored_at)?;
+        let target = self
+            .dir
+            .join(image_file_name_of_hash(pack::path_hash(&key.path)));
+        write_atomic(&self.dir, &target, &bytes, self.config.sync)?;
+        self.account(bytes.len() as u64)?;
+        Ok(bytes.len() as u64)
     }
 
     /// The pack first, then the loose entry; with neither, a pack file replaced since it
@@ -538,6 +600,24 @@ pub fn entry_file_name(path: &[u8]) -> String {
 }
 
 /// The entry file name of a script path with hash `hash` ([`crate::system::path_hash`]).
+fn image_file_name_of_hash(hash: u64) -> String {
+    format!("{hash:016x}.{IMAGE_EXT}")
+}
+
+/// A run-time image found by [`FileCache::lookup_image`]; holds its bytes alive.
+pub struct CachedImage {
+    data: Backing,
+    body: Range<usize>,
+}
+
+impl CachedImage {
+    /// The embedder's image body (starts at a multiple of 16 of a page-aligned mapping, or
+    /// of a heap buffer).
+    pub fn body(&self) -> &[u8] {
+        &self.data.bytes()[self.body.clone()]
+    }
+}
+
 fn entry_file_name_of_hash(hash: u64) -> String {
     format!("{hash:016x}.{ENTRY_EXT}")
 }
@@ -675,7 +755,11 @@ pub struct SystemDir {
     /// Loose entries.
     pub entries: u64,
     pub bytes: u64,
-    /// Entries in its pack (per the pack's header) and the pack's size.
+    /// Loose run-time image files ([`FileCache::store_image`]) and their bytes.
+    pub images: u64,
+    pub image_bytes: u64,
+    /// Entries in its pack (per the pack's header, run-time images included) and the
+    /// pack's size.
     pub pack_entries: u64,
     pub pack_bytes: u64,
 }
@@ -686,6 +770,8 @@ pub struct Scan {
     pub systems: Vec<SystemDir>,
     /// Loose entry files.
     pub entries: Vec<EntryFile>,
+    /// Loose run-time image files (see [`FileCache::store_image`]).
+    pub images: Vec<EntryFile>,
     pub packs: Vec<PackFile>,
     pub temp_files: Vec<EntryFile>,
 }
@@ -731,6 +817,8 @@ pub fn scan(root: &Path) -> io::Result<Scan> {
             name: name.clone(),
             entries: 0,
             bytes: 0,
+            images: 0,
+            image_bytes: 0,
             pack_entries: 0,
             pack_bytes: 0,
         };
@@ -738,6 +826,7 @@ pub fn scan(root: &Path) -> io::Result<Scan> {
             continue;
         };
         let mut found = Vec::new();
+        let mut found_images = Vec::new();
         for f in files.filter_map(|f| f.ok()) {
             let Ok(fname) = f.file_name().into_string() else {
                 continue;
@@ -745,9 +834,12 @@ pub fn scan(root: &Path) -> io::Result<Scan> {
             let is_entry = fname
                 .strip_suffix(&format!(".{ENTRY_EXT}"))
                 .is_some_and(|stem| stem.len() == 16);
+            let is_image = fname
+                .strip_suffix(&format!(".{IMAGE_EXT}"))
+                .is_some_and(|stem| stem.len() == 16);
             let is_tmp = fname.starts_with(TMP_PREFIX);
             let is_pack = fname == PACK_FILE;
-            if !is_entry && !is_tmp && !is_pack {
+            if !is_entry && !is_image && !is_tmp && !is_pack {
                 continue;
             }
             // A file another process removed meanwhile is simply not listed.
@@ -778,12 +870,18 @@ pub fn scan(root: &Path) -> io::Result<Scan> {
                 sys.entries += 1;
                 sys.bytes += e.len;
                 found.push(e);
+            } else if is_image {
+                sys.images += 1;
+                sys.image_bytes += e.len;
+                found_images.push(e);
             } else {
                 out.temp_files.push(e);
             }
         }
         found.sort_by(|a, b| a.path.cmp(&b.path));
         out.entries.extend(found);
+        found_images.sort_by(|a, b| a.path.cmp(&b.path));
+        out.images.extend(found_images);
         out.systems.push(sys);
     }
     Ok(out)
@@ -815,9 +913,12 @@ pub fn verify_entry(file: &EntryFile, check_sources: bool) -> Result<EntrySummar
     )
 }
 
-/// Whether the loose entry file `file` has the name of script path `path`.
+/// Whether the loose entry (or image) file `file` has the name of script path `path`.
 fn filed_under(file: &Path, path: &[u8]) -> bool {
-    file.file_name().and_then(|n| n.to_str()) == Some(entry_file_name(path).as_str())
+    let hash = pack::path_hash(path);
+    let name = file.file_name().and_then(|n| n.to_str());
+    name == Some(entry_file_name_of_hash(hash).as_str())
+        || name == Some(image_file_name_of_hash(hash).as_str())
 }
 
 /// What [`verify_entry`] checks, on an entry's bytes: `placed` says whether the entry sits
@@ -828,14 +929,29 @@ fn check_entry(
     placed: impl FnOnce(&[u8]) -> bool,
     check_sources: bool,
 ) -> Result<EntrySummary, Reject> {
-    let header: EntryHeader<'_> = entry::parse(bytes)?;
+    let image = entry::is_image(bytes);
+    let header: EntryHeader<'_> = if image {
+        entry::parse_image_header(bytes)?
+    } else {
+        entry::parse(bytes)?
+    };
     if hex(&header.system_id) != system_dir {
         return Err(Reject::ForeignSystem);
     }
     if !placed(header.path) {
         return Err(Reject::PathMismatch);
     }
-    let info = entry::validate_body(bytes, &header)?;
+    // An image's body is the embedder's (checked when it is loaded).
+    let info = if image {
+        BodyInfo {
+            op_arrays: 0,
+            ops: 0,
+            strings: 0,
+            decoded_string_bytes: 0,
+        }
+    } else {
+        entry::validate_body(bytes, &header)?
+    };
     let fresh = check_sources.then(|| {
         use std::os::unix::ffi::OsStrExt;
         let source = Path::new(std::ffi::OsStr::from_bytes(header.path));
@@ -862,11 +978,12 @@ pub fn evict(root: &Path, max: u64, target: u64) -> io::Result<(u64, u64)> {
             let _ = fs::remove_file(&t.path);
         }
     }
-    let mut total: u64 = scan.entries.iter().map(|e| e.len).sum();
+    let mut total: u64 = scan.entries.iter().chain(&scan.images).map(|e| e.len).sum();
     if total <= max {
         return Ok((0, total));
     }
     let mut entries = scan.entries;
+    entries.extend(scan.images);
     entries.sort_by(|a, b| a.mtime.cmp(&b.mtime).then_with(|| a.path.cmp(&b.path)));
     let mut removed = 0;
     for e in entries {
@@ -901,10 +1018,18 @@ pub fn clear(root: &Path) -> io::Result<(u64, u64)> {
             Err(err) => return Err(err),
         }
     }
-    for e in scan.entries.iter().chain(&scan.temp_files) {
+    for e in scan
+        .entries
+        .iter()
+        .chain(&scan.images)
+        .chain(&scan.temp_files)
+    {
         match fs::remove_file(&e.path) {
             Ok(()) => {
-                if e.path.extension().is_some_and(|x| x == ENTRY_EXT) {
+                if e.path
+                    .extension()
+                    .is_some_and(|x| x == ENTRY_EXT || x == IMAGE_EXT)
+                {
                     removed += 1;
                     bytes += e.len;
                 }
@@ -1041,8 +1166,10 @@ pub fn pack(root: &Path, prune: bool) -> io::Result<PackReport> {
             ..SystemPackReport::default()
         };
         let mut loose: Vec<LooseEntry<'_>> = Vec::new();
-        let mut loose_paths: hashbrown::HashSet<Vec<u8>> = hashbrown::HashSet::new();
-        for e in found.entries.iter().filter(|e| e.system_dir == sys.name) {
+        // Keyed by (is a run-time image, script path): a script has one of each.
+        let mut loose_paths: hashbrown::HashSet<(bool, Vec<u8>)> = hashbrown::HashSet::new();
+        let loose_files = found.entries.iter().chain(&found.images);
+        for e in loose_files.filter(|e| e.system_dir == sys.name) {
             let read = (|| {
                 let f = File::open(&e.path)?;
                 let meta = f.metadata()?;
@@ -1061,7 +1188,7 @@ pub fn pack(root: &Path, prune: bool) -> io::Result<PackReport> {
             match check_entry(bytes, &sys.name, |path| filed_under(&e.path, path), true) {
                 Ok(summary) if summary.fresh == Some(true) => {
                     let hash = pack::path_hash(&summary.script_path);
-                    loose_paths.insert(summary.script_path);
+                    loose_paths.insert((entry::is_image(bytes), summary.script_path));
                     loose.push(LooseEntry {
                         file: e,
                         id,
@@ -1080,7 +1207,7 @@ pub fn pack(root: &Path, prune: bool) -> io::Result<PackReport> {
             .find(|p| p.system_dir == sys.name)
             .map(map_pack_file);
         let mut kept: Vec<(u64, Range<usize>)> = Vec::new();
-        let mut kept_paths: hashbrown::HashSet<Vec<u8>> = hashbrown::HashSet::new();
+        let mut kept_paths: hashbrown::HashSet<(bool, Vec<u8>)> = hashbrown::HashSet::new();
         let previous = match previous {
             Some(Ok(p)) => Some(p),
             Some(Err(e)) => {
@@ -1093,11 +1220,15 @@ pub fn pack(root: &Path, prune: bool) -> io::Result<PackReport> {
             let bytes: &[u8] = &p.map;
             for rec in p.index.records(bytes) {
                 let placed = |path: &[u8]| pack::path_hash(path) == rec.path_hash;
-                match check_entry(&bytes[rec.range()], &sys.name, placed, true) {
+                let e = &bytes[rec.range()];
+                let image = entry::is_image(e);
+                match check_entry(e, &sys.name, placed, true) {
                     Ok(s) if s.fresh != Some(true) => r.stale += 1,
-                    Ok(s) if loose_paths.contains(&s.script_path) => r.superseded += 1,
+                    Ok(s) if loose_paths.contains(&(image, s.script_path.clone())) => {
+                        r.superseded += 1
+                    }
                     // A duplicate (only a foreign writer makes one): the first one stays.
-                    Ok(s) if !kept_paths.insert(s.script_path.clone()) => r.bad += 1,
+                    Ok(s) if !kept_paths.insert((image, s.script_path.clone())) => r.bad += 1,
                     Ok(_) => kept.push((rec.path_hash, rec.range())),
                     Err(_) => r.bad += 1,
                 }

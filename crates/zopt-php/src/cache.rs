@@ -56,7 +56,7 @@ use zend_cache::{
 
 use crate::engine::Engine;
 use crate::php::{self, zend_file_handle, zend_op_array, zend_script, HashTable};
-use crate::{image, ini, load, transform};
+use crate::{file_image, image, ini, load, transform};
 
 // The segment's interned strings are PHP 8.2 zend_strings: the layout zend-cache writes
 // (it has no PHP headers) must be the one these headers describe.
@@ -114,6 +114,14 @@ pub struct Counters {
     pub run_time_refusals: AtomicU64,
     /// Linked classes this process persisted into the inheritance cache ([`crate::inherit`]).
     pub linked_stores: AtomicU64,
+    /// File-cache hits bound from the script's run-time image ([`file_image`]): relocated,
+    /// not rebuilt (also counted in `served`).
+    pub image_hits: AtomicU64,
+    /// Run-time images this process stored in the file cache (refusals included).
+    pub image_stores: AtomicU64,
+    /// Run-time images found but not used (damaged, truncated, from another PHP build...;
+    /// the entry was served instead).
+    pub image_rejects: AtomicU64,
 }
 
 pub static COUNTERS: Counters = Counters {
@@ -129,6 +137,9 @@ pub static COUNTERS: Counters = Counters {
     run_time_stores: AtomicU64::new(0),
     run_time_refusals: AtomicU64::new(0),
     linked_stores: AtomicU64::new(0),
+    image_hits: AtomicU64::new(0),
+    image_stores: AtomicU64::new(0),
+    image_rejects: AtomicU64::new(0),
 };
 
 /// One call of the compile hook in this many is timed for `served_ns` / `other_ns`.
@@ -211,7 +222,7 @@ pub unsafe fn startup() {
         let _ = ORIGINAL.set(original);
         php::zend_compile_file = Some(compile_file);
     }
-    if SHM.get().is_some() {
+    if SHM.get().is_some() || (CACHE.get().is_some() && images_enabled()) {
         if let Some(original) = php::zend_stream_open_function {
             let _ = ORIGINAL_STREAM_OPEN.set(original);
             php::zend_stream_open_function = Some(stream_open);
@@ -244,7 +255,7 @@ unsafe extern "C" fn stream_open(handle: *mut zend_file_handle) -> php::zend_res
 /// engine resolved already) and the file stays unopened.
 unsafe fn cached_without_opening(handle: *mut zend_file_handle) -> bool {
     let Some(shm) = SHM.get() else {
-        return false;
+        return image_without_opening(handle);
     };
     if COMPILING.load(Ordering::Relaxed)
         || u32::from((*handle).type_) != php::ZEND_HANDLE_FILENAME
@@ -318,7 +329,7 @@ unsafe extern "C" fn resolve_path(filename: *mut php::zend_string) -> *mut php::
 /// shared-memory entry exactly (the lookup is kept for `stream_open` and the compile hook).
 unsafe fn cached_real_path(filename: *mut php::zend_string) -> bool {
     let Some(shm) = SHM.get() else {
-        return false;
+        return image_real_path(filename);
     };
     if COMPILING.load(Ordering::Relaxed) || filename.is_null() || !in_include_once() {
         return false;
@@ -333,6 +344,121 @@ unsafe fn cached_real_path(filename: *mut php::zend_string) -> bool {
         return false;
     };
     remember(shm, filename, path, entry);
+    true
+}
+
+/// Whether scripts are served from (and make) run-time images in the file cache: when
+/// there is no segment (which keeps its own run-time form), unless
+/// `zopt.shm_run_time_form=0` turns run-time forms off or `zopt.verify` compares rebuilt
+/// scripts with their entries.
+fn images_enabled() -> bool {
+    SHM.get().is_none() && ini::shm_run_time_form() && !ini::verify()
+}
+
+/// A fresh run-time image found for an `include_once` / `require_once` by
+/// `resolve_path`, kept for `stream_open` and the compile hook of the same include (as
+/// `LAST_FOUND` is with a segment).
+struct LastImage {
+    /// The opline of the include it was found for.
+    opline: usize,
+    path: Vec<u8>,
+    key: CacheKey,
+    found: zend_cache::file_cache::CachedImage,
+}
+
+thread_local! {
+    static LAST_IMAGE: std::cell::RefCell<Option<LastImage>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// The opline being executed (0 outside user code).
+unsafe fn current_opline() -> usize {
+    let eg = ptr::addr_of!(php::executor_globals);
+    let ex = (*eg).current_execute_data;
+    if ex.is_null() {
+        0
+    } else {
+        (*ex).opline as usize
+    }
+}
+
+/// Without a segment: whether the absolute path `filename`, asked for by an
+/// `include_once` / `require_once` being executed, has a fresh, usable run-time image in
+/// the file cache (its source `stat`ed once); if so it is kept in `LAST_IMAGE`. Its name
+/// is then a path that was resolved when the image was stored (images are keyed by real
+/// paths), so resolving it again is skipped, as for shared-memory entries.
+unsafe fn image_real_path(filename: *mut php::zend_string) -> bool {
+    LAST_IMAGE.with(|l| l.borrow_mut().take());
+    let Some(cache) = CACHE.get() else {
+        return false;
+    };
+    if !images_enabled() || COMPILING.load(Ordering::Relaxed) || filename.is_null() {
+        return false;
+    }
+    if !in_include_once() {
+        return false;
+    }
+    let Some(path) = php::Reader::new().str(filename) else {
+        return false;
+    };
+    if path.first() != Some(&b'/') {
+        return false;
+    }
+    let Some(key) = key_of(path) else {
+        return false;
+    };
+    let Ok(found) = cache.lookup_image(&key) else {
+        return false;
+    };
+    if !file_image::is_loadable(found.body()) {
+        return false;
+    }
+    let last = LastImage {
+        opline: current_opline(),
+        path: path.to_vec(),
+        key,
+        found,
+    };
+    LAST_IMAGE.with(|l| *l.borrow_mut() = Some(last));
+    true
+}
+
+/// The image `image_real_path` kept for `path` during the include being executed.
+fn last_image_for(path: &[u8]) -> Option<LastImage> {
+    // SAFETY: reads the executor's current opline, on PHP's thread.
+    let opline = unsafe { current_opline() };
+    LAST_IMAGE
+        .with(|l| l.borrow_mut().take())
+        .filter(|last| last.opline == opline && last.path == path)
+}
+
+/// `stream_open` without a segment: the file of an include whose run-time image
+/// `image_real_path` just found stays unopened (its `opened_path` is its name).
+unsafe fn image_without_opening(handle: *mut zend_file_handle) -> bool {
+    if COMPILING.load(Ordering::Relaxed)
+        || u32::from((*handle).type_) != php::ZEND_HANDLE_FILENAME
+        || !(*handle).opened_path.is_null()
+    {
+        return false;
+    }
+    let filename = (*handle).filename;
+    let Some(path) = php::Reader::new().str(filename) else {
+        return false;
+    };
+    let opline = current_opline();
+    let kept = LAST_IMAGE.with(|l| {
+        l.borrow()
+            .as_ref()
+            .is_some_and(|last| last.opline == opline && last.path == path)
+    });
+    if !kept {
+        return false;
+    }
+    // zend_string_copy: interned strings are not counted.
+    if !crate::engine::is_interned(filename) {
+        (*filename).gc.refcount += 1;
+    }
+    (*handle).opened_path = filename;
     true
 }
 
@@ -578,6 +704,9 @@ pub fn stats_json() -> serde_json::Value {
         "run_time_stores": c.run_time_stores.load(Ordering::Relaxed),
         "run_time_refusals": c.run_time_refusals.load(Ordering::Relaxed),
         "linked_stores": c.linked_stores.load(Ordering::Relaxed),
+        "image_hits": c.image_hits.load(Ordering::Relaxed),
+        "image_stores": c.image_stores.load(Ordering::Relaxed),
+        "image_rejects": c.image_rejects.load(Ordering::Relaxed),
         "uncacheable": c.uncacheable.load(Ordering::Relaxed),
         "load_failures": c.load_failures.load(Ordering::Relaxed),
         "served_ns": c.served_ns.load(Ordering::Relaxed),
@@ -782,6 +911,16 @@ unsafe fn serve(handle: *mut zend_file_handle, type_: c_int) -> Outcome {
             }
         }
     }
+    // The run-time image found while the include resolved the path, if any.
+    let last = if shm.is_none() {
+        last_image_for(&path)
+    } else {
+        None
+    };
+    let (key, kept) = match last {
+        Some(last) => (Some(last.key), Some(last.found)),
+        None => (key, None),
+    };
     let Some(key) = key.or_else(|| key_of(&path)) else {
         COUNTERS.uncacheable.fetch_add(1, Ordering::Relaxed);
         return Outcome::Done(compile_plain(handle, type_));
@@ -789,6 +928,28 @@ unsafe fn serve(handle: *mut zend_file_handle, type_: c_int) -> Outcome {
 
     // Level 2: the file cache (loose entries and packs); a hit fills shared memory.
     if let Some(cache) = CACHE.get() {
+        // Without a segment, the script's run-time image when it has one: relocated, not
+        // rebuilt. With one, the segment persists its own run-time form.
+        let mut make_image = false;
+        if images_enabled() {
+            match serve_image(cache, &key, kept) {
+                Ok(outcome) => {
+                    COUNTERS.served.fetch_add(1, Ordering::Relaxed);
+                    COUNTERS.image_hits.fetch_add(1, Ordering::Relaxed);
+                    return outcome;
+                }
+                Err(ImageMiss::Refused) => {}
+                Err(ImageMiss::Missing) => make_image = true,
+                Err(ImageMiss::Bad(why)) => {
+                    COUNTERS.image_rejects.fetch_add(1, Ordering::Relaxed);
+                    log(&format!(
+                        "the run-time image of {} is not used ({why}); serving its entry",
+                        String::from_utf8_lossy(&key.path)
+                    ));
+                    make_image = true;
+                }
+            }
+        }
         if let Ok(hit) = cache.lookup(&key) {
             if let Some(shm) = shm {
                 match shm.store(&key, hit.body()) {
@@ -803,7 +964,8 @@ unsafe fn serve(handle: *mut zend_file_handle, type_: c_int) -> Outcome {
                     Err(e) => shm_store_failed(&key, &e),
                 }
             }
-            let served = serve_hit(hit.view(), std::iter::empty(), false);
+            let image_for = make_image.then_some((cache, &key));
+            let served = serve_hit(hit.view(), std::iter::empty(), false, image_for);
             drop(hit);
             match served {
                 Ok(outcome) => {
@@ -947,15 +1109,90 @@ unsafe fn open(handle: *mut zend_file_handle, type_: c_int) -> Opened {
     Opened::Path(path.to_vec())
 }
 
+/// Why a script was not served from its run-time image.
+enum ImageMiss {
+    /// There is none (or it is stale): the entry is served, and its image made.
+    Missing,
+    /// The script has no image (recorded when one could not be made).
+    Refused,
+    /// There is one, and it cannot be used.
+    Bad(String),
+}
+
+/// Serves the script `key` names from its run-time image in the file cache
+/// ([`file_image::load`], then bound as a shared-memory run-time form is).
+unsafe fn serve_image(
+    cache: &FileCache,
+    key: &CacheKey,
+    kept: Option<zend_cache::file_cache::CachedImage>,
+) -> Result<Outcome, ImageMiss> {
+    let found = match kept.map_or_else(|| cache.lookup_image(key), Ok) {
+        Ok(found) => found,
+        Err(zend_cache::Miss::NotFound)
+        | Err(zend_cache::Miss::Rejected(zend_cache::Reject::Stale)) => {
+            return Err(ImageMiss::Missing)
+        }
+        Err(zend_cache::Miss::Rejected(r)) => return Err(ImageMiss::Bad(r.to_string())),
+    };
+    let e = Engine::new();
+    let root = match file_image::load(e, found.body()) {
+        Ok(root) => root,
+        Err(file_image::LoadError::Refused) => return Err(ImageMiss::Refused),
+        Err(file_image::LoadError::Bad(why)) => return Err(ImageMiss::Bad(why)),
+    };
+    drop(found);
+    Ok(match image::bind(e, root) {
+        Ok(main) => Outcome::Done(main),
+        Err(load::BindError::Fatal(f)) => Outcome::Fatal(f),
+        Err(load::BindError::Bailout) => Outcome::Bailout,
+    })
+}
+
+/// Makes and stores the run-time image of the built, not yet bound script (or the record
+/// that it has none, with the reason logged under `ZOPT_DEBUG_RUN_TIME_FORM`).
+unsafe fn store_image(
+    cache: &FileCache,
+    key: &CacheKey,
+    built: &load::Built,
+    halt_offset: Option<u64>,
+) {
+    let body = match file_image::make(built, halt_offset) {
+        Ok(body) => body,
+        Err(why) => {
+            if std::env::var_os("ZOPT_DEBUG_RUN_TIME_FORM").is_some() {
+                log(&format!(
+                    "{} gets no run-time image: {why}",
+                    String::from_utf8_lossy(&key.path)
+                ));
+            }
+            file_image::refused_body()
+        }
+    };
+    match cache.store_image(key, &body) {
+        Ok(_) => {
+            COUNTERS.image_stores.fetch_add(1, Ordering::Relaxed);
+        }
+        Err(e) => log(&format!(
+            "cannot store the run-time image of {}: {e}",
+            String::from_utf8_lossy(&key.path)
+        )),
+    }
+}
+
 /// A validated entry: build, bind, and with `zopt.verify` check what was loaded against
-/// the entry's model.
+/// the entry's model. With `image_for`, the built script's run-time image is stored in
+/// that file cache before it is bound.
 unsafe fn serve_hit(
     view: ScriptView<'_>,
     shared_strings: impl Iterator<Item = *const u8>,
     checked: bool,
+    image_for: Option<(&FileCache, &CacheKey)>,
 ) -> Result<Outcome, String> {
     let e = Engine::new();
     let built = load::build(e, view, shared_strings, checked).map_err(|err| err.0)?;
+    if let Some((cache, key)) = image_for {
+        store_image(cache, key, &built, view.compiler_halt_offset());
+    }
     let model = ini::verify().then(|| view.to_script());
     match load::bind(e, built, view.compiler_halt_offset(), model.as_ref()) {
         Ok(main) => Ok(Outcome::Done(main)),

@@ -99,8 +99,14 @@ struct Root {
     n_classes: u32,
     auto_globals: [bool; load::JIT_GLOBAL_COUNT],
     /// `__COMPILER_HALT_OFFSET__` of the script, when it has one.
-    halt_offset: Option<u64>,
+    /// 1 when the script has one (two plain words rather than an `Option`, whose padding
+    /// byte would be whatever the copy left: see [`clear`]).
+    has_halt_offset: u64,
+    halt_offset: u64,
 }
+
+/// Bytes of an image's root (what [`crate::file_image::load`] checks lies in the image).
+pub(crate) const ROOT_SIZE: usize = size_of::<Root>();
 
 /// A table entry: its key (an interned string of the segment) and its value.
 #[repr(C)]
@@ -148,15 +154,60 @@ pub fn map_ptr_slots(shm: &zend_cache::ShmCache) -> (u64, u64) {
     )
 }
 
-/// Persists the built, not yet bound script `built` into the segment through `w`; returns
-/// the image's root, or why the script cannot be persisted.
+/// Where a persist writes: the segment ([`ImageWriter`], under its writer lock) or a
+/// private buffer that becomes a file-cache image ([`crate::file_image`]).
+pub(crate) trait Arena {
+    /// `size` bytes aligned to `align` (at most 64), zero-filled; `None` when full.
+    fn alloc(&mut self, size: usize, align: usize) -> Option<*mut u8>;
+    /// The arena's interned `zend_string` copy of `bytes`; `None` when full.
+    fn intern(&mut self, bytes: &[u8]) -> Option<*mut u8>;
+    /// Whether `p` is a string [`Arena::intern`] made.
+    fn is_interned_here(&self, p: *const u8) -> bool;
+    /// Whether `p` points into the arena.
+    fn holds(&self, p: *const u8) -> bool;
+    /// A `map_ptr` slot for a persisted structure's per-request state, as the offset
+    /// `ZEND_MAP_PTR_NEW` stores (`ZEND_MAP_PTR_PTR2OFFSET` of the slot, odd).
+    fn map_ptr_slot(&mut self) -> R<*mut c_void>;
+}
+
+impl Arena for ImageWriter<'_> {
+    fn alloc(&mut self, size: usize, align: usize) -> Option<*mut u8> {
+        ImageWriter::alloc(self, size, align)
+    }
+    fn intern(&mut self, bytes: &[u8]) -> Option<*mut u8> {
+        ImageWriter::intern(self, bytes)
+    }
+    fn is_interned_here(&self, p: *const u8) -> bool {
+        ImageWriter::is_interned_here(self, p)
+    }
+    fn holds(&self, p: *const u8) -> bool {
+        ImageWriter::holds(self, p)
+    }
+    /// One of the slots reserved at MINIT (see [`reserve_map_ptr_slots`]).
+    fn map_ptr_slot(&mut self) -> R<*mut c_void> {
+        let Some(&(first, count)) = RESERVED_SLOTS.get() else {
+            return refuse("no map_ptr slots are reserved");
+        };
+        let used = self.embedder_word(SLOTS_USED_WORD);
+        let n = used.load(Ordering::Relaxed) as usize;
+        if n >= count {
+            return refuse("the reserved map_ptr slots are used up");
+        }
+        used.store(n as u64 + 1, Ordering::Relaxed);
+        // CG(map_ptr_base) is CG(map_ptr_real_base) - 1 (ZEND_MAP_PTR_BIASED_BASE).
+        Ok(((first + n) * size_of::<*mut c_void>() + 1) as *mut c_void)
+    }
+}
+
+/// Persists the built, not yet bound script `built` into `w` (the segment, or a private
+/// buffer); returns the image's root, or why the script cannot be persisted.
 ///
 /// # Safety
 /// `built` comes from [`load::build`] in this request and was not bound yet.
-pub unsafe fn persist(
+pub(crate) unsafe fn persist(
     built: &Built,
     halt_offset: Option<u64>,
-    w: &mut ImageWriter<'_>,
+    w: &mut dyn Arena,
 ) -> R<*const u8> {
     let mut p = Persister { w };
     let root = p.alloc::<Root>(1)?;
@@ -198,29 +249,19 @@ pub unsafe fn persist(
         });
     }
     (*root).auto_globals = built.auto_globals;
-    (*root).halt_offset = halt_offset;
+    (*root).has_halt_offset = u64::from(halt_offset.is_some());
+    (*root).halt_offset = halt_offset.unwrap_or(0);
     Ok(root.cast_const().cast())
 }
 
-struct Persister<'w, 'a> {
-    w: &'w mut ImageWriter<'a>,
+struct Persister<'w> {
+    w: &'w mut dyn Arena,
 }
 
-impl Persister<'_, '_> {
-    /// A reserved `map_ptr` slot (see [`reserve_map_ptr_slots`]), as the offset
-    /// `ZEND_MAP_PTR_NEW` stores: `ZEND_MAP_PTR_PTR2OFFSET` of the slot, odd.
+impl Persister<'_> {
+    /// A `map_ptr` slot from the arena (see [`Arena::map_ptr_slot`]).
     fn map_ptr_slot(&mut self) -> R<*mut c_void> {
-        let Some(&(first, count)) = RESERVED_SLOTS.get() else {
-            return refuse("no map_ptr slots are reserved");
-        };
-        let used = self.w.embedder_word(SLOTS_USED_WORD);
-        let n = used.load(Ordering::Relaxed) as usize;
-        if n >= count {
-            return refuse("the reserved map_ptr slots are used up");
-        }
-        used.store(n as u64 + 1, Ordering::Relaxed);
-        // CG(map_ptr_base) is CG(map_ptr_real_base) - 1 (ZEND_MAP_PTR_BIASED_BASE).
-        Ok(((first + n) * size_of::<*mut c_void>() + 1) as *mut c_void)
+        self.w.map_ptr_slot()
     }
 
     /// Marks the persisted op_array `t` immutable, as `zend_persist_op_array` and
@@ -276,12 +317,13 @@ impl Persister<'_, '_> {
     /// persisted, its type flags cleared (not refcounted). `u2` is kept.
     unsafe fn zval(&mut self, zv: *mut zval) -> R<()> {
         match u32::from(php::z_type(&*zv)) {
-            php::IS_UNDEF
-            | php::IS_NULL
-            | php::IS_FALSE
-            | php::IS_TRUE
-            | php::IS_LONG
-            | php::IS_DOUBLE => Ok(()),
+            php::IS_UNDEF | php::IS_NULL | php::IS_FALSE | php::IS_TRUE => {
+                // No value: whatever request memory held there is not kept (a file-cache
+                // image must hold no stale pointer, see crate::file_image).
+                (*zv).value.lval = 0;
+                Ok(())
+            }
+            php::IS_LONG | php::IS_DOUBLE => Ok(()),
             php::IS_STRING => {
                 (*zv).value.str_ = self.string((*zv).value.str_)?;
                 (*zv).u1.type_info = php::IS_STRING;
@@ -383,17 +425,33 @@ impl Persister<'_, '_> {
         let copy = self.copy(data, size)?;
         let ar = copy.add(hash);
         (*t).__bindgen_anon_1.arData = ar.cast();
-        for i in 0..(*t).nNumUsed as usize {
+        // The slots past nNumUsed were never written (whatever request memory held): the
+        // image keeps zeros instead, so that it holds no stale pointer (a file-cache image
+        // must point only into itself and the PHP binary, see crate::file_image).
+        let used = ((*t).nNumUsed as usize).min((*t).nTableSize as usize);
+        ptr::write_bytes(
+            ar.add(elem * used),
+            0,
+            elem * ((*t).nTableSize as usize - used),
+        );
+        for i in 0..used {
+            // A hole or deleted element keeps its type and chain (u2) and loses its stale
+            // value and key (no collision chain reaches a deleted bucket).
             if packed {
                 let zv = ar.cast::<zval>().add(i);
                 if u32::from(php::z_type(&*zv)) != php::IS_UNDEF {
                     value(self, zv)?;
+                } else {
+                    (*zv).value.lval = 0;
                 }
             } else {
                 let b = ar.cast::<Bucket>().add(i);
                 if u32::from(php::z_type(&(*b).val)) != php::IS_UNDEF {
                     (*b).key = self.string((*b).key)?;
                     value(self, ptr::addr_of_mut!((*b).val))?;
+                } else {
+                    (*b).val.value.lval = 0;
+                    (*b).key = ptr::null_mut();
                 }
             }
         }
@@ -415,6 +473,7 @@ impl Persister<'_, '_> {
         (*tr).gc.u.type_info = IMMUTABLE_AST_TYPE_INFO;
         let troot = t.add(header).cast::<php::zend_ast>();
         ptr::copy_nonoverlapping(root.cast::<u8>(), troot.cast::<u8>(), own);
+        clear_ast_padding(troot);
         self.ast_children(troot, 0)?;
         Ok(tr)
     }
@@ -437,6 +496,7 @@ impl Persister<'_, '_> {
             let own = ast_node_size(child)?;
             let tc = self.alloc::<u8>(own)?.cast::<php::zend_ast>();
             ptr::copy_nonoverlapping(child.cast::<u8>(), tc.cast::<u8>(), own);
+            clear_ast_padding(tc);
             *slots.add(i) = tc;
             self.ast_children(tc, depth + 1)?;
         }
@@ -446,6 +506,11 @@ impl Persister<'_, '_> {
     /// Interns a type's class names; a type list is copied (it keeps the arena bit the
     /// compiler gave it, so nothing ever frees it).
     unsafe fn type_(&mut self, t: *mut php::zend_type) -> R<()> {
+        clear(
+            t.cast(),
+            std::mem::offset_of!(php::zend_type, type_mask) + 4,
+            size_of::<php::zend_type>(),
+        );
         let mask = (*t).type_mask;
         if mask & php::_ZEND_TYPE_LIST_BIT != 0 {
             if mask & php::_ZEND_TYPE_ARENA_BIT == 0 {
@@ -459,6 +524,11 @@ impl Persister<'_, '_> {
             let size = type_list_size(n);
             let tl = self.alloc::<u8>(size)?.cast::<php::zend_type_list>();
             ptr::copy_nonoverlapping(list.cast::<u8>(), tl.cast::<u8>(), size);
+            clear(
+                tl.cast(),
+                4,
+                std::mem::offset_of!(php::zend_type_list, types),
+            );
             let types = ptr::addr_of_mut!((*tl).types).cast::<php::zend_type>();
             for i in 0..n {
                 self.type_(types.add(i))?;
@@ -497,6 +567,16 @@ impl Persister<'_, '_> {
             return refuse("an op_array with run-time state");
         }
         ptr::copy_nonoverlapping(src, t, 1);
+        clear(
+            t.cast(),
+            std::mem::offset_of!(zend_op_array, T) + 4,
+            std::mem::offset_of!(zend_op_array, run_time_cache__ptr),
+        );
+        clear(
+            t.cast(),
+            std::mem::offset_of!(zend_op_array, last) + 4,
+            std::mem::offset_of!(zend_op_array, opcodes),
+        );
         (*t).refcount = ptr::null_mut();
         (*t).scope = if s.scope.is_null() {
             ptr::null_mut()
@@ -591,6 +671,7 @@ impl Persister<'_, '_> {
             return refuse("a class with run-time state");
         }
         let t = self.copy(src, 1)?;
+        clear_class_padding(t);
         // Immutable, as zend_persist_class_entry leaves a class: a hit binds this very
         // entry. A class linked when compiled (no parent, interface or trait) is used where
         // it is, its per-request state in map_ptr slots; an unlinked one is copied by
@@ -726,6 +807,11 @@ impl Persister<'_, '_> {
             let list = self.copy(s.trait_aliases, n + 1)?;
             for i in 0..n {
                 let a = self.copy(*list.add(i), 1)?;
+                clear(
+                    a.cast(),
+                    std::mem::offset_of!(php::zend_trait_alias, modifiers) + 4,
+                    size_of::<php::zend_trait_alias>(),
+                );
                 self.method_ref(ptr::addr_of_mut!((*a).trait_method))?;
                 (*a).alias = self.string((*a).alias)?;
                 *list.add(i) = a;
@@ -742,6 +828,11 @@ impl Persister<'_, '_> {
                     + size_of::<*mut zend_string>() * excludes.saturating_sub(1);
                 let q = self.alloc::<u8>(size)?;
                 ptr::copy_nonoverlapping(src_p.cast::<u8>(), q, size);
+                clear(
+                    q,
+                    std::mem::offset_of!(php::zend_trait_precedence, num_excludes) + 4,
+                    std::mem::offset_of!(php::zend_trait_precedence, exclude_class_names),
+                );
                 let q = q.cast::<php::zend_trait_precedence>();
                 self.method_ref(ptr::addr_of_mut!((*q).trait_method))?;
                 let names = ptr::addr_of_mut!((*q).exclude_class_names).cast::<*mut zend_string>();
@@ -759,6 +850,40 @@ impl Persister<'_, '_> {
         (*r).method_name = self.string((*r).method_name)?;
         (*r).class_name = self.string((*r).class_name)?;
         Ok(())
+    }
+}
+
+/// Zeroes bytes `from..to` of the structure at `p` (nothing when `to <= from`): the padding
+/// of a structure copied from request memory holds whatever was there, which a file-cache
+/// image must not keep (it would read as a stale pointer, see crate::file_image).
+unsafe fn clear(p: *mut u8, from: usize, to: usize) {
+    if to > from {
+        ptr::write_bytes(p.add(from), 0, to - from);
+    }
+}
+
+/// Zeroes the padding of a copied class entry (after `type`, after `enum_backing_type`).
+unsafe fn clear_class_padding(t: *mut zend_class_entry) {
+    clear(t.cast(), 1, std::mem::offset_of!(zend_class_entry, name));
+    clear(
+        t.cast(),
+        std::mem::offset_of!(zend_class_entry, enum_backing_type) + 4,
+        std::mem::offset_of!(zend_class_entry, backed_enum_table),
+    );
+}
+
+/// Zeroes the padding of a copied AST node: before a value node's zval, after a list's
+/// child count.
+unsafe fn clear_ast_padding(a: *mut php::zend_ast) {
+    let kind = (*a).kind;
+    if kind == zend_ir::model::ZEND_AST_ZVAL || kind == zend_ir::model::ZEND_AST_CONSTANT {
+        clear(a.cast(), 4, std::mem::offset_of!(php::zend_ast_zval, val));
+    } else if (kind >> zend_ir::model::ZEND_AST_IS_LIST_SHIFT) & 1 != 0 {
+        clear(
+            a.cast(),
+            std::mem::offset_of!(php::zend_ast_list, children) + 4,
+            std::mem::offset_of!(php::zend_ast_list, child),
+        );
     }
 }
 
@@ -926,7 +1051,7 @@ pub unsafe fn persist_linked(
     p.linked_class(ce)
 }
 
-impl Persister<'_, '_> {
+impl Persister<'_> {
     /// Whether the class `c` outlives every request of every worker: immutable in the
     /// segment, or internal (registered before the workers were forked).
     unsafe fn permanent_class(&self, c: *const zend_class_entry) -> bool {
@@ -970,6 +1095,7 @@ impl Persister<'_, '_> {
             return refuse("an enum");
         }
         let t = self.copy(src, 1)?;
+        clear_class_padding(t);
         let mut xlat: HashMap<usize, usize> = HashMap::new();
         xlat.insert(src as usize, t as usize);
         (*t).ce_flags |= php::ZEND_ACC_IMMUTABLE | php::ZEND_ACC_CACHED;
@@ -1218,8 +1344,8 @@ pub unsafe fn bind(e: Engine, root: *const u8) -> Result<*mut zend_op_array, loa
         }
     }
     let filename = (*root.main).filename;
-    if let Some(offset) = root.halt_offset {
-        load::register_halt_offset(filename, offset);
+    if root.has_halt_offset != 0 {
+        load::register_halt_offset(filename, root.halt_offset);
     }
     for i in 0..root.n_functions as usize {
         let f = *root.functions.add(i);

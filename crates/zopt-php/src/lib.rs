@@ -27,7 +27,10 @@
 //! serves every script from the shared-memory segment mapped at MINIT (shared by php-fpm's
 //! forked workers), else from the validated entry in DIR (which then fills shared memory),
 //! by building its op_arrays and classes directly ([`load`]) — PHP's compiler is not called
-//! — and compiles, captures, optimizes and stores the others. The PHP functions
+//! — and compiles, captures, optimizes and stores the others. Without shared memory, the
+//! file cache also keeps each script's run-time image ([`file_image`]: PHP's run-time
+//! structures with relative pointers), which later processes load by a relocation instead
+//! of a build. The PHP functions
 //! `zopt_get_status()`, `zopt_invalidate()` and `zopt_is_script_cached()` are in
 //! [`functions`].
 //!
@@ -58,6 +61,7 @@ use std::sync::atomic::{AtomicI32, Ordering};
 mod cache;
 mod convert;
 mod engine;
+mod file_image;
 mod functions;
 mod image;
 mod inherit;

@@ -311,6 +311,7 @@ pub fn stat(cache_dir: &Path) -> Result<String> {
     let Scan {
         systems,
         entries,
+        images,
         packs,
         temp_files,
     } = file_cache::scan(cache_dir)
@@ -324,6 +325,14 @@ pub fn stat(cache_dir: &Path) -> Result<String> {
         entries.len(),
         total
     )?;
+    if !images.is_empty() {
+        writeln!(
+            out,
+            "  run-time images: {}, {} bytes",
+            images.len(),
+            images.iter().map(|e| e.len).sum::<u64>()
+        )?;
+    }
     if !packs.is_empty() {
         writeln!(
             out,

@@ -9,7 +9,10 @@
 //!   fills it, the second must give the same output and be served every script the first
 //!   stored, without a reject and without calling PHP's compiler for any of them (the
 //!   extension's counters say so; only files the first run never saw, such as PHP files a
-//!   program writes into its temporary directory, are compiled), and is the one compared,
+//!   program writes into its temporary directory, are compiled), and is the one compared;
+//!   then twice more without `zopt.verify`: the third run stores each served script's
+//!   run-time image, the fourth is served from those images (relocated, not rebuilt) and
+//!   both must give the same output again,
 //!
 //! and the stdout and exit status of (b)–(e) are compared with (a). Every mode gets the same
 //! PHP configuration otherwise: by default `-n` plus explicit `zend_extension=opcache`, or
@@ -366,6 +369,29 @@ impl Config {
             || count(&warm_counters, "served") == 0
         {
             bail!("the warm cache run was not served from the cache: {text}");
+        }
+        // Run-time images: made by the third run, served by the fourth.
+        let plain = |stats: &str| {
+            vec![
+                format!("zopt.cache_dir={}", dir.path().join("cache").display()),
+                format!("zopt.cache_stats={}", dir.path().join(stats).display()),
+            ]
+        };
+        let making = self.run_once(program, mode, &plain("making.json"))?;
+        if let Some(diff) = first_diff(&warm, &making) {
+            bail!("the run storing run-time images differs from the warm one: {diff}");
+        }
+        let imaged = self.run_once(program, mode, &plain("imaged.json"))?;
+        if let Some(diff) = first_diff(&warm, &imaged) {
+            bail!("the run served from run-time images differs from the warm one: {diff}");
+        }
+        let (text, imaged_counters) = counters("imaged.json")?;
+        if count(&imaged_counters, "image_hits") < count(&cold, "stores")
+            || count(&imaged_counters, "image_rejects") != 0
+            || count(&imaged_counters, "load_failures") != 0
+            || count(&imaged_counters, "compiles") != count(&imaged_counters, "misses")
+        {
+            bail!("the run-time image run was not served from images: {text}");
         }
         Ok(warm)
     }

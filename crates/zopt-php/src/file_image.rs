@@ -1,0 +1,584 @@
+//! Run-time images in the file cache: a script in PHP's run-time form with its pointers
+//! made relative, loaded by a relocation — what OPcache's `zend_file_cache.c` does
+//! (`zend_file_cache_serialize` makes every pointer of the persisted script relative,
+//! `zend_file_cache_unserialize` adds the buffer's address back) — instead of a rebuild op
+//! by op from the entry ([`crate::load::build`]).
+//!
+//! # Making an image
+//!
+//! The first time an entry is served from the file cache without shared memory, the
+//! script built from it is persisted exactly as a shared-memory hit persists it
+//! ([`image::persist`]: op_arrays with handlers and literals in one block, classes
+//! immutable, strings interned, values immutable), but into a private buffer, twice: into
+//! two buffers at different addresses, with `map_ptr` slots numbered from two different
+//! bases. The two images are compared word by word (every pointer field is 8-aligned):
+//!
+//! - a word that differs by the distance between the buffers is a pointer into the image
+//!   (stored as its offset in the image);
+//! - a word that differs by the distance between the slot bases is a `map_ptr` slot
+//!   (stored numbered from 0);
+//! - an equal word that points into the PHP binary is an opcode handler or one of its
+//!   static structures (`zend_empty_array`, the uninitialized bucket): stored relative to
+//!   `zend_empty_array`, as `zend_serialize_opcode_handler` stores handlers relative to
+//!   the handler table;
+//! - an equal word that points into any other mapping (the heap, a library) would not be
+//!   valid in another process: the script gets no image (it stays on the rebuild path);
+//!   so does any other difference. Every other equal word is data.
+//!
+//! The relocation lists, the image and a header make the body of a run-time image file
+//! (`zend_cache::entry::encode_image`: the entry header with its system id, path,
+//! validation data and checksum), stored beside the entry and packed with it.
+//!
+//! # Body layout (little-endian)
+//!
+//! ```text
+//!  0  version       4  BODY_VERSION
+//!  4  flags         4  REFUSED: the script has no image (the file records the refusal
+//!                      so that later hits do not try again); nothing follows the header
+//!  8  php build    16  xxh3-128 of the PHP binary's GNU build id and PHP_VERSION
+//! 24  image_len     8  bytes of the image, a multiple of 8
+//! 32  root          8  offset of the image's root in the image
+//! 40  internal      4  relocations of pointers into the image
+//! 44  php           4  relocations of pointers into the PHP binary
+//! 48  slots         4  relocations of map_ptr slots
+//! 52  slot_count    4  map_ptr slots the image numbers (0 .. slot_count)
+//! 56  the image, then the three relocation lists (u32 offsets into the image, 8-aligned,
+//!     strictly increasing), ending exactly at the end of the body
+//! ```
+//!
+//! # Loading
+//!
+//! [`load`] checks the header (version, the PHP build, every length), every relocation's
+//! offset and the value it relocates (inside the image, inside the PHP binary, a slot the
+//! image numbers), copies the image into request memory (`CG(arena)`, 64-aligned as the
+//! persist aligned it), adds the base addresses, takes `slot_count` fresh `map_ptr` slots
+//! (`zend_map_ptr_extend`, zeroed) and returns the root, which [`image::bind`] binds as a
+//! shared-memory hit does. The framing's checksum (xxh3-64 of the whole file) already
+//! refused truncated and damaged files; anything failing these checks is refused with its
+//! reason and the entry is served instead.
+
+use std::collections::{HashMap, HashSet};
+use std::ffi::{c_char, c_int, c_void};
+use std::ptr;
+use std::sync::OnceLock;
+
+use xxhash_rust::xxh3::xxh3_128;
+
+use crate::engine::Engine;
+use crate::image::{self, Arena};
+use crate::load::Built;
+use crate::php;
+
+/// Version of the body layout and of what the image holds (bump with any change of
+/// [`image::persist`]'s output).
+pub const BODY_VERSION: u32 = 1;
+/// Flag: the script has no image.
+const REFUSED: u32 = 1;
+const HEADER: usize = 56;
+/// An image larger than this is not made.
+const MAX_IMAGE: usize = 64 << 20;
+/// More slots than this in one image is refused when loading.
+const MAX_SLOTS: u32 = 1 << 20;
+/// The second persist numbers its `map_ptr` slots from here: the slot words of the two
+/// images then differ by 8 * SLOT_SHIFT, which is not a multiple of the page size, so
+/// never the distance between the two (page-aligned) buffers.
+const SLOT_SHIFT: usize = 1_000_003;
+
+type R<T> = Result<T, String>;
+
+/// `GC_STRING | (GC_NOT_COLLECTABLE | IS_STR_INTERNED) << GC_FLAGS_SHIFT`: the image's strings live as long as
+/// the request's copy of the image, and are never counted or freed, as the strings of
+/// OPcache's file-cache-only scripts.
+const IMAGE_STRING_TYPE_INFO: u32 = php::IS_STRING | (1 << 4) | php::IS_STR_INTERNED;
+
+/// A private, zero-filled, page-aligned buffer to persist into.
+struct Buffer {
+    base: *mut u8,
+    used: usize,
+    strings: HashMap<Vec<u8>, usize>,
+    string_at: HashSet<usize>,
+    slot_base: usize,
+    slots: usize,
+    /// Each allocation's start and size, for the diagnostics of a refusal.
+    allocs: Vec<(usize, usize)>,
+}
+
+const BUFFER_ALIGN: usize = 4096;
+
+impl Buffer {
+    fn new(slot_base: usize) -> R<Buffer> {
+        let layout = std::alloc::Layout::from_size_align(MAX_IMAGE, BUFFER_ALIGN)
+            .map_err(|e| e.to_string())?;
+        // SAFETY: a non-zero size; large zeroed allocations are fresh mappings, only the
+        // pages written are ever touched.
+        let base = unsafe { std::alloc::alloc_zeroed(layout) };
+        if base.is_null() {
+            return Err("no memory for an image buffer".into());
+        }
+        Ok(Buffer {
+            base,
+            used: 0,
+            strings: HashMap::new(),
+            string_at: HashSet::new(),
+            slot_base,
+            slots: 0,
+            allocs: Vec::new(),
+        })
+    }
+
+    /// Empties the buffer (zeroing what was used) for the next persist.
+    fn reset(&mut self) {
+        // SAFETY: [base, base + used) is inside the buffer.
+        unsafe { ptr::write_bytes(self.base, 0, self.used) };
+        self.used = 0;
+        self.strings.clear();
+        self.string_at.clear();
+        self.slots = 0;
+        self.allocs.clear();
+    }
+
+    fn bytes(&self) -> &[u8] {
+        // SAFETY: [base, base + used) is allocated and initialised (zeroed, then written).
+        unsafe { std::slice::from_raw_parts(self.base, self.used) }
+    }
+}
+
+impl Drop for Buffer {
+    fn drop(&mut self) {
+        let layout = std::alloc::Layout::from_size_align(MAX_IMAGE, BUFFER_ALIGN)
+            .expect("the layout of new()");
+        // SAFETY: allocated in new() with this layout.
+        unsafe { std::alloc::dealloc(self.base, layout) }
+    }
+}
+
+impl Arena for Buffer {
+    fn alloc(&mut self, size: usize, align: usize) -> Option<*mut u8> {
+        let align = align.clamp(8, 64);
+        let at = self.used.checked_add(align - 1)? & !(align - 1);
+        let end = at.checked_add(size)?;
+        if end > MAX_IMAGE {
+            return None;
+        }
+        self.used = end;
+        self.allocs.push((at, size));
+        // SAFETY: inside the buffer.
+        Some(unsafe { self.base.add(at) })
+    }
+
+    fn intern(&mut self, bytes: &[u8]) -> Option<*mut u8> {
+        if let Some(&at) = self.strings.get(bytes) {
+            // SAFETY: an offset this buffer handed out.
+            return Some(unsafe { self.base.add(at) });
+        }
+        let header = std::mem::offset_of!(php::zend_string, val);
+        let p = self.alloc(header + bytes.len() + 1, 8)?;
+        // SAFETY: `p` has room for the header, the bytes and the terminating NUL.
+        unsafe {
+            let s = p.cast::<php::zend_string>();
+            (*s).gc.refcount = 1;
+            (*s).gc.u.type_info = IMAGE_STRING_TYPE_INFO;
+            (*s).h = zend_cache::shm::zend_string_hash(bytes);
+            (*s).len = bytes.len();
+            ptr::copy_nonoverlapping(bytes.as_ptr(), p.add(header), bytes.len());
+        }
+        let at = p as usize - self.base as usize;
+        self.strings.insert(bytes.to_vec(), at);
+        self.string_at.insert(p as usize);
+        Some(p)
+    }
+
+    fn is_interned_here(&self, p: *const u8) -> bool {
+        self.string_at.contains(&(p as usize))
+    }
+
+    fn holds(&self, p: *const u8) -> bool {
+        (p as usize) >= self.base as usize && (p as usize) < self.base as usize + self.used
+    }
+
+    fn map_ptr_slot(&mut self) -> R<*mut c_void> {
+        let n = self.slot_base + self.slots;
+        self.slots += 1;
+        Ok((n * std::mem::size_of::<*mut c_void>() + 1) as *mut c_void)
+    }
+}
+
+/// What this process knows of the PHP binary: its build (xxh3-128 of its GNU build id and
+/// PHP_VERSION) and the addresses it is loaded at.
+struct PhpBinary {
+    build: [u8; 16],
+    start: usize,
+    end: usize,
+}
+
+#[repr(C)]
+struct DlPhdrInfo {
+    addr: usize,
+    name: *const c_char,
+    phdr: *const Elf64Phdr,
+    phnum: u16,
+}
+
+#[repr(C)]
+struct Elf64Phdr {
+    p_type: u32,
+    p_flags: u32,
+    p_offset: u64,
+    p_vaddr: u64,
+    p_paddr: u64,
+    p_filesz: u64,
+    p_memsz: u64,
+    p_align: u64,
+}
+
+extern "C" {
+    fn dl_iterate_phdr(
+        callback: unsafe extern "C" fn(*mut DlPhdrInfo, usize, *mut c_void) -> c_int,
+        data: *mut c_void,
+    ) -> c_int;
+}
+
+const PT_LOAD: u32 = 1;
+const PT_NOTE: u32 = 4;
+const NT_GNU_BUILD_ID: u32 = 3;
+
+/// `dl_iterate_phdr` callback: the first object is the executable (PHP); its loaded
+/// range and GNU build id.
+unsafe extern "C" fn first_object(info: *mut DlPhdrInfo, _size: usize, data: *mut c_void) -> c_int {
+    let out = &mut *data.cast::<(usize, usize, Vec<u8>)>();
+    let info = &*info;
+    let (mut start, mut end) = (usize::MAX, 0);
+    for i in 0..info.phnum as usize {
+        let ph = &*info.phdr.add(i);
+        let at = info.addr + ph.p_vaddr as usize;
+        if ph.p_type == PT_LOAD {
+            start = start.min(at);
+            end = end.max(at + ph.p_memsz as usize);
+        } else if ph.p_type == PT_NOTE {
+            let mut p = at;
+            let stop = at + ph.p_memsz as usize;
+            while p + 12 <= stop {
+                let namesz = *(p as *const u32) as usize;
+                let descsz = *((p + 4) as *const u32) as usize;
+                let kind = *((p + 8) as *const u32);
+                let name = p + 12;
+                let desc = name + namesz.div_ceil(4) * 4;
+                let next = desc + descsz.div_ceil(4) * 4;
+                if next > stop {
+                    break;
+                }
+                if kind == NT_GNU_BUILD_ID
+                    && std::slice::from_raw_parts(name as *const u8, namesz) == b"GNU\0"
+                {
+                    out.2 = std::slice::from_raw_parts(desc as *const u8, descsz).to_vec();
+                }
+                p = next;
+            }
+        }
+    }
+    out.0 = start;
+    out.1 = end;
+    1
+}
+
+fn php_binary() -> &'static PhpBinary {
+    static BINARY: OnceLock<PhpBinary> = OnceLock::new();
+    BINARY.get_or_init(|| {
+        let mut found: (usize, usize, Vec<u8>) = (0, 0, Vec::new());
+        // SAFETY: the callback only reads the program headers the loader passes.
+        unsafe { dl_iterate_phdr(first_object, ptr::addr_of_mut!(found).cast()) };
+        let mut id = found.2;
+        id.extend_from_slice(b"\0");
+        id.extend_from_slice(php::PHP_VERSION);
+        // A binary without a build id is only known by its version and layout: the
+        // anchor's place in it.
+        let anchor = anchor();
+        id.extend_from_slice(&(anchor.wrapping_sub(found.0) as u64).to_le_bytes());
+        PhpBinary {
+            build: xxh3_128(&id).to_le_bytes(),
+            start: found.0,
+            end: found.1,
+        }
+    })
+}
+
+/// What pointers into the PHP binary are stored relative to.
+fn anchor() -> usize {
+    ptr::addr_of!(php::zend_empty_array) as usize
+}
+
+/// The address ranges mapped in this process (`/proc/self/maps`).
+fn mappings() -> R<Vec<(usize, usize, String)>> {
+    let maps = std::fs::read_to_string("/proc/self/maps").map_err(|e| e.to_string())?;
+    let mut out = Vec::new();
+    for line in maps.lines() {
+        let range = line.split(' ').next().unwrap_or_default();
+        let (a, b) = range.split_once('-').ok_or("unreadable /proc/self/maps")?;
+        let a = usize::from_str_radix(a, 16).map_err(|e| e.to_string())?;
+        let b = usize::from_str_radix(b, 16).map_err(|e| e.to_string())?;
+        let name = line.split_whitespace().nth(5).unwrap_or_default();
+        out.push((a, b, name.to_string()));
+    }
+    Ok(out)
+}
+
+fn put32(out: &mut Vec<u8>, v: u32) {
+    out.extend_from_slice(&v.to_le_bytes());
+}
+
+fn r32(b: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes(b[at..at + 4].try_into().expect("4 bytes"))
+}
+
+fn r64(b: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"))
+}
+
+/// Whether `body` may be an image to load: a version this zopt reads, of this PHP build,
+/// not a refusal (what [`load`] checks first, without looking at the image).
+pub fn is_loadable(body: &[u8]) -> bool {
+    body.len() >= HEADER
+        && r32(body, 0) == BODY_VERSION
+        && r32(body, 4) == 0
+        && body[8..24] == php_binary().build
+}
+
+/// The body of a run-time image file recording that the script has no image.
+pub fn refused_body() -> Vec<u8> {
+    let mut out = Vec::with_capacity(HEADER);
+    put32(&mut out, BODY_VERSION);
+    put32(&mut out, REFUSED);
+    out.extend_from_slice(&php_binary().build);
+    out.resize(HEADER, 0);
+    out
+}
+
+/// The body of the run-time image file of `built` (see the module documentation), or why
+/// it has none.
+///
+/// # Safety
+/// As [`image::persist`]: `built` comes from [`crate::load::build`] in this request and was
+/// not bound yet.
+pub unsafe fn make(built: &Built, halt_offset: Option<u64>) -> R<Vec<u8>> {
+    thread_local! {
+        /// The two buffers, kept for the next script (each is zeroed again after use).
+        static BUFFERS: std::cell::RefCell<Option<(Buffer, Buffer)>> =
+            const { std::cell::RefCell::new(None) };
+    }
+    let buffers = BUFFERS.with(|b| b.borrow_mut().take());
+    let (mut a, mut b) = match buffers {
+        Some(pair) => pair,
+        None => (Buffer::new(0)?, Buffer::new(SLOT_SHIFT)?),
+    };
+    let made = make_in(built, halt_offset, &mut a, &mut b);
+    a.reset();
+    b.reset();
+    BUFFERS.with(|cell| *cell.borrow_mut() = Some((a, b)));
+    made
+}
+
+unsafe fn make_in(
+    built: &Built,
+    halt_offset: Option<u64>,
+    a: &mut Buffer,
+    b: &mut Buffer,
+) -> R<Vec<u8>> {
+    let root_a = image::persist(built, halt_offset, a)?;
+    let root_b = image::persist(built, halt_offset, b)?;
+    let len = a.used.next_multiple_of(8);
+    if a.used != b.used
+        || a.slots != b.slots
+        || root_a as usize - a.base as usize != root_b as usize - b.base as usize
+    {
+        return Err("two persists of the script differ in shape".into());
+    }
+    if len > u32::MAX as usize {
+        return Err("an image over 4 GiB".into());
+    }
+    a.used = len;
+    b.used = len;
+    let delta = (b.base as usize).wrapping_sub(a.base as usize);
+    let slot_delta = SLOT_SHIFT * std::mem::size_of::<*mut c_void>();
+    let php = php_binary();
+    let maps = mappings()?;
+    let mut image = a.bytes().to_vec();
+    let (ba, bb) = (a.bytes(), b.bytes());
+    let (mut internal, mut php_relocs, mut slots) = (Vec::new(), Vec::new(), Vec::new());
+    for at in (0..len).step_by(8) {
+        let wa = r64(ba, at) as usize;
+        let wb = r64(bb, at) as usize;
+        let stored = if wa == wb {
+            if wa >= php.start && wa < php.end {
+                php_relocs.push(at as u32);
+                wa.wrapping_sub(anchor())
+            } else if let Some((s, _, name)) = maps.iter().find(|&&(s, e, _)| wa >= s && wa < e) {
+                let within = a
+                    .allocs
+                    .iter()
+                    .rev()
+                    .find(|&&(start, size)| at >= start && at < start + size)
+                    .map(|&(start, size)| {
+                        format!("at {} of an allocation of {size} bytes", at - start)
+                    })
+                    .unwrap_or_default();
+                return Err(format!(
+                    "a pointer outside the image and the PHP binary at offset {at} {within} \
+                     ({wa:#x}, {:#x} into {name:?})",
+                    wa - s
+                ));
+            } else {
+                continue;
+            }
+        } else if wb.wrapping_sub(wa) == delta
+            && wa >= a.base as usize
+            && wa <= a.base as usize + len
+        {
+            internal.push(at as u32);
+            wa - a.base as usize
+        } else if wb.wrapping_sub(wa) == slot_delta {
+            slots.push(at as u32);
+            wa
+        } else {
+            return Err(format!("two persists of the script differ at offset {at}"));
+        };
+        image[at..at + 8].copy_from_slice(&(stored as u64).to_le_bytes());
+    }
+    let mut out =
+        Vec::with_capacity(HEADER + len + 4 * (internal.len() + php_relocs.len() + slots.len()));
+    put32(&mut out, BODY_VERSION);
+    put32(&mut out, 0);
+    out.extend_from_slice(&php.build);
+    out.extend_from_slice(&(len as u64).to_le_bytes());
+    out.extend_from_slice(&((root_a as usize - a.base as usize) as u64).to_le_bytes());
+    put32(&mut out, internal.len() as u32);
+    put32(&mut out, php_relocs.len() as u32);
+    put32(&mut out, slots.len() as u32);
+    put32(&mut out, a.slots as u32);
+    out.extend_from_slice(&image);
+    for list in [&internal, &php_relocs, &slots] {
+        for &at in list.iter() {
+            put32(&mut out, at);
+        }
+    }
+    Ok(out)
+}
+
+/// Why an image was not loaded.
+#[derive(Debug)]
+pub enum LoadError {
+    /// The file records that the script has no image (not an error).
+    Refused,
+    /// The image cannot be used, for this reason.
+    Bad(String),
+}
+
+impl From<String> for LoadError {
+    fn from(s: String) -> Self {
+        LoadError::Bad(s)
+    }
+}
+
+/// The relocation list `i` (0 internal, 1 php, 2 slots) of a checked body.
+fn list(body: &[u8], start: usize, n: usize) -> impl Iterator<Item = usize> + '_ {
+    body[start..start + 4 * n]
+        .chunks_exact(4)
+        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]) as usize)
+}
+
+/// Loads the run-time image `body` into request memory (see the module documentation);
+/// returns its root for [`image::bind`].
+///
+/// # Safety
+/// Runs on PHP's thread during a request, from the compile hook.
+pub unsafe fn load(e: Engine, body: &[u8]) -> Result<*const u8, LoadError> {
+    if body.len() < HEADER {
+        return Err(LoadError::Bad(format!("a body of {} bytes", body.len())));
+    }
+    let version = r32(body, 0);
+    if version != BODY_VERSION {
+        return Err(LoadError::Bad(format!(
+            "image format version {version}, this zopt reads {BODY_VERSION}"
+        )));
+    }
+    if body[8..24] != php_binary().build {
+        return Err(LoadError::Bad("made by another PHP build".into()));
+    }
+    let flags = r32(body, 4);
+    if flags == REFUSED {
+        return Err(LoadError::Refused);
+    }
+    if flags != 0 {
+        return Err(LoadError::Bad(format!("unknown flags {flags:#x}")));
+    }
+    let len = r64(body, 24) as usize;
+    let root = r64(body, 32) as usize;
+    let counts = [r32(body, 40), r32(body, 44), r32(body, 48)].map(|n| n as usize);
+    let slot_count = r32(body, 52);
+    let relocs = counts.iter().sum::<usize>();
+    if len % 8 != 0
+        || len > MAX_IMAGE
+        || slot_count > MAX_SLOTS
+        || relocs > len / 8
+        || HEADER + len + 4 * relocs != body.len()
+    {
+        return Err(LoadError::Bad("inconsistent lengths".into()));
+    }
+    if root % 8 != 0 || root + image::ROOT_SIZE > len {
+        return Err(LoadError::Bad("the root outside the image".into()));
+    }
+    let src = &body[HEADER..HEADER + len];
+    let php = php_binary();
+    let (php_lo, php_hi) = (
+        php.start.wrapping_sub(anchor()),
+        php.end.wrapping_sub(anchor()),
+    );
+    let mut start = HEADER + len;
+    let mut lists = [0usize; 3];
+    for (k, &n) in counts.iter().enumerate() {
+        lists[k] = start;
+        let mut prev = None;
+        for at in list(body, start, n) {
+            if at % 8 != 0 || at + 8 > len || prev.is_some_and(|p| at <= p) {
+                return Err(LoadError::Bad("a relocation outside the image".into()));
+            }
+            prev = Some(at);
+            let v = r64(src, at) as usize;
+            let ok = match k {
+                0 => v <= len,
+                1 => v.wrapping_sub(php_lo) < php_hi.wrapping_sub(php_lo),
+                _ => v % 8 == 1 && (v / 8) < slot_count as usize,
+            };
+            if !ok {
+                return Err(LoadError::Bad(format!(
+                    "a bad relocated value at offset {at}"
+                )));
+            }
+        }
+        start += 4 * n;
+    }
+
+    // Request memory for the image, 64-aligned as the persist's allocations assume.
+    let raw = e.arena_alloc(len + 64);
+    let dst = raw.add(raw.align_offset(64));
+    ptr::copy_nonoverlapping(src.as_ptr(), dst, len);
+    let first_slot = if slot_count > 0 {
+        let cg = ptr::addr_of_mut!(php::compiler_globals);
+        let first = (*cg).map_ptr_last;
+        php::zend_map_ptr_extend(first + slot_count as usize);
+        first
+    } else {
+        0
+    };
+    let adds = [
+        dst as usize,
+        anchor(),
+        first_slot * std::mem::size_of::<*mut c_void>(),
+    ];
+    for k in 0..3 {
+        for at in list(body, lists[k], counts[k]) {
+            let word = dst.add(at).cast::<usize>();
+            *word = (*word).wrapping_add(adds[k]);
+        }
+    }
+    Ok(dst.add(root).cast_const())
+}

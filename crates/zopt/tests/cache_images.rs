@@ -1,0 +1,307 @@
+//! Run-time images in the file cache (zopt-php's file_image): without shared memory, the
+//! second run of a script stores its run-time image beside its entry, later runs are
+//! served from it (relocated, not rebuilt), loose or packed; an image that is truncated,
+//! damaged, of another format version, made by another PHP build or with a relocation
+//! outside itself is refused with its reason on stderr, the entry is served instead (same
+//! output, nothing compiled) and a good image replaces it. The expected outputs are PHP's
+//! own (`php -n` without zopt). PHP and the extension are required.
+
+mod common;
+
+use common::extension;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use zend_cache::{entry, file_cache, CacheKey};
+
+#[derive(Debug, PartialEq, Eq)]
+struct Run {
+    stdout: String,
+    stderr: String,
+    status: Option<i32>,
+}
+
+fn php(script: &Path, settings: &[String]) -> Run {
+    let mut cmd = Command::new(std::env::var_os("ZOPT_PHP").unwrap_or("php".into()));
+    cmd.arg("-n");
+    for s in settings {
+        cmd.args(["-d", s]);
+    }
+    let out = cmd
+        .arg(script)
+        .current_dir(script.parent().unwrap())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    Run {
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        status: out.status.code(),
+    }
+}
+
+fn cached(script: &Path, cache_dir: &Path, stats: &Path) -> Run {
+    php(
+        script,
+        &[
+            format!("extension={}", extension().display()),
+            format!("zopt.cache_dir={}", cache_dir.display()),
+            format!("zopt.cache_stats={}", stats.display()),
+        ],
+    )
+}
+
+/// The counters `k` of the last line a run appended to `stats`.
+fn counters(stats: &Path, keys: &[&str]) -> Vec<u64> {
+    let text = std::fs::read_to_string(stats).unwrap();
+    let v: serde_json::Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+    keys.iter()
+        .map(|k| {
+            v[*k]
+                .as_u64()
+                .unwrap_or_else(|| panic!("{k} missing in {text}"))
+        })
+        .collect()
+}
+
+fn images(cache_dir: &Path) -> Vec<PathBuf> {
+    let images: Vec<PathBuf> = file_cache::scan(cache_dir)
+        .unwrap()
+        .images
+        .into_iter()
+        .map(|e| e.path)
+        .collect();
+    assert!(images
+        .iter()
+        .all(|p| p.extension().is_some_and(|x| x == file_cache::IMAGE_EXT)));
+    images
+}
+
+/// The image file `bytes` with its body changed by `change`, framed and sealed again (a
+/// consistent file whose body is wrong).
+fn rebody(bytes: &[u8], change: impl Fn(&mut Vec<u8>)) -> Vec<u8> {
+    let header = entry::parse_image_header(bytes).unwrap();
+    let mut body = bytes[header.body_offset..].to_vec();
+    change(&mut body);
+    let key = CacheKey::new(header.path.to_vec(), header.validation);
+    entry::encode_image(&body, &header.system_id, &key, header.stored_at).unwrap()
+}
+
+const LIB: &str = r#"<?php
+namespace App;
+
+interface Shape { function area(): float; }
+
+abstract class Base implements Shape {
+    const K = 2;
+    public static $count = 0;
+    protected array $tags = ['a', 'b'];
+    public function __construct(public float $x = 1.5) { static::$count++; }
+    function describe(): string {
+        static $calls = 0;
+        $calls++;
+        return static::class . " " . $this->area() . " $calls " . implode("", $this->tags);
+    }
+}
+
+final class Sq extends Base {
+    function area(): float { return $this->x * $this->x * self::K; }
+}
+
+enum Suit: string { case H = 'h'; case S = 's'; }
+
+function make(float $x): Shape { return new Sq($x); }
+"#;
+
+const LIB2: &str = r#"<?php
+function lib2(int ...$xs) {
+    $f = function ($y) use ($xs) { return $y + count($xs); };
+    return __FUNCTION__ . ':' . __LINE__ . ':' . $f(40);
+}
+"#;
+
+const MAIN: &str = r#"<?php
+require_once __DIR__ . '/lib.php';
+require __DIR__ . '/lib2.php';
+$s = App\make(3);
+echo $s->describe(), "\n", $s->describe(), "\n";
+echo App\Base::$count, " ", App\Suit::from('s')->name, "\n";
+$f = fn($y) => $y * 2;
+echo implode(",", array_map($f, [1, 2, 3])), "\n";
+echo lib2(1, 2), "\n";
+"#;
+
+#[test]
+fn run_time_images_are_served_and_bad_ones_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = dir.path().join("app");
+    std::fs::create_dir(&app).unwrap();
+    let main = app.join("main.php");
+    std::fs::write(&main, MAIN).unwrap();
+    std::fs::write(app.join("lib.php"), LIB).unwrap();
+    std::fs::write(app.join("lib2.php"), LIB2).unwrap();
+    let reference = php(&main, &[]);
+    assert_eq!(reference.status, Some(0), "{reference:?}");
+    assert!(
+        reference.stdout.contains("App\\Sq 18 2 ab"),
+        "{reference:?}"
+    );
+
+    let cache_dir = dir.path().join("cache");
+    let stats = |n: &str| dir.path().join(format!("{n}.json"));
+    const KEYS: [&str; 5] = [
+        "compiles",
+        "served",
+        "image_hits",
+        "image_stores",
+        "image_rejects",
+    ];
+
+    // Compiled and stored; then served from the entries, which stores the images; then
+    // served from the images.
+    let first = cached(&main, &cache_dir, &stats("1"));
+    assert_eq!(first.stdout, reference.stdout);
+    assert_eq!(counters(&stats("1"), &KEYS), [3, 0, 0, 0, 0]);
+    let second = cached(&main, &cache_dir, &stats("2"));
+    assert_eq!(second.stdout, reference.stdout);
+    assert_eq!(counters(&stats("2"), &KEYS), [0, 3, 0, 3, 0]);
+    assert_eq!(images(&cache_dir).len(), 3);
+    let third = cached(&main, &cache_dir, &stats("3"));
+    assert_eq!(third.stdout, reference.stdout, "{third:?}");
+    assert_eq!(third.stderr, "");
+    assert_eq!(counters(&stats("3"), &KEYS), [0, 3, 3, 0, 0]);
+
+    let good: Vec<(PathBuf, Vec<u8>)> = images(&cache_dir)
+        .into_iter()
+        .map(|p| {
+            let b = std::fs::read(&p).unwrap();
+            (p, b)
+        })
+        .collect();
+    type Fault = (&'static str, fn(&[u8]) -> Vec<u8>, &'static str);
+    let faults: [Fault; 5] = [
+        ("truncated", |b| b[..b.len() / 2].to_vec(), "truncated"),
+        (
+            "damaged",
+            |b| {
+                let mut b = b.to_vec();
+                let mid = b.len() / 2;
+                b[mid] ^= 0x5a;
+                b
+            },
+            "checksum mismatch",
+        ),
+        (
+            "foreign format",
+            |b| rebody(b, |body| body[0..4].copy_from_slice(&99u32.to_le_bytes())),
+            "image format version 99",
+        ),
+        (
+            "another PHP build",
+            |b| rebody(b, |body| body[8] ^= 1),
+            "made by another PHP build",
+        ),
+        (
+            "relocation outside the image",
+            |b| {
+                rebody(b, |body| {
+                    // The first internal relocation names the image's last bytes and beyond.
+                    let len = u64::from_le_bytes(body[24..32].try_into().unwrap()) as usize;
+                    let at = 56 + len;
+                    body[at..at + 4].copy_from_slice(&(len as u32).to_le_bytes());
+                })
+            },
+            "a relocation outside the image",
+        ),
+    ];
+    for (i, (name, fault, reason)) in faults.iter().enumerate() {
+        for (path, bytes) in &good {
+            std::fs::write(path, fault(bytes)).unwrap();
+        }
+        let s = stats(&format!("fault{i}"));
+        let run = cached(&main, &cache_dir, &s);
+        assert_eq!(run.stdout, reference.stdout, "{name}: {run:?}");
+        assert_eq!(run.status, Some(0), "{name}: {run:?}");
+        assert_eq!(
+            run.stderr.matches(reason).count(),
+            3,
+            "{name}: each image refused for its reason: {}",
+            run.stderr
+        );
+        assert!(
+            run.stderr.contains("serving its entry"),
+            "{name}: {}",
+            run.stderr
+        );
+        // Served from the entries (nothing compiled), the images stored again.
+        assert_eq!(counters(&s, &KEYS), [0, 3, 0, 3, 3], "{name}");
+        let s = stats(&format!("healed{i}"));
+        let run = cached(&main, &cache_dir, &s);
+        assert_eq!(run.stdout, reference.stdout, "{name}: {run:?}");
+        assert_eq!(run.stderr, "", "{name}");
+        assert_eq!(counters(&s, &KEYS), [0, 3, 3, 0, 0], "{name}");
+    }
+
+    // A changed source: its image is stale (not an error), the file is compiled again and
+    // the next runs store and serve its new image.
+    std::fs::write(app.join("lib2.php"), LIB2.replace("40", "41")).unwrap();
+    let expected = reference.stdout.replace(":42", ":43");
+    let run = cached(&main, &cache_dir, &stats("changed"));
+    assert_eq!(
+        (run.stdout.as_str(), run.stderr.as_str()),
+        (expected.as_str(), "")
+    );
+    assert_eq!(counters(&stats("changed"), &KEYS), [1, 2, 2, 0, 0]);
+    cached(&main, &cache_dir, &stats("changed2"));
+    let run = cached(&main, &cache_dir, &stats("changed3"));
+    assert_eq!(run.stdout, expected);
+    assert_eq!(counters(&stats("changed3"), &KEYS), [0, 3, 3, 0, 0]);
+
+    // Packed with the entries (the loose files pruned): served from the pack.
+    let report = file_cache::pack(&cache_dir, true).unwrap();
+    assert_eq!(report.systems.iter().map(|s| s.entries).sum::<u64>(), 6);
+    assert!(images(&cache_dir).is_empty());
+    let run = cached(&main, &cache_dir, &stats("packed"));
+    assert_eq!(run.stdout, expected);
+    assert_eq!(counters(&stats("packed"), &KEYS), [0, 3, 3, 0, 0]);
+}
+
+/// Every class of php-parser (about 270 scripts) loads from run-time images, loose and
+/// packed, exactly as PHP compiles it: the reflection digest of every class is identical.
+#[test]
+fn a_library_loads_identically_from_run_time_images() {
+    let lib = Path::new("/usr/share/php/PhpParser");
+    let dir = tempfile::tempdir().unwrap();
+    let driver = zopt::bench::write_driver(dir.path()).unwrap();
+    let digest = |settings: &[String]| {
+        let mut cmd = Command::new(std::env::var_os("ZOPT_PHP").unwrap_or("php".into()));
+        cmd.args(["-n", "-d", "memory_limit=1G"]);
+        for s in settings {
+            cmd.args(["-d", s]);
+        }
+        let out = cmd.arg(&driver).arg("digest").arg(lib).output().unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let reference = digest(&[]);
+    assert!(reference.lines().count() > 200);
+    let cache_dir = dir.path().join("cache");
+    let stats = dir.path().join("stats.json");
+    let settings = vec![
+        format!("extension={}", extension().display()),
+        format!("zopt.cache_dir={}", cache_dir.display()),
+        format!("zopt.cache_stats={}", stats.display()),
+    ];
+    for _ in 0..2 {
+        assert_eq!(digest(&settings), reference);
+    }
+    let keys = ["compiles", "served", "image_hits", "image_rejects"];
+    let served = counters(&stats, &keys)[1];
+    assert!(served > 200);
+    assert_eq!(digest(&settings), reference);
+    assert_eq!(counters(&stats, &keys), [0, served, served, 0]);
+    file_cache::pack(&cache_dir, true).unwrap();
+    assert_eq!(digest(&settings), reference);
+    assert_eq!(counters(&stats, &keys), [0, served, served, 0]);
+}
