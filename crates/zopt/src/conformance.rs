@@ -210,6 +210,42 @@ fn compare_file(
     FileOutcome::Compared(outcomes)
 }
 
+/// What comparing one stage's dumps of one file found.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct StageComparison {
+    /// Op_arrays compared: those of the longer dump.
+    pub compared: usize,
+    pub identical: usize,
+    pub mismatches: Vec<Mismatch>,
+}
+
+/// Compares PHP's dump of one stage of `file` with ours, op_array by op_array and byte for
+/// byte. Unlike [`run`]'s tally (PHP's op_arrays only), an op_array only our dump has is a
+/// mismatch too, so the two dumps are identical exactly when every op_array is: a stage PHP
+/// printed nothing for never compares equal to a dump of ours with something in it.
+pub fn compare_dumps(file: &str, php: &[u8], ours: &[u8]) -> StageComparison {
+    let php_chunks = split_dump(php);
+    let our_chunks = split_dump(ours);
+    let outcome = compare_chunks(file, &php_chunks, &our_chunks);
+    let mut comparison = StageComparison {
+        compared: outcome.compared,
+        identical: outcome.identical,
+        mismatches: outcome.mismatches,
+    };
+    for extra in our_chunks.iter().skip(php_chunks.len()) {
+        comparison.compared += 1;
+        let (line, _, ours) = first_difference(b"", extra.text);
+        comparison.mismatches.push(Mismatch {
+            file: file.to_string(),
+            function: String::from_utf8_lossy(extra.name).into_owned(),
+            line,
+            php: "<no such op_array in PHP's dump>".to_string(),
+            ours,
+        });
+    }
+    comparison
+}
+
 fn compare_chunks(file: &str, php: &[Chunk], ours: &[Chunk]) -> LevelOutcome {
     let mut outcome = LevelOutcome {
         implemented: true,

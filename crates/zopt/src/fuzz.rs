@@ -4,7 +4,12 @@
 //! 1. conformance ([`crate::conformance`]) of every stage we implement, at each
 //!    optimization level (0, 0x60, 0xE0, 0x20E0, 0x7FFE9F1F, 0x7FFEBFFF by default): our
 //!    dump must be byte-identical to PHP's; a stage we do not implement at a level is
-//!    counted as *not implemented*, never as identical;
+//!    counted as *not implemented*, never as identical. PHP compiles the program once per
+//!    level with the debug bits of every stage checked there (`opcache.opt_debug_level` is
+//!    a bit mask) and [`crate::stages::split_stages`] splits its output by stage; level 0's
+//!    compilation is also the recording every level's dumps of ours start from. An output
+//!    that does not split into the stages asked for is a failure, and so is an op_array
+//!    only one of the two dumps has;
 //! 2. differential execution ([`crate::exec_diff`]): the output and exit status under
 //!    OPcache's optimizer, zopt's round trip, zopt's optimizer (at each level) and zopt's
 //!    opcode cache must be those of PHP without OPcache; a difference of OPcache's own
@@ -17,10 +22,10 @@
 //! command that reproduces it. Panics of our code are failures too.
 
 use crate::conformance::{self, Level};
-use crate::corpus::{load_recording, SourceFile};
+use crate::corpus::load_recording;
 use crate::exec_diff::{self, first_diff, Mode, PhpIni, Program as ExecProgram, RunOutput};
 use crate::php::Php;
-use crate::stages::our_dump;
+use crate::stages::{our_dump, split_stages};
 use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
@@ -174,6 +179,9 @@ pub enum FailureKind {
     Verify,
     /// Cytron, Braun and PHP-style SSA disagree.
     Crosscheck,
+    /// PHP's output of several stages at once did not split into the stages asked for (a
+    /// chunk of no known stage, or of a stage not asked for).
+    Split { level: u32 },
     /// Our code panicked.
     Panic { during: String },
     /// The extension could not record the program, or we could not read the recording.
@@ -187,6 +195,7 @@ impl FailureKind {
             FailureKind::Conformance { level, stage } => format!("conformance-{stage}-{level:#x}"),
             FailureKind::Exec { mode, level } => format!("exec-{mode}-{level:#x}"),
             FailureKind::ExecError { mode, level } => format!("exec-error-{mode}-{level:#x}"),
+            FailureKind::Split { level } => format!("split-{level:#x}"),
             FailureKind::Verify => "verify".into(),
             FailureKind::Crosscheck => "crosscheck".into(),
             FailureKind::Panic { during } => format!(
@@ -209,6 +218,9 @@ impl FailureKind {
             FailureKind::Exec { level, .. } | FailureKind::ExecError { level, .. } => {
                 format!("zopt exec-diff --optimization-level {level:#x} {file}")
             }
+            FailureKind::Split { level } => format!(
+                "php -n -d zend_extension=opcache -d opcache.enable_cli=1 -d opcache.optimization_level={level:#x} -d opcache.opt_debug_level=0x3fffffff -r 'opcache_compile_file($argv[1]);' -- {file}"
+            ),
             FailureKind::Verify => format!(
                 "zopt conformance --optimization-level 0x60 --levels ssa {file}   # debug build: the verifier runs and panics"
             ),
@@ -328,6 +340,7 @@ impl Which {
             Which::Only(FailureKind::Conformance { level: l, stage: s }) => {
                 *l == level && s == stage
             }
+            Which::Only(FailureKind::Split { level: l }) => *l == level,
             Which::Only(FailureKind::Panic { during }) => during.starts_with("conformance"),
             _ => false,
         }
@@ -411,7 +424,18 @@ fn check(opts: &Options, seed: u64, source: &str, which: &Which) -> Outcome {
         return outcome;
     }
 
-    // Recording at level 0: op_arrays, opcodes, verifier and crosscheck.
+    // The stages asked of PHP at each level: those it can print there (opt_debug_level is a
+    // bit mask: one compilation per level prints them all, split by stage below).
+    let asked = |level: u32| -> u32 {
+        opts.stages
+            .iter()
+            .filter(|s| which.conformance(level, &s.name) && php_may_print(s.bits, level))
+            .fold(0, |bits, s| bits | s.bits)
+    };
+
+    // Recording at level 0: op_arrays, opcodes, verifier and crosscheck, and our input at
+    // every level (the extension records what the optimizer left, so only level 0 records
+    // the script as compiled). The same compilation prints PHP's dumps of level 0.
     let record_dir = match tempfile::tempdir() {
         Ok(d) => d,
         Err(e) => {
@@ -419,19 +443,26 @@ fn check(opts: &Options, seed: u64, source: &str, which: &Which) -> Outcome {
             return outcome;
         }
     };
-    let script = match opts
+    let level0_bits = if opts.levels.contains(&0) {
+        asked(0)
+    } else {
+        0
+    };
+    let recorded = opts
         .php
-        .compile(&path, 0, 0, Some(record_dir.path()))
-        .and_then(|c| c.recording.context("no recording"))
-        .and_then(|r| load_recording(&r))
-    {
-        Ok(s) => Some(s),
+        .compile(&path, 0, level0_bits, Some(record_dir.path()))
+        .and_then(|c| {
+            let recording = c.recording.context("no recording")?;
+            Ok((load_recording(&recording)?, c.dump))
+        });
+    let (script, mut level0_dump) = match recorded {
+        Ok((s, dump)) => (Some(s), Some(dump)),
         Err(e) => {
             outcome.failures.push(Failure {
                 kind: FailureKind::Record,
                 detail: format!("{e:#}"),
             });
-            None
+            (None, None)
         }
     };
     if let Some(script) = &script {
@@ -447,21 +478,20 @@ fn check(opts: &Options, seed: u64, source: &str, which: &Which) -> Outcome {
     }
 
     // Conformance of every implemented stage at every level.
-    let file = SourceFile {
-        path: path.clone(),
-        relative: PathBuf::from(format!("seed{seed}.php")),
-    };
+    let name = format!("seed{seed}.php");
     for &level in &opts.levels {
-        let mut stages = Vec::new();
+        let Some(script) = &script else { break };
+        // Our dumps first: PHP is not asked for a stage we do not implement.
+        let mut ours: Vec<(&Level, Vec<u8>)> = Vec::new();
         for stage in &opts.stages {
             if !which.conformance(level, &stage.name) {
                 continue;
             }
             let php_prints = php_may_print(stage.bits, level);
-            let implemented = match &script {
-                Some(s) => {
-                    match catch_unwind(AssertUnwindSafe(|| our_dump(s, stage.bits, level))) {
-                        Ok(Ok(ours)) if !php_prints && !ours.is_empty() => {
+            let implemented =
+                match catch_unwind(AssertUnwindSafe(|| our_dump(script, stage.bits, level))) {
+                    Ok(Ok(dump)) if !php_prints => {
+                        if !dump.is_empty() {
                             outcome.failures.push(Failure {
                                 kind: FailureKind::Conformance {
                                     level,
@@ -470,83 +500,99 @@ fn check(opts: &Options, seed: u64, source: &str, which: &Which) -> Outcome {
                                 detail: format!(
                                     "PHP prints no {} dump at this level, ours has {} bytes",
                                     stage.name,
-                                    ours.len()
+                                    dump.len()
                                 ),
                             });
-                            true
                         }
-                        Ok(r) => r.is_ok(),
-                        Err(p) => {
-                            outcome.failures.push(Failure {
-                                kind: FailureKind::Panic {
-                                    during: format!("conformance {} {level:#x}", stage.name),
-                                },
-                                detail: panic_message(p.as_ref()),
-                            });
-                            false
-                        }
+                        true
                     }
-                }
-                None => true,
-            };
-            let tally = outcome
+                    Ok(Ok(dump)) => {
+                        ours.push((stage, dump));
+                        true
+                    }
+                    Ok(Err(_)) => false,
+                    Err(p) => {
+                        outcome.failures.push(Failure {
+                            kind: FailureKind::Panic {
+                                during: format!("conformance {} {level:#x}", stage.name),
+                            },
+                            detail: panic_message(p.as_ref()),
+                        });
+                        false
+                    }
+                };
+            outcome
                 .stages
                 .entry((level, stage.name.clone()))
-                .or_default();
-            tally.implemented = implemented;
-            if implemented && php_prints {
-                stages.push(stage.clone());
-            }
+                .or_default()
+                .implemented = implemented;
         }
-        if stages.is_empty() {
+        if ours.is_empty() {
             continue;
         }
-        let report = match catch_unwind(AssertUnwindSafe(|| {
-            conformance::run(
-                &opts.php,
-                std::slice::from_ref(&file),
-                level,
-                &stages,
-                false,
-            )
-        })) {
-            Ok(r) => r,
-            Err(p) => {
+        // PHP's dumps of every stage at once. Level 0's came with the recording (which asked
+        // for every stage PHP prints there; those we do not implement are left out below).
+        let bits = if level == 0 && level0_bits != 0 {
+            level0_bits
+        } else {
+            ours.iter().fold(0, |b, (s, _)| b | s.bits)
+        };
+        let level0 = if level == 0 { level0_dump.take() } else { None };
+        let php_dump = match level0 {
+            Some(dump) => dump,
+            None => match opts.php.compile(&path, level, bits, None) {
+                Ok(c) => c.dump,
+                Err(e) => {
+                    outcome.failures.push(Failure {
+                        kind: FailureKind::Record,
+                        detail: format!("{name} at {level:#x}: {e:#}"),
+                    });
+                    continue;
+                }
+            },
+        };
+        let mut php_stages = match split_stages(&php_dump) {
+            Ok(stages) => stages,
+            Err(e) => {
                 outcome.failures.push(Failure {
-                    kind: FailureKind::Panic {
-                        during: format!("conformance {level:#x}"),
-                    },
-                    detail: panic_message(p.as_ref()),
+                    kind: FailureKind::Split { level },
+                    detail: format!("opt_debug_level {bits:#x}: {e}"),
                 });
                 continue;
             }
         };
-        for (file, message) in report.uncompilable.iter().chain(&report.errors) {
+        // A dump of a stage PHP was not asked for means the split went wrong.
+        if let Some((&other, _)) = php_stages.iter().find(|(&b, _)| b & bits == 0) {
             outcome.failures.push(Failure {
-                kind: FailureKind::Record,
-                detail: format!("{file} at {level:#x}: {message}"),
+                kind: FailureKind::Split { level },
+                detail: format!(
+                    "opt_debug_level {bits:#x}: a dump of {} ({other:#x}), which was not asked for",
+                    debug_level::name(other).unwrap_or("?")
+                ),
             });
+            continue;
         }
-        for level_report in &report.levels {
+        for (stage, our) in &ours {
+            let php = php_stages.remove(&stage.bits).unwrap_or_default();
+            let comparison = conformance::compare_dumps(&name, &php, our);
             let tally = outcome
                 .stages
-                .entry((level, level_report.level.clone()))
+                .entry((level, stage.name.clone()))
                 .or_default();
-            tally.implemented = level_report.implemented;
-            tally.compared += level_report.compared;
-            tally.identical += level_report.identical;
-            if let Some(m) = level_report.mismatches.first() {
+            tally.compared += comparison.compared;
+            tally.identical += comparison.identical;
+            if let Some(m) = comparison.mismatches.first() {
                 outcome.failures.push(Failure {
                     kind: FailureKind::Conformance {
                         level,
-                        stage: level_report.level.clone(),
+                        stage: stage.name.clone(),
                     },
                     detail: format!(
                         "{} line {} ({} of {} op_arrays differ):\n    php:  {}\n    ours: {}",
                         m.function,
                         m.line,
-                        level_report.mismatches.len(),
-                        level_report.compared,
+                        comparison.mismatches.len(),
+                        comparison.compared,
                         m.php,
                         m.ours
                     ),

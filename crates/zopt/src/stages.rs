@@ -97,13 +97,14 @@ pub struct Chunk<'a> {
     pub text: &'a [u8],
 }
 
-/// The headers of the per-op_array dumps that are not op listings.
-const SECTION_HEADERS: &[&[u8]] = &[
-    b"DOMINATORS-TREE for \"",
-    b"Variable Liveness for \"",
-    b"SSA Phi() Placement for \"",
-    b"SSA Variable for \"",
-    b"SCCP Values for \"",
+/// The headers of the per-op_array dumps that are not op listings, with the debug-level
+/// bit that prints each.
+const SECTION_HEADERS: &[(&[u8], u32)] = &[
+    (b"DOMINATORS-TREE for \"", debug_level::DFA_DOMINATORS),
+    (b"Variable Liveness for \"", debug_level::DFA_LIVENESS),
+    (b"SSA Phi() Placement for \"", debug_level::DFA_PHI),
+    (b"SSA Variable for \"", debug_level::DFA_SSA_VARS),
+    (b"SCCP Values for \"", debug_level::SCCP),
 ];
 
 /// Splits a dump into its op_arrays. Each starts with an empty line and `NAME:` followed by
@@ -132,7 +133,8 @@ pub fn split_dump(dump: &[u8]) -> Vec<Chunk<'_>> {
         };
         if name.ends_with(b":") && line(i + 1).starts_with(b"     ; (lines=") {
             heads.push((start, &name[..name.len() - 1]));
-        } else if let Some(header) = SECTION_HEADERS.iter().find(|h| name.starts_with(h)) {
+        } else if let Some((header, _)) = SECTION_HEADERS.iter().find(|(h, _)| name.starts_with(h))
+        {
             // `SCCP Values for "NAME":` ends with a colon after the quote.
             let quoted = name.strip_suffix(b":").unwrap_or(name);
             if i > 0
@@ -164,6 +166,110 @@ pub fn split_dump(dump: &[u8]) -> Vec<Chunk<'_>> {
         .collect()
 }
 
+/// The message line (`     ; (MSG)`) under the header of each op listing the optimizer
+/// prints, and the debug-level bit that prints it (PHP 8.2's `zend_dump_op_array` calls;
+/// passes 8 and 14 print "after sccp pass" and "after dce pass", passes 2, 8, 12 and 14
+/// never "after pass N").
+const LISTING_MESSAGES: &[(&[u8], u32)] = &[
+    (b"before optimizer", debug_level::BEFORE_OPTIMIZER),
+    (b"after optimizer", debug_level::AFTER_OPTIMIZER),
+    (b"before block pass", debug_level::BEFORE_BLOCK_PASS),
+    (b"after block pass", debug_level::AFTER_BLOCK_PASS),
+    (b"before dfa pass", debug_level::BEFORE_DFA_PASS),
+    (b"after dfa pass", debug_level::AFTER_DFA_PASS),
+    (b"dfa cfg", debug_level::DFA_CFG),
+    (b"dfa ssa", debug_level::DFA_SSA),
+    (b"after sccp pass", debug_level::after_pass(8)),
+    (b"after dce pass", debug_level::after_pass(14)),
+    (b"after pass 1", debug_level::after_pass(1)),
+    (b"after pass 3", debug_level::after_pass(3)),
+    (b"after pass 4", debug_level::after_pass(4)),
+    (b"after pass 5", debug_level::after_pass(5)),
+    (b"after pass 6", debug_level::after_pass(6)),
+    (b"after pass 7", debug_level::after_pass(7)),
+    (b"after pass 9", debug_level::after_pass(9)),
+    (b"after pass 10", debug_level::after_pass(10)),
+    (b"after pass 11", debug_level::after_pass(11)),
+    (b"after pass 13", debug_level::after_pass(13)),
+];
+
+/// The block pass's `NON-LOCAL-VARS` line (`ZEND_DUMP_BLOCK_PASS_VARS`): printed without an
+/// empty line or a name before it, so it ends the chunk of whatever came before it.
+const BLOCK_PASS_VARS_LINE: &[u8] = b"NON-LOCAL-VARS:";
+
+/// Splits what PHP printed with several debug-level bits at once into each bit's dump: for
+/// every bit, the bytes PHP prints when that bit alone is set (the dumps of one run come in
+/// pipeline order, op_array by op_array, so each stage's chunks keep their relative order).
+/// Every chunk is assigned by its own header (the op listing's `     ; (MSG)` line or the
+/// section header); a chunk with a header of no known stage, or bytes before the first
+/// chunk, is an error, never dropped: the dumps of the returned stages add up to `dump`.
+pub fn split_stages(dump: &[u8]) -> Result<std::collections::BTreeMap<u32, Vec<u8>>, String> {
+    let mut stages: std::collections::BTreeMap<u32, Vec<u8>> = Default::default();
+    // The NON-LOCAL-VARS lines first: they have no header to split on.
+    let mut rest = Vec::with_capacity(dump.len());
+    for line in dump.split_inclusive(|&b| b == b'\n') {
+        if line.starts_with(BLOCK_PASS_VARS_LINE) {
+            stages
+                .entry(debug_level::BLOCK_PASS_VARS)
+                .or_default()
+                .extend_from_slice(line);
+        } else {
+            rest.extend_from_slice(line);
+        }
+    }
+    let chunks = split_dump(&rest);
+    let mut starts: Vec<usize> = chunks
+        .iter()
+        .map(|c| c.text.as_ptr() as usize - rest.as_ptr() as usize)
+        .collect();
+    // Every dump starts with its own "\n". An exception table entry with a finally_end
+    // ends without one, so the next dump's "\n" ends its line: split_dump leaves that
+    // "\n" at the end of the chunk before, where it is not that stage's.
+    for (k, start) in starts.iter_mut().enumerate() {
+        if k > 0 && !chunks[k].text.starts_with(b"\n") {
+            *start -= 1;
+        }
+    }
+    let first = starts.first().copied().unwrap_or(rest.len());
+    if first != 0 {
+        return Err(format!(
+            "{first} bytes before the first op_array: {:?}",
+            String::from_utf8_lossy(&rest[..first.min(200)])
+        ));
+    }
+    for (k, chunk) in chunks.iter().enumerate() {
+        let text = &rest[starts[k]..starts.get(k + 1).copied().unwrap_or(rest.len())];
+        // The name line or the section header, after an empty line unless the dump before
+        // ended without one (an op_array with an exception table).
+        let mut lines = chunk.text.split(|&b| b == b'\n').peekable();
+        lines.next_if_eq(&&b""[..]);
+        let head = lines.next().unwrap_or_default();
+        let bit = if let Some(&(_, bit)) = SECTION_HEADERS.iter().find(|(h, _)| head.starts_with(h))
+        {
+            Some(bit)
+        } else {
+            // `NAME:`, `     ; (lines=...)`, `     ; (MSG)`.
+            lines.next();
+            lines
+                .next()
+                .and_then(|l| l.strip_prefix(b"     ; ("))
+                .and_then(|l| l.strip_suffix(b")"))
+                .and_then(|msg| LISTING_MESSAGES.iter().find(|(m, _)| *m == msg))
+                .map(|&(_, bit)| bit)
+        };
+        let Some(bit) = bit else {
+            let shown: Vec<&[u8]> = chunk.text.split(|&b| b == b'\n').take(4).collect();
+            return Err(format!(
+                "a dump of {} names no stage: {:?}",
+                String::from_utf8_lossy(chunk.name),
+                String::from_utf8_lossy(&shown.join(&b'\n'))
+            ));
+        };
+        stages.entry(bit).or_default().extend_from_slice(text);
+    }
+    Ok(stages)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -180,6 +286,44 @@ mod tests {
             chunks.iter().map(|c| c.text.len()).sum::<usize>(),
             dump.len()
         );
+    }
+
+    #[test]
+    fn splits_a_dump_of_several_stages_by_stage() {
+        // An exception table entry with a finally_end ends without "\n": the next dump's
+        // own "\n" ends the line.
+        let before = b"\n$_main:\n     ; (lines=1, args=0, vars=0, tmps=0)\n     ; (before optimizer)\n     ; /t.php:1-2\n0000 RETURN int(1)\nEXCEPTION TABLE:\n     0000, -, 0001, 0002";
+        let main_after = b"\n$_main:\n     ; (lines=1, args=0, vars=0, tmps=0)\n     ; (after optimizer)\n     ; /t.php:1-2\n0000 RETURN int(1)\n";
+        let block = b"\nf:\n     ; (lines=1, args=0, vars=0, tmps=0)\n     ; (before block pass)\n     ; /t.php:1-2\nBB0:\n0000 RETURN int(1)\n";
+        let vars = b"NON-LOCAL-VARS: 3, 4\n";
+        let dom = b"\nDOMINATORS-TREE for \"f\"\n  BB0\n";
+        let sccp = b"\nSCCP Values for \"f\":\n    #0.T1 = int(1)\n";
+        let after = b"\nf:\n     ; (lines=1, args=0, vars=0, tmps=0)\n     ; (after dce pass)\n     ; /t.php:1-2\n0000 RETURN int(1)\n";
+        let all = [&before[..], main_after, block, vars, dom, sccp, after].concat();
+        let stages = split_stages(&all).unwrap();
+        let expect = [
+            (debug_level::BEFORE_OPTIMIZER, &before[..]),
+            (debug_level::BEFORE_BLOCK_PASS, block),
+            (debug_level::BLOCK_PASS_VARS, vars),
+            (debug_level::AFTER_OPTIMIZER, main_after),
+            (debug_level::DFA_DOMINATORS, dom),
+            (debug_level::SCCP, sccp),
+            (debug_level::after_pass(14), after),
+        ];
+        assert_eq!(stages.len(), expect.len());
+        for (bit, text) in expect {
+            assert_eq!(stages[&bit], text, "stage {bit:#x}");
+        }
+        // Nothing may be dropped: an unknown message or stray bytes are errors.
+        let unknown = [
+            &before[..],
+            b"\nf:\n     ; (lines=1, args=0, vars=0, tmps=0)\n     ; (after pass 99)\n",
+        ]
+        .concat();
+        assert!(split_stages(&unknown).is_err());
+        assert!(split_stages(&[&b"stray\n"[..], before].concat()).is_err());
+        assert!(split_stages(b"no dump at all\n").is_err());
+        assert!(split_stages(b"").unwrap().is_empty());
     }
 
     #[test]

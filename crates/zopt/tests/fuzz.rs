@@ -1,12 +1,12 @@
-//! `zopt fuzz` end to end on a fixed sample of seeds. At the levels whose stages are
-//! established (0, 0x60, 0xE0, 0x20E0) nothing may fail: every generated program runs
+//! `zopt fuzz` end to end on a fixed sample of seeds, at every default level (0, 0x60,
+//! 0xE0, 0x20E0, 0x7FFE9F1F, 0x7FFEBFFF): nothing may fail. Every generated program runs
 //! cleanly without OPcache, every stage we implement is byte-identical to PHP's dump,
 //! every mode prints what PHP without OPcache prints, and the SSA verifier and the
-//! crosscheck accept every op_array. At the levels of the optimizer passes (0x7FFE9F1F,
-//! 0x7FFEBFFF), which are landing now, the fuzzer must run and report; its findings there
-//! are printed, and only a panic of our code, a verifier or crosscheck failure or a
-//! program PHP cannot run fail the test. Differences of PHP's own OPcache are listed by
-//! the fuzzer and never counted.
+//! crosscheck accept every op_array. Differences of PHP's own OPcache are listed by the
+//! fuzzer and never counted. The sample (200 programs) is what fits in about five minutes
+//! of a debug build on two cores: a program costs about 2.2 CPU seconds there, half of it
+//! PHP's (22 PHP processes), half zopt's debug build (the long runs are a command in
+//! README.md).
 //!
 //! Needs `php` 8.2 with OPcache on PATH; the extension is built here
 //! (`cargo build -p zopt-php`, a no-op when fresh).
@@ -15,10 +15,13 @@ mod common;
 
 use common::extension;
 use std::process::Command;
+use zopt::fuzz::DEFAULT_LEVELS;
+use zopt::php::Php;
+use zopt::stages::split_stages;
 
-/// The seeds CI checks (the long runs are a command in README.md).
+/// The seeds CI checks.
 const FIRST_SEED: u64 = 1000;
-const COUNT: u64 = 6;
+const COUNT: u64 = 200;
 
 fn fuzz(levels: &str) -> serde_json::Value {
     let out_dir = tempfile::tempdir().unwrap();
@@ -50,23 +53,15 @@ fn fuzz(levels: &str) -> serde_json::Value {
     assert!(summary["op_arrays"].as_u64().unwrap() >= COUNT * 3);
     assert!(summary["crosschecked_op_arrays"].as_u64().unwrap() > 0);
     assert!(summary["verified_op_arrays"].as_u64().unwrap() > 0);
-    assert!(summary["opcodes_reached"].as_array().unwrap().len() > 80);
+    assert!(summary["opcodes_reached"].as_array().unwrap().len() > 150);
     summary
 }
 
-fn failures(summary: &serde_json::Value) -> Vec<&serde_json::Value> {
-    summary["failure_details"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| &f[1])
-        .collect()
-}
-
 #[test]
-fn fuzz_sample_is_clean_at_the_established_levels() {
-    let summary = fuzz("0,0x60,0xE0,0x20E0");
-    assert!(summary["exec_runs"].as_u64().unwrap() >= COUNT * 10);
+fn fuzz_sample_is_clean_at_every_level() {
+    let summary = fuzz("0,0x60,0xE0,0x20E0,0x7FFE9F1F,0x7FFEBFFF");
+    // The reference, OPcache and zopt's optimizer at each level, the round trip, the cache.
+    assert!(summary["exec_runs"].as_u64().unwrap() >= COUNT * 15);
     let stages = summary["stages"].as_array().unwrap();
     let tally = |level: &str, stage: &str| {
         stages
@@ -76,65 +71,150 @@ fn fuzz_sample_is_clean_at_the_established_levels() {
                 (
                     s[2]["implemented"].as_bool().unwrap(),
                     s[2]["compared"].as_u64().unwrap(),
+                    s[2]["identical"].as_u64().unwrap(),
                 )
             })
             .unwrap_or_else(|| panic!("no {stage} at {level} in {}", summary["stages"]))
     };
-    assert!(tally("0x0", "before").0);
-    assert!(tally("0x0", "before").1 >= COUNT * 3);
-    for stage in ["cfg", "dom", "liveness", "phi", "ssa", "types"] {
-        assert!(tally("0x60", stage).1 > 0, "nothing compared at {stage}");
-    }
-    // The SSA passes' dumps at these levels (the DFA pass, SCCP, DCE and what follows them)
-    // landed last: their findings are printed, not failed on, until they conform on
-    // generated programs too. Everything else (the analyses, every exec mode, the verifier,
-    // the crosscheck) must be clean.
-    const SSA_PASS_STAGES: [&str; 8] = [
-        "after",
-        "after_dfa",
-        "before_dfa",
-        "pass6",
-        "pass7",
-        "pass8",
-        "pass14",
-        "sccp",
+    let op_arrays = summary["op_arrays"].as_u64().unwrap();
+    // Every op_array is compared before and after the optimizer at every level, and the
+    // stages of each level's passes are compared on something.
+    let levels: [(&str, &[&str]); 6] = [
+        ("0x0", &[]),
+        (
+            "0x60",
+            &[
+                "cfg",
+                "dom",
+                "liveness",
+                "phi",
+                "ssa",
+                "types",
+                "before_dfa",
+                "after_dfa",
+                "pass7",
+            ],
+        ),
+        (
+            "0xe0",
+            &["sccp", "pass8", "before_dfa", "after_dfa", "pass7"],
+        ),
+        ("0x20e0", &["sccp", "pass8", "pass14", "after_dfa", "pass7"]),
+        (
+            "0x7ffe9f1f",
+            &[
+                "pass1",
+                "pass3",
+                "pass4",
+                "pass5",
+                "before_block",
+                "after_block",
+                "block_vars",
+                "pass9",
+                "pass11",
+                "pass13",
+            ],
+        ),
+        (
+            "0x7ffebfff",
+            &[
+                "pass1",
+                "pass5",
+                "block_vars",
+                "before_dfa",
+                "after_dfa",
+                "sccp",
+                "pass8",
+                "pass14",
+                "pass7",
+                "pass9",
+                "pass13",
+            ],
+        ),
     ];
-    let (passes, other): (Vec<_>, Vec<_>) = failures(&summary).into_iter().partition(|f| {
-        f["kind"] == "conformance"
-            && SSA_PASS_STAGES.contains(&f["stage"].as_str().unwrap_or_default())
-            && f["level"] != 0
-    });
-    if !passes.is_empty() {
+    for (level, passes) in levels {
+        for stage in ["before", "after"] {
+            assert_eq!(
+                tally(level, stage),
+                (true, op_arrays, op_arrays),
+                "{stage} at {level}"
+            );
+        }
+        for stage in passes {
+            let (implemented, compared, identical) = tally(level, stage);
+            assert!(
+                implemented && compared > 0,
+                "nothing compared at {stage} {level}"
+            );
+            assert_eq!(compared, identical, "{stage} at {level}");
+        }
+    }
+    for s in stages {
+        assert_eq!(s[2]["compared"], s[2]["identical"], "{} at {}", s[1], s[0]);
+    }
+    let failures: Vec<&serde_json::Value> = summary["failure_details"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| &f[1])
+        .collect();
+    assert!(
+        failures.is_empty(),
+        "zopt fuzz found failures:\n{}",
+        serde_json::to_string_pretty(&failures).unwrap()
+    );
+    if let Some(php) = summary["php_differences"]
+        .as_array()
+        .filter(|d| !d.is_empty())
+    {
         eprintln!(
-            "zopt fuzz: {} finding(s) of the SSA passes:\n{}",
-            passes.len(),
-            serde_json::to_string_pretty(&passes).unwrap()
+            "PHP's own OPcache differs from PHP without it (not counted):\n{}",
+            serde_json::to_string_pretty(php).unwrap()
         );
     }
-    assert!(
-        other.is_empty(),
-        "zopt fuzz found failures:\n{}",
-        serde_json::to_string_pretty(&other).unwrap()
-    );
 }
 
+/// `zopt fuzz` asks PHP for every stage of a level in one compilation (opt_debug_level is a
+/// bit mask) and splits the output by stage: for each debug-level bit, the split must give
+/// exactly the bytes PHP prints when that bit alone is set, at every default level, on
+/// generated programs (`ZOPT_FUZZ_SPLIT_COUNT` of them, 2 by default, from seed 1000).
 #[test]
-fn fuzz_runs_at_the_optimizer_levels() {
-    let summary = fuzz("0x7FFE9F1F,0x7FFEBFFF");
-    let (optimizer, other): (Vec<_>, Vec<_>) = failures(&summary).into_iter().partition(|f| {
-        ["conformance", "exec", "exec_error"].contains(&f["kind"].as_str().unwrap())
-    });
-    if !optimizer.is_empty() {
-        eprintln!(
-            "zopt fuzz: {} finding(s) of the optimizer passes (not failing this test while \
-             the passes land):\n{}",
-            optimizer.len(),
-            serde_json::to_string_pretty(&optimizer).unwrap()
-        );
+fn one_compilation_of_every_stage_splits_into_each_stage_alone() {
+    let count: u64 = std::env::var("ZOPT_FUZZ_SPLIT_COUNT")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(2);
+    let php = Php::locate(None, None).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut stages_seen = 0;
+    for seed in FIRST_SEED..FIRST_SEED + count {
+        let path = dir.path().join(format!("seed{seed}.php"));
+        let program = zopt_progen::generate(seed, &zopt_progen::Config::default());
+        std::fs::write(&path, program.source()).unwrap();
+        for level in DEFAULT_LEVELS {
+            let all = php.compile(&path, level, 0x3fff_ffff, None).unwrap().dump;
+            let mut split = split_stages(&all).unwrap_or_else(|e| {
+                panic!("seed {seed} at {level:#x}: {e}");
+            });
+            for bit in (0..30).map(|b| 1u32 << b) {
+                let alone = php.compile(&path, level, bit, None).unwrap().dump;
+                let ours = split.remove(&bit).unwrap_or_default();
+                assert!(
+                    ours == alone,
+                    "seed {seed} at {level:#x}, opt_debug_level {bit:#x}: the split gives {} \
+                     bytes, PHP alone prints {}",
+                    ours.len(),
+                    alone.len()
+                );
+                stages_seen += usize::from(!alone.is_empty());
+            }
+            assert!(split.is_empty(), "stages left over: {:?}", split.keys());
+        }
     }
+    // Levels 0, 0x60, 0xE0, 0x20E0, 0x7FFE9F1F and 0x7FFEBFFF print 2, 8, 14, 15, 19 and 20
+    // stages of a program with functions.
     assert!(
-        other.is_empty(),
-        "zopt fuzz found panics, verifier, crosscheck or recording failures:\n{}",
-        serde_json::to_string_pretty(&other).unwrap()
+        stages_seen as u64 >= 60 * count,
+        "only {stages_seen} stage dumps printed"
     );
 }
