@@ -35,7 +35,8 @@
 //!  0  version       4  BODY_VERSION
 //!  4  flags         4  REFUSED: the script has no image (the file records the refusal
 //!                      so that later hits do not try again); nothing follows the header
-//!  8  php build    16  xxh3-128 of the PHP binary's GNU build id and PHP_VERSION
+//!  8  php build    16  xxh3-128 of the PHP binary's GNU build id, PHP_VERSION and the
+//!                      extension's own GNU build id (the layout of what it persists)
 //! 24  image_len     8  bytes of the image, a multiple of 8
 //! 32  root          8  offset of the image's root in the image
 //! 40  internal      4  relocations of pointers into the image
@@ -203,8 +204,9 @@ impl Arena for Buffer {
     }
 }
 
-/// What this process knows of the PHP binary: its build (xxh3-128 of its GNU build id and
-/// PHP_VERSION) and the addresses it is loaded at.
+/// What this process knows of the PHP binary: the build an image must come from (xxh3-128
+/// of PHP's GNU build id, PHP_VERSION and this extension's build id) and the addresses the
+/// binary is loaded at.
 struct PhpBinary {
     build: [u8; 16],
     start: usize,
@@ -242,10 +244,19 @@ const PT_LOAD: u32 = 1;
 const PT_NOTE: u32 = 4;
 const NT_GNU_BUILD_ID: u32 = 3;
 
-/// `dl_iterate_phdr` callback: the first object is the executable (PHP); its loaded
-/// range and GNU build id.
-unsafe extern "C" fn first_object(info: *mut DlPhdrInfo, _size: usize, data: *mut c_void) -> c_int {
-    let out = &mut *data.cast::<(usize, usize, Vec<u8>)>();
+/// A loaded object: its address range and GNU build id.
+#[derive(Default)]
+struct Object {
+    start: usize,
+    end: usize,
+    build_id: Vec<u8>,
+}
+
+/// `dl_iterate_phdr` callback: every loaded object's range and GNU build id (the first is
+/// the executable).
+unsafe extern "C" fn each_object(info: *mut DlPhdrInfo, _size: usize, data: *mut c_void) -> c_int {
+    let objects = &mut *data.cast::<Vec<Object>>();
+    let mut out = Object::default();
     let info = &*info;
     let (mut start, mut end) = (usize::MAX, 0);
     for i in 0..info.phnum as usize {
@@ -270,34 +281,46 @@ unsafe extern "C" fn first_object(info: *mut DlPhdrInfo, _size: usize, data: *mu
                 if kind == NT_GNU_BUILD_ID
                     && std::slice::from_raw_parts(name as *const u8, namesz) == b"GNU\0"
                 {
-                    out.2 = std::slice::from_raw_parts(desc as *const u8, descsz).to_vec();
+                    out.build_id = std::slice::from_raw_parts(desc as *const u8, descsz).to_vec();
                 }
                 p = next;
             }
         }
     }
-    out.0 = start;
-    out.1 = end;
-    1
+    out.start = start;
+    out.end = end;
+    objects.push(out);
+    0
 }
 
 fn php_binary() -> &'static PhpBinary {
     static BINARY: OnceLock<PhpBinary> = OnceLock::new();
     BINARY.get_or_init(|| {
-        let mut found: (usize, usize, Vec<u8>) = (0, 0, Vec::new());
+        let mut objects: Vec<Object> = Vec::new();
         // SAFETY: the callback only reads the program headers the loader passes.
-        unsafe { dl_iterate_phdr(first_object, ptr::addr_of_mut!(found).cast()) };
-        let mut id = found.2;
+        unsafe { dl_iterate_phdr(each_object, ptr::addr_of_mut!(objects).cast()) };
+        let php = objects
+            .first()
+            .map_or((0, 0, &[][..]), |o| (o.start, o.end, o.build_id.as_slice()));
+        // This extension's own build: an image holds its structures (the root, the
+        // persist's layout), which another build of zopt may lay out otherwise.
+        let here = php_binary as *const () as usize;
+        let zopt = objects
+            .iter()
+            .find(|o| here >= o.start && here < o.end)
+            .map_or(&[][..], |o| o.build_id.as_slice());
+        let mut id = php.2.to_vec();
         id.extend_from_slice(b"\0");
         id.extend_from_slice(php::PHP_VERSION);
         // A binary without a build id is only known by its version and layout: the
         // anchor's place in it.
-        let anchor = anchor();
-        id.extend_from_slice(&(anchor.wrapping_sub(found.0) as u64).to_le_bytes());
+        id.extend_from_slice(&(anchor().wrapping_sub(php.0) as u64).to_le_bytes());
+        id.extend_from_slice(zopt);
+        id.extend_from_slice(env!("CARGO_PKG_VERSION").as_bytes());
         PhpBinary {
             build: xxh3_128(&id).to_le_bytes(),
-            start: found.0,
-            end: found.1,
+            start: php.0,
+            end: php.1,
         }
     })
 }
@@ -501,7 +524,9 @@ pub unsafe fn load(e: Engine, body: &[u8]) -> Result<*const u8, LoadError> {
         )));
     }
     if body[8..24] != php_binary().build {
-        return Err(LoadError::Bad("made by another PHP build".into()));
+        return Err(LoadError::Bad(
+            "made by another PHP build (or another build of zopt)".into(),
+        ));
     }
     let flags = r32(body, 4);
     if flags == REFUSED {
