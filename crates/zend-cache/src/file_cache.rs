@@ -128,7 +128,22 @@ pub struct FileCache {
     /// Paths invalidated in this process: no longer served from the pack.
     masked: Mutex<hashbrown::HashSet<Vec<u8>>>,
     any_masked: AtomicBool,
+    /// The system directory, open: loose files are opened relative to it (`openat`), which
+    /// saves the kernel walking the directory's path again for each one.
+    dir_file: Option<File>,
 }
+
+extern "C" {
+    fn openat(
+        dirfd: std::ffi::c_int,
+        path: *const std::ffi::c_char,
+        flags: std::ffi::c_int,
+        ...
+    ) -> std::ffi::c_int;
+}
+
+/// `O_RDONLY | O_CLOEXEC` (Linux).
+const OPEN_READ: std::ffi::c_int = 0o2000000;
 
 /// A mapped pack whose header and index are validated.
 pub(crate) struct MappedPack {
@@ -281,6 +296,7 @@ impl FileCache {
             )?;
         }
         let pack = RwLock::new(map_pack(&dir, &digest));
+        let dir_file = File::open(&dir).ok();
         Ok(FileCache {
             root,
             dir,
@@ -292,6 +308,7 @@ impl FileCache {
             pack,
             masked: Mutex::new(hashbrown::HashSet::new()),
             any_masked: AtomicBool::new(false),
+            dir_file,
         })
     }
 
@@ -362,8 +379,7 @@ impl FileCache {
     }
 
     fn lookup_loose(&self, key: &CacheKey, hash: u64) -> Result<CachedScript, Miss> {
-        let file = self.dir.join(entry_file_name_of_hash(hash));
-        let data = self.read(&file)?;
+        let data = self.read(&entry_file_name_of_hash(hash))?;
         let bytes = data.bytes();
         let (header, info) =
             entry::parse_and_validate(bytes, &self.digest, key).map_err(Miss::Rejected)?;
@@ -399,8 +415,7 @@ impl FileCache {
                 }
             }
         }
-        let file = self.dir.join(image_file_name_of_hash(hash));
-        let data = match self.read(&file) {
+        let data = match self.read(&image_file_name_of_hash(hash)) {
             Err(Miss::NotFound) => {
                 return Err(rejected.map_or(Miss::NotFound, Miss::Rejected));
             }
@@ -471,9 +486,29 @@ impl FileCache {
         self.dir.join(entry_file_name(path))
     }
 
+    /// Opens the loose file `name` of the system directory: relative to the directory
+    /// opened at [`FileCache::open`], or by its path when that directory was removed since
+    /// (`zopt cache clear`: a store makes it again) or could not be opened.
+    fn open_loose(&self, name: &str) -> io::Result<File> {
+        use std::os::fd::{AsRawFd, FromRawFd};
+        if let (Some(dir), Ok(c)) = (&self.dir_file, std::ffi::CString::new(name)) {
+            // SAFETY: a valid directory descriptor and a NUL-terminated name; the returned
+            // descriptor is owned by the File.
+            let fd = unsafe { openat(dir.as_raw_fd(), c.as_ptr(), OPEN_READ) };
+            if fd >= 0 {
+                return Ok(unsafe { File::from_raw_fd(fd) });
+            }
+            let e = io::Error::last_os_error();
+            if e.kind() != io::ErrorKind::NotFound {
+                return Err(e);
+            }
+        }
+        File::open(self.dir.join(name))
+    }
+
     /// Reads an entry file as the configured read mode does.
-    fn read(&self, file: &Path) -> Result<Backing, Miss> {
-        let f = match File::open(file) {
+    fn read(&self, name: &str) -> Result<Backing, Miss> {
+        let f = match self.open_loose(name) {
             Ok(f) => f,
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(Miss::NotFound),
             Err(e) => return Err(Miss::Rejected(Reject::Io(e.kind()))),
