@@ -646,6 +646,15 @@ impl CallMap {
     }
 }
 
+/// Which HashTable an array constant is (see [`Sccp::array_origin`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ArrayOrigin {
+    /// The op_array's literal.
+    Literal(usize),
+    /// Made by this variable's definition.
+    Def(SsaVar),
+}
+
 /// The lattice state and the facts the transfer functions read (`sccp_ctx`).
 struct Sccp<'c> {
     values: Vec<Value>,
@@ -698,6 +707,67 @@ impl Sccp<'_> {
             return op_array.literals.get(l.index()).cloned().map(Value::Const);
         }
         use_.map(|v| self.values[v.index()].clone())
+    }
+
+    /// Where the HashTable of `v`'s array constant was made, as far as PHP's SCCP shares
+    /// it: ASSIGN and QM_ASSIGN-like ops copy their operand's zval (the same HashTable, a
+    /// literal's for a constant operand), a phi or pi keeps its sources' when they all
+    /// share one, any other definition makes its own. `memo` holds the variables being
+    /// or already traced (`None`: on the cycle being traced, no information).
+    fn array_origin(
+        &self,
+        scdf: &Scdf<'_>,
+        v: SsaVar,
+        memo: &mut Vec<(SsaVar, Option<ArrayOrigin>)>,
+    ) -> Option<ArrayOrigin> {
+        if let Some(&(_, known)) = memo.iter().find(|(m, _)| *m == v) {
+            return known;
+        }
+        memo.push((v, None));
+        let ssa = scdf.ssa;
+        let info = &ssa.vars[v.index()];
+        let origin = if let Some(p) = info.definition_phi {
+            let mut common = None;
+            for &src in ssa.phi(p).sources.iter().flatten() {
+                if !self.values[src.index()].is_array() {
+                    continue;
+                }
+                match self.array_origin(scdf, src, memo) {
+                    None => {}
+                    Some(o) if common.map_or(true, |c| c == o) => common = Some(o),
+                    Some(_) => {
+                        common = Some(ArrayOrigin::Def(v));
+                        break;
+                    }
+                }
+            }
+            common
+        } else if let Some(d) = info.definition {
+            let o = &scdf.op_array.opcodes[d.index()];
+            let sop = &ssa.ops[d.index()];
+            let source = match o.opcode {
+                ZEND_ASSIGN if sop.op1_def == Some(v) || sop.result_def == Some(v) => {
+                    Some((o.op2, sop.op2_use))
+                }
+                ZEND_QM_ASSIGN | ZEND_JMP_SET | ZEND_COALESCE | ZEND_COPY_TMP
+                    if sop.result_def == Some(v) =>
+                {
+                    Some((o.op1, sop.op1_use))
+                }
+                _ => None,
+            };
+            match source {
+                Some((Operand::Const(l), _)) => Some(ArrayOrigin::Literal(l.index())),
+                Some((_, Some(u))) => self.array_origin(scdf, u, memo),
+                _ => Some(ArrayOrigin::Def(v)),
+            }
+        } else {
+            Some(ArrayOrigin::Def(v))
+        };
+        if let Some(slot) = memo.iter_mut().find(|(m, _)| *m == v) {
+            slot.1 = origin;
+        }
+        origin
     }
 
     fn op1_value(&self, scdf: &Scdf<'_>, op: OpNum) -> Option<Value> {
@@ -779,10 +849,28 @@ impl ScdfHandlers for Sccp<'_> {
         }
         let escape = ssa.vars[var.index()].escape_state != EscapeState::NoEscape;
         let mut result = Value::Top;
+        // The source `result` was copied from (when an array constant: whose HashTable).
+        let mut first: Option<SsaVar> = None;
+        let mut join = |this: &Self, result: &mut Value, src: SsaVar| {
+            let b = &this.values[src.index()];
+            let prev = first;
+            let same_table = || {
+                prev.is_some_and(|f| {
+                    let mut memo = vec![(var, None)];
+                    let origin = this.array_origin(scdf, f, &mut memo);
+                    memo[0].1 = origin;
+                    origin.is_some() && this.array_origin(scdf, src, &mut memo) == origin
+                })
+            };
+            if result.is_top() && !b.is_top() {
+                first = Some(src);
+            }
+            join_phi_values(result, b, escape, same_table);
+        };
         if let Some(from) = phi.pi {
             if let Some(Some(src)) = phi.sources.first() {
                 if scdf.is_edge_feasible(from, phi.block) {
-                    join_phi_values(&mut result, &self.values[src.index()], escape);
+                    join(self, &mut result, *src);
                 }
             }
         } else {
@@ -792,7 +880,7 @@ impl ScdfHandlers for Sccp<'_> {
                     continue;
                 };
                 if scdf.is_edge_feasible(pred, phi.block) {
-                    join_phi_values(&mut result, &self.values[src.index()], escape);
+                    join(self, &mut result, *src);
                 }
             }
         }
@@ -914,8 +1002,10 @@ fn join_hash_tables(a: &Value, b: &Value) -> Ht {
         .collect()
 }
 
-/// `join_phi_values`: the meet of `a` and `b` into `a`.
-fn join_phi_values(a: &mut Value, b: &Value, escape: bool) {
+/// `join_phi_values`: the meet of `a` and `b` into `a`. `same_table` says whether two
+/// array constants are the same HashTable, which `zend_is_identical` takes as identical
+/// before comparing elements (so an array holding NAN meets itself as a constant).
+fn join_phi_values(a: &mut Value, b: &Value, escape: bool, same_table: impl FnOnce() -> bool) {
     if a.is_bot() || b.is_top() {
         return;
     }
@@ -940,7 +1030,7 @@ fn join_phi_values(a: &mut Value, b: &Value, escape: bool) {
         } else {
             Value::Bot
         };
-    } else if !identical(a, b) {
+    } else if !(identical(a, b) || (a.is_array() && b.is_array() && same_table())) {
         *a = if arrays(a) && arrays(b) {
             Value::PartialArray(join_hash_tables(a, b))
         } else {
