@@ -11,6 +11,7 @@ mod script_info;
 
 pub use script_info::*;
 
+use smallvec::SmallVec;
 use zend_ir::opcode::*;
 use zend_ir::{OpArray, OpNum};
 
@@ -31,8 +32,9 @@ pub struct CallSite {
     pub init: OpNum,
     /// The `DO_*` op that performs the call (`None` if the op_array ends first).
     pub call: Option<OpNum>,
-    /// The `SEND_*` ops, by argument position as they appear.
-    pub args: Vec<OpNum>,
+    /// The `SEND_*` ops, by argument position as they appear (inline up to four: most
+    /// calls need no allocation).
+    pub args: SmallVec<[OpNum; 4]>,
     /// The callee when it is one of the script's op_arrays.
     pub callee: Option<FuncId>,
     /// Whether the call resolves to a known function at all (user or internal).
@@ -96,7 +98,7 @@ pub fn call_sites(info: &ScriptInfo, op_array: &OpArray) -> Vec<CallSite> {
             sites.push(CallSite {
                 init: n,
                 call: None,
-                args: Vec::new(),
+                args: SmallVec::new(),
                 callee: resolved.and_then(|(c, _)| c).map(|c| FuncId(c as u32)),
                 resolved: resolved.is_some(),
                 is_prototype: resolved.is_some_and(|(_, p)| p),

@@ -359,7 +359,8 @@ impl Cfg {
         Cfg::build_successors_in(op_array, build_flags, &Bump::new())
     }
 
-    fn build_successors_in(
+    /// [`Cfg::build_successors`], with its working arrays in `scratch`.
+    pub fn build_successors_in(
         op_array: &OpArray,
         build_flags: BuildFlags,
         scratch: &Bump,

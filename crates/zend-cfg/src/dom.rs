@@ -113,6 +113,29 @@ fn immediate_dominators<'b>(cfg: &Cfg, scratch: &'b Bump) -> BVec<'b, u32> {
     idom
 }
 
+/// A set of blocks that can be emptied in time proportional to its size.
+struct Visited<'b> {
+    flags: BVec<'b, bool>,
+    members: BVec<'b, usize>,
+}
+
+impl Visited<'_> {
+    /// Adds `b`; false if it was a member.
+    fn insert(&mut self, b: usize) -> bool {
+        if std::mem::replace(&mut self.flags[b], true) {
+            return false;
+        }
+        self.members.push(b);
+        true
+    }
+
+    fn clear(&mut self) {
+        for b in self.members.drain(..) {
+            self.flags[b] = false;
+        }
+    }
+}
+
 /// "No block" in the scratch arrays of this module.
 const NONE: u32 = u32::MAX;
 
@@ -306,14 +329,18 @@ impl Cfg {
             return;
         }
 
-        // A worklist: a stack plus a "visited" set that popping does not clear.
-        let mut visited = bvec![in scratch; false; n];
+        // A worklist: a stack plus a "visited" set that popping does not clear. The set
+        // remembers its members, so that clearing it (once per loop header found with an
+        // empty stack) costs what was added since, not the number of blocks.
+        let mut visited = Visited {
+            flags: bvec![in scratch; false; n],
+            members: BVec::new_in(scratch),
+        };
         let mut stack = BVec::with_capacity_in(n, scratch);
-        let push = |visited: &mut [bool], stack: &mut BVec<usize>, b: usize| -> bool {
-            if visited[b] {
+        let push = |visited: &mut Visited<'_>, stack: &mut BVec<usize>, b: usize| -> bool {
+            if !visited.insert(b) {
                 return false;
             }
-            visited[b] = true;
             stack.push(b);
             true
         };
@@ -416,7 +443,7 @@ impl Cfg {
                     self.blocks[i].flags |= BlockFlags::LOOP_HEADER;
                     flag.remove(FuncFlags::NO_LOOPS);
                     if stack.is_empty() {
-                        visited.fill(false);
+                        visited.clear();
                     }
                     push(&mut visited, &mut stack, pred.index());
                 } else if entry_times[pred.index()] > entry_times[i]

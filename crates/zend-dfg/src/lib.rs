@@ -10,8 +10,9 @@
 //! blocks have empty sets), so the dump is byte-identical; the fixpoint is a worklist over
 //! dense bit sets, without recursion.
 
+use bumpalo::Bump;
 use std::io::Write;
-use zend_cfg::bitset::{self, BitMatrix, BitSet};
+use zend_cfg::bitset::{self, BitMatrix};
 use zend_cfg::{BlockId, BuildFlags, Cfg};
 use zend_ir::opcode::*;
 use zend_ir::{OpArray, Operand};
@@ -192,6 +193,12 @@ pub fn add_use_def_op(
 impl Dfg {
     /// `zend_build_dfg`: def/use of every reachable block, then in/out to the fixpoint.
     pub fn build(op_array: &OpArray, cfg: &Cfg, build_flags: BuildFlags) -> Dfg {
+        Dfg::build_in(op_array, cfg, build_flags, &Bump::new())
+    }
+
+    /// [`Dfg::build`], with its worklist in `scratch` (an analysis reuses one arena for
+    /// every op_array).
+    pub fn build_in(op_array: &OpArray, cfg: &Cfg, build_flags: BuildFlags, scratch: &Bump) -> Dfg {
         let vars = op_array.last_var() + op_array.T;
         let blocks = cfg.blocks_count();
         let mut def = BitMatrix::new(blocks, vars as usize);
@@ -217,37 +224,44 @@ impl Dfg {
         let mut in_ = BitMatrix::new(blocks, vars as usize);
         let mut out = BitMatrix::new(blocks, vars as usize);
         let size = def.row_words();
-        let mut tmp = vec![0u64; size];
-        let mut worklist = BitSet::new(blocks);
+        let tmp = scratch.alloc_slice_fill_copy(size, 0u64);
+        let worklist = scratch.alloc_slice_fill_copy(bitset::words_for(blocks), 0u64);
         for j in 0..blocks {
-            worklist.insert(j);
+            bitset::insert(worklist, j);
         }
+        // Every word above `top` is empty: the search for the last member resumes there
+        // instead of at the end (a worklist drained one block at a time in linear time).
+        let mut top = worklist.len();
         // The last block first: predecessors tend to come before their successors.
-        while let Some(j) = worklist.last() {
-            worklist.remove(j);
+        loop {
+            while top > 0 && worklist[top - 1] == 0 {
+                top -= 1;
+            }
+            if top == 0 {
+                break;
+            }
+            let w = top - 1;
+            let bit = 63 - worklist[w].leading_zeros() as usize;
+            worklist[w] &= !(1u64 << bit);
+            let j = w * 64 + bit;
             let block = &cfg.blocks[j];
             if !block.is_reachable() {
                 continue;
             }
-            let succs = cfg.successors(BlockId(j as u32));
-            {
-                let out_j = out.row_mut(j);
-                out_j.fill(0);
-            }
-            for &s in succs {
-                for w in 0..size {
-                    let v = in_.row(s.index())[w];
-                    out.row_mut(j)[w] |= v;
-                }
+            let out_j = out.row_mut(j);
+            out_j.fill(0);
+            for &s in cfg.successors(BlockId(j as u32)) {
+                bitset::union_with(out_j, in_.row(s.index()));
             }
             let (u, o, d) = (use_.row(j), out.row(j), def.row(j));
-            for w in 0..size {
-                tmp[w] = u[w] | (o[w] & !d[w]);
+            for (((t, &u), &o), &d) in tmp.iter_mut().zip(u).zip(o).zip(d) {
+                *t = u | (o & !d);
             }
-            if in_.row(j) != tmp.as_slice() {
-                in_.row_mut(j).copy_from_slice(&tmp);
+            if in_.row(j) != &*tmp {
+                in_.row_mut(j).copy_from_slice(tmp);
                 for &p in cfg.predecessors(BlockId(j as u32)) {
-                    worklist.insert(p.index());
+                    bitset::insert(worklist, p.index());
+                    top = top.max(p.index() / 64 + 1);
                 }
             }
         }

@@ -9,6 +9,9 @@
 //!
 //! `... -- --growth [LEVEL]`: the whole pipeline on synthetic functions of 100 to 100k ops
 //! of each shape zend-cfg generates, with the fitted exponent `k` of `time ~ ops^k`.
+//!
+//! `... -- --growth analyses`: the same for each stage of the analyses (CFG, DFG, SSA,
+//! SCCs, inference, escape) at 0x60, one exponent per stage and shape.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::path::{Path, PathBuf};
@@ -69,16 +72,12 @@ fn script_of(op_array: zend_ir::OpArray) -> zend_ir::Script {
 }
 
 fn growth(level: u32) {
-    use zend_cfg::synthetic::{generate, Shape};
+    use zend_cfg::synthetic::generate;
     let mut options = zend_optimizer::Options::new(level);
     options.verify = false;
-    for shape in [Shape::IfChain, Shape::LoopNest, Shape::Switch] {
+    for shape in growth_shapes() {
         let mut points = Vec::new();
-        let sizes: Vec<usize> = std::env::var("ZOPT_GROWTH_SIZES")
-            .ok()
-            .map(|v| v.split(',').filter_map(|n| n.parse().ok()).collect())
-            .unwrap_or_else(|| vec![100, 1_000, 10_000, 100_000]);
-        for &size in &sizes {
+        for &size in &growth_sizes() {
             let script = script_of(generate(shape, size, 8));
             let ops = script.main_op_array.opcodes.len() as f64;
             let runs = (300_000 / size).clamp(2, 1_000);
@@ -104,8 +103,87 @@ fn growth(level: u32) {
     }
 }
 
+/// The shapes to time: all, or those `ZOPT_GROWTH_SHAPES` names (`IfChain,Switch`).
+fn growth_shapes() -> Vec<zend_cfg::synthetic::Shape> {
+    use zend_cfg::synthetic::Shape;
+    let all = [Shape::IfChain, Shape::LoopNest, Shape::Switch];
+    match std::env::var("ZOPT_GROWTH_SHAPES") {
+        Ok(names) => all
+            .into_iter()
+            .filter(|s| names.split(',').any(|n| n == format!("{s:?}")))
+            .collect(),
+        Err(_) => all.to_vec(),
+    }
+}
+
+fn growth_sizes() -> Vec<usize> {
+    std::env::var("ZOPT_GROWTH_SIZES")
+        .ok()
+        .map(|v| v.split(',').filter_map(|n| n.parse().ok()).collect())
+        .unwrap_or_else(|| vec![100, 1_000, 10_000, 100_000])
+}
+
+/// Per-stage growth of the analyses: for each shape and size the best of three runs of
+/// every stage, then one fitted exponent per stage.
+fn growth_analyses() {
+    use zend_cfg::synthetic::{generate, growth_exponent};
+    use zend_optimizer::analysis::{analyze_script_timed, StageTimes};
+    for shape in growth_shapes() {
+        let mut points: Vec<Vec<(f64, f64)>> = vec![Vec::new(); 7];
+        for &size in &growth_sizes() {
+            let script = script_of(generate(shape, size, 8));
+            let ops = script.main_op_array.opcodes.len() as f64;
+            let runs = (300_000 / size).clamp(2, 1_000);
+            let mut best: Option<[f64; 7]> = None;
+            for _ in 0..3 {
+                let mut times = StageTimes::default();
+                for _ in 0..runs {
+                    std::hint::black_box(analyze_script_timed(&script, 0x60, &mut times));
+                }
+                let mut row = [0.0; 7];
+                for (k, (_, d)) in times.stages().iter().enumerate() {
+                    row[k] = d.as_secs_f64() / runs as f64;
+                }
+                row[6] = row[..6].iter().sum();
+                best = Some(match best {
+                    None => row,
+                    Some(b) => std::array::from_fn(|k| b[k].min(row[k])),
+                });
+            }
+            let best = best.expect("three rounds ran");
+            let names = StageTimes::default().stages().map(|(n, _)| n);
+            let cells: Vec<String> = names
+                .iter()
+                .zip(&best)
+                .map(|(n, t)| format!("{n} {:.1} us", t * 1e6))
+                .collect();
+            println!(
+                "growth {shape:?}: {ops:>7} ops, total {:>10.1} us; {}",
+                best[6] * 1e6,
+                cells.join(", ")
+            );
+            for (k, t) in best.iter().enumerate() {
+                points[k].push((ops, *t));
+            }
+        }
+        let names = StageTimes::default().stages().map(|(n, _)| n);
+        let exps: Vec<String> = names
+            .iter()
+            .chain(&["total"])
+            .zip(&points)
+            .filter_map(|(n, p)| growth_exponent(p).map(|k| format!("{n} {k:.2}")))
+            .collect();
+        println!("growth exponents {shape:?}: {}", exps.join(", "));
+    }
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
+    if args.get(1).is_some_and(|a| a == "--growth") && args.get(2).is_some_and(|a| a == "analyses")
+    {
+        growth_analyses();
+        return;
+    }
     if args.get(1).is_some_and(|a| a == "--growth") {
         let level = args
             .get(2)

@@ -325,7 +325,20 @@ pub fn analyze_op_array_dumped(
     returns: &mut [Option<ReturnInfo>],
     dumps: Option<AnalysisDumps>,
 ) -> Result<FuncAnalysis, Refused> {
-    analyze(info, ctx, index, returns, dumps, &mut None, &Bump::new())
+    analyze_op_array_dumped_in(info, ctx, index, returns, dumps, &Bump::new())
+}
+
+/// [`analyze_op_array_dumped`], with the working arrays in `scratch` (a driver analysing
+/// many op_arrays resets one arena between them).
+pub fn analyze_op_array_dumped_in(
+    info: &ScriptInfo,
+    ctx: &Context,
+    index: usize,
+    returns: &mut [Option<ReturnInfo>],
+    dumps: Option<AnalysisDumps>,
+    scratch: &Bump,
+) -> Result<FuncAnalysis, Refused> {
+    analyze(info, ctx, index, returns, dumps, &mut None, scratch)
 }
 
 /// Time spent in each stage of the analysis, summed over the op_arrays analysed
@@ -411,7 +424,7 @@ fn analyze(
             zend_cfg::dump::dump_dominators(d.out, op_array, &cfg);
         }
     }
-    let dfg = dfa_dfg(op_array, &cfg);
+    let dfg = Dfg::build_in(op_array, &cfg, BuildFlags::empty(), scratch);
     lap(times, &mut clock, |t| &mut t.dfg);
     let ssa = dfa_ssa_in(op_array, &cfg, &dfg, info, scratch);
     lap(times, &mut clock, |t| &mut t.ssa);

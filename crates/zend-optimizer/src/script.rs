@@ -514,18 +514,25 @@ impl Driver<'_> {
                 .collect();
             let ictx = zend_inference::Context::new(&info, level);
             let mut returns = ictx.initial_return_infos();
+            let mut scratch = bumpalo::Bump::new();
             for (i, &op_array) in info.op_arrays.iter().enumerate() {
                 let Some(&k) = by_address.get(&(op_array as *const OpArray)) else {
                     continue;
                 };
+                scratch.reset();
                 let dumps = (debug & DFA_ANALYSIS_DUMPS != 0).then(|| AnalysisDumps {
                     out: &mut self.state.dumps,
                     debug_level: debug,
                     header: Some(info.header(i)),
                 });
-                let Ok(fa) =
-                    crate::analysis::analyze_op_array_dumped(&info, &ictx, i, &mut returns, dumps)
-                else {
+                let Ok(fa) = crate::analysis::analyze_op_array_dumped_in(
+                    &info,
+                    &ictx,
+                    i,
+                    &mut returns,
+                    dumps,
+                    &scratch,
+                ) else {
                     continue;
                 };
                 let mut fi = FuncInfo {

@@ -373,8 +373,8 @@ impl Builder<'_> {
             var,
             ssa_var: SsaVar(u32::MAX),
             block: to,
-            sources: vec![None; preds],
-            use_chains: vec![None; preds],
+            sources: smallvec::smallvec![None; preds],
+            use_chains: smallvec::smallvec![None; preds],
             sym_use_chain: None,
         });
         self.ssa.blocks[to.index()].phis.insert(0, id);
@@ -705,8 +705,8 @@ impl Builder<'_> {
                     var: var as u32,
                     ssa_var: SsaVar(u32::MAX),
                     block: BlockId(j as u32),
-                    sources: vec![None; preds],
-                    use_chains: vec![None; preds],
+                    sources: smallvec::smallvec![None; preds],
+                    use_chains: smallvec::smallvec![None; preds],
                     sym_use_chain: None,
                 });
             }

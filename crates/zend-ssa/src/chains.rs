@@ -24,37 +24,31 @@ impl Ssa {
                 u32::MAX
             };
         }
-        for i in (0..self.ops.len()).rev() {
-            let num = OpNum(i as u32);
-            let mut op = self.ops[i];
+        let Ssa { ops, vars, .. } = self;
+        for (i, (op, opline)) in ops.iter_mut().zip(&op_array.opcodes).enumerate().rev() {
+            let num = Some(OpNum(i as u32));
             if let Some(u) = op.op1_use {
-                op.op1_use_chain = self.vars[u.index()].use_chain;
-                self.vars[u.index()].use_chain = Some(num);
+                op.op1_use_chain = std::mem::replace(&mut vars[u.index()].use_chain, num);
             }
             if let Some(u) = op.op2_use.filter(|&u| Some(u) != op.op1_use) {
-                op.op2_use_chain = self.vars[u.index()].use_chain;
-                self.vars[u.index()].use_chain = Some(num);
+                op.op2_use_chain = std::mem::replace(&mut vars[u.index()].use_chain, num);
             }
             if let Some(u) = op
                 .result_use
                 .filter(|&u| Some(u) != op.op1_use && Some(u) != op.op2_use)
             {
-                op.res_use_chain = self.vars[u.index()].use_chain;
-                self.vars[u.index()].use_chain = Some(num);
+                op.res_use_chain = std::mem::replace(&mut vars[u.index()].use_chain, num);
             }
-            let opline = &op_array.opcodes[i];
-            for (def, operand) in [
-                (op.op1_def, opline.op1),
-                (op.op2_def, opline.op2),
-                (op.result_def, opline.result),
-            ] {
+            let mut define = |def: Option<SsaVar>, operand: zend_ir::Operand| {
                 if let Some(d) = def {
-                    let var = &mut self.vars[d.index()];
+                    let var = &mut vars[d.index()];
                     var.var = operand.var().map_or(u32::MAX, |v| v.0);
-                    var.definition = Some(num);
+                    var.definition = num;
                 }
-            }
-            self.ops[i] = op;
+            };
+            define(op.op1_def, opline.op1);
+            define(op.op2_def, opline.op2);
+            define(op.result_def, opline.result);
         }
 
         for b in 0..cfg.blocks_count() {

@@ -30,6 +30,7 @@ pub use build::{ClassLookup, NoClasses, SsaError};
 pub use edit::{OpRenumbering, VarTypes};
 pub use verify::verify;
 
+use smallvec::SmallVec;
 use zend_cfg::BlockId;
 use zend_ir::dump::SsaRange;
 use zend_ir::OpNum;
@@ -96,10 +97,11 @@ pub struct Phi {
     pub var: u32,
     pub ssa_var: SsaVar,
     pub block: BlockId,
-    /// As many as `block` has predecessors (a pi repeats its one source).
-    pub sources: Vec<Option<SsaVar>>,
+    /// As many as `block` has predecessors (a pi repeats its one source); inline up to
+    /// two, the common case.
+    pub sources: SmallVec<[Option<SsaVar>; 2]>,
     /// Next phi using the same source, per source (`use_chains`).
-    pub use_chains: Vec<Option<PhiId>>,
+    pub use_chains: SmallVec<[Option<PhiId>; 2]>,
     /// Next pi whose constraint refers to the same variable.
     pub sym_use_chain: Option<PhiId>,
 }

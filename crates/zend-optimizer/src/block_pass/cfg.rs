@@ -84,8 +84,8 @@ pub(crate) struct BlockCfg {
 impl BlockCfg {
     /// `zend_build_cfg` with no flags. PHP's build moves the `try_op` of a try block whose
     /// first blocks are unreachable; that move is written back into `op_array`.
-    pub fn build(op_array: &mut OpArray) -> Result<BlockCfg, CfgError> {
-        let mut cfg = Cfg::build_successors(op_array, BuildFlags::empty())?;
+    pub fn build(op_array: &mut OpArray, scratch: &bumpalo::Bump) -> Result<BlockCfg, CfgError> {
+        let mut cfg = Cfg::build_successors_in(op_array, BuildFlags::empty(), scratch)?;
         op_array.try_catch_array = std::mem::take(&mut cfg.try_catch);
         let blocks = (0..cfg.blocks_count())
             .map(|n| {
