@@ -162,55 +162,36 @@ impl Ssa {
 
     /// Variables defined by the ops using `var` (and by their OP_DATA or the op an OP_DATA
     /// belongs to), then by the phis using it: the edges of the SSA graph, in the order
-    /// PHP's `zend_scc_next` and `FOR_EACH_VAR_USAGE` visit them, appended to `out`.
+    /// PHP's `FOR_EACH_VAR_USAGE` visits them, appended to `out`.
     fn var_usages(
         &self,
         op_array: &OpArray,
         phi_uses: &crate::PhiUses,
         var: SsaVar,
-        skip_no_val: bool,
         out: &mut BVec<SsaVar>,
     ) {
         let last = op_array.opcodes.len();
-        let push = |out: &mut BVec<SsaVar>, v: Option<SsaVar>| {
-            if let Some(v) = v {
-                if !skip_no_val || !self.vars[v.index()].no_val {
-                    out.push(v);
-                }
-            }
+        let mut push_defs = |op: &crate::SsaOp| {
+            out.extend(
+                [op.op1_def, op.op2_def, op.result_def]
+                    .into_iter()
+                    .flatten(),
+            );
         };
         for use_ in self.uses(var) {
             let u = use_.index();
-            let defs = |op: &crate::SsaOp| [op.op1_def, op.op2_def, op.result_def];
-            for d in defs(&self.ops[u]) {
-                push(out, d);
-            }
+            push_defs(&self.ops[u]);
             if op_array.opcodes[u].opcode == ZEND_OP_DATA && u > 0 {
-                for d in defs(&self.ops[u - 1]) {
-                    push(out, d);
-                }
+                push_defs(&self.ops[u - 1]);
             } else if u + 1 < last && op_array.opcodes[u + 1].opcode == ZEND_OP_DATA {
-                for d in defs(&self.ops[u + 1]) {
-                    push(out, d);
-                }
+                push_defs(&self.ops[u + 1]);
             }
         }
-        for &p in &phi_uses[var.index()] {
-            push(out, Some(self.phis[p.index()].ssa_var));
-        }
-        if skip_no_val {
-            // zend_scc_next also follows the symbolic range constraints (SYM_RANGE).
-            let mut p = self.vars[var.index()].sym_use_chain;
-            let mut steps = 0;
-            while let Some(id) = p {
-                push(out, Some(self.phis[id.index()].ssa_var));
-                p = self.phis[id.index()].sym_use_chain;
-                steps += 1;
-                if steps > self.phis.len() {
-                    break;
-                }
-            }
-        }
+        out.extend(
+            phi_uses[var.index()]
+                .iter()
+                .map(|p| self.phis[p.index()].ssa_var),
+        );
     }
 
     /// `zend_ssa_find_sccs`: strongly connected components of the def-use graph (Pearce's
@@ -225,6 +206,19 @@ impl Ssa {
     /// needs too), with its working arrays in `scratch`.
     pub fn find_sccs_in(&mut self, op_array: &OpArray, phi_uses: &crate::PhiUses, scratch: &Bump) {
         let n = self.vars.len();
+        // Every variable's successors, found once for the search and the entry marking:
+        // `edges[start[v]..start[v + 1]]`. A no_val variable is never visited and has no
+        // component, so its list stays empty.
+        let mut start = BVec::with_capacity_in(n + 1, scratch);
+        let mut edges = BVec::new_in(scratch);
+        for v in 0..n {
+            start.push(edges.len() as u32);
+            if !self.vars[v].no_val {
+                self.var_usages(op_array, phi_uses, SsaVar(v as u32), &mut edges);
+            }
+        }
+        start.push(edges.len() as u32);
+
         // PHP's signed numbering: visit indices count up, component numbers count down
         // from `n`; -1 is "not visited".
         let mut scc = bvec![in scratch; -1i64; n];
@@ -233,36 +227,58 @@ impl Ssa {
         let mut sccs: i64 = n as i64;
         let mut stack = BVec::new_in(scratch);
         let mut vstack = BVec::new_in(scratch);
-        // The successors of the variables being visited, stacked as `vstack` is: a
-        // variable's are `edges[first[var]..end[var]]`, dropped when it is finished.
-        let mut edges = BVec::new_in(scratch);
-        /// Per variable: its successors' span in `edges`, the cursor into them, the last
-        /// one returned.
+        /// Per variable being visited: the cursor into its successors, then into its
+        /// chain of symbolic range constraints (`zend_scc_next` follows SYM_RANGE too,
+        /// bounded as a cycle guard), and the last successor returned.
         #[derive(Clone, Copy)]
         struct Visit {
-            first: u32,
-            end: u32,
             cursor: u32,
+            sym: Option<PhiId>,
+            steps: u32,
             last: u32,
         }
         const NO_LAST: u32 = u32::MAX;
-        let mut visit = bvec![in scratch; Visit { first: 0, end: 0, cursor: 0, last: NO_LAST }; n];
+        let mut visit =
+            bvec![in scratch; Visit { cursor: 0, sym: None, steps: 0, last: NO_LAST }; n];
+        let vars = &self.vars;
+        let phis = &self.phis;
+        // The next successor of `var` in the search (no_val variables are not edges).
+        let next_edge = |v: &mut Visit, var: usize| -> Option<usize> {
+            let end = start[var + 1];
+            while v.cursor < end {
+                let e = edges[v.cursor as usize].index();
+                v.cursor += 1;
+                if !vars[e].no_val {
+                    return Some(e);
+                }
+            }
+            while let Some(id) = v.sym {
+                let e = phis[id.index()].ssa_var.index();
+                v.sym = phis[id.index()].sym_use_chain;
+                v.steps += 1;
+                if v.steps as usize > phis.len() {
+                    v.sym = None;
+                }
+                if !vars[e].no_val {
+                    return Some(e);
+                }
+            }
+            None
+        };
 
         for root in 0..n {
-            if self.vars[root].no_val || scc[root] >= 0 {
+            if vars[root].no_val || scc[root] >= 0 {
                 continue;
             }
-            let mut start = Some(root);
+            let mut begin = Some(root);
             loop {
-                if let Some(var) = start.take() {
+                if let Some(var) = begin.take() {
                     // Begin visiting `var`.
                     vstack.push(var);
-                    let first = edges.len() as u32;
-                    self.var_usages(op_array, phi_uses, SsaVar(var as u32), true, &mut edges);
                     visit[var] = Visit {
-                        first,
-                        end: edges.len() as u32,
-                        cursor: first,
+                        cursor: start[var],
+                        sym: vars[var].sym_use_chain,
+                        steps: 0,
                         last: NO_LAST,
                     };
                     entry[var] = true;
@@ -281,12 +297,10 @@ impl Ssa {
                             entry[var] = false;
                         }
                     }
-                    if v.cursor >= v.end {
+                    let Some(var2) = next_edge(v, var) else {
                         v.last = NO_LAST;
                         break;
-                    }
-                    let var2 = edges[v.cursor as usize].index();
-                    v.cursor += 1;
+                    };
                     v.last = var2 as u32;
                     if scc[var2] < 0 {
                         descend = Some(var2);
@@ -294,12 +308,11 @@ impl Ssa {
                     }
                 }
                 if descend.is_some() {
-                    start = descend;
+                    begin = descend;
                     continue;
                 }
                 // Finish visiting `var`.
                 vstack.pop();
-                edges.truncate(visit[var].first as usize);
                 if entry[var] {
                     sccs -= 1;
                     while let Some(&var2) = stack.last() {
@@ -328,12 +341,9 @@ impl Ssa {
             v.scc = (*s >= 0).then_some(*s as u32);
             v.scc_entry = *e;
         }
-        let mut usages = BVec::new_in(scratch);
         for j in 0..n {
             let Some(s) = self.vars[j].scc else { continue };
-            usages.clear();
-            self.var_usages(op_array, phi_uses, SsaVar(j as u32), false, &mut usages);
-            for &var2 in &usages {
+            for &var2 in &edges[start[j] as usize..start[j + 1] as usize] {
                 if self.vars[var2.index()].scc != Some(s) {
                     self.vars[var2.index()].scc_entry = true;
                 }
