@@ -439,6 +439,8 @@ impl Persister<'_> {
             // value and key (no collision chain reaches a deleted bucket).
             if packed {
                 let zv = ar.cast::<zval>().add(i);
+                // A packed element's u2 is never written (PHP leaves it as it was).
+                (*zv).u2.next = 0;
                 if u32::from(php::z_type(&*zv)) != php::IS_UNDEF {
                     value(self, zv)?;
                 } else {
@@ -702,7 +704,11 @@ impl Persister<'_> {
         let n_statics = s.default_static_members_count.max(0) as usize;
         (*t).default_static_members_table = self.copy(s.default_static_members_table, n_statics)?;
         for i in 0..n_statics {
-            self.zval((*t).default_static_members_table.add(i))?;
+            let zv = (*t).default_static_members_table.add(i);
+            // zend_declare_typed_property never writes a static member's u2 (nothing reads
+            // it: Z_PROP_FLAG is for instance properties).
+            (*zv).u2.next = 0;
+            self.zval(zv)?;
         }
 
         // Methods, their headers side by side in table order (a hit copies them at once),
