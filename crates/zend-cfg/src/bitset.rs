@@ -133,11 +133,12 @@ impl Iterator for Iter<'_> {
     }
 }
 
-/// `rows` bit sets of `bits` bits each in one allocation (`DFG_BITSET`).
+/// `rows` bit sets of `bits` bits each in one allocation (`DFG_BITSET`): a `Vec` by
+/// default, or a slice of an arena ([`BitMatrix::new_in`], [`BitMatrix::copy_in`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct BitMatrix {
+pub struct BitMatrix<W = Vec<u64>> {
     row_words: usize,
-    words: Vec<u64>,
+    words: W,
 }
 
 impl BitMatrix {
@@ -148,10 +149,31 @@ impl BitMatrix {
             words: vec![0; row_words * rows],
         }
     }
+}
+
+impl<'b> BitMatrix<&'b mut [u64]> {
+    /// An empty matrix whose words live in `arena`.
+    pub fn new_in(rows: usize, bits: usize, arena: &'b bumpalo::Bump) -> Self {
+        let row_words = words_for(bits);
+        BitMatrix {
+            row_words,
+            words: arena.alloc_slice_fill_copy(row_words * rows, 0),
+        }
+    }
+}
+
+impl<W: AsRef<[u64]> + AsMut<[u64]>> BitMatrix<W> {
+    /// A copy of this matrix in `arena`.
+    pub fn copy_in<'b>(&self, arena: &'b bumpalo::Bump) -> BitMatrix<&'b mut [u64]> {
+        BitMatrix {
+            row_words: self.row_words,
+            words: arena.alloc_slice_copy(self.words.as_ref()),
+        }
+    }
 
     /// Number of rows, unknown (`None`) when rows have no words (zero bits).
     pub fn rows(&self) -> Option<usize> {
-        self.words.len().checked_div(self.row_words)
+        self.words.as_ref().len().checked_div(self.row_words)
     }
 
     /// Words per row (`dfg->size`).
@@ -161,12 +183,13 @@ impl BitMatrix {
 
     #[inline]
     pub fn row(&self, r: usize) -> &[u64] {
-        &self.words[r * self.row_words..(r + 1) * self.row_words]
+        &self.words.as_ref()[r * self.row_words..(r + 1) * self.row_words]
     }
 
     #[inline]
     pub fn row_mut(&mut self, r: usize) -> &mut [u64] {
-        &mut self.words[r * self.row_words..(r + 1) * self.row_words]
+        let n = self.row_words;
+        &mut self.words.as_mut()[r * n..(r + 1) * n]
     }
 
     #[inline]
@@ -180,7 +203,7 @@ impl BitMatrix {
     }
 
     pub fn clear(&mut self) {
-        self.words.fill(0);
+        self.words.as_mut().fill(0);
     }
 }
 

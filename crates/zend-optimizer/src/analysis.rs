@@ -471,7 +471,8 @@ fn analyze(
     if let Some(ri) = &inference.return_info {
         returns[index] = Some(ri.clone());
     }
-    let types: Vec<u32> = inference.vars.iter().map(|v| v.type_).collect();
+    let types =
+        bumpalo::collections::Vec::from_iter_in(inference.vars.iter().map(|v| v.type_), scratch);
     let escape = zend_escape::escape_analysis(op_array, &cfg, &ssa, &types, info);
     for (v, e) in ssa.vars.iter_mut().zip(escape) {
         v.escape_state = e;

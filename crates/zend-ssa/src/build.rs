@@ -82,11 +82,11 @@ struct Builder<'a> {
     cfg: &'a Cfg,
     ssa: Ssa,
     /// `dfg->def`, extended by pis.
-    def: BitMatrix,
+    def: BitMatrix<&'a mut [u64]>,
     /// `dfg->in`.
     live_in: &'a BitMatrix,
     /// Where phis go (PHP reuses `dfg->use` for it).
-    phi: BitMatrix,
+    phi: BitMatrix<&'a mut [u64]>,
     /// The dominator tree, which construction does not change.
     dom: DomIntervals,
 }
@@ -135,9 +135,9 @@ impl Ssa {
                 phis: Vec::new(),
                 sccs: 0,
             },
-            def: dfg.def.clone(),
+            def: dfg.def.copy_in(scratch),
             live_in: &dfg.in_,
-            phi: BitMatrix::new(blocks_count, vars as usize),
+            phi: BitMatrix::new_in(blocks_count, vars as usize, scratch),
             dom: DomIntervals::new_in(cfg, scratch),
         };
         // Pis add definitions, so they come before def propagation.
