@@ -8,11 +8,10 @@ use bumpalo::collections::Vec as BVec;
 use bumpalo::vec as bvec;
 use bumpalo::Bump;
 
-/// Immediate dominators of the blocks reachable from the entry by successor edges
-/// (Lengauer and Tarjan, with path compression; iterative), into `idom` (`NONE` for the
-/// entry and unreached blocks). The dominator tree is unique, so this is the tree PHP's
-/// Cooper-Harvey-Kennedy iteration converges to, in near-linear time even for deeply
-/// nested code.
+/// Immediate dominators of the blocks reachable from the entry by successor edges, per
+/// block (`NONE` for the entry and unreached blocks). The dominator tree is unique, so
+/// this is the tree PHP's Cooper-Harvey-Kennedy iteration converges to, whichever way it
+/// is computed.
 fn immediate_dominators<'b>(cfg: &Cfg, scratch: &'b Bump) -> BVec<'b, u32> {
     if cfg.edges_go_forward() {
         forward_immediate_dominators(cfg, scratch)
@@ -21,7 +20,8 @@ fn immediate_dominators<'b>(cfg: &Cfg, scratch: &'b Bump) -> BVec<'b, u32> {
     }
 }
 
-/// [`immediate_dominators`] of any CFG.
+/// [`immediate_dominators`] of any CFG: Lengauer and Tarjan, with path compression,
+/// iterative; near-linear even for deeply nested code.
 fn lengauer_tarjan<'b>(cfg: &Cfg, scratch: &'b Bump) -> BVec<'b, u32> {
     let n = cfg.blocks.len();
     // Preorder numbering by an iterative depth-first walk.
