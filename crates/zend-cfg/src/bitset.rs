@@ -152,6 +152,11 @@ impl BitMatrix {
 }
 
 impl<'b> BitMatrix<&'b mut [u64]> {
+    /// A matrix over `words`, rows of `row_words` words.
+    pub fn view_mut(words: &'b mut [u64], row_words: usize) -> Self {
+        BitMatrix { row_words, words }
+    }
+
     /// An empty matrix whose words live in `arena`.
     pub fn new_in(rows: usize, bits: usize, arena: &'b bumpalo::Bump) -> Self {
         let row_words = words_for(bits);
@@ -162,7 +167,14 @@ impl<'b> BitMatrix<&'b mut [u64]> {
     }
 }
 
-impl<W: AsRef<[u64]> + AsMut<[u64]>> BitMatrix<W> {
+impl<'a> BitMatrix<&'a [u64]> {
+    /// A read-only view of `words`, rows of `row_words` words.
+    pub fn view(words: &'a [u64], row_words: usize) -> Self {
+        BitMatrix { row_words, words }
+    }
+}
+
+impl<W: AsRef<[u64]>> BitMatrix<W> {
     /// A copy of this matrix in `arena`.
     pub fn copy_in<'b>(&self, arena: &'b bumpalo::Bump) -> BitMatrix<&'b mut [u64]> {
         BitMatrix {
@@ -187,14 +199,16 @@ impl<W: AsRef<[u64]> + AsMut<[u64]>> BitMatrix<W> {
     }
 
     #[inline]
+    pub fn contains(&self, r: usize, i: usize) -> bool {
+        contains(self.row(r), i)
+    }
+}
+
+impl<W: AsRef<[u64]> + AsMut<[u64]>> BitMatrix<W> {
+    #[inline]
     pub fn row_mut(&mut self, r: usize) -> &mut [u64] {
         let n = self.row_words;
         &mut self.words.as_mut()[r * n..(r + 1) * n]
-    }
-
-    #[inline]
-    pub fn contains(&self, r: usize, i: usize) -> bool {
-        contains(self.row(r), i)
     }
 
     #[inline]

@@ -29,10 +29,39 @@ const ZEND_ACC_RETURN_REFERENCE: u32 = 1 << 12;
 pub struct Dfg {
     /// `last_var + T`.
     pub vars: u32,
-    pub def: BitMatrix,
-    pub use_: BitMatrix,
-    pub in_: BitMatrix,
-    pub out: BitMatrix,
+    /// Words per set (`dfg->size`).
+    row_words: usize,
+    /// The def, use, in and out sets of every block, in one allocation as PHP's
+    /// `dfg->tmp`: four matrices of `blocks` rows each, in that order.
+    words: Vec<u64>,
+}
+
+impl Dfg {
+    /// One of the four matrices.
+    fn matrix(&self, k: usize) -> BitMatrix<&[u64]> {
+        let len = self.words.len() / 4;
+        BitMatrix::view(&self.words[k * len..(k + 1) * len], self.row_words)
+    }
+
+    /// Variables defined in each block before any use there.
+    pub fn def(&self) -> BitMatrix<&[u64]> {
+        self.matrix(0)
+    }
+
+    /// Variables used in each block before any definition there.
+    pub fn use_(&self) -> BitMatrix<&[u64]> {
+        self.matrix(1)
+    }
+
+    /// Variables live on entry to each block.
+    pub fn in_(&self) -> BitMatrix<&[u64]> {
+        self.matrix(2)
+    }
+
+    /// Variables live on exit from each block.
+    pub fn out(&self) -> BitMatrix<&[u64]> {
+        self.matrix(3)
+    }
 }
 
 fn var_of(operand: Operand) -> Option<usize> {
@@ -201,8 +230,15 @@ impl Dfg {
     pub fn build_in(op_array: &OpArray, cfg: &Cfg, build_flags: BuildFlags, scratch: &Bump) -> Dfg {
         let vars = op_array.last_var() + op_array.T;
         let blocks = cfg.blocks_count();
-        let mut def = BitMatrix::new(blocks, vars as usize);
-        let mut use_ = BitMatrix::new(blocks, vars as usize);
+        let row_words = bitset::words_for(vars as usize);
+        let mut words = vec![0u64; 4 * blocks * row_words];
+        let (def, rest) = words.split_at_mut(blocks * row_words);
+        let (use_, rest) = rest.split_at_mut(blocks * row_words);
+        let (in_, out) = rest.split_at_mut(blocks * row_words);
+        let mut def = BitMatrix::view_mut(def, row_words);
+        let mut use_ = BitMatrix::view_mut(use_, row_words);
+        let mut in_ = BitMatrix::view_mut(in_, row_words);
+        let mut out = BitMatrix::view_mut(out, row_words);
         for j in 0..blocks {
             let block = &cfg.blocks[j];
             if !block.is_reachable() {
@@ -221,8 +257,6 @@ impl Dfg {
             }
         }
 
-        let mut in_ = BitMatrix::new(blocks, vars as usize);
-        let mut out = BitMatrix::new(blocks, vars as usize);
         let size = def.row_words();
         let tmp = scratch.alloc_slice_fill_copy(size, 0u64);
         let worklist = scratch.alloc_slice_fill_copy(bitset::words_for(blocks), 0u64);
@@ -267,10 +301,8 @@ impl Dfg {
         }
         Dfg {
             vars,
-            def,
-            use_,
-            in_,
-            out,
+            row_words,
+            words,
         }
     }
 }
@@ -296,9 +328,9 @@ pub fn dump_dfg(out: &mut Vec<u8>, op_array: &OpArray, cfg: &Cfg, dfg: &Dfg) {
     out.extend_from_slice(b"\"\n");
     for j in 0..cfg.blocks_count() {
         let _ = writeln!(out, "  BB{j}:");
-        dump_var_set(out, op_array, "def", dfg.def.row(j));
-        dump_var_set(out, op_array, "use", dfg.use_.row(j));
-        dump_var_set(out, op_array, "in ", dfg.in_.row(j));
-        dump_var_set(out, op_array, "out", dfg.out.row(j));
+        dump_var_set(out, op_array, "def", dfg.def().row(j));
+        dump_var_set(out, op_array, "use", dfg.use_().row(j));
+        dump_var_set(out, op_array, "in ", dfg.in_().row(j));
+        dump_var_set(out, op_array, "out", dfg.out().row(j));
     }
 }

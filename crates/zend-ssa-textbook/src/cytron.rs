@@ -206,9 +206,9 @@ pub fn build(op_array: &OpArray, cfg: &Cfg, dfg: &Dfg, pruning: Pruning) -> SsaF
         }
     }
     let globals: Vec<u64> = if pruning == Pruning::SemiPruned {
-        let mut g = vec![0u64; dfg.use_.row_words()];
+        let mut g = vec![0u64; dfg.use_().row_words()];
         for j in 0..blocks {
-            bitset::union_with(&mut g, dfg.use_.row(j));
+            bitset::union_with(&mut g, dfg.use_().row(j));
         }
         g
     } else {
@@ -248,7 +248,7 @@ pub fn build(op_array: &OpArray, cfg: &Cfg, dfg: &Dfg, pruning: Pruning) -> SsaF
                     continue;
                 }
                 placed[yi] = stamp;
-                if pruning != Pruning::Pruned || dfg.in_.contains(yi, var) {
+                if pruning != Pruning::Pruned || dfg.in_().contains(yi, var) {
                     block_phis[yi].push(PhiId(form.phis.len() as u32));
                     form.phis.push(PhiNode {
                         block: y,

@@ -84,7 +84,7 @@ struct Builder<'a> {
     /// `dfg->def`, extended by pis.
     def: BitMatrix<&'a mut [u64]>,
     /// `dfg->in`.
-    live_in: &'a BitMatrix,
+    live_in: BitMatrix<&'a [u64]>,
     /// Where phis go (PHP reuses `dfg->use` for it).
     phi: BitMatrix<&'a mut [u64]>,
     /// The dominator tree, which construction does not change.
@@ -135,8 +135,8 @@ impl Ssa {
                 phis: Vec::new(),
                 sccs: 0,
             },
-            def: dfg.def.copy_in(scratch),
-            live_in: &dfg.in_,
+            def: dfg.def().copy_in(scratch),
+            live_in: dfg.in_(),
             phi: BitMatrix::new_in(blocks_count, vars as usize, scratch),
             dom: DomIntervals::new_in(cfg, scratch),
         };
@@ -185,10 +185,10 @@ fn check_inputs(op_array: &OpArray, cfg: &Cfg, dfg: &Dfg, vars: u32) -> Result<(
         )));
     }
     for (name, m) in [
-        ("def", &dfg.def),
-        ("use", &dfg.use_),
-        ("in", &dfg.in_),
-        ("out", &dfg.out),
+        ("def", dfg.def()),
+        ("use", dfg.use_()),
+        ("in", dfg.in_()),
+        ("out", dfg.out()),
     ] {
         if let Some(rows) = m.rows().filter(|&rows| rows != blocks) {
             return Err(mismatch(format!(
