@@ -3,8 +3,6 @@
 
 use crate::mb::REF;
 use crate::State;
-use bumpalo::collections::Vec as BVec;
-use bumpalo::vec as bvec;
 use bumpalo::Bump;
 use zend_ir::dump::SsaRange;
 use zend_ir::opcode::*;
@@ -19,6 +17,68 @@ const FULL: SsaRange = SsaRange {
     underflow: true,
     overflow: true,
 };
+
+/// [`calc_range`] (narrowing) of a variable that is an SCC of its own: most are the results
+/// of ops no range rule covers, which need no call.
+#[inline]
+fn calc_range_alone(st: &State, var: usize) -> Option<SsaRange> {
+    let v = &st.ssa.vars[var];
+    if v.definition_phi.is_none() {
+        let line = v.definition?.index();
+        if !has_range_rule(st.op_array.opcodes[line].opcode) {
+            return None;
+        }
+    }
+    calc_range(st, var, true)
+}
+
+/// The opcodes [`propagate_range`] has a rule for (it finds no range for the others).
+fn has_range_rule(opcode: Opcode) -> bool {
+    matches!(
+        opcode,
+        ZEND_ADD
+            | ZEND_SUB
+            | ZEND_MUL
+            | ZEND_DIV
+            | ZEND_MOD
+            | ZEND_SL
+            | ZEND_SR
+            | ZEND_BW_OR
+            | ZEND_BW_AND
+            | ZEND_BW_XOR
+            | ZEND_BW_NOT
+            | ZEND_CAST
+            | ZEND_QM_ASSIGN
+            | ZEND_JMP_SET
+            | ZEND_COALESCE
+            | ZEND_COPY_TMP
+            | ZEND_SEND_VAR
+            | ZEND_PRE_INC
+            | ZEND_PRE_DEC
+            | ZEND_POST_INC
+            | ZEND_POST_DEC
+            | ZEND_UNSET_DIM
+            | ZEND_UNSET_OBJ
+            | ZEND_ASSIGN
+            | ZEND_ASSIGN_DIM
+            | ZEND_ASSIGN_OBJ
+            | ZEND_ASSIGN_STATIC_PROP
+            | ZEND_ASSIGN_DIM_OP
+            | ZEND_ASSIGN_OBJ_OP
+            | ZEND_ASSIGN_STATIC_PROP_OP
+            | ZEND_ASSIGN_OP
+            | ZEND_OP_DATA
+            | ZEND_RECV
+            | ZEND_RECV_INIT
+            | ZEND_STRLEN
+            | ZEND_FUNC_NUM_ARGS
+            | ZEND_COUNT
+            | ZEND_DO_FCALL
+            | ZEND_DO_ICALL
+            | ZEND_DO_UCALL
+            | ZEND_DO_FCALL_BY_NAME
+    )
+}
 
 fn calc_range(st: &State, var: usize, narrowing: bool) -> Option<SsaRange> {
     let v = &st.ssa.vars[var];
@@ -884,21 +944,26 @@ pub(crate) fn infer_ranges(st: &mut State) {
     // Each SCC's variables, SCC after SCC (a counting sort): PHP links them in reverse
     // order of their numbers.
     let scratch = st.scratch;
-    let mut start = bvec![in scratch; 0usize; sccs + 1];
+    let start: &mut [u32] = scratch.alloc_slice_fill_copy(sccs + 1, 0);
     for v in &st.ssa.vars[..n] {
-        if let Some(s) = v.scc.filter(|&s| (s as usize) < sccs) {
-            start[s as usize + 1] += 1;
+        if let Some(s) = v.scc {
+            if let Some(c) = start.get_mut(s as usize + 1) {
+                *c += 1;
+            }
         }
     }
-    for s in 0..sccs {
-        start[s + 1] += start[s];
+    let mut sum = 0;
+    for c in start.iter_mut() {
+        sum += *c;
+        *c = sum;
     }
-    let mut members = bvec![in scratch; 0usize; start[sccs]];
-    let mut fill = BVec::from_iter_in(start.iter().copied(), scratch);
-    for j in (0..n).rev() {
-        if let Some(s) = st.ssa.vars[j].scc.filter(|&s| (s as usize) < sccs) {
-            members[fill[s as usize]] = j;
-            fill[s as usize] += 1;
+    let members: &mut [usize] = scratch.alloc_slice_fill_copy(sum as usize, 0);
+    let fill: &mut [u32] = scratch.alloc_slice_copy(start);
+    for (j, v) in st.ssa.vars[..n].iter().enumerate().rev() {
+        if let Some(s) = v.scc.filter(|&s| (s as usize) < sccs) {
+            let f = &mut fill[s as usize];
+            members[*f as usize] = j;
+            *f += 1;
         }
     }
     let mut wl = Bits::new_in(n, scratch);
@@ -906,7 +971,7 @@ pub(crate) fn infer_ranges(st: &mut State) {
     let mut visited = Bits::new_in(n, scratch);
     for scc in 0..sccs {
         let scc_u = scc as u32;
-        let list = &members[start[scc]..start[scc + 1]];
+        let list = &members[start[scc] as usize..start[scc + 1] as usize];
         if list.is_empty() {
             continue;
         }
@@ -914,7 +979,7 @@ pub(crate) fn infer_ranges(st: &mut State) {
         if list.len() == 1 {
             let j = list[0];
             if st.vars[j].type_ & REF != 0 {
-            } else if let Some(r) = calc_range(st, j, true) {
+            } else if let Some(r) = calc_range_alone(st, j) {
                 init_range(st, j, r);
             } else {
                 init_range(st, j, FULL);

@@ -2,7 +2,7 @@
 //! info (`zend_func_return_info`).
 
 use crate::mb::{self, *};
-use crate::{ClassInfo, Context, ReturnInfo, State};
+use crate::{class_ref_name, ClassInfo, Context, ReturnInfo, State};
 use zend_cfg::bitset::Worklist;
 
 /// A worklist over SSA variables in the inference's arena.
@@ -35,8 +35,7 @@ pub(crate) fn mark_cv_references(st: &mut State) {
     let op_array = st.op_array;
     let last_var = op_array.last_var();
     let mut wl = Worklist::new_in(n, st.scratch);
-    for var in 0..n {
-        let v = &st.ssa.vars[var];
+    for (var, (v, info)) in st.ssa.vars.iter().zip(&st.vars).enumerate() {
         if let (Some(def), true) = (v.definition, v.var < last_var) {
             let def = def.index();
             let op = &op_array.opcodes[def];
@@ -81,7 +80,7 @@ pub(crate) fn mark_cv_references(st: &mut State) {
             if creates_ref {
                 wl.insert(var);
             }
-        } else if st.vars[var].type_ & REF != 0 || v.alias == zend_ssa::Alias::Symtable {
+        } else if info.type_ & REF != 0 || v.alias == zend_ssa::Alias::Symtable {
             wl.insert(var);
         }
     }
@@ -356,7 +355,8 @@ fn infer_types_ex(st: &mut State, mut wl: Wl<'_>) {
             let phi = &st.ssa.phis[p.index()];
             if phi.is_pi() {
                 let src = phi.sources[0].unwrap().index();
-                let mut ce = st.vars[src].ce.clone();
+                let src_ce = st.vars[src].ce.as_ref().map(|c| c.name.as_slice());
+                let mut ce = Ce::Of(src);
                 let mut is_instanceof = st.vars[src].is_instanceof;
                 let mut tmp = st.vars[src].type_;
                 if let Some(Constraint::Type(c)) = &phi.constraint {
@@ -366,18 +366,16 @@ fn infer_types_ex(st: &mut State, mut wl: Wl<'_>) {
                     }
                     if tmp & OBJECT != 0 {
                         if let Some(cname) = &c.ce {
-                            if ce.as_ref().map(|c| &c.name) != Some(cname) {
-                                if ce.is_none() {
-                                    ce = Some(ClassInfo {
-                                        name: cname.clone(),
-                                    });
+                            match src_ce {
+                                Some(s) if s == cname.as_slice() => {}
+                                None => {
+                                    ce = Ce::Name(Some(cname));
                                     is_instanceof = true;
-                                } else if is_instanceof
-                                    && safe_instanceof(st, cname, &ce.as_ref().unwrap().name)
-                                {
-                                    ce = Some(ClassInfo {
-                                        name: cname.clone(),
-                                    });
+                                }
+                                Some(s) => {
+                                    if is_instanceof && safe_instanceof(st, cname, s) {
+                                        ce = Ce::Name(Some(cname));
+                                    }
                                 }
                             }
                         }
@@ -386,7 +384,7 @@ fn infer_types_ex(st: &mut State, mut wl: Wl<'_>) {
                 let mut u = Upd { st, wl: &mut wl };
                 u.update_type(tmp, Some(j));
                 if tmp & REF != 0 {
-                    u.update_obj(None, false, Some(j));
+                    u.update_obj(Ce::Name(None), false, Some(j));
                 } else {
                     u.update_obj(ce, is_instanceof, Some(j));
                 }
@@ -399,25 +397,39 @@ fn infer_types_ex(st: &mut State, mut wl: Wl<'_>) {
                 // PHP updates the phi's type before joining the classes of the sources
                 // that may be objects, so a phi that is its own source sees its new type.
                 Upd { st, wl: &mut wl }.update_type(tmp, Some(j));
+                // The joined class stays the first object source's (no copy) until a
+                // source with another class makes join_class_entries compute one.
                 let mut first = true;
-                let mut ce: Option<ClassInfo> = None;
+                let mut ce = Ce::Name(None);
                 let mut is_instanceof = false;
                 for s in phi.sources.iter().take(npred).flatten() {
                     let info = &st.vars[s.index()];
                     if info.type_ & OBJECT != 0 {
                         if first {
-                            ce = info.ce.clone();
+                            ce = Ce::Of(s.index());
                             is_instanceof = info.is_instanceof;
                             first = false;
                         } else {
                             is_instanceof |= info.is_instanceof;
-                            let other = info.ce.clone();
-                            ce = join_class_entries(st, ce, other, &mut is_instanceof);
+                            let current = match &ce {
+                                Ce::Of(f) => st.vars[*f].ce.as_ref(),
+                                Ce::Owned(c) => c.as_ref(),
+                                Ce::Name(_) => unreachable!("phi classes come from sources"),
+                            };
+                            if current != info.ce.as_ref() {
+                                let (c1, c2) = (current.cloned(), info.ce.clone());
+                                ce = Ce::Owned(join_class_entries(st, c1, c2, &mut is_instanceof));
+                            }
                         }
                     }
                 }
+                let has_ce = match &ce {
+                    Ce::Of(f) => st.vars[*f].ce.is_some(),
+                    Ce::Owned(c) => c.is_some(),
+                    Ce::Name(n) => n.is_some(),
+                };
                 let mut u = Upd { st, wl: &mut wl };
-                let inst = ce.is_some() && is_instanceof;
+                let inst = has_ce && is_instanceof;
                 u.update_obj(ce, inst, Some(j));
             }
         } else if let Some(def) = var.definition {
@@ -425,6 +437,27 @@ fn infer_types_ex(st: &mut State, mut wl: Wl<'_>) {
             u.update_type_info(def.index());
         }
     }
+}
+
+/// The SSA operands of a missing OP_DATA.
+const NO_SSA_OP: zend_ssa::SsaOp = zend_ssa::SsaOp {
+    op1_use: None,
+    op2_use: None,
+    result_use: None,
+    op1_def: None,
+    op2_def: None,
+    result_def: None,
+    op1_use_chain: None,
+    op2_use_chain: None,
+    res_use_chain: None,
+};
+
+/// The class an update sets: a name (`None`: no class), the class another variable has
+/// (which cannot be borrowed while the updated one is written), or a computed one.
+enum Ce<'n> {
+    Name(Option<&'n [u8]>),
+    Of(usize),
+    Owned(Option<ClassInfo>),
 }
 
 struct Upd<'a, 's, 'w> {
@@ -439,24 +472,40 @@ fn sv(v: Option<SsaVar>) -> Option<usize> {
 impl Upd<'_, '_, '_> {
     fn add_usages(&mut self, var: usize) {
         let wl = &mut *self.wl;
-        // add_usages: phis, then defs of using ops (with OP_DATA neighbours).
-        let sv = SsaVar(var as u32);
-        for p in &self.st.phi_uses[var] {
-            wl.insert(self.st.ssa.phis[p.index()].ssa_var.index());
+        let ssa = self.st.ssa;
+        let opcodes = &self.st.op_array.opcodes[..];
+        // add_usages: phis, then defs of using ops (with OP_DATA neighbours). The worklist
+        // is a set: the order of insertion does not matter.
+        let info = &ssa.vars[var];
+        if info.phi_use_chain.is_some() {
+            for p in &self.st.phi_uses[var] {
+                wl.insert(ssa.phis[p.index()].ssa_var.index());
+            }
         }
-        let last = self.st.op_array.opcodes.len();
-        for u in self.st.ssa.uses(sv) {
+        let me = Some(SsaVar(var as u32));
+        let mut each = |o: &zend_ssa::SsaOp| {
+            for d in [o.result_def, o.op1_def, o.op2_def].into_iter().flatten() {
+                wl.insert(d.index());
+            }
+        };
+        // The use chain walked here rather than through Ssa::uses: one load of the op
+        // serves both its defs and the next link (`zend_ssa_next_use`).
+        let mut next = info.use_chain;
+        while let Some(u) = next {
             let u = u.index();
-            let mut each = |o: &zend_ssa::SsaOp| {
-                for d in [o.result_def, o.op1_def, o.op2_def].into_iter().flatten() {
-                    wl.insert(d.index());
-                }
+            let o = &ssa.ops[u];
+            next = if o.op1_use == me {
+                o.op1_use_chain
+            } else if o.op2_use == me {
+                o.op2_use_chain
+            } else {
+                o.res_use_chain
             };
-            each(&self.st.ssa.ops[u]);
-            if self.st.op_array.opcodes[u].opcode == ZEND_OP_DATA {
-                each(&self.st.ssa.ops[u - 1]);
-            } else if u + 1 < last && self.st.op_array.opcodes[u + 1].opcode == ZEND_OP_DATA {
-                each(&self.st.ssa.ops[u + 1]);
+            each(o);
+            if opcodes[u].opcode == ZEND_OP_DATA {
+                each(&ssa.ops[u - 1]);
+            } else if opcodes.get(u + 1).is_some_and(|d| d.opcode == ZEND_OP_DATA) {
+                each(&ssa.ops[u + 1]);
             }
         }
     }
@@ -497,13 +546,23 @@ impl Upd<'_, '_, '_> {
         }
     }
 
-    /// `UPDATE_SSA_OBJ_TYPE`.
-    fn update_obj(&mut self, ce: Option<ClassInfo>, is_instanceof: bool, var: Option<usize>) {
+    /// `UPDATE_SSA_OBJ_TYPE`. The name is only copied when the class changes (once per
+    /// variable, mostly), not on every evaluation.
+    fn update_obj(&mut self, ce: Ce<'_>, is_instanceof: bool, var: Option<usize>) {
         let Some(var) = var else { return };
-        let v = &mut self.st.vars[var];
-        if v.ce != ce || v.is_instanceof != is_instanceof {
-            v.ce = ce;
-            v.is_instanceof = is_instanceof;
+        let vars = &mut self.st.vars;
+        let same = match &ce {
+            Ce::Name(n) => vars[var].ce.as_ref().map(|c| c.name.as_slice()) == *n,
+            Ce::Of(f) => *f == var || vars[*f].ce == vars[var].ce,
+            Ce::Owned(c) => vars[var].ce == *c,
+        };
+        if !same || vars[var].is_instanceof != is_instanceof {
+            vars[var].ce = match ce {
+                Ce::Name(n) => n.map(|n| ClassInfo { name: n.to_vec() }),
+                Ce::Of(f) => vars[f].ce.clone(),
+                Ce::Owned(c) => c,
+            };
+            vars[var].is_instanceof = is_instanceof;
             self.add_usages(var);
         }
     }
@@ -514,12 +573,12 @@ impl Upd<'_, '_, '_> {
         if let Some(f) = from {
             let fi = &self.st.vars[f];
             if fi.type_ & OBJECT != 0 && fi.ce.is_some() && self.st.vars[to].type_ & REF == 0 {
-                let (ce, inst) = (fi.ce.clone(), fi.is_instanceof);
-                self.update_obj(ce, inst, Some(to));
+                let inst = fi.is_instanceof;
+                self.update_obj(Ce::Of(f), inst, Some(to));
                 return;
             }
         }
-        self.update_obj(None, false, Some(to));
+        self.update_obj(Ce::Name(None), false, Some(to));
     }
 
     fn update_type_info(&mut self, mut line: usize) {
@@ -529,9 +588,10 @@ impl Upd<'_, '_, '_> {
             line -= 1;
         }
         let opline = &op_array.opcodes[line];
-        let ssa_op = st.ssa.ops[line];
+        let ssa = st.ssa;
+        let ssa_op = &ssa.ops[line];
         let data = op_array.opcodes.get(line + 1);
-        let data_ssa = st.ssa.ops.get(line + 1).copied().unwrap_or_default();
+        let data_ssa = ssa.ops.get(line + 1).unwrap_or(&NO_SSA_OP);
         let op1_info = |st: &State| st.operand_info(opline.op1, ssa_op.op1_use);
         let mut t1 = op1_info(st);
         let mut t2 = st.operand_info(opline.op2, ssa_op.op2_use);
@@ -803,7 +863,7 @@ impl Upd<'_, '_, '_> {
                     tmp &= !REF;
                     self.update_type(tmp, result_def);
                     if ce.is_some() {
-                        self.update_obj(ce, true, result_def);
+                        self.update_obj(Ce::Name(ce), true, result_def);
                     }
                 }
             }
@@ -897,7 +957,7 @@ impl Upd<'_, '_, '_> {
                     let (tmp, ce) = prop_type(self.st, p.as_ref());
                     self.update_type(tmp, result_def);
                     if ce.is_some() {
-                        self.update_obj(ce, true, result_def);
+                        self.update_obj(Ce::Name(ce), true, result_def);
                     }
                 }
                 self.op_data_def(line, true);
@@ -1110,7 +1170,7 @@ impl Upd<'_, '_, '_> {
                 let (mut tmp, mut ce) = match op_array.arg_info.get(num.wrapping_sub(1)) {
                     Some(ai) => {
                         let (t, c) = st.ctx.info.convert_type(&ai.type_);
-                        let mut ce = Context::class_ref(c);
+                        let mut ce = c.map(class_ref_name);
                         let mut t = t;
                         if (ai.type_.type_mask >> zend_ir::_ZEND_SEND_MODE_SHIFT) & 3 != 0 {
                             t |= REF;
@@ -1131,7 +1191,7 @@ impl Upd<'_, '_, '_> {
                 }
                 self.update_type(tmp, result_def);
                 let inst = ce.is_some();
-                self.update_obj(ce, inst, result_def);
+                self.update_obj(Ce::Name(ce), inst, result_def);
             }
             ZEND_DECLARE_ANON_CLASS => {
                 let ce = st.literal(opline.op1).and_then(|l| match l {
@@ -1142,14 +1202,12 @@ impl Upd<'_, '_, '_> {
                         .class_table
                         .iter()
                         .find(|(k, _)| k.as_bytes() == s.as_bytes())
-                        .map(|(_, c)| ClassInfo {
-                            name: c.name.as_bytes().to_vec(),
-                        }),
+                        .map(|(_, c)| c.name.as_bytes()),
                     _ => None,
                 });
                 self.update_type(CLASS, result_def);
                 if ce.is_some() {
-                    self.update_obj(ce, false, result_def);
+                    self.update_obj(Ce::Name(ce), false, result_def);
                 }
             }
             ZEND_FETCH_CLASS => {
@@ -1167,7 +1225,7 @@ impl Upd<'_, '_, '_> {
                     Operand::Const(l) => Some(match op_array.literals.get(l.index()) {
                         Some(Literal::String(_)) => match op_array.literals.get(l.index() + 1) {
                             Some(Literal::String(lc)) => {
-                                st.ctx.class(Some(op_array), lc.as_bytes())
+                                st.ctx.class_name(Some(op_array), lc.as_bytes())
                             }
                             _ => None,
                         },
@@ -1177,7 +1235,7 @@ impl Upd<'_, '_, '_> {
                 };
                 self.update_type(CLASS, result_def);
                 match ce {
-                    Some(ce) => self.update_obj(ce, false, result_def),
+                    Some(ce) => self.update_obj(Ce::Name(ce), false, result_def),
                     None => self.copy_obj(op2_use, result_def),
                 }
             }
@@ -1185,13 +1243,13 @@ impl Upd<'_, '_, '_> {
                 let tmp = RC1 | RCN | OBJECT;
                 let ce = class_from_op1(st, opline);
                 if ce.is_some() {
-                    self.update_obj(ce, false, result_def);
+                    self.update_obj(Ce::Name(ce), false, result_def);
                 } else if t1 & CLASS != 0 && op1_use.is_some_and(|u| st.vars[u].ce.is_some()) {
                     let u = op1_use.unwrap();
-                    let (c, i) = (st.vars[u].ce.clone(), st.vars[u].is_instanceof);
-                    self.update_obj(c, i, result_def);
+                    let i = st.vars[u].is_instanceof;
+                    self.update_obj(Ce::Of(u), i, result_def);
                 } else {
-                    self.update_obj(None, false, result_def);
+                    self.update_obj(Ce::Name(None), false, result_def);
                 }
                 self.update_type(tmp, result_def);
             }
@@ -1514,7 +1572,7 @@ impl Upd<'_, '_, '_> {
                 if op_array.fn_flags & ZEND_ACC_TRAIT_CLONE == 0 {
                     let ce = scope_class(st);
                     let inst = true;
-                    self.update_obj(ce, inst, result_def);
+                    self.update_obj(Ce::Name(ce), inst, result_def);
                 }
                 self.update_type(RCN | OBJECT, result_def);
             }
@@ -1545,12 +1603,12 @@ impl Upd<'_, '_, '_> {
                             let obj_ce = if op1_type == IS_UNUSED {
                                 scope_class(st)
                             } else if let Some(u) = op1_use.filter(|&u| !st.vars[u].is_instanceof) {
-                                st.vars[u].ce.clone()
+                                st.vars[u].ce.as_ref().map(|c| c.name.as_slice())
                             } else {
                                 None
                             };
                             if let Some(c) = obj_ce {
-                                if plain_user_class(st, &c) && !result_may_be_separated(st, line) {
+                                if plain_user_class(st, c) && !result_may_be_separated(st, line) {
                                     tmp &= !RC1;
                                 }
                             }
@@ -1561,7 +1619,7 @@ impl Upd<'_, '_, '_> {
                     }
                     self.update_type(tmp, result_def);
                     if ce.is_some() {
-                        self.update_obj(ce, true, result_def);
+                        self.update_obj(Ce::Name(ce), true, result_def);
                     }
                 }
             }
@@ -1589,7 +1647,7 @@ impl Upd<'_, '_, '_> {
                 }
                 self.update_type(tmp, result_def);
                 if ce.is_some() {
-                    self.update_obj(ce, true, result_def);
+                    self.update_obj(Ce::Name(ce), true, result_def);
                 }
             }
             ZEND_DO_FCALL | ZEND_DO_ICALL | ZEND_DO_UCALL | ZEND_DO_FCALL_BY_NAME => {
@@ -1598,7 +1656,7 @@ impl Upd<'_, '_, '_> {
                         Some((tmp, ce, inst)) => {
                             self.update_type(tmp, result_def);
                             if ce.is_some() {
-                                self.update_obj(ce, inst, result_def);
+                                self.update_obj(Ce::Name(ce), inst, result_def);
                             }
                         }
                         None => self.unknown(line),
@@ -1607,13 +1665,7 @@ impl Upd<'_, '_, '_> {
             }
             ZEND_CALLABLE_CONVERT => {
                 self.update_type(OBJECT | RC1 | RCN, result_def);
-                self.update_obj(
-                    Some(ClassInfo {
-                        name: b"Closure".to_vec(),
-                    }),
-                    false,
-                    result_def,
-                );
+                self.update_obj(Ce::Name(Some(b"Closure")), false, result_def);
             }
             ZEND_FETCH_CONSTANT | ZEND_FETCH_CLASS_CONSTANT => {
                 self.update_type(RC1 | RCN | ANY | ARRAY_KEY_ANY | ARRAY_OF_ANY, result_def)
@@ -1659,7 +1711,7 @@ impl Upd<'_, '_, '_> {
                     let (mut tmp, ce) = match &op_array.return_info {
                         Some(ri) => {
                             let (t, c) = st.ctx.info.convert_type(&ri.type_);
-                            (t, Context::class_ref(c))
+                            (t, c.map(class_ref_name))
                         }
                         None => (UNKNOWN | RC1 | RCN, None),
                     };
@@ -1679,7 +1731,7 @@ impl Upd<'_, '_, '_> {
                 };
                 self.update_type(tmp, target);
                 let inst = ce.is_some();
-                self.update_obj(ce, inst, target);
+                self.update_obj(Ce::Name(ce), inst, target);
             }
             ZEND_MAKE_REF => {
                 let tmp = REF | RC1 | RCN | UNKNOWN;
@@ -1812,8 +1864,8 @@ fn linked_parent(st: &State, name: &[u8]) -> (bool, Option<Vec<u8>>) {
                 Some(pc) => pc.name.as_bytes().to_vec(),
                 None => st
                     .ctx
-                    .class(None, &lc)
-                    .map(|c| c.name)
+                    .class_name(None, &lc)
+                    .map(<[u8]>::to_vec)
                     .unwrap_or_else(|| p.as_bytes().to_vec()),
             }
         });
@@ -2111,32 +2163,18 @@ fn assign_dim_result_type(arr_type: u32, dim_type: u32, value_type: u32, dim_op_
     tmp
 }
 
-fn scope_class(st: &State) -> Option<ClassInfo> {
-    let scope = st.op_array.scope.as_ref()?;
-    st.ctx
-        .info
-        .script
-        .class_table
-        .iter()
-        .find(|(_, c)| c.name.as_bytes().eq_ignore_ascii_case(scope.as_bytes()))
-        .map(|(_, c)| ClassInfo {
-            name: c.name.as_bytes().to_vec(),
-        })
+/// The name of the class the op_array's scope names.
+fn scope_class<'s>(st: &State<'s>) -> Option<&'s [u8]> {
+    st.scope_ce.map(|c| c.name.as_bytes())
 }
 
 fn script_class<'a>(st: &State<'a>, name: &[u8]) -> Option<&'a zend_ir::ClassEntry> {
-    st.ctx
-        .info
-        .script
-        .class_table
-        .iter()
-        .map(|(_, c)| c)
-        .find(|c| c.name.as_bytes().eq_ignore_ascii_case(name))
+    st.ctx.script_class(name)
 }
 
 /// A user class without `create_object` or `__get`.
-fn plain_user_class(st: &State, c: &ClassInfo) -> bool {
-    match script_class(st, &c.name) {
+fn plain_user_class(st: &State, c: &[u8]) -> bool {
+    match script_class(st, c) {
         Some(ce) => {
             ce.parent_name.is_none() && !ce.methods.iter().any(|(k, _)| k.as_bytes() == b"__get")
         }
@@ -2163,24 +2201,29 @@ fn result_may_be_separated(st: &State, line: usize) -> bool {
 }
 
 /// A property's declared type, as found by `zend_fetch_prop_info`.
-struct PropType {
-    type_: zend_ir::ZendType,
+struct PropType<'s> {
+    type_: &'s zend_ir::ZendType,
     is_static: bool,
 }
 
 /// `lookup_prop_info`, for the script's classes.
-fn lookup_prop<'a>(st: &State<'a>, ce: &ClassInfo, name: &[u8]) -> Option<PropType> {
-    let class = script_class(st, &ce.name)?;
+fn lookup_prop<'a>(
+    st: &State<'a>,
+    class: &'a zend_ir::ClassEntry,
+    name: &[u8],
+) -> Option<PropType<'a>> {
     let unmangled = |n: &'a [u8]| -> &'a [u8] {
         match n.iter().rposition(|&b| b == 0) {
             Some(i) if n.first() == Some(&0) => &n[i + 1..],
             _ => n,
         }
     };
-    let prop = class
-        .properties
-        .iter()
-        .find(|p| unmangled(p.name.as_bytes()) == name)?;
+    // A mangled name ("\0Class\0name") ends with the name too: the cheap suffix test
+    // rejects most properties before the name is unmangled.
+    let prop = class.properties.iter().find(|p| {
+        let n = p.name.as_bytes();
+        n.ends_with(name) && unmangled(n) == name
+    })?;
     let scope = st.op_array.scope.as_ref();
     let same_scope = scope.is_some_and(|s| s.as_bytes().eq_ignore_ascii_case(prop.ce.as_bytes()));
     let ok = if class.ce_flags & ZEND_ACC_LINKED != 0 {
@@ -2188,8 +2231,8 @@ fn lookup_prop<'a>(st: &State<'a>, ce: &ClassInfo, name: &[u8]) -> Option<PropTy
     } else {
         same_scope || (scope.is_none() && prop.flags & ZEND_ACC_PUBLIC != 0)
     };
-    ok.then(|| PropType {
-        type_: prop.type_.clone(),
+    ok.then_some(PropType {
+        type_: &prop.type_,
         is_static: prop.flags & ZEND_ACC_STATIC != 0,
     })
 }
@@ -2198,37 +2241,41 @@ fn is_static_prop(p: &PropType) -> bool {
     p.is_static
 }
 
-fn fetch_prop_info(st: &State, line: usize) -> Option<PropType> {
+fn fetch_prop_info<'s>(st: &State<'s>, line: usize) -> Option<PropType<'s>> {
     let opline = &st.op_array.opcodes[line];
     let name = match st.literal(opline.op2)? {
         Literal::String(s) => s.as_bytes(),
         _ => return None,
     };
-    let ce = if matches!(opline.op1, Operand::Unused(_))
+    // The scope's class entry directly: looking its name up again finds the same one.
+    let class = if matches!(opline.op1, Operand::Unused(_))
         && st.op_array.fn_flags & ZEND_ACC_TRAIT_CLONE == 0
     {
-        scope_class(st)
+        st.scope_ce
     } else if let Some(u) = st.ssa.ops[line].op1_use {
-        st.vars[u.index()].ce.clone()
+        script_class(st, &st.vars[u.index()].ce.as_ref()?.name)
     } else {
         None
     }?;
-    let p = lookup_prop(st, &ce, name)?;
+    let p = lookup_prop(st, class, name)?;
     (!is_static_prop(&p)).then_some(p)
 }
 
-fn fetch_static_prop_info(st: &State, line: usize) -> Option<PropType> {
+fn fetch_static_prop_info<'s>(st: &State<'s>, line: usize) -> Option<PropType<'s>> {
     let opline = &st.op_array.opcodes[line];
     let Operand::Const(l1) = opline.op1 else {
         return None;
     };
-    let ce = match opline.op2 {
+    let class = match opline.op2 {
         Operand::Unused(n) => match n & 0xf {
-            1 | 3 => scope_class(st),
+            1 | 3 => st.scope_ce,
             _ => None,
         },
         Operand::Const(l) => match st.op_array.literals.get(l.index() + 1) {
-            Some(Literal::String(lc)) => st.ctx.class(Some(st.op_array), lc.as_bytes()),
+            Some(Literal::String(lc)) => st
+                .ctx
+                .class_name(Some(st.op_array), lc.as_bytes())
+                .and_then(|c| script_class(st, c)),
             _ => None,
         },
         _ => None,
@@ -2237,29 +2284,29 @@ fn fetch_static_prop_info(st: &State, line: usize) -> Option<PropType> {
         Literal::String(s) => s.as_bytes(),
         _ => return None,
     };
-    let p = lookup_prop(st, &ce, name)?;
+    let p = lookup_prop(st, class, name)?;
     is_static_prop(&p).then_some(p)
 }
 
-fn prop_type(st: &State, p: Option<&PropType>) -> (u32, Option<ClassInfo>) {
+fn prop_type<'s>(st: &State<'s>, p: Option<&PropType<'s>>) -> (u32, Option<&'s [u8]>) {
     match p {
         None => (UNKNOWN | RC1 | RCN, None),
         Some(p) => {
-            let (m, c) = st.ctx.info.convert_type(&p.type_);
-            (m, Context::class_ref(c))
+            let (m, c) = st.ctx.info.convert_type(p.type_);
+            (m, c.map(class_ref_name))
         }
     }
 }
 
-fn class_from_op1(st: &State, opline: &zend_ir::Op) -> Option<ClassInfo> {
+fn class_from_op1<'s>(st: &State<'s>, opline: &zend_ir::Op) -> Option<&'s [u8]> {
     match opline.op1 {
         Operand::Const(l) => match st.op_array.literals.get(l.index() + 1) {
-            Some(Literal::String(lc)) => st.ctx.class(Some(st.op_array), lc.as_bytes()),
+            Some(Literal::String(lc)) => st.ctx.class_name(Some(st.op_array), lc.as_bytes()),
             _ => None,
         },
         Operand::Unused(n) => {
             let c = scope_class(st)?;
-            let ce = script_class(st, &c.name)?;
+            let ce = script_class(st, c)?;
             (ce.ce_flags & 2 == 0 && n & 0xf == 1).then_some(c)
         }
         _ => None,
@@ -2268,7 +2315,7 @@ fn class_from_op1(st: &State, opline: &zend_ir::Op) -> Option<ClassInfo> {
 
 /// `zend_get_func_info` for the call the DO_* op at `line` performs (`None`: no call
 /// info, the unknown-opcode rule applies).
-fn func_info(st: &State, line: usize) -> Option<(u32, Option<ClassInfo>, bool)> {
+fn func_info<'s>(st: &State<'s>, line: usize) -> Option<(u32, Option<&'s [u8]>, bool)> {
     let site = st.call_at_do(line)?;
     let init = &st.op_array.opcodes[site.init.index()];
     if let Some(callee) = site.callee {
@@ -2278,7 +2325,7 @@ fn func_info(st: &State, line: usize) -> Option<(u32, Option<ClassInfo>, bool)> 
         if !site.is_prototype {
             if let Some(Some(ri)) = st.returns.get(callee.index()) {
                 ret = ri.type_;
-                ce = ri.ce.clone();
+                ce = ri.ce.as_ref().map(|c| c.name.as_slice());
                 inst = ri.is_instanceof;
             }
         }
@@ -2310,9 +2357,7 @@ fn func_info(st: &State, line: usize) -> Option<(u32, Option<ClassInfo>, bool)> 
             key.extend_from_slice(&method);
             if let Some(info) = crate::func_infos::lookup(&key) {
                 if let Some(t) = info.signature {
-                    let ce = info.signature_class.map(|c| ClassInfo {
-                        name: c.as_bytes().to_vec(),
-                    });
+                    let ce = info.signature_class.map(str::as_bytes);
                     let inst = ce.is_some();
                     return Some((t, ce, inst));
                 }
@@ -2336,9 +2381,7 @@ fn func_info(st: &State, line: usize) -> Option<(u32, Option<ClassInfo>, bool)> 
                     return Some((ret, None, false));
                 }
                 if let Some(t) = info.signature {
-                    let ce = info.signature_class.map(|c| ClassInfo {
-                        name: c.as_bytes().to_vec(),
-                    });
+                    let ce = info.signature_class.map(str::as_bytes);
                     let inst = ce.is_some();
                     return Some((t, ce, inst));
                 }
@@ -2386,12 +2429,12 @@ fn range_info(st: &State, site: &zend_call_graph::CallSite) -> u32 {
 }
 
 /// `zend_get_return_info_from_signature_only` for a user function.
-fn signature_return(ctx: &Context, f: &OpArray) -> (u32, Option<ClassInfo>, bool) {
+fn signature_return<'s>(ctx: &Context<'s>, f: &OpArray) -> (u32, Option<&'s [u8]>, bool) {
     let (mut t, mut ce) = if f.fn_flags & ZEND_ACC_HAS_RETURN_TYPE != 0 {
         match &f.return_info {
             Some(ri) => {
                 let (t, c) = ctx.info.convert_type(&ri.type_);
-                (t, Context::class_ref(c))
+                (t, c.map(class_ref_name))
             }
             None => (UNKNOWN | RC1 | RCN, None),
         }
