@@ -222,6 +222,7 @@ impl Ssa {
     }
 
     /// `zend_ssa_next_use`: the next op using `var` after op `use_`.
+    #[inline]
     pub fn next_use(&self, var: SsaVar, use_: OpNum) -> Option<OpNum> {
         let op = &self.ops[use_.index()];
         if op.op1_use == Some(var) {
@@ -297,6 +298,7 @@ impl Ssa {
     }
 
     /// The ops using `var`, in chain order.
+    #[inline]
     pub fn uses(&self, var: SsaVar) -> impl Iterator<Item = OpNum> + '_ {
         std::iter::successors(self.vars[var.index()].use_chain, move |&u| {
             self.next_use(var, u)
@@ -338,6 +340,7 @@ impl PhiUses {
 impl std::ops::Index<usize> for PhiUses {
     type Output = [PhiId];
 
+    #[inline]
     fn index(&self, v: usize) -> &[PhiId] {
         &self.list[self.start[v] as usize..self.start[v + 1] as usize]
     }
