@@ -54,8 +54,9 @@ pub enum ClassRef<'a> {
     Internal(&'static str),
 }
 
-impl ClassRef<'_> {
-    pub fn name(&self) -> &[u8] {
+impl<'a> ClassRef<'a> {
+    /// The declared name, borrowed for as long as the class is.
+    pub fn name(&self) -> &'a [u8] {
         match self {
             ClassRef::Script(ce) => ce.name.as_bytes(),
             ClassRef::Internal(name) => name.as_bytes(),
@@ -86,22 +87,18 @@ impl Eq for Caseless<'_> {}
 
 impl Hash for Caseless<'_> {
     fn hash<H: Hasher>(&self, state: &mut H) {
-        // Eight lowercased bytes at a time: names are short, hashing byte by byte is not
-        // free.
-        let mut chunks = self.0.chunks_exact(8);
-        for chunk in &mut chunks {
-            let mut word = [0u8; 8];
-            for (w, b) in word.iter_mut().zip(chunk) {
-                *w = b.to_ascii_lowercase();
-            }
-            state.write_u64(u64::from_le_bytes(word));
-        }
-        let mut word = [0u8; 8];
-        for (w, b) in word.iter_mut().zip(chunks.remainder()) {
-            *w = b.to_ascii_lowercase();
-        }
-        state.write_u64(u64::from_le_bytes(word));
-        state.write_usize(self.0.len());
+        // The length and the first and last eight bytes with bit 5 set: names equal but
+        // for ASCII case agree on those (`b | 0x20` lowercases letters), and long
+        // namespaced names mostly differ at one end.
+        let n = self.0;
+        let word = |b: &[u8]| {
+            let mut w = [0u8; 8];
+            w[..b.len()].copy_from_slice(b);
+            u64::from_le_bytes(w) | 0x2020_2020_2020_2020
+        };
+        state.write_usize(n.len());
+        state.write_u64(word(&n[..n.len().min(8)]));
+        state.write_u64(word(&n[n.len().saturating_sub(8)..]));
     }
 }
 
@@ -204,7 +201,13 @@ impl<'a> ScriptInfo<'a> {
 
     /// The class entry an op_array's scope names.
     fn scope_class(&self, scope: &PhpStr) -> Option<&'a ClassEntry> {
-        self.scopes.get(&Caseless(scope.as_bytes())).copied()
+        self.script_class(scope.as_bytes())
+    }
+
+    /// The first class of the script's class table named `name` (in any case), as a scan
+    /// in table order would find it.
+    pub fn script_class(&self, name: &[u8]) -> Option<&'a ClassEntry> {
+        self.scopes.get(&Caseless(name)).copied()
     }
 
     fn index_of_function(&self, key: &[u8]) -> Option<usize> {

@@ -56,9 +56,7 @@ mod range;
 mod types;
 
 use bumpalo::Bump;
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hash, Hasher};
-use zend_call_graph::{ClassRef, ScriptInfo};
+use zend_call_graph::ScriptInfo;
 use zend_cfg::Cfg;
 use zend_ir::dump::SsaRange;
 use zend_ir::opcode::*;
@@ -124,34 +122,27 @@ pub struct Context<'a> {
     pub call_graph: bool,
     /// `ZEND_OPTIMIZER_IGNORE_OVERLOADING` and the other optimization-level bits.
     pub optimization_level: u32,
-    /// The script's classes by name in any case, the first of the class table winning as
-    /// a scan in table order would find it: inference looks classes up by the names it
-    /// carries for every property fetch and object operand.
-    classes: HashMap<Caseless<'a>, &'a zend_ir::ClassEntry, BuildHasherDefault<NameHasher>>,
 }
 
 impl<'a> Context<'a> {
     pub fn new(info: &'a ScriptInfo<'a>, optimization_level: u32) -> Self {
-        let mut classes = HashMap::default();
-        for (_, ce) in &info.script.class_table {
-            classes.entry(Caseless(ce.name.as_bytes())).or_insert(ce);
-        }
         Context {
             info,
             call_graph: optimization_level & (1 << 6) != 0 && optimization_level & (1 << 5) != 0,
             optimization_level,
-            classes,
         }
     }
 
-    /// The first class of the script's class table named `name` (in any case).
+    /// The first class of the script's class table named `name` (in any case): inference
+    /// looks classes up by the names it carries for every property fetch and object
+    /// operand, through the call graph's map.
     pub(crate) fn script_class(&self, name: &[u8]) -> Option<&'a zend_ir::ClassEntry> {
-        self.classes.get(&Caseless(name)).copied()
+        self.info.script_class(name)
     }
 
     /// The declared name of `zend_optimizer_get_class_entry(script, op_array, lcname)`.
     pub(crate) fn class_name(&self, op_array: Option<&OpArray>, lcname: &[u8]) -> Option<&'a [u8]> {
-        self.info.class_entry(op_array, lcname).map(class_ref_name)
+        self.info.class_entry(op_array, lcname).map(|c| c.name())
     }
 
     /// Return infos of every op_array as the call graph initialises them
@@ -169,69 +160,6 @@ impl<'a> Context<'a> {
                 })
             })
             .collect()
-    }
-}
-
-/// A class's declared name, borrowed for as long as the class is.
-pub(crate) fn class_ref_name<'a>(c: ClassRef<'a>) -> &'a [u8] {
-    match c {
-        ClassRef::Script(ce) => ce.name.as_bytes(),
-        ClassRef::Internal(name) => name.as_bytes(),
-    }
-}
-
-/// A class name hashed and compared without regard to ASCII case, as PHP compares them.
-#[derive(Clone, Copy, Debug)]
-struct Caseless<'a>(&'a [u8]);
-
-impl PartialEq for Caseless<'_> {
-    fn eq(&self, other: &Self) -> bool {
-        self.0.eq_ignore_ascii_case(other.0)
-    }
-}
-
-impl Eq for Caseless<'_> {}
-
-impl Hash for Caseless<'_> {
-    fn hash<H: Hasher>(&self, state: &mut H) {
-        // The length and the first and last eight bytes with bit 5 set: names equal but
-        // for ASCII case agree on those (`b | 0x20` lowercases letters), and long
-        // namespaced names mostly differ at one end.
-        let n = self.0;
-        let word = |b: &[u8]| {
-            let mut w = [0u8; 8];
-            w[..b.len()].copy_from_slice(b);
-            u64::from_le_bytes(w) | 0x2020_2020_2020_2020
-        };
-        let head = word(&n[..n.len().min(8)]);
-        let tail = word(&n[n.len().saturating_sub(8)..]);
-        state.write_usize(n.len());
-        state.write_u64(head);
-        state.write_u64(tail);
-    }
-}
-
-/// FxHash (rustc's): class names are short and not adversarial.
-#[derive(Default)]
-struct NameHasher(u64);
-
-impl Hasher for NameHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.write_u8(b);
-        }
-    }
-    fn write_u8(&mut self, b: u8) {
-        self.0 = (self.0.rotate_left(5) ^ b as u64).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-    fn write_usize(&mut self, n: usize) {
-        self.write_u64(n as u64);
-    }
-    fn write_u64(&mut self, n: u64) {
-        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-    fn finish(&self) -> u64 {
-        self.0
     }
 }
 

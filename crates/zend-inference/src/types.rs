@@ -2,7 +2,7 @@
 //! info (`zend_func_return_info`).
 
 use crate::mb::{self, *};
-use crate::{class_ref_name, ClassInfo, Context, ReturnInfo, State};
+use crate::{ClassInfo, Context, ReturnInfo, State};
 use zend_cfg::bitset::Worklist;
 
 /// A worklist over SSA variables in the inference's arena.
@@ -1170,7 +1170,7 @@ impl Upd<'_, '_, '_> {
                 let (mut tmp, mut ce) = match op_array.arg_info.get(num.wrapping_sub(1)) {
                     Some(ai) => {
                         let (t, c) = st.ctx.info.convert_type(&ai.type_);
-                        let mut ce = c.map(class_ref_name);
+                        let mut ce = c.map(|c| c.name());
                         let mut t = t;
                         if (ai.type_.type_mask >> zend_ir::_ZEND_SEND_MODE_SHIFT) & 3 != 0 {
                             t |= REF;
@@ -1711,7 +1711,7 @@ impl Upd<'_, '_, '_> {
                     let (mut tmp, ce) = match &op_array.return_info {
                         Some(ri) => {
                             let (t, c) = st.ctx.info.convert_type(&ri.type_);
-                            (t, c.map(class_ref_name))
+                            (t, c.map(|c| c.name()))
                         }
                         None => (UNKNOWN | RC1 | RCN, None),
                     };
@@ -2293,7 +2293,7 @@ fn prop_type<'s>(st: &State<'s>, p: Option<&PropType<'s>>) -> (u32, Option<&'s [
         None => (UNKNOWN | RC1 | RCN, None),
         Some(p) => {
             let (m, c) = st.ctx.info.convert_type(p.type_);
-            (m, c.map(class_ref_name))
+            (m, c.map(|c| c.name()))
         }
     }
 }
@@ -2434,7 +2434,7 @@ fn signature_return<'s>(ctx: &Context<'s>, f: &OpArray) -> (u32, Option<&'s [u8]
         match &f.return_info {
             Some(ri) => {
                 let (t, c) = ctx.info.convert_type(&ri.type_);
-                (t, c.map(class_ref_name))
+                (t, c.map(|c| c.name()))
             }
             None => (UNKNOWN | RC1 | RCN, None),
         }
