@@ -18,68 +18,6 @@ const FULL: SsaRange = SsaRange {
     overflow: true,
 };
 
-/// [`calc_range`] (narrowing) of a variable that is an SCC of its own: most are the results
-/// of ops no range rule covers, which need no call.
-#[inline]
-fn calc_range_alone(st: &State, var: usize) -> Option<SsaRange> {
-    let v = &st.ssa.vars[var];
-    if v.definition_phi.is_none() {
-        let line = v.definition?.index();
-        if !has_range_rule(st.op_array.opcodes[line].opcode) {
-            return None;
-        }
-    }
-    calc_range(st, var, true)
-}
-
-/// The opcodes [`propagate_range`] has a rule for (it finds no range for the others).
-fn has_range_rule(opcode: Opcode) -> bool {
-    matches!(
-        opcode,
-        ZEND_ADD
-            | ZEND_SUB
-            | ZEND_MUL
-            | ZEND_DIV
-            | ZEND_MOD
-            | ZEND_SL
-            | ZEND_SR
-            | ZEND_BW_OR
-            | ZEND_BW_AND
-            | ZEND_BW_XOR
-            | ZEND_BW_NOT
-            | ZEND_CAST
-            | ZEND_QM_ASSIGN
-            | ZEND_JMP_SET
-            | ZEND_COALESCE
-            | ZEND_COPY_TMP
-            | ZEND_SEND_VAR
-            | ZEND_PRE_INC
-            | ZEND_PRE_DEC
-            | ZEND_POST_INC
-            | ZEND_POST_DEC
-            | ZEND_UNSET_DIM
-            | ZEND_UNSET_OBJ
-            | ZEND_ASSIGN
-            | ZEND_ASSIGN_DIM
-            | ZEND_ASSIGN_OBJ
-            | ZEND_ASSIGN_STATIC_PROP
-            | ZEND_ASSIGN_DIM_OP
-            | ZEND_ASSIGN_OBJ_OP
-            | ZEND_ASSIGN_STATIC_PROP_OP
-            | ZEND_ASSIGN_OP
-            | ZEND_OP_DATA
-            | ZEND_RECV
-            | ZEND_RECV_INIT
-            | ZEND_STRLEN
-            | ZEND_FUNC_NUM_ARGS
-            | ZEND_COUNT
-            | ZEND_DO_FCALL
-            | ZEND_DO_ICALL
-            | ZEND_DO_UCALL
-            | ZEND_DO_FCALL_BY_NAME
-    )
-}
-
 fn calc_range(st: &State, var: usize, narrowing: bool) -> Option<SsaRange> {
     let v = &st.ssa.vars[var];
     if let Some(p) = v.definition_phi {
@@ -979,7 +917,7 @@ pub(crate) fn infer_ranges(st: &mut State) {
         if list.len() == 1 {
             let j = list[0];
             if st.vars[j].type_ & REF != 0 {
-            } else if let Some(r) = calc_range_alone(st, j) {
+            } else if let Some(r) = calc_range(st, j, true) {
                 init_range(st, j, r);
             } else {
                 init_range(st, j, FULL);
