@@ -250,15 +250,20 @@ impl Worklist {
     /// A worklist holding every element of `0..n`.
     pub fn full(n: usize) -> Self {
         let mut words = vec![u64::MAX; words_for(n)];
-        if n % 64 != 0 {
-            if let Some(last) = words.last_mut() {
-                *last = (1u64 << (n % 64)) - 1;
-            }
-        }
+        clear_past(&mut words, n);
         Worklist {
             words,
             first: 0,
             len: n,
+        }
+    }
+}
+
+/// Clears the bits of the last word at and above `n`, in a set of `0..n` filled with ones.
+fn clear_past(words: &mut [u64], n: usize) {
+    if n % 64 != 0 {
+        if let Some(last) = words.last_mut() {
+            *last = (1u64 << (n % 64)) - 1;
         }
     }
 }
@@ -270,6 +275,17 @@ impl<'b> Worklist<&'b mut [u64]> {
             words: arena.alloc_slice_fill_copy(words_for(n), 0u64),
             first: 0,
             len: 0,
+        }
+    }
+
+    /// [`Worklist::full`], its words in `arena`.
+    pub fn full_in(n: usize, arena: &'b bumpalo::Bump) -> Self {
+        let words = arena.alloc_slice_fill_copy(words_for(n), u64::MAX);
+        clear_past(words, n);
+        Worklist {
+            words,
+            first: 0,
+            len: n,
         }
     }
 }

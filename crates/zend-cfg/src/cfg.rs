@@ -222,34 +222,32 @@ pub struct Cfg {
     pub try_catch: Vec<TryCatchElement>,
 }
 
-/// Checks the operands later analyses rely on: every variable below `last_var + T`, every
-/// literal present, OP_DATA where an op needs one.
-fn validate_operands(op_array: &OpArray) -> Result<(), CfgError> {
-    let vars = op_array.last_var() + op_array.T;
-    let last = op_array.opcodes.len();
-    for (i, op) in op_array.opcodes.iter().enumerate() {
-        for operand in [op.op1, op.op2, op.result] {
-            match operand {
-                Operand::TmpVar(v) | Operand::Var(v) | Operand::Cv(v) if v.0 >= vars => {
-                    return Err(error(
-                        op_array,
-                        i as u32,
-                        Problem::VarOutOfRange { var: v.0 },
-                    ));
-                }
-                Operand::Const(lit) if lit.index() >= op_array.literals.len() => {
-                    return Err(error(
-                        op_array,
-                        i as u32,
-                        Problem::LiteralOutOfRange { literal: lit.0 },
-                    ));
-                }
-                _ => {}
+/// Checks the operands of op `i` that later analyses rely on: every variable below
+/// `vars` (`last_var + T`), every literal present, OP_DATA where the op needs one.
+#[inline(always)]
+fn validate_operands(
+    op_array: &OpArray,
+    i: u32,
+    op: &zend_ir::Op,
+    vars: u32,
+) -> Result<(), CfgError> {
+    for operand in [op.op1, op.op2, op.result] {
+        match operand {
+            Operand::TmpVar(v) | Operand::Var(v) | Operand::Cv(v) if v.0 >= vars => {
+                return Err(error(op_array, i, Problem::VarOutOfRange { var: v.0 }));
             }
+            Operand::Const(lit) if lit.index() >= op_array.literals.len() => {
+                return Err(error(
+                    op_array,
+                    i,
+                    Problem::LiteralOutOfRange { literal: lit.0 },
+                ));
+            }
+            _ => {}
         }
-        if needs_op_data(op.opcode) && i + 1 >= last {
-            return Err(error(op_array, i as u32, Problem::MissingOpData));
-        }
+    }
+    if needs_op_data(op.opcode) && i as usize + 1 >= op_array.opcodes.len() {
+        return Err(error(op_array, i, Problem::MissingOpData));
     }
     Ok(())
 }
@@ -365,8 +363,8 @@ impl Cfg {
         build_flags: BuildFlags,
         scratch: &Bump,
     ) -> Result<Cfg, CfgError> {
-        validate_operands(op_array)?;
         let last = op_array.opcodes.len() as u32;
+        let vars = op_array.last_var() + op_array.T;
         let flags = build_flags & (BuildFlags::STACKLESS | BuildFlags::RECV_ENTRY);
         // How many times each op starts a block (BB_START); one extra slot absorbs a start
         // past the last op.
@@ -374,8 +372,9 @@ impl Cfg {
         let mut func_flags = FuncFlags::empty();
         let mut targets = BVec::new_in(scratch);
         starts[0] += 1;
-        for i in 0..last {
-            let op = &op_array.opcodes[i as usize];
+        for (i, op) in (0..last).zip(&op_array.opcodes) {
+            // Operands first: an op's jump is only looked at once its operands are valid.
+            validate_operands(op_array, i, op, vars)?;
             let mut start = |n: u32| starts[n as usize] += 1;
             match op.opcode {
                 ZEND_RECV | ZEND_RECV_INIT => {
@@ -461,6 +460,7 @@ impl Cfg {
                         func_flags |= FuncFlags::FREE_LOOP_VAR;
                     }
                 }
+                _ if !is_branch(op.opcode) => {}
                 _ => {
                     if let Some(falls_through) = jump_targets(op_array, i, &mut targets)? {
                         for &target in &targets {
@@ -505,13 +505,16 @@ impl Cfg {
             if starts[i as usize] > 0 || blocks.is_empty() {
                 if let Some(prev) = blocks.last_mut() {
                     prev.len = i - prev.start;
+                    let id = BlockId(blocks.len() as u32 - 1);
+                    map.resize(i as usize, id);
                 }
                 blocks.push(BasicBlock::new(i));
             }
-            map.push(BlockId(blocks.len() as u32 - 1));
         }
         if let Some(prev) = blocks.last_mut() {
             prev.len = last - prev.start;
+            let id = BlockId(blocks.len() as u32 - 1);
+            map.resize(last as usize, id);
         }
         if blocks.is_empty() {
             // An op_array always has at least one op; keep one empty block regardless.
@@ -964,6 +967,33 @@ impl Cfg {
     }
 }
 
+/// Whether [`jump_targets`] has targets for `opcode`: a cheap test that spares the scan
+/// of every other op the call.
+#[inline(always)]
+fn is_branch(opcode: Opcode) -> bool {
+    matches!(
+        opcode,
+        ZEND_JMP
+            | ZEND_FAST_CALL
+            | ZEND_JMPZ
+            | ZEND_JMPNZ
+            | ZEND_JMPZ_EX
+            | ZEND_JMPNZ_EX
+            | ZEND_JMP_SET
+            | ZEND_COALESCE
+            | ZEND_ASSERT_CHECK
+            | ZEND_JMP_NULL
+            | ZEND_FE_RESET_R
+            | ZEND_FE_RESET_RW
+            | ZEND_CATCH
+            | ZEND_FE_FETCH_R
+            | ZEND_FE_FETCH_RW
+            | ZEND_SWITCH_LONG
+            | ZEND_SWITCH_STRING
+            | ZEND_MATCH
+    )
+}
+
 /// The jump targets of op `i` (op numbers, into `targets`, which is cleared first) and
 /// whether it also falls through, for the opcodes that branch; `None` for the others.
 fn jump_targets(
@@ -1035,7 +1065,11 @@ fn jump_targets(
             targets.push(check(op.extended_value)?);
             op.opcode != ZEND_MATCH
         }
-        _ => return Ok(None),
+        _ => {
+            debug_assert!(!is_branch(op.opcode), "is_branch and jump_targets disagree");
+            return Ok(None);
+        }
     };
+    debug_assert!(is_branch(op.opcode), "is_branch and jump_targets disagree");
     Ok(Some(falls_through))
 }

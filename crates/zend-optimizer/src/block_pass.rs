@@ -67,8 +67,8 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
         return;
     }
     let original_try_catch = op_array.try_catch_array.clone();
-    ctx.state.cfg_arena.reset();
-    let cfg = match BlockCfg::build(op_array, &ctx.state.cfg_arena) {
+    ctx.state.pass_arena.reset();
+    let cfg = match BlockCfg::build(op_array, &ctx.state.pass_arena) {
         Ok(cfg) => cfg,
         Err(_) => {
             op_array.try_catch_array = original_try_catch;

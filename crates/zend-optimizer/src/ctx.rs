@@ -133,8 +133,9 @@ pub struct State {
     pub(crate) compact_literals: crate::compact_literals::Scratch,
     pub(crate) block_pass: crate::block_pass::Scratch,
     pub(crate) temp_vars: crate::optimize_temp_vars_5::Scratch,
-    /// Working arrays of the CFG builds of the passes, emptied before each build.
-    pub(crate) cfg_arena: bumpalo::Bump,
+    /// Working arrays of the pass running now (the block pass's CFG build, the worklists
+    /// of SCCP and DCE), emptied as each starts.
+    pub(crate) pass_arena: bumpalo::Bump,
 }
 
 /// `zend_optimizer_ctx` for one op_array's passes.

@@ -65,11 +65,11 @@ struct Context<'a> {
     op_array: &'a mut OpArray,
     ssa: &'a mut Ssa,
     vars: &'a mut [VarInfo],
-    instr_dead: Worklist,
-    phi_dead: Worklist,
-    instr_worklist: Worklist,
-    phi_worklist: Worklist,
-    phi_worklist_no_val: Worklist,
+    instr_dead: Worklist<&'a mut [u64]>,
+    phi_dead: Worklist<&'a mut [u64]>,
+    instr_worklist: Worklist<&'a mut [u64]>,
+    phi_worklist: Worklist<&'a mut [u64]>,
+    phi_worklist_no_val: Worklist<&'a mut [u64]>,
 }
 
 impl Context<'_> {
@@ -493,6 +493,28 @@ pub fn dce_optimize_op_array(
     vars: &mut [VarInfo],
     reorder_dtor_effects: bool,
 ) -> usize {
+    let scratch = bumpalo::Bump::new();
+    dce_optimize_op_array_in(
+        op_array,
+        script,
+        cfg,
+        ssa,
+        vars,
+        reorder_dtor_effects,
+        &scratch,
+    )
+}
+
+/// [`dce_optimize_op_array`], with its worklists in `scratch`.
+pub fn dce_optimize_op_array_in(
+    op_array: &mut OpArray,
+    script: &Script,
+    cfg: &Cfg,
+    ssa: &mut Ssa,
+    vars: &mut [VarInfo],
+    reorder_dtor_effects: bool,
+    scratch: &bumpalo::Bump,
+) -> usize {
     let last = op_array.opcodes.len();
     if ssa.ops.len() != last || vars.len() < ssa.vars.len() {
         return 0;
@@ -503,18 +525,19 @@ pub fn dce_optimize_op_array(
         op_array,
         ssa,
         vars,
-        instr_dead: Worklist::new(last),
-        phi_dead: Worklist::full(nvars),
-        instr_worklist: Worklist::new(last),
-        phi_worklist: Worklist::new(nvars),
-        phi_worklist_no_val: Worklist::new(nvars),
+        instr_dead: Worklist::new_in(last, scratch),
+        phi_dead: Worklist::full_in(nvars, scratch),
+        instr_worklist: Worklist::new_in(last, scratch),
+        phi_worklist: Worklist::new_in(nvars, scratch),
+        phi_worklist_no_val: Worklist::new_in(nvars, scratch),
     };
     let last_var = ctx.op_array.last_var();
 
     // Phis of temporaries that may be refcounted stay: their producers combine the value
     // with control flow.
     for b in 0..ctx.ssa.blocks.len() {
-        for p in ctx.ssa.blocks[b].phis.clone() {
+        for k in 0..ctx.ssa.blocks[b].phis.len() {
+            let p = ctx.ssa.blocks[b].phis[k];
             let phi = &ctx.ssa.phis[p.index()];
             if phi.var >= last_var && may_be_refcounted(ctx.type_of(phi.ssa_var)) {
                 ctx.phi_dead.remove(phi.ssa_var.index());
@@ -634,6 +657,10 @@ pub fn dce_optimize_op_array(
 
     // The dead phis go; trivial live ones are replaced by their one source.
     for b in 0..ctx.ssa.blocks.len() {
+        if ctx.ssa.blocks[b].phis.is_empty() {
+            continue;
+        }
+        // Removing a phi takes it out of the block's list: walk a copy.
         for p in ctx.ssa.blocks[b].phis.clone() {
             if ctx.ssa.is_phi_removed(p) {
                 continue;
@@ -664,15 +691,17 @@ fn may_throw_dce_exception(op_array: &OpArray, n: usize) -> bool {
 /// of [`crate::analysis::FuncAnalysis`]: true when ops were removed.
 pub fn run_in_dfa(
     op_array: &mut OpArray,
-    ctx: &crate::ctx::OptimizerCtx,
+    ctx: &mut crate::ctx::OptimizerCtx,
     fa: &mut crate::analysis::FuncAnalysis,
 ) -> bool {
-    dce_optimize_op_array(
+    ctx.state.pass_arena.reset();
+    dce_optimize_op_array_in(
         op_array,
         ctx.script,
         &fa.cfg,
         &mut fa.ssa,
         &mut fa.inference.vars,
         false,
+        &ctx.state.pass_arena,
     ) > 0
 }

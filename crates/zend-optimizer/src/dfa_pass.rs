@@ -271,15 +271,7 @@ pub fn optimize_op_array(op_array: &mut OpArray, ctx: &mut OptimizerCtx, input: 
         }
     }
     if level & PASS_14 != 0 && IMPLEMENTED_SSA_PASSES & PASS_14 != 0 {
-        if crate::dce::dce_optimize_op_array(
-            op_array,
-            ctx.script,
-            &fa.cfg,
-            &mut fa.ssa,
-            &mut fa.inference.vars,
-            false,
-        ) > 0
-        {
+        if crate::dce::run_in_dfa(op_array, ctx, fa) {
             remove_nops = true;
         }
         check_step(op_array, fa, "dce", &mut step_checks);

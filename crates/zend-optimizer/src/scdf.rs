@@ -39,35 +39,41 @@ pub struct Scdf<'a> {
     pub op_array: &'a OpArray,
     pub ssa: &'a Ssa,
     pub cfg: &'a Cfg,
-    instr_worklist: Worklist,
-    phi_var_worklist: Worklist,
-    block_worklist: Worklist,
-    executable_blocks: Worklist,
-    feasible_edges: Worklist,
+    instr_worklist: Worklist<&'a mut [u64]>,
+    phi_var_worklist: Worklist<&'a mut [u64]>,
+    block_worklist: Worklist<&'a mut [u64]>,
+    executable_blocks: Worklist<&'a mut [u64]>,
+    feasible_edges: Worklist<&'a mut [u64]>,
     /// Where each block's incoming edges start in the edge numbering (PHP's
     /// `predecessor_offset`: edge = offset + position in the predecessor list).
-    edge_offsets: Vec<usize>,
+    edge_offsets: &'a [u32],
 }
 
 impl<'a> Scdf<'a> {
     /// `scdf_init`: nothing on the worklists but the entry block, which is executable.
-    pub fn new(op_array: &'a OpArray, ssa: &'a Ssa, cfg: &'a Cfg) -> Scdf<'a> {
+    /// The worklists live in `scratch`.
+    pub fn new_in(
+        op_array: &'a OpArray,
+        ssa: &'a Ssa,
+        cfg: &'a Cfg,
+        scratch: &'a bumpalo::Bump,
+    ) -> Scdf<'a> {
         let blocks = cfg.blocks_count();
-        let mut edge_offsets = Vec::with_capacity(blocks);
-        let mut edges = 0;
-        for b in 0..blocks {
-            edge_offsets.push(edges);
-            edges += cfg.predecessors(BlockId(b as u32)).len();
-        }
+        let mut edges = 0u32;
+        let edge_offsets = scratch.alloc_slice_fill_with(blocks, |b| {
+            let offset = edges;
+            edges += cfg.predecessors(BlockId(b as u32)).len() as u32;
+            offset
+        });
         let mut scdf = Scdf {
             op_array,
             ssa,
             cfg,
-            instr_worklist: Worklist::new(op_array.opcodes.len()),
-            phi_var_worklist: Worklist::new(ssa.vars.len()),
-            block_worklist: Worklist::new(blocks),
-            executable_blocks: Worklist::new(blocks),
-            feasible_edges: Worklist::new(edges),
+            instr_worklist: Worklist::new_in(op_array.opcodes.len(), scratch),
+            phi_var_worklist: Worklist::new_in(ssa.vars.len(), scratch),
+            block_worklist: Worklist::new_in(blocks, scratch),
+            executable_blocks: Worklist::new_in(blocks, scratch),
+            feasible_edges: Worklist::new_in(edges as usize, scratch),
             edge_offsets,
         };
         if blocks > 0 {
@@ -84,7 +90,7 @@ impl<'a> Scdf<'a> {
         preds
             .iter()
             .position(|&p| p == from)
-            .map(|i| self.edge_offsets[to.index()] + i)
+            .map(|i| self.edge_offsets[to.index()] as usize + i)
     }
 
     /// `scdf_is_edge_feasible`.

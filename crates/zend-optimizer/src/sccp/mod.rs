@@ -811,17 +811,15 @@ fn value_from_type_and_range(
                 .definition
                 .is_some_and(|d| op_array.opcodes[d.index()].opcode == ZEND_VERIFY_RETURN_TYPE)
         };
-        for (bit, lit) in [
-            (MayBe::NULL.bits(), Literal::Null),
-            (MayBe::FALSE.bits(), Literal::False),
-            (MayBe::TRUE.bits(), Literal::True),
-        ] {
-            if t & ((any | undef) & !bit) == 0 {
-                if from_verify() {
-                    return None;
-                }
-                return Some(lit);
-            }
+        // One of null, false and true alone (t has a type bit and no UNDEF here).
+        let singleton = match t & any {
+            x if x == MayBe::NULL.bits() => Some(Literal::Null),
+            x if x == MayBe::FALSE.bits() => Some(Literal::False),
+            x if x == MayBe::TRUE.bits() => Some(Literal::True),
+            _ => None,
+        };
+        if singleton.is_some() {
+            return if from_verify() { None } else { singleton };
         }
         if t & ((any | undef) & !MayBe::LONG.bits()) == 0
             && info.has_range
@@ -2039,6 +2037,27 @@ pub fn analyze(
     var_info: &[VarInfo],
     call_map: Option<&CallMap>,
 ) -> Analysis {
+    analyze_in(
+        ctx,
+        op_array,
+        ssa,
+        cfg,
+        var_info,
+        call_map,
+        &bumpalo::Bump::new(),
+    )
+}
+
+/// [`analyze`], with the solver's worklists in `scratch`.
+pub fn analyze_in(
+    ctx: &OptimizerCtx,
+    op_array: &OpArray,
+    ssa: &Ssa,
+    cfg: &Cfg,
+    var_info: &[VarInfo],
+    call_map: Option<&CallMap>,
+    scratch: &bumpalo::Bump,
+) -> Analysis {
     let class_ok = |name: &[u8]| class_allows_propagation(ctx, op_array, name);
     let mut values = Vec::with_capacity(ssa.vars.len());
     for (i, v) in ssa.vars.iter().enumerate() {
@@ -2056,7 +2075,7 @@ pub fn analyze(
         class_ok: &class_ok,
         strict_types: op_array.fn_flags & (1 << 31) != 0,
     };
-    let mut scdf = Scdf::new(op_array, ssa, cfg);
+    let mut scdf = Scdf::new_in(op_array, ssa, cfg, scratch);
     scdf.solve(&mut sccp);
     let unreachable = scdf.unreachable_blocks();
     Analysis {
@@ -2085,10 +2104,19 @@ pub fn sccp_optimize_op_array(
     if ssa.vars.len() > var_info.len() || ssa.ops.len() != op_array.opcodes.len() {
         return 0;
     }
+    ctx.state.pass_arena.reset();
     let Analysis {
         values,
         unreachable,
-    } = analyze(ctx, op_array, ssa, cfg, var_info, call_map.as_deref());
+    } = analyze_in(
+        ctx,
+        op_array,
+        ssa,
+        cfg,
+        var_info,
+        call_map.as_deref(),
+        &ctx.state.pass_arena,
+    );
     if ctx.debug_level & ZEND_DUMP_SCCP != 0 {
         dump_values(&mut ctx.state.dumps, op_array, ssa, &values);
     }
