@@ -38,7 +38,8 @@ pub const MAX_ENTRY_LEN: u64 = 1 << 31;
 /// Magic of a run-time image file: the same header as an entry (system id, path,
 /// validation data, checksum over everything after it), whose body is the embedder's
 /// script in PHP's run-time form with its pointers made relative (see
-/// [`encode_image`]); zend-cache checks the framing, never the body.
+/// [`encode_image`]); a lookup checks the framing only, [`crate::file_cache::verify_entry`]
+/// also the body's structure ([`crate::image_body`]).
 pub const IMAGE_MAGIC: [u8; 8] = *b"ZOPTRTIM";
 /// Format version of run-time image files (the header; the body carries its own).
 pub const IMAGE_FORMAT_VERSION: u32 = 1;
@@ -79,6 +80,9 @@ pub enum Reject {
     Stale,
     #[error("invalid body: {0}")]
     Body(BodyError),
+    /// A run-time image file whose body [`crate::image_body::check`] refuses.
+    #[error("invalid run-time image: {0}")]
+    ImageBody(String),
 }
 
 /// [`Reject`] without its details, for counting.
@@ -144,7 +148,7 @@ impl Reject {
             Reject::ForeignSystem => RejectKind::ForeignSystem,
             Reject::PathMismatch => RejectKind::PathMismatch,
             Reject::Stale => RejectKind::Stale,
-            Reject::Body(_) => RejectKind::Body,
+            Reject::Body(_) | Reject::ImageBody(_) => RejectKind::Body,
         }
     }
 }

@@ -976,8 +976,12 @@ fn check_entry(
     if !placed(header.path) {
         return Err(Reject::PathMismatch);
     }
-    // An image's body is the embedder's (checked when it is loaded).
+    // An image's body is the embedder's: its structure is checked here, what only the PHP
+    // process can check (its build, relocations into its binary) when it is loaded.
     let info = if image {
+        // The root's size is the extension's; at rest it must hold at least a word.
+        let body = &bytes[header.body_offset..header.body_offset + header.body_len];
+        crate::image_body::check(body, 8, |_| true).map_err(Reject::ImageBody)?;
         BodyInfo {
             op_arrays: 0,
             ops: 0,

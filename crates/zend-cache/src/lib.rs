@@ -100,6 +100,7 @@
 pub mod backend;
 pub mod entry;
 pub mod file_cache;
+pub mod image_body;
 pub mod layout;
 pub mod load;
 pub mod memory;

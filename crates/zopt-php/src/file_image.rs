@@ -29,29 +29,18 @@
 //! (`zend_cache::entry::encode_image`: the entry header with its system id, path,
 //! validation data and checksum), stored beside the entry and packed with it.
 //!
-//! # Body layout (little-endian)
+//! # Body layout
 //!
-//! ```text
-//!  0  version       4  BODY_VERSION
-//!  4  flags         4  REFUSED: the script has no image (the file records the refusal
-//!                      so that later hits do not try again); nothing follows the header
-//!  8  php build    16  xxh3-128 of the PHP binary's GNU build id, PHP_VERSION and the
-//!                      extension's own GNU build id (the layout of what it persists)
-//! 24  image_len     8  bytes of the image, a multiple of 8
-//! 32  root          8  offset of the image's root in the image
-//! 40  internal      4  relocations of pointers into the image
-//! 44  php           4  relocations of pointers into the PHP binary
-//! 48  slots         4  relocations of map_ptr slots
-//! 52  slot_count    4  map_ptr slots the image numbers (0 .. slot_count)
-//! 56  the image, then the three relocation lists (u32 offsets into the image, 8-aligned,
-//!     strictly increasing), ending exactly at the end of the body
-//! ```
+//! `zend_cache::image_body` describes it (a header with the version, flags, the build
+//! fingerprint, the image's length and root and the relocation counts; the image; three
+//! relocation lists) and holds the checks that need no PHP process, shared with
+//! `zopt cache verify`.
 //!
 //! # Loading
 //!
 //! [`load`] checks the header (version, the PHP build, every length), every relocation's
 //! offset and the value it relocates (inside the image, inside the PHP binary, a slot the
-//! image numbers), copies the image into request memory (`CG(arena)`, 64-aligned as the
+//! image numbers) with `zend_cache::image_body::check`, copies the image into request memory (`CG(arena)`, 64-aligned as the
 //! persist aligned it), adds the base addresses, takes `slot_count` fresh `map_ptr` slots
 //! (`zend_map_ptr_extend`, zeroed) and returns the root, which [`image::bind`] binds as a
 //! shared-memory hit does. The framing's checksum (xxh3-64 of the whole file) already
@@ -69,17 +58,10 @@ use crate::engine::Engine;
 use crate::image::{self, Arena};
 use crate::load::Built;
 use crate::php;
+// `BODY_VERSION` is the version of the body layout and of what the image holds: bump it
+// (in zend_cache::image_body) with any change of [`image::persist`]'s output.
+use zend_cache::image_body::{self, Body, BODY_VERSION, HEADER, MAX_IMAGE, REFUSED};
 
-/// Version of the body layout and of what the image holds (bump with any change of
-/// [`image::persist`]'s output).
-pub const BODY_VERSION: u32 = 1;
-/// Flag: the script has no image.
-const REFUSED: u32 = 1;
-const HEADER: usize = 56;
-/// An image larger than this is not made.
-const MAX_IMAGE: usize = 64 << 20;
-/// More slots than this in one image is refused when loading.
-const MAX_SLOTS: u32 = 1 << 20;
 /// The second persist numbers its `map_ptr` slots from here: the slot words of the two
 /// images then differ by 8 * SLOT_SHIFT, which is not a multiple of the page size, so
 /// never the distance between the two (page-aligned) buffers.
@@ -501,86 +483,31 @@ impl From<String> for LoadError {
     }
 }
 
-/// The relocation list `i` (0 internal, 1 php, 2 slots) of a checked body.
-fn list(body: &[u8], start: usize, n: usize) -> impl Iterator<Item = usize> + '_ {
-    body[start..start + 4 * n]
-        .chunks_exact(4)
-        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]) as usize)
-}
-
 /// Loads the run-time image `body` into request memory (see the module documentation);
 /// returns its root for [`image::bind`].
 ///
 /// # Safety
 /// Runs on PHP's thread during a request, from the compile hook.
 pub unsafe fn load(e: Engine, body: &[u8]) -> Result<*const u8, LoadError> {
-    if body.len() < HEADER {
-        return Err(LoadError::Bad(format!("a body of {} bytes", body.len())));
-    }
-    let version = r32(body, 0);
-    if version != BODY_VERSION {
-        return Err(LoadError::Bad(format!(
-            "image format version {version}, this zopt reads {BODY_VERSION}"
-        )));
-    }
-    if body[8..24] != php_binary().build {
-        return Err(LoadError::Bad(
-            "made by another PHP build (or another build of zopt)".into(),
-        ));
-    }
-    let flags = r32(body, 4);
-    if flags == REFUSED {
-        return Err(LoadError::Refused);
-    }
-    if flags != 0 {
-        return Err(LoadError::Bad(format!("unknown flags {flags:#x}")));
-    }
-    let len = r64(body, 24) as usize;
-    let root = r64(body, 32) as usize;
-    let counts = [r32(body, 40), r32(body, 44), r32(body, 48)].map(|n| n as usize);
-    let slot_count = r32(body, 52);
-    let relocs = counts.iter().sum::<usize>();
-    if len % 8 != 0
-        || len > MAX_IMAGE
-        || slot_count > MAX_SLOTS
-        || relocs > len / 8
-        || HEADER + len + 4 * relocs != body.len()
-    {
-        return Err(LoadError::Bad("inconsistent lengths".into()));
-    }
-    if root % 8 != 0 || root + image::ROOT_SIZE > len {
-        return Err(LoadError::Bad("the root outside the image".into()));
-    }
-    let src = &body[HEADER..HEADER + len];
     let php = php_binary();
     let (php_lo, php_hi) = (
         php.start.wrapping_sub(anchor()),
         php.end.wrapping_sub(anchor()),
     );
-    let mut start = HEADER + len;
-    let mut lists = [0usize; 3];
-    for (k, &n) in counts.iter().enumerate() {
-        lists[k] = start;
-        let mut prev = None;
-        for at in list(body, start, n) {
-            if at % 8 != 0 || at + 8 > len || prev.is_some_and(|p| at <= p) {
-                return Err(LoadError::Bad("a relocation outside the image".into()));
-            }
-            prev = Some(at);
-            let v = r64(src, at) as usize;
-            let ok = match k {
-                0 => v <= len,
-                1 => v.wrapping_sub(php_lo) < php_hi.wrapping_sub(php_lo),
-                _ => v % 8 == 1 && (v / 8) < slot_count as usize,
-            };
-            if !ok {
-                return Err(LoadError::Bad(format!(
-                    "a bad relocated value at offset {at}"
-                )));
-            }
-        }
-        start += 4 * n;
+    let checked = image_body::check(body, image::ROOT_SIZE, |v| {
+        v.wrapping_sub(php_lo) < php_hi.wrapping_sub(php_lo)
+    })?;
+    if checked.build() != &php.build {
+        return Err(LoadError::Bad(
+            "made by another PHP build (or another build of zopt)".into(),
+        ));
     }
+    let layout = match checked {
+        Body::Refused { .. } => return Err(LoadError::Refused),
+        Body::Image(layout) => layout,
+    };
+    let (len, slot_count) = (layout.len, layout.slot_count);
+    let src = layout.image(body);
 
     // Request memory for the image, 64-aligned as the persist's allocations assume.
     let raw = e.arena_alloc(len + 64);
@@ -599,11 +526,11 @@ pub unsafe fn load(e: Engine, body: &[u8]) -> Result<*const u8, LoadError> {
         anchor(),
         first_slot * std::mem::size_of::<*mut c_void>(),
     ];
-    for k in 0..3 {
-        for at in list(body, lists[k], counts[k]) {
+    for (k, add) in adds.into_iter().enumerate() {
+        for at in layout.relocations(body, k) {
             let word = dst.add(at).cast::<usize>();
-            *word = (*word).wrapping_add(adds[k]);
+            *word = (*word).wrapping_add(add);
         }
     }
-    Ok(dst.add(root).cast_const())
+    Ok(dst.add(layout.root).cast_const())
 }

@@ -159,8 +159,15 @@ fn warm_stat_verify_clear() {
     let stat = zopt::cache::stat(&cache_dir).unwrap();
     assert!(stat.contains("6 entries"), "{stat}");
     assert!(stat.contains("optimization_level 0x7ffebfff"), "{stat}");
+    // Serving each program from its entry stored its run-time image beside it; verify
+    // checks those too.
     let ok = zopt::cache::verify(&cache_dir, true).unwrap();
-    assert_eq!((ok.good, ok.bad, ok.stale), (6, 0, 0), "{}", ok.text);
+    assert_eq!((ok.good, ok.bad, ok.stale), (12, 0, 0), "{}", ok.text);
+    assert!(
+        ok.text.contains("6 entries and 6 run-time images"),
+        "{}",
+        ok.text
+    );
 
     // Damage two entries: verify names both, with their reasons.
     let entries = file_cache::scan(&cache_dir).unwrap().entries;
@@ -176,7 +183,7 @@ fn warm_stat_verify_clear() {
         .set_len(len - 10)
         .unwrap();
     let bad = zopt::cache::verify(&cache_dir, false).unwrap();
-    assert_eq!((bad.good, bad.bad), (4, 2), "{}", bad.text);
+    assert_eq!((bad.good, bad.bad), (10, 2), "{}", bad.text);
     assert!(
         bad.text
             .contains(&format!("bad {}: checksum", entries[0].path.display())),

@@ -267,6 +267,85 @@ fn run_time_images_are_served_and_bad_ones_refused() {
     assert_eq!(counters(&stats("packed"), &KEYS), [0, 3, 3, 0, 0]);
 }
 
+/// `zopt cache verify` checks loose run-time images as it checks entries: a damaged file
+/// (checksum), and files whose framing is intact but whose body the extension would refuse
+/// (a foreign body version, a relocation outside the image), are each named with what is
+/// wrong, and the command fails.
+#[test]
+fn cache_verify_names_bad_run_time_images() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = dir.path().join("app");
+    std::fs::create_dir(&app).unwrap();
+    let main = app.join("main.php");
+    std::fs::write(&main, MAIN).unwrap();
+    std::fs::write(app.join("lib.php"), LIB).unwrap();
+    std::fs::write(app.join("lib2.php"), LIB2).unwrap();
+    let cache_dir = dir.path().join("cache");
+    let stats = dir.path().join("stats.json");
+    // Compiled and stored, then served from the entries, which stores the images.
+    for _ in 0..2 {
+        let run = cached(&main, &cache_dir, &stats);
+        assert_eq!(run.status, Some(0), "{run:?}");
+    }
+    let mut paths = images(&cache_dir);
+    paths.sort();
+    assert_eq!(paths.len(), 3);
+
+    let verify = || {
+        let out = Command::new(env!("CARGO_BIN_EXE_zopt"))
+            .args(["cache", "verify", "--check-sources", "--cache-dir"])
+            .arg(&cache_dir)
+            .output()
+            .unwrap();
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
+    };
+    let (ok, text) = verify();
+    assert!(
+        ok && text.contains("3 entries and 3 run-time images: 6 good, 0 bad, 0 stale"),
+        "{text}"
+    );
+
+    let read = |p: &Path| std::fs::read(p).unwrap();
+    let mut damaged = read(&paths[0]);
+    let mid = damaged.len() / 2;
+    damaged[mid] ^= 0x5a;
+    std::fs::write(&paths[0], damaged).unwrap();
+    let foreign = rebody(&read(&paths[1]), |body| {
+        body[0..4].copy_from_slice(&99u32.to_le_bytes())
+    });
+    std::fs::write(&paths[1], foreign).unwrap();
+    let outside = rebody(&read(&paths[2]), |body| {
+        // The first internal relocation names the image's last bytes and beyond.
+        let len = u64::from_le_bytes(body[24..32].try_into().unwrap()) as usize;
+        let at = 56 + len;
+        body[at..at + 4].copy_from_slice(&(len as u32).to_le_bytes());
+    });
+    std::fs::write(&paths[2], outside).unwrap();
+
+    let (ok, text) = verify();
+    assert!(!ok, "{text}");
+    let named = |p: &Path, what: &str| {
+        let line = format!("bad run-time image {}: {what}", p.display());
+        assert!(text.contains(&line), "no line {line:?} in:\n{text}");
+    };
+    named(&paths[0], "checksum (checksum mismatch");
+    named(
+        &paths[1],
+        "invalid_body (invalid run-time image: image format version 99, this zopt reads 1)",
+    );
+    named(
+        &paths[2],
+        "invalid_body (invalid run-time image: a relocation outside the image)",
+    );
+    assert!(
+        text.contains("3 entries and 3 run-time images: 3 good, 3 bad, 0 stale"),
+        "{text}"
+    );
+}
+
 /// Every class of php-parser (about 270 scripts) loads from run-time images, loose and
 /// packed, exactly as PHP compiles it: the reflection digest of every class is identical.
 #[test]
