@@ -10,6 +10,7 @@
 use hashbrown::HashMap;
 use zend_ir::{ClassEntry, Literal, OpArray, OpNum, PhpStr, Script};
 
+use crate::php_bugs::PhpBugs;
 use crate::provenance::{Change, ChangeKind};
 
 /// Where an op_array lives in a [`Script`]: its root and the path through nested
@@ -142,6 +143,8 @@ pub struct State {
 pub struct OptimizerCtx<'s> {
     pub optimization_level: u32,
     pub debug_level: u32,
+    /// The PHP 8.2 bugs to reproduce.
+    pub php_bugs: PhpBugs,
     /// The script, with the op_array being optimized taken out of it.
     pub script: &'s Script,
     /// Where the op_array being optimized belongs in `script`.

@@ -28,6 +28,7 @@ pub mod helpers;
 pub mod level;
 pub mod live_ranges;
 pub mod may_throw;
+pub mod php_bugs;
 pub mod provenance;
 pub mod renumber;
 pub mod script;
@@ -48,5 +49,6 @@ pub mod scdf;
 
 pub use ctx::{OpArrayPath, OptimizerCtx};
 pub use level::*;
+pub use php_bugs::PhpBugs;
 pub use provenance::{Change, ChangeKind};
 pub use script::{implemented, optimize_script, CustomPass, Options, Outcome, PassTiming};

@@ -10,6 +10,7 @@ use crate::analysis::{AnalysisDumps, FuncAnalysis};
 use crate::ctx::{is_own_user_method, is_primary_class_key, OpArrayPath, OptimizerCtx, State};
 use crate::dfa_pass::{self, DfaInput, FuncInfo};
 use crate::level::*;
+use crate::php_bugs::PhpBugs;
 use crate::provenance::Change;
 use crate::{
     block_pass, compact_literals, compact_vars, helpers, live_ranges, nop_removal,
@@ -44,6 +45,9 @@ pub struct Options {
     /// Time every pass ([`Outcome::timings`]). Off by default: reading the clock around
     /// each pass of each op_array costs a few percent of the whole optimization.
     pub timings: bool,
+    /// The bugs of PHP 8.2's optimizer to reproduce ([`PhpBugs`]); none by default, so the
+    /// optimized script behaves as PHP without OPcache runs it.
+    pub php_bugs: PhpBugs,
 }
 
 impl Options {
@@ -56,6 +60,7 @@ impl Options {
             custom_passes: Vec::new(),
             copy_inherited_methods: true,
             timings: false,
+            php_bugs: PhpBugs::NONE,
         }
     }
 }
@@ -344,6 +349,7 @@ impl Driver<'_> {
             let mut ctx = OptimizerCtx {
                 optimization_level: self.options.optimization_level,
                 debug_level: self.options.debug_level,
+                php_bugs: self.options.php_bugs,
                 script,
                 current: path,
                 state: &mut state,

@@ -81,6 +81,8 @@ fn our_dump(rec: &Path, level: u32, bits: u32) -> (Vec<u8>, Vec<String>) {
     let mut options = Options::new(level);
     options.debug_level = bits;
     options.verify = true;
+    // The goldens are PHP 8.2's dumps, its optimizer's bugs included.
+    options.php_bugs = zend_optimizer::PhpBugs::PHP_8_2;
     let outcome = optimize_script(&mut script, &options);
     (outcome.dumps, outcome.verify_errors)
 }

@@ -40,6 +40,8 @@ fn ours(name: &str, level: u32, debug: u32) -> (String, Vec<String>) {
     let mut options = Options::new(level);
     options.debug_level = debug;
     options.verify = true;
+    // The goldens are PHP 8.2's dumps, its optimizer's bugs included.
+    options.php_bugs = zend_optimizer::PhpBugs::PHP_8_2;
     let outcome = optimize_script(&mut script, &options);
     (
         String::from_utf8_lossy(&outcome.dumps).to_string(),

@@ -40,6 +40,8 @@ fn sccp_dump(script: &Script, level: u32) -> Vec<u8> {
         let ctx = OptimizerCtx {
             optimization_level: level,
             debug_level: sccp::ZEND_DUMP_SCCP,
+            // The goldens are PHP 8.2's, its bugs included.
+            php_bugs: zend_optimizer::PhpBugs::PHP_8_2,
             script,
             current: &path,
             state: &mut state,

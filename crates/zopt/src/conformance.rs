@@ -2,7 +2,7 @@
 
 use crate::corpus::{load_recording, SourceFile};
 use crate::php::{CompileError, Php};
-use crate::stages::{our_dump, split_dump, Chunk};
+use crate::stages::{our_dump, split_dump, BugReproductions, Chunk};
 use anyhow::Result;
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
@@ -41,13 +41,32 @@ pub struct Mismatch {
     pub ours: String,
 }
 
+/// An op_array whose dump differs from PHP's only where PHP 8.2's optimizer is wrong and
+/// ours is right: identical once zopt reproduces `bugs`.
+#[derive(Clone, Debug, Serialize)]
+pub struct Deviation {
+    pub file: String,
+    pub function: String,
+    /// The bugs' names ([`PhpBugs`]'s display).
+    pub bugs: String,
+}
+
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct LevelReport {
     pub level: String,
     pub implemented: bool,
     pub compared: usize,
     pub identical: usize,
+    /// Compared op_arrays that are not identical for a PHP 8.2 bug's sake, every one.
+    pub deviations: Vec<Deviation>,
     pub mismatches: Vec<Mismatch>,
+}
+
+impl LevelReport {
+    /// Whether every compared op_array is identical or deviates for a listed PHP bug.
+    pub fn all_right(&self) -> bool {
+        self.identical + self.deviations.len() == self.compared
+    }
 }
 
 #[derive(Debug, Default, Serialize)]
@@ -72,6 +91,7 @@ struct LevelOutcome {
     implemented: bool,
     compared: usize,
     identical: usize,
+    deviations: Vec<Deviation>,
     mismatches: Vec<Mismatch>,
 }
 
@@ -131,6 +151,7 @@ pub fn run(
                     level.implemented &= outcome.implemented;
                     level.compared += outcome.compared;
                     level.identical += outcome.identical;
+                    level.deviations.extend(outcome.deviations);
                     let room = KEEP_MISMATCHES.saturating_sub(level.mismatches.len());
                     level
                         .mismatches
@@ -201,9 +222,15 @@ fn compare_file(
                     implemented: false,
                     compared: 0,
                     identical: 0,
+                    deviations: vec![],
                     mismatches: vec![],
                 },
-                Ok(ours) => compare_chunks(&name, &php_chunks, &split_dump(&ours)),
+                Ok(ours) => compare_chunks(
+                    &name,
+                    &php_chunks,
+                    &split_dump(&ours),
+                    &mut BugReproductions::new(&script, level.bits, optimization_level),
+                ),
             }
         })
         .collect();
@@ -216,6 +243,7 @@ pub struct StageComparison {
     /// Op_arrays compared: those of the longer dump.
     pub compared: usize,
     pub identical: usize,
+    pub deviations: Vec<Deviation>,
     pub mismatches: Vec<Mismatch>,
 }
 
@@ -223,13 +251,20 @@ pub struct StageComparison {
 /// byte. Unlike [`run`]'s tally (PHP's op_arrays only), an op_array only our dump has is a
 /// mismatch too, so the two dumps are identical exactly when every op_array is: a stage PHP
 /// printed nothing for never compares equal to a dump of ours with something in it.
-pub fn compare_dumps(file: &str, php: &[u8], ours: &[u8]) -> StageComparison {
+/// `bugs` tells which differences are PHP 8.2's bugs (see [`BugReproductions`]).
+pub fn compare_dumps(
+    file: &str,
+    php: &[u8],
+    ours: &[u8],
+    bugs: &mut BugReproductions,
+) -> StageComparison {
     let php_chunks = split_dump(php);
     let our_chunks = split_dump(ours);
-    let outcome = compare_chunks(file, &php_chunks, &our_chunks);
+    let outcome = compare_chunks(file, &php_chunks, &our_chunks, bugs);
     let mut comparison = StageComparison {
         compared: outcome.compared,
         identical: outcome.identical,
+        deviations: outcome.deviations,
         mismatches: outcome.mismatches,
     };
     for extra in our_chunks.iter().skip(php_chunks.len()) {
@@ -246,17 +281,31 @@ pub fn compare_dumps(file: &str, php: &[u8], ours: &[u8]) -> StageComparison {
     comparison
 }
 
-fn compare_chunks(file: &str, php: &[Chunk], ours: &[Chunk]) -> LevelOutcome {
+fn compare_chunks(
+    file: &str,
+    php: &[Chunk],
+    ours: &[Chunk],
+    bugs: &mut BugReproductions,
+) -> LevelOutcome {
     let mut outcome = LevelOutcome {
         implemented: true,
         compared: php.len(),
         identical: 0,
+        deviations: vec![],
         mismatches: vec![],
     };
     for (i, theirs) in php.iter().enumerate() {
         let mine = ours.get(i);
         if mine.is_some_and(|m| m.text == theirs.text) {
             outcome.identical += 1;
+            continue;
+        }
+        if let Some(found) = bugs.explain(i, theirs.text) {
+            outcome.deviations.push(Deviation {
+                file: file.to_string(),
+                function: String::from_utf8_lossy(theirs.name).into_owned(),
+                bugs: found.to_string(),
+            });
             continue;
         }
         let mine_text: &[u8] = mine.map_or(b"", |m| m.text);
@@ -305,30 +354,58 @@ impl Report {
             "optimization level {}: {} files",
             self.optimization_level, self.files
         );
+        // "PHP bug": differs from PHP's dump only where PHP 8.2's optimizer is wrong (listed
+        // below); "%" counts those with the identical ones.
         println!(
-            "{:<10} {:>10} {:>10} {:>9}",
-            "level", "compared", "identical", "%"
+            "{:<10} {:>10} {:>10} {:>8} {:>9}",
+            "level", "compared", "identical", "PHP bug", "%"
         );
         for level in &self.levels {
             if !level.implemented {
                 println!(
-                    "{:<10} {:>10} {:>10} {:>9}",
-                    level.level, "-", "-", "not implemented"
+                    "{:<10} {:>10} {:>10} {:>8} {:>9}",
+                    level.level, "-", "-", "-", "not implemented"
                 );
                 continue;
             }
             if level.compared == 0 {
                 println!(
-                    "{:<10} {:>10} {:>10} {:>9}",
-                    level.level, 0, 0, "nothing compared"
+                    "{:<10} {:>10} {:>10} {:>8} {:>9}",
+                    level.level, 0, 0, 0, "nothing compared"
                 );
                 continue;
             }
-            let pct = 100.0 * level.identical as f64 / level.compared as f64;
+            let right = level.identical + level.deviations.len();
+            let pct = 100.0 * right as f64 / level.compared as f64;
             println!(
-                "{:<10} {:>10} {:>10} {:>8.2}%",
-                level.level, level.compared, level.identical, pct
+                "{:<10} {:>10} {:>10} {:>8} {:>8.2}%",
+                level.level,
+                level.compared,
+                level.identical,
+                level.deviations.len(),
+                pct
             );
+        }
+        let deviations: Vec<(&str, &Deviation)> = self
+            .levels
+            .iter()
+            .flat_map(|l| l.deviations.iter().map(move |d| (l.level.as_str(), d)))
+            .collect();
+        if !deviations.is_empty() {
+            println!(
+                "\n{} op_array dump(s) differ from PHP's where PHP 8.2's optimizer is wrong \
+                 (identical when zopt reproduces the bug; see fixtures/README.md):",
+                deviations.len()
+            );
+            for (level, d) in deviations.iter().take(20) {
+                println!("  {level} {} {}: {}", d.file, d.function, d.bugs);
+            }
+            if deviations.len() > 20 {
+                println!(
+                    "  ... and {} more (--json lists them all)",
+                    deviations.len() - 20
+                );
+            }
         }
         if !self.uncompilable.is_empty() {
             println!("\n{} file(s) PHP cannot compile:", self.uncompilable.len());
@@ -365,6 +442,7 @@ impl Report {
                 "implemented": l.implemented,
                 "compared": l.compared,
                 "identical": l.identical,
+                "deviations": l.deviations,
                 "mismatches": l.mismatches,
             })).collect::<Vec<_>>(),
             "uncompilable": self.uncompilable,

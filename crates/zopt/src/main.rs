@@ -8,6 +8,7 @@ use clap::{Parser, Subcommand};
 use std::io::Write;
 use std::path::PathBuf;
 use zend_ir::dump::{debug_level, parse_number};
+use zend_optimizer::PhpBugs;
 
 #[derive(Parser)]
 #[command(
@@ -61,6 +62,11 @@ enum Command {
         /// Optimization level the dump is for.
         #[arg(long, default_value = "0", value_parser = parse_hex)]
         optimization_level: u32,
+        /// PHP 8.2 optimizer bugs to reproduce, for PHP's exact dumps: `all` or a
+        /// comma-separated list of negated-ordered-comparison, unpack-into-partial-array
+        /// (described in fixtures/README.md). By default zopt's optimizer is correct there.
+        #[arg(long, default_value = "none", value_parser = parse_php_bugs)]
+        php_bugs: PhpBugs,
         /// `text` (PHP's dump) or `json`: every op_array's CFG, SSA, types, return info and
         /// call sites, or the reason PHP does not analyse it (the `zopt-analysis` schema,
         /// version 1, documented in crates/zopt/src/json.rs), for the analysis stages.
@@ -80,6 +86,10 @@ enum Command {
         /// After each op_array, what each pass changed and why.
         #[arg(long)]
         explain: bool,
+        /// PHP 8.2 optimizer bugs to reproduce, for PHP's exact op_arrays (as `zopt dump
+        /// --php-bugs`).
+        #[arg(long, default_value = "none", value_parser = parse_php_bugs)]
+        php_bugs: PhpBugs,
         /// Write the optimized script as a .zop recording instead of printing it.
         #[arg(short = 'o', long)]
         out: Option<PathBuf>,
@@ -254,6 +264,20 @@ fn parse_hex(s: &str) -> Result<u32, String> {
     parse_number(s).ok_or_else(|| format!("{s:?} is not a number (use 0x... for hex)"))
 }
 
+fn parse_php_bugs(s: &str) -> Result<PhpBugs, String> {
+    s.split(',').try_fold(PhpBugs::NONE, |set, name| {
+        PhpBugs::parse(name.trim())
+            .map(|bug| set | bug)
+            .ok_or_else(|| {
+                let names: Vec<&str> = PhpBugs::EACH.iter().map(|&(_, n)| n).collect();
+                format!(
+                    "{name:?} is not a PHP bug zopt knows (all, none, {})",
+                    names.join(", ")
+                )
+            })
+    })
+}
+
 fn parse_level(s: &str) -> Result<u32, String> {
     debug_level::parse(s).ok_or_else(|| format!("{s:?} is not a dump level name or number"))
 }
@@ -413,6 +437,7 @@ fn run(cli: Cli) -> Result<()> {
             php,
             level,
             optimization_level,
+            php_bugs,
             format,
             file,
         } => {
@@ -436,7 +461,7 @@ fn run(cli: Cli) -> Result<()> {
                 println!("{doc}");
                 return Ok(());
             }
-            let dump = stages::our_dump(&script, level, optimization_level)?;
+            let dump = stages::our_dump_with(&script, level, optimization_level, php_bugs)?;
             std::io::stdout().write_all(&dump)?;
             dump_notes(&script, level, optimization_level);
             Ok(())
@@ -445,6 +470,7 @@ fn run(cli: Cli) -> Result<()> {
             php,
             optimization_level,
             explain,
+            php_bugs,
             out,
             file,
         } => {
@@ -456,7 +482,7 @@ fn run(cli: Cli) -> Result<()> {
                      yet; those passes were skipped"
                 );
             }
-            let outcome = zopt::opt::optimize(&mut script, optimization_level, explain);
+            let outcome = zopt::opt::optimize(&mut script, optimization_level, explain, php_bugs);
             for e in &outcome.verify_errors {
                 eprintln!("zopt: check after pass failed: {e}");
             }

@@ -8,7 +8,7 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use zend_ir::dump::{self, debug_level};
 use zend_ir::Script;
-use zend_optimizer::{optimize_script, Change, Options, Outcome};
+use zend_optimizer::{optimize_script, Change, Options, Outcome, PhpBugs};
 
 use crate::php::Php;
 
@@ -33,12 +33,19 @@ pub fn load_script(php: Option<&Php>, file: &Path) -> Result<Script> {
     crate::corpus::load_recording(&recording)
 }
 
-/// Optimizes `script` at `optimization_level`, keeping the change log when `explain`.
-pub fn optimize(script: &mut Script, optimization_level: u32, explain: bool) -> Outcome {
+/// Optimizes `script` at `optimization_level`, keeping the change log when `explain`,
+/// reproducing `php_bugs`.
+pub fn optimize(
+    script: &mut Script,
+    optimization_level: u32,
+    explain: bool,
+    php_bugs: PhpBugs,
+) -> Outcome {
     // Recordings come from `php -n` with OPcache: the optimizer's tables.
     zend_optimizer::environment::set_modules_are_tables(true);
     let mut options = Options::new(optimization_level);
     options.explain = explain;
+    options.php_bugs = php_bugs;
     optimize_script(script, &options)
 }
 

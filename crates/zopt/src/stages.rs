@@ -3,6 +3,7 @@
 
 use zend_ir::dump::{self, debug_level};
 use zend_ir::Script;
+use zend_optimizer::PhpBugs;
 
 /// A stage we cannot produce yet. Conformance reports it as such, never as identical.
 #[derive(Debug, thiserror::Error)]
@@ -26,11 +27,23 @@ const OPTIMIZER_DUMPS: u32 = 0x3fff
     // The DFA pass's analysis dumps, of the op_arrays as the passes before it left them.
     | crate::dfa::DFA_DUMPS;
 
-/// The dump PHP would print for `script` at one debug-level bit.
+/// Our dump of `script` at one debug-level bit: what PHP would print, except where PHP
+/// 8.2's optimizer is wrong and ours is not (see [`PhpBugs`]).
 pub fn our_dump(
     script: &Script,
     debug_bits: u32,
     optimization_level: u32,
+) -> Result<Vec<u8>, NotImplemented> {
+    our_dump_with(script, debug_bits, optimization_level, PhpBugs::NONE)
+}
+
+/// [`our_dump`] with the optimizer reproducing `php_bugs`: with [`PhpBugs::PHP_8_2`], the
+/// dump PHP 8.2 prints.
+pub fn our_dump_with(
+    script: &Script,
+    debug_bits: u32,
+    optimization_level: u32,
+    php_bugs: PhpBugs,
 ) -> Result<Vec<u8>, NotImplemented> {
     // The PHP whose dumps these are runs with `-n` and OPcache: the optimizer's tables.
     zend_optimizer::environment::set_modules_are_tables(true);
@@ -83,9 +96,52 @@ pub fn our_dump(
             let mut script = script.clone();
             let mut options = zend_optimizer::Options::new(optimization_level);
             options.debug_level = bits;
+            options.php_bugs = php_bugs;
             Ok(zend_optimizer::optimize_script(&mut script, &options).dumps)
         }
         _ => Err(not_implemented()),
+    }
+}
+
+/// Tells a deviation from PHP's dump that is PHP 8.2's bug from one that is ours: an
+/// op_array whose dump differs from PHP's, and is PHP's once zopt reproduces PHP 8.2's bugs,
+/// deviates for their cause alone. Our dumps with bugs reproduced are made on first use.
+pub struct BugReproductions<'s> {
+    script: &'s Script,
+    debug_bits: u32,
+    optimization_level: u32,
+    /// Per candidate of [`Self::CANDIDATES`].
+    dumps: [Option<Vec<u8>>; 3],
+}
+
+impl<'s> BugReproductions<'s> {
+    /// Each bug alone first, to name the one; then all of them, for an op_array that
+    /// meets several. (A new bug is a new candidate: the assertion below counts them.)
+    const CANDIDATES: [PhpBugs; 3] = [PhpBugs::EACH[0].0, PhpBugs::EACH[1].0, PhpBugs::PHP_8_2];
+
+    pub fn new(script: &'s Script, debug_bits: u32, optimization_level: u32) -> Self {
+        const { assert!(PhpBugs::EACH.len() == 2) };
+        BugReproductions {
+            script,
+            debug_bits,
+            optimization_level,
+            dumps: Default::default(),
+        }
+    }
+
+    /// The bugs whose reproduction makes our dump of the `index`th op_array (in
+    /// [`split_dump`] order) `php`, PHP's dump of it.
+    pub fn explain(&mut self, index: usize, php: &[u8]) -> Option<PhpBugs> {
+        for (dump, &bugs) in self.dumps.iter_mut().zip(&Self::CANDIDATES) {
+            let dump = dump.get_or_insert_with(|| {
+                our_dump_with(self.script, self.debug_bits, self.optimization_level, bugs)
+                    .unwrap_or_default()
+            });
+            if split_dump(dump).get(index).is_some_and(|c| c.text == php) {
+                return Some(bugs);
+            }
+        }
+        None
     }
 }
 

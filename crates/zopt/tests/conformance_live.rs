@@ -203,10 +203,26 @@ fn classic_pipeline_is_identical_on_fixtures() {
             "stage {}: nothing compared",
             level.level
         );
-        assert_eq!(
-            level.identical, level.compared,
+        // Identical, or different only where PHP 8.2's block pass is wrong (a negated
+        // ordered comparison, which zopt keeps a negation: fixtures/README.md).
+        assert!(
+            level.all_right(),
             "stage {} mismatches: {:#?}",
-            level.level, level.mismatches
+            level.level,
+            level.mismatches
         );
+        for d in &level.deviations {
+            assert_eq!(d.bugs, "negated-ordered-comparison", "{d:?}");
+        }
     }
+    // The deviation is told apart where the bug fixture shows it.
+    let pass5 = report.levels.iter().find(|l| l.level == "pass5").unwrap();
+    assert!(
+        pass5
+            .deviations
+            .iter()
+            .any(|d| d.file.ends_with("fz_block_pass_nan_negation.php") && d.function == "gt"),
+        "{:#?}",
+        pass5.deviations
+    );
 }

@@ -110,7 +110,10 @@ fn early_passes_give_php_s_op_arrays() {
             let mut ours = input.clone();
             // PHP runs with `-n` and OPcache: exactly the modules of the optimizer's tables.
             zend_optimizer::environment::set_modules_are_tables(true);
-            let outcome = optimize_script(&mut ours, &Options::new(level));
+            let mut options = Options::new(level);
+            // PHP's op_arrays, its optimizer's bugs included.
+            options.php_bugs = zend_optimizer::PhpBugs::PHP_8_2;
+            let outcome = optimize_script(&mut ours, &options);
             // zend_redo_pass_two sets the smart-branch bits again after the passes; the
             // driver leaves that to its callers (the extension's pipeline does it).
             for path in OpArrayPath::all(&ours) {

@@ -20,16 +20,20 @@ use std::time::Duration;
 use zopt::corpus::php_files;
 use zopt::exec_diff::{self, Config, Manifest, Mode, PhpIni, Program, Report};
 
-/// Fixtures whose output legitimately differs with OPcache enabled, in (b) as much as in
-/// (c), (d) and (e): PHP's own OPcache behaviour, not something zopt does (zopt's cache
-/// loads scripts as OPcache does).
+/// Fixtures whose output legitimately differs with OPcache enabled.
 ///
 /// - oop_extends_later.php: with OPcache, classes whose parent is declared later in the file
-///   are bound early (delayed early binding), so `class_exists('Child')` at the top is true.
-/// - fz_sccp_unpack_partial_array.php: a bug of PHP 8.2's SCCP (fixtures/README.md): at the
-///   default level 0x7FFEBFFF it folds `[$x, ...[5]][0]` to 5. zopt's optimizer reproduces
-///   PHP's dumps, so (d) and (e) print what (b) prints; allowed only when they do.
-const OPCACHE_DEPENDENT: &[&str] = &["oop_extends_later.php", "fz_sccp_unpack_partial_array.php"];
+///   are bound early (delayed early binding), so `class_exists('Child')` at the top is true:
+///   PHP's own OPcache behaviour in (b) as much as in (c), (d) and (e), not something zopt
+///   does (zopt's cache loads scripts as OPcache does).
+const OPCACHE_DEPENDENT: &[&str] = &["oop_extends_later.php"];
+
+/// Fixtures on which PHP 8.2's optimizer is wrong (fixtures/README.md): (b) differs from
+/// (a), and zopt's modes must not.
+const PHP_OPTIMIZER_BUGS: &[&str] = &[
+    "fz_sccp_unpack_partial_array.php",
+    "fz_block_pass_nan_negation.php",
+];
 
 fn require_tool(name: &str, install: &str) {
     let found = Command::new(name).arg("--version").output();
@@ -64,7 +68,11 @@ fn config() -> Config {
 
 /// Fails unless every run finished and every mismatch is PHP's own OPcache behaviour on a
 /// known program.
-fn assert_identical(report: &Report, allowed_opcache_dependent: &[&str]) {
+/// Every mode prints what (a) prints, but for the listed fixtures: under (b) where
+/// OPcache's optimizer is wrong (`php_bugs`), and under every mode where OPcache itself
+/// changes the run (`opcache_dependent`), which the round trip (c), optimizing nothing,
+/// then shows too.
+fn assert_identical(report: &Report, opcache_dependent: &[&str], php_bugs: &[&str]) {
     report.print();
     assert!(report.errors.is_empty(), "errors: {:#?}", report.errors);
     assert!(
@@ -72,11 +80,17 @@ fn assert_identical(report: &Report, allowed_opcache_dependent: &[&str]) {
         "timeouts: {:#?}",
         report.timeouts
     );
+    let listed =
+        |names: &[&str], file: &str| names.iter().any(|name| file.ends_with(&format!("/{name}")));
     for m in &report.mismatches {
-        let known = allowed_opcache_dependent
+        let roundtrip_differs = report
+            .mismatches
             .iter()
-            .any(|name| m.file.ends_with(&format!("/{name}")));
-        let explained = known && (m.mode == Mode::Opcache || m.same_as_opcache);
+            .any(|r| r.file == m.file && r.mode == Mode::Roundtrip && r.same_as_opcache);
+        let explained = match m.mode {
+            Mode::Opcache => listed(opcache_dependent, &m.file) || listed(php_bugs, &m.file),
+            _ => listed(opcache_dependent, &m.file) && m.same_as_opcache && roundtrip_differs,
+        };
         assert!(
             explained,
             "{} differs under {}: {}",
@@ -96,13 +110,30 @@ fn every_fixture_runs_identically_under_every_mode() {
         .collect();
     let report = exec_diff::run(&config, &programs, false);
     assert_eq!(report.programs, programs.len());
-    assert_identical(&report, OPCACHE_DEPENDENT);
+    assert_identical(&report, OPCACHE_DEPENDENT, PHP_OPTIMIZER_BUGS);
     assert!(
-        report.identical + OPCACHE_DEPENDENT.len() >= report.programs,
+        report.identical + OPCACHE_DEPENDENT.len() + PHP_OPTIMIZER_BUGS.len() >= report.programs,
         "{} of {} identical",
         report.identical,
         report.programs
     );
+    // Each listed PHP bug still shows under OPcache (else its entry is stale), and zopt's
+    // modes print what PHP without OPcache prints there.
+    for name in PHP_OPTIMIZER_BUGS {
+        let under = |mode: Mode| {
+            report
+                .mismatches
+                .iter()
+                .any(|m| m.file.ends_with(&format!("/{name}")) && m.mode == mode)
+        };
+        assert!(
+            under(Mode::Opcache),
+            "{name}: OPcache's output is right now"
+        );
+        for mode in [Mode::Roundtrip, Mode::Optimize, Mode::Cache] {
+            assert!(!under(mode), "{name} differs under {mode}");
+        }
+    }
     // The exec_ programs are self-checking: they must also have passed under (a).
     for f in files.iter().filter(|f| {
         f.path
@@ -131,7 +162,7 @@ fn composer_and_phpunit_run_identically_under_every_mode() {
     assert!(programs.iter().any(|p| p.name.starts_with("composer show")));
     assert!(programs.iter().any(|p| p.name.starts_with("phpunit")));
     let report = exec_diff::run(&config, &programs, false);
-    assert_identical(&report, &[]);
+    assert_identical(&report, &[], &[]);
     assert_eq!(report.identical, programs.len());
 
     // The runs did real work: composer found the package, phpunit ran the suite.

@@ -113,6 +113,8 @@ fn late_passes_give_php_s_op_arrays() {
             zend_optimizer::environment::set_modules_are_tables(true);
             let mut options = Options::new(level);
             options.verify = false;
+            // PHP's op_arrays, its optimizer's bugs included.
+            options.php_bugs = zend_optimizer::PhpBugs::PHP_8_2;
             optimize_script(&mut ours, &options);
             compared += compare(
                 &file.relative.display().to_string(),

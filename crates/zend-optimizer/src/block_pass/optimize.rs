@@ -13,6 +13,7 @@ use zend_ir::{ArrayKey, Literal, OpArray, Operand, PhpStr};
 use super::cfg::BlockCfg;
 use super::{inv_cond, is_tmp, is_tmp_or_var, lit, literal_dtor, make_nop, set_lit, Pass};
 use crate::helpers::{update_op1_const, update_op2_const};
+use crate::php_bugs::PhpBugs;
 use crate::ChangeKind;
 
 /// The labels of PHP's gotos: where a rewritten op continues.
@@ -603,6 +604,12 @@ pub(crate) fn optimize_block(pass: &mut Pass, b: usize) {
                             *opt_count += 1;
                             next = Next::Bool;
                         }
+                        // PHP 8.2 folds these too, as the swapped opposite comparison:
+                        // !(a < b) into b <= a, false where !(a < b) is true for a NAN.
+                        // A JMPZ/JMPNZ of the BOOL_NOT still drops it (inverting the jump).
+                        ZEND_IS_SMALLER | ZEND_IS_SMALLER_OR_EQUAL
+                            if not
+                                && !ctx.php_bugs.contains(PhpBugs::NEGATED_ORDERED_COMPARISON) => {}
                         ZEND_IS_EQUAL
                         | ZEND_IS_NOT_EQUAL
                         | ZEND_IS_IDENTICAL

@@ -34,6 +34,7 @@ use zend_ssa::{EscapeState, PhiId, Ssa, SsaVar, VarTypes};
 
 use crate::ctx::{ClassLookup, OptimizerCtx};
 use crate::helpers::{self, ZEND_ACC_HAS_TYPE_HINTS, ZEND_ACC_RETURN_REFERENCE, ZEND_ISEMPTY};
+use crate::php_bugs::PhpBugs;
 use crate::provenance::ChangeKind;
 use crate::scdf::{self, Scdf, ScdfHandlers};
 
@@ -664,6 +665,7 @@ struct Sccp<'c> {
     /// (`ce_flags` checked by ASSIGN_OBJ).
     class_ok: &'c dyn Fn(&[u8]) -> bool,
     strict_types: bool,
+    php_bugs: PhpBugs,
 }
 
 fn var_type(info: &[VarInfo], v: SsaVar) -> u32 {
@@ -1117,7 +1119,8 @@ impl Sccp<'_> {
                 // The array moves on to the result; the operand keeps a null.
                 self.values[ru.index()] = Value::Const(Literal::Null);
                 let mut zv = result;
-                if ct_eval_add_array_unpack(&mut zv, &op1v) {
+                let bug = self.php_bugs.contains(PhpBugs::UNPACK_INTO_PARTIAL_ARRAY);
+                if ct_eval_add_array_unpack(&mut zv, &op1v, bug) {
                     self.set(scdf, sop.result_def, &zv);
                 } else {
                     self.set(scdf, sop.result_def, &bot);
@@ -1883,7 +1886,13 @@ impl Sccp<'_> {
 }
 
 /// `ct_eval_add_array_unpack`: `...$array` into the array under construction.
-fn ct_eval_add_array_unpack(result: &mut Value, array: &Value) -> bool {
+///
+/// The integer keys of the spread are appended at the array's next index, which a partial
+/// array does not know (it lacks the elements SCCP skipped): there they are skipped, as
+/// `sccp_visit_instr` skips a next-index element of a partial array. PHP 8.2 appends them
+/// from the partial array's own next index ([`PhpBugs::UNPACK_INTO_PARTIAL_ARRAY`], with
+/// `php_8_2_bug`).
+fn ct_eval_add_array_unpack(result: &mut Value, array: &Value, php_8_2_bug: bool) -> bool {
     let Some(Literal::Array(src)) = array.lit() else {
         return false;
     };
@@ -1894,6 +1903,7 @@ fn ct_eval_add_array_unpack(result: &mut Value, array: &Value) -> bool {
     for (k, v) in src {
         match k {
             ArrayKey::Str(_) => ht_update(&mut h, k.clone(), Value::Const(v.clone())),
+            ArrayKey::Long(_) if partial && !php_8_2_bug => {}
             ArrayKey::Long(_) => match next_free(&h) {
                 Some(n) => h.push((ArrayKey::Long(n), Value::Const(v.clone()))),
                 None => return false,
@@ -2074,6 +2084,7 @@ pub fn analyze_in(
         calls: call_map,
         class_ok: &class_ok,
         strict_types: op_array.fn_flags & (1 << 31) != 0,
+        php_bugs: ctx.php_bugs,
     };
     let mut scdf = Scdf::new_in(op_array, ssa, cfg, scratch);
     scdf.solve(&mut sccp);

@@ -1,0 +1,117 @@
+//! Wrong-code bugs of PHP 8.2's own optimizer, which zopt fixes and can reproduce.
+//!
+//! zopt's output is judged against PHP without OPcache, so by default its optimizer is
+//! correct where PHP 8.2's is not, and its dumps then differ from PHP's at these places
+//! only. A caller that needs PHP's exact op_arrays (byte-identical dumps, or an engine that
+//! must behave as OPcache does) turns a bug back on with [`Options::php_bugs`]. Conformance
+//! uses that to tell such a deviation from a bug of ours: an op_array whose dump differs from
+//! PHP's, but not once the bug is reproduced, deviates for that bug's cause and nothing else.
+//!
+//! Each bug is described, with its reduced program, in fixtures/README.md.
+//!
+//! [`Options::php_bugs`]: crate::Options::php_bugs
+
+use std::fmt;
+
+/// A set of PHP 8.2 optimizer bugs to reproduce.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct PhpBugs(u8);
+
+impl PhpBugs {
+    /// Reproduce none: zopt's default, the program behaves as without OPcache.
+    pub const NONE: PhpBugs = PhpBugs(0);
+
+    /// The block pass turns `BOOL_NOT` of `IS_SMALLER` (`IS_SMALLER_OR_EQUAL`) into the
+    /// opposite comparison with its operands swapped: `!(a < b)` becomes `b <= a`, which is
+    /// not the negation when an operand is NAN (php-src GH-15773, bugs.php.net #80701; open,
+    /// unchanged in later branches).
+    pub const NEGATED_ORDERED_COMPARISON: PhpBugs = PhpBugs(1 << 0);
+
+    /// SCCP appends the integer-keyed elements of `ADD_ARRAY_UNPACK`'s spread to a partial
+    /// array from index 0, although the partial array's next index is unknown:
+    /// `[$x, ...[5]][0]` folds to `5` (unchanged in later branches).
+    pub const UNPACK_INTO_PARTIAL_ARRAY: PhpBugs = PhpBugs(1 << 1);
+
+    /// Every bug PHP 8.2 has: the optimizer as the 8.2 binary runs it.
+    pub const PHP_8_2: PhpBugs =
+        PhpBugs(Self::NEGATED_ORDERED_COMPARISON.0 | Self::UNPACK_INTO_PARTIAL_ARRAY.0);
+
+    /// Each bug alone, with its name.
+    pub const EACH: [(PhpBugs, &'static str); 2] = [
+        (
+            Self::NEGATED_ORDERED_COMPARISON,
+            "negated-ordered-comparison",
+        ),
+        (Self::UNPACK_INTO_PARTIAL_ARRAY, "unpack-into-partial-array"),
+    ];
+
+    pub fn contains(self, bug: PhpBugs) -> bool {
+        self.0 & bug.0 == bug.0 && bug.0 != 0
+    }
+
+    pub fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+
+    /// The bug of this name (as [`PhpBugs::EACH`] and [`fmt::Display`] spell it), `all`
+    /// for [`PhpBugs::PHP_8_2`], `none` for [`PhpBugs::NONE`].
+    pub fn parse(name: &str) -> Option<PhpBugs> {
+        match name {
+            "all" => Some(Self::PHP_8_2),
+            "none" => Some(Self::NONE),
+            _ => Self::EACH
+                .iter()
+                .find(|(_, n)| *n == name)
+                .map(|&(bug, _)| bug),
+        }
+    }
+}
+
+impl std::ops::BitOr for PhpBugs {
+    type Output = PhpBugs;
+    fn bitor(self, rhs: PhpBugs) -> PhpBugs {
+        PhpBugs(self.0 | rhs.0)
+    }
+}
+
+impl fmt::Display for PhpBugs {
+    /// The names of the bugs in the set, comma-separated; `none` for the empty set.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.is_empty() {
+            return f.write_str("none");
+        }
+        let mut first = true;
+        for (bug, name) in Self::EACH {
+            if self.contains(bug) {
+                if !first {
+                    f.write_str(",")?;
+                }
+                f.write_str(name)?;
+                first = false;
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip() {
+        for (bug, name) in PhpBugs::EACH {
+            assert_eq!(PhpBugs::parse(name), Some(bug));
+            assert_eq!(bug.to_string(), name);
+            assert!(PhpBugs::PHP_8_2.contains(bug));
+            assert!(!PhpBugs::NONE.contains(bug));
+        }
+        assert_eq!(PhpBugs::parse("all"), Some(PhpBugs::PHP_8_2));
+        assert_eq!(PhpBugs::parse("nan"), None);
+        assert_eq!(PhpBugs::NONE.to_string(), "none");
+        assert_eq!(
+            PhpBugs::PHP_8_2.to_string(),
+            "negated-ordered-comparison,unpack-into-partial-array"
+        );
+    }
+}
