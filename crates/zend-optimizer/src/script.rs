@@ -180,10 +180,10 @@ fn dfa_prefix(level: u32) -> u32 {
 pub fn optimize_script(script: &mut Script, options: &Options) -> Outcome {
     let mut driver = Driver {
         options,
-        state: State {
+        state: Some(Box::new(State {
             changes: options.explain.then(Vec::new),
             ..State::default()
-        },
+        })),
         timings: Vec::new(),
         verify_errors: Vec::new(),
     };
@@ -303,7 +303,7 @@ pub fn optimize_script(script: &mut Script, options: &Options) -> Outcome {
             if let Some(op_array) = path.get(script) {
                 if op_array.type_ != ZEND_EVAL_CODE {
                     dump::dump_op_array(
-                        &mut driver.state.dumps,
+                        &mut driver.state().dumps,
                         op_array,
                         dump::ZEND_DUMP_LIVE_RANGES,
                         Some("after optimizer"),
@@ -312,9 +312,10 @@ pub fn optimize_script(script: &mut Script, options: &Options) -> Outcome {
             }
         }
     }
+    let state = driver.state.take().map_or_else(Default::default, |s| *s);
     Outcome {
-        dumps: driver.state.dumps,
-        changes: driver.state.changes.unwrap_or_default(),
+        dumps: state.dumps,
+        changes: state.changes.unwrap_or_default(),
         timings: driver.timings,
         verify_errors: driver.verify_errors,
         handler_types,
@@ -323,7 +324,9 @@ pub fn optimize_script(script: &mut Script, options: &Options) -> Outcome {
 
 struct Driver<'o> {
     options: &'o Options,
-    state: State,
+    /// Lent to each op_array's context (boxed, so that lending it moves a pointer, not the
+    /// state); `None` only while lent.
+    state: Option<Box<State>>,
     timings: Vec<PassTiming>,
     verify_errors: Vec<String>,
 }
@@ -344,7 +347,7 @@ impl Driver<'_> {
         };
         let mut op_array = std::mem::take(slot);
         // Its closures stay where lookups expect them only through the op_array itself.
-        let mut state = std::mem::take(&mut self.state);
+        let mut state = self.state.take().expect("the state is lent to one op_array at a time");
         {
             let mut ctx = OptimizerCtx {
                 optimization_level: self.options.optimization_level,
@@ -357,10 +360,16 @@ impl Driver<'_> {
             };
             f(self, &mut op_array, &mut ctx);
         }
-        self.state = state;
+        self.state = Some(state);
         if let Some(slot) = path.get_mut(script) {
             *slot = op_array;
         }
+    }
+
+    fn state(&mut self) -> &mut State {
+        self.state
+            .as_deref_mut()
+            .expect("the state is lent to one op_array at a time")
     }
 
     /// `zend_optimize`: the per-op_array passes in PHP's order, with their dumps.
@@ -527,7 +536,7 @@ impl Driver<'_> {
                 };
                 scratch.reset();
                 let dumps = (debug & DFA_ANALYSIS_DUMPS != 0).then(|| AnalysisDumps {
-                    out: &mut self.state.dumps,
+                    out: &mut self.state().dumps,
                     debug_level: debug,
                     header: Some(info.header(i)),
                 });
@@ -584,7 +593,7 @@ impl Driver<'_> {
                 if let Some(op_array) = path.get(script) {
                     let header = results[k].as_ref().map(|(_, fi)| fi.header());
                     dump::dump_op_array_ex(
-                        &mut self.state.dumps,
+                        &mut self.state().dumps,
                         op_array,
                         0,
                         Some("after pass 7"),
