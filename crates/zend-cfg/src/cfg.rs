@@ -662,19 +662,23 @@ impl Cfg {
     pub fn remove_successor(&mut self, from: BlockId, to: BlockId) -> usize {
         let block = &self.blocks[from.index()];
         let start = block.successor_offset as usize;
-        let count = block.successors_count as usize;
-        let list = &mut self.successor_list[start..start + count];
-        let mut kept = 0;
-        for i in 0..count {
-            if list[i] != to {
-                list[kept] = list[i];
-                kept += 1;
+        let old_count = block.successors_count as usize;
+        // PHP's memmove per occurrence: the slots past the new count keep what the moves
+        // left in them, and the dump of a jump table reads them (an entry whose target
+        // block was removed prints the successor that slid into its slot).
+        let mut count = old_count;
+        let mut s = 0;
+        while s < count {
+            if self.successor_list[start + s] == to {
+                self.successor_list
+                    .copy_within(start + s + 1..start + count, start + s);
+                count -= 1;
+            } else {
+                s += 1;
             }
         }
-        let block = &mut self.blocks[from.index()];
-        block.successors_count = kept as u32;
-        block.stored_successors = kept as u32;
-        count - kept
+        self.blocks[from.index()].successors_count = count as u32;
+        old_count - count
     }
 
     /// `b->successors[index] = to` (dfa_pass.c rewires edges in place; the predecessor

@@ -298,6 +298,12 @@ pub fn optimize_op_array(op_array: &mut OpArray, ctx: &mut OptimizerCtx, input: 
     if remove_nops {
         // The driver's check after the pass verifies what the compaction left.
         remove_nops_and_calls(op_array, fa, func_info);
+        if !ctx
+            .php_bugs
+            .contains(crate::PhpBugs::DANGLING_JUMP_TABLE_ENTRY)
+        {
+            retarget_dangling_jump_table_entries(op_array);
+        }
     }
 
     if ctx.debug_level & DUMP_AFTER_DFA_PASS != 0 {
@@ -308,6 +314,35 @@ pub fn optimize_op_array(op_array: &mut OpArray, ctx: &mut OptimizerCtx, input: 
             header.as_ref(),
             "after dfa pass",
         );
+    }
+}
+
+/// Points the jump table entries that name no op (past the end of the op_array) at the
+/// op's default target. PHP's compaction leaves the entry of a case that SCCP proved
+/// infeasible naming its removed target, past the new end when that was the last code;
+/// the entry is never taken, but a CFG built from the op_array reads past its end for it
+/// (php-src GH-20733, GH-21404). The default target is as unreachable through it.
+fn retarget_dangling_jump_table_entries(op_array: &mut OpArray) {
+    let last = op_array.opcodes.len() as i64;
+    for i in 0..op_array.opcodes.len() {
+        let op = &op_array.opcodes[i];
+        if !matches!(
+            op.opcode,
+            ZEND_SWITCH_LONG | ZEND_SWITCH_STRING | ZEND_MATCH
+        ) {
+            continue;
+        }
+        let default = i64::from(op.extended_value);
+        let Operand::Const(table) = op.op2 else {
+            continue;
+        };
+        if let Some(Literal::Array(entries)) = op_array.literals.get_mut(table.index()) {
+            for (_, target) in entries.iter_mut() {
+                if matches!(target, Literal::Long(t) if *t >= last) {
+                    *target = Literal::Long(default);
+                }
+            }
+        }
     }
 }
 
@@ -330,9 +365,15 @@ fn remove_nops_and_calls(
     let renumbering = fa.ssa.remove_nops(op_array, &mut fa.cfg);
     if let Some(fi) = func_info {
         if !renumbering.is_identity() {
+            // A call op removed after the last kept op keeps its old number in PHP's
+            // shift list, past the new end: no op is the call any more.
+            let new_len = op_array.opcodes.len();
             for c in &mut fi.callee_info {
                 c.init = renumbering.new_op(c.init);
-                c.call = c.call.map(|op| renumbering.new_op(op));
+                c.call = c
+                    .call
+                    .map(|op| renumbering.new_op(op))
+                    .filter(|op| op.index() < new_len);
                 for a in &mut c.args {
                     *a = renumbering.new_op(*a);
                 }

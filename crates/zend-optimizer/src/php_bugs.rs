@@ -1,4 +1,5 @@
-//! Wrong-code bugs of PHP 8.2's own optimizer, which zopt fixes and can reproduce.
+//! Bugs of PHP 8.2's own optimizer, which zopt fixes and can reproduce: wrong code, and
+//! op_arrays that name what they do not have.
 //!
 //! zopt's output is judged against PHP without OPcache, so by default its optimizer is
 //! correct where PHP 8.2's is not, and its dumps then differ from PHP's at these places
@@ -32,17 +33,27 @@ impl PhpBugs {
     /// `[$x, ...[5]][0]` folds to `5` (unchanged in later branches).
     pub const UNPACK_INTO_PARTIAL_ARRAY: PhpBugs = PhpBugs(1 << 1);
 
+    /// The DFA pass's compaction leaves a SWITCH/MATCH jump table entry that SCCP proved
+    /// infeasible naming its removed target, past the end of the op_array when that was
+    /// the last code. Never taken, so the program's output is the same; but a CFG built
+    /// from such an op_array reads past its end (php-src GH-20733, GH-21404, open).
+    pub const DANGLING_JUMP_TABLE_ENTRY: PhpBugs = PhpBugs(1 << 2);
+
     /// Every bug PHP 8.2 has: the optimizer as the 8.2 binary runs it.
-    pub const PHP_8_2: PhpBugs =
-        PhpBugs(Self::NEGATED_ORDERED_COMPARISON.0 | Self::UNPACK_INTO_PARTIAL_ARRAY.0);
+    pub const PHP_8_2: PhpBugs = PhpBugs(
+        Self::NEGATED_ORDERED_COMPARISON.0
+            | Self::UNPACK_INTO_PARTIAL_ARRAY.0
+            | Self::DANGLING_JUMP_TABLE_ENTRY.0,
+    );
 
     /// Each bug alone, with its name.
-    pub const EACH: [(PhpBugs, &'static str); 2] = [
+    pub const EACH: [(PhpBugs, &'static str); 3] = [
         (
             Self::NEGATED_ORDERED_COMPARISON,
             "negated-ordered-comparison",
         ),
         (Self::UNPACK_INTO_PARTIAL_ARRAY, "unpack-into-partial-array"),
+        (Self::DANGLING_JUMP_TABLE_ENTRY, "dangling-jump-table-entry"),
     ];
 
     pub fn contains(self, bug: PhpBugs) -> bool {
@@ -111,7 +122,7 @@ mod tests {
         assert_eq!(PhpBugs::NONE.to_string(), "none");
         assert_eq!(
             PhpBugs::PHP_8_2.to_string(),
-            "negated-ordered-comparison,unpack-into-partial-array"
+            "negated-ordered-comparison,unpack-into-partial-array,dangling-jump-table-entry"
         );
     }
 }

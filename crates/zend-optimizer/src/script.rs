@@ -347,7 +347,10 @@ impl Driver<'_> {
         };
         let mut op_array = std::mem::take(slot);
         // Its closures stay where lookups expect them only through the op_array itself.
-        let mut state = self.state.take().expect("the state is lent to one op_array at a time");
+        let mut state = self
+            .state
+            .take()
+            .expect("the state is lent to one op_array at a time");
         {
             let mut ctx = OptimizerCtx {
                 optimization_level: self.options.optimization_level,

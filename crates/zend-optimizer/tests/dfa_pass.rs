@@ -10,7 +10,7 @@ use std::process::Command;
 
 use zend_ir::corpus;
 use zend_optimizer::dfa_pass::{DUMP_AFTER_DFA_PASS, DUMP_BEFORE_DFA_PASS};
-use zend_optimizer::{optimize_script, Options};
+use zend_optimizer::{optimize_script, Options, PhpBugs};
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -29,7 +29,8 @@ fn fixtures() -> Vec<String> {
     out
 }
 
-fn ours(name: &str, level: u32, debug: u32) -> (String, Vec<String>) {
+/// Our dumps at `debug` and the verifier's findings, reproducing `php_bugs`.
+fn ours(name: &str, level: u32, debug: u32, php_bugs: PhpBugs) -> (String, Vec<String>) {
     let rec = root()
         .join("fixtures/expected")
         .join(name)
@@ -40,8 +41,7 @@ fn ours(name: &str, level: u32, debug: u32) -> (String, Vec<String>) {
     let mut options = Options::new(level);
     options.debug_level = debug;
     options.verify = true;
-    // The goldens are PHP 8.2's dumps, its optimizer's bugs included.
-    options.php_bugs = zend_optimizer::PhpBugs::PHP_8_2;
+    options.php_bugs = php_bugs;
     let outcome = optimize_script(&mut script, &options);
     (
         String::from_utf8_lossy(&outcome.dumps).to_string(),
@@ -66,7 +66,8 @@ fn call_graph_path_matches_php_goldens() {
             let Ok(php) = std::fs::read_to_string(dir.join(file)) else {
                 continue;
             };
-            let (dump, errors) = ours(&name, 0x60, bits);
+            // PHP's dumps, its optimizer's bugs included.
+            let (dump, errors) = ours(&name, 0x60, bits, PhpBugs::PHP_8_2);
             compared += 1;
             if dump != php {
                 failures.push(format!("{name}/{file}"));
@@ -126,7 +127,7 @@ fn per_op_array_path_matches_php_live() {
         let src = root().join("fixtures/php").join(format!("{name}.php"));
         for bits in [DUMP_BEFORE_DFA_PASS, DUMP_AFTER_DFA_PASS] {
             let php = php_dump(&src, 0x20, bits);
-            let (dump, errors) = ours(&name, 0x20, bits);
+            let (dump, errors) = ours(&name, 0x20, bits, PhpBugs::PHP_8_2);
             assert!(errors.is_empty(), "{name}: {errors:?}");
             assert_eq!(
                 without_paths(&dump),
@@ -148,7 +149,7 @@ fn verifier_silent_on_every_fixture() {
     let mut runs = 0;
     for name in fixtures() {
         for level in [0x20, 0x60, 0xE0, 0x20E0, 0x7FFEBFFF] {
-            let (_, errors) = ours(&name, level, 0);
+            let (_, errors) = ours(&name, level, 0, PhpBugs::NONE);
             runs += 1;
             for e in errors {
                 failures.push(format!("{name} at {level:#x}: {e}"));

@@ -104,7 +104,9 @@ pub struct OpRenumbering {
 
 impl OpRenumbering {
     /// The new number of op `old` (of the next kept op if `old` was removed; `old` itself
-    /// when it is past the end of the old op_array).
+    /// when it is past the end of the old op_array, and, after
+    /// [`Ssa::remove_nops`](crate::Ssa::remove_nops), when it was removed after the last
+    /// kept op, as PHP's shift list leaves it).
     pub fn new_op(&self, old: OpNum) -> OpNum {
         OpNum(self.new_of.get(old.index()).copied().unwrap_or(old.0))
     }
@@ -729,8 +731,12 @@ impl Ssa {
             block.start = new_start as u32;
             block.len = (target - new_start) as u32;
         }
+        // Past the last kept block PHP's shift list stays 0: an op there keeps its number,
+        // which is past the new end. Only a jump table entry into a removed block can still
+        // name one (SCCP leaves the entries of cases it proved infeasible), and PHP leaves
+        // that entry dangling.
         while i < last {
-            new_of[i] = target as u32;
+            new_of[i] = i as u32;
             i += 1;
         }
         let renumbering = OpRenumbering {
@@ -774,18 +780,12 @@ impl Ssa {
             tc.finally_end = tc.finally_end.map(new);
         }
 
-        // A range may end at the op_array's end, one past its last op: that end moves
-        // to the new end (`new_op` leaves numbers past the old end as they are).
-        let end = |op: OpNum| {
-            if op.index() >= last {
-                OpNum(target as u32)
-            } else {
-                new(op)
-            }
-        };
+        // A range may end at the op_array's end, one past its last op, or in the removed
+        // ops after the last kept block: those ends (and starts) move to the new end.
+        let clamp = |op: OpNum| OpNum(new(op).0.min(target as u32));
         op_array.live_range.retain_mut(|range| {
-            range.start = new(range.start);
-            range.end = end(range.end);
+            range.start = clamp(range.start);
+            range.end = clamp(range.end);
             range.start < range.end
         });
         renumbering
