@@ -39,21 +39,28 @@ impl PhpBugs {
     /// from such an op_array reads past its end (php-src GH-20733, GH-21404, open).
     pub const DANGLING_JUMP_TABLE_ENTRY: PhpBugs = PhpBugs(1 << 2);
 
+    /// The block pass merges two ECHOs of constants in a row into one, and so one write:
+    /// an output buffer with a chunk size (`ob_start($handler, 3)`) flushes after each write
+    /// that fills a chunk, so its handler sees other pieces (php-src GH-16408).
+    pub const MERGED_ECHOS: PhpBugs = PhpBugs(1 << 3);
+
     /// Every bug PHP 8.2 has: the optimizer as the 8.2 binary runs it.
     pub const PHP_8_2: PhpBugs = PhpBugs(
         Self::NEGATED_ORDERED_COMPARISON.0
             | Self::UNPACK_INTO_PARTIAL_ARRAY.0
-            | Self::DANGLING_JUMP_TABLE_ENTRY.0,
+            | Self::DANGLING_JUMP_TABLE_ENTRY.0
+            | Self::MERGED_ECHOS.0,
     );
 
     /// Each bug alone, with its name.
-    pub const EACH: [(PhpBugs, &'static str); 3] = [
+    pub const EACH: [(PhpBugs, &'static str); 4] = [
         (
             Self::NEGATED_ORDERED_COMPARISON,
             "negated-ordered-comparison",
         ),
         (Self::UNPACK_INTO_PARTIAL_ARRAY, "unpack-into-partial-array"),
         (Self::DANGLING_JUMP_TABLE_ENTRY, "dangling-jump-table-entry"),
+        (Self::MERGED_ECHOS, "merged-echos"),
     ];
 
     pub fn contains(self, bug: PhpBugs) -> bool {
@@ -122,7 +129,8 @@ mod tests {
         assert_eq!(PhpBugs::NONE.to_string(), "none");
         assert_eq!(
             PhpBugs::PHP_8_2.to_string(),
-            "negated-ordered-comparison,unpack-into-partial-array,dangling-jump-table-entry"
+            "negated-ordered-comparison,unpack-into-partial-array,dangling-jump-table-entry,\
+             merged-echos"
         );
     }
 }

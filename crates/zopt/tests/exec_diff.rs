@@ -33,6 +33,7 @@ const OPCACHE_DEPENDENT: &[&str] = &["oop_extends_later.php"];
 const PHP_OPTIMIZER_BUGS: &[&str] = &[
     "fz_sccp_unpack_partial_array.php",
     "fz_block_pass_nan_negation.php",
+    "fz_block_pass_merged_echos.php",
 ];
 
 fn require_tool(name: &str, install: &str) {

@@ -195,7 +195,12 @@ pub(crate) fn optimize_block(pass: &mut Pass, b: usize) {
                         }
                     }
                 } else if let Operand::Const(l) = o {
-                    if !matches!(lit(op_array, l), Literal::Double(_)) {
+                    // PHP 8.2 merges two ECHOs of constants in a row into one write, which
+                    // an output buffer with a chunk size sees (it flushes after a write that
+                    // fills a chunk): ob_start($handler, 3); echo "yes!\n"; echo "no";
+                    // flushes "yes!\n" and keeps "no" without OPcache, flushes both with.
+                    let merge = ctx.php_bugs.contains(PhpBugs::MERGED_ECHOS);
+                    if merge && !matches!(lit(op_array, l), Literal::Double(_)) {
                         if let Some(prev) = last_echo.filter(|&p| p + 1 == i) {
                             // Two ECHOs of constants in a row become one.
                             if let Operand::Const(pl) = op_array.opcodes[prev].op1 {
