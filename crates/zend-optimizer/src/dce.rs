@@ -27,12 +27,15 @@ use zend_cfg::bitset::Worklist;
 use zend_cfg::{Cfg, FuncFlags};
 use zend_inference::{mb, VarInfo};
 use zend_ir::opcode::*;
-use zend_ir::{OpArray, OpNum, Operand, Script, VarNum, IS_CONST, IS_TMP_VAR, IS_UNUSED, IS_VAR};
+use zend_ir::{
+    Literal, OpArray, OpNum, Operand, Script, VarNum, IS_CONST, IS_TMP_VAR, IS_UNUSED, IS_VAR,
+};
 use zend_ssa::{EscapeState, PhiId, Ssa, SsaVar, VarTypes};
 
 use crate::may_throw::{
     may_throw, TypeView, ZEND_BIND_EXPLICIT, ZEND_BIND_IMPLICIT, ZEND_BIND_REF,
 };
+use crate::php_bugs::PhpBugs;
 
 /// `MAY_HAVE_DTOR`: values whose release may run a destructor.
 const MAY_HAVE_DTOR: u32 = mb::OBJECT
@@ -492,6 +495,7 @@ pub fn dce_optimize_op_array(
     ssa: &mut Ssa,
     vars: &mut [VarInfo],
     reorder_dtor_effects: bool,
+    php_bugs: PhpBugs,
 ) -> usize {
     let scratch = bumpalo::Bump::new();
     dce_optimize_op_array_in(
@@ -501,11 +505,13 @@ pub fn dce_optimize_op_array(
         ssa,
         vars,
         reorder_dtor_effects,
+        php_bugs,
         &scratch,
     )
 }
 
 /// [`dce_optimize_op_array`], with its worklists in `scratch`.
+#[allow(clippy::too_many_arguments)]
 pub fn dce_optimize_op_array_in(
     op_array: &mut OpArray,
     script: &Script,
@@ -513,8 +519,10 @@ pub fn dce_optimize_op_array_in(
     ssa: &mut Ssa,
     vars: &mut [VarInfo],
     reorder_dtor_effects: bool,
+    php_bugs: PhpBugs,
     scratch: &bumpalo::Bump,
 ) -> usize {
+    let keep_float_keys = !php_bugs.contains(PhpBugs::REMOVED_FLOAT_KEY_DEPRECATION);
     let last = op_array.opcodes.len();
     if ssa.ops.len() != last || vars.len() < ssa.vars.len() {
         return 0;
@@ -556,6 +564,7 @@ pub fn dce_optimize_op_array_in(
         may_have_side_effects(ctx.op_array, ctx.ssa, ctx.vars, i, reorder_dtor_effects)
             || (may_throw(&view, script, i) && !may_throw_dce_exception(ctx.op_array, i))
             || (has_varargs && may_break_varargs(ctx.op_array, ctx.ssa, i))
+            || (keep_float_keys && may_deprecate_float_key(&view, i))
     };
     for b in (0..cfg.blocks.len()).rev() {
         let block = &cfg.blocks[b];
@@ -702,6 +711,47 @@ pub fn run_in_dfa(
         &mut fa.ssa,
         &mut fa.inference.vars,
         false,
+        ctx.php_bugs,
         &ctx.state.pass_arena,
     ) > 0
+}
+
+/// Whether op `n` uses an array key that may be a float with a fractional part (or out of
+/// the integer range), which PHP 8.1+ reports with "Implicit conversion from float ... to
+/// int loses precision" (E_DEPRECATED, which an error handler sees, or turns into an
+/// exception) when the op runs. PHP 8.2's `zend_may_throw` does not count it, so its DCE
+/// removes such an op when its result is dead
+/// ([`PhpBugs::REMOVED_FLOAT_KEY_DEPRECATION`]).
+fn may_deprecate_float_key(view: &TypeView, n: usize) -> bool {
+    let opline = &view.op_array.opcodes[n];
+    let s = &view.ssa.ops[n];
+    let (key, used) = match opline.opcode {
+        ZEND_FETCH_DIM_R
+        | ZEND_FETCH_DIM_IS
+        | ZEND_FETCH_DIM_W
+        | ZEND_FETCH_DIM_RW
+        | ZEND_FETCH_DIM_UNSET
+        | ZEND_FETCH_DIM_FUNC_ARG
+        | ZEND_FETCH_LIST_R
+        | ZEND_FETCH_LIST_W
+        | ZEND_ISSET_ISEMPTY_DIM_OBJ
+        | ZEND_ASSIGN_DIM
+        | ZEND_ASSIGN_DIM_OP
+        | ZEND_UNSET_DIM
+        | ZEND_INIT_ARRAY
+        | ZEND_ADD_ARRAY_ELEMENT => (opline.op2, s.op2_use),
+        ZEND_ARRAY_KEY_EXISTS => (opline.op1, s.op1_use),
+        _ => return false,
+    };
+    match key {
+        Operand::Const(l) => match view.op_array.literals.get(l.index()) {
+            Some(Literal::Double(d)) => {
+                let d = d.get();
+                !(d.is_finite() && d.fract() == 0.0 && d.abs() < 9.2e18)
+            }
+            _ => false,
+        },
+        Operand::Unused(_) => false,
+        _ => view.operand_info(key, used) & mb::DOUBLE != 0,
+    }
 }

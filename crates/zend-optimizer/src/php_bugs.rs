@@ -44,16 +44,22 @@ impl PhpBugs {
     /// that fills a chunk, so its handler sees other pieces (php-src GH-16408).
     pub const MERGED_ECHOS: PhpBugs = PhpBugs(1 << 3);
 
+    /// DCE removes an op whose result is dead although its array key may be a float with a
+    /// fractional part, whose conversion PHP 8.1+ reports as deprecated when the op runs
+    /// (`$unused[1.5] = 1;`: an error handler sees it; php-src GH-16396).
+    pub const REMOVED_FLOAT_KEY_DEPRECATION: PhpBugs = PhpBugs(1 << 4);
+
     /// Every bug PHP 8.2 has: the optimizer as the 8.2 binary runs it.
     pub const PHP_8_2: PhpBugs = PhpBugs(
         Self::NEGATED_ORDERED_COMPARISON.0
             | Self::UNPACK_INTO_PARTIAL_ARRAY.0
             | Self::DANGLING_JUMP_TABLE_ENTRY.0
-            | Self::MERGED_ECHOS.0,
+            | Self::MERGED_ECHOS.0
+            | Self::REMOVED_FLOAT_KEY_DEPRECATION.0,
     );
 
     /// Each bug alone, with its name.
-    pub const EACH: [(PhpBugs, &'static str); 4] = [
+    pub const EACH: [(PhpBugs, &'static str); 5] = [
         (
             Self::NEGATED_ORDERED_COMPARISON,
             "negated-ordered-comparison",
@@ -61,6 +67,10 @@ impl PhpBugs {
         (Self::UNPACK_INTO_PARTIAL_ARRAY, "unpack-into-partial-array"),
         (Self::DANGLING_JUMP_TABLE_ENTRY, "dangling-jump-table-entry"),
         (Self::MERGED_ECHOS, "merged-echos"),
+        (
+            Self::REMOVED_FLOAT_KEY_DEPRECATION,
+            "removed-float-key-deprecation",
+        ),
     ];
 
     pub fn contains(self, bug: PhpBugs) -> bool {
@@ -130,7 +140,7 @@ mod tests {
         assert_eq!(
             PhpBugs::PHP_8_2.to_string(),
             "negated-ordered-comparison,unpack-into-partial-array,dangling-jump-table-entry,\
-             merged-echos"
+             merged-echos,removed-float-key-deprecation"
         );
     }
 }

@@ -154,6 +154,7 @@ fn dce_keeps_ssa_valid() {
                 &mut fa.ssa,
                 &mut fa.inference.vars,
                 false,
+                zend_optimizer::PhpBugs::NONE,
             );
             if let Err(e) = zend_ssa::verify(&op_array, &fa.cfg, &fa.ssa) {
                 failures.push(format!("{name}: {}: {e:?}", op_array.display_name()));

@@ -111,22 +111,23 @@ pub struct BugReproductions<'s> {
     debug_bits: u32,
     optimization_level: u32,
     /// Per candidate of [`Self::CANDIDATES`].
-    dumps: [Option<Vec<u8>>; 5],
+    dumps: [Option<Vec<u8>>; 6],
 }
 
 impl<'s> BugReproductions<'s> {
     /// Each bug alone first, to name the one; then all of them, for an op_array that
     /// meets several. (A new bug is a new candidate: the assertion below counts them.)
-    const CANDIDATES: [PhpBugs; 5] = [
+    const CANDIDATES: [PhpBugs; 6] = [
         PhpBugs::EACH[0].0,
         PhpBugs::EACH[1].0,
         PhpBugs::EACH[2].0,
         PhpBugs::EACH[3].0,
+        PhpBugs::EACH[4].0,
         PhpBugs::PHP_8_2,
     ];
 
     pub fn new(script: &'s Script, debug_bits: u32, optimization_level: u32) -> Self {
-        const { assert!(PhpBugs::EACH.len() == 4) };
+        const { assert!(PhpBugs::EACH.len() == 5) };
         BugReproductions {
             script,
             debug_bits,

@@ -34,6 +34,7 @@ const PHP_OPTIMIZER_BUGS: &[&str] = &[
     "fz_sccp_unpack_partial_array.php",
     "fz_block_pass_nan_negation.php",
     "fz_block_pass_merged_echos.php",
+    "fz_dce_float_key_deprecation.php",
 ];
 
 fn require_tool(name: &str, install: &str) {
