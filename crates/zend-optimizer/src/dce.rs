@@ -745,10 +745,7 @@ fn may_deprecate_float_key(view: &TypeView, n: usize) -> bool {
     };
     match key {
         Operand::Const(l) => match view.op_array.literals.get(l.index()) {
-            Some(Literal::Double(d)) => {
-                let d = d.get();
-                !(d.is_finite() && d.fract() == 0.0 && d.abs() < 9.2e18)
-            }
+            Some(lit @ Literal::Double(_)) => !zend_operators::is_op_long_compatible(lit),
             _ => false,
         },
         Operand::Unused(_) => false,

@@ -359,10 +359,14 @@ impl Config {
         let (_, cold) = counters("cold.json")?;
         let (text, warm_counters) = counters("warm.json")?;
         let count = |v: &serde_json::Value, k: &str| v[k].as_u64().unwrap_or(u64::MAX);
-        // Every script the cold run stored is served; the warm run may only compile files the
-        // cold run never saw (a program that writes and includes new PHP files per run, or
-        // per temporary directory), never one it has an entry for.
-        if count(&warm_counters, "hits") < count(&cold, "stores")
+        // The warm run may only compile files the cold run never saw (a program that writes
+        // and includes new PHP files per run, or per temporary directory), never one it has an
+        // entry for. A run that missed nothing compiled nothing the cold run stored; one that
+        // missed something must have been served at least every script the cold run stored.
+        // (A program may load fewer files on its second run: composer collects its cache's
+        // garbage on one run in 51, at random, loading classes the other runs do not.)
+        let warm_misses = count(&warm_counters, "misses");
+        if (warm_misses != 0 && count(&warm_counters, "hits") < count(&cold, "stores"))
             || count(&warm_counters, "rejects") != 0
             || count(&warm_counters, "load_failures") != 0
             || count(&warm_counters, "compiles") != count(&warm_counters, "misses")
@@ -385,8 +389,13 @@ impl Config {
         if let Some(diff) = first_diff(&warm, &imaged) {
             bail!("the run served from run-time images differs from the warm one: {diff}");
         }
+        let (_, making_counters) = counters("making.json")?;
         let (text, imaged_counters) = counters("imaged.json")?;
-        if count(&imaged_counters, "image_hits") < count(&cold, "stores")
+        // At least as many scripts are served from images as the fewer of those the cold run
+        // stored and those the third run made images of (runs may load different files, as
+        // above).
+        let imaged_scripts = count(&cold, "stores").min(count(&making_counters, "image_stores"));
+        if count(&imaged_counters, "image_hits") < imaged_scripts
             || count(&imaged_counters, "image_rejects") != 0
             || count(&imaged_counters, "load_failures") != 0
             || count(&imaged_counters, "compiles") != count(&imaged_counters, "misses")

@@ -63,9 +63,8 @@ enum Command {
         #[arg(long, default_value = "0", value_parser = parse_hex)]
         optimization_level: u32,
         /// PHP 8.2 optimizer bugs to reproduce, for PHP's exact dumps: `all` or a
-        /// comma-separated list of negated-ordered-comparison, unpack-into-partial-array,
-        /// dangling-jump-table-entry, merged-echos, removed-float-key-deprecation
-        /// (described in fixtures/README.md). By default zopt's optimizer is correct there.
+        /// comma-separated list of their names (fixtures/README.md describes each; an
+        /// unknown name lists them). By default zopt's optimizer is correct there.
         #[arg(long, default_value = "none", value_parser = parse_php_bugs)]
         php_bugs: PhpBugs,
         /// `text` (PHP's dump) or `json`: every op_array's CFG, SSA, types, return info and

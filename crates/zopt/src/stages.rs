@@ -110,24 +110,12 @@ pub struct BugReproductions<'s> {
     script: &'s Script,
     debug_bits: u32,
     optimization_level: u32,
-    /// Per candidate of [`Self::CANDIDATES`].
-    dumps: [Option<Vec<u8>>; 6],
+    /// Per candidate: each bug of [`PhpBugs::EACH`] alone, then all of them.
+    dumps: [Option<Vec<u8>>; PhpBugs::EACH.len() + 1],
 }
 
 impl<'s> BugReproductions<'s> {
-    /// Each bug alone first, to name the one; then all of them, for an op_array that
-    /// meets several. (A new bug is a new candidate: the assertion below counts them.)
-    const CANDIDATES: [PhpBugs; 6] = [
-        PhpBugs::EACH[0].0,
-        PhpBugs::EACH[1].0,
-        PhpBugs::EACH[2].0,
-        PhpBugs::EACH[3].0,
-        PhpBugs::EACH[4].0,
-        PhpBugs::PHP_8_2,
-    ];
-
     pub fn new(script: &'s Script, debug_bits: u32, optimization_level: u32) -> Self {
-        const { assert!(PhpBugs::EACH.len() == 5) };
         BugReproductions {
             script,
             debug_bits,
@@ -137,9 +125,13 @@ impl<'s> BugReproductions<'s> {
     }
 
     /// The bugs whose reproduction makes our dump of the `index`th op_array (in
-    /// [`split_dump`] order) `php`, PHP's dump of it.
+    /// [`split_dump`] order) `php`, PHP's dump of it: each bug alone first, to name the
+    /// one, then all of them, for an op_array that meets several.
     pub fn explain(&mut self, index: usize, php: &[u8]) -> Option<PhpBugs> {
-        for (dump, &bugs) in self.dumps.iter_mut().zip(&Self::CANDIDATES) {
+        for (k, dump) in self.dumps.iter_mut().enumerate() {
+            let bugs = PhpBugs::EACH
+                .get(k)
+                .map_or(PhpBugs::PHP_8_2, |&(bug, _)| bug);
             let dump = dump.get_or_insert_with(|| {
                 our_dump_with(self.script, self.debug_bits, self.optimization_level, bugs)
                     .unwrap_or_default()
