@@ -110,6 +110,16 @@ pub mod lit {
     pub const ALIGN: usize = 8;
 }
 
+/// An array literal's table (the zval's value points here, its u2 holds the element count):
+/// `nNextFreeElement` i64, the buckets' offset u32 (0 when there is none), pad.
+pub mod ht {
+    pub const NEXT_FREE: usize = 0;
+    pub const BUCKETS: usize = 8;
+    pub const PAD: usize = 12;
+    pub const SIZE: usize = 16;
+    pub const ALIGN: usize = 8;
+}
+
 /// `Bucket`: value zval (16), h u64 (long key), key u32 string (NONE for a long key), pad.
 pub mod bucket {
     pub const VALUE: usize = 0;

@@ -506,12 +506,14 @@ impl Check<'_> {
                 self.str(rec + lit::VALUE)
             }
             ty::IS_ARRAY => {
+                let table = self.place(value, 1, ht::SIZE, ht::ALIGN, rec + lit::VALUE)?;
+                self.zero(table + ht::PAD, 4)?;
                 let base = self.place(
-                    value,
+                    u64::from(self.u32(table + ht::BUCKETS)),
                     aux as u64,
                     bucket::SIZE,
                     bucket::ALIGN,
-                    rec + lit::VALUE,
+                    table + ht::BUCKETS,
                 )?;
                 for i in 0..aux as usize {
                     let e = base + i * bucket::SIZE;
@@ -1343,8 +1345,10 @@ impl Dec<'_> {
             ty::IS_DOUBLE => Literal::Double(PhpDouble(value)),
             ty::IS_STRING => Literal::String(self.str(rec + lit::VALUE)),
             ty::IS_ARRAY => {
-                let (off, n) = (value as usize, self.u32(rec + lit::AUX) as usize);
-                Literal::Array(
+                let (table, n) = (value as usize, self.u32(rec + lit::AUX) as usize);
+                let off = r32(b, table + ht::BUCKETS) as usize;
+                let next_free = r64(b, table + ht::NEXT_FREE) as i64;
+                Literal::Array(PhpArray::with_next_free(
                     (0..n)
                         .map(|i| {
                             let e = off + i * bucket::SIZE;
@@ -1355,7 +1359,8 @@ impl Dec<'_> {
                             (key, self.literal(e + bucket::VALUE))
                         })
                         .collect(),
-                )
+                    next_free,
+                ))
             }
             _ => Literal::Ast(Box::new(self.ast(value as usize))),
         }

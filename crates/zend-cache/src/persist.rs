@@ -467,10 +467,13 @@ impl<'s> Persister<'s, '_> {
                 self.w64(rec + lit::VALUE, id as u64);
             }
             Literal::Array(elems) => {
-                // Like a zval: the value holds the buckets' offset, u2 their count.
+                // Like a zval: the value holds the table's offset, u2 the element count.
+                let table = self.alloc_detached(1, ht::SIZE, ht::ALIGN)?;
                 let base = self.alloc_detached(elems.len(), bucket::SIZE, bucket::ALIGN)?;
-                self.w64(rec + lit::VALUE, base as u64);
+                self.w64(rec + lit::VALUE, table as u64);
                 self.w32(rec + lit::AUX, elems.len() as u32);
+                self.w64(table + ht::NEXT_FREE, elems.next_free() as u64);
+                self.w32(table + ht::BUCKETS, base as u32);
                 for (i, (key, value)) in elems.iter().enumerate() {
                     let e = base + i * bucket::SIZE;
                     match key {

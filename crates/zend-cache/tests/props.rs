@@ -103,7 +103,7 @@ fn too_deep_is_refused() {
     use zend_ir::*;
     let mut lit = Literal::Null;
     for _ in 0..=layout::MAX_VALUE_DEPTH + 1 {
-        lit = Literal::Array(vec![(ArrayKey::Long(0), lit)]);
+        lit = Literal::Array(vec![(ArrayKey::Long(0), lit)].into());
     }
     let mut s = support::rich_script("/deep.php", 0);
     s.main_op_array.literals.push(lit);

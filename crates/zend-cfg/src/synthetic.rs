@@ -222,7 +222,7 @@ pub fn generate(shape: Shape, ops: usize, cvs: u32) -> OpArray {
             for e in exits {
                 b.patch(e, end);
             }
-            let table = b.literal(Literal::Array(table));
+            let table = b.literal(Literal::Array(table.into()));
             let mut op_array_ops = std::mem::take(&mut b.op_array.opcodes);
             op_array_ops[table_at as usize].op2 = table;
             op_array_ops[table_at as usize].extended_value = default;

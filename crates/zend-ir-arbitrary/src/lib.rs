@@ -94,7 +94,17 @@ pub fn literal() -> BoxedStrategy<Literal> {
     scalar_literal()
         .prop_recursive(4, 32, 4, |inner| {
             prop_oneof![
-                vec((array_key(), inner.clone()), 0..4).prop_map(Literal::Array),
+                // Mostly the usual nNextFreeElement, sometimes any other.
+                (
+                    vec((array_key(), inner.clone()), 0..4),
+                    option::weighted(0.2, any::<i64>())
+                )
+                    .prop_map(|(elements, next_free)| Literal::Array(
+                        match next_free {
+                            Some(n) => PhpArray::with_next_free(elements, n),
+                            None => elements.into(),
+                        }
+                    )),
                 ast_with(inner).prop_map(|a| Literal::Ast(Box::new(a))),
             ]
         })

@@ -81,10 +81,13 @@ fn synthetic_script() -> Script {
             Literal::Long(i as i64),
             Literal::Double(PhpDouble::new(i as f64 * 0.5)),
             Literal::String(PhpStr::from("some \"quoted\" text\n")),
-            Literal::Array(vec![
-                (ArrayKey::Long(0), Literal::Long(1)),
-                (ArrayKey::Str(PhpStr::from("k")), Literal::Null),
-            ]),
+            Literal::Array(
+                vec![
+                    (ArrayKey::Long(0), Literal::Long(1)),
+                    (ArrayKey::Str(PhpStr::from("k")), Literal::Null),
+                ]
+                .into(),
+            ),
         ];
         literals.push(Literal::True);
         let mut opcodes = vec![

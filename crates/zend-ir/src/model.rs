@@ -209,6 +209,192 @@ pub enum ArrayKey {
     Str(PhpStr),
 }
 
+/// A PHP array: its elements in insertion order (read through `Deref`), and
+/// `nNextFreeElement`, which the keys alone do not give. A table the compiler or an
+/// optimizer builds by inserting elements into a new array starts from `ZEND_LONG_MIN` (so
+/// `[-5 => 1]` then appends at -4), the empty array `[]` is PHP 8.2's `zend_empty_array`,
+/// whose next element is 0 (so `$a = []; $a[-5] = 1; $a[] = 2;` appends at 0), and removing
+/// an element never lowers it. An optimizer that folds `$a[] = ...` or writes a folded
+/// array back into PHP must keep it. `V` is [`Literal`] for constant arrays; an analysis
+/// may hold other values (SCCP's lattice points).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct PhpArray<V = Literal> {
+    elements: Vec<(ArrayKey, V)>,
+    next_free: i64,
+}
+
+impl<V> PhpArray<V> {
+    /// An array with an explicit `nNextFreeElement` (as recorded from PHP).
+    pub fn with_next_free(elements: Vec<(ArrayKey, V)>, next_free: i64) -> Self {
+        PhpArray {
+            elements,
+            next_free,
+        }
+    }
+
+    /// A new table (`array_init`): no element, `nNextFreeElement` `ZEND_LONG_MIN`.
+    pub fn new() -> Self {
+        PhpArray {
+            elements: Vec::new(),
+            next_free: i64::MIN,
+        }
+    }
+
+    /// The `nNextFreeElement` PHP gives `elements` built the usual way: `zend_empty_array`
+    /// when there are none, else a new table the elements were inserted into in order.
+    pub fn usual_next_free(elements: &[(ArrayKey, V)]) -> i64 {
+        if elements.is_empty() {
+            return 0;
+        }
+        elements.iter().fold(i64::MIN, |next, (k, _)| match *k {
+            ArrayKey::Long(h) => next_free_after(next, h),
+            ArrayKey::Str(_) => next,
+        })
+    }
+
+    /// `nNextFreeElement`.
+    pub fn next_free(&self) -> i64 {
+        self.next_free
+    }
+
+    /// The key `zend_hash_next_index_insert` gives the next element, `None` when the array
+    /// already holds it (the insert fails, at `ZEND_LONG_MAX`).
+    pub fn next_index(&self) -> Option<i64> {
+        let h = if self.next_free == i64::MIN {
+            0
+        } else {
+            self.next_free
+        };
+        self.get(&ArrayKey::Long(h)).is_none().then_some(h)
+    }
+
+    pub fn get(&self, key: &ArrayKey) -> Option<&V> {
+        self.elements.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+    }
+
+    pub fn into_elements(self) -> Vec<(ArrayKey, V)> {
+        self.elements
+    }
+
+    /// Same elements (and `nNextFreeElement`), each value mapped.
+    pub fn map<W>(&self, f: impl FnMut(&V) -> W) -> PhpArray<W> {
+        let mut f = f;
+        PhpArray {
+            elements: self
+                .elements
+                .iter()
+                .map(|(k, v)| (k.clone(), f(v)))
+                .collect(),
+            next_free: self.next_free,
+        }
+    }
+
+    /// Same elements (and `nNextFreeElement`), each value mapped, unless `f` fails on one.
+    pub fn try_map<W>(&self, f: impl FnMut(&V) -> Option<W>) -> Option<PhpArray<W>> {
+        let mut f = f;
+        Some(PhpArray {
+            elements: self
+                .elements
+                .iter()
+                .map(|(k, v)| Some((k.clone(), f(v)?)))
+                .collect::<Option<_>>()?,
+            next_free: self.next_free,
+        })
+    }
+
+    /// The values, to change them.
+    pub fn values_mut(&mut self) -> impl Iterator<Item = &mut V> {
+        self.elements.iter_mut().map(|(_, v)| v)
+    }
+
+    /// The elements, keys read-only, to change their values.
+    pub fn entries_mut(&mut self) -> impl Iterator<Item = (&ArrayKey, &mut V)> {
+        self.elements.iter_mut().map(|(k, v)| (&*k, v))
+    }
+
+    /// Appends an element under a key the array does not hold (`zend_hash_add_new`).
+    pub fn add_new(&mut self, key: ArrayKey, value: V) {
+        if let ArrayKey::Long(h) = key {
+            self.next_free = next_free_after(self.next_free, h);
+        }
+        self.elements.push((key, value));
+    }
+
+    /// `zend_hash_update`: replaces the value of `key` in place, or appends it.
+    pub fn update(&mut self, key: ArrayKey, value: V) {
+        match self.elements.iter_mut().find(|(k, _)| *k == key) {
+            Some(slot) => slot.1 = value,
+            None => self.add_new(key, value),
+        }
+    }
+
+    /// `zend_hash_next_index_insert`: false when the array holds the next key already.
+    pub fn next_index_insert(&mut self, value: V) -> bool {
+        match self.next_index() {
+            Some(h) => {
+                self.add_new(ArrayKey::Long(h), value);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// `zend_hash_del`: `nNextFreeElement` stays.
+    pub fn remove(&mut self, key: &ArrayKey) {
+        if let Some(p) = self.elements.iter().position(|(k, _)| k == key) {
+            self.elements.remove(p);
+        }
+    }
+}
+
+impl<V> Default for PhpArray<V> {
+    fn default() -> Self {
+        PhpArray::new()
+    }
+}
+
+/// `nNextFreeElement` after inserting integer key `h` into a table whose next element was
+/// `next` (`_zend_hash_index_add_or_update_i`).
+pub fn next_free_after(next: i64, h: i64) -> i64 {
+    if h >= next {
+        h.saturating_add(1)
+    } else {
+        next
+    }
+}
+
+impl<V> From<Vec<(ArrayKey, V)>> for PhpArray<V> {
+    /// The array built the usual way ([`PhpArray::usual_next_free`]).
+    fn from(elements: Vec<(ArrayKey, V)>) -> Self {
+        let next_free = PhpArray::usual_next_free(&elements);
+        PhpArray {
+            elements,
+            next_free,
+        }
+    }
+}
+
+impl<V> FromIterator<(ArrayKey, V)> for PhpArray<V> {
+    fn from_iter<I: IntoIterator<Item = (ArrayKey, V)>>(iter: I) -> Self {
+        PhpArray::from(iter.into_iter().collect::<Vec<_>>())
+    }
+}
+
+impl<V> std::ops::Deref for PhpArray<V> {
+    type Target = [(ArrayKey, V)];
+    fn deref(&self) -> &Self::Target {
+        &self.elements
+    }
+}
+
+impl<'a, V> IntoIterator for &'a PhpArray<V> {
+    type Item = &'a (ArrayKey, V);
+    type IntoIter = std::slice::Iter<'a, (ArrayKey, V)>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.elements.iter()
+    }
+}
+
 /// A compile-time value: the zvals of `literals`, default values and constants.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Literal {
@@ -219,7 +405,7 @@ pub enum Literal {
     Double(PhpDouble),
     String(PhpStr),
     /// An array in insertion order.
-    Array(Vec<(ArrayKey, Literal)>),
+    Array(PhpArray),
     /// `IS_CONSTANT_AST`: a constant expression evaluated at run time.
     Ast(Box<Ast>),
 }

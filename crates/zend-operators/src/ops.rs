@@ -5,7 +5,7 @@
 
 use zend_ir::opcode::*;
 use zend_ir::types::{_IS_BOOL, IS_ARRAY, IS_DOUBLE, IS_LONG, IS_NULL, IS_STRING};
-use zend_ir::{ArrayKey, Literal, Opcode, PhpDouble, PhpStr};
+use zend_ir::{ArrayKey, Literal, Opcode, PhpArray, PhpDouble, PhpStr};
 
 use crate::compare::{compare, is_identical, KeyIndex};
 use crate::convert::{get_double, get_long, get_string, is_long_compatible, is_true, to_number};
@@ -139,12 +139,13 @@ pub fn unary_op_produces_error(opcode: Opcode, op1: &Literal) -> bool {
 }
 
 /// Mirrors `add_function` for two arrays: `op1` and then every key of `op2` that `op1` lacks.
-fn array_union(a: &[(ArrayKey, Literal)], b: &[(ArrayKey, Literal)]) -> Literal {
-    let mut out = a.to_vec();
+/// The result is a copy of `op1`, so it keeps its `nNextFreeElement`.
+fn array_union(a: &PhpArray, b: &[(ArrayKey, Literal)]) -> Literal {
+    let mut out = a.clone();
     let a_index = KeyIndex::new(a);
     for (k, v) in b {
         if a_index.get(k).is_none() {
-            out.push((k.clone(), v.clone()));
+            out.add_new(k.clone(), v.clone());
         }
     }
     Literal::Array(out)
@@ -373,8 +374,9 @@ pub fn eval_cast(type_: u32, op1: &Literal) -> Option<Literal> {
         },
         IS_ARRAY => Some(match op1 {
             Literal::Array(_) => op1.clone(),
-            Literal::Null => Literal::Array(Vec::new()),
-            v => Literal::Array(vec![(ArrayKey::Long(0), v.clone())]),
+            // array_init: a new table, not the shared empty array.
+            Literal::Null => Literal::Array(PhpArray::new()),
+            v => Literal::Array(vec![(ArrayKey::Long(0), v.clone())].into()),
         }),
         _ => None,
     }

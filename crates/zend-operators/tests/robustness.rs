@@ -19,7 +19,9 @@ fn ast() -> Literal {
 fn every_opcode_on_every_value_including_asts() {
     let mut vals = values();
     vals.push(ast());
-    vals.push(Literal::Array(vec![(zend_ir::ArrayKey::Long(0), ast())]));
+    vals.push(Literal::Array(
+        vec![(zend_ir::ArrayKey::Long(0), ast())].into(),
+    ));
     let sample: Vec<Literal> = vals.iter().step_by(7).cloned().collect();
     for op in 0..=255u8 {
         let op = Opcode(op);

@@ -631,7 +631,7 @@ fn assemble(pass: &mut Pass) {
                         block.successors.iter().map(|&x| start_of(cfg, x)).collect();
                     if let Some(Literal::Array(entries)) = op_array.literals.get_mut(table.index())
                     {
-                        for (_, target) in entries.iter_mut() {
+                        for target in entries.values_mut() {
                             if let Some(t) = successors.get(s) {
                                 *target = Literal::Long(i64::from(t.0));
                             }

@@ -337,7 +337,7 @@ fn retarget_dangling_jump_table_entries(op_array: &mut OpArray) {
             continue;
         };
         if let Some(Literal::Array(entries)) = op_array.literals.get_mut(table.index()) {
-            for (_, target) in entries.iter_mut() {
+            for target in entries.values_mut() {
                 if matches!(target, Literal::Long(t) if *t >= last) {
                     *target = Literal::Long(default);
                 }
@@ -625,7 +625,7 @@ fn replace_control_link(
             ZEND_SWITCH_LONG | ZEND_SWITCH_STRING | ZEND_MATCH => {
                 if let Operand::Const(l) = op.op2 {
                     if let Some(Literal::Array(table)) = op_array.literals.get_mut(l.index()) {
-                        for (_, t) in table.iter_mut() {
+                        for t in table.values_mut() {
                             if *t == Literal::Long(i64::from(old_start)) {
                                 *t = Literal::Long(i64::from(new_start));
                             }
@@ -1086,7 +1086,7 @@ pub fn optimize_calls(
             fa.ssa.vars[var.index()].use_chain = Some(call_num);
         }
         let needle = op_array.opcodes[send_needle].op1;
-        let lit = add_literal(op_array, Literal::Array(dst));
+        let lit = add_literal(op_array, Literal::Array(dst.into()));
         let op = &mut op_array.opcodes[call];
         op.opcode = ZEND_IN_ARRAY;
         op.extended_value = u32::from(strict);

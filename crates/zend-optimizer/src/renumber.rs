@@ -119,7 +119,7 @@ pub fn shift_jump(op_array: &mut OpArray, n: usize, shift: &ShiftList) {
             let table = op.op2;
             if let Operand::Const(lit) = table {
                 if let Some(Literal::Array(entries)) = op_array.literals.get_mut(lit.index()) {
-                    for (_, target) in entries {
+                    for target in entries.values_mut() {
                         if let Literal::Long(t) = target {
                             if let Ok(old) = u32::try_from(*t) {
                                 *t = i64::from(shift.map_u32(old));

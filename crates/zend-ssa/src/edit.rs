@@ -814,7 +814,7 @@ fn shift_jump(op_array: &mut OpArray, at: usize, renumbering: &OpRenumbering) {
             op.extended_value = new(op.extended_value);
             if let Operand::Const(lit) = op.op2 {
                 if let Some(Literal::Array(table)) = op_array.literals.get_mut(lit.index()) {
-                    for (_, target) in table.iter_mut() {
+                    for target in table.values_mut() {
                         if let Literal::Long(t) = target {
                             if let Ok(old) = u32::try_from(*t) {
                                 *t = i64::from(new(old));

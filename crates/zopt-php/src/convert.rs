@@ -643,7 +643,7 @@ impl<'a> Converter<'a> {
             return fail(format!("jump table literal {} is not an array", lit.0));
         };
         let op_addr = frame.opcodes + op_num * php::ZEND_OP_SIZE as usize;
-        for (key, value) in entries.iter_mut() {
+        for (key, value) in entries.entries_mut() {
             let ir::Literal::Long(offset) = *value else {
                 return fail(format!("jump table entry {key:?} is not an integer"));
             };
@@ -809,7 +809,7 @@ impl<'a> Converter<'a> {
                         .ctx(|| format!("array element {key:?}"))?;
                     entries.push((key, value));
                 }
-                ir::Literal::Array(entries)
+                ir::Literal::Array(ir::PhpArray::with_next_free(entries, ht.nNextFreeElement))
             }
             IS_CONSTANT_AST => ir::Literal::Ast(Box::new(
                 self.ast(self.r.z_ast(zv), depth + 1)?

@@ -18,7 +18,7 @@
 use std::mem::{offset_of, size_of};
 use std::ptr;
 
-use zend_ir::model::{self as ir, ArrayKey, Ast, AstBody, Literal};
+use zend_ir::model::{self as ir, ArrayKey, Ast, AstBody, Literal, PhpArray};
 
 use crate::php::{self, zend_ast, zend_ast_list, zend_ast_ref, zend_ast_zval, zend_string, zval};
 
@@ -227,7 +227,7 @@ impl Engine {
                 set_type(&mut zv, php::IS_DOUBLE);
             }
             Literal::String(s) => return self.string_zval(self.interned_string(s.as_bytes())),
-            Literal::Array(entries) if entries.is_empty() => {
+            Literal::Array(entries) if entries.is_empty() && entries.next_free() == 0 => {
                 // ZVAL_EMPTY_ARRAY: the shared immutable empty array.
                 zv.value.arr = ptr::addr_of!(php::zend_empty_array).cast_mut();
                 set_type(&mut zv, php::IS_ARRAY);
@@ -245,8 +245,9 @@ impl Engine {
     }
 
     /// A new request array (`zend_new_array`) holding `entries` in order, as
-    /// `zend_try_ct_eval_array` builds constant arrays; the caller owns its one reference.
-    pub fn new_array(self, entries: &[(ArrayKey, Literal)]) -> *mut php::zend_array {
+    /// `zend_try_ct_eval_array` builds constant arrays, with their `nNextFreeElement`; the
+    /// caller owns its one reference.
+    pub fn new_array(self, entries: &PhpArray) -> *mut php::zend_array {
         let size = u32::try_from(entries.len()).unwrap_or(u32::MAX);
         // SAFETY: Engine's invariant; zend_new_array returns a fresh, empty request array.
         let ht = unsafe { php::_zend_new_array(size) };
@@ -267,6 +268,9 @@ impl Engine {
                 }
             }
         }
+        // SAFETY: `ht` is our live array; an optimizer's array may append elsewhere than its
+        // keys say (after an unset, or negative keys added to `[]`).
+        unsafe { (*ht).nNextFreeElement = entries.next_free() };
         ht
     }
 

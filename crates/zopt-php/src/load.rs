@@ -806,7 +806,7 @@ impl<'a> Cx<'_, 'a> {
 }
 
 fn static_variables(e: Engine, vars: &[(PhpStr, Literal)]) -> *mut HashTable {
-    let entries: Vec<(ir::ArrayKey, Literal)> = vars
+    let entries: ir::PhpArray = vars
         .iter()
         .map(|(name, value)| (ir::ArrayKey::Str(name.clone()), value.clone()))
         .collect();

@@ -732,16 +732,13 @@ pub unsafe fn install_arrays(
                 let Literal::Array(entries) = &*code.literal(i) else {
                     unreachable!("checked by check_code")
                 };
-                let relative = entries
-                    .iter()
-                    .map(|(k, v)| {
-                        let Literal::Long(target) = v else {
-                            unreachable!("checked by check_code")
-                        };
-                        let offset = jump_offset(n, *target as usize) as i32;
-                        (k.clone(), Literal::Long(i64::from(offset)))
-                    })
-                    .collect();
+                let relative = entries.map(|v| {
+                    let Literal::Long(target) = v else {
+                        unreachable!("checked by check_code")
+                    };
+                    let offset = jump_offset(n, *target as usize) as i32;
+                    Literal::Long(i64::from(offset))
+                });
                 e.zval(&Literal::Array(relative))
             }
             None => code.literal_zval(e, i),

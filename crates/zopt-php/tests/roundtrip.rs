@@ -57,10 +57,40 @@ fn fixtures() -> Vec<PathBuf> {
     files
 }
 
-/// Compiles `files` (without running them) in one php process with zopt in `mode`. Every
-/// file gets its own process in these tests: compiling declares top-level functions, so
-/// two fixtures defining the same function cannot share one.
+/// Fixtures PHP 8.2's optimizer breaks at `level`: it leaves a `MATCH` jump table entry
+/// naming an op the function does not have (php-src GH-21404), which zopt refuses to record
+/// or write back ([`php_s_dangling_jump_table_entry_is_refused`]).
+fn broken_by_php(file: &Path, level: &str) -> bool {
+    level == "0x7FFEBFFF" && file.ends_with("fz_dfa_dangling_jump_table.php")
+}
+
+fn fixtures_at(level: &str) -> Vec<PathBuf> {
+    let mut files = fixtures();
+    files.retain(|f| !broken_by_php(f, level));
+    files
+}
+
+/// Compiles `files` (without running them) in one php process with zopt in `mode`; fails
+/// if zopt warns. Every file gets its own process in these tests: compiling declares
+/// top-level functions, so two fixtures defining the same function cannot share one.
 fn compile(
+    files: &[PathBuf],
+    mode: &str,
+    level: &str,
+    debug: &str,
+    record_dir: Option<&Path>,
+) -> Output {
+    let out = compile_warning(files, mode, level, debug, record_dir);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        !stdout.contains("zopt"),
+        "zopt warned in {mode} mode: {stdout}"
+    );
+    out
+}
+
+/// [`compile`], letting zopt warn.
+fn compile_warning(
     files: &[PathBuf],
     mode: &str,
     level: &str,
@@ -107,10 +137,6 @@ fn compile(
         out.status.success(),
         "php failed in {mode} mode on {files:?}: {stdout}"
     );
-    assert!(
-        !stdout.contains("zopt"),
-        "zopt warned in {mode} mode: {stdout}"
-    );
     out
 }
 
@@ -155,21 +181,47 @@ fn recordings_agree(files: &[PathBuf], level: &str) {
 
 #[test]
 fn written_back_fixtures_record_identically_at_level_0() {
-    recordings_agree(&fixtures(), "0");
+    recordings_agree(&fixtures_at("0"), "0");
 }
 
 #[test]
 fn written_back_fixtures_record_identically_after_opcache_optimizer() {
-    recordings_agree(&fixtures(), "0x7FFEBFFF");
+    recordings_agree(&fixtures_at("0x7FFEBFFF"), "0x7FFEBFFF");
+}
+
+/// What PHP 8.2's optimizer makes of a fixture it breaks is refused with a warning that
+/// names the function, the op and the entry; PHP keeps (and runs) its own op_array.
+#[test]
+fn php_s_dangling_jump_table_entry_is_refused() {
+    let broken: Vec<PathBuf> = fixtures()
+        .into_iter()
+        .filter(|f| broken_by_php(f, "0x7FFEBFFF"))
+        .collect();
+    assert_eq!(broken.len(), 1, "the fixture is missing");
+    let tmp = tempfile::tempdir().unwrap();
+    for mode in ["record", "roundtrip"] {
+        let out = compile_warning(&broken, mode, "0x7FFEBFFF", "0", Some(tmp.path()));
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        for expected in [
+            "function match_of_array",
+            "(MATCH, line 17)",
+            "jump table entry",
+            "outside ops",
+        ] {
+            assert!(
+                stdout.contains(expected),
+                "{mode} mode: no {expected:?} in the warning: {stdout}"
+            );
+        }
+    }
 }
 
 /// Witness 3: PHP prints its "after optimizer" dump after the registered passes when
 /// PASS_7 is on, so the round trip's output is dumped by PHP itself.
 #[test]
 fn php_dumps_the_written_back_script_identically() {
-    let files = fixtures();
     for level in ["0x40", "0x7FFEBFFF"] {
-        par_each(&files, |file| {
+        par_each(&fixtures_at(level), |file| {
             let batch = std::slice::from_ref(file);
             let plain = compile(batch, "off", level, "0x20000", None);
             let round = compile(batch, "roundtrip", level, "0x20000", None);

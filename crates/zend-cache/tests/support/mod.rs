@@ -71,13 +71,16 @@ pub fn rich_script(path: &str, tag: u32) -> Script {
         Literal::Long(tag as i64),
         Literal::String(PhpStr::from("hello")),
         Literal::Double(PhpDouble::new(-0.0)),
-        Literal::Array(vec![
-            (ArrayKey::Long(0), Literal::String(PhpStr::from("hello"))),
-            (
-                ArrayKey::Str(PhpStr::from("k")),
-                Literal::Array(vec![(ArrayKey::Long(-7), Literal::True)]),
-            ),
-        ]),
+        Literal::Array(
+            vec![
+                (ArrayKey::Long(0), Literal::String(PhpStr::from("hello"))),
+                (
+                    ArrayKey::Str(PhpStr::from("k")),
+                    Literal::Array(vec![(ArrayKey::Long(-7), Literal::True)].into()),
+                ),
+            ]
+            .into(),
+        ),
         Literal::Ast(Box::new(Ast {
             kind: 521,
             attr: 0,
@@ -100,6 +103,17 @@ pub fn rich_script(path: &str, tag: u32) -> Script {
         })),
         Literal::Null,
         Literal::False,
+        // nNextFreeElement other than the keys give: after an unset, and `[]` given a
+        // negative key.
+        Literal::Array(PhpArray::with_next_free(
+            vec![(ArrayKey::Long(0), Literal::True)],
+            2,
+        )),
+        Literal::Array(PhpArray::with_next_free(
+            vec![(ArrayKey::Long(-5), Literal::Null)],
+            0,
+        )),
+        Literal::Array(PhpArray::with_next_free(vec![], 7)),
     ];
     main.opcodes = vec![
         op(
@@ -285,7 +299,7 @@ pub fn rich_script(path: &str, tag: u32) -> Script {
                     type_mask: 1 << 7,
                     names: TypeNames::None,
                 },
-                default: Some(Literal::Array(vec![])),
+                default: Some(Literal::Array(vec![].into())),
                 doc_comment: Some(PhpStr::from("/** @var array */")),
                 attributes: vec![],
                 ce: PhpStr::from("Example"),

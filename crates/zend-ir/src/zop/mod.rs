@@ -49,7 +49,10 @@
 //!
 //! ```text
 //! LITERAL := null | bool(true) | bool(false) | int(-5) | float(DOUBLE) | string(STRING)
-//!          | array(KEY => LITERAL, ...)            KEY := integer | STRING
+//!          | array(KEY => LITERAL, ... [, next=N]) KEY := integer | STRING
+//!            next=N: nNextFreeElement, printed only when it is not the usual one
+//!            (0 when empty, else one past the greatest integer key, ZEND_LONG_MIN
+//!            without one), as after an unset or when an empty array got negative keys
 //!          | AST
 //! DOUBLE  := what Rust's f64 parser reads (2.5, -0.0, 1e300, inf, NaN), optionally
 //!            followed by :0x<16 hex digits> giving the exact bits (printed only when the
@@ -162,8 +165,8 @@ use crate::model::Script;
 use bincode::Options;
 
 /// Magic prefix of the binary form, followed by a format version.
-/// Version 2: [`Script::compiler_halt_offset`].
-const BINARY_MAGIC: &[u8; 8] = b"ZOPBIN\x00\x02";
+/// Version 2: [`Script::compiler_halt_offset`]. Version 3: arrays' `nNextFreeElement`.
+const BINARY_MAGIC: &[u8; 8] = b"ZOPBIN\x00\x03";
 
 /// Why a binary `.zop` could not be read.
 #[derive(Debug, thiserror::Error)]

@@ -564,8 +564,13 @@ impl<'a> Parser<'a> {
         if self.rest_starts_with(b"array(") {
             self.pos += 6;
             let mut items = Vec::new();
+            let mut next_free = None;
             if !self.eat(b')') {
                 loop {
+                    if let Some(n) = self.array_next_free()? {
+                        next_free = Some(n);
+                        break;
+                    }
                     let key = self.array_key()?;
                     let value = self.literal(depth + 1)?;
                     items.push((key, value));
@@ -575,7 +580,10 @@ impl<'a> Parser<'a> {
                     self.list_separator(b')')?;
                 }
             }
-            Ok(Literal::Array(items))
+            Ok(Literal::Array(match next_free {
+                Some(n) => PhpArray::with_next_free(items, n),
+                None => PhpArray::from(items),
+            }))
         } else if self.rest_starts_with(b"ast(") {
             Ok(Literal::Ast(Box::new(self.ast(depth + 1)?)))
         } else {
@@ -591,6 +599,22 @@ impl<'a> Parser<'a> {
         } else {
             Err(self.expected(&format!("`,` or `{}`", close as char)))
         }
+    }
+
+    /// `next=N)`, the last item of an array with an unusual `nNextFreeElement`.
+    #[inline(never)]
+    fn array_next_free(&mut self) -> Result<Option<i64>> {
+        self.skip_ws();
+        if !self.rest_starts_with(b"next=") {
+            return Ok(None);
+        }
+        self.pos += 5;
+        let n = self.i64_number()?;
+        self.skip_ws();
+        if !self.eat(b')') {
+            return Err(self.expected("`)` after the array's next=N"));
+        }
+        Ok(Some(n))
     }
 
     /// `KEY =>` of an array element.

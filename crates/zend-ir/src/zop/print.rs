@@ -618,6 +618,12 @@ pub(crate) fn write_literal(out: &mut String, lit: &Literal, elide: bool) {
                 out.push_str(" => ");
                 write_literal(out, v, false);
             }
+            if elems.next_free() != PhpArray::usual_next_free(elems) {
+                if !elems.is_empty() {
+                    out.push_str(", ");
+                }
+                let _ = write!(out, "next={}", elems.next_free());
+            }
             out.push(')');
         }
         Literal::Ast(ast) => {

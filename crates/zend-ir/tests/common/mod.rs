@@ -125,15 +125,18 @@ fn nested_ast() -> Ast {
                 kind: ZEND_AST_ZVAL,
                 attr: 0,
                 lineno: 7,
-                body: AstBody::Zval(Literal::Array(vec![(
-                    ArrayKey::Long(-3),
-                    Literal::Ast(Box::new(Ast {
-                        kind: 999,
-                        attr: 65535,
-                        lineno: 0,
-                        body: AstBody::Children(vec![]),
-                    })),
-                )])),
+                body: AstBody::Zval(Literal::Array(
+                    vec![(
+                        ArrayKey::Long(-3),
+                        Literal::Ast(Box::new(Ast {
+                            kind: 999,
+                            attr: 65535,
+                            lineno: 0,
+                            body: AstBody::Children(vec![]),
+                        })),
+                    )]
+                    .into(),
+                )),
             }),
         ]),
     }
@@ -184,17 +187,22 @@ pub fn everything_script() -> Script {
             b"quote\" backslash\\ nul\0 tab\t nl\n cr\r high\xff\x80 utf8 \xc3\xa9 ;comment \\x41 \\n end\\"
                 .to_vec(),
         )),
+        // nNextFreeElement other than the keys give: after an unset, and `[]` given a
+        // negative key.
+        Literal::Array(PhpArray::with_next_free(vec![(ArrayKey::Long(0), Literal::True)], 2)),
+        Literal::Array(PhpArray::with_next_free(vec![(ArrayKey::Long(-5), Literal::Null)], 0)),
+        Literal::Array(PhpArray::with_next_free(vec![], i64::MIN)),
         Literal::String(s("Foo\\Bar\\Baz")),
-        Literal::Array(vec![]),
+        Literal::Array(vec![].into()),
         Literal::Array(vec![
             (ArrayKey::Long(0), Literal::Long(1)),
             (ArrayKey::Long(-7), Literal::String(s("x"))),
             (ArrayKey::Str(s("key \"q\"")), Literal::Array(vec![(
                 ArrayKey::Str(PhpStr(b"\x00bin".to_vec())),
                 Literal::Null,
-            )])),
+            )].into())),
             (ArrayKey::Long(i64::MIN), Literal::Ast(Box::new(nested_ast()))),
-        ]),
+        ].into()),
         Literal::Ast(Box::new(nested_ast())),
     ]);
     let n = main.literals.len() as u32;

@@ -22,7 +22,7 @@ pub fn s(b: &[u8]) -> Literal {
 }
 
 fn arr(entries: Vec<(ArrayKey, Literal)>) -> Literal {
-    Literal::Array(entries)
+    Literal::Array(entries.into())
 }
 
 fn list(items: Vec<Literal>) -> Literal {

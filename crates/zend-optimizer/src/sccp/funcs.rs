@@ -11,7 +11,7 @@
 //! other parameters take only their exact type in both modes.
 
 use zend_ir::opcode::*;
-use zend_ir::{ArrayKey, Literal, PhpDouble, PhpStr};
+use zend_ir::{ArrayKey, Literal, PhpArray, PhpDouble, PhpStr};
 
 fn s(v: &[u8]) -> Literal {
     Literal::String(PhpStr(v.to_vec()))
@@ -51,7 +51,7 @@ fn bool_arg(a: &Literal) -> Option<bool> {
     }
 }
 
-fn arr_arg(a: &Literal) -> Option<&Vec<(ArrayKey, Literal)>> {
+fn arr_arg(a: &Literal) -> Option<&PhpArray> {
     match a {
         Literal::Array(v) => Some(v),
         _ => None,
@@ -926,7 +926,7 @@ pub fn ct_eval_func_call(name: &[u8], args: &[Literal], strict_types: bool) -> O
                     out.push((ArrayKey::Long(out.len() as i64), key_literal(k)));
                 }
             }
-            Some(Literal::Array(out))
+            Some(Literal::Array(out.into()))
         }
         (b"array_values", [a]) => Some(Literal::Array(
             arr_arg(a)?
@@ -945,7 +945,7 @@ pub fn ct_eval_func_call(name: &[u8], args: &[Literal], strict_types: bool) -> O
                     }
                 }
             }
-            Some(Literal::Array(out))
+            Some(Literal::Array(out.into()))
         }
         (b"array_flip", [a]) => {
             let mut out = Vec::new();
@@ -957,7 +957,7 @@ pub fn ct_eval_func_call(name: &[u8], args: &[Literal], strict_types: bool) -> O
                 };
                 update(&mut out, nk, key_literal(k));
             }
-            Some(Literal::Array(out))
+            Some(Literal::Array(out.into()))
         }
         (b"array_search", [n, h, rest @ ..]) if rest.len() <= 1 => {
             let strict = match rest {
@@ -1019,7 +1019,7 @@ pub fn ct_eval_func_call(name: &[u8], args: &[Literal], strict_types: bool) -> O
                     out.push((k.clone(), v.clone()));
                 }
             }
-            Some(Literal::Array(out))
+            Some(Literal::Array(out.into()))
         }
         (b"array_diff", [a, others @ ..]) => {
             let mut exclude: Vec<Vec<u8>> = Vec::new();
@@ -1034,25 +1034,24 @@ pub fn ct_eval_func_call(name: &[u8], args: &[Literal], strict_types: bool) -> O
                     out.push((k.clone(), v.clone()));
                 }
             }
-            Some(Literal::Array(out))
+            Some(Literal::Array(out.into()))
         }
         (b"array_diff_key", [a, others @ ..]) => {
             let mut exclude: Vec<&ArrayKey> = Vec::new();
             for o in others {
                 exclude.extend(arr_arg(o)?.iter().map(|(k, _)| k));
             }
-            let out = arr_arg(a)?
+            let out: Vec<_> = arr_arg(a)?
                 .iter()
                 .filter(|(k, _)| !exclude.contains(&k))
                 .cloned()
                 .collect();
-            Some(Literal::Array(out))
+            Some(Literal::Array(out.into()))
         }
         // An entry goes when another array has its key with a value of the same string
         // form.
         (b"array_diff_assoc", [a, others @ ..]) => {
-            let others: Vec<&Vec<(ArrayKey, Literal)>> =
-                others.iter().map(arr_arg).collect::<Option<_>>()?;
+            let others: Vec<&PhpArray> = others.iter().map(arr_arg).collect::<Option<_>>()?;
             let mut out = Vec::new();
             for (k, v) in arr_arg(a)? {
                 let mut gone = false;
@@ -1068,13 +1067,14 @@ pub fn ct_eval_func_call(name: &[u8], args: &[Literal], strict_types: bool) -> O
                     out.push((k.clone(), v.clone()));
                 }
             }
-            Some(Literal::Array(out))
+            Some(Literal::Array(out.into()))
         }
         (b"array_replace", [a, others @ ..]) => {
+            // A copy of the first array (its nNextFreeElement too), updated.
             let mut out = arr_arg(a)?.clone();
             for o in others {
                 for (k, v) in arr_arg(o)? {
-                    update(&mut out, k.clone(), v.clone());
+                    out.update(k.clone(), v.clone());
                 }
             }
             Some(Literal::Array(out))
@@ -1098,7 +1098,7 @@ pub fn ct_eval_func_call(name: &[u8], args: &[Literal], strict_types: bool) -> O
                 };
                 update(&mut out, k, v.clone());
             }
-            Some(Literal::Array(out))
+            Some(Literal::Array(out.into()))
         }
         (b"urldecode", [a]) => Some(s(&urldecode(&str_arg_s(a)?, false))),
         (b"rawurldecode", [a]) => Some(s(&urldecode(&str_arg_s(a)?, true))),

@@ -29,7 +29,7 @@ use zend_ir::dump::{dump_const, dump_var};
 use zend_ir::opcode::*;
 use zend_ir::types::*;
 use zend_ir::IS_CV;
-use zend_ir::{ArrayKey, Literal, MayBe, OpArray, OpNum, Operand, PhpDouble, PhpStr};
+use zend_ir::{ArrayKey, Literal, MayBe, OpArray, OpNum, Operand, PhpArray, PhpDouble, PhpStr};
 use zend_ssa::{EscapeState, PhiId, Ssa, SsaVar, VarTypes};
 
 use crate::ctx::{ClassLookup, OptimizerCtx};
@@ -47,7 +47,7 @@ const ZEND_SHORT_CIRCUITING_CHAIN_ISSET: u32 = 1;
 const ZEND_SHORT_CIRCUITING_CHAIN_EMPTY: u32 = 2;
 
 /// A hash table of a partial array or object: insertion order, keys as PHP stores them.
-pub type Ht = Vec<(ArrayKey, Value)>;
+pub type Ht = PhpArray<Value>;
 
 /// A point of SCCP's lattice (the `zval` of `sccp_ctx.values`).
 #[derive(Clone, Debug, PartialEq)]
@@ -103,11 +103,7 @@ impl Value {
     /// The elements of an array value, constant or partial.
     fn elements(&self) -> Option<Ht> {
         match self {
-            Value::Const(Literal::Array(a)) => Some(
-                a.iter()
-                    .map(|(k, v)| (k.clone(), Value::Const(v.clone())))
-                    .collect(),
-            ),
+            Value::Const(Literal::Array(a)) => Some(a.map(|v| Value::Const(v.clone()))),
             Value::PartialArray(h) | Value::PartialObject(h) => Some(h.clone()),
             _ => None,
         }
@@ -130,44 +126,8 @@ fn identical(a: &Value, b: &Value) -> bool {
 }
 
 /// Turns an element list back into a constant array when every element is constant.
-fn ht_to_literal(h: &Ht) -> Option<Vec<(ArrayKey, Literal)>> {
-    h.iter()
-        .map(|(k, v)| v.lit().map(|l| (k.clone(), l.clone())))
-        .collect()
-}
-
-fn ht_find<'h>(h: &'h Ht, key: &ArrayKey) -> Option<&'h Value> {
-    h.iter().find(|(k, _)| k == key).map(|(_, v)| v)
-}
-
-fn ht_del(h: &mut Ht, key: &ArrayKey) {
-    if let Some(p) = h.iter().position(|(k, _)| k == key) {
-        h.remove(p);
-    }
-}
-
-fn ht_update(h: &mut Ht, key: ArrayKey, v: Value) {
-    if let Some(slot) = h.iter_mut().find(|(k, _)| *k == key) {
-        slot.1 = v;
-    } else {
-        h.push((key, v));
-    }
-}
-
-/// `nNextFreeElement` of an array built from these keys (PHP 8.2: never below 0).
-fn next_free(h: &Ht) -> Option<i64> {
-    let mut next: i64 = 0;
-    for (k, _) in h {
-        if let ArrayKey::Long(l) = k {
-            if *l >= next {
-                next = if *l == i64::MAX { i64::MAX } else { l + 1 };
-            }
-        }
-    }
-    if ht_find(h, &ArrayKey::Long(next)).is_some() {
-        return None;
-    }
-    Some(next)
+fn ht_to_literal(h: &Ht) -> Option<PhpArray> {
+    h.try_map(|v| v.lit().cloned())
 }
 
 /// `zend_symtable` key of a string: a canonical decimal integer string is an integer key.
@@ -205,7 +165,7 @@ fn fetch_array_elem(arr: &Value, key: &Value) -> Result<Option<Value>, ()> {
             .iter()
             .find(|(kk, _)| *kk == k)
             .map(|(_, v)| Value::Const(v.clone())),
-        Value::PartialArray(h) => ht_find(h, &k).cloned(),
+        Value::PartialArray(h) => h.get(&k).cloned(),
         _ => None,
     })
 }
@@ -284,7 +244,7 @@ fn ct_eval_isset_dim(extended_value: u32, op1: &Value, op2: &Value) -> Option<Va
 fn ct_eval_del_array_elem(h: &mut Ht, key: &Value) -> bool {
     match dim_key(key) {
         Some(k) => {
-            ht_del(h, &k);
+            h.remove(&k);
             true
         }
         None => false,
@@ -304,14 +264,11 @@ fn ct_eval_add_array_elem(result: &mut Value, value: &Value, key: Option<&Value>
     let Some(mut h) = result.elements() else {
         return false;
     };
-    let k = match k {
-        Some(k) => k,
-        None => match next_free(&h) {
-            Some(n) => ArrayKey::Long(n),
-            None => return false,
-        },
-    };
-    ht_update(&mut h, k, value.clone());
+    match k {
+        Some(k) => h.update(k, value.clone()),
+        None if h.next_index_insert(value.clone()) => {}
+        None => return false,
+    }
     *result = rebuild(h, partial);
     true
 }
@@ -338,7 +295,7 @@ fn make_partial(v: Value) -> Value {
 fn ct_eval_assign_dim(result: &mut Value, value: &Value, key: Option<&Value>) -> bool {
     match result.type_code() {
         IS_NULL | IS_FALSE => {
-            *result = Value::Const(Literal::Array(Vec::new()));
+            *result = Value::Const(Literal::Array(PhpArray::new()));
             ct_eval_add_array_elem(result, value, key)
         }
         IS_ARRAY | 253 => ct_eval_add_array_elem(result, value, key),
@@ -358,7 +315,7 @@ fn prop_key(key: &Value) -> Option<ArrayKey> {
 fn ct_eval_fetch_obj(op1: &Value, op2: &Value) -> Option<Value> {
     if let Value::PartialObject(h) = op1 {
         let k = prop_key(op2)?;
-        let v = ht_find(h, &k)?;
+        let v = h.get(&k)?;
         if !v.is_bot() {
             return Some(v.clone());
         }
@@ -370,7 +327,7 @@ fn ct_eval_fetch_obj(op1: &Value, op2: &Value) -> Option<Value> {
 fn ct_eval_isset_obj(extended_value: u32, op1: &Value, op2: &Value) -> Option<Value> {
     if let Value::PartialObject(h) = op1 {
         let k = prop_key(op2)?;
-        let v = ht_find(h, &k)?;
+        let v = h.get(&k)?;
         if v.is_bot() {
             return None;
         }
@@ -383,13 +340,13 @@ fn ct_eval_isset_obj(extended_value: u32, op1: &Value, op2: &Value) -> Option<Va
 /// `ct_eval_assign_obj`.
 fn ct_eval_assign_obj(result: &mut Value, value: &Value, key: &Value) -> bool {
     let mut h = match result {
-        Value::Const(Literal::Null) | Value::Const(Literal::False) => Vec::new(),
+        Value::Const(Literal::Null) | Value::Const(Literal::False) => Ht::new(),
         Value::PartialObject(h) => std::mem::take(h),
         _ => return false,
     };
     let ok = match prop_key(key) {
         Some(k) => {
-            ht_update(&mut h, k, value.clone());
+            h.update(k, value.clone());
             true
         }
         None => false,
@@ -997,9 +954,13 @@ fn join_hash_tables(a: &Value, b: &Value) -> Ht {
         a.elements().unwrap_or_default(),
         b.elements().unwrap_or_default(),
     );
-    ha.into_iter()
-        .filter(|(k, v)| ht_find(&hb, k).is_some_and(|w| identical(v, w)))
-        .collect()
+    let mut joined = Ht::new();
+    for (k, v) in ha.into_elements() {
+        if hb.get(&k).is_some_and(|w| identical(&v, w)) {
+            joined.add_new(k, v);
+        }
+    }
+    joined
 }
 
 /// `join_phi_values`: the meet of `a` and `b` into `a`. `same_table` says whether two
@@ -1132,7 +1093,7 @@ impl Sccp<'_> {
                     .result_def
                     .is_some_and(|r| ssa.vars[r.index()].escape_state == EscapeState::NoEscape);
                 if no_escape {
-                    self.set(scdf, sop.result_def, &Value::PartialObject(Vec::new()));
+                    self.set(scdf, sop.result_def, &Value::PartialObject(Ht::new()));
                 } else {
                     self.set(scdf, sop.result_def, &bot);
                 }
@@ -1473,7 +1434,7 @@ impl Sccp<'_> {
             // Update of an unknown index.
             self.set(scdf, sop.result_def, &bot);
             if sop.op1_def.is_some() {
-                self.set(scdf, sop.op1_def, &Value::PartialArray(Vec::new()));
+                self.set(scdf, sop.op1_def, &Value::PartialArray(Ht::new()));
             } else {
                 self.set(scdf, sop.op1_def, &bot);
             }
@@ -1486,7 +1447,7 @@ impl Sccp<'_> {
                 && sop.op1_def.is_some()
             {
                 let mut h = if t == IS_NULL || t == IS_FALSE {
-                    Vec::new()
+                    Ht::new()
                 } else {
                     op1.elements().unwrap_or_default()
                 };
@@ -1567,7 +1528,7 @@ impl Sccp<'_> {
         }
         if op2.is_bot() {
             self.set(scdf, sop.result_def, &bot);
-            self.set(scdf, sop.op1_def, &Value::PartialObject(Vec::new()));
+            self.set(scdf, sop.op1_def, &Value::PartialObject(Ht::new()));
             return;
         }
         if data.is_bot() {
@@ -1576,11 +1537,11 @@ impl Sccp<'_> {
             if op1.is_partial_object() || t == IS_NULL || t == IS_FALSE {
                 let mut h = match &op1 {
                     Value::PartialObject(h) => h.clone(),
-                    _ => Vec::new(),
+                    _ => Ht::new(),
                 };
                 match prop_key(&op2) {
                     Some(k) => {
-                        ht_del(&mut h, &k);
+                        h.remove(&k);
                         self.set(scdf, sop.op1_def, &Value::PartialObject(h));
                     }
                     None => self.set(scdf, sop.op1_def, &bot),
@@ -1690,7 +1651,7 @@ impl Sccp<'_> {
                 if data.is_bot() {
                     let mut zv = o1.clone();
                     if let (Value::PartialObject(h), Some(k)) = (&mut zv, prop_key(o2)) {
-                        ht_del(h, &k);
+                        h.remove(&k);
                     }
                     self.set(scdf, sop.result_def, &Value::Bot);
                     self.set(scdf, sop.op1_def, &zv);
@@ -1760,7 +1721,7 @@ impl Sccp<'_> {
             // Update of an unknown index.
             self.set(scdf, sop.op1_def, &bot);
             if sop.result_def.is_some() {
-                self.set(scdf, sop.result_def, &Value::PartialArray(Vec::new()));
+                self.set(scdf, sop.result_def, &Value::PartialArray(Ht::new()));
             } else {
                 self.set(scdf, sop.result_def, &bot);
             }
@@ -1772,7 +1733,7 @@ impl Sccp<'_> {
             self.set(scdf, sop.op1_def, &bot);
             if sop.result_def.is_some() {
                 let mut h = match &result {
-                    None => Vec::new(),
+                    None => Ht::new(),
                     Some(r) => {
                         let h = r.elements().unwrap_or_default();
                         take_result(self);
@@ -1800,7 +1761,7 @@ impl Sccp<'_> {
                 take_result(self);
                 r
             }
-            None => Value::Const(Literal::Array(Vec::new())),
+            None => Value::Const(Literal::Array(PhpArray::new())),
         };
         match &op1 {
             Some(v) => {
@@ -1902,12 +1863,13 @@ fn ct_eval_add_array_unpack(result: &mut Value, array: &Value, php_8_2_bug: bool
     };
     for (k, v) in src {
         match k {
-            ArrayKey::Str(_) => ht_update(&mut h, k.clone(), Value::Const(v.clone())),
+            ArrayKey::Str(_) => h.update(k.clone(), Value::Const(v.clone())),
             ArrayKey::Long(_) if partial && !php_8_2_bug => {}
-            ArrayKey::Long(_) => match next_free(&h) {
-                Some(n) => h.push((ArrayKey::Long(n), Value::Const(v.clone()))),
-                None => return false,
-            },
+            ArrayKey::Long(_) => {
+                if !h.next_index_insert(Value::Const(v.clone())) {
+                    return false;
+                }
+            }
         }
     }
     *result = rebuild(h, partial);
@@ -1921,11 +1883,7 @@ fn dump_value(out: &mut Vec<u8>, v: &Value) {
         Value::Bot => out.extend_from_slice(b" bot"),
         Value::Const(Literal::Array(a)) => {
             out.extend_from_slice(b" [");
-            let h: Ht = a
-                .iter()
-                .map(|(k, v)| (k.clone(), Value::Const(v.clone())))
-                .collect();
-            dump_ht(out, &h);
+            dump_ht(out, &a.map(|v| Value::Const(v.clone())));
             out.push(b']');
         }
         Value::PartialArray(h) => {
