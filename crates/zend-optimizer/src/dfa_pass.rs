@@ -572,11 +572,15 @@ fn replace_predecessor(
     // The phis lose their source for the old edge, the later ones moving down. PHP moves
     // the sources only, leaving the dropped variable's phi use chain naming the phi (and
     // the phi's use-chain slots unshifted); the source goes here with its chain link, as
-    // zend_ssa_remove_predecessor drops one, so the chains stay exact.
+    // zend_ssa_remove_predecessor drops one, so the chains stay exact. A pi on either
+    // edge goes, its uses reading its source.
     for &p in &fa.ssa.blocks[block.index()].phis.clone() {
         let phi = &fa.ssa.phis[p.index()];
-        if phi.pi.is_none() && old_idx < phi.sources.len() {
-            fa.ssa.remove_phi_source(p, old_idx);
+        match phi.pi {
+            Some(pi) if pi == old_pred || pi == new_pred => fa.ssa.remove_pi_of_removed_edge(p),
+            Some(_) => {}
+            None if old_idx < phi.sources.len() => fa.ssa.remove_phi_source(p, old_idx),
+            None => {}
         }
     }
     fa.cfg.remove_predecessor_at(block, old_idx);

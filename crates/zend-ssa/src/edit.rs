@@ -431,6 +431,17 @@ impl Ssa {
         self.vars[var.index()].definition_phi = None;
     }
 
+    /// A pi whose edge went: its uses read its source instead (`update_types` 0), and it is
+    /// removed, as `zend_ssa_remove_predecessor` and `zend_ssa_replace_predecessor` do.
+    pub fn remove_pi_of_removed_edge(&mut self, pi: PhiId) {
+        let phi = &self.phis[pi.index()];
+        let (var, source) = (phi.ssa_var, phi.sources[0]);
+        if let Some(source) = source {
+            self.rename_var_uses(var, source, None);
+        }
+        self.remove_phi(pi);
+    }
+
     /// Whether [`Ssa::remove_phi`] removed phi `p` (PHP sets its `ssa_var` to -1).
     pub fn is_phi_removed(&self, p: PhiId) -> bool {
         let var = self.phis[p.index()].ssa_var;
@@ -601,13 +612,7 @@ impl Ssa {
         for p in phis {
             let phi = &self.phis[p.index()];
             match phi.pi {
-                Some(pi) if pi == from => {
-                    let (var, source) = (phi.ssa_var, phi.sources[0]);
-                    if let Some(source) = source {
-                        self.rename_var_uses(var, source, None);
-                    }
-                    self.remove_phi(p);
-                }
+                Some(pi) if pi == from => self.remove_pi_of_removed_edge(p),
                 Some(_) => {
                     // A pi on another edge: PHP leaves its (unread) extra sources; they
                     // are kept as many as the predecessors. All equal, the last goes.
