@@ -230,58 +230,118 @@ impl<'a> Scdf<'a> {
         }
     }
 
-    /// `kept_alive_by_loop_var_free`: an unreachable block holding the FREE of a loop
-    /// variable defined in an executable block stays (temporary compaction needs it).
-    fn kept_alive_by_loop_var_free(&self, b: BlockId) -> bool {
-        if !self.cfg.func_flags.contains(FuncFlags::FREE_LOOP_VAR) {
+    /// `is_live_loop_var_free`: op `i` is the FREE of a loop variable defined in an
+    /// executable block.
+    fn is_live_loop_var_free(&self, i: u32) -> bool {
+        if !zend_cfg::cfg::is_loop_var_free(&self.op_array.opcodes[i as usize]) {
             return false;
         }
-        let block = self.cfg.block(b);
-        for i in block.ops() {
-            let op = &self.op_array.opcodes[i as usize];
-            if zend_cfg::cfg::is_loop_var_free(op) {
-                if let Some(v) = self.ssa.ops[i as usize].op1_use {
-                    if let Some(def) = self.ssa.vars[v.index()].definition {
-                        if self
-                            .executable_blocks
-                            .contains(self.cfg.map[def.index()].index())
-                        {
-                            return true;
-                        }
-                    }
-                }
-            }
-        }
-        false
+        let def = self.ssa.ops[i as usize]
+            .op1_use
+            .and_then(|v| self.ssa.vars[v.index()].definition);
+        def.is_some_and(|def| {
+            self.executable_blocks
+                .contains(self.cfg.map[def.index()].index())
+        })
     }
 
-    /// The reachable blocks the solve found unreachable, in block order, except those
-    /// [`Scdf::kept_alive_by_loop_var_free`] keeps: what `scdf_remove_unreachable_blocks`
-    /// removes.
-    pub fn unreachable_blocks(&self) -> Vec<BlockId> {
-        (0..self.cfg.blocks_count())
-            .map(|b| BlockId(b as u32))
-            .filter(|&b| {
-                !self.executable_blocks.contains(b.index())
-                    && self.cfg.block(b).flags.contains(BlockFlags::REACHABLE)
-                    && !self.kept_alive_by_loop_var_free(b)
-            })
-            .collect()
+    /// The reachable blocks the solve found unreachable, in block order, and what
+    /// `scdf_remove_unreachable_blocks` does with each: a block holding a live loop
+    /// variable FREE (`kept_alive_by_loop_var_free`) keeps those FREEs (temporary
+    /// compaction needs them), every other is removed.
+    pub fn unreachable_blocks(&self) -> Vec<Unreachable> {
+        let mut out = Vec::new();
+        for b in (0..self.cfg.blocks_count()).map(|b| BlockId(b as u32)) {
+            if self.executable_blocks.contains(b.index())
+                || !self.cfg.block(b).flags.contains(BlockFlags::REACHABLE)
+            {
+                continue;
+            }
+            let frees: Vec<OpNum> = if self.cfg.func_flags.contains(FuncFlags::FREE_LOOP_VAR) {
+                self.cfg
+                    .block(b)
+                    .ops()
+                    .filter(|&i| self.is_live_loop_var_free(i))
+                    .map(OpNum)
+                    .collect()
+            } else {
+                Vec::new()
+            };
+            out.push(if frees.is_empty() {
+                Unreachable::Remove(b)
+            } else {
+                Unreachable::KeepLoopVarFrees(b, frees)
+            });
+        }
+        out
+    }
+}
+
+/// A block SCCP found unreachable ([`Scdf::unreachable_blocks`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Unreachable {
+    /// Removed: `zend_ssa_remove_block`.
+    Remove(BlockId),
+    /// Kept for these FREEs of loop variables defined in executable blocks:
+    /// `cleanup_loop_var_free_block` removes its phis and its other ops, and its edges.
+    KeepLoopVarFrees(BlockId, Vec<OpNum>),
+}
+
+impl Unreachable {
+    pub fn block(&self) -> BlockId {
+        match self {
+            Unreachable::Remove(b) | Unreachable::KeepLoopVarFrees(b, _) => *b,
+        }
     }
 }
 
 /// `scdf_remove_unreachable_blocks`: removes `blocks` (from [`Scdf::unreachable_blocks`])
-/// through the SSA edit API; returns the number of ops they held.
+/// through the SSA edit API; returns the number of ops removed.
 pub fn remove_unreachable_blocks(
     op_array: &mut OpArray,
     ssa: &mut Ssa,
     cfg: &mut Cfg,
-    blocks: &[BlockId],
+    blocks: &[Unreachable],
 ) -> usize {
     let mut removed = 0;
-    for &b in blocks {
-        removed += cfg.block(b).len as usize;
-        ssa.remove_block(op_array, cfg, b);
+    for u in blocks {
+        match u {
+            Unreachable::Remove(b) => {
+                removed += cfg.block(*b).len as usize;
+                ssa.remove_block(op_array, cfg, *b);
+            }
+            Unreachable::KeepLoopVarFrees(b, frees) => {
+                removed += cleanup_loop_var_free_block(op_array, ssa, cfg, *b, frees);
+            }
+        }
     }
+    removed
+}
+
+/// `cleanup_loop_var_free_block`: block `b` stays reachable with its loop variable FREEs;
+/// its phis and every other op go, and so do its edges.
+fn cleanup_loop_var_free_block(
+    op_array: &mut OpArray,
+    ssa: &mut Ssa,
+    cfg: &mut Cfg,
+    b: BlockId,
+    frees: &[OpNum],
+) -> usize {
+    for p in ssa.blocks[b.index()].phis.clone() {
+        let var = ssa.phis[p.index()].ssa_var;
+        ssa.remove_uses_of_var(var);
+        ssa.remove_phi(p);
+    }
+    let mut removed = 0;
+    for i in cfg.block(b).ops() {
+        let op = OpNum(i);
+        if op_array.opcodes[op.index()].opcode == ZEND_NOP || frees.contains(&op) {
+            continue;
+        }
+        ssa.remove_defs_of_instr(op);
+        ssa.remove_instr(op_array, op);
+        removed += 1;
+    }
+    ssa.remove_block_from_cfg(cfg, b);
     removed
 }

@@ -662,6 +662,13 @@ impl Ssa {
             self.remove_instr(op_array, op);
         }
 
+        self.remove_block_from_cfg(cfg, b);
+    }
+
+    /// `zend_ssa_remove_block_from_cfg`: block `b` keeps its ops but loses its edges (its
+    /// successors lose it as a predecessor, with their phis' sources for it; its
+    /// predecessors lose it as a successor) and leaves the dominator tree.
+    pub fn remove_block_from_cfg(&mut self, cfg: &mut Cfg, b: BlockId) {
         for s in cfg.successors(b).to_vec() {
             self.remove_predecessor(cfg, b, s);
         }

@@ -1993,7 +1993,7 @@ fn class_allows_propagation(ctx: &OptimizerCtx, op_array: &OpArray, name: &[u8])
 /// The result of the analysis part of SCCP, for tests and tools.
 pub struct Analysis {
     pub values: Vec<Value>,
-    pub unreachable: Vec<BlockId>,
+    pub unreachable: Vec<scdf::Unreachable>,
 }
 
 /// Runs the SCCP solve alone (no change to the op_array).
@@ -2091,7 +2091,7 @@ pub fn sccp_optimize_op_array(
     }
     let mut removed = 0;
     if ctx.logging() {
-        for &b in &unreachable {
+        for b in unreachable.iter().map(scdf::Unreachable::block) {
             let start = cfg.block(b).start;
             ctx.note(op_array, OpNum(start), ChangeKind::Removed, || {
                 format!("block {} never executes (SCCP)", b.0)
