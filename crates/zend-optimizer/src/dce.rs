@@ -447,6 +447,15 @@ fn may_have_side_effects(
                 {
                     return true;
                 }
+                // So could the element the write replaces. Not in dce.c's source, but what
+                // the PHP 8.2 binary does (its dumps keep `$a = [$p]; $a['k'] = 5;` and
+                // `$a = [(array) $p]; $a['k'] = f();`, remove `$a = [(string) $p]; ...`):
+                // fuzz seed 10404.
+                if opline.opcode == ZEND_ASSIGN_DIM
+                    && view.op1_info(n) & MAY_HAVE_DTOR & !(mb::OBJECT | mb::RESOURCE) != 0
+                {
+                    return true;
+                }
             }
             false
         }
