@@ -1522,7 +1522,8 @@ fn rewrite_vars(op_array: &mut OpArray, ctx: &mut OptimizerCtx, fa: &mut FuncAna
                             let zero = match literal(op_array, op_array.opcodes[op_1].op1) {
                                 Some(Literal::Long(0)) => info2 & (mb::ANY | mb::UNDEF) == mb::LONG,
                                 Some(Literal::Double(d)) => {
-                                    d.get() == 0.0 && info2 & (mb::ANY | mb::UNDEF) == mb::DOUBLE
+                                    is_neutral_zero(d.get(), false, ctx.php_bugs)
+                                        && info2 & (mb::ANY | mb::UNDEF) == mb::DOUBLE
                                 }
                                 _ => false,
                             };
@@ -1565,7 +1566,8 @@ fn rewrite_vars(op_array: &mut OpArray, ctx: &mut OptimizerCtx, fa: &mut FuncAna
                             let zero = match literal(op_array, op_array.opcodes[op_1].op2) {
                                 Some(Literal::Long(0)) => info1 & (mb::ANY | mb::UNDEF) == mb::LONG,
                                 Some(Literal::Double(d)) => {
-                                    d.get() == 0.0 && info1 & (mb::ANY | mb::UNDEF) == mb::DOUBLE
+                                    is_neutral_zero(d.get(), op.opcode == ZEND_SUB, ctx.php_bugs)
+                                        && info1 & (mb::ANY | mb::UNDEF) == mb::DOUBLE
                                 }
                                 _ => false,
                             };
@@ -1822,4 +1824,13 @@ fn rewrite_vars(op_array: &mut OpArray, ctx: &mut OptimizerCtx, fa: &mut FuncAna
         }
     }
     remove_nops
+}
+
+/// Whether adding (`subtract`: subtracting) the double zero `d` gives back every double:
+/// only -0.0 for an addition and +0.0 for a subtraction do (-0.0 + 0.0 is 0.0). PHP 8.2
+/// takes either zero ([`PhpBugs::SIGNED_ZERO_ADDITION`]).
+fn is_neutral_zero(d: f64, subtract: bool, php_bugs: crate::PhpBugs) -> bool {
+    d == 0.0
+        && (php_bugs.contains(crate::PhpBugs::SIGNED_ZERO_ADDITION)
+            || d.is_sign_negative() != subtract)
 }

@@ -49,17 +49,23 @@ impl PhpBugs {
     /// (`$unused[1.5] = 1;`: an error handler sees it; php-src GH-16396).
     pub const REMOVED_FLOAT_KEY_DEPRECATION: PhpBugs = PhpBugs(1 << 4);
 
+    /// The DFA pass turns `$x + 0.0` (`0.0 + $x`, `$x - -0.0`, and `$x + 0` once the 0 is
+    /// made a double) of a double into a copy of `$x`, which is not the sum when `$x` is
+    /// -0.0: -0.0 + 0.0 is 0.0 (fuzz seed 14384).
+    pub const SIGNED_ZERO_ADDITION: PhpBugs = PhpBugs(1 << 5);
+
     /// Every bug PHP 8.2 has: the optimizer as the 8.2 binary runs it.
     pub const PHP_8_2: PhpBugs = PhpBugs(
         Self::NEGATED_ORDERED_COMPARISON.0
             | Self::UNPACK_INTO_PARTIAL_ARRAY.0
             | Self::DANGLING_JUMP_TABLE_ENTRY.0
             | Self::MERGED_ECHOS.0
-            | Self::REMOVED_FLOAT_KEY_DEPRECATION.0,
+            | Self::REMOVED_FLOAT_KEY_DEPRECATION.0
+            | Self::SIGNED_ZERO_ADDITION.0,
     );
 
     /// Each bug alone, with its name.
-    pub const EACH: [(PhpBugs, &'static str); 5] = [
+    pub const EACH: [(PhpBugs, &'static str); 6] = [
         (
             Self::NEGATED_ORDERED_COMPARISON,
             "negated-ordered-comparison",
@@ -71,6 +77,7 @@ impl PhpBugs {
             Self::REMOVED_FLOAT_KEY_DEPRECATION,
             "removed-float-key-deprecation",
         ),
+        (Self::SIGNED_ZERO_ADDITION, "signed-zero-addition"),
     ];
 
     pub fn contains(self, bug: PhpBugs) -> bool {
@@ -140,7 +147,7 @@ mod tests {
         assert_eq!(
             PhpBugs::PHP_8_2.to_string(),
             "negated-ordered-comparison,unpack-into-partial-array,dangling-jump-table-entry,\
-             merged-echos,removed-float-key-deprecation"
+             merged-echos,removed-float-key-deprecation,signed-zero-addition"
         );
     }
 }

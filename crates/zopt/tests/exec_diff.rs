@@ -35,6 +35,7 @@ const PHP_OPTIMIZER_BUGS: &[&str] = &[
     "fz_block_pass_nan_negation.php",
     "fz_block_pass_merged_echos.php",
     "fz_dce_float_key_deprecation.php",
+    "fz_dfa_signed_zero_addition.php",
 ];
 
 fn require_tool(name: &str, install: &str) {
