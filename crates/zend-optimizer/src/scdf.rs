@@ -236,13 +236,18 @@ impl<'a> Scdf<'a> {
         if !zend_cfg::cfg::is_loop_var_free(&self.op_array.opcodes[i as usize]) {
             return false;
         }
-        let def = self.ssa.ops[i as usize]
-            .op1_use
-            .and_then(|v| self.ssa.vars[v.index()].definition);
-        def.is_some_and(|def| {
-            self.executable_blocks
-                .contains(self.cfg.map[def.index()].index())
-        })
+        let Some(v) = self.ssa.ops[i as usize].op1_use else {
+            return false;
+        };
+        // A loop variable merged from several branches (a match arm's or a ternary's
+        // result) is defined by a phi: its block is where the variable lives from.
+        let var = &self.ssa.vars[v.index()];
+        let def_block = match (var.definition, var.definition_phi) {
+            (Some(def), _) => self.cfg.map[def.index()],
+            (None, Some(phi)) => self.ssa.phis[phi.index()].block,
+            (None, None) => return false,
+        };
+        self.executable_blocks.contains(def_block.index())
     }
 
     /// The reachable blocks the solve found unreachable, in block order, and what
