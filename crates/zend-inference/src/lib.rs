@@ -82,6 +82,11 @@ pub struct VarInfo {
     /// The integer constant assigned here may be a double instead
     /// (`ZEND_OPTIMIZER_NARROW_TO_DOUBLE`).
     pub use_as_double: bool,
+    /// The `MAY_BE_*` bits `zend_type_narrowing` took out of `type_`. Narrowing types an
+    /// integer assignment and what it flows into as doubles, which holds only where the
+    /// integer is really made a double; where it is not (SCCP propagated the integer
+    /// first), the VM still sees these types, so handler selection must not ignore them.
+    pub narrowed_away: u32,
 }
 
 /// A function's return info (`zend_func_info.return_info`).

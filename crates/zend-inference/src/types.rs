@@ -141,7 +141,8 @@ pub(crate) fn infer_types(st: &mut State) {
 fn type_narrowing(st: &mut State) {
     let n = st.vars.len();
     let mut worklist = Worklist::new_in(n, st.scratch);
-    let mut narrowed = false;
+    // The types before any narrowing, taken when the first assignment narrows.
+    let mut before: Option<Vec<u32>> = None;
     for v in st.op_array.last_var() as usize..n {
         if st.vars[v].type_ & (REF | ANY | UNDEF) != LONG {
             continue;
@@ -164,7 +165,7 @@ fn type_narrowing(st: &mut State) {
             };
             let mut visited = vec![false; n];
             if can_convert_to_double(st, v, Some(value), &mut visited) {
-                narrowed = true;
+                before.get_or_insert_with(|| st.vars.iter().map(|i| i.type_).collect());
                 st.vars[v].use_as_double = true;
                 for (i, &seen) in visited.iter().enumerate() {
                     if seen {
@@ -175,8 +176,11 @@ fn type_narrowing(st: &mut State) {
             }
         }
     }
-    if narrowed {
+    if let Some(before) = before {
         infer_types_ex(st, worklist);
+        for (info, old) in st.vars.iter_mut().zip(before) {
+            info.narrowed_away = old & !info.type_;
+        }
     }
 }
 

@@ -36,6 +36,7 @@ use crate::analysis::FuncAnalysis;
 use crate::ctx::OptimizerCtx;
 use crate::helpers::add_literal;
 use crate::level::*;
+use crate::php_bugs::PhpBugs;
 use crate::provenance::ChangeKind;
 
 /// `ZEND_DUMP_BEFORE_DFA_PASS` / `ZEND_DUMP_AFTER_DFA_PASS` (opt_debug_level bits).
@@ -405,6 +406,7 @@ fn op1_info(op_array: &OpArray, fa: &FuncAnalysis, op: usize) -> u32 {
         fa,
         op_array.opcodes[op].op1,
         fa.ssa.ops[op].op1_use,
+        &var_type,
     )
 }
 
@@ -414,6 +416,7 @@ fn op2_info(op_array: &OpArray, fa: &FuncAnalysis, op: usize) -> u32 {
         fa,
         op_array.opcodes[op].op2,
         fa.ssa.ops[op].op2_use,
+        &var_type,
     )
 }
 
@@ -422,23 +425,40 @@ fn operand_info(
     fa: &FuncAnalysis,
     operand: Operand,
     used: Option<SsaVar>,
+    vm_type: &impl Fn(&FuncAnalysis, SsaVar) -> u32,
 ) -> u32 {
     if let Some(lit) = literal(op_array, operand) {
         return const_type(lit);
     }
     match used {
-        Some(v) => var_type(fa, v),
+        Some(v) => vm_type(fa, v),
         None => UNKNOWN_INFO,
     }
+}
+
+/// The type of `v` as the VM may find it: the inferred type, with what narrowing to
+/// doubles took out of it (see [`PhpBugs::NARROWED_LONG_HANDLERS`]).
+fn vm_var_type(fa: &FuncAnalysis, v: SsaVar) -> u32 {
+    fa.inference
+        .vars
+        .get(v.index())
+        .map_or(UNKNOWN_INFO, |i| i.type_ | i.narrowed_away)
 }
 
 /// `(op1_info, op2_info, res_info)` of every op as `zend_redo_pass_two_ex` hands them to
 /// `zend_vm_set_opcode_handler_ex`: the operands' inferred types cut to the bits handler
 /// selection looks at. As in PHP 8.2, op2's is 0 when *op1* is unused, and the result of an
 /// increment or decrement is the type the variable gets (`OP1_DEF_INFO`, any value when
-/// the op defines none).
-pub fn handler_types(op_array: &OpArray, fa: &FuncAnalysis) -> Vec<(u32, u32, u32)> {
+/// the op defines none). Unless `bugs` reproduces [`PhpBugs::NARROWED_LONG_HANDLERS`], a
+/// variable's type includes what narrowing to doubles took out of it.
+pub fn handler_types(op_array: &OpArray, fa: &FuncAnalysis, bugs: PhpBugs) -> Vec<(u32, u32, u32)> {
     const MASK: u32 = mb::UNDEF | mb::ANY | mb::REF | mb::ARRAY_OF_ANY | mb::ARRAY_KEY_ANY;
+    let var_type: fn(&FuncAnalysis, SsaVar) -> u32 =
+        if bugs.contains(PhpBugs::NARROWED_LONG_HANDLERS) {
+            var_type
+        } else {
+            vm_var_type
+        };
     (0..op_array.opcodes.len().min(fa.ssa.ops.len()))
         .map(|i| {
             let op = &op_array.opcodes[i];
@@ -447,12 +467,12 @@ pub fn handler_types(op_array: &OpArray, fa: &FuncAnalysis) -> Vec<(u32, u32, u3
             let op1 = if op1_unused {
                 0
             } else {
-                operand_info(op_array, fa, op.op1, s.op1_use) & MASK
+                operand_info(op_array, fa, op.op1, s.op1_use, &var_type) & MASK
             };
             let op2 = if op1_unused {
                 0
             } else {
-                operand_info(op_array, fa, op.op2, s.op2_use) & MASK
+                operand_info(op_array, fa, op.op2, s.op2_use, &var_type) & MASK
             };
             let res = match op.opcode {
                 ZEND_PRE_INC | ZEND_PRE_DEC | ZEND_POST_INC | ZEND_POST_DEC => {

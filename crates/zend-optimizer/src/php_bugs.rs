@@ -54,6 +54,14 @@ impl PhpBugs {
     /// -0.0: -0.0 + 0.0 is 0.0 (fuzz seed 14384).
     pub const SIGNED_ZERO_ADDITION: PhpBugs = PhpBugs(1 << 5);
 
+    /// `zend_redo_pass_two_ex` picks type-specialised handlers from the types inference
+    /// gives after `ZEND_OPTIMIZER_NARROW_TO_DOUBLE`'s narrowing, which types an integer
+    /// assigned to a CV, and what it flows into, as doubles. When SCCP has propagated the
+    /// integer itself into its uses, nothing makes it a double, and a handler for doubles
+    /// reads an integer's bits as a double: `$b = 0; (int) (0.3 + ($t + $b))` of `$t = true`
+    /// gives 0, not 1 (fuzz seed 17664; unchanged in later branches).
+    pub const NARROWED_LONG_HANDLERS: PhpBugs = PhpBugs(1 << 6);
+
     /// Every bug PHP 8.2 has: the optimizer as the 8.2 binary runs it.
     pub const PHP_8_2: PhpBugs = PhpBugs(
         Self::NEGATED_ORDERED_COMPARISON.0
@@ -61,11 +69,12 @@ impl PhpBugs {
             | Self::DANGLING_JUMP_TABLE_ENTRY.0
             | Self::MERGED_ECHOS.0
             | Self::REMOVED_FLOAT_KEY_DEPRECATION.0
-            | Self::SIGNED_ZERO_ADDITION.0,
+            | Self::SIGNED_ZERO_ADDITION.0
+            | Self::NARROWED_LONG_HANDLERS.0,
     );
 
     /// Each bug alone, with its name.
-    pub const EACH: [(PhpBugs, &'static str); 6] = [
+    pub const EACH: [(PhpBugs, &'static str); 7] = [
         (
             Self::NEGATED_ORDERED_COMPARISON,
             "negated-ordered-comparison",
@@ -78,6 +87,7 @@ impl PhpBugs {
             "removed-float-key-deprecation",
         ),
         (Self::SIGNED_ZERO_ADDITION, "signed-zero-addition"),
+        (Self::NARROWED_LONG_HANDLERS, "narrowed-long-handlers"),
     ];
 
     pub fn contains(self, bug: PhpBugs) -> bool {
@@ -147,7 +157,8 @@ mod tests {
         assert_eq!(
             PhpBugs::PHP_8_2.to_string(),
             "negated-ordered-comparison,unpack-into-partial-array,dangling-jump-table-entry,\
-             merged-echos,removed-float-key-deprecation,signed-zero-addition"
+             merged-echos,removed-float-key-deprecation,signed-zero-addition,\
+             narrowed-long-handlers"
         );
     }
 }

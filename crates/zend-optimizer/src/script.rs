@@ -241,7 +241,7 @@ pub fn optimize_script(script: &mut Script, options: &Options) -> Outcome {
                 Some((fa, _)) => {
                     // zend_redo_pass_two_ex: handlers picked by the inferred types, live
                     // ranges only for values that may be refcounted.
-                    let mut types = dfa_pass::handler_types(op_array, &fa);
+                    let mut types = dfa_pass::handler_types(op_array, &fa, d.options.php_bugs);
                     dfa_pass::swap_commutative_operands(op_array, &mut types);
                     handler_types[k] = Some(types);
                     if had && op_array.type_ != ZEND_EVAL_CODE {

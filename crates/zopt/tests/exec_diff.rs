@@ -36,6 +36,7 @@ const PHP_OPTIMIZER_BUGS: &[&str] = &[
     "fz_block_pass_merged_echos.php",
     "fz_dce_float_key_deprecation.php",
     "fz_dfa_signed_zero_addition.php",
+    "fz_dfa_narrowed_long_handlers.php",
 ];
 
 fn require_tool(name: &str, install: &str) {
