@@ -1397,12 +1397,8 @@ impl Gen<'_> {
             Ty::Arr if !leaf => cat!("array_slice(", e, ", 0, 16)"),
             _ => e,
         };
-        // Strings built from themselves are capped so that loops cannot double them.
         let cap = if v.ty == Ty::Scalar && !leaf {
-            format!(
-                "{ind}if (is_string({n}) && strlen({n}) > 64) {{\n{ind}    {n} = substr({n}, 0, 64);\n{ind}}}\n",
-                n = v.name
-            )
+            string_cap(&ind, &v.name)
         } else {
             String::new()
         };
@@ -1886,11 +1882,16 @@ impl Gen<'_> {
         let v = self.rng.pick(&vars).clone();
         let r = self.fresh("$ref");
         let e = self.expr(v.ty, 1);
+        let cap = if matches!(e, Node::Text(_)) {
+            String::new()
+        } else {
+            string_cap(&ind, &r)
+        };
         // A reference, a write through it, and both names shown.
         cat!(
             format!("{ind}{r} = &{};\n{ind}{r} = ", v.name),
             e,
-            format!(";\n{ind}echo var_export({}, true), ' ', var_export({r}, true), \"\\n\";\n{ind}unset({r});\n", v.name)
+            format!(";\n{cap}{ind}echo var_export({}, true), ' ', var_export({r}, true), \"\\n\";\n{ind}unset({r});\n", v.name)
         )
     }
 
@@ -3411,3 +3412,10 @@ const MAIN_VARS: [Ty; 11] = [
     Ty::Arr,
     Ty::Arr,
 ];
+
+/// Caps a scalar that may hold a string built from itself: written in a loop (or through a
+/// reference to a variable that feeds its own new value, as `var_export` escaping does), it
+/// would otherwise double, or worse, on every iteration and exhaust PHP's memory limit.
+fn string_cap(ind: &str, name: &str) -> String {
+    format!("{ind}if (is_string({name}) && strlen({name}) > 64) {{\n{ind}    {name} = substr({name}, 0, 64);\n{ind}}}\n")
+}
