@@ -186,6 +186,9 @@ pub(crate) enum Backing {
     Shared(Arc<memmap2::Mmap>, Range<usize>),
     Heap(Arc<[u8]>),
     Owned(Vec<u8>),
+    /// A small loose file read into the thread's read buffer, which goes back to the thread
+    /// when this is dropped (see `file_cache::ScratchRead`).
+    Scratch(crate::file_cache::ScratchRead),
 }
 
 impl Backing {
@@ -195,6 +198,7 @@ impl Backing {
             Backing::Shared(m, r) => &m[r.clone()],
             Backing::Heap(h) => h,
             Backing::Owned(v) => v,
+            Backing::Scratch(s) => s.bytes(),
         }
     }
 }

@@ -21,6 +21,8 @@
 //!   a robust process-shared writer mutex, an interned strings area in PHP's `zend_string`
 //!   layout, and full-memory refusal that keeps serving. It is the only module with
 //!   `unsafe` beyond the mmap calls.
+//! - [`region`]: the memory run-time images are loaded into, a bump region of 2 MiB chunks
+//!   that may be huge pages, rewound at each request's end (`zend_arena` with large pages).
 //! - `ZendAccelerator.c`'s system id and timestamp validation: [`SystemId`] (zopt version,
 //!   PHP version, opcode-table hash, optimization level) and [`CacheKey`] (script path and
 //!   mtime+size or content hash, [`ValidationMode`]).
@@ -38,7 +40,8 @@
 //!   reference, enum and padding byte of a body, without allocating and in time linear in
 //!   its size, and accepts only the canonical layout (records cannot overlap or share, so
 //!   decoding cannot blow up). Loading never panics and there is no `unsafe` except the
-//!   two mmap calls (an entry file, a pack) and the shared-memory segment ([`shm`]). A
+//!   two mmap calls (an entry file, a pack), the shared-memory segment ([`shm`]), the
+//!   read into the thread's read buffer and the [`region`]'s mappings. A
 //!   lookup returns an entry only after the header, checksum (xxh3-64), system id, path,
 //!   validation data and the whole body have been checked; anything else is a miss with a
 //!   [`Reject`] reason. Shared-memory entries are validated once, before they are
@@ -106,6 +109,7 @@ pub mod load;
 pub mod memory;
 pub mod pack;
 pub mod persist;
+pub mod region;
 pub mod shm;
 pub mod system;
 

@@ -40,8 +40,8 @@
 //!
 //! [`load`] checks the header (version, the PHP build, every length), every relocation's
 //! offset and the value it relocates (inside the image, inside the PHP binary, a slot the
-//! image numbers) with `zend_cache::image_body::check`, copies the image into request memory (`CG(arena)`, 64-aligned as the
-//! persist aligned it), adds the base addresses, takes `slot_count` fresh `map_ptr` slots
+//! image numbers) with `zend_cache::image_body::check`, copies the image into request memory (a region of 2 MiB chunks, huge pages where the
+//! kernel has them, rewound when the request ends; 64-aligned as the persist aligned it), adds the base addresses, takes `slot_count` fresh `map_ptr` slots
 //! (`zend_map_ptr_extend`, zeroed) and returns the root, which [`image::bind`] binds as a
 //! shared-memory hit does. The framing's checksum (xxh3-64 of the whole file) already
 //! refused truncated and damaged files; anything failing these checks is refused with its
@@ -483,6 +483,21 @@ impl From<String> for LoadError {
     }
 }
 
+thread_local! {
+    /// The memory images are loaded into during a request (see [`end_of_request`]). It keeps
+    /// up to 64 MiB mapped between requests, so that a php-fpm worker's next request finds
+    /// its pages already faulted in.
+    static REGION: std::cell::RefCell<zend_cache::region::Region> =
+        const { std::cell::RefCell::new(zend_cache::region::Region::new(64 << 20)) };
+}
+
+/// Called once the request's function and class tables are destroyed (the module's
+/// post-deactivate hook, after `shutdown_executor`): nothing refers to the images loaded
+/// during the request any more, so their memory is reused by the next one.
+pub fn end_of_request() {
+    REGION.with(|r| r.borrow_mut().rewind());
+}
+
 /// Loads the run-time image `body` into request memory (see the module documentation);
 /// returns its root for [`image::bind`].
 ///
@@ -509,9 +524,15 @@ pub unsafe fn load(e: Engine, body: &[u8]) -> Result<*const u8, LoadError> {
     let (len, slot_count) = (layout.len, layout.slot_count);
     let src = layout.image(body);
 
-    // Request memory for the image, 64-aligned as the persist's allocations assume.
-    let raw = e.arena_alloc(len + 64);
-    let dst = raw.add(raw.align_offset(64));
+    // Request memory for the image, 64-aligned as the persist's allocations assume: the
+    // image region's (huge pages where the kernel has them), or PHP's arena without it.
+    let dst = match REGION.with(|r| r.borrow_mut().alloc(len, 64)) {
+        Some(p) => p.as_ptr(),
+        None => {
+            let raw = e.arena_alloc(len + 64);
+            raw.add(raw.align_offset(64))
+        }
+    };
     ptr::copy_nonoverlapping(src.as_ptr(), dst, len);
     let first_slot = if slot_count > 0 {
         let cg = ptr::addr_of_mut!(php::compiler_globals);

@@ -133,7 +133,7 @@ static MODULE: FfiCell<zend_module_entry> = FfiCell::new(zend_module_entry {
     globals_ptr: std::ptr::null_mut(),
     globals_ctor: None,
     globals_dtor: None,
-    post_deactivate_func: None,
+    post_deactivate_func: Some(post_deactivate),
     module_started: 0,
     type_: 0,
     handle: std::ptr::null_mut(),
@@ -202,6 +202,14 @@ unsafe extern "C" fn pass(script: *mut php::zend_script, _context: *mut std::ffi
 /// (counted locally during the request, see [`cache::flush_local_hits`]).
 unsafe extern "C" fn rshutdown(_type: c_int, _module_number: c_int) -> zend_result {
     let _ = catch_unwind(cache::flush_local_hits);
+    SUCCESS
+}
+
+/// Post-deactivate (after the request's function and class tables are destroyed, as
+/// OPcache's `accel_post_deactivate`): the memory of the run-time images loaded during the
+/// request is reused by the next one.
+unsafe extern "C" fn post_deactivate() -> zend_result {
+    let _ = catch_unwind(file_image::end_of_request);
     SUCCESS
 }
 
