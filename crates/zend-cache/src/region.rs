@@ -1,13 +1,17 @@
-//! A bump region of private anonymous memory in 2 MiB-aligned chunks that the kernel may
-//! back with transparent huge pages (`MADV_HUGEPAGE`), rewound rather than freed.
+//! Private anonymous memory for the extension's run-time images.
 //!
-//! The extension loads run-time images into it: a script's image lives exactly as long as
+//! [`Region`] is a bump region in 2 MiB-aligned chunks that the kernel may back with
+//! transparent huge pages (`MADV_HUGEPAGE`), rewound rather than freed. The extension
+//! loads run-time images into it: a script's image lives exactly as long as
 //! the request, and loading a few hundred scripts touches tens of megabytes of fresh
 //! memory. Taken from PHP's allocator, that memory faults in 4 KiB at a time (each fault
 //! a trap, a page clear and a cgroup charge: a quarter of the CLI's load time, measured);
 //! here a chunk faults in once per 2 MiB where the kernel has huge pages, and a process
 //! serving many requests (php-fpm) reuses its chunks, already faulted in, on the next
 //! request, as PHP's allocator reuses its own.
+//!
+//! [`ZeroedMap`] is the scratch space images are made in: zero-filled, touched only where
+//! written, and given back to the kernel (not memset) when reset.
 
 use std::ptr::NonNull;
 
@@ -139,6 +143,75 @@ fn map_chunk(min: usize) -> Option<Chunk> {
     }
 }
 
+/// A private anonymous mapping: page-aligned, zero-filled, its pages touched only when
+/// written. [`ZeroedMap::clear`] hands written pages back to the kernel, which reads them
+/// as zeros again: resetting costs no memset and leaves nothing resident.
+pub struct ZeroedMap {
+    base: NonNull<u8>,
+    len: usize,
+}
+
+// SAFETY: as for Region: the owner answers for the pointers it hands out.
+unsafe impl Send for ZeroedMap {}
+
+impl ZeroedMap {
+    /// `len` zero bytes (`None` when the kernel has no address space to give).
+    pub fn new(len: usize) -> Option<ZeroedMap> {
+        // SAFETY: a fresh private anonymous mapping, owned by the returned value.
+        let raw = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len.max(1),
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+                -1,
+                0,
+            )
+        };
+        if raw == libc::MAP_FAILED {
+            return None;
+        }
+        Some(ZeroedMap {
+            base: NonNull::new(raw.cast())?,
+            len: len.max(1),
+        })
+    }
+
+    pub fn as_ptr(&self) -> *mut u8 {
+        self.base.as_ptr()
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        false
+    }
+
+    /// Zeroes the first `len` bytes (rounded up to whole pages) by discarding their pages.
+    pub fn clear(&mut self, len: usize) {
+        let len = len.min(self.len);
+        if len == 0 {
+            return;
+        }
+        // SAFETY: discards pages of this mapping only; MADV_DONTNEED on private anonymous
+        // memory makes later reads see zero-filled pages.
+        let done = unsafe { libc::madvise(self.base.as_ptr().cast(), len, libc::MADV_DONTNEED) };
+        if done != 0 {
+            // SAFETY: [base, base + len) is inside the mapping.
+            unsafe { std::ptr::write_bytes(self.base.as_ptr(), 0, len) };
+        }
+    }
+}
+
+impl Drop for ZeroedMap {
+    fn drop(&mut self) {
+        // SAFETY: unmaps exactly the mapping new() made.
+        unsafe { libc::munmap(self.base.as_ptr().cast(), self.len) };
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -165,6 +238,23 @@ mod tests {
             let bytes = unsafe { std::slice::from_raw_parts(a as *const u8, la) };
             assert!(bytes.iter().all(|&x| x == va));
         }
+    }
+
+    #[test]
+    fn a_cleared_map_reads_as_zeros() {
+        let mut m = ZeroedMap::new(1 << 20).unwrap();
+        assert_eq!(m.as_ptr() as usize % 4096, 0);
+        // SAFETY: inside the mapping.
+        let bytes = unsafe { std::slice::from_raw_parts_mut(m.as_ptr(), m.len()) };
+        assert!(bytes.iter().all(|&b| b == 0));
+        bytes[..10_000].fill(7);
+        bytes[50_000] = 1;
+        m.clear(10_001);
+        // SAFETY: inside the mapping.
+        let bytes = unsafe { std::slice::from_raw_parts(m.as_ptr(), m.len()) };
+        assert!(bytes[..10_001].iter().all(|&b| b == 0));
+        // Only whole pages are discarded: what lies beyond the cleared pages stays.
+        assert_eq!(bytes[50_000], 1);
     }
 
     #[test]

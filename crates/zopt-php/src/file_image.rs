@@ -76,6 +76,7 @@ const IMAGE_STRING_TYPE_INFO: u32 = php::IS_STRING | (1 << 4) | php::IS_STR_INTE
 
 /// A private, zero-filled, page-aligned buffer to persist into.
 struct Buffer {
+    map: zend_cache::region::ZeroedMap,
     base: *mut u8,
     used: usize,
     strings: HashMap<Vec<u8>, usize>,
@@ -86,20 +87,14 @@ struct Buffer {
     allocs: Vec<(usize, usize)>,
 }
 
-const BUFFER_ALIGN: usize = 4096;
-
 impl Buffer {
     fn new(slot_base: usize) -> R<Buffer> {
-        let layout = std::alloc::Layout::from_size_align(MAX_IMAGE, BUFFER_ALIGN)
-            .map_err(|e| e.to_string())?;
-        // SAFETY: a non-zero size; large zeroed allocations are fresh mappings, only the
-        // pages written are ever touched.
-        let base = unsafe { std::alloc::alloc_zeroed(layout) };
-        if base.is_null() {
-            return Err("no memory for an image buffer".into());
-        }
+        // Page-aligned and lazily zero-filled: only the pages a persist writes are touched.
+        let map =
+            zend_cache::region::ZeroedMap::new(MAX_IMAGE).ok_or("no memory for an image buffer")?;
         Ok(Buffer {
-            base,
+            base: map.as_ptr(),
+            map,
             used: 0,
             strings: HashMap::new(),
             string_at: HashSet::new(),
@@ -109,10 +104,10 @@ impl Buffer {
         })
     }
 
-    /// Empties the buffer (zeroing what was used) for the next persist.
+    /// Empties the buffer for the next persist: the pages used go back to the kernel,
+    /// which reads them as zeros again (a worker that made images keeps none resident).
     fn reset(&mut self) {
-        // SAFETY: [base, base + used) is inside the buffer.
-        unsafe { ptr::write_bytes(self.base, 0, self.used) };
+        self.map.clear(self.used);
         self.used = 0;
         self.strings.clear();
         self.string_at.clear();
@@ -121,17 +116,8 @@ impl Buffer {
     }
 
     fn bytes(&self) -> &[u8] {
-        // SAFETY: [base, base + used) is allocated and initialised (zeroed, then written).
+        // SAFETY: [base, base + used) is mapped and initialised (zeroed, then written).
         unsafe { std::slice::from_raw_parts(self.base, self.used) }
-    }
-}
-
-impl Drop for Buffer {
-    fn drop(&mut self) {
-        let layout = std::alloc::Layout::from_size_align(MAX_IMAGE, BUFFER_ALIGN)
-            .expect("the layout of new()");
-        // SAFETY: allocated in new() with this layout.
-        unsafe { std::alloc::dealloc(self.base, layout) }
     }
 }
 
