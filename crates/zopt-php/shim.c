@@ -34,3 +34,32 @@ zend_class_entry *zopt_guarded_try_early_bind(
 	} zend_end_try();
 	return result;
 }
+
+/* zopt_compile_file(): `filename` compiled as an include (through zend_compile_file, so
+ * through zopt's cache, which stores it or binds its cached form) without running it, as
+ * opcache_compile_file() does. A fatal error while compiling is reported as a warning and
+ * makes it return false; the op_array is released unexecuted. */
+bool zopt_compile_without_execution(const char *filename)
+{
+	zend_file_handle handle;
+	/* volatile: assigned inside zend_try, read after a possible longjmp */
+	zend_op_array *volatile op_array = NULL;
+	zend_execute_data *caller = EG(current_execute_data);
+	uint32_t options = CG(compiler_options);
+
+	zend_stream_init_filename(&handle, filename);
+	CG(compiler_options) |= ZEND_COMPILE_WITHOUT_EXECUTION;
+	zend_try {
+		op_array = zend_compile_file(&handle, ZEND_INCLUDE);
+	} zend_catch {
+		EG(current_execute_data) = caller;
+		zend_error(E_WARNING, "zopt could not compile file %s", filename);
+	} zend_end_try();
+	CG(compiler_options) = options;
+	if (op_array != NULL) {
+		destroy_op_array(op_array);
+		efree(op_array);
+	}
+	zend_destroy_file_handle(&handle);
+	return op_array != NULL;
+}

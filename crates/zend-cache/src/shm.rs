@@ -1174,18 +1174,37 @@ impl ShmCache {
         };
         match self.find(path) {
             Some(e) => {
-                e.header().invalidated.store(1, Ordering::Release);
-                self.slot(e.slot)
-                    .off
-                    .fetch_or(INVALIDATED_BIT, Ordering::Release);
-                self.header().generation.fetch_add(1, Ordering::Release);
-                self.counter(INVALIDATIONS).fetch_add(1, Ordering::Relaxed);
-                self.counter(ENTRIES).fetch_sub(1, Ordering::Relaxed);
-                self.counter(WASTED).fetch_add(e.size(), Ordering::Relaxed);
+                self.retire(&e);
                 true
             }
             None => false,
         }
+    }
+
+    /// Retires every entry (`zopt_reset`): each script is compiled and stored again on its
+    /// next use. Their memory is counted as wasted, not reused: requests running now may
+    /// still execute their run-time forms in place. Returns how many were retired.
+    pub fn invalidate_all(&self) -> u64 {
+        let Ok(_lock) = self.lock() else {
+            return 0;
+        };
+        let entries: Vec<ShmEntry<'_>> = self.entries().collect();
+        for e in &entries {
+            self.retire(e);
+        }
+        entries.len() as u64
+    }
+
+    /// Marks `e` invalidated in its header and its slot, under the writer lock.
+    fn retire(&self, e: &ShmEntry<'_>) {
+        e.header().invalidated.store(1, Ordering::Release);
+        self.slot(e.slot)
+            .off
+            .fetch_or(INVALIDATED_BIT, Ordering::Release);
+        self.header().generation.fetch_add(1, Ordering::Release);
+        self.counter(INVALIDATIONS).fetch_add(1, Ordering::Relaxed);
+        self.counter(ENTRIES).fetch_sub(1, Ordering::Relaxed);
+        self.counter(WASTED).fetch_add(e.size(), Ordering::Relaxed);
     }
 
     /// Every published entry, in table order.

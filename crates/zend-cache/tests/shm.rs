@@ -68,6 +68,34 @@ fn stores_and_serves_in_place() {
 }
 
 #[test]
+fn a_reset_retires_every_entry_and_they_are_stored_again() {
+    let c = shm(4 << 20);
+    let names = ["a", "b", "c"];
+    for (i, n) in names.iter().enumerate() {
+        let script = support::rich_script(&format!("/srv/{n}.php"), i as u32);
+        c.store(&key(n, 1), &persist(&script).unwrap()).unwrap();
+    }
+    let held = match c.lookup_key(&key("b", 1)) {
+        ShmLookup::Hit(e) => e,
+        _ => panic!("miss after store"),
+    };
+    let sizes: u64 = c.entries().map(|e| e.size()).sum();
+    assert_eq!(c.invalidate_all(), 3);
+    assert_eq!(c.entries().count(), 0);
+    for n in names {
+        assert!(matches!(c.lookup_key(&key(n, 1)), ShmLookup::Miss));
+    }
+    // A reader holding an entry keeps reading it unchanged.
+    assert_eq!(held.path(), b"/srv/b.php");
+    let s = c.stats();
+    assert_eq!((s.entries, s.invalidations, s.wasted), (0, 3, sizes));
+    assert_eq!(c.invalidate_all(), 0);
+    let script = support::rich_script("/srv/a.php", 0);
+    c.store(&key("a", 1), &persist(&script).unwrap()).unwrap();
+    assert!(matches!(c.lookup_key(&key("a", 1)), ShmLookup::Hit(_)));
+}
+
+#[test]
 fn interned_strings_are_deduplicated_zend_strings() {
     let c = shm(4 << 20);
     let body = persist(&support::rich_script("/srv/b.php", 1)).unwrap();

@@ -40,7 +40,7 @@
 //! `zopt.cache_stats=FILE` they are appended to FILE as one JSON line at shutdown; that is
 //! how the tests prove a warm run never compiles.
 
-use std::ffi::c_int;
+use std::ffi::{c_char, c_int};
 use std::io::Write as _;
 use std::os::unix::ffi::OsStrExt;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -156,6 +156,8 @@ const OPCACHE_COMPILER_OPTIONS: u32 = php::ZEND_COMPILE_HANDLE_OP_ARRAY
     | php::ZEND_COMPILE_IGNORE_OBSERVER;
 
 extern "C" {
+    /// shim.c: `filename` compiled as an include through `zend_compile_file`, not run.
+    fn zopt_compile_without_execution(filename: *const c_char) -> bool;
     /// shim.c: `compile(handle, type)` inside `zend_try`.
     fn zopt_guarded_compile_file(
         compile: CompileFile,
@@ -763,25 +765,66 @@ pub fn shm_scripts_json() -> serde_json::Value {
 
 /// `zopt_invalidate`: retires the script's entries (shared memory and file cache), with
 /// `force` always, otherwise only when its source no longer matches (OPcache's rule).
+/// True when the cache is on and the path names a file, whether or not anything needed
+/// retiring, as `opcache_invalidate` answers.
 pub fn invalidate(path: &[u8], force: bool) -> bool {
+    if !enabled() || !Path::new(std::ffi::OsStr::from_bytes(path)).exists() {
+        return false;
+    }
     let stale = |entry_validation: Option<zend_cache::Validation>| {
         force || key_of(path).map(|k| k.validation) != entry_validation
     };
-    let mut done = false;
     if let Some(shm) = SHM.get() {
         if let Some(entry) = shm.find(path) {
             if stale(entry.validation()) {
-                done |= shm.invalidate(path);
+                shm.invalidate(path);
             }
         }
     }
     if let Some(cache) = CACHE.get() {
         let fresh = key_of(path).is_some_and(|k| cache.lookup(&k).is_ok());
         if force || !fresh {
-            done |= cache.invalidate(path).unwrap_or(false);
+            // An I/O error leaves the entry, which a stale source makes a miss anyway.
+            let _ = cache.invalidate(path);
         }
     }
-    done
+    true
+}
+
+/// Whether zopt's cache is serving scripts in this process (a segment or a file cache,
+/// the compile hook installed).
+pub fn enabled() -> bool {
+    ORIGINAL.get().is_some() && (SHM.get().is_some() || CACHE.get().is_some())
+}
+
+/// `zopt_reset`: retires every script of the shared-memory segment (all workers then
+/// compile and store each one again on its next use). False without a segment: the file
+/// cache validates each entry against its source and is cleared by `zopt cache clear`.
+pub fn reset() -> bool {
+    let Some(shm) = SHM.get() else {
+        return false;
+    };
+    shm.invalidate_all();
+    true
+}
+
+/// `zopt_compile_file`: compiles `filename` as an include without running it, so that
+/// zopt's cache stores it (or, when cached already, binds its functions as an include
+/// would), as `opcache_compile_file` does. False when it did not compile (a missing file
+/// or a compile error, reported by PHP) or when zopt's cache is off (with a notice).
+///
+/// # Safety
+/// Called from a PHP function's handler, on PHP's thread during a request.
+pub unsafe fn compile_without_executing(filename: &[u8]) -> bool {
+    if !enabled() {
+        crate::notice("zopt's cache is off (neither zopt.memory_consumption nor zopt.cache_dir is set), can't compile file");
+        return false;
+    }
+    let Ok(name) = std::ffi::CString::new(filename) else {
+        crate::warning("zopt_compile_file(): the file name contains a NUL byte");
+        return false;
+    };
+    zopt_compile_without_execution(name.as_ptr())
 }
 
 /// `zopt_is_script_cached`: in shared memory, or (without a segment) in the file cache.

@@ -7,9 +7,17 @@
 //!   `"scripts"`;
 //! - `zopt_invalidate(string $file, bool $force = false): bool` — retires the script's
 //!   shared-memory entry and file cache entry: with `$force` always, otherwise only when
-//!   its source changed (OPcache's rule); true when something was retired;
+//!   its source changed (OPcache's rule); true when the cache is on and the file exists,
+//!   retired or not, false otherwise (as `opcache_invalidate`);
 //! - `zopt_is_script_cached(string $file): bool` — whether the script is in shared memory
-//!   (in the file cache when there is no segment).
+//!   (in the file cache when there is no segment);
+//! - `zopt_compile_file(string $file): bool` — compiles the script as an include without
+//!   running it, so that the cache stores it (or binds its cached functions), as
+//!   `opcache_compile_file` does: to prime the cache;
+//! - `zopt_reset(): bool` — retires every script in shared memory (each is compiled and
+//!   stored again on its next use; false without a segment);
+//! - `zopt_get_configuration(): array` — the `zopt.*` settings under `"directives"` and the
+//!   versions under `"version"`, as `opcache_get_configuration` lays them out.
 //!
 //! Arguments are read straight from the call frame (no `zend_parse_parameters`); a missing
 //! or mistyped required argument makes the function return `false`.
@@ -72,6 +80,12 @@ static INVALIDATE_ARGS: FfiCell<[zend_internal_arg_info; 3]> = FfiCell::new([
 static IS_CACHED_ARGS: FfiCell<[zend_internal_arg_info; 2]> =
     FfiCell::new([returns(1, MAY_BE_BOOL), arg(c"file", MAY_BE_STRING, None)]);
 
+static COMPILE_FILE_ARGS: FfiCell<[zend_internal_arg_info; 2]> =
+    FfiCell::new([returns(1, MAY_BE_BOOL), arg(c"file", MAY_BE_STRING, None)]);
+static RESET_ARGS: FfiCell<[zend_internal_arg_info; 1]> = FfiCell::new([returns(0, MAY_BE_BOOL)]);
+static CONFIGURATION_ARGS: FfiCell<[zend_internal_arg_info; 1]> =
+    FfiCell::new([returns(0, MAY_BE_ARRAY)]);
+
 type Handler = unsafe extern "C" fn(*mut zend_execute_data, *mut zval);
 
 const fn function(
@@ -90,7 +104,7 @@ const fn function(
 }
 
 /// The module's function table, NULL-terminated.
-pub static FUNCTIONS: FfiCell<[zend_function_entry; 4]> = FfiCell::new([
+pub static FUNCTIONS: FfiCell<[zend_function_entry; 7]> = FfiCell::new([
     function(
         c"zopt_get_status",
         zopt_get_status,
@@ -108,6 +122,24 @@ pub static FUNCTIONS: FfiCell<[zend_function_entry; 4]> = FfiCell::new([
         zopt_is_script_cached,
         IS_CACHED_ARGS.get() as *const zend_internal_arg_info,
         1,
+    ),
+    function(
+        c"zopt_compile_file",
+        zopt_compile_file,
+        COMPILE_FILE_ARGS.get() as *const zend_internal_arg_info,
+        1,
+    ),
+    function(
+        c"zopt_reset",
+        zopt_reset,
+        RESET_ARGS.get() as *const zend_internal_arg_info,
+        0,
+    ),
+    function(
+        c"zopt_get_configuration",
+        zopt_get_configuration,
+        CONFIGURATION_ARGS.get() as *const zend_internal_arg_info,
+        0,
     ),
     zend_function_entry {
         fname: std::ptr::null(),
@@ -137,10 +169,19 @@ fn bool_arg(args: &[zval], i: usize, default: bool) -> bool {
     }
 }
 
+/// The string argument `i` (`None` when missing or not a string: arginfo types are not
+/// enforced for internal functions, so an int must not be read as a string pointer).
+unsafe fn str_arg(args: &[zval], i: usize) -> Option<&[u8]> {
+    let zv = args.get(i)?;
+    if php::z_type(zv) != php::IS_STRING as u8 {
+        return None;
+    }
+    php::Reader::new().z_str(zv)
+}
+
 /// The resolved path of the string argument `i`, as the cache keys scripts.
 unsafe fn path_arg(args: &[zval], i: usize) -> Option<Vec<u8>> {
-    let r = php::Reader::new();
-    let bytes = r.z_str(args.get(i)?)?;
+    let bytes = str_arg(args, i)?;
     let path = PathBuf::from(std::ffi::OsStr::from_bytes(bytes));
     let resolved = std::fs::canonicalize(&path).unwrap_or(path);
     Some(resolved.as_os_str().as_bytes().to_vec())
@@ -218,4 +259,46 @@ unsafe extern "C" fn zopt_is_script_cached(ex: *mut zend_execute_data, return_va
         Literal::False
     };
     set_return(return_value, &result);
+}
+
+unsafe extern "C" fn zopt_compile_file(ex: *mut zend_execute_data, return_value: *mut zval) {
+    // SAFETY: PHP calls the handler with the live frame; the argument lives for the call.
+    let name = unsafe { str_arg(args(ex), 0).map(<[u8]>::to_vec) };
+    // Not under catch_unwind: the compile may run PHP's error handling, which longjmps
+    // (the shim catches its bailouts); the Rust frames here own nothing.
+    let compiled = match name {
+        Some(name) => cache::compile_without_executing(&name),
+        None => false,
+    };
+    set_return(return_value, &bool_literal(compiled));
+}
+
+unsafe extern "C" fn zopt_reset(_ex: *mut zend_execute_data, return_value: *mut zval) {
+    let done = catch_unwind(cache::reset).unwrap_or(false);
+    set_return(return_value, &bool_literal(done));
+}
+
+unsafe extern "C" fn zopt_get_configuration(_ex: *mut zend_execute_data, return_value: *mut zval) {
+    let configuration = catch_unwind(|| {
+        let php_version = std::ffi::CStr::from_bytes_with_nul(php::PHP_VERSION)
+            .map(|v| v.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        literal(&serde_json::json!({
+            "directives": crate::ini::configuration_json(),
+            "version": {
+                "version": env!("CARGO_PKG_VERSION"),
+                "php_version": php_version,
+                "zopt_product_name": "zopt",
+            },
+        }))
+    });
+    set_return(return_value, &configuration.unwrap_or(Literal::False));
+}
+
+fn bool_literal(b: bool) -> Literal {
+    if b {
+        Literal::True
+    } else {
+        Literal::False
+    }
 }

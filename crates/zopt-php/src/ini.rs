@@ -478,3 +478,42 @@ pub static INI_ENTRIES: FfiCell<[zend_ini_entry_def; 16]> = FfiCell::new([
     ),
     terminator(),
 ]);
+
+/// Every `zopt.*` setting as this process has it, typed as `opcache_get_configuration()`
+/// types OPcache's (`zopt_get_configuration()["directives"]`): sizes in bytes, flags as
+/// booleans, empty paths as empty strings.
+pub fn configuration_json() -> serde_json::Value {
+    let path = |p: Option<PathBuf>| p.map_or(String::new(), |p| p.display().to_string());
+    let mode = match mode() {
+        Mode::Off => "off",
+        Mode::Record => "record",
+        Mode::Roundtrip => "roundtrip",
+        Mode::Optimize => "optimize",
+    };
+    let record_format = match format() {
+        Format::Text => "text",
+        Format::Binary => "binary",
+        Format::Both => "both",
+    };
+    let validation = match cache_validation() {
+        zend_cache::ValidationMode::MtimeSize => "mtime",
+        zend_cache::ValidationMode::ContentHash => "content",
+    };
+    serde_json::json!({
+        "zopt.mode": mode,
+        "zopt.optimization_level": optimization_level(),
+        "zopt.verify": verify(),
+        "zopt.record_dir": path(record_dir()),
+        "zopt.record_format": record_format,
+        "zopt.cache_dir": path(cache_dir()),
+        "zopt.cache_validation": validation,
+        "zopt.cache_max_bytes": cache_max_bytes().unwrap_or(0),
+        "zopt.cache_stats": path(cache_stats()),
+        "zopt.memory_consumption": memory_consumption(),
+        "zopt.interned_strings_buffer": interned_strings_buffer(),
+        "zopt.max_accelerated_files": max_accelerated_files(),
+        "zopt.validate_timestamps": validate_timestamps(),
+        "zopt.revalidate_freq": revalidate_freq(),
+        "zopt.shm_run_time_form": shm_run_time_form(),
+    })
+}

@@ -31,8 +31,8 @@
 //! file cache also keeps each script's run-time image ([`file_image`]: PHP's run-time
 //! structures with relative pointers), which later processes load by a relocation instead
 //! of a build. The PHP functions
-//! `zopt_get_status()`, `zopt_invalidate()` and `zopt_is_script_cached()` are in
-//! [`functions`].
+//! `zopt_get_status()`, `zopt_invalidate()`, `zopt_is_script_cached()`,
+//! `zopt_compile_file()`, `zopt_reset()` and `zopt_get_configuration()` are in [`functions`].
 //!
 //! Recordings keep the raw value of every unused operand, as the model asks. PHP 8.2 leaves
 //! some of them uninitialised (the `THIS`, `NEXT` and `CONSTRUCTOR` operand kinds, op2 of
@@ -96,10 +96,19 @@ impl<T> FfiCell<T> {
 
 /// Emits a PHP `E_WARNING` with `message` (NULs shown as `\0`).
 pub fn warning(message: &str) {
+    raise(php::E_WARNING, message);
+}
+
+/// Emits a PHP `E_NOTICE` with `message` (NULs shown as `\0`).
+pub fn notice(message: &str) {
+    raise(php::E_NOTICE, message);
+}
+
+fn raise(level: u32, message: &str) {
     let message = CString::new(message.replace('\0', "\\0")).unwrap_or_default();
     // SAFETY: called on PHP's thread while the engine runs (startup, INI changes, the
-    // optimizer pass); "%s" consumes exactly the one C string passed.
-    unsafe { php::zend_error(php::E_WARNING as c_int, c"%s".as_ptr(), message.as_ptr()) };
+    // optimizer pass, a PHP function); "%s" consumes exactly the one C string passed.
+    unsafe { php::zend_error(level as c_int, c"%s".as_ptr(), message.as_ptr()) };
 }
 
 /// Index `zend_optimizer_register_pass` returned (0: not registered).
