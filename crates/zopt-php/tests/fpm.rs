@@ -343,6 +343,77 @@ fn two_workers_share_one_segment() {
     assert!(!fpm.log().contains("zopt:"), "{}", fpm.log());
 }
 
+/// The cache's PHP functions across workers, with `validate_timestamps=0` (a changed
+/// source is only seen once invalidated): `zopt_invalidate` from one worker makes every
+/// worker serve the new source, `zopt_reset` retires every script, and `zopt_compile_file`
+/// in one worker primes the segment for the other.
+#[test]
+fn invalidate_reset_and_compile_file_act_for_every_worker() {
+    let tmp = tempfile::tempdir().unwrap();
+    let app = app(tmp.path());
+    let lib = |name: &str| app.join(name).display().to_string();
+    std::fs::write(
+        app.join("admin.php"),
+        format!(
+            r#"<?php
+$libs = ['{}', '{}', '{}'];
+switch ($_GET['do'] ?? '') {{
+    case 'invalidate': var_dump(zopt_invalidate($libs[1], true)); break;
+    case 'reset': var_dump(zopt_reset()); break;
+    case 'prime': foreach ($libs as $f) {{ var_dump(zopt_compile_file($f)); }} break;
+}}
+"#,
+            lib("shapes.php"),
+            lib("util.php"),
+            lib("render.php")
+        ),
+    )
+    .unwrap();
+    let page = app.join("page.php");
+    let admin = app.join("admin.php");
+    let want = reference(&page);
+    let mut ini = shm_ini();
+    ini.push(("zopt.validate_timestamps", "0".into()));
+    let fpm = Fpm::start(tmp.path(), &ini, &[]);
+
+    // Priming from the admin script: its worker compiles the three libraries (their
+    // functions are bound there, its classes are not), and the page, in whichever worker,
+    // compiles only itself.
+    assert_eq!(
+        fpm.get(&admin, "do=prime"),
+        "bool(true)\nbool(true)\nbool(true)\n"
+    );
+    let statuses = both_workers(&fpm, &app, &want);
+    let compiled: u64 = statuses
+        .iter()
+        .map(|s| s["compiles"].as_u64().unwrap())
+        .sum();
+    // admin.php, the three libraries, page.php and status.php, each compiled once.
+    assert_eq!(compiled, 6, "{statuses:?}");
+    let shm = &statuses[0]["shm"];
+    assert_eq!(shm["scripts"], 6, "{statuses:?}");
+    assert_eq!(shm["stores"], 6, "{statuses:?}");
+
+    // Changed on disk: with validate_timestamps=0 the old page stays until invalidated.
+    let util = app.join("util.php");
+    let text = std::fs::read_to_string(&util).unwrap();
+    std::fs::write(&util, text.replace("héllo", "hallo")).unwrap();
+    let changed = want.replace("héllo", "hallo");
+    assert_eq!(fpm.get(&page, ""), want);
+    assert_eq!(fpm.get(&admin, "do=invalidate"), "bool(true)\n");
+    for st in both_workers(&fpm, &app, &changed) {
+        assert!(st["shm"]["invalidations"].as_u64().unwrap() >= 1, "{st}");
+    }
+
+    // A reset retires every script: both workers compile and store them again.
+    assert_eq!(fpm.get(&admin, "do=reset"), "bool(true)\n");
+    let statuses = both_workers(&fpm, &app, &changed);
+    let shm = &statuses[0]["shm"];
+    assert!(shm["invalidations"].as_u64().unwrap() >= 7, "{shm}");
+    assert!(shm["scripts"].as_u64().unwrap() >= 5, "{shm}");
+    assert!(!fpm.log().contains("zopt:"), "{}", fpm.log());
+}
+
 #[test]
 fn workers_killed_mid_request_and_mid_store_leave_the_cache_usable() {
     let tmp = tempfile::tempdir().unwrap();
