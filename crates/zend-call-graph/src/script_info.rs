@@ -131,8 +131,12 @@ impl<'a> ScriptInfo<'a> {
         let mut functions = Map::default();
         let mut methods = Map::default();
         fn with_dynamic<'a>(op_array: &'a OpArray, out: &mut Vec<&'a OpArray>) {
+            out.push(op_array);
+            if op_array.dynamic_func_defs.is_empty() {
+                return; // the common case: no stack to allocate
+            }
             // Depth-first with an explicit stack: closures nest arbitrarily deep.
-            let mut stack = vec![op_array];
+            let mut stack: Vec<&OpArray> = op_array.dynamic_func_defs.iter().rev().collect();
             while let Some(op_array) = stack.pop() {
                 out.push(op_array);
                 stack.extend(op_array.dynamic_func_defs.iter().rev());
