@@ -18,15 +18,9 @@ use std::ptr::NonNull;
 /// The chunk size and alignment (the x86-64 and arm64 huge page size).
 pub const CHUNK: usize = 2 << 20;
 
-/// A mapped chunk.
-struct Chunk {
-    base: NonNull<u8>,
-    len: usize,
-}
-
 /// See the module documentation.
 pub struct Region {
-    chunks: Vec<Chunk>,
+    chunks: Vec<ZeroedMap>,
     /// The chunk being filled and the offset of its free space.
     current: usize,
     used: usize,
@@ -100,34 +94,16 @@ impl Region {
     }
 }
 
-impl Drop for Chunk {
-    fn drop(&mut self) {
-        // SAFETY: unmaps exactly the mapping map_chunk made.
-        unsafe { libc::munmap(self.base.as_ptr().cast(), self.len) };
-    }
-}
-
 /// Maps a chunk of at least `min` bytes (a multiple of [`CHUNK`], aligned to it) and asks
 /// for huge pages; the advice is only a hint, so its failure is ignored.
-fn map_chunk(min: usize) -> Option<Chunk> {
+fn map_chunk(min: usize) -> Option<ZeroedMap> {
     let len = min.max(1).checked_next_multiple_of(CHUNK)?;
     let over = len.checked_add(CHUNK)?;
-    // SAFETY: a fresh private anonymous mapping; the parts outside the aligned range are
-    // unmapped right away, the rest is owned by the returned Chunk.
+    let raw = map_anonymous(over, 0)? as usize;
+    let base = raw.next_multiple_of(CHUNK);
+    // SAFETY: the parts of the fresh mapping outside the aligned range are unmapped right
+    // away; the rest is owned by the returned value.
     unsafe {
-        let raw = libc::mmap(
-            std::ptr::null_mut(),
-            over,
-            libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-            -1,
-            0,
-        );
-        if raw == libc::MAP_FAILED {
-            return None;
-        }
-        let raw = raw as usize;
-        let base = raw.next_multiple_of(CHUNK);
         if base > raw {
             libc::munmap(raw as *mut libc::c_void, base - raw);
         }
@@ -136,15 +112,33 @@ fn map_chunk(min: usize) -> Option<Chunk> {
             libc::munmap((base + len) as *mut libc::c_void, tail);
         }
         libc::madvise(base as *mut libc::c_void, len, libc::MADV_HUGEPAGE);
-        Some(Chunk {
-            base: NonNull::new(base as *mut u8)?,
-            len,
-        })
     }
+    Some(ZeroedMap {
+        base: NonNull::new(base as *mut u8)?,
+        len,
+    })
 }
 
-/// A private anonymous mapping: page-aligned, zero-filled, its pages touched only when
-/// written. [`ZeroedMap::clear`] hands written pages back to the kernel, which reads them
+/// A fresh private anonymous mapping of `len` bytes (with `flags` beyond
+/// `MAP_PRIVATE | MAP_ANONYMOUS`), or `None` when the kernel refuses it.
+fn map_anonymous(len: usize, flags: libc::c_int) -> Option<*mut libc::c_void> {
+    // SAFETY: asks for new memory at an address of the kernel's choosing; nothing else
+    // refers to it.
+    let raw = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | flags,
+            -1,
+            0,
+        )
+    };
+    (raw != libc::MAP_FAILED).then_some(raw)
+}
+
+/// A private anonymous mapping, unmapped when dropped: page-aligned, zero-filled, its
+/// pages touched only when written (the [`Region`]'s chunks are ones too). [`ZeroedMap::clear`] hands written pages back to the kernel, which reads them
 /// as zeros again: resetting costs no memset and leaves nothing resident.
 pub struct ZeroedMap {
     base: NonNull<u8>,
@@ -157,36 +151,16 @@ unsafe impl Send for ZeroedMap {}
 impl ZeroedMap {
     /// `len` zero bytes (`None` when the kernel has no address space to give).
     pub fn new(len: usize) -> Option<ZeroedMap> {
-        // SAFETY: a fresh private anonymous mapping, owned by the returned value.
-        let raw = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len.max(1),
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
-                -1,
-                0,
-            )
-        };
-        if raw == libc::MAP_FAILED {
-            return None;
-        }
+        let len = len.max(1);
+        let raw = map_anonymous(len, libc::MAP_NORESERVE)?;
         Some(ZeroedMap {
             base: NonNull::new(raw.cast())?,
-            len: len.max(1),
+            len,
         })
     }
 
     pub fn as_ptr(&self) -> *mut u8 {
         self.base.as_ptr()
-    }
-
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
-    pub fn is_empty(&self) -> bool {
-        false
     }
 
     /// Zeroes the first `len` bytes (rounded up to whole pages) by discarding their pages.
@@ -207,7 +181,7 @@ impl ZeroedMap {
 
 impl Drop for ZeroedMap {
     fn drop(&mut self) {
-        // SAFETY: unmaps exactly the mapping new() made.
+        // SAFETY: unmaps exactly the range this value owns.
         unsafe { libc::munmap(self.base.as_ptr().cast(), self.len) };
     }
 }
@@ -245,13 +219,13 @@ mod tests {
         let mut m = ZeroedMap::new(1 << 20).unwrap();
         assert_eq!(m.as_ptr() as usize % 4096, 0);
         // SAFETY: inside the mapping.
-        let bytes = unsafe { std::slice::from_raw_parts_mut(m.as_ptr(), m.len()) };
+        let bytes = unsafe { std::slice::from_raw_parts_mut(m.as_ptr(), m.len) };
         assert!(bytes.iter().all(|&b| b == 0));
         bytes[..10_000].fill(7);
         bytes[50_000] = 1;
         m.clear(10_001);
         // SAFETY: inside the mapping.
-        let bytes = unsafe { std::slice::from_raw_parts(m.as_ptr(), m.len()) };
+        let bytes = unsafe { std::slice::from_raw_parts(m.as_ptr(), m.len) };
         assert!(bytes[..10_001].iter().all(|&b| b == 0));
         // Only whole pages are discarded: what lies beyond the cleared pages stays.
         assert_eq!(bytes[50_000], 1);

@@ -765,25 +765,25 @@ pub fn shm_scripts_json() -> serde_json::Value {
 
 /// `zopt_invalidate`: retires the script's entries (shared memory and file cache), with
 /// `force` always, otherwise only when its source no longer matches (OPcache's rule).
-/// True when the cache is on and the path names a file, whether or not anything needed
-/// retiring, as `opcache_invalidate` answers.
+/// True when the cache is on and the path names a file (one it can stat), whether or not
+/// anything needed retiring, as `opcache_invalidate` answers.
 pub fn invalidate(path: &[u8], force: bool) -> bool {
-    if !enabled() || !Path::new(std::ffi::OsStr::from_bytes(path)).exists() {
+    if !enabled() {
         return false;
     }
-    let stale = |entry_validation: Option<zend_cache::Validation>| {
-        force || key_of(path).map(|k| k.validation) != entry_validation
+    // The source's validation data, taken once for both levels.
+    let Some(key) = key_of(path) else {
+        return false;
     };
     if let Some(shm) = SHM.get() {
         if let Some(entry) = shm.find(path) {
-            if stale(entry.validation()) {
+            if force || entry.validation() != Some(key.validation) {
                 shm.invalidate(path);
             }
         }
     }
     if let Some(cache) = CACHE.get() {
-        let fresh = key_of(path).is_some_and(|k| cache.lookup(&k).is_ok());
-        if force || !fresh {
+        if force || cache.lookup(&key).is_err() {
             // An I/O error leaves the entry, which a stale source makes a miss anyway.
             let _ = cache.invalidate(path);
         }

@@ -40,9 +40,10 @@
 //!
 //! [`load`] checks the header (version, the PHP build, every length), every relocation's
 //! offset and the value it relocates (inside the image, inside the PHP binary, a slot the
-//! image numbers) with `zend_cache::image_body::check`, copies the image into request memory (a region of 2 MiB chunks, huge pages where the
-//! kernel has them, rewound when the request ends; 64-aligned as the persist aligned it), adds the base addresses, takes `slot_count` fresh `map_ptr` slots
-//! (`zend_map_ptr_extend`, zeroed) and returns the root, which [`image::bind`] binds as a
+//! image numbers) with `zend_cache::image_body::check`, copies the image into request
+//! memory (a region of 2 MiB chunks, huge pages where the kernel has them, rewound when the
+//! request ends; 64-aligned as the persist aligned it), adds the base addresses, takes
+//! `slot_count` fresh `map_ptr` slots (`zend_map_ptr_extend`, zeroed) and returns the root, which [`image::bind`] binds as a
 //! shared-memory hit does. The framing's checksum (xxh3-64 of the whole file) already
 //! refused truncated and damaged files; anything failing these checks is refused with its
 //! reason and the entry is served instead.
@@ -77,7 +78,6 @@ const IMAGE_STRING_TYPE_INFO: u32 = php::IS_STRING | (1 << 4) | php::IS_STR_INTE
 /// A private, zero-filled, page-aligned buffer to persist into.
 struct Buffer {
     map: zend_cache::region::ZeroedMap,
-    base: *mut u8,
     used: usize,
     strings: HashMap<Vec<u8>, usize>,
     string_at: HashSet<usize>,
@@ -93,7 +93,6 @@ impl Buffer {
         let map =
             zend_cache::region::ZeroedMap::new(MAX_IMAGE).ok_or("no memory for an image buffer")?;
         Ok(Buffer {
-            base: map.as_ptr(),
             map,
             used: 0,
             strings: HashMap::new(),
@@ -115,9 +114,13 @@ impl Buffer {
         self.allocs.clear();
     }
 
+    fn base(&self) -> *mut u8 {
+        self.map.as_ptr()
+    }
+
     fn bytes(&self) -> &[u8] {
         // SAFETY: [base, base + used) is mapped and initialised (zeroed, then written).
-        unsafe { std::slice::from_raw_parts(self.base, self.used) }
+        unsafe { std::slice::from_raw_parts(self.base(), self.used) }
     }
 }
 
@@ -132,13 +135,13 @@ impl Arena for Buffer {
         self.used = end;
         self.allocs.push((at, size));
         // SAFETY: inside the buffer.
-        Some(unsafe { self.base.add(at) })
+        Some(unsafe { self.base().add(at) })
     }
 
     fn intern(&mut self, bytes: &[u8]) -> Option<*mut u8> {
         if let Some(&at) = self.strings.get(bytes) {
             // SAFETY: an offset this buffer handed out.
-            return Some(unsafe { self.base.add(at) });
+            return Some(unsafe { self.base().add(at) });
         }
         let header = std::mem::offset_of!(php::zend_string, val);
         let p = self.alloc(header + bytes.len() + 1, 8)?;
@@ -151,7 +154,7 @@ impl Arena for Buffer {
             (*s).len = bytes.len();
             ptr::copy_nonoverlapping(bytes.as_ptr(), p.add(header), bytes.len());
         }
-        let at = p as usize - self.base as usize;
+        let at = p as usize - self.base() as usize;
         self.strings.insert(bytes.to_vec(), at);
         self.string_at.insert(p as usize);
         Some(p)
@@ -162,7 +165,7 @@ impl Arena for Buffer {
     }
 
     fn holds(&self, p: *const u8) -> bool {
-        (p as usize) >= self.base as usize && (p as usize) < self.base as usize + self.used
+        (p as usize) >= self.base() as usize && (p as usize) < self.base() as usize + self.used
     }
 
     fn map_ptr_slot(&mut self) -> R<*mut c_void> {
@@ -379,7 +382,7 @@ unsafe fn make_in(
     let len = a.used.next_multiple_of(8);
     if a.used != b.used
         || a.slots != b.slots
-        || root_a as usize - a.base as usize != root_b as usize - b.base as usize
+        || root_a as usize - a.base() as usize != root_b as usize - b.base() as usize
     {
         return Err("two persists of the script differ in shape".into());
     }
@@ -388,7 +391,7 @@ unsafe fn make_in(
     }
     a.used = len;
     b.used = len;
-    let delta = (b.base as usize).wrapping_sub(a.base as usize);
+    let delta = (b.base() as usize).wrapping_sub(a.base() as usize);
     let slot_delta = SLOT_SHIFT * std::mem::size_of::<*mut c_void>();
     let php = php_binary();
     let maps = mappings()?;
@@ -421,11 +424,11 @@ unsafe fn make_in(
                 continue;
             }
         } else if wb.wrapping_sub(wa) == delta
-            && wa >= a.base as usize
-            && wa <= a.base as usize + len
+            && wa >= a.base() as usize
+            && wa <= a.base() as usize + len
         {
             internal.push(at as u32);
-            wa - a.base as usize
+            wa - a.base() as usize
         } else if wb.wrapping_sub(wa) == slot_delta {
             slots.push(at as u32);
             wa
@@ -440,7 +443,7 @@ unsafe fn make_in(
     put32(&mut out, 0);
     out.extend_from_slice(&php.build);
     out.extend_from_slice(&(len as u64).to_le_bytes());
-    out.extend_from_slice(&((root_a as usize - a.base as usize) as u64).to_le_bytes());
+    out.extend_from_slice(&((root_a as usize - a.base() as usize) as u64).to_le_bytes());
     put32(&mut out, internal.len() as u32);
     put32(&mut out, php_relocs.len() as u32);
     put32(&mut out, slots.len() as u32);

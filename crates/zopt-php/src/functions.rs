@@ -239,12 +239,7 @@ unsafe extern "C" fn zopt_invalidate(ex: *mut zend_execute_data, return_value: *
         };
         cache::invalidate(&path, bool_arg(args, 1, false))
     });
-    let result = if done.unwrap_or(false) {
-        Literal::True
-    } else {
-        Literal::False
-    };
-    set_return(return_value, &result);
+    set_return(return_value, &bool_literal(done.unwrap_or(false)));
 }
 
 unsafe extern "C" fn zopt_is_script_cached(ex: *mut zend_execute_data, return_value: *mut zval) {
@@ -253,12 +248,7 @@ unsafe extern "C" fn zopt_is_script_cached(ex: *mut zend_execute_data, return_va
         let path = unsafe { path_arg(args(ex), 0) };
         path.is_some_and(|p| cache::is_cached(&p))
     });
-    let result = if cached.unwrap_or(false) {
-        Literal::True
-    } else {
-        Literal::False
-    };
-    set_return(return_value, &result);
+    set_return(return_value, &bool_literal(cached.unwrap_or(false)));
 }
 
 unsafe extern "C" fn zopt_compile_file(ex: *mut zend_execute_data, return_value: *mut zval) {
