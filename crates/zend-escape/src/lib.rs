@@ -55,6 +55,17 @@ struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
+    /// Whether some temporary is defined by an allocation of an array or object: without
+    /// one, nothing can be NOESC and PHP's analysis stops at once.
+    fn has_allocations(&self) -> bool {
+        let n = self.ssa.vars.len();
+        (self.op_array.last_var() as usize..n).any(|i| {
+            self.ssa.vars[i].definition.is_some_and(|d| {
+                self.types[i] & (ARRAY | OBJECT) != 0 && self.is_allocation_def(d.index(), i)
+            })
+        })
+    }
+
     fn info(&self, o: Operand, use_: Option<SsaVar>) -> u32 {
         match o {
             Operand::Const(l) => match self.op_array.literals.get(l.index()) {
@@ -267,6 +278,31 @@ impl Ctx<'_> {
     }
 }
 
+/// `zend_ssa_escape_analysis` as PHP runs it: the escape state of every SSA variable,
+/// written into `ssa.vars`. A function that allocates no array or object (most of them)
+/// keeps every state as it is, at the cost of one scan and no allocation.
+pub fn set_escape_states(
+    op_array: &OpArray,
+    cfg: &Cfg,
+    ssa: &mut Ssa,
+    types: &[u32],
+    info: &ScriptInfo,
+) {
+    let cx = Ctx {
+        op_array,
+        ssa,
+        types,
+        info,
+    };
+    if !cx.has_allocations() {
+        return;
+    }
+    let states = escape_analysis(op_array, cfg, ssa, types, info);
+    for (v, e) in ssa.vars.iter_mut().zip(states) {
+        v.escape_state = e;
+    }
+}
+
 /// `zend_ssa_escape_analysis`: the escape state of every SSA variable, given the inferred
 /// types (`MAY_BE_*` per SSA variable).
 pub fn escape_analysis(
@@ -284,13 +320,7 @@ pub fn escape_analysis(
         types,
         info,
     };
-    let last_var = op_array.last_var() as usize;
-    let has_allocations = (last_var..n).any(|i| {
-        ssa.vars[i]
-            .definition
-            .is_some_and(|d| types[i] & (ARRAY | OBJECT) != 0 && cx.is_allocation_def(d.index(), i))
-    });
-    if !has_allocations {
+    if !cx.has_allocations() {
         return state;
     }
     // 1. Equi-escape sets.
@@ -358,7 +388,7 @@ pub fn escape_analysis(
     };
     // 2. Allocations.
     let mut num_non_escaped: i64 = 0;
-    for i in last_var..n {
+    for i in op_array.last_var() as usize..n {
         let r = ees[i];
         if rank(state[r]) > rank(EscapeState::NoEscape) {
         } else if ssa.vars[i].alias != Alias::NoAlias && types[i] & REF != 0 {

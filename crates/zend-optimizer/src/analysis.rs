@@ -473,10 +473,7 @@ fn analyze(
     }
     let types =
         bumpalo::collections::Vec::from_iter_in(inference.vars.iter().map(|v| v.type_), scratch);
-    let escape = zend_escape::escape_analysis(op_array, &cfg, &ssa, &types, info);
-    for (v, e) in ssa.vars.iter_mut().zip(escape) {
-        v.escape_state = e;
-    }
+    zend_escape::set_escape_states(op_array, &cfg, &mut ssa, &types, info);
     lap(times, &mut clock, |t| &mut t.escape);
     if let Some(d) = dumps.as_mut() {
         if d.debug_level & debug_level::DFA_SSA_VARS != 0 {

@@ -87,8 +87,9 @@ struct Builder<'a> {
     live_in: BitMatrix<&'a [u64]>,
     /// Where phis go (PHP reuses `dfg->use` for it).
     phi: BitMatrix<&'a mut [u64]>,
-    /// The dominator tree, which construction does not change.
-    dom: DomIntervals,
+    /// The dominator tree, which construction does not change; taken on the first
+    /// dominance query (only pi placement at a join asks one).
+    dom: std::cell::OnceCell<DomIntervals>,
 }
 
 impl Ssa {
@@ -138,7 +139,7 @@ impl Ssa {
             def: dfg.def().copy_in(scratch),
             live_in: dfg.in_(),
             phi: BitMatrix::new_in(blocks_count, vars as usize, scratch),
-            dom: DomIntervals::new_in(cfg, scratch),
+            dom: std::cell::OnceCell::new(),
         };
         // Pis add definitions, so they come before def propagation.
         b.place_essa_pis(classes);
@@ -340,7 +341,10 @@ impl Builder<'_> {
         self.cfg.predecessors(block).iter().any(|&pred| {
             pred != exclude
                 && !self.def.contains(pred.index(), var as usize)
-                && self.dom.dominates(other_successor, pred)
+                && self
+                    .dom
+                    .get_or_init(|| DomIntervals::new_in(self.cfg, self.scratch))
+                    .dominates(other_successor, pred)
         })
     }
 
