@@ -88,8 +88,15 @@ fn is_send(op: Opcode) -> bool {
 /// Every call of `op_array` (`zend_analyze_calls`), in the order of their `INIT_*` ops.
 /// Calls nest: a `DO_*` closes the innermost open `INIT_*`.
 pub fn call_sites(info: &ScriptInfo, op_array: &OpArray) -> Vec<CallSite> {
-    let mut sites: Vec<CallSite> = Vec::new();
-    let mut stack: Vec<usize> = Vec::new();
+    // Counted first: one allocation of the exact size, none for most op_arrays' few
+    // nested calls.
+    let inits = op_array
+        .opcodes
+        .iter()
+        .filter(|op| is_init(op.opcode))
+        .count();
+    let mut sites: Vec<CallSite> = Vec::with_capacity(inits);
+    let mut stack: SmallVec<[usize; 8]> = SmallVec::new();
     for (n, op) in op_array.opcodes.iter().enumerate() {
         let n = OpNum(n as u32);
         if is_init(op.opcode) {

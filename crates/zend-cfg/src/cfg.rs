@@ -830,7 +830,7 @@ impl Cfg {
     /// table, then the unreachable blocks that free a live loop variable.
     fn mark_reachable_blocks(&mut self, op_array: &OpArray, start: BlockId, scratch: &Bump) {
         self.blocks[start.index()].flags = BlockFlags::START;
-        let mut stack = BVec::new_in(scratch);
+        let mut stack = BVec::with_capacity_in(self.blocks.len(), scratch);
         self.mark_reachable(op_array, start, &mut stack);
 
         if !self.try_catch.is_empty() {

@@ -392,7 +392,7 @@ impl Cfg {
         // empty stack) costs what was added since, not the number of blocks.
         let mut visited = Visited {
             flags: bvec![in scratch; false; n],
-            members: BVec::new_in(scratch),
+            members: BVec::with_capacity_in(n, scratch),
         };
         let mut stack = BVec::with_capacity_in(n, scratch);
         let push = |visited: &mut Visited<'_>, stack: &mut BVec<usize>, b: usize| -> bool {

@@ -179,7 +179,7 @@ pub(crate) struct State<'s> {
     pub vars: Vec<VarInfo>,
     /// The phis using each SSA variable (walking a phi's use chains one source at a time
     /// is quadratic in its number of sources).
-    pub phi_uses: &'s zend_ssa::PhiUses,
+    pub phi_uses: &'s zend_ssa::PhiUses<'s>,
     /// The op_array's call sites when the call graph resolves calls (`ctx.call_graph`).
     pub calls: std::borrow::Cow<'s, [zend_call_graph::CallSite]>,
     /// Per op: the resolved call site whose DO_* it is (index into `calls`).
@@ -356,16 +356,10 @@ pub fn infer(
     } else {
         ssa
     };
-    let phi_uses = ssa.all_phi_uses();
+    let scratch = Bump::new();
+    let phi_uses = ssa.all_phi_uses(&scratch);
     infer_in(
-        op_array,
-        func_index,
-        cfg,
-        ssa,
-        ctx,
-        returns,
-        &phi_uses,
-        &Bump::new(),
+        op_array, func_index, cfg, ssa, ctx, returns, &phi_uses, &scratch,
     )
 }
 
@@ -380,7 +374,7 @@ pub fn infer_in(
     ssa: &Ssa,
     ctx: &Context,
     returns: &[Option<ReturnInfo>],
-    phi_uses: &zend_ssa::PhiUses,
+    phi_uses: &zend_ssa::PhiUses<'_>,
     scratch: &Bump,
 ) -> Inference {
     let nvars = ssa.vars.len();

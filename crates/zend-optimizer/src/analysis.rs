@@ -450,7 +450,7 @@ fn analyze(
         }
     }
     ssa.find_false_dependencies_in(op_array, scratch);
-    let phi_uses = ssa.all_phi_uses();
+    let phi_uses = ssa.all_phi_uses(scratch);
     ssa.find_sccs_in(op_array, &phi_uses, scratch);
     lap(times, &mut clock, |t| &mut t.sccs);
     let inference = zend_inference::infer_in(

@@ -699,10 +699,11 @@ impl Builder<'_> {
             if bitset::iter(self.phi.row(j)).next().is_none() {
                 continue;
             }
-            let pis = self.ssa.blocks[j].phis.len();
-            let mut ids = BVec::new_in(self.scratch);
+            // After the block's pis, which place_essa_pis put first.
             for var in bitset::iter(self.phi.row(j)) {
-                ids.push(PhiId(self.ssa.phis.len() as u32));
+                self.ssa.blocks[j]
+                    .phis
+                    .push(PhiId(self.ssa.phis.len() as u32));
                 self.ssa.phis.push(Phi {
                     pi: None,
                     constraint: None,
@@ -714,7 +715,6 @@ impl Builder<'_> {
                     sym_use_chain: None,
                 });
             }
-            self.ssa.blocks[j].phis.splice(pis..pis, ids);
         }
     }
 
@@ -728,7 +728,11 @@ impl Builder<'_> {
         self.ssa.ops = vec![SsaOp::default(); op_array.opcodes.len()];
         let mut map = VarMap {
             var: bvec![in self.scratch; None; total],
-            undo: BVec::new_in(self.scratch),
+            // Every definition and phi logs one entry at most once per dominator-tree path.
+            undo: BVec::with_capacity_in(
+                op_array.opcodes.len() + self.ssa.phis.len(),
+                self.scratch,
+            ),
             count: op_array.last_var(),
         };
         // The CVs' values on entry are the first SSA variables.
@@ -745,7 +749,7 @@ impl Builder<'_> {
             Enter(BlockId),
             Leave(usize),
         }
-        let mut stack = BVec::new_in(self.scratch);
+        let mut stack = BVec::with_capacity_in(2 * cfg.blocks_count() + 1, self.scratch);
         stack.push(Step::Enter(BlockId(0)));
         while let Some(step) = stack.pop() {
             let n = match step {

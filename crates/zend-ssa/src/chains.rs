@@ -133,7 +133,7 @@ impl Ssa {
             return;
         }
         let n = self.vars.len();
-        let mut worklist = BVec::new_in(scratch);
+        let mut worklist = BVec::with_capacity_in(n, scratch);
         for i in 0..n {
             let var = SsaVar(i as u32);
             let used = self
@@ -166,7 +166,7 @@ impl Ssa {
     fn var_usages(
         &self,
         op_array: &OpArray,
-        phi_uses: &crate::PhiUses,
+        phi_uses: &crate::PhiUses<'_>,
         var: SsaVar,
         out: &mut BVec<SsaVar>,
     ) {
@@ -198,19 +198,26 @@ impl Ssa {
     /// algorithm, iterative as in PHP), numbered as PHP numbers them; `scc_entry` marks
     /// the variables reached from outside their component.
     pub fn find_sccs(&mut self, op_array: &OpArray) {
-        let phi_uses = self.all_phi_uses();
-        self.find_sccs_in(op_array, &phi_uses, &Bump::new());
+        let scratch = Bump::new();
+        let phi_uses = self.all_phi_uses(&scratch);
+        self.find_sccs_in(op_array, &phi_uses, &scratch);
     }
 
     /// [`Ssa::find_sccs`] given the phi uses ([`Ssa::all_phi_uses`], which type inference
     /// needs too), with its working arrays in `scratch`.
-    pub fn find_sccs_in(&mut self, op_array: &OpArray, phi_uses: &crate::PhiUses, scratch: &Bump) {
+    pub fn find_sccs_in(
+        &mut self,
+        op_array: &OpArray,
+        phi_uses: &crate::PhiUses<'_>,
+        scratch: &Bump,
+    ) {
         let n = self.vars.len();
         // Every variable's successors, found once for the search and the entry marking:
         // `edges[start[v]..start[v + 1]]`. A no_val variable is never visited and has no
         // component, so its list stays empty.
         let mut start = BVec::with_capacity_in(n + 1, scratch);
-        let mut edges = BVec::new_in(scratch);
+        // Most variables have one or two successors: one reservation covers the common case.
+        let mut edges = BVec::with_capacity_in(2 * n + self.phis.len(), scratch);
         for v in 0..n {
             start.push(edges.len() as u32);
             if !self.vars[v].no_val {
@@ -225,8 +232,8 @@ impl Ssa {
         let mut entry = bvec![in scratch; false; n];
         let mut index: i64 = 0;
         let mut sccs: i64 = n as i64;
-        let mut stack = BVec::new_in(scratch);
-        let mut vstack = BVec::new_in(scratch);
+        let mut stack = BVec::with_capacity_in(n, scratch);
+        let mut vstack = BVec::with_capacity_in(n, scratch);
         /// Per variable being visited: the cursor into its successors, then into its
         /// chain of symbolic range constraints (`zend_scc_next` follows SYM_RANGE too,
         /// bounded as a cycle guard), and the last successor returned.

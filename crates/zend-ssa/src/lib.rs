@@ -30,6 +30,8 @@ pub use build::{ClassLookup, NoClasses, SsaError};
 pub use edit::{OpRenumbering, VarTypes};
 pub use verify::verify;
 
+use bumpalo::collections::Vec as BVec;
+use bumpalo::Bump;
 use smallvec::SmallVec;
 use zend_cfg::BlockId;
 use zend_ir::dump::SsaRange;
@@ -249,7 +251,7 @@ impl Ssa {
     /// [`Ssa::phi_uses`] for every variable at once, in the same chain order, in time
     /// linear in the number of phi sources (walking the chains of a phi with many sources
     /// one `next_use_phi` at a time is quadratic).
-    pub fn all_phi_uses(&self) -> PhiUses {
+    pub fn all_phi_uses<'a>(&self, scratch: &'a Bump) -> PhiUses<'a> {
         // Where each (phi, source) pair's chain link lives: the first position of the source;
         // found by a scan for phis with few sources, through this map for the others.
         const SCAN: usize = 16;
@@ -275,9 +277,10 @@ impl Ssa {
                 first.get(&(id.0, v)).copied()
             }
         };
+        let sources = self.phis.iter().map(Phi::num_sources).sum();
         let mut uses = PhiUses {
-            start: Vec::with_capacity(self.vars.len() + 1),
-            list: Vec::new(),
+            start: BVec::with_capacity_in(self.vars.len() + 1, scratch),
+            list: BVec::with_capacity_in(sources, scratch),
         };
         uses.start.push(0);
         for v in 0..self.vars.len() {
@@ -314,14 +317,14 @@ impl Ssa {
 }
 
 /// The phis using each SSA variable, in chain order ([`Ssa::all_phi_uses`]): one flat list,
-/// `phi_uses[v]` is variable `v`'s slice of it.
-#[derive(Debug, Clone, Default)]
-pub struct PhiUses {
-    start: Vec<u32>,
-    list: Vec<PhiId>,
+/// `phi_uses[v]` is variable `v`'s slice of it, in the analysis' arena.
+#[derive(Debug, Clone)]
+pub struct PhiUses<'a> {
+    start: BVec<'a, u32>,
+    list: BVec<'a, PhiId>,
 }
 
-impl PhiUses {
+impl PhiUses<'_> {
     /// Number of variables.
     pub fn len(&self) -> usize {
         self.start.len().saturating_sub(1)
@@ -337,7 +340,7 @@ impl PhiUses {
     }
 }
 
-impl std::ops::Index<usize> for PhiUses {
+impl std::ops::Index<usize> for PhiUses<'_> {
     type Output = [PhiId];
 
     #[inline]

@@ -64,7 +64,8 @@ pub fn verify(op_array: &OpArray, cfg: &Cfg, ssa: &Ssa) -> Result<(), VerifyErro
     }
     let dominates = |a: BlockId, b: BlockId| tree.dominates(a, b);
 
-    let phi_uses = ssa.all_phi_uses();
+    let arena = bumpalo::Bump::new();
+    let phi_uses = ssa.all_phi_uses(&arena);
     let phi_sources: std::collections::HashSet<(u32, u32)> = ssa
         .phis
         .iter()
