@@ -125,8 +125,8 @@ pub fn call_sites(info: &ScriptInfo, op_array: &OpArray) -> Vec<CallSite> {
 
 /// Callers and callees of every op_array of a script.
 pub struct CallGraph {
-    /// Per op_array, its call sites.
-    pub calls: Vec<Vec<CallSite>>,
+    /// Per op_array, its call sites (the script info's, shared).
+    pub calls: std::sync::Arc<Vec<Vec<CallSite>>>,
     /// Per op_array, the (caller, call site index) pairs calling it.
     pub callers: Vec<Vec<(FuncId, usize)>>,
     /// Per op_array, `ZEND_FUNC_RECURSIVE*` flags.
@@ -136,7 +136,7 @@ pub struct CallGraph {
 impl CallGraph {
     /// `zend_build_call_graph` + `zend_analyze_call_graph`.
     pub fn build(info: &ScriptInfo) -> CallGraph {
-        let calls = info.calls.clone();
+        let calls = std::sync::Arc::clone(&info.calls);
         let mut callers = vec![Vec::new(); calls.len()];
         for (caller, sites) in calls.iter().enumerate() {
             for (k, site) in sites.iter().enumerate() {

@@ -112,8 +112,8 @@ pub struct ScriptInfo<'a> {
     /// `ZEND_FUNC_RECURSIVE*` flags per op_array.
     pub recursion: Vec<u32>,
     /// The call sites of each op_array (`zend_analyze_calls`), found once for the call
-    /// graph, the recursion flags and type inference.
-    pub calls: Vec<Vec<crate::CallSite>>,
+    /// graph, the recursion flags and type inference; the call graph shares them.
+    pub calls: std::sync::Arc<Vec<Vec<crate::CallSite>>>,
     /// Lookups PHP makes in its hash tables, built once per script (the first entry wins,
     /// as a scan in table order would find it): function key to op_array index,
     functions: Map<&'a [u8], usize>,
@@ -127,9 +127,16 @@ pub struct ScriptInfo<'a> {
 
 impl<'a> ScriptInfo<'a> {
     pub fn new(script: &'a Script) -> Self {
-        let mut op_arrays = Vec::new();
-        let mut functions = Map::default();
-        let mut methods = Map::default();
+        // Sized up front: the tables are built once per script and never grow after.
+        let method_count: usize = script
+            .class_table
+            .iter()
+            .map(|(_, ce)| ce.methods.len())
+            .sum();
+        let mut op_arrays = Vec::with_capacity(1 + script.function_table.len() + method_count);
+        let mut functions =
+            Map::with_capacity_and_hasher(script.function_table.len(), Default::default());
+        let mut methods = Map::with_capacity_and_hasher(method_count, Default::default());
         fn with_dynamic<'a>(op_array: &'a OpArray, out: &mut Vec<&'a OpArray>) {
             out.push(op_array);
             if op_array.dynamic_func_defs.is_empty() {
@@ -163,8 +170,9 @@ impl<'a> ScriptInfo<'a> {
                 }
             }
         }
-        let mut classes = Map::default();
-        let mut scopes = Map::default();
+        let classes_count = script.class_table.len();
+        let mut classes = Map::with_capacity_and_hasher(classes_count, Default::default());
+        let mut scopes = Map::with_capacity_and_hasher(classes_count, Default::default());
         for (key, ce) in &script.class_table {
             classes.entry(key.as_bytes()).or_insert(ce);
             scopes.entry(Caseless(ce.name.as_bytes())).or_insert(ce);
@@ -173,17 +181,18 @@ impl<'a> ScriptInfo<'a> {
             script,
             recursion: vec![0; op_arrays.len()],
             op_arrays,
-            calls: Vec::new(),
+            calls: Default::default(),
             functions,
             methods,
             classes,
             scopes,
         };
-        info.calls = info
-            .op_arrays
-            .iter()
-            .map(|op_array| crate::call_sites(&info, op_array))
-            .collect();
+        info.calls = std::sync::Arc::new(
+            info.op_arrays
+                .iter()
+                .map(|op_array| crate::call_sites(&info, op_array))
+                .collect(),
+        );
         info.analyze_recursion();
         info
     }

@@ -257,8 +257,6 @@ impl Dfg {
             }
         }
 
-        let size = def.row_words();
-        let tmp = scratch.alloc_slice_fill_copy(size, 0u64);
         let worklist = scratch.alloc_slice_fill_copy(bitset::words_for(blocks), 0u64);
         for j in 0..blocks {
             bitset::insert(worklist, j);
@@ -287,12 +285,16 @@ impl Dfg {
             for &s in cfg.successors(BlockId(j as u32)) {
                 bitset::union_with(out_j, in_.row(s.index()));
             }
+            // in = use ∪ (out − def), written in place: rows are a word or two, where a
+            // separate comparison and copy would cost more than the update itself.
             let (u, o, d) = (use_.row(j), out.row(j), def.row(j));
-            for (((t, &u), &o), &d) in tmp.iter_mut().zip(u).zip(o).zip(d) {
-                *t = u | (o & !d);
+            let mut changed = false;
+            for (((i, &u), &o), &d) in in_.row_mut(j).iter_mut().zip(u).zip(o).zip(d) {
+                let new = u | (o & !d);
+                changed |= *i != new;
+                *i = new;
             }
-            if in_.row(j) != &*tmp {
-                in_.row_mut(j).copy_from_slice(tmp);
+            if changed {
                 for &p in cfg.predecessors(BlockId(j as u32)) {
                     bitset::insert(worklist, p.index());
                     top = top.max(p.index() / 64 + 1);
