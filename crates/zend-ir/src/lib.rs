@@ -25,8 +25,21 @@ pub use types::MayBe;
 /// script runs, as `php -n` with OPcache loads it: what `zend_optimizer_get_class_entry`
 /// finds in `CG(class_table)`.
 pub fn internal_class(lcname: &[u8]) -> Option<&'static str> {
-    internal_classes::INTERNAL_CLASSES
-        .binary_search_by(|(lc, _)| lc.as_bytes().cmp(lcname))
-        .ok()
-        .map(|i| internal_classes::INTERNAL_CLASSES[i].1)
+    // Asked for every class name a script does not declare, often the same few: one hash
+    // probe instead of a binary search's string comparisons.
+    type Index = std::collections::HashMap<
+        &'static [u8],
+        &'static str,
+        std::hash::BuildHasherDefault<rustc_hash::FxHasher>,
+    >;
+    static INDEX: std::sync::OnceLock<Index> = std::sync::OnceLock::new();
+    INDEX
+        .get_or_init(|| {
+            internal_classes::INTERNAL_CLASSES
+                .iter()
+                .map(|&(lc, name)| (lc.as_bytes(), name))
+                .collect()
+        })
+        .get(lcname)
+        .copied()
 }
