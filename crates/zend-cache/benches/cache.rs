@@ -99,7 +99,7 @@ fn synthetic(i: usize) -> Script {
     use zend_ir::*;
     let op = Op {
         opcode: opcode::ZEND_ECHO,
-        op1: Operand::Const(LiteralId(0)),
+        op1: Operand::Const(LiteralId::new(0)),
         op2: Operand::Unused(0),
         result: Operand::Unused(0),
         extended_value: 0,

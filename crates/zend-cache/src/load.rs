@@ -48,6 +48,9 @@ pub enum BodyErrorKind {
     BadCount,
     /// A literal `u2` entry names no literal, is out of order or holds 0.
     BadLiteralExtra,
+    /// An operand, jump target, live range or try/catch op holds `u32::MAX`, which no
+    /// index of the model can hold.
+    BadIndex,
 }
 
 impl fmt::Display for BodyErrorKind {
@@ -65,6 +68,7 @@ impl fmt::Display for BodyErrorKind {
             BodyErrorKind::TooLarge => "decoded size out of proportion",
             BodyErrorKind::BadCount => "header count mismatch",
             BodyErrorKind::BadLiteralExtra => "bad literal u2 entry",
+            BodyErrorKind::BadIndex => "index out of range",
         })
     }
 }
@@ -418,10 +422,17 @@ impl Check<'_> {
             self.zero(e + named_value::PAD, 4)?;
             self.literal(e + named_value::VALUE, 0)?;
         }
-        self.span(rec + f::LIVE_RANGE, live_range::SIZE, live_range::ALIGN)?;
+        let (ranges, n) = self.span(rec + f::LIVE_RANGE, live_range::SIZE, live_range::ALIGN)?;
+        for i in 0..n {
+            let e = ranges + i * live_range::SIZE;
+            for field in [live_range::VAR, live_range::START, live_range::END] {
+                self.index(e + field)?;
+            }
+        }
         let (tcs, n) = self.span(rec + f::TRY_CATCH, try_catch::SIZE, try_catch::ALIGN)?;
         for i in 0..n {
             let e = tcs + i * try_catch::SIZE;
+            self.index(e + try_catch::TRY)?;
             let present = self.enum_max(e + try_catch::PRESENT, 7)?;
             for (bit, field) in [
                 (1, try_catch::CATCH),
@@ -430,6 +441,8 @@ impl Check<'_> {
             ] {
                 if present & bit == 0 {
                     self.zero(e + field, 4)?;
+                } else {
+                    self.index(e + field)?;
                 }
             }
         }
@@ -440,15 +453,27 @@ impl Check<'_> {
         Ok(())
     }
 
-    /// Checks the operand type bytes of `n` op records at `ops`: a table lookup per byte,
-    /// accumulated without branches; the slow path only runs to locate an error.
+    /// A field the model reads as an index (`OpNum`, `VarNum`): any number but `u32::MAX`.
+    fn index(&self, at: usize) -> R {
+        if self.u32(at) == u32::MAX {
+            return err(BodyErrorKind::BadIndex, at);
+        }
+        Ok(())
+    }
+
+    /// Checks the operand type bytes of `n` op records at `ops` (a table lookup per byte)
+    /// and that no operand read as an index holds `u32::MAX`, accumulated without
+    /// branches; the slow path only runs to locate an error.
     fn ops(&mut self, ops: usize, n: usize) -> R {
         let records = &self.b[ops..ops + n * op::SIZE];
         let mut bad = 0u8;
         for r in records.chunks_exact(op::SIZE) {
             bad |= OPERAND_TYPE_BAD[r[op::OP1_TYPE] as usize]
                 | OPERAND_TYPE_BAD[r[op::OP2_TYPE] as usize]
-                | RESULT_TYPE_BAD[r[op::RESULT_TYPE] as usize];
+                | RESULT_TYPE_BAD[r[op::RESULT_TYPE] as usize]
+                | Self::bad_index(r, op::OP1_TYPE, op::OP1)
+                | Self::bad_index(r, op::OP2_TYPE, op::OP2)
+                | Self::bad_index(r, op::RESULT_TYPE, op::RESULT);
         }
         if bad == 0 {
             return Ok(());
@@ -463,8 +488,25 @@ impl Check<'_> {
                     return err(BodyErrorKind::BadEnum, ops + i * op::SIZE + field);
                 }
             }
+            for (ty, field) in [
+                (op::OP1_TYPE, op::OP1),
+                (op::OP2_TYPE, op::OP2),
+                (op::RESULT_TYPE, op::RESULT),
+            ] {
+                if Self::bad_index(r, ty, field) != 0 {
+                    return err(BodyErrorKind::BadIndex, ops + i * op::SIZE + field);
+                }
+            }
         }
         Ok(())
+    }
+
+    /// 1 when the operand at `field` is typed (a literal, variable or jump target, so read
+    /// as an index) and holds `u32::MAX`.
+    #[inline]
+    fn bad_index(r: &[u8], ty: usize, field: usize) -> u8 {
+        let typed = r[ty] & !(IS_SMART_BRANCH_JMPZ | IS_SMART_BRANCH_JMPNZ) != IS_UNUSED;
+        (typed & (r32(r, field) == u32::MAX)) as u8
     }
 
     fn literal(&mut self, rec: usize, depth: usize) -> R {
@@ -997,7 +1039,7 @@ impl<'a> OpArrayView<'a> {
             .records(self.rec + op_array::LITERAL_EXTRA, literal_extra::SIZE)
             .map(move |e| {
                 (
-                    LiteralId(r32(b, e + literal_extra::LITERAL)),
+                    LiteralId::new(r32(b, e + literal_extra::LITERAL)),
                     r32(b, e + literal_extra::VALUE),
                 )
             })
@@ -1141,11 +1183,11 @@ impl OpView<'_> {
 #[inline]
 fn operand(t: u8, v: u32) -> Operand {
     match t {
-        IS_CONST => Operand::Const(LiteralId(v)),
-        IS_TMP_VAR => Operand::TmpVar(VarNum(v)),
-        IS_VAR => Operand::Var(VarNum(v)),
-        IS_CV => Operand::Cv(VarNum(v)),
-        op::JMP_ADDR => Operand::JmpAddr(OpNum(v)),
+        IS_CONST => Operand::Const(LiteralId::new(v)),
+        IS_TMP_VAR => Operand::TmpVar(VarNum::new(v)),
+        IS_VAR => Operand::Var(VarNum::new(v)),
+        IS_CV => Operand::Cv(VarNum::new(v)),
+        op::JMP_ADDR => Operand::JmpAddr(OpNum::new(v)),
         _ => Operand::Unused(v),
     }
 }
@@ -1310,17 +1352,18 @@ impl Dec<'_> {
                 })
             }),
             live_range: self.list(rec + f::LIVE_RANGE, live_range::SIZE, |e| LiveRange {
-                var: VarNum(self.u32(e + live_range::VAR)),
+                var: VarNum::new(self.u32(e + live_range::VAR)),
                 kind: self.u32(e + live_range::KIND),
-                start: OpNum(self.u32(e + live_range::START)),
-                end: OpNum(self.u32(e + live_range::END)),
+                start: OpNum::new(self.u32(e + live_range::START)),
+                end: OpNum::new(self.u32(e + live_range::END)),
             }),
             try_catch_array: self.list(rec + f::TRY_CATCH, try_catch::SIZE, |e| {
                 let present = self.u32(e + try_catch::PRESENT);
-                let opt =
-                    |bit: u32, at: usize| (present & bit != 0).then(|| OpNum(self.u32(e + at)));
+                let opt = |bit: u32, at: usize| {
+                    (present & bit != 0).then(|| OpNum::new(self.u32(e + at)))
+                };
                 TryCatchElement {
-                    try_op: OpNum(self.u32(e + try_catch::TRY)),
+                    try_op: OpNum::new(self.u32(e + try_catch::TRY)),
                     catch_op: opt(1, try_catch::CATCH),
                     finally_op: opt(2, try_catch::FINALLY),
                     finally_end: opt(4, try_catch::FINALLY_END),

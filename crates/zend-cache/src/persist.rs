@@ -374,7 +374,7 @@ impl<'s> Persister<'s, '_> {
         )?;
         for (i, &(l, v)) in oa.literal_extra.iter().enumerate() {
             let e = extra + i * literal_extra::SIZE;
-            self.w32(e + literal_extra::LITERAL, l.0);
+            self.w32(e + literal_extra::LITERAL, l.as_u32());
             self.w32(e + literal_extra::VALUE, v);
         }
         if let Some(statics) = &oa.static_variables {
@@ -399,10 +399,10 @@ impl<'s> Persister<'s, '_> {
         )?;
         for (i, r) in oa.live_range.iter().enumerate() {
             let e = lr + i * live_range::SIZE;
-            self.w32(e + live_range::VAR, r.var.0);
+            self.w32(e + live_range::VAR, r.var.as_u32());
             self.w32(e + live_range::KIND, r.kind);
-            self.w32(e + live_range::START, r.start.0);
-            self.w32(e + live_range::END, r.end.0);
+            self.w32(e + live_range::START, r.start.as_u32());
+            self.w32(e + live_range::END, r.end.as_u32());
         }
         let tc = self.alloc(
             rec + f::TRY_CATCH,
@@ -416,10 +416,16 @@ impl<'s> Persister<'s, '_> {
                 | (t.finally_op.is_some() as u32) << 1
                 | (t.finally_end.is_some() as u32) << 2;
             self.w32(e + try_catch::PRESENT, present);
-            self.w32(e + try_catch::TRY, t.try_op.0);
-            self.w32(e + try_catch::CATCH, t.catch_op.map_or(0, |o| o.0));
-            self.w32(e + try_catch::FINALLY, t.finally_op.map_or(0, |o| o.0));
-            self.w32(e + try_catch::FINALLY_END, t.finally_end.map_or(0, |o| o.0));
+            self.w32(e + try_catch::TRY, t.try_op.as_u32());
+            self.w32(e + try_catch::CATCH, t.catch_op.map_or(0, |o| o.as_u32()));
+            self.w32(
+                e + try_catch::FINALLY,
+                t.finally_op.map_or(0, |o| o.as_u32()),
+            );
+            self.w32(
+                e + try_catch::FINALLY_END,
+                t.finally_end.map_or(0, |o| o.as_u32()),
+            );
         }
         let defs = self.alloc(
             rec + f::DYNAMIC_FUNC_DEFS,
@@ -702,10 +708,10 @@ impl<'s> Persister<'s, '_> {
 fn operand(o: Operand) -> (u8, u32) {
     match o {
         Operand::Unused(v) => (IS_UNUSED, v),
-        Operand::JmpAddr(t) => (op::JMP_ADDR, t.0),
-        Operand::Const(l) => (IS_CONST, l.0),
-        Operand::TmpVar(v) => (IS_TMP_VAR, v.0),
-        Operand::Var(v) => (IS_VAR, v.0),
-        Operand::Cv(v) => (IS_CV, v.0),
+        Operand::JmpAddr(t) => (op::JMP_ADDR, t.as_u32()),
+        Operand::Const(l) => (IS_CONST, l.as_u32()),
+        Operand::TmpVar(v) => (IS_TMP_VAR, v.as_u32()),
+        Operand::Var(v) => (IS_VAR, v.as_u32()),
+        Operand::Cv(v) => (IS_CV, v.as_u32()),
     }
 }

@@ -256,3 +256,21 @@ fn halt_offset_roundtrips_and_is_validated() {
     present[header::HAS_HALT_OFFSET] = 1;
     assert_eq!(load(&present).unwrap().compiler_halt_offset, Some(0));
 }
+
+/// The model's index types (`OpNum`, `VarNum`, `LiteralId`) cannot hold `u32::MAX`: a body
+/// with that number in any aligned word loads or is refused, it never panics, and in an
+/// operand, live range or try/catch op it is refused as `BadIndex`.
+#[test]
+fn max_index_words_are_refused_not_panicked_on() {
+    let s = support::rich_script("/srv/app/index.php", 2);
+    let body = persist(&s).unwrap();
+    let mut bad_index = 0;
+    for at in (0..body.len() - 3).step_by(4) {
+        let mut bad = body.clone();
+        bad[at..at + 4].copy_from_slice(&u32::MAX.to_le_bytes());
+        if let Err(e) = load(&bad) {
+            bad_index += usize::from(e.kind == BodyErrorKind::BadIndex);
+        }
+    }
+    assert!(bad_index > 0, "no word of the body was read as an index");
+}

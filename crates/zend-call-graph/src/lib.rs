@@ -98,7 +98,7 @@ pub fn call_sites(info: &ScriptInfo, op_array: &OpArray) -> Vec<CallSite> {
     let mut sites: Vec<CallSite> = Vec::with_capacity(inits);
     let mut stack: SmallVec<[usize; 8]> = SmallVec::new();
     for (n, op) in op_array.opcodes.iter().enumerate() {
-        let n = OpNum(n as u32);
+        let n = OpNum::new(n as u32);
         if is_init(op.opcode) {
             let resolved = info.called_func(op_array, op);
             stack.push(sites.len());

@@ -44,12 +44,12 @@ fn init_pairs_with_do_and_sends() {
     let a = info.op_arrays[1];
     let sites = call_sites(&info, a);
     assert_eq!(sites.len(), 2);
-    assert_eq!(sites[0].init.0, 0);
+    assert_eq!(sites[0].init.as_u32(), 0);
     assert_eq!(
-        sites[0].args.iter().map(|o| o.0).collect::<Vec<_>>(),
+        sites[0].args.iter().map(|o| o.as_u32()).collect::<Vec<_>>(),
         vec![1]
     );
-    assert_eq!(sites[0].call.map(|o| o.0), Some(2));
+    assert_eq!(sites[0].call.map(|o| o.as_u32()), Some(2));
     assert_eq!(sites[0].callee, Some(FuncId(2)));
     // strlen is internal: resolved, but not one of the script's op_arrays.
     assert!(sites[1].resolved);

@@ -144,7 +144,7 @@ impl BasicBlock {
 
     /// The last op, if the block has any.
     pub fn last_op(&self) -> Option<OpNum> {
-        (self.len > 0).then(|| OpNum(self.start + self.len - 1))
+        (self.len > 0).then(|| OpNum::new(self.start + self.len - 1))
     }
 }
 
@@ -233,14 +233,20 @@ fn validate_operands(
 ) -> Result<(), CfgError> {
     for operand in [op.op1, op.op2, op.result] {
         match operand {
-            Operand::TmpVar(v) | Operand::Var(v) | Operand::Cv(v) if v.0 >= vars => {
-                return Err(error(op_array, i, Problem::VarOutOfRange { var: v.0 }));
+            Operand::TmpVar(v) | Operand::Var(v) | Operand::Cv(v) if v.as_u32() >= vars => {
+                return Err(error(
+                    op_array,
+                    i,
+                    Problem::VarOutOfRange { var: v.as_u32() },
+                ));
             }
             Operand::Const(lit) if lit.index() >= op_array.literals.len() => {
                 return Err(error(
                     op_array,
                     i,
-                    Problem::LiteralOutOfRange { literal: lit.0 },
+                    Problem::LiteralOutOfRange {
+                        literal: lit.as_u32(),
+                    },
                 ));
             }
             _ => {}
@@ -298,7 +304,7 @@ pub fn is_loop_var_free(op: &zend_ir::Op) -> bool {
 /// `zend_optimizer_get_loop_var_def`: the op before `free` defining its operand.
 pub fn loop_var_def(op_array: &OpArray, free: OpNum) -> Option<OpNum> {
     let var = op_array.opcodes[free.index()].op1.var()?;
-    (0..free.0).rev().map(OpNum).find(|&n| {
+    (0..free.as_u32()).rev().map(OpNum::new).find(|&n| {
         let op = &op_array.opcodes[n.index()];
         matches!(op.result, Operand::TmpVar(v) | Operand::Var(v) if v == var)
     })
@@ -483,10 +489,10 @@ impl Cfg {
         for (k, tc) in op_array.try_catch_array.iter().enumerate() {
             let parts = [Some(tc.try_op), tc.catch_op, tc.finally_op, tc.finally_end];
             for op in parts.into_iter().flatten() {
-                if op.0 >= last {
+                if op.as_u32() >= last {
                     return Err(error(
                         op_array,
-                        op.0,
+                        op.as_u32(),
                         Problem::TryCatchOutOfRange { element: k },
                     ));
                 }
@@ -505,7 +511,7 @@ impl Cfg {
             if starts[i as usize] > 0 || blocks.is_empty() {
                 if let Some(prev) = blocks.last_mut() {
                     prev.len = i - prev.start;
-                    let id = BlockId(blocks.len() as u32 - 1);
+                    let id = BlockId::new(blocks.len() as u32 - 1);
                     map.resize(i as usize, id);
                 }
                 blocks.push(BasicBlock::new(i));
@@ -513,7 +519,7 @@ impl Cfg {
         }
         if let Some(prev) = blocks.last_mut() {
             prev.len = last - prev.start;
-            let id = BlockId(blocks.len() as u32 - 1);
+            let id = BlockId::new(blocks.len() as u32 - 1);
             map.resize(last as usize, id);
         }
         if blocks.is_empty() {
@@ -532,7 +538,7 @@ impl Cfg {
             let offset = successor_list.len() as u32;
             if block.len == 0 {
                 if j + 1 < blocks_count {
-                    successor_list.push(BlockId(j + 1));
+                    successor_list.push(BlockId::new(j + 1));
                 }
             } else {
                 let last_op = block.start + block.len - 1;
@@ -540,7 +546,7 @@ impl Cfg {
                     if j + 1 >= blocks_count {
                         falls_off.push((j as usize, last_op));
                     } else {
-                        list.push(BlockId(j + 1));
+                        list.push(BlockId::new(j + 1));
                     }
                 };
                 let op = &op_array.opcodes[last_op as usize];
@@ -583,7 +589,7 @@ impl Cfg {
             try_catch: op_array.try_catch_array.clone(),
         };
         // Step 4: reachability.
-        cfg.mark_reachable_blocks(op_array, BlockId(0), scratch);
+        cfg.mark_reachable_blocks(op_array, BlockId::new(0), scratch);
         if let Some(&(_, last_op)) = falls_off
             .iter()
             .find(|(b, _)| cfg.blocks[*b].is_reachable())
@@ -846,7 +852,7 @@ impl Cfg {
                             let end = self.map[catch_op.index()].index();
                             while b != end && b < count {
                                 if self.blocks[b].is_reachable() {
-                                    self.try_catch[j].try_op = OpNum(self.blocks[b].start);
+                                    self.try_catch[j].try_op = OpNum::new(self.blocks[b].start);
                                     break;
                                 }
                                 b += 1;
@@ -859,7 +865,8 @@ impl Cfg {
                                 while b != end && b < count {
                                     if self.blocks[b].is_reachable() {
                                         // PHP moves try_op to catch_op (0 when absent).
-                                        self.try_catch[j].try_op = tc.catch_op.unwrap_or(OpNum(0));
+                                        self.try_catch[j].try_op =
+                                            tc.catch_op.unwrap_or(OpNum::new(0));
                                         changed = true;
                                         let target = self.map[self.try_catch[j].try_op.index()];
                                         self.mark_reachable(op_array, target, &mut stack);
@@ -905,7 +912,7 @@ impl Cfg {
                 for j in self.blocks[b].ops() {
                     let op = &op_array.opcodes[j as usize];
                     if is_loop_var_free(op) {
-                        if let Some(def) = loop_var_def(op_array, OpNum(j)) {
+                        if let Some(def) = loop_var_def(op_array, OpNum::new(j)) {
                             if self.blocks[self.map[def.index()].index()].is_reachable() {
                                 self.blocks[b].flags |= BlockFlags::UNREACHABLE_FREE;
                                 break;
@@ -948,7 +955,7 @@ impl Cfg {
             block.predecessors_count = 0;
             offset += count;
         }
-        self.predecessor_list = vec![BlockId(0); offset as usize];
+        self.predecessor_list = vec![BlockId::new(0); offset as usize];
         seen.fill(0);
         for j in 0..n {
             if !self.blocks[j].is_reachable() {
@@ -965,7 +972,7 @@ impl Cfg {
                 let target = &mut self.blocks[succ.index()];
                 let at = (target.predecessor_offset + target.predecessors_count) as usize;
                 target.predecessors_count += 1;
-                self.predecessor_list[at] = BlockId(j as u32);
+                self.predecessor_list[at] = BlockId::new(j as u32);
             }
         }
     }
@@ -1017,7 +1024,7 @@ fn jump_targets(
     };
     let addr = |operand: Operand| -> Result<u32, CfgError> {
         match operand {
-            Operand::JmpAddr(target) => check(target.0),
+            Operand::JmpAddr(target) => check(target.as_u32()),
             _ => Err(error(op_array, i, Problem::NotAJump)),
         }
     };

@@ -33,14 +33,14 @@ fn lengauer_tarjan<'b>(cfg: &Cfg, scratch: &'b Bump) -> BVec<'b, u32> {
     dfn[0] = 0;
     vertex.push(0u32);
     while let Some(&mut (b, ref mut next)) = stack.last_mut() {
-        let succs = cfg.successors(BlockId(b));
+        let succs = cfg.successors(BlockId::new(b));
         if let Some(&s) = succs.get(*next as usize) {
             *next += 1;
             if dfn[s.index()] == NONE {
                 dfn[s.index()] = vertex.len() as u32;
-                vertex.push(s.0);
+                vertex.push(s.as_u32());
                 parent[s.index()] = b;
-                stack.push((s.0, 0));
+                stack.push((s.as_u32(), 0));
             }
         } else {
             stack.pop();
@@ -84,7 +84,7 @@ fn lengauer_tarjan<'b>(cfg: &Cfg, scratch: &'b Bump) -> BVec<'b, u32> {
 
     for w in (1..count).rev() {
         let block = vertex[w];
-        for &p in cfg.predecessors(BlockId(block)) {
+        for &p in cfg.predecessors(BlockId::new(block)) {
             let v = dfn[p.index()];
             if v == NONE {
                 continue;
@@ -134,8 +134,8 @@ fn forward_immediate_dominators<'b>(cfg: &Cfg, scratch: &'b Bump) -> BVec<'b, u3
     reached[0] = true;
     for b in 1..n {
         let mut d = NONE;
-        for &p in cfg.predecessors(BlockId(b as u32)) {
-            let mut p = p.0;
+        for &p in cfg.predecessors(BlockId::new(b as u32)) {
+            let mut p = p.as_u32();
             if !reached[p as usize] {
                 continue;
             }
@@ -292,7 +292,7 @@ impl Cfg {
     /// Whether every edge goes to a later block.
     fn edges_go_forward(&self) -> bool {
         (0..self.blocks.len()).all(|b| {
-            self.successors(BlockId(b as u32))
+            self.successors(BlockId::new(b as u32))
                 .iter()
                 .all(|s| s.index() > b)
         })
@@ -323,7 +323,7 @@ impl Cfg {
         // Children lists sorted by block number: appending in increasing order.
         let mut last_child: BVec<Option<BlockId>> = bvec![in scratch; None; n];
         for (block, &d) in self.blocks.iter_mut().zip(idom.iter()) {
-            block.idom = (d != NONE).then_some(BlockId(d));
+            block.idom = (d != NONE).then(|| BlockId::new(d));
         }
         for (j, &d) in idom.iter().enumerate().skip(1) {
             if !self.blocks[j].is_reachable() {
@@ -331,7 +331,7 @@ impl Cfg {
             }
             if d != NONE {
                 let d = d as usize;
-                let child = BlockId(j as u32);
+                let child = BlockId::new(j as u32);
                 match last_child[d] {
                     None => self.blocks[d].children = Some(child),
                     Some(prev) => self.blocks[prev.index()].next_child = Some(child),
@@ -430,11 +430,11 @@ impl Cfg {
             if pushed {
                 continue;
             }
-            let succs = self.successors(BlockId(i as u32));
+            let succs = self.successors(BlockId::new(i as u32));
             while cursor[i].1 < succs.len() {
                 let succ = succs[cursor[i].1];
                 cursor[i].1 += 1;
-                if self.blocks[succ.index()].idom == Some(BlockId(i as u32)) {
+                if self.blocks[succ.index()].idom == Some(BlockId::new(i as u32)) {
                     continue;
                 }
                 if push(&mut visited, &mut stack, succ.index()) {
@@ -491,12 +491,12 @@ impl Cfg {
                 continue;
             }
             for k in 0..preds_count {
-                let pred = self.predecessors(BlockId(i as u32))[k];
+                let pred = self.predecessors(BlockId::new(i as u32))[k];
                 // A join edge: the predecessor does not immediately dominate the block.
                 if self.blocks[i].idom == Some(pred) {
                     continue;
                 }
-                if tree.dominates(BlockId(i as u32), pred) {
+                if tree.dominates(BlockId::new(i as u32), pred) {
                     // A back edge.
                     self.blocks[i].flags |= BlockFlags::LOOP_HEADER;
                     flag.remove(FuncFlags::NO_LOOPS);
@@ -522,10 +522,10 @@ impl Cfg {
                         // Unreachable or only abnormally reachable.
                         continue;
                     }
-                    self.blocks[j].loop_header = Some(BlockId(i as u32));
+                    self.blocks[j].loop_header = Some(BlockId::new(i as u32));
                     root[j] = i;
                     for k in 0..self.blocks[j].predecessors_count() {
-                        let p = self.predecessors(BlockId(j as u32))[k];
+                        let p = self.predecessors(BlockId::new(j as u32))[k];
                         push(&mut visited, &mut stack, p.index());
                     }
                 }

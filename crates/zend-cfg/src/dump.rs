@@ -20,10 +20,10 @@ pub enum Detail {
 /// `zend_dump_block_info`.
 pub fn dump_block_info(out: &mut Vec<u8>, cfg: &Cfg, n: BlockId, dump_flags: u32, detail: Detail) {
     let b = cfg.block(n);
-    if n.0 > 0 {
+    if n.as_u32() > 0 {
         out.push(b'\n');
     }
-    let _ = write!(out, "BB{}:\n     ;", n.0);
+    let _ = write!(out, "BB{}:\n     ;", n.as_u32());
     let f = b.flags;
     let mut flag = |bit: BlockFlags, name: &str| {
         if f.intersects(bit) {
@@ -63,19 +63,19 @@ pub fn dump_block_info(out: &mut Vec<u8>, cfg: &Cfg, n: BlockId, dump_flags: u32
     list(out, "to", cfg.successors(n));
     if detail == Detail::Dominators {
         if let Some(idom) = b.idom {
-            let _ = writeln!(out, "     ; idom=BB{}", idom.0);
+            let _ = writeln!(out, "     ; idom=BB{}", idom.as_u32());
         }
         if let Some(level) = b.level {
             let _ = writeln!(out, "     ; level={level}");
         }
         if let Some(header) = b.loop_header {
-            let _ = writeln!(out, "     ; loop_header={}", header.0);
+            let _ = writeln!(out, "     ; loop_header={}", header.as_u32());
         }
         if let Some(first) = b.children {
-            let _ = write!(out, "     ; children=(BB{}", first.0);
+            let _ = write!(out, "     ; children=(BB{}", first.as_u32());
             let mut child = cfg.block(first).next_child;
             while let Some(c) = child {
-                let _ = write!(out, ", BB{}", c.0);
+                let _ = write!(out, ", BB{}", c.as_u32());
                 child = cfg.block(c).next_child;
             }
             out.extend_from_slice(b")\n");
@@ -85,9 +85,9 @@ pub fn dump_block_info(out: &mut Vec<u8>, cfg: &Cfg, n: BlockId, dump_flags: u32
 
 fn list(out: &mut Vec<u8>, name: &str, blocks: &[BlockId]) {
     if let Some((first, rest)) = blocks.split_first() {
-        let _ = write!(out, "     ; {name}=(BB{}", first.0);
+        let _ = write!(out, "     ; {name}=(BB{}", first.as_u32());
         for b in rest {
-            let _ = write!(out, ", BB{}", b.0);
+            let _ = write!(out, ", BB{}", b.as_u32());
         }
         out.extend_from_slice(b")\n");
     }
@@ -96,7 +96,10 @@ fn list(out: &mut Vec<u8>, name: &str, blocks: &[BlockId]) {
 /// The successors of a block as the op printer takes them (for jump operands, so those
 /// of unreachable blocks too).
 pub fn successor_numbers(cfg: &Cfg, b: BlockId) -> Vec<u32> {
-    cfg.stored_successors(b).iter().map(|s| s.0).collect()
+    cfg.stored_successors(b)
+        .iter()
+        .map(|s| s.as_u32())
+        .collect()
 }
 
 /// The ops of one block, each with the block's successors for its jump operands.
@@ -113,7 +116,7 @@ pub fn dump_block_ops(
         ..OpContext::default()
     };
     for op in cfg.block(b).ops() {
-        ir_dump::dump_op_line(out, op_array, OpNum(op), dump_flags, &ctx);
+        ir_dump::dump_op_line(out, op_array, OpNum::new(op), dump_flags, &ctx);
     }
 }
 
@@ -125,18 +128,18 @@ pub fn dump_cfg_tables(out: &mut Vec<u8>, op_array: &OpArray, cfg: &Cfg, dump_fl
     if !cfg.try_catch.is_empty() {
         out.extend_from_slice(b"EXCEPTION TABLE:\n");
         for tc in &cfg.try_catch {
-            let _ = write!(out, "        BB{}", cfg.map[tc.try_op.index()].0);
+            let _ = write!(out, "        BB{}", cfg.map[tc.try_op.index()].as_u32());
             for part in [tc.catch_op, tc.finally_op] {
                 match part {
                     Some(op) => {
-                        let _ = write!(out, ", BB{}", cfg.map[op.index()].0);
+                        let _ = write!(out, ", BB{}", cfg.map[op.index()].as_u32());
                     }
                     None => out.extend_from_slice(b", -"),
                 }
             }
             match tc.finally_end {
                 Some(op) => {
-                    let _ = writeln!(out, ", BB{}", cfg.map[op.index()].0);
+                    let _ = writeln!(out, ", BB{}", cfg.map[op.index()].as_u32());
                 }
                 None => out.extend_from_slice(b", -\n"),
             }
@@ -156,7 +159,7 @@ pub fn dump_cfg(
     let dump_flags = ir_dump::ZEND_DUMP_CFG;
     ir_dump::dump_op_array_header_ex(out, op_array, None, func_info, msg);
     for n in 0..cfg.blocks_count() {
-        let b = BlockId(n as u32);
+        let b = BlockId::new(n as u32);
         dump_block_info(out, cfg, b, dump_flags, detail);
         dump_block_ops(out, op_array, cfg, b, dump_flags);
     }
@@ -170,7 +173,7 @@ pub fn dump_dominators(out: &mut Vec<u8>, op_array: &OpArray, cfg: &Cfg) {
     out.extend_from_slice(b"\"\n");
     for n in 0..cfg.blocks_count() {
         if cfg.blocks[n].is_reachable() {
-            dump_block_info(out, cfg, BlockId(n as u32), 0, Detail::Dominators);
+            dump_block_info(out, cfg, BlockId::new(n as u32), 0, Detail::Dominators);
         }
     }
 }
@@ -219,7 +222,7 @@ pub fn dot(op_array: &OpArray, cfg: &Cfg) -> String {
     dot_escape(&mut s, &name);
     s.push_str("\";\n");
     for n in 0..cfg.blocks_count() {
-        let b = BlockId(n as u32);
+        let b = BlockId::new(n as u32);
         let block = cfg.block(b);
         let mut info = Vec::new();
         dump_block_info(&mut info, cfg, b, 0, Detail::Dominators);
@@ -254,7 +257,7 @@ pub fn dot(op_array: &OpArray, cfg: &Cfg) -> String {
         s.push_str(&format!("  bb{n} [label=\"{label}\"{extra}];\n"));
     }
     for n in 0..cfg.blocks_count() {
-        let b = BlockId(n as u32);
+        let b = BlockId::new(n as u32);
         for (i, succ) in cfg.successors(b).iter().enumerate() {
             let back = cfg.block(*succ).flags.contains(BlockFlags::LOOP_HEADER)
                 && crate::dom::dominates(cfg, *succ, b);
@@ -265,13 +268,13 @@ pub fn dot(op_array: &OpArray, cfg: &Cfg) -> String {
             };
             s.push_str(&format!(
                 "  bb{n} -> bb{} [label=\"{i}\"{style}];\n",
-                succ.0
+                succ.as_u32()
             ));
         }
         if let Some(idom) = cfg.block(b).idom {
             s.push_str(&format!(
                 "  bb{} -> bb{n} [style=dashed, color=blue, constraint=false, arrowhead=empty];\n",
-                idom.0
+                idom.as_u32()
             ));
         }
     }

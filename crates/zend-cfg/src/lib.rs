@@ -34,6 +34,6 @@ zend_ir::index_type!(
 
 impl fmt::Display for BlockId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "BB{}", self.0)
+        write!(f, "BB{}", self.as_u32())
     }
 }

@@ -52,16 +52,18 @@ impl OpArrayBuilder {
     }
 
     pub fn cv(&self, n: u32) -> Operand {
-        Operand::Cv(VarNum(n))
+        Operand::Cv(VarNum::new(n))
     }
 
     pub fn tmp(&self, n: u32) -> Operand {
-        Operand::TmpVar(VarNum(self.op_array.last_var() + n))
+        Operand::TmpVar(VarNum::new(self.op_array.last_var() + n))
     }
 
     pub fn literal(&mut self, value: Literal) -> Operand {
         self.op_array.literals.push(value);
-        Operand::Const(zend_ir::LiteralId(self.op_array.literals.len() as u32 - 1))
+        Operand::Const(zend_ir::LiteralId::new(
+            self.op_array.literals.len() as u32 - 1,
+        ))
     }
 
     pub fn long(&mut self, value: i64) -> Operand {
@@ -96,7 +98,7 @@ impl OpArrayBuilder {
     /// Points the jump of op `at` (op1 for JMP, op2 for conditional jumps) at `target`.
     pub fn patch(&mut self, at: u32, target: u32) {
         let op = &mut self.op_array.opcodes[at as usize];
-        let addr = Operand::JmpAddr(OpNum(target));
+        let addr = Operand::JmpAddr(OpNum::new(target));
         if op.opcode == ZEND_JMP || op.opcode == ZEND_FAST_CALL {
             op.op1 = addr;
         } else {
@@ -107,22 +109,32 @@ impl OpArrayBuilder {
     pub fn jmp(&mut self, target: u32) -> u32 {
         self.op(
             ZEND_JMP,
-            Operand::JmpAddr(OpNum(target)),
+            Operand::JmpAddr(OpNum::new(target)),
             unused(),
             unused(),
         )
     }
 
     pub fn jmpz(&mut self, cond: Operand, target: u32) -> u32 {
-        self.op(ZEND_JMPZ, cond, Operand::JmpAddr(OpNum(target)), unused())
+        self.op(
+            ZEND_JMPZ,
+            cond,
+            Operand::JmpAddr(OpNum::new(target)),
+            unused(),
+        )
     }
 
     pub fn jmpnz(&mut self, cond: Operand, target: u32) -> u32 {
-        self.op(ZEND_JMPNZ, cond, Operand::JmpAddr(OpNum(target)), unused())
+        self.op(
+            ZEND_JMPNZ,
+            cond,
+            Operand::JmpAddr(OpNum::new(target)),
+            unused(),
+        )
     }
 
     pub fn assign(&mut self, cv: u32, value: Operand) -> u32 {
-        self.op(ZEND_ASSIGN, Operand::Cv(VarNum(cv)), value, unused())
+        self.op(ZEND_ASSIGN, Operand::Cv(VarNum::new(cv)), value, unused())
     }
 
     pub fn ret(&mut self, value: Operand) -> u32 {
@@ -155,7 +167,7 @@ pub fn generate(shape: Shape, ops: usize, cvs: u32) -> OpArray {
     let cvs = cvs.max(2);
     let mut b = OpArrayBuilder::new("synthetic", cvs, 4);
     for i in 0..cvs {
-        b.op(ZEND_RECV, unused(), unused(), Operand::Cv(VarNum(i)));
+        b.op(ZEND_RECV, unused(), unused(), Operand::Cv(VarNum::new(i)));
     }
     match shape {
         Shape::IfChain => {
@@ -229,7 +241,7 @@ pub fn generate(shape: Shape, ops: usize, cvs: u32) -> OpArray {
             b.op_array.opcodes = op_array_ops;
         }
     }
-    b.ret(Operand::Cv(VarNum(1)));
+    b.ret(Operand::Cv(VarNum::new(1)));
     b.finish()
 }
 

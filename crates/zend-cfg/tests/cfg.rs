@@ -7,7 +7,7 @@ use zend_ir::opcode::*;
 use zend_ir::{Operand, VarNum};
 
 fn ids(list: &[BlockId]) -> Vec<u32> {
-    list.iter().map(|b| b.0).collect()
+    list.iter().map(|b| b.as_u32()).collect()
 }
 
 /// `if ($v0) { $v1 = 1; } else { $v1 = 2; } return $v1;`
@@ -31,8 +31,8 @@ fn diamond() -> zend_ir::OpArray {
 fn diamond_blocks_edges_and_dominators() {
     let cfg = Cfg::build(&diamond(), BuildFlags::NO_ENTRY_PREDECESSORS).unwrap();
     assert_eq!(cfg.blocks_count(), 4);
-    assert_eq!(ids(cfg.successors(BlockId(0))), vec![2, 1]);
-    assert_eq!(ids(cfg.predecessors(BlockId(3))), vec![1, 2]);
+    assert_eq!(ids(cfg.successors(BlockId::new(0))), vec![2, 1]);
+    assert_eq!(ids(cfg.predecessors(BlockId::new(3))), vec![1, 2]);
     assert_eq!(
         cfg.blocks[0].flags,
         BlockFlags::START | BlockFlags::REACHABLE
@@ -42,10 +42,10 @@ fn diamond_blocks_edges_and_dominators() {
     assert!(cfg.blocks[3]
         .flags
         .contains(BlockFlags::TARGET | BlockFlags::FOLLOW | BlockFlags::EXIT));
-    assert_eq!(cfg.blocks[3].idom, Some(BlockId(0)));
-    assert_eq!(cfg.blocks[0].children, Some(BlockId(1)));
-    assert_eq!(cfg.blocks[1].next_child, Some(BlockId(2)));
-    assert_eq!(cfg.blocks[2].next_child, Some(BlockId(3)));
+    assert_eq!(cfg.blocks[3].idom, Some(BlockId::new(0)));
+    assert_eq!(cfg.blocks[0].children, Some(BlockId::new(1)));
+    assert_eq!(cfg.blocks[1].next_child, Some(BlockId::new(2)));
+    assert_eq!(cfg.blocks[2].next_child, Some(BlockId::new(3)));
     assert_eq!(cfg.blocks[3].level, Some(1));
     assert!(cfg.func_flags.contains(FuncFlags::NO_LOOPS));
 }
@@ -63,15 +63,15 @@ fn loop_header_and_jump_to_entry() {
     // no loop header for PHP ("a loop header has at least two input edges").
     let cfg = Cfg::build(&op_array, BuildFlags::empty()).unwrap();
     assert_eq!(cfg.blocks_count(), 2);
-    assert_eq!(ids(cfg.predecessors(BlockId(0))), vec![0]);
+    assert_eq!(ids(cfg.predecessors(BlockId::new(0))), vec![0]);
     assert!(!cfg.blocks[0].flags.contains(BlockFlags::LOOP_HEADER));
 
     // With NO_ENTRY_PREDECESSORS an empty entry block is split off.
     let cfg = Cfg::build(&op_array, BuildFlags::NO_ENTRY_PREDECESSORS).unwrap();
     assert_eq!(cfg.blocks_count(), 3);
     assert_eq!(cfg.blocks[0].len, 0);
-    assert_eq!(ids(cfg.successors(BlockId(0))), vec![1]);
-    assert_eq!(ids(cfg.predecessors(BlockId(1))), vec![0, 1]);
+    assert_eq!(ids(cfg.successors(BlockId::new(0))), vec![1]);
+    assert_eq!(ids(cfg.predecessors(BlockId::new(1))), vec![0, 1]);
     assert!(cfg.blocks[1].flags.contains(BlockFlags::LOOP_HEADER));
     assert_eq!(cfg.blocks[1].loop_header, None);
     assert!(!cfg.func_flags.contains(FuncFlags::NO_LOOPS));
@@ -85,8 +85,8 @@ fn unreachable_code_keeps_its_jump_successors_for_the_dump() {
     let op_array = b.finish();
     let cfg = Cfg::build(&op_array, BuildFlags::empty()).unwrap();
     assert!(!cfg.blocks[1].is_reachable());
-    assert!(cfg.successors(BlockId(1)).is_empty());
-    assert_eq!(ids(cfg.stored_successors(BlockId(1))), vec![0]);
+    assert!(cfg.successors(BlockId::new(1)).is_empty());
+    assert_eq!(ids(cfg.stored_successors(BlockId::new(1))), vec![0]);
 }
 
 #[test]
@@ -124,7 +124,7 @@ fn malformed_op_arrays_are_errors_naming_function_and_op() {
     assert!(err.to_string().contains("broken: op 0001 (JMP)"), "{err}");
 
     let mut b = OpArrayBuilder::new("vars", 1, 0);
-    b.ret(Operand::Cv(VarNum(7)));
+    b.ret(Operand::Cv(VarNum::new(7)));
     let err = Cfg::build(&b.finish(), BuildFlags::empty()).unwrap_err();
     assert_eq!(err.problem, Problem::VarOutOfRange { var: 7 });
 
@@ -187,7 +187,10 @@ fn unreachable_last_block_may_fall_off_the_end() {
     let last = cfg.blocks.last().unwrap();
     assert!(!last.is_reachable());
     assert!(last.flags.contains(BlockFlags::UNREACHABLE_FREE));
-    assert_eq!(cfg.successors(BlockId(cfg.blocks_count() as u32 - 1)), &[]);
+    assert_eq!(
+        cfg.successors(BlockId::new(cfg.blocks_count() as u32 - 1)),
+        &[]
+    );
 
     // Reachable, the same fall is an error.
     let mut b = OpArrayBuilder::new("falls", 1, 1);

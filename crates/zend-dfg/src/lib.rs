@@ -282,7 +282,7 @@ impl Dfg {
             }
             let out_j = out.row_mut(j);
             out_j.fill(0);
-            for &s in cfg.successors(BlockId(j as u32)) {
+            for &s in cfg.successors(BlockId::new(j as u32)) {
                 bitset::union_with(out_j, in_.row(s.index()));
             }
             // in = use ∪ (out − def), written in place: rows are a word or two, where a
@@ -295,7 +295,7 @@ impl Dfg {
                 *i = new;
             }
             if changed {
-                for &p in cfg.predecessors(BlockId(j as u32)) {
+                for &p in cfg.predecessors(BlockId::new(j as u32)) {
                     bitset::insert(worklist, p.index());
                     top = top.max(p.index() / 64 + 1);
                 }

@@ -121,7 +121,7 @@ impl Ctx<'_> {
     fn is_allocation_def(&self, def: usize, var: usize) -> bool {
         let so = &self.ssa.ops[def];
         let op = &self.op_array.opcodes[def];
-        let me = Some(SsaVar(var as u32));
+        let me = Some(SsaVar::new(var as u32));
         if so.result_def == me {
             match op.opcode {
                 ZEND_INIT_ARRAY => return true,
@@ -165,7 +165,7 @@ impl Ctx<'_> {
     fn is_local_def(&self, def: usize, var: usize) -> bool {
         let so = &self.ssa.ops[def];
         let op = &self.op_array.opcodes[def];
-        let me = Some(SsaVar(var as u32));
+        let me = Some(SsaVar::new(var as u32));
         if so.result_def == me {
             match op.opcode {
                 ZEND_INIT_ARRAY | ZEND_ADD_ARRAY_ELEMENT | ZEND_QM_ASSIGN | ZEND_ASSIGN => true,
@@ -194,7 +194,7 @@ impl Ctx<'_> {
     fn is_escape_use(&self, use_: usize, var: usize) -> bool {
         let so = &self.ssa.ops[use_];
         let op = &self.op_array.opcodes[use_];
-        let me = Some(SsaVar(var as u32));
+        let me = Some(SsaVar::new(var as u32));
         if so.op1_use == me {
             match op.opcode {
                 ZEND_ASSIGN => {}
@@ -419,7 +419,7 @@ pub fn escape_analysis(
             }
             let r = ees[i];
             if state[r] == EscapeState::NoEscape {
-                for u in ssa.uses(SsaVar(i as u32)) {
+                for u in ssa.uses(SsaVar::new(i as u32)) {
                     if cx.is_escape_use(u.index(), i) {
                         state[r] = EscapeState::GlobalEscape;
                         num_non_escaped -= 1;
@@ -444,11 +444,11 @@ pub fn escape_analysis(
                 if state[r] != EscapeState::NoEscape {
                     continue;
                 }
-                for u in ssa.uses(SsaVar(i as u32)) {
+                for u in ssa.uses(SsaVar::new(i as u32)) {
                     let u = u.index();
                     let op = &op_array.opcodes[u];
                     let so = &ssa.ops[u];
-                    let me = Some(SsaVar(i as u32));
+                    let me = Some(SsaVar::new(i as u32));
                     let enclosing = if op.opcode == ZEND_OP_DATA
                         && matches!(
                             op_array.opcodes[u - 1].opcode,

@@ -244,7 +244,7 @@ impl State<'_> {
 
     /// `FOR_EACH_VAR_USAGE`: variables defined by the ops and phis using `var`.
     pub fn usages(&self, var: usize, mut f: impl FnMut(usize)) {
-        let sv = zend_ssa::SsaVar(var as u32);
+        let sv = zend_ssa::SsaVar::new(var as u32);
         let last = self.op_array.opcodes.len();
         let defs = |line: usize, f: &mut dyn FnMut(usize)| {
             let each = |o: &SsaOp, f: &mut dyn FnMut(usize)| {

@@ -54,7 +54,7 @@ fn calc_range(st: &State, var: usize, narrowing: bool) -> Option<SsaRange> {
                                         if !pp.is_pi()
                                             && st.cfg.blocks[pp.block.index()].predecessors_count()
                                                 == 2
-                                            && pp.sources[1] == Some(SsaVar(var as u32))
+                                            && pp.sources[1] == Some(SsaVar::new(var as u32))
                                         {
                                             let s0 = &st.vars[pp.sources[0].unwrap().index()];
                                             if s0.has_range {

@@ -40,7 +40,7 @@ pub(crate) fn mark_cv_references(st: &mut State) {
             let def = def.index();
             let op = &op_array.opcodes[def];
             let so = &st.ssa.ops[def];
-            let me = Some(SsaVar(var as u32));
+            let me = Some(SsaVar::new(var as u32));
             let ext = op.extended_value;
             let creates_ref = if so.result_def == me {
                 match op.opcode {
@@ -86,7 +86,7 @@ pub(crate) fn mark_cv_references(st: &mut State) {
     }
     while let Some(var) = wl.pop_first() {
         st.vars[var].type_ |= RC1 | RCN | REF | UNKNOWN;
-        let sv = SsaVar(var as u32);
+        let sv = SsaVar::new(var as u32);
         for p in &st.phi_uses[var] {
             let pv = st.ssa.phis[p.index()].ssa_var.index();
             if st.vars[pv].type_ & REF == 0 {
@@ -233,12 +233,12 @@ fn can_convert_to_double(st: &State, var: usize, value: Option<Num>, visited: &m
         return true;
     }
     visited[var] = true;
-    let sv = SsaVar(var as u32);
+    let sv = SsaVar::new(var as u32);
     let uses: Vec<usize> = st.ssa.uses(sv).map(|u| u.index()).collect();
     for u in uses {
         if st
             .ssa
-            .is_no_val_use(st.op_array, zend_ir::OpNum(u as u32), sv)
+            .is_no_val_use(st.op_array, zend_ir::OpNum::new(u as u32), sv)
         {
             continue;
         }
@@ -486,7 +486,7 @@ impl Upd<'_, '_, '_> {
                 wl.insert(ssa.phis[p.index()].ssa_var.index());
             }
         }
-        let me = Some(SsaVar(var as u32));
+        let me = Some(SsaVar::new(var as u32));
         let mut each = |o: &zend_ssa::SsaOp| {
             for d in [o.result_def, o.op1_def, o.op2_def].into_iter().flatten() {
                 wl.insert(d.index());
@@ -1480,7 +1480,7 @@ impl Upd<'_, '_, '_> {
                         let uses: Vec<usize> = self
                             .st
                             .ssa
-                            .uses(SsaVar(rd as u32))
+                            .uses(SsaVar::new(rd as u32))
                             .map(|u| u.index())
                             .collect();
                         if uses.is_empty() {

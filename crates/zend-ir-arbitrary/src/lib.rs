@@ -202,12 +202,12 @@ pub fn operand() -> BoxedStrategy<Operand> {
     prop_oneof![
         Just(Operand::Unused(0)),
         small_u32().prop_map(Operand::Unused),
-        small_u32().prop_map(|n| Operand::JmpAddr(OpNum(n))),
-        (0..12u32).prop_map(|n| Operand::Const(LiteralId(n))),
-        any::<u32>().prop_map(|n| Operand::Const(LiteralId(n))),
-        small_u32().prop_map(|n| Operand::TmpVar(VarNum(n))),
-        small_u32().prop_map(|n| Operand::Var(VarNum(n))),
-        (0..8u32).prop_map(|n| Operand::Cv(VarNum(n))),
+        small_u32().prop_map(|n| Operand::JmpAddr(OpNum::new(n))),
+        (0..12u32).prop_map(|n| Operand::Const(LiteralId::new(n))),
+        any::<u32>().prop_map(|n| Operand::Const(LiteralId::new(n))),
+        small_u32().prop_map(|n| Operand::TmpVar(VarNum::new(n))),
+        small_u32().prop_map(|n| Operand::Var(VarNum::new(n))),
+        (0..8u32).prop_map(|n| Operand::Cv(VarNum::new(n))),
     ]
     .boxed()
 }
@@ -260,10 +260,10 @@ pub fn live_range() -> BoxedStrategy<LiveRange> {
         small_u32(),
     )
         .prop_map(|(v, kind, s, e)| LiveRange {
-            var: VarNum(v),
+            var: VarNum::new(v),
             kind,
-            start: OpNum(s),
-            end: OpNum(e),
+            start: OpNum::new(s),
+            end: OpNum::new(e),
         })
         .boxed()
 }
@@ -276,10 +276,10 @@ pub fn try_catch() -> BoxedStrategy<TryCatchElement> {
         option::of(small_u32()),
     )
         .prop_map(|(t, c, f, e)| TryCatchElement {
-            try_op: OpNum(t),
-            catch_op: c.map(OpNum),
-            finally_op: f.map(OpNum),
-            finally_end: e.map(OpNum),
+            try_op: OpNum::new(t),
+            catch_op: c.map(OpNum::new),
+            finally_op: f.map(OpNum::new),
+            finally_end: e.map(OpNum::new),
         })
         .boxed()
 }
@@ -377,10 +377,10 @@ fn literal_extra(len: usize, raw: Vec<(u32, u32)>) -> Vec<(LiteralId, u32)> {
     }
     let mut out: Vec<(LiteralId, u32)> = raw
         .into_iter()
-        .map(|(seed, v)| (LiteralId(seed % len as u32), v))
+        .map(|(seed, v)| (LiteralId::new(seed % len as u32), v))
         .collect();
-    out.sort_by_key(|&(l, _)| l.0);
-    out.dedup_by_key(|&mut (l, _)| l.0);
+    out.sort_by_key(|&(l, _)| l.as_u32());
+    out.dedup_by_key(|&mut (l, _)| l.as_u32());
     out
 }
 

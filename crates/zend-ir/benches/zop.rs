@@ -93,14 +93,14 @@ fn synthetic_script() -> Script {
         let mut opcodes = vec![
             op(
                 ZEND_RECV,
-                Operand::Cv(VarNum(0)),
+                Operand::Cv(VarNum::new(0)),
                 Operand::Unused(1),
                 Operand::Unused(0),
                 1,
             ),
             op(
                 ZEND_RECV,
-                Operand::Cv(VarNum(1)),
+                Operand::Cv(VarNum::new(1)),
                 Operand::Unused(2),
                 Operand::Unused(0),
                 1,
@@ -109,13 +109,13 @@ fn synthetic_script() -> Script {
         let mut line = 2;
         while opcodes.len() < 198 {
             let n = opcodes.len() as u32;
-            let t = VarNum(4 + n % 8);
+            let t = VarNum::new(4 + n % 8);
             line += u32::from(n % 3 == 2);
             let mut cmp = op(
                 ZEND_IS_SMALLER,
                 Operand::TmpVar(t),
-                Operand::Cv(VarNum(2)),
-                Operand::Const(LiteralId(1)),
+                Operand::Cv(VarNum::new(2)),
+                Operand::Const(LiteralId::new(1)),
                 line,
             );
             cmp.smart_branch = SmartBranch::Jmpz;
@@ -123,7 +123,7 @@ fn synthetic_script() -> Script {
                 ZEND_INIT_FCALL,
                 Operand::Unused(0),
                 Operand::Unused(2),
-                Operand::Const(LiteralId(0)),
+                Operand::Const(LiteralId::new(0)),
                 line,
             );
             fcall.extended_value = 96;
@@ -131,14 +131,14 @@ fn synthetic_script() -> Script {
                 op(
                     ZEND_ADD,
                     Operand::TmpVar(t),
-                    Operand::Cv(VarNum(0)),
-                    Operand::Const(LiteralId(2)),
+                    Operand::Cv(VarNum::new(0)),
+                    Operand::Const(LiteralId::new(2)),
                     line,
                 ),
                 op(
                     ZEND_ASSIGN,
                     Operand::Unused(0),
-                    Operand::Cv(VarNum(2)),
+                    Operand::Cv(VarNum::new(2)),
                     Operand::TmpVar(t),
                     line,
                 ),
@@ -147,20 +147,20 @@ fn synthetic_script() -> Script {
                     ZEND_JMPZ,
                     Operand::Unused(0),
                     Operand::TmpVar(t),
-                    Operand::JmpAddr(OpNum(n + 8)),
+                    Operand::JmpAddr(OpNum::new(n + 8)),
                     line,
                 ),
                 fcall,
                 op(
                     ZEND_SEND_VAR,
                     Operand::Unused(0),
-                    Operand::Cv(VarNum(1)),
+                    Operand::Cv(VarNum::new(1)),
                     Operand::Unused(1),
                     line,
                 ),
                 op(
                     ZEND_DO_UCALL,
-                    Operand::Var(VarNum(12)),
+                    Operand::Var(VarNum::new(12)),
                     Operand::Unused(0),
                     Operand::Unused(0),
                     line,
@@ -168,8 +168,8 @@ fn synthetic_script() -> Script {
                 op(
                     ZEND_CONCAT,
                     Operand::TmpVar(t),
-                    Operand::Var(VarNum(12)),
-                    Operand::Const(LiteralId(3)),
+                    Operand::Var(VarNum::new(12)),
+                    Operand::Const(LiteralId::new(3)),
                     line,
                 ),
             ]);
@@ -177,14 +177,14 @@ fn synthetic_script() -> Script {
         opcodes.push(op(
             ZEND_RETURN,
             Operand::Unused(0),
-            Operand::Cv(VarNum(2)),
+            Operand::Cv(VarNum::new(2)),
             Operand::Unused(0),
             line,
         ));
         opcodes.push(op(
             ZEND_RETURN,
             Operand::Unused(0),
-            Operand::Const(LiteralId(5)),
+            Operand::Const(LiteralId::new(5)),
             Operand::Unused(0),
             line,
         ));

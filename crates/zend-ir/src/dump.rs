@@ -349,7 +349,7 @@ pub fn dump_var(out: &mut Vec<u8>, op_array: &OpArray, var_type: u8, var_num: u3
 
 fn dump_operand_var(out: &mut Vec<u8>, op_array: &OpArray, operand: Operand) {
     if let Some(var) = operand.var() {
-        dump_var(out, op_array, operand.op_type(), var.0);
+        dump_var(out, op_array, operand.op_type(), var.as_u32());
     }
 }
 
@@ -569,7 +569,7 @@ fn dump_unused_op(out: &mut Vec<u8>, num: u32, flags: u32) {
 fn unused_value(operand: Operand) -> u32 {
     match operand {
         Operand::Unused(raw) => raw,
-        Operand::JmpAddr(target) => target.0,
+        Operand::JmpAddr(target) => target.as_u32(),
         _ => 0,
     }
 }
@@ -717,7 +717,14 @@ pub fn dump_op(out: &mut Vec<u8>, op_array: &OpArray, op: &Op, ctx: &OpContext) 
     let info = ctx.ssa_var_info;
     let ssa_var = |out: &mut Vec<u8>, num: u32, operand: Operand| {
         if let Some(var) = operand.var() {
-            dump_ssa_var(out, op_array, Some(num), operand.op_type(), var.0, info);
+            dump_ssa_var(
+                out,
+                op_array,
+                Some(num),
+                operand.op_type(),
+                var.as_u32(),
+                info,
+            );
         }
     };
 
@@ -847,7 +854,7 @@ fn dump_literal(out: &mut Vec<u8>, op_array: &OpArray, lit: LiteralId) {
     match op_array.literals.get(lit.index()) {
         Some(value) => dump_const(out, value),
         None => {
-            let _ = write!(out, " <bad literal {}>", lit.0);
+            let _ = write!(out, " <bad literal {}>", lit.as_u32());
         }
     }
 }
@@ -907,7 +914,7 @@ pub fn dump_op_line(
     if dump_flags & ZEND_DUMP_LINE_NUMBERS != 0 {
         let _ = write!(out, "L{:04} ", op.lineno);
     }
-    let number = format!("{:04}", num.0);
+    let number = format!("{:04}", num.as_u32());
     out.extend_from_slice(number.as_bytes());
     // `fprintf("%*c", 5 - len, ' ')` pads to five columns and always prints one space.
     let pad = 5usize.saturating_sub(number.len()).max(1);
@@ -975,11 +982,11 @@ pub fn dump_op_array_ex(
     if !op_array.try_catch_array.is_empty() {
         out.extend_from_slice(b"EXCEPTION TABLE:\n");
         for tc in &op_array.try_catch_array {
-            let _ = write!(out, "     {:04}", tc.try_op.0);
+            let _ = write!(out, "     {:04}", tc.try_op.as_u32());
             for part in [tc.catch_op, tc.finally_op] {
                 match part {
                     Some(op) => {
-                        let _ = write!(out, ", {:04}", op.0);
+                        let _ = write!(out, ", {:04}", op.as_u32());
                     }
                     None => out.extend_from_slice(b", -"),
                 }
@@ -988,7 +995,7 @@ pub fn dump_op_array_ex(
             // into the next entry (or the next op_array's header).
             match tc.finally_end {
                 Some(op) => {
-                    let _ = write!(out, ", {:04}", op.0);
+                    let _ = write!(out, ", {:04}", op.as_u32());
                 }
                 None => out.extend_from_slice(b", -\n"),
             }
@@ -1006,7 +1013,9 @@ pub fn dump_live_ranges(out: &mut Vec<u8>, op_array: &OpArray) {
         let _ = write!(
             out,
             "     {}: {:04} - {:04} ",
-            range.var.0, range.start.0, range.end.0
+            range.var.as_u32(),
+            range.start.as_u32(),
+            range.end.as_u32()
         );
         let kind: &[u8] = match range.kind {
             ZEND_LIVE_TMPVAR => b"(tmp/var)\n",

@@ -11,51 +11,121 @@ use crate::opcode::Opcode;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
-/// Declares a typed `u32` index (Cranelift's entity style): `index()`, `From<usize>` and a
-/// `Debug` that prints the prefix and number. Extra attributes (docs, derives) go first.
-/// Exported so every crate's index types share one definition.
+/// Declares a typed `u32` index (Cranelift's entity style): `new`, `as_u32`, `index()`,
+/// `From<usize>` and a `Debug` that prints the prefix and number. Extra attributes (docs,
+/// derives) go first. Exported so every crate's index types share one definition.
+///
+/// The number is stored plus one in a `NonZeroU32`, so `Option<Index>` is four bytes, as
+/// PHP's `-1` sentinel is: the SSA and CFG records full of optional indices stay the size of
+/// PHP's. `u32::MAX` is therefore not a valid index. Serialized as the plain number
+/// (`#[serde(into = "u32", try_from = "u32")]` at the declaration).
 #[macro_export]
 macro_rules! index_type {
     ($(#[$attr:meta])* $name:ident, $prefix:literal) => {
         $(#[$attr])*
         #[derive(Copy, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-        pub struct $name(pub u32);
+        pub struct $name($crate::model::IndexRepr);
 
         impl $name {
+            /// The index `n`; panics on `u32::MAX`, the one number it cannot hold.
             #[inline]
-            pub fn index(self) -> usize {
-                self.0 as usize
+            pub const fn new(n: u32) -> Self {
+                match $crate::model::IndexRepr::new(n) {
+                    Some(v) => $name(v),
+                    None => panic!(concat!(stringify!($name), " overflows u32")),
+                }
+            }
+
+            #[inline]
+            pub const fn as_u32(self) -> u32 {
+                self.0.get()
+            }
+
+            #[inline]
+            pub const fn index(self) -> usize {
+                self.as_u32() as usize
             }
         }
 
         impl ::core::fmt::Debug for $name {
             fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-                write!(f, concat!($prefix, "{}"), self.0)
+                write!(f, concat!($prefix, "{}"), self.as_u32())
             }
         }
 
         impl ::core::convert::From<usize> for $name {
             #[inline]
             fn from(i: usize) -> Self {
-                $name(u32::try_from(i).expect(concat!(stringify!($name), " overflows u32")))
+                match u32::try_from(i) {
+                    Ok(n) if n != u32::MAX => $name::new(n),
+                    _ => panic!(concat!(stringify!($name), " overflows u32")),
+                }
+            }
+        }
+
+        impl ::core::convert::From<$name> for u32 {
+            #[inline]
+            fn from(i: $name) -> u32 {
+                i.as_u32()
+            }
+        }
+
+        impl ::core::convert::TryFrom<u32> for $name {
+            type Error = ::std::string::String;
+
+            fn try_from(n: u32) -> ::core::result::Result<Self, Self::Error> {
+                if n == u32::MAX {
+                    Err(format!(concat!(stringify!($name), " {} out of range"), n))
+                } else {
+                    Ok($name::new(n))
+                }
             }
         }
     };
 }
 
+pub use index_repr::IndexRepr;
+
+mod index_repr {
+    /// What an [`index_type!`] holds: the number plus one, so that `Option` of it has a
+    /// niche. Its field is private to this module so that no crate declaring an index type
+    /// can read the stored (shifted) number by mistake.
+    #[derive(Copy, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+    pub struct IndexRepr(core::num::NonZeroU32);
+
+    impl IndexRepr {
+        /// `None` for `u32::MAX`.
+        #[inline]
+        pub const fn new(n: u32) -> Option<Self> {
+            match core::num::NonZeroU32::new(n.wrapping_add(1)) {
+                Some(v) => Some(IndexRepr(v)),
+                None => None,
+            }
+        }
+
+        #[inline]
+        pub const fn get(self) -> u32 {
+            self.0.get() - 1
+        }
+    }
+}
+
 index_type!(
     /// An op number: index into `OpArray::opcodes`.
     #[derive(Serialize, Deserialize)]
+    #[serde(into = "u32", try_from = "u32")]
     OpNum, "op"
 );
 index_type!(
     /// A variable slot number (`EX_VAR_TO_NUM`): CVs are `0..last_var`, TMP/VAR above them.
     #[derive(Serialize, Deserialize)]
+    #[serde(into = "u32", try_from = "u32")]
     VarNum, "var"
 );
 index_type!(
     /// Index into `OpArray::literals`.
     #[derive(Serialize, Deserialize)]
+    #[serde(into = "u32", try_from = "u32")]
     LiteralId, "lit"
 );
 

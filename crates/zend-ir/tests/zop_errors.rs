@@ -385,3 +385,17 @@ fn binary_deep_nesting_is_an_error() {
     assert!(e.contains("nesting deeper"), "{e}");
     drop(bytes);
 }
+
+/// The index types reserve `u32::MAX`: a text naming it is refused where it is, not
+/// accepted into an op_array.
+#[test]
+fn max_index_numbers_are_errors() {
+    assert_eq!(
+        err(&main_with("0000 JMP @4294967295")),
+        "4:11: op number out of range"
+    );
+    assert_eq!(
+        err(&main_with("0000 ECHO #4294967295:null")),
+        "4:12: literal number out of range"
+    );
+}

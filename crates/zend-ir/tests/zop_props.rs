@@ -33,7 +33,7 @@ proptest! {
             doc_comment: None, dynamic_func_defs: vec![],
         };
         main.opcodes.push(Op {
-            opcode: opcode::ZEND_ECHO, op1: Operand::Const(LiteralId(0)), op2: Operand::Unused(0),
+            opcode: opcode::ZEND_ECHO, op1: Operand::Const(LiteralId::new(0)), op2: Operand::Unused(0),
             result: Operand::Unused(0), extended_value: 0, lineno: 0, smart_branch: SmartBranch::None,
         });
         let s = Script { filename: PhpStr::default(), main_op_array: main, function_table: vec![], class_table: vec![], compiler_halt_offset: None };

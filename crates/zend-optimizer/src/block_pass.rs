@@ -436,10 +436,12 @@ fn t_usage(pass: &mut Pass) {
                         }
                     }
                     if dropped {
-                        pass.ctx
-                            .note(op_array, OpNum(i as u32), ChangeKind::Rewritten, || {
-                                format!("result T{r} is never read")
-                            });
+                        pass.ctx.note(
+                            op_array,
+                            OpNum::new(i as u32),
+                            ChangeKind::Rewritten,
+                            || format!("result T{r} is never read"),
+                        );
                     }
                 } else if !accumulates {
                     usage[r] = false;
@@ -507,7 +509,7 @@ fn merge_blocks(op_array: &mut OpArray, cfg: &mut BlockCfg, opt_count: &mut u32)
             // The merged block's own successor array moves over.
             let own = std::mem::replace(
                 &mut cfg.blocks[i].successors,
-                Successors::Inline([BlockId(0); 2]),
+                Successors::Inline([BlockId::new(0); 2]),
             );
             cfg.blocks[p].successors = own;
         } else {
@@ -608,7 +610,7 @@ fn assemble(pass: &mut Pass) {
     let old_map = std::mem::take(&mut cfg.map);
     let len = op_array.opcodes.len() as u32;
 
-    let start_of = |cfg: &BlockCfg, s: BlockId| OpNum(cfg.blocks[s.index()].start);
+    let start_of = |cfg: &BlockCfg, s: BlockId| OpNum::new(cfg.blocks[s.index()].start);
     for b in 0..n {
         let block = &cfg.blocks[b];
         if !block.reachable() || block.len == 0 {
@@ -623,7 +625,7 @@ fn assemble(pass: &mut Pass) {
             | ZEND_FE_RESET_RW | ZEND_JMP_SET | ZEND_COALESCE | ZEND_ASSERT_CHECK
             | ZEND_JMP_NULL => op.op2 = Operand::JmpAddr(s0),
             ZEND_CATCH if op.extended_value & ZEND_LAST_CATCH == 0 => op.op2 = Operand::JmpAddr(s0),
-            ZEND_FE_FETCH_R | ZEND_FE_FETCH_RW => op.extended_value = s0.0,
+            ZEND_FE_FETCH_R | ZEND_FE_FETCH_RW => op.extended_value = s0.as_u32(),
             ZEND_SWITCH_LONG | ZEND_SWITCH_STRING | ZEND_MATCH => {
                 if let Operand::Const(table) = op.op2 {
                     let mut s = 0;
@@ -633,13 +635,13 @@ fn assemble(pass: &mut Pass) {
                     {
                         for target in entries.values_mut() {
                             if let Some(t) = successors.get(s) {
-                                *target = Literal::Long(i64::from(t.0));
+                                *target = Literal::Long(i64::from(t.as_u32()));
                             }
                             s += 1;
                         }
                     }
                     if let Some(t) = successors.get(s) {
-                        op_array.opcodes[last].extended_value = t.0;
+                        op_array.opcodes[last].extended_value = t.as_u32();
                     }
                 }
             }
@@ -680,10 +682,10 @@ fn assemble(pass: &mut Pass) {
             index_map.push(Some(kept.len() as u32));
             let at = |op: Option<OpNum>| {
                 op.and_then(block_of)
-                    .map(|b| OpNum(cfg.blocks[b.index()].start))
+                    .map(|b| OpNum::new(cfg.blocks[b.index()].start))
             };
             kept.push(zend_ir::TryCatchElement {
-                try_op: OpNum(cfg.blocks[tb.index()].start),
+                try_op: OpNum::new(cfg.blocks[tb.index()].start),
                 catch_op: at(tc.catch_op),
                 finally_op: at(tc.finally_op),
                 finally_end: at(tc.finally_end),
@@ -712,8 +714,8 @@ fn assemble(pass: &mut Pass) {
     // Live ranges are recomputed by the driver after the optimizer, as PHP does; until
     // then they only have to stay inside the op_array.
     for lr in &mut op_array.live_range {
-        lr.start = OpNum(lr.start.0.min(len));
-        lr.end = OpNum(lr.end.0.min(len).max(lr.start.0));
+        lr.start = OpNum::new(lr.start.as_u32().min(len));
+        lr.end = OpNum::new(lr.end.as_u32().min(len).max(lr.start.as_u32()));
     }
 
     // The map, for the dump: each kept block's start.
@@ -724,7 +726,7 @@ fn assemble(pass: &mut Pass) {
             .intersects(BlockFlags::REACHABLE | BlockFlags::UNREACHABLE_FREE)
         {
             if let Some(slot) = cfg.map.get_mut(block.start as usize) {
-                *slot = Some(BlockId(b as u32));
+                *slot = Some(BlockId::new(b as u32));
             }
         }
     }

@@ -291,7 +291,7 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
     }
     if literals.len() != count && ctx.logging() {
         let new = literals.len();
-        ctx.note(op_array, OpNum(0), ChangeKind::LiteralMerged, || {
+        ctx.note(op_array, OpNum::new(0), ChangeKind::LiteralMerged, || {
             format!("literals compacted: {count} -> {new} (unused dropped, equal merged)")
         });
     }
@@ -302,7 +302,7 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
         for operand in [&mut op.op1, &mut op.op2] {
             if let Operand::Const(lit) = operand {
                 if let Some(&new) = map.get(lit.index()) {
-                    *lit = LiteralId(new);
+                    *lit = LiteralId::new(new);
                 }
             }
         }

@@ -57,13 +57,13 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
         return;
     }
     let (old_cvs, old_t) = (last_var, op_array.T);
-    ctx.note(op_array, OpNum(0), ChangeKind::Renumbered, || {
+    ctx.note(op_array, OpNum::new(0), ChangeKind::Renumbered, || {
         format!(
             "unused variables removed: CVs {old_cvs} -> {num_cvs}, TMP/VARs {old_t} -> {num_tmps}"
         )
     });
     let remap = |operand: &mut Operand| {
-        let new = |v: VarNum| map.get(v.index()).copied().flatten().map_or(v, VarNum);
+        let new = |v: VarNum| map.get(v.index()).copied().flatten().map_or(v, VarNum::new);
         match operand {
             Operand::Cv(v) | Operand::TmpVar(v) | Operand::Var(v) => *v = new(*v),
             _ => {}
@@ -76,7 +76,7 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
     }
     for range in &mut op_array.live_range {
         if let Some(Some(new)) = map.get(range.var.index()) {
-            range.var = VarNum(*new);
+            range.var = VarNum::new(*new);
         }
     }
     if num_cvs as usize != last_var {

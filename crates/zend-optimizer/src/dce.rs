@@ -109,7 +109,9 @@ impl Context<'_> {
             self.add_to_worklists(v, check);
         }
         if let Some(v) = s.op1_use {
-            if !self.ssa.is_no_val_use(self.op_array, OpNum(n as u32), v)
+            if !self
+                .ssa
+                .is_no_val_use(self.op_array, OpNum::new(n as u32), v)
                 || (opcode == ZEND_ASSIGN && self.type_of(v) & mb::REF != 0)
             {
                 self.add_to_worklists(v, check);
@@ -118,7 +120,9 @@ impl Context<'_> {
             }
         }
         if let Some(v) = s.op2_use {
-            if !self.ssa.is_no_val_use(self.op_array, OpNum(n as u32), v)
+            if !self
+                .ssa
+                .is_no_val_use(self.op_array, OpNum::new(n as u32), v)
                 || (opcode == ZEND_FE_FETCH_R && self.type_of(v) & mb::REF != 0)
             {
                 self.add_to_worklists(v, check);
@@ -150,7 +154,7 @@ impl Context<'_> {
             self.instr_dead.contains(def.index())
         } else {
             // No definition: either removed already (dead), or a CV's value on entry (live).
-            v.0 >= self.op_array.last_var()
+            v.as_u32() >= self.op_array.last_var()
         }
     }
 
@@ -167,7 +171,7 @@ impl Context<'_> {
         };
         if self.ssa.ops[def.index()].result_def != Some(free_var)
             || var.phi_use_chain.is_some()
-            || var.use_chain != Some(OpNum(n as u32))
+            || var.use_chain != Some(OpNum::new(n as u32))
         {
             return false;
         }
@@ -262,13 +266,13 @@ impl Context<'_> {
             }
         }
 
-        let op = OpNum(n as u32);
+        let op = OpNum::new(n as u32);
         self.ssa
             .rename_defs_of_instr(op, Some(&mut Types(self.vars)));
         self.ssa.remove_instr(self.op_array, op);
 
         if let Some((var, operand)) = free {
-            let slot = VarNum(self.ssa.vars[var.index()].var);
+            let slot = VarNum::new(self.ssa.vars[var.index()].var);
             let o = &mut self.op_array.opcodes[n];
             o.opcode = ZEND_FREE;
             o.op1 = match operand {

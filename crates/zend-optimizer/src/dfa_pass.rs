@@ -626,8 +626,8 @@ fn replace_control_link(
     if src.len > 0 {
         let at = (src.start + src.len - 1) as usize;
         let retarget = |operand: &mut Operand| {
-            if *operand == Operand::JmpAddr(OpNum(old_start)) {
-                *operand = Operand::JmpAddr(OpNum(new_start));
+            if *operand == Operand::JmpAddr(OpNum::new(old_start)) {
+                *operand = Operand::JmpAddr(OpNum::new(new_start));
             }
         };
         let op = &mut op_array.opcodes[at];
@@ -718,7 +718,7 @@ fn apply_fall_through(op_array: &mut OpArray, fa: &mut FuncAnalysis, at: usize) 
             false
         }
         FallThrough::Remove => {
-            fa.ssa.remove_instr(op_array, OpNum(at as u32));
+            fa.ssa.remove_instr(op_array, OpNum::new(at as u32));
             true
         }
         FallThrough::Free => {
@@ -757,7 +757,7 @@ pub fn optimize_jmps(
     let mut removed = 0usize;
     let count = fa.cfg.blocks.len();
     for n in 1..count {
-        let b = BlockId(n as u32);
+        let b = BlockId::new(n as u32);
         if !fa.cfg.blocks[n].is_reachable() {
             continue;
         }
@@ -773,12 +773,12 @@ pub fn optimize_jmps(
         n += 1;
     }
     while n < count {
-        let b = BlockId(n as u32);
+        let b = BlockId::new(n as u32);
         let mut next = n + 1;
         while next < count && !reachable(&fa.cfg, next) {
             next += 1;
         }
-        let next_block = BlockId(next as u32);
+        let next_block = BlockId::new(next as u32);
         if fa.cfg.blocks[n].len == 0 {
             n = next;
             continue;
@@ -811,7 +811,7 @@ pub fn optimize_jmps(
                                 let op = &mut op_array.opcodes[at];
                                 op.opcode = if jmpz { ZEND_JMPZ } else { ZEND_JMPNZ };
                                 op.result = Operand::Unused(0);
-                                fa.ssa.remove_result_def(OpNum(at as u32));
+                                fa.ssa.remove_result_def(OpNum::new(at as u32));
                                 if jmpz {
                                     Step::Jmpz
                                 } else {
@@ -838,7 +838,7 @@ pub fn optimize_jmps(
                                 let op = &mut op_array.opcodes[at];
                                 op.opcode = ZEND_JMPNZ;
                                 op.result = Operand::Unused(0);
-                                fa.ssa.remove_result_def(OpNum(at as u32));
+                                fa.ssa.remove_result_def(OpNum::new(at as u32));
                                 Step::Jmpnz
                             } else {
                                 let op1 = op_array.opcodes[at].op1;
@@ -861,7 +861,7 @@ pub fn optimize_jmps(
                             let op1 = op_array.opcodes[at].op1;
                             match literal(op_array, op1).map(|l| matches!(l, Literal::Null)) {
                                 Some(is_null) if result_unused(fa, at) => {
-                                    fa.ssa.remove_result_def(OpNum(at as u32));
+                                    fa.ssa.remove_result_def(OpNum::new(at as u32));
                                     // `??` on null and `?->` on non-null go on; the others jump.
                                     if is_null == coalesce {
                                         make_nop(&mut op_array.opcodes[at]);
@@ -920,7 +920,7 @@ pub fn optimize_jmps(
                                         let op = &mut op_array.opcodes[at];
                                         op.opcode = ZEND_JMP;
                                         op.extended_value = 0;
-                                        op.op1 = Operand::JmpAddr(OpNum(target));
+                                        op.op1 = Operand::JmpAddr(OpNum::new(target));
                                         op.op2 = Operand::Unused(0);
                                         if let Some(&tb) = fa.cfg.map.get(target as usize) {
                                             take_successor_ex(fa, b, tb);
@@ -994,7 +994,7 @@ pub fn optimize_jmps(
         }
         if op_array.opcodes[at] != before {
             let after = op_array.opcodes[at].opcode;
-            ctx.note(op_array, OpNum(at as u32), ChangeKind::Rewritten, || {
+            ctx.note(op_array, OpNum::new(at as u32), ChangeKind::Rewritten, || {
                 format!(
                     "dfa: {} became {} (constant condition, unused result or jump to the next block)",
                     opcode_name(before.opcode),
@@ -1096,8 +1096,8 @@ pub fn optimize_calls(
         if !ok {
             continue;
         }
-        let needle_num = OpNum(send_needle as u32);
-        let call_num = OpNum(call as u32);
+        let needle_num = OpNum::new(send_needle as u32);
+        let call_num = OpNum::new(call as u32);
         if let Some(var) = fa.ssa.ops[send_needle].op1_use {
             fa.ssa.unlink_use_chain(needle_num, var);
             let s = &mut fa.ssa.ops[send_needle];
@@ -1160,7 +1160,7 @@ fn long_const(op_array: &OpArray, operand: Operand) -> Option<i64> {
 }
 
 fn is_cv_var(operand: Operand, cv: u32) -> bool {
-    operand == Operand::Cv(VarNum(cv))
+    operand == Operand::Cv(VarNum::new(cv))
 }
 
 /// `opline_supports_assign_contraction`: whether the op defining a temporary may write
@@ -1374,7 +1374,7 @@ fn try_to_replace_result(
 
     let head = fa.ssa.vars[cv_var.index()].use_chain;
     let s = &mut fa.ssa.ops[use_];
-    let new = Operand::Cv(VarNum(cv));
+    let new = Operand::Cv(VarNum::new(cv));
     if s.op1_use == Some(result_var) {
         s.op1_use = Some(cv_var);
         s.op1_use_chain = head;
@@ -1390,7 +1390,7 @@ fn try_to_replace_result(
     } else {
         return true;
     }
-    fa.ssa.vars[cv_var.index()].use_chain = Some(OpNum(use_ as u32));
+    fa.ssa.vars[cv_var.index()].use_chain = Some(OpNum::new(use_ as u32));
     true
 }
 
@@ -1462,7 +1462,7 @@ fn single_use_temp(
         && var_type(fa, src) & (mb::UNDEF | mb::ANY) != 0
         && d.result_def == Some(src)
         && d.result_use.is_none()
-        && var.use_chain == Some(OpNum(op_1 as u32))
+        && var.use_chain == Some(OpNum::new(op_1 as u32))
         && chain.is_none()
         && var.phi_use_chain.is_none()
         && var.sym_use_chain.is_none())
@@ -1491,7 +1491,7 @@ fn rewrite_vars(op_array: &mut OpArray, ctx: &mut OptimizerCtx, fa: &mut FuncAna
     let mut remove_nops = false;
     let last_var = op_array.last_var() as usize;
     for vi in last_var..fa.ssa.vars.len() {
-        let v = SsaVar(vi as u32);
+        let v = SsaVar::new(vi as u32);
         let Some(def) = fa.ssa.vars[vi].definition else {
             continue;
         };
@@ -1665,13 +1665,13 @@ fn rewrite_vars(op_array: &mut OpArray, ctx: &mut OptimizerCtx, fa: &mut FuncAna
             if let Some(src) = fa.ssa.ops[op_1].op1_use {
                 let chain = fa.ssa.ops[op_1].op1_use_chain;
                 if let Some(op_2) = single_use_temp(fa, src, op_1, chain).filter(|&op_2| {
-                    op.result
-                        .var()
-                        .is_some_and(|r| supports_assign_contraction(op_array, fa, op_2, src, r.0))
+                    op.result.var().is_some_and(|r| {
+                        supports_assign_contraction(op_array, fa, op_2, src, r.as_u32())
+                    })
                 }) {
                     let orig = fa.ssa.ops[op_1].result_use;
                     if orig.map_or(true, |o| fa.ssa.unlink_use_chain(def, o)) {
-                        fa.ssa.vars[vi].definition = Some(OpNum(op_2 as u32));
+                        fa.ssa.vars[vi].definition = Some(OpNum::new(op_2 as u32));
                         fa.ssa.ops[op_2].result_def = Some(v);
                         fa.ssa.vars[src.index()].definition = None;
                         fa.ssa.vars[src.index()].use_chain = None;
@@ -1685,9 +1685,12 @@ fn rewrite_vars(op_array: &mut OpArray, ctx: &mut OptimizerCtx, fa: &mut FuncAna
                         op_array.opcodes[op_2].result = op.result;
                         make_nop(&mut op_array.opcodes[op_1]);
                         remove_nops = true;
-                        ctx.note(op_array, OpNum(op_2 as u32), ChangeKind::Rewritten, || {
-                            "dfa: computes straight into the variable it was copied to".into()
-                        });
+                        ctx.note(
+                            op_array,
+                            OpNum::new(op_2 as u32),
+                            ChangeKind::Rewritten,
+                            || "dfa: computes straight into the variable it was copied to".into(),
+                        );
                         contract_to_inc_dec(op_array, fa, op_2, v);
                     }
                 }
@@ -1760,14 +1763,14 @@ fn rewrite_vars(op_array: &mut OpArray, ctx: &mut OptimizerCtx, fa: &mut FuncAna
                     single_use_temp(fa, src, op_1, s.op2_use_chain)
                         .filter(|&op_2| {
                             op.op1.var().is_some_and(|cv| {
-                                supports_assign_contraction(op_array, fa, op_2, src, cv.0)
+                                supports_assign_contraction(op_array, fa, op_2, src, cv.as_u32())
                             })
                         })
                         .map(|op_2| (src, op_2))
                 });
             if let Some((src, op_2)) = contraction {
                 if fa.ssa.unlink_use_chain(def, orig) {
-                    fa.ssa.vars[vi].definition = Some(OpNum(op_2 as u32));
+                    fa.ssa.vars[vi].definition = Some(OpNum::new(op_2 as u32));
                     fa.ssa.ops[op_2].result_def = Some(v);
                     fa.ssa.vars[src.index()].definition = None;
                     fa.ssa.vars[src.index()].use_chain = None;
@@ -1779,9 +1782,12 @@ fn rewrite_vars(op_array: &mut OpArray, ctx: &mut OptimizerCtx, fa: &mut FuncAna
                     op_array.opcodes[op_2].result = op.op1;
                     make_nop(&mut op_array.opcodes[op_1]);
                     remove_nops = true;
-                    ctx.note(op_array, OpNum(op_2 as u32), ChangeKind::Rewritten, || {
-                        "dfa: computes straight into the variable it was assigned to".into()
-                    });
+                    ctx.note(
+                        op_array,
+                        OpNum::new(op_2 as u32),
+                        ChangeKind::Rewritten,
+                        || "dfa: computes straight into the variable it was assigned to".into(),
+                    );
                     contract_to_inc_dec(op_array, fa, op_2, v);
                 }
             } else if op.op2.op_type() == zend_ir::IS_CONST

@@ -41,7 +41,7 @@ pub fn recalc_with(op_array: &mut OpArray, needs_live_range: NeedsLiveRange) {
 fn tmp_num(op_array: &OpArray, operand: Operand) -> Option<usize> {
     match operand {
         Operand::TmpVar(v) | Operand::Var(v) => {
-            let n = v.0.checked_sub(op_array.last_var())?;
+            let n = v.as_u32().checked_sub(op_array.last_var())?;
             (n < op_array.T).then_some(n as usize)
         }
         _ => None,
@@ -127,10 +127,10 @@ pub fn calc(op_array: &OpArray, needs_live_range: Option<NeedsLiveRange>) -> Vec
 
 fn push(op_array: &OpArray, out: &mut Vec<LiveRange>, var: usize, kind: u32, start: u32, end: u32) {
     out.push(LiveRange {
-        var: VarNum(op_array.last_var() + var as u32),
+        var: VarNum::new(op_array.last_var() + var as u32),
         kind,
-        start: OpNum(start),
-        end: OpNum(end),
+        start: OpNum::new(start),
+        end: OpNum::new(end),
     });
 }
 
@@ -146,7 +146,7 @@ fn emit(
 ) {
     let ops = &op_array.opcodes;
     let def = start;
-    let needed = || needs_live_range.map_or(true, |f| f(op_array, OpNum(def)));
+    let needed = || needs_live_range.map_or(true, |f| f(op_array, OpNum::new(def)));
     let mut start = start;
     let kind;
     match ops[def as usize].opcode {
@@ -258,7 +258,7 @@ fn emit(
 /// order among ranges with the same start is part of the result.
 fn zend_sort_by_start(ranges: &mut [LiveRange]) {
     zend_sort(ranges, &|a: &LiveRange, b: &LiveRange| {
-        a.start.0 > b.start.0
+        a.start.as_u32() > b.start.as_u32()
     });
 }
 

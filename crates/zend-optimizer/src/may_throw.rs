@@ -455,7 +455,7 @@ fn assign_obj_may_throw(
         return true;
     }
     // PHP tests `ssa_op->op1_use` for being non-zero: variable #0 reads as "no use".
-    let Some(used) = ssa_op.op1_use.filter(|v| v.0 != 0) else {
+    let Some(used) = ssa_op.op1_use.filter(|v| v.as_u32() != 0) else {
         return true;
     };
     let Some(info) = view.vars.get(used.index()) else {

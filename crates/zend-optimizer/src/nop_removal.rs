@@ -44,7 +44,7 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
     }
     if ctx.logging() && removed.contains(&true) {
         let count = removed.iter().filter(|&&r| r).count();
-        ctx.note(op_array, OpNum(0), ChangeKind::Renumbered, || {
+        ctx.note(op_array, OpNum::new(0), ChangeKind::Renumbered, || {
             format!("{count} NOPs removed, ops renumbered")
         });
     }

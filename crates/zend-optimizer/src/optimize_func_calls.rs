@@ -305,12 +305,12 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
                         });
                         literal_dtor(op_array, l);
                         if init.opcode == ZEND_INIT_NS_FCALL_BY_NAME {
-                            literal_dtor(op_array, zend_ir::LiteralId(l.0 + 2));
+                            literal_dtor(op_array, zend_ir::LiteralId::new(l.as_u32() + 2));
                         }
                         let o = &mut op_array.opcodes[fcall];
                         o.opcode = ZEND_INIT_FCALL;
                         o.op1 = Operand::Unused(f.used_stack(init.extended_value));
-                        o.op2 = Operand::Const(zend_ir::LiteralId(l.0 + 1));
+                        o.op2 = Operand::Const(zend_ir::LiteralId::new(l.as_u32() + 1));
                         if op.opcode != ZEND_CALLABLE_CONVERT {
                             op_array.opcodes[i].opcode = f.call_op;
                         }

@@ -73,14 +73,14 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
     let tmp = |operand: Operand| -> Option<usize> {
         match operand {
             Operand::TmpVar(v) | Operand::Var(v) => {
-                let n = v.0.checked_sub(offset)? as usize;
+                let n = v.as_u32().checked_sub(offset)? as usize;
                 (n < t).then_some(n)
             }
             _ => None,
         }
     };
     let renamed = |operand: Operand, slot: usize| -> Operand {
-        let v = VarNum(offset + slot as u32);
+        let v = VarNum::new(offset + slot as u32);
         match operand {
             Operand::TmpVar(_) => Operand::TmpVar(v),
             Operand::Var(_) => Operand::Var(v),
@@ -186,7 +186,7 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
     let new_t = slots.max.map_or(0, |m| m + 1) as u32;
     if new_t != op_array.T {
         let old = op_array.T;
-        ctx.note(op_array, OpNum(0), ChangeKind::Renumbered, || {
+        ctx.note(op_array, OpNum::new(0), ChangeKind::Renumbered, || {
             format!("TMP/VAR slots reused: {old} -> {new_t}")
         });
     }
@@ -197,12 +197,12 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
     let renamed_all = op_array.live_range.iter_mut().all(|range| {
         match range
             .var
-            .0
+            .as_u32()
             .checked_sub(offset)
             .and_then(|n| map.get(n as usize))
         {
             Some(&Some(slot)) => {
-                range.var = VarNum(offset + slot as u32);
+                range.var = VarNum::new(offset + slot as u32);
                 true
             }
             _ => false,

@@ -44,13 +44,13 @@ impl ShiftList {
     /// range numbers are returned unchanged.
     pub fn map(&self, old: OpNum) -> OpNum {
         match self.0.get(old.index()) {
-            Some(&s) => OpNum(old.0 - s),
+            Some(&s) => OpNum::new(old.as_u32() - s),
             None => old,
         }
     }
 
     fn map_u32(&self, old: u32) -> u32 {
-        self.map(OpNum(old)).0
+        self.map(OpNum::new(old)).as_u32()
     }
 }
 

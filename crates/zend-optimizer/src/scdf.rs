@@ -62,7 +62,7 @@ impl<'a> Scdf<'a> {
         let mut edges = 0u32;
         let edge_offsets = scratch.alloc_slice_fill_with(blocks, |b| {
             let offset = edges;
-            edges += cfg.predecessors(BlockId(b as u32)).len() as u32;
+            edges += cfg.predecessors(BlockId::new(b as u32)).len() as u32;
             offset
         });
         let mut scdf = Scdf {
@@ -174,9 +174,9 @@ impl<'a> Scdf<'a> {
                 if !self.executable_blocks.contains(b.index()) {
                     continue;
                 }
-                let mut op = OpNum(i as u32);
+                let mut op = OpNum::new(i as u32);
                 if op_array.opcodes[i].opcode == ZEND_OP_DATA && i > 0 {
-                    op = OpNum(i as u32 - 1);
+                    op = OpNum::new(i as u32 - 1);
                 }
                 handlers.visit_instr(self, op);
                 let block = cfg.block(b);
@@ -186,7 +186,7 @@ impl<'a> Scdf<'a> {
             }
 
             while let Some(i) = self.block_worklist.pop_first() {
-                let b = BlockId(i as u32);
+                let b = BlockId::new(i as u32);
                 self.executable_blocks.insert(i);
                 for &phi in &ssa.blocks[i].phis {
                     self.phi_var_worklist.remove(ssa.phi(phi).ssa_var.index());
@@ -204,14 +204,14 @@ impl<'a> Scdf<'a> {
                 for j in block.start..end {
                     self.instr_worklist.remove(j as usize);
                     if op_array.opcodes[j as usize].opcode != ZEND_OP_DATA {
-                        handlers.visit_instr(self, OpNum(j));
+                        handlers.visit_instr(self, OpNum::new(j));
                     }
                 }
                 let mut last = end - 1;
                 if op_array.opcodes[last as usize].opcode == ZEND_OP_DATA && last > block.start {
                     last -= 1;
                 }
-                self.after_last_op(handlers, b, OpNum(last));
+                self.after_last_op(handlers, b, OpNum::new(last));
             }
         }
     }
@@ -256,7 +256,7 @@ impl<'a> Scdf<'a> {
     /// compaction needs them), every other is removed.
     pub fn unreachable_blocks(&self) -> Vec<Unreachable> {
         let mut out = Vec::new();
-        for b in (0..self.cfg.blocks_count()).map(|b| BlockId(b as u32)) {
+        for b in (0..self.cfg.blocks_count()).map(|b| BlockId::new(b as u32)) {
             if self.executable_blocks.contains(b.index())
                 || !self.cfg.block(b).flags.contains(BlockFlags::REACHABLE)
             {
@@ -267,7 +267,7 @@ impl<'a> Scdf<'a> {
                     .block(b)
                     .ops()
                     .filter(|&i| self.is_live_loop_var_free(i))
-                    .map(OpNum)
+                    .map(OpNum::new)
                     .collect()
             } else {
                 Vec::new()
@@ -339,7 +339,7 @@ fn cleanup_loop_var_free_block(
     }
     let mut removed = 0;
     for i in cfg.block(b).ops() {
-        let op = OpNum(i);
+        let op = OpNum::new(i);
         if op_array.opcodes[op.index()].opcode == ZEND_NOP || frees.contains(&op) {
             continue;
         }

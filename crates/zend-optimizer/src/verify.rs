@@ -20,7 +20,7 @@ pub struct VerifyError {
 impl fmt::Display for VerifyError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.op {
-            Some(op) => write!(f, "op {}: {}", op.0, self.message),
+            Some(op) => write!(f, "op {}: {}", op.as_u32(), self.message),
             None => f.write_str(&self.message),
         }
     }
@@ -68,16 +68,20 @@ pub fn operands(op_array: &OpArray) -> Result<(), VerifyError> {
     for (i, op) in op_array.opcodes.iter().enumerate() {
         for (what, operand) in [("op1", op.op1), ("op2", op.op2), ("result", op.result)] {
             let bad = match operand {
-                Operand::Const(lit) => (lit.index() >= op_array.literals.len())
-                    .then(|| format!("{what} literal {} of {}", lit.0, op_array.literals.len())),
+                Operand::Const(lit) => (lit.index() >= op_array.literals.len()).then(|| {
+                    format!(
+                        "{what} literal {} of {}",
+                        lit.as_u32(),
+                        op_array.literals.len()
+                    )
+                }),
                 Operand::Cv(v) => {
-                    (v.index() >= vars).then(|| format!("{what} CV {} of {vars}", v.0))
+                    (v.index() >= vars).then(|| format!("{what} CV {} of {vars}", v.as_u32()))
                 }
                 Operand::TmpVar(v) | Operand::Var(v) => (v.index() < vars || v.index() >= slots)
-                    .then(|| format!("{what} TMP/VAR {} outside {vars}..{slots}", v.0)),
-                Operand::JmpAddr(t) => {
-                    (t.index() >= ops).then(|| format!("{what} jumps to op {} of {ops}", t.0))
-                }
+                    .then(|| format!("{what} TMP/VAR {} outside {vars}..{slots}", v.as_u32())),
+                Operand::JmpAddr(t) => (t.index() >= ops)
+                    .then(|| format!("{what} jumps to op {} of {ops}", t.as_u32())),
                 Operand::Unused(_) => None,
             };
             if let Some(message) = bad {
@@ -91,7 +95,7 @@ pub fn operands(op_array: &OpArray) -> Result<(), VerifyError> {
             .flatten()
         {
             if at.index() > ops {
-                return fail(None, format!("try/catch offset {} of {ops}", at.0));
+                return fail(None, format!("try/catch offset {} of {ops}", at.as_u32()));
             }
         }
     }
@@ -101,7 +105,9 @@ pub fn operands(op_array: &OpArray) -> Result<(), VerifyError> {
                 None,
                 format!(
                     "live range of var {} [{}, {}) of {ops} ops",
-                    lr.var.0, lr.start.0, lr.end.0
+                    lr.var.as_u32(),
+                    lr.start.as_u32(),
+                    lr.end.as_u32()
                 ),
             );
         }

@@ -99,7 +99,7 @@ impl Builder {
     /// A new, empty, unsealed block.
     pub fn new_block(&mut self) -> BlockId {
         self.blocks.push(Block::default());
-        BlockId(self.blocks.len() as u32 - 1)
+        BlockId::new(self.blocks.len() as u32 - 1)
     }
 
     /// Adds the edge `pred → block` (before `block` is sealed). Phi operands follow the
@@ -387,14 +387,14 @@ pub fn build(op_array: &OpArray, cfg: &Cfg) -> SsaForm {
         if !cfg.blocks[j].is_reachable() {
             continue;
         }
-        for &p in cfg.predecessors(BlockId(j as u32)) {
-            b.add_predecessor(BlockId(j as u32), p);
+        for &p in cfg.predecessors(BlockId::new(j as u32)) {
+            b.add_predecessor(BlockId::new(j as u32), p);
             *count += 1;
         }
     }
     for (j, &count) in unfilled_preds.iter().enumerate() {
         if count == 0 && cfg.blocks[j].is_reachable() {
-            b.seal_block(BlockId(j as u32));
+            b.seal_block(BlockId::new(j as u32));
         }
     }
     let mut uses: Vec<Use> = Vec::new();
@@ -402,7 +402,7 @@ pub fn build(op_array: &OpArray, cfg: &Cfg) -> SsaForm {
         if !cfg.blocks[j].is_reachable() {
             continue;
         }
-        let block = BlockId(j as u32);
+        let block = BlockId::new(j as u32);
         for eff in &effects[s..e] {
             for &u in eff.uses.iter() {
                 let value = b.read_variable(block, u);

@@ -286,7 +286,7 @@ fn canon_form(form: &SsaForm) -> (Vec<(u32, u32, Canon)>, Phis, usize) {
         Value::Phi(p) => {
             let phi = &form.phis[p.0 as usize];
             Canon::Phi {
-                block: phi.block.0,
+                block: phi.block.as_u32(),
                 var: phi.var,
             }
         }
@@ -296,7 +296,7 @@ fn canon_form(form: &SsaForm) -> (Vec<(u32, u32, Canon)>, Phis, usize) {
         .iter()
         .map(|p| {
             (
-                (p.block.0, p.var),
+                (p.block.as_u32(), p.var),
                 p.sources.iter().map(|&s| c(s)).collect(),
             )
         })
@@ -332,18 +332,18 @@ fn php_form(op_array: &OpArray, ssa: &Ssa) -> PhpForm {
                     continue;
                 }
                 return Canon::Phi {
-                    block: phi.block.0,
+                    block: phi.block.as_u32(),
                     var: phi.var,
                 };
             }
             if let Some(op) = var.definition {
-                let mut op = op.0;
+                let mut op = op.as_u32();
                 if op > 0 && op_array.opcodes[op as usize].opcode == ZEND_OP_DATA {
                     op -= 1;
                 }
                 return Canon::Def { op, var: var.var };
             }
-            return if v.0 < op_array.last_var() {
+            return if v.as_u32() < op_array.last_var() {
                 Canon::Entry(var.var)
             } else {
                 Canon::Undef
@@ -353,14 +353,14 @@ fn php_form(op_array: &OpArray, ssa: &Ssa) -> PhpForm {
     let mut phis: Phis = BTreeMap::new();
     for phi in ssa.phis.iter().filter(|p| !p.is_pi()) {
         phis.insert(
-            (phi.block.0, phi.var),
+            (phi.block.as_u32(), phi.var),
             phi.sources.iter().map(|&s| raw(s)).collect(),
         );
     }
     let (phis, replaced) = normalize(phis);
     let trivial = replaced.len();
     let canon = (0..ssa.vars.len())
-        .map(|i| resolve(&replaced, raw(Some(SsaVar(i as u32)))))
+        .map(|i| resolve(&replaced, raw(Some(SsaVar::new(i as u32)))))
         .collect();
     PhpForm {
         canon,
@@ -373,7 +373,7 @@ fn php_form(op_array: &OpArray, ssa: &Ssa) -> PhpForm {
 fn php_use(op_array: &OpArray, ssa: &Ssa, k: usize, var: u32) -> Option<SsaVar> {
     let op = &op_array.opcodes[k];
     let sop = &ssa.ops[k];
-    let is = |o: zend_ir::Operand| o.var().map(|v| v.0) == Some(var);
+    let is = |o: zend_ir::Operand| o.var().map(|v| v.as_u32()) == Some(var);
     if is(op.op1) {
         sop.op1_use
     } else if is(op.op2) {
@@ -436,7 +436,7 @@ pub fn compare_forms(
         if !agree {
             out.disagreements.push(Disagreement {
                 function: function.clone(),
-                block: cfg.map[op as usize].0,
+                block: cfg.map[op as usize].as_u32(),
                 var: name(var),
                 what: format!("use by op {op}"),
                 cytron: show(vals[0].as_ref()),

@@ -40,7 +40,7 @@ pub fn immediate_dominators(cfg: &Cfg) -> Vec<Option<BlockId>> {
     let virt = n;
     let reachable = |b: usize| cfg.blocks[b].is_reachable();
     let roots: Vec<usize> = (0..n)
-        .filter(|&b| reachable(b) && cfg.predecessors(BlockId(b as u32)).is_empty())
+        .filter(|&b| reachable(b) && cfg.predecessors(BlockId::new(b as u32)).is_empty())
         .collect();
     // Postorder by an iterative DFS from the virtual root.
     let mut post = Vec::with_capacity(n + 1);
@@ -49,7 +49,7 @@ pub fn immediate_dominators(cfg: &Cfg) -> Vec<Option<BlockId>> {
         if b == virt {
             roots.clone()
         } else {
-            cfg.successors(BlockId(b as u32))
+            cfg.successors(BlockId::new(b as u32))
                 .iter()
                 .map(|s| s.index())
                 .collect()
@@ -78,7 +78,7 @@ pub fn immediate_dominators(cfg: &Cfg) -> Vec<Option<BlockId>> {
     let mut idom: Vec<Option<usize>> = vec![None; n + 1];
     idom[virt] = Some(virt);
     let preds = |b: usize| -> Vec<usize> {
-        let p = cfg.predecessors(BlockId(b as u32));
+        let p = cfg.predecessors(BlockId::new(b as u32));
         if p.is_empty() {
             vec![virt]
         } else {
@@ -121,7 +121,7 @@ pub fn immediate_dominators(cfg: &Cfg) -> Vec<Option<BlockId>> {
     }
     (0..n)
         .map(|b| match idom[b] {
-            Some(d) if d != virt && d != b => Some(BlockId(d as u32)),
+            Some(d) if d != virt && d != b => Some(BlockId::new(d as u32)),
             _ => None,
         })
         .collect()
@@ -137,7 +137,7 @@ pub fn dominance_frontiers(cfg: &Cfg, idom: &[Option<BlockId>]) -> Vec<Vec<Block
         if !block.is_reachable() || block.predecessors_count() < 2 {
             continue;
         }
-        let b = BlockId(j as u32);
+        let b = BlockId::new(j as u32);
         for &p in cfg.predecessors(b) {
             if !cfg.blocks[p.index()].is_reachable() {
                 continue;
@@ -176,7 +176,7 @@ pub(crate) fn all_effects(op_array: &OpArray, cfg: &Cfg) -> (Vec<OpEffects>, Vec
         block_effects(
             op_array,
             cfg,
-            BlockId(j as u32),
+            BlockId::new(j as u32),
             &mut u,
             &mut d,
             &mut effects,
@@ -221,7 +221,7 @@ pub fn build(op_array: &OpArray, cfg: &Cfg, dfg: &Dfg, pruning: Pruning) -> SsaF
     let mut children: Vec<Vec<BlockId>> = vec![Vec::new(); blocks];
     for (j, d) in idom.iter().enumerate() {
         if let Some(d) = d {
-            children[d.index()].push(BlockId(j as u32));
+            children[d.index()].push(BlockId::new(j as u32));
         }
     }
     let mut form = SsaForm::default();
@@ -258,7 +258,7 @@ pub fn build(op_array: &OpArray, cfg: &Cfg, dfg: &Dfg, pruning: Pruning) -> SsaF
                 }
                 if queued[yi] != stamp {
                     queued[yi] = stamp;
-                    work.push(y.0);
+                    work.push(y.as_u32());
                 }
             }
         }
@@ -274,7 +274,7 @@ pub fn build(op_array: &OpArray, cfg: &Cfg, dfg: &Dfg, pruning: Pruning) -> SsaF
     let mut stack: Vec<Step> = Vec::new();
     for j in (0..blocks).rev() {
         if cfg.blocks[j].is_reachable() && idom[j].is_none() {
-            stack.push(Step::Enter(BlockId(j as u32)));
+            stack.push(Step::Enter(BlockId::new(j as u32)));
         }
     }
     let set = |current: &mut Vec<Value>, undo: &mut Vec<(u32, Value)>, var: u32, v: Value| {

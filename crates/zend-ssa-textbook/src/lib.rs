@@ -160,7 +160,7 @@ pub fn op_effects(
     ];
     for (c, o) in candidates.iter_mut().zip(operands) {
         if let Some(v) = o.and_then(|o| o.var()) {
-            *c = v.0;
+            *c = v.as_u32();
         }
     }
     candidates.sort_unstable();
@@ -184,7 +184,7 @@ pub fn op_effects(
     }
     if matches!(opline.opcode, ZEND_FE_FETCH_R | ZEND_FE_FETCH_RW) {
         if let Operand::Cv(v) = opline.op2 {
-            effects.kept_on_exit = Some(v.0);
+            effects.kept_on_exit = Some(v.as_u32());
         }
     }
     effects

@@ -25,7 +25,11 @@ fn three_way(op_array: &OpArray) -> (Cfg, Dfg) {
 }
 
 fn phi_keys(form: &zend_ssa_textbook::SsaForm) -> Vec<(u32, u32)> {
-    let mut k: Vec<_> = form.phis.iter().map(|p| (p.block.0, p.var)).collect();
+    let mut k: Vec<_> = form
+        .phis
+        .iter()
+        .map(|p| (p.block.as_u32(), p.var))
+        .collect();
     k.sort();
     k
 }
@@ -157,8 +161,8 @@ fn try_catch() {
     b.ret(b.cv(1));
     let mut op_array = b.finish();
     op_array.try_catch_array.push(zend_ir::TryCatchElement {
-        try_op: zend_ir::OpNum(1),
-        catch_op: Some(zend_ir::OpNum(catch)),
+        try_op: zend_ir::OpNum::new(1),
+        catch_op: Some(zend_ir::OpNum::new(catch)),
         finally_op: None,
         finally_end: None,
     });
@@ -219,7 +223,7 @@ fn incremental_api() {
     assert_eq!(b.read_variable(exit, 0), Value::Def { op: 0, var: 0 });
     let (phis, _) = b.finish();
     assert!(phis.is_empty());
-    let _ = (PhiId(0), BlockId(0), Operand::Unused(0));
+    let _ = (PhiId(0), BlockId::new(0), Operand::Unused(0));
 }
 
 /// Minimal, semi-pruned and pruned placement give every use the same value (phis the
@@ -286,7 +290,7 @@ fn disagreements_are_reported() {
     let d = &outcome.disagreements[0];
     assert_eq!(d.function, "diamond");
     assert_eq!(d.var, "$v0");
-    assert_eq!(d.block, cfg.map[ret as usize].0);
+    assert_eq!(d.block, cfg.map[ret as usize].as_u32());
     assert!(d.braun.starts_with("def(op 1"), "{d}");
     assert!(d.cytron.starts_with("phi("), "{d}");
     assert_eq!(d.php.as_deref(), Some(d.cytron.as_str()));

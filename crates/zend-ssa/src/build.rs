@@ -74,6 +74,9 @@ const ZEND_ACC_RETURN_REFERENCE: u32 = 1 << 12;
 const ZEND_BIND_REF: u32 = 1;
 const ZEND_ARRAY_ELEMENT_REF: u32 = 1;
 
+/// A placed phi that renaming has not reached yet (its SSA variable is assigned when it is).
+const UNRENAMED: SsaVar = SsaVar::new(u32::MAX - 1);
+
 /// The construction state: the growing SSA form and the DFG sets pi placement updates.
 struct Builder<'a> {
     op_array: &'a OpArray,
@@ -149,13 +152,14 @@ impl Ssa {
         let mut ssa = b.ssa;
         // Renaming reaches every phi placed from a DFG of this CFG; one it never reached
         // was placed from the liveness of another CFG of the op_array.
-        if let Some(phi) = ssa.phis.iter().find(|p| p.ssa_var.0 == u32::MAX) {
+        if let Some(phi) = ssa.phis.iter().find(|p| p.ssa_var == UNRENAMED) {
             return Err(SsaError::Mismatch {
                 function: op_array.display_name(),
                 what: format!(
                     "a phi of variable {} in block {} is never reached: the DFG was built \
                      from another CFG",
-                    phi.var, phi.block.0
+                    phi.var,
+                    phi.block.as_u32()
                 ),
             });
         }
@@ -227,12 +231,12 @@ fn find_adjusted_tmp_var(op_array: &OpArray, op: usize, var: u32) -> Option<(u32
         _ => None,
     };
     let cv = |operand: Operand| match operand {
-        Operand::Cv(v) => Some(v.0),
+        Operand::Cv(v) => Some(v.as_u32()),
         _ => None,
     };
     for k in (0..op).rev() {
         let def = &op_array.opcodes[k];
-        if !matches!(def.result, Operand::TmpVar(v) if v.0 == var) {
+        if !matches!(def.result, Operand::TmpVar(v) if v.as_u32() == var) {
             continue;
         }
         return match def.opcode {
@@ -370,12 +374,12 @@ impl Builder<'_> {
             return;
         }
         let preds = self.cfg.block(to).predecessors_count();
-        let id = PhiId(self.ssa.phis.len() as u32);
+        let id = PhiId::new(self.ssa.phis.len() as u32);
         self.ssa.phis.push(Phi {
             pi: Some(from),
             constraint: Some(constraint),
             var,
-            ssa_var: SsaVar(u32::MAX),
+            ssa_var: UNRENAMED,
             block: to,
             sources: smallvec::smallvec![None; preds],
             use_chains: smallvec::smallvec![None; preds],
@@ -395,7 +399,7 @@ impl Builder<'_> {
     fn place_essa_pis(&mut self, classes: &dyn ClassLookup) {
         let op_array = self.op_array;
         let cv = |operand: Operand| match operand {
-            Operand::Cv(v) => Some(v.0),
+            Operand::Cv(v) => Some(v.as_u32()),
             _ => None,
         };
         let literal = |operand: Operand, offset: usize| match operand {
@@ -407,7 +411,7 @@ impl Builder<'_> {
             if !block.is_reachable() || block.len == 0 {
                 continue;
             }
-            let from = BlockId(j as u32);
+            let from = BlockId::new(j as u32);
             let last = (block.start + block.len - 1) as usize;
             let opline = &op_array.opcodes[last];
             // Only the first two successors matter (a conditional jump's targets).
@@ -539,9 +543,9 @@ impl Builder<'_> {
         let mut val1: i64 = 0;
         let mut val2: i64 = 0;
         match prev.op1 {
-            Operand::Cv(v) => var1 = Some(v.0),
+            Operand::Cv(v) => var1 = Some(v.as_u32()),
             Operand::TmpVar(v) => {
-                if let Some((cv, adj)) = find_adjusted_tmp_var(op_array, jump, v.0) {
+                if let Some((cv, adj)) = find_adjusted_tmp_var(op_array, jump, v.as_u32()) {
                     var1 = Some(cv);
                     val2 = adj;
                 }
@@ -549,9 +553,9 @@ impl Builder<'_> {
             _ => {}
         }
         match prev.op2 {
-            Operand::Cv(v) => var2 = Some(v.0),
+            Operand::Cv(v) => var2 = Some(v.as_u32()),
             Operand::TmpVar(v) => {
-                if let Some((cv, adj)) = find_adjusted_tmp_var(op_array, jump, v.0) {
+                if let Some((cv, adj)) = find_adjusted_tmp_var(op_array, jump, v.as_u32()) {
                     var2 = Some(cv);
                     val1 = adj;
                 }
@@ -662,7 +666,7 @@ impl Builder<'_> {
                 if block.flags.contains(BlockFlags::IRREDUCIBLE_LOOP) {
                     bitset::union_with(&mut row, self.live_in.row(j));
                 } else {
-                    for &pred in cfg.predecessors(BlockId(j as u32)) {
+                    for &pred in cfg.predecessors(BlockId::new(j as u32)) {
                         let mut i = Some(pred);
                         while let Some(b) = i {
                             if Some(b) == block.idom {
@@ -703,13 +707,13 @@ impl Builder<'_> {
             for var in bitset::iter(self.phi.row(j)) {
                 self.ssa.blocks[j]
                     .phis
-                    .push(PhiId(self.ssa.phis.len() as u32));
+                    .push(PhiId::new(self.ssa.phis.len() as u32));
                 self.ssa.phis.push(Phi {
                     pi: None,
                     constraint: None,
                     var: var as u32,
-                    ssa_var: SsaVar(u32::MAX),
-                    block: BlockId(j as u32),
+                    ssa_var: UNRENAMED,
+                    block: BlockId::new(j as u32),
                     sources: smallvec::smallvec![None; preds],
                     use_chains: smallvec::smallvec![None; preds],
                     sym_use_chain: None,
@@ -742,7 +746,7 @@ impl Builder<'_> {
             .enumerate()
             .take(op_array.last_var() as usize)
         {
-            *v = Some(SsaVar(j as u32));
+            *v = Some(SsaVar::new(j as u32));
         }
 
         enum Step {
@@ -750,7 +754,7 @@ impl Builder<'_> {
             Leave(usize),
         }
         let mut stack = BVec::with_capacity_in(2 * cfg.blocks_count() + 1, self.scratch);
-        stack.push(Step::Enter(BlockId(0)));
+        stack.push(Step::Enter(BlockId::new(0)));
         while let Some(step) = stack.pop() {
             let n = match step {
                 Step::Leave(mark) => {
@@ -762,7 +766,7 @@ impl Builder<'_> {
             stack.push(Step::Leave(map.undo.len()));
             for &p in &self.ssa.blocks[n.index()].phis {
                 let phi = &mut self.ssa.phis[p.index()];
-                if phi.ssa_var.0 == u32::MAX {
+                if phi.ssa_var == UNRENAMED {
                     phi.ssa_var = map.fresh();
                 }
                 map.set(phi.var, phi.ssa_var);
@@ -817,7 +821,7 @@ impl Builder<'_> {
                     }
                     let value = map.get(phi.var);
                     phi.sources.iter_mut().for_each(|s| *s = value);
-                    if phi.ssa_var.0 == u32::MAX {
+                    if phi.ssa_var == UNRENAMED {
                         phi.ssa_var = map.fresh();
                     }
                 } else if phi.pi.is_none() {
@@ -873,7 +877,7 @@ impl VarMap<'_> {
 
     fn fresh(&mut self) -> SsaVar {
         self.count += 1;
-        SsaVar(self.count - 1)
+        SsaVar::new(self.count - 1)
     }
 
     /// A new SSA variable that becomes the value of `v`.
@@ -901,9 +905,9 @@ fn rename_op(
 ) {
     let opline = &op_array.opcodes[k];
     let rc = build_flags.contains(BuildFlags::SSA_RC_INFERENCE);
-    let var_of = |operand: Operand| operand.var().map(|v| v.0);
+    let var_of = |operand: Operand| operand.var().map(|v| v.as_u32());
     let cv_of = |operand: Operand| match operand {
-        Operand::Cv(v) => Some(v.0),
+        Operand::Cv(v) => Some(v.as_u32()),
         _ => None,
     };
     if let Some(v) = var_of(opline.op1) {

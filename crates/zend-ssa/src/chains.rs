@@ -26,7 +26,7 @@ impl Ssa {
         }
         let Ssa { ops, vars, .. } = self;
         for (i, (op, opline)) in ops.iter_mut().zip(&op_array.opcodes).enumerate().rev() {
-            let num = Some(OpNum(i as u32));
+            let num = Some(OpNum::new(i as u32));
             if let Some(u) = op.op1_use {
                 op.op1_use_chain = std::mem::replace(&mut vars[u.index()].use_chain, num);
             }
@@ -42,7 +42,7 @@ impl Ssa {
             let mut define = |def: Option<SsaVar>, operand: zend_ir::Operand| {
                 if let Some(d) = def {
                     let var = &mut vars[d.index()];
-                    var.var = operand.var().map_or(u32::MAX, |v| v.0);
+                    var.var = operand.var().map_or(u32::MAX, |v| v.as_u32());
                     var.definition = num;
                 }
             };
@@ -135,7 +135,7 @@ impl Ssa {
         let n = self.vars.len();
         let mut worklist = BVec::with_capacity_in(n, scratch);
         for i in 0..n {
-            let var = SsaVar(i as u32);
+            let var = SsaVar::new(i as u32);
             let used = self
                 .uses(var)
                 .any(|u| !self.is_no_val_use(op_array, u, var));
@@ -221,7 +221,7 @@ impl Ssa {
         for v in 0..n {
             start.push(edges.len() as u32);
             if !self.vars[v].no_val {
-                self.var_usages(op_array, phi_uses, SsaVar(v as u32), &mut edges);
+                self.var_usages(op_array, phi_uses, SsaVar::new(v as u32), &mut edges);
             }
         }
         start.push(edges.len() as u32);

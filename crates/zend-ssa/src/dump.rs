@@ -40,7 +40,7 @@ fn ssa_var(
     var: u32,
     info: Option<SsaVarInfo<'_>>,
 ) {
-    dump_ssa_var(out, op_array, v.map(|v| v.0), var_type, var, info);
+    dump_ssa_var(out, op_array, v.map(|v| v.as_u32()), var_type, var, info);
 }
 
 /// `zend_dump_range_constraint`.
@@ -118,7 +118,7 @@ fn dump_phis(
                 out.extend_from_slice(b")\n");
             }
             Some(from) => {
-                let _ = write!(out, " = Pi<BB{}>(", from.0);
+                let _ = write!(out, " = Pi<BB{}>(", from.as_u32());
                 ssa_var(
                     out,
                     op_array,
@@ -178,12 +178,12 @@ pub fn dump_ssa_ex(
     if info.is_some() {
         for i in 0..op_array.last_var() {
             out.extend_from_slice(b"     ; ");
-            ssa_var(out, op_array, Some(SsaVar(i)), IS_CV, i, info);
+            ssa_var(out, op_array, Some(SsaVar::new(i)), IS_CV, i, info);
             out.push(b'\n');
         }
     }
     for n in 0..cfg.blocks_count() {
-        let b = BlockId(n as u32);
+        let b = BlockId::new(n as u32);
         dump_block_info(out, cfg, b, dump_flags, Detail::Dominators);
         dump_phis(out, op_array, cfg, ssa, b, info);
         let successors = successor_numbers(cfg, b);
@@ -193,7 +193,7 @@ pub fn dump_ssa_ex(
                 ssa: Some(ssa.ops[op as usize].operands()),
                 ssa_var_info: info,
             };
-            ir_dump::dump_op_line(out, op_array, OpNum(op), dump_flags, &ctx);
+            ir_dump::dump_op_line(out, op_array, OpNum::new(op), dump_flags, &ctx);
         }
     }
     dump_cfg_tables(out, op_array, cfg, dump_flags);

@@ -108,12 +108,17 @@ impl OpRenumbering {
     /// [`Ssa::remove_nops`](crate::Ssa::remove_nops), when it was removed after the last
     /// kept op, as PHP's shift list leaves it).
     pub fn new_op(&self, old: OpNum) -> OpNum {
-        OpNum(self.new_of.get(old.index()).copied().unwrap_or(old.0))
+        OpNum::new(
+            self.new_of
+                .get(old.index())
+                .copied()
+                .unwrap_or(old.as_u32()),
+        )
     }
 
     /// PHP's `shiftlist[old]`: how far op `old` moved up.
     pub fn shift(&self, old: OpNum) -> u32 {
-        old.0 - self.new_op(old).0.min(old.0)
+        old.as_u32() - self.new_op(old).as_u32().min(old.as_u32())
     }
 
     /// Number of ops before and after.
@@ -650,7 +655,7 @@ impl Ssa {
         }
 
         for j in cfg.blocks[b.index()].ops() {
-            let op = OpNum(j);
+            let op = OpNum::new(j);
             if op_array
                 .opcodes
                 .get(op.index())
@@ -733,7 +738,7 @@ impl Ssa {
                         // The op at `target` is a NOP or was moved already.
                         op_array.opcodes.swap(target, i);
                         self.ops[target] = self.ops[i];
-                        cfg.map[target] = BlockId(bn as u32);
+                        cfg.map[target] = BlockId::new(bn as u32);
                     }
                     target += 1;
                 }
@@ -794,7 +799,7 @@ impl Ssa {
 
         // A range may end at the op_array's end, one past its last op, or in the removed
         // ops after the last kept block: those ends (and starts) move to the new end.
-        let clamp = |op: OpNum| OpNum(new(op).0.min(target as u32));
+        let clamp = |op: OpNum| OpNum::new(new(op).as_u32().min(target as u32));
         op_array.live_range.retain_mut(|range| {
             range.start = clamp(range.start);
             range.end = clamp(range.end);
@@ -807,11 +812,11 @@ impl Ssa {
 /// `zend_optimizer_shift_jump`: moves the jump targets of op `at` to the ops' new
 /// numbers. Targets outside the old op_array are left as they are.
 fn shift_jump(op_array: &mut OpArray, at: usize, renumbering: &OpRenumbering) {
-    let new = |t: u32| renumbering.new_op(OpNum(t)).0;
+    let new = |t: u32| renumbering.new_op(OpNum::new(t)).as_u32();
     let op = &mut op_array.opcodes[at];
     let shift_operand = |operand: &mut Operand| {
         if let Operand::JmpAddr(t) = operand {
-            *t = OpNum(new(t.0));
+            *t = OpNum::new(new(t.as_u32()));
         }
     };
     match op.opcode {

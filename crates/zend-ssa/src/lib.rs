@@ -150,7 +150,7 @@ pub struct SsaOp {
 
 impl SsaOp {
     pub fn operands(&self) -> zend_ir::dump::SsaOperands {
-        let n = |v: Option<SsaVar>| v.map(|v| v.0);
+        let n = |v: Option<SsaVar>| v.map(|v| v.as_u32());
         zend_ir::dump::SsaOperands {
             op1_use: n(self.op1_use),
             op2_use: n(self.op2_use),
@@ -263,7 +263,7 @@ impl Ssa {
             }
             for (j, source) in phi.sources[..phi.num_sources()].iter().enumerate() {
                 if let Some(s) = source {
-                    first.entry((id as u32, s.0)).or_insert(j);
+                    first.entry((id as u32, s.as_u32())).or_insert(j);
                 }
             }
         }
@@ -272,9 +272,9 @@ impl Ssa {
             if phi.num_sources() <= SCAN {
                 phi.sources[..phi.num_sources()]
                     .iter()
-                    .position(|&s| s == Some(SsaVar(v)))
+                    .position(|&s| s == Some(SsaVar::new(v)))
             } else {
-                first.get(&(id.0, v)).copied()
+                first.get(&(id.as_u32(), v)).copied()
             }
         };
         let sources = self.phis.iter().map(Phi::num_sources).sum();

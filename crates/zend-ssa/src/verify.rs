@@ -74,13 +74,13 @@ pub fn verify(op_array: &OpArray, cfg: &Cfg, ssa: &Ssa) -> Result<(), VerifyErro
             phi.sources[..phi.num_sources()]
                 .iter()
                 .flatten()
-                .map(move |s| (id as u32, s.0))
+                .map(move |s| (id as u32, s.as_u32()))
         })
         .collect();
 
     // Variables.
     for (i, var) in ssa.vars.iter().enumerate() {
-        let v = SsaVar(i as u32);
+        let v = SsaVar::new(i as u32);
         if var.definition.is_none() && var.definition_phi.is_none() && i > last_var {
             if var.use_chain.is_some() {
                 fail(format!("var {} without def has op uses", var_name(i)));
@@ -95,7 +95,11 @@ pub fn verify(op_array: &OpArray, cfg: &Cfg, ssa: &Ssa) -> Result<(), VerifyErro
         if let Some(d) = var.definition {
             let op = ssa.ops.get(d.index());
             if !op.is_some_and(|o| [o.op1_def, o.op2_def, o.result_def].contains(&Some(v))) {
-                fail(format!("var {} not defined by op {}", var_name(i), d.0));
+                fail(format!(
+                    "var {} not defined by op {}",
+                    var_name(i),
+                    d.as_u32()
+                ));
             }
         }
         if let Some(p) = var.definition_phi {
@@ -117,7 +121,11 @@ pub fn verify(op_array: &OpArray, cfg: &Cfg, ssa: &Ssa) -> Result<(), VerifyErro
         for u in ssa.uses(v) {
             let o = &ssa.ops[u.index()];
             if ![o.op1_use, o.op2_use, o.result_use].contains(&Some(v)) {
-                fail(format!("var {} not in uses of op {}", var_name(i), u.0));
+                fail(format!(
+                    "var {} not in uses of op {}",
+                    var_name(i),
+                    u.as_u32()
+                ));
             }
         }
         // A chain longer than there are phis has a cycle (all_phi_uses stops there).
@@ -130,7 +138,7 @@ pub fn verify(op_array: &OpArray, cfg: &Cfg, ssa: &Ssa) -> Result<(), VerifyErro
                 fail(format!(
                     "var {} has phi use {} out of range",
                     var_name(i),
-                    p.0
+                    p.as_u32()
                 ));
                 continue;
             }
@@ -144,14 +152,14 @@ pub fn verify(op_array: &OpArray, cfg: &Cfg, ssa: &Ssa) -> Result<(), VerifyErro
                 fail(format!(
                     "var {} has phi use {} that is in no block",
                     var_name(i),
-                    phi.ssa_var.0
+                    phi.ssa_var.as_u32()
                 ));
             }
-            if !phi_sources.contains(&(p.0, v.0)) {
+            if !phi_sources.contains(&(p.as_u32(), v.as_u32())) {
                 fail(format!(
                     "var {} not in phi sources of {}",
                     var_name(i),
-                    phi.ssa_var.0
+                    phi.ssa_var.as_u32()
                 ));
             }
         }
@@ -161,7 +169,7 @@ pub fn verify(op_array: &OpArray, cfg: &Cfg, ssa: &Ssa) -> Result<(), VerifyErro
     let mut chained_ops: std::collections::HashSet<(u32, u32)> = std::collections::HashSet::new();
     let mut chained_phis: std::collections::HashSet<(u32, u32)> = std::collections::HashSet::new();
     for (i, phi_use_list) in phi_uses.iter().enumerate() {
-        let v = SsaVar(i as u32);
+        let v = SsaVar::new(i as u32);
         if has_cycle(ssa.vars[i].use_chain, |u| {
             if u.index() < ssa.ops.len() {
                 ssa.next_use(v, u)
@@ -171,8 +179,8 @@ pub fn verify(op_array: &OpArray, cfg: &Cfg, ssa: &Ssa) -> Result<(), VerifyErro
         }) {
             continue;
         }
-        chained_ops.extend(ssa.uses(v).map(|u| (u.0, v.0)));
-        chained_phis.extend(phi_use_list.iter().map(|p| (p.0, v.0)));
+        chained_ops.extend(ssa.uses(v).map(|u| (u.as_u32(), v.as_u32())));
+        chained_phis.extend(phi_use_list.iter().map(|p| (p.as_u32(), v.as_u32())));
     }
     let is_defined = |v: SsaVar| {
         let var = &ssa.vars[v.index()];
@@ -223,10 +231,10 @@ pub fn verify(op_array: &OpArray, cfg: &Cfg, ssa: &Ssa) -> Result<(), VerifyErro
                         instr(i)
                     ));
                 }
-                let var_num = operand.var().map_or(u32::MAX, |v| v.0);
+                let var_num = operand.var().map_or(u32::MAX, |v| v.as_u32());
                 if let Some(u) = used {
                     if !in_range(u) {
-                        fail(format!("{name} use {} out of range", u.0));
+                        fail(format!("{name} use {} out of range", u.as_u32()));
                         continue;
                     }
                     if !is_defined(u) {
@@ -236,7 +244,7 @@ pub fn verify(op_array: &OpArray, cfg: &Cfg, ssa: &Ssa) -> Result<(), VerifyErro
                             instr(i)
                         ));
                     }
-                    if !chained_ops.contains(&(i as u32, u.0)) {
+                    if !chained_ops.contains(&(i as u32, u.as_u32())) {
                         fail(format!(
                             "{name} use of {} in {} not in use chain",
                             var_name(u.index()),
@@ -250,7 +258,7 @@ pub fn verify(op_array: &OpArray, cfg: &Cfg, ssa: &Ssa) -> Result<(), VerifyErro
                             instr(i)
                         ));
                     }
-                    if !dominated(u, BlockId(bn as u32), Some(i)) {
+                    if !dominated(u, BlockId::new(bn as u32), Some(i)) {
                         fail(format!(
                             "{name} use of {} in {} is not dominated by its definition",
                             var_name(u.index()),
@@ -260,10 +268,10 @@ pub fn verify(op_array: &OpArray, cfg: &Cfg, ssa: &Ssa) -> Result<(), VerifyErro
                 }
                 if let Some(d) = defined {
                     if !in_range(d) {
-                        fail(format!("{name} def {} out of range", d.0));
+                        fail(format!("{name} def {} out of range", d.as_u32()));
                         continue;
                     }
-                    if ssa.vars[d.index()].definition != Some(OpNum(i as u32)) {
+                    if ssa.vars[d.index()].definition != Some(OpNum::new(i as u32)) {
                         fail(format!(
                             "{name} def of {} in {} invalid",
                             var_name(d.index()),
@@ -319,15 +327,15 @@ pub fn verify(op_array: &OpArray, cfg: &Cfg, ssa: &Ssa) -> Result<(), VerifyErro
                 fail(format!(
                     "{} source {} out of range",
                     var_name(phi.ssa_var.index()),
-                    source.0
+                    source.as_u32()
                 ));
                 continue;
             }
-            if !chained_phis.contains(&(p.0, source.0)) {
+            if !chained_phis.contains(&(p.as_u32(), source.as_u32())) {
                 fail(format!(
                     "{} not in phi use chain of {}",
                     var_name(phi.ssa_var.index()),
-                    source.0
+                    source.as_u32()
                 ));
             }
             if ssa.vars[source.index()].var != ssa.vars[phi.ssa_var.index()].var {
@@ -386,7 +394,7 @@ pub fn verify(op_array: &OpArray, cfg: &Cfg, ssa: &Ssa) -> Result<(), VerifyErro
                     fail(format!(
                         "pi {} is on a non-edge BB{}",
                         var_name(phi.ssa_var.index()),
-                        from.0
+                        from.as_u32()
                     ));
                 }
                 for (var, ssa_var) in [(r.min_var, r.min_ssa_var), (r.max_var, r.max_ssa_var)] {
@@ -405,7 +413,7 @@ pub fn verify(op_array: &OpArray, cfg: &Cfg, ssa: &Ssa) -> Result<(), VerifyErro
                     fail(format!(
                         "pi {} is on a non-edge BB{}",
                         var_name(phi.ssa_var.index()),
-                        from.0
+                        from.as_u32()
                     ));
                 }
                 if t.type_mask == 0 {
@@ -431,9 +439,9 @@ pub fn verify(op_array: &OpArray, cfg: &Cfg, ssa: &Ssa) -> Result<(), VerifyErro
     let count = cfg.blocks_count();
     let edges: std::collections::HashSet<(u32, u32)> = (0..count)
         .flat_map(|b| {
-            cfg.successors(BlockId(b as u32))
+            cfg.successors(BlockId::new(b as u32))
                 .iter()
-                .map(move |s| (b as u32, s.0))
+                .map(move |s| (b as u32, s.as_u32()))
         })
         .collect();
     for i in 0..count {
@@ -463,7 +471,7 @@ pub fn verify(op_array: &OpArray, cfg: &Cfg, ssa: &Ssa) -> Result<(), VerifyErro
                 ));
             }
         }
-        let b = BlockId(i as u32);
+        let b = BlockId::new(i as u32);
         if !block.is_reachable() {
             if !ssa.blocks[i].phis.is_empty() {
                 fail(format!("Unreachable block {i} has phis"));
@@ -473,25 +481,28 @@ pub fn verify(op_array: &OpArray, cfg: &Cfg, ssa: &Ssa) -> Result<(), VerifyErro
         for &s in cfg.successors(b) {
             let next = cfg.block(s);
             if !next.is_reachable() {
-                fail(format!("Successor {} of {i} not reachable", s.0));
+                fail(format!("Successor {} of {i} not reachable", s.as_u32()));
             }
             if cfg.predecessor_index(s, b).is_none() {
-                fail(format!("Block {} predecessors missing {i}", s.0));
+                fail(format!("Block {} predecessors missing {i}", s.as_u32()));
             }
         }
         let preds = cfg.predecessors(b);
         for (j, &p) in preds.iter().enumerate() {
             if !cfg.block(p).is_reachable() {
-                fail(format!("Predecessor {} of {i} not reachable", p.0));
+                fail(format!("Predecessor {} of {i} not reachable", p.as_u32()));
             }
-            if !edges.contains(&(p.0, b.0)) {
-                fail(format!("Block {} successors missing {i}", p.0));
+            if !edges.contains(&(p.as_u32(), b.as_u32())) {
+                fail(format!("Block {} successors missing {i}", p.as_u32()));
             }
             // No predecessor twice. (Built lists are in increasing order, but the DFA
             // pass's edge rewiring leaves PHP's lists unordered, and its dumps show them so:
             // order is not an invariant.)
             if preds[..j].contains(&p) {
-                fail(format!("Block {i} has duplicate predecessor {}", p.0));
+                fail(format!(
+                    "Block {i} has duplicate predecessor {}",
+                    p.as_u32()
+                ));
             }
         }
     }

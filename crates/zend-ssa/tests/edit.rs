@@ -62,12 +62,12 @@ fn all_fixtures() -> Vec<(String, Script)> {
 }
 
 fn ops_of(ssa: &Ssa, var: u32) -> Vec<u32> {
-    ssa.uses(SsaVar(var)).map(|o| o.0).collect()
+    ssa.uses(SsaVar::new(var)).map(|o| o.as_u32()).collect()
 }
 
 fn phis_of(ssa: &Ssa, var: u32) -> Vec<u32> {
-    ssa.phi_uses(SsaVar(var))
-        .map(|p| ssa.phi(p).ssa_var.0)
+    ssa.phi_uses(SsaVar::new(var))
+        .map(|p| ssa.phi(p).ssa_var.as_u32())
         .collect()
 }
 
@@ -80,7 +80,7 @@ fn sources(ssa: &Ssa, var: u32) -> Vec<u32> {
     ssa.phi(phi_defining(ssa, var))
         .sources
         .iter()
-        .map(|s| s.unwrap().0)
+        .map(|s| s.unwrap().as_u32())
         .collect()
 }
 
@@ -108,23 +108,23 @@ fn is_prime_trial() -> (OpArray, Cfg, Ssa) {
 #[test]
 fn unlink_and_replace_use_chain() {
     let (_, _, mut ssa) = is_prime_trial();
-    let v = SsaVar(4);
+    let v = SsaVar::new(4);
     // Unlinking keeps the order of the rest of the chain.
-    assert!(ssa.unlink_use_chain(OpNum(12), v));
+    assert!(ssa.unlink_use_chain(OpNum::new(12), v));
     assert_eq!(ops_of(&ssa, 4), vec![4, 7, 18]);
-    assert!(ssa.unlink_use_chain(OpNum(4), v));
+    assert!(ssa.unlink_use_chain(OpNum::new(4), v));
     assert_eq!(ops_of(&ssa, 4), vec![7, 18]);
-    assert!(ssa.unlink_use_chain(OpNum(18), v));
+    assert!(ssa.unlink_use_chain(OpNum::new(18), v));
     assert_eq!(ops_of(&ssa, 4), vec![7]);
     // Op 12 takes the place of op 7 (its own link continues the chain).
     ssa.ops[12].op1_use_chain = ssa.ops[7].op1_use_chain;
-    assert!(ssa.replace_use_chain(OpNum(7), OpNum(12), v));
+    assert!(ssa.replace_use_chain(OpNum::new(7), OpNum::new(12), v));
     assert_eq!(ops_of(&ssa, 4), vec![12]);
     // A use in the middle of a chain: op 16 between 12 and 17 in #10's chain.
     let (_, _, mut ssa) = is_prime_trial();
-    ssa.ops[15].op1_use = Some(SsaVar(10));
+    ssa.ops[15].op1_use = Some(SsaVar::new(10));
     ssa.ops[15].op1_use_chain = ssa.ops[16].op1_use_chain;
-    assert!(ssa.replace_use_chain(OpNum(16), OpNum(15), SsaVar(10)));
+    assert!(ssa.replace_use_chain(OpNum::new(16), OpNum::new(15), SsaVar::new(10)));
     assert_eq!(ops_of(&ssa, 10), vec![12, 15, 17]);
 }
 
@@ -135,16 +135,16 @@ fn remove_instr_with_a_variable_in_both_operands() {
     let (mut op_array, cfg, mut ssa) = is_prime_trial();
     assert_eq!(ssa.ops[17].op1_use, ssa.ops[17].op2_use);
     // DCE's order: the result's uses go first (the compare at 18 reads it).
-    ssa.remove_defs_of_instr(OpNum(17));
+    ssa.remove_defs_of_instr(OpNum::new(17));
     assert_eq!(ssa.ops[18].op1_use, None);
-    ssa.remove_instr(&mut op_array, OpNum(17));
+    ssa.remove_instr(&mut op_array, OpNum::new(17));
     assert_eq!(op_array.opcodes[17].opcode, ZEND_NOP);
     assert_eq!(ops_of(&ssa, 10), vec![12, 16]);
     assert_eq!(ssa.vars[11].definition, None);
     // The compare lost its op1: remove it too, and the JMPNZ reading it.
-    ssa.remove_defs_of_instr(OpNum(18));
-    ssa.remove_instr(&mut op_array, OpNum(18));
-    ssa.remove_instr(&mut op_array, OpNum(19));
+    ssa.remove_defs_of_instr(OpNum::new(18));
+    ssa.remove_instr(&mut op_array, OpNum::new(18));
+    ssa.remove_instr(&mut op_array, OpNum::new(19));
     assert_eq!(ops_of(&ssa, 4), vec![4, 7, 12]);
     // The CFG still has BB8's edges; the verifier checks SSA against ops and blocks.
     check(&op_array, &cfg, &ssa);
@@ -157,16 +157,16 @@ fn remove_instr_with_a_variable_in_both_operands() {
 fn remove_untaken_block_then_compact() {
     let (mut op_array, mut cfg, mut ssa) = is_prime_trial();
     let before = op_array.clone();
-    ssa.remove_block(&mut op_array, &mut cfg, BlockId(1));
+    ssa.remove_block(&mut op_array, &mut cfg, BlockId::new(1));
     assert!(!cfg.blocks[1].is_reachable());
     assert_eq!(op_array.opcodes[3].opcode, ZEND_NOP);
-    assert_eq!(cfg.successors(BlockId(0)), &[BlockId(2)]);
-    assert_eq!(cfg.predecessors(BlockId(1)), &[]);
-    assert_eq!(cfg.blocks[0].children, Some(BlockId(2)));
+    assert_eq!(cfg.successors(BlockId::new(0)), &[BlockId::new(2)]);
+    assert_eq!(cfg.predecessors(BlockId::new(1)), &[]);
+    assert_eq!(cfg.blocks[0].children, Some(BlockId::new(2)));
     assert_eq!(cfg.blocks[1].idom, None);
     assert_eq!(cfg.blocks[1].level, None);
     // JMPZ #3 -> JMP BB2.
-    assert!(ssa.unlink_use_chain(OpNum(2), SsaVar(3)));
+    assert!(ssa.unlink_use_chain(OpNum::new(2), SsaVar::new(3)));
     ssa.ops[2].op1_use = None;
     let target = op_array.opcodes[2].op2;
     op_array.opcodes[2].opcode = ZEND_JMP;
@@ -174,8 +174,8 @@ fn remove_untaken_block_then_compact() {
     op_array.opcodes[2].op2 = zend_ir::Operand::Unused(0);
     // The compare is dead now.
     assert_eq!(ops_of(&ssa, 3), Vec::<u32>::new());
-    ssa.remove_result_def(OpNum(1));
-    ssa.remove_instr(&mut op_array, OpNum(1));
+    ssa.remove_result_def(OpNum::new(1));
+    ssa.remove_instr(&mut op_array, OpNum::new(1));
     assert_eq!(ops_of(&ssa, 2), Vec::<u32>::new());
     assert_eq!(phis_of(&ssa, 2), vec![4]);
     check(&op_array, &cfg, &ssa);
@@ -185,11 +185,11 @@ fn remove_untaken_block_then_compact() {
     // Ops 1 and 3 were NOPs, 21-22 unreachable.
     assert_eq!(op_array.opcodes.len(), 19);
     assert_eq!(renumbering.new_len(), 19);
-    assert_eq!(renumbering.new_op(OpNum(4)), OpNum(2));
-    assert_eq!(renumbering.shift(OpNum(4)), 2);
-    assert_eq!(renumbering.new_op(OpNum(3)), OpNum(2));
+    assert_eq!(renumbering.new_op(OpNum::new(4)), OpNum::new(2));
+    assert_eq!(renumbering.shift(OpNum::new(4)), 2);
+    assert_eq!(renumbering.new_op(OpNum::new(3)), OpNum::new(2));
     for old in [0, 4, 7, 12, 16, 20] {
-        let new = renumbering.new_op(OpNum(old)).index();
+        let new = renumbering.new_op(OpNum::new(old)).index();
         assert_eq!(
             op_array.opcodes[new].opcode,
             before.opcodes[old as usize].opcode
@@ -217,7 +217,7 @@ fn remove_untaken_block_then_compact() {
     // Jumps follow their targets: JMP BB2, JMPZ BB4 (old 10), JMP BB8 (old 17), JMPZ BB7
     // (old 16), JMPNZ BB5 (old 12).
     let jmp = |n: usize, operand: zend_ir::Operand| match operand {
-        zend_ir::Operand::JmpAddr(t) => (n, t.0),
+        zend_ir::Operand::JmpAddr(t) => (n, t.as_u32()),
         other => panic!("op {n}: {other:?}"),
     };
     assert_eq!(jmp(1, op_array.opcodes[1].op1), (1, 2));
@@ -228,7 +228,7 @@ fn remove_untaken_block_then_compact() {
     // Chains and definitions moved with their ops.
     assert_eq!(ops_of(&ssa, 4), vec![2, 5, 10, 16]);
     assert_eq!(ops_of(&ssa, 10), vec![10, 14, 15]);
-    assert_eq!(ssa.vars[5].definition, Some(OpNum(2)));
+    assert_eq!(ssa.vars[5].definition, Some(OpNum::new(2)));
     // The compacted op_array builds the same blocks as the renumbered CFG.
     let fresh = Cfg::build(&op_array, BuildFlags::NO_ENTRY_PREDECESSORS).unwrap();
     let reachable = |c: &Cfg| -> Vec<(u32, u32, Vec<u32>)> {
@@ -237,7 +237,7 @@ fn remove_untaken_block_then_compact() {
             .enumerate()
             .filter(|(_, b)| b.is_reachable())
             .map(|(i, b)| {
-                let succ = c.successors(BlockId(i as u32));
+                let succ = c.successors(BlockId::new(i as u32));
                 (
                     b.start,
                     b.len,
@@ -254,7 +254,7 @@ fn remove_untaken_block_then_compact() {
 #[test]
 fn remove_block_with_definitions() {
     let (mut op_array, mut cfg, mut ssa) = is_prime_trial();
-    ssa.remove_block(&mut op_array, &mut cfg, BlockId(3));
+    ssa.remove_block(&mut op_array, &mut cfg, BlockId::new(3));
     for op in 7..=9 {
         assert_eq!(op_array.opcodes[op].opcode, ZEND_NOP);
         assert_eq!(ssa.ops[op], Default::default());
@@ -262,10 +262,10 @@ fn remove_block_with_definitions() {
     assert_eq!(ssa.vars[7].definition, None);
     assert_eq!(ssa.vars[8].definition, None);
     assert_eq!(ops_of(&ssa, 4), vec![4, 12, 18]);
-    assert_eq!(cfg.successors(BlockId(2)), &[BlockId(4)]);
-    assert_eq!(cfg.blocks[2].children, Some(BlockId(4)));
+    assert_eq!(cfg.successors(BlockId::new(2)), &[BlockId::new(4)]);
+    assert_eq!(cfg.blocks[2].children, Some(BlockId::new(4)));
     // JMPZ #6 BB4 -> JMP BB4.
-    ssa.unlink_use_chain(OpNum(6), SsaVar(6));
+    ssa.unlink_use_chain(OpNum::new(6), SsaVar::new(6));
     ssa.ops[6].op1_use = None;
     let target = op_array.opcodes[6].op2;
     op_array.opcodes[6].opcode = ZEND_JMP;
@@ -280,19 +280,19 @@ fn remove_block_with_definitions() {
 #[test]
 fn remove_predecessor_then_trivial_phi() {
     let (op_array, mut cfg, mut ssa) = is_prime_trial();
-    ssa.remove_predecessor(&mut cfg, BlockId(7), BlockId(8));
-    assert_eq!(cfg.predecessors(BlockId(8)), &[BlockId(4)]);
+    ssa.remove_predecessor(&mut cfg, BlockId::new(7), BlockId::new(8));
+    assert_eq!(cfg.predecessors(BlockId::new(8)), &[BlockId::new(4)]);
     assert_eq!(sources(&ssa, 10), vec![9]);
     assert_eq!(phis_of(&ssa, 15), Vec::<u32>::new());
     assert_eq!(phis_of(&ssa, 9), vec![10]);
     // Removing it again does nothing.
-    ssa.remove_predecessor(&mut cfg, BlockId(7), BlockId(8));
-    assert_eq!(cfg.predecessors(BlockId(8)), &[BlockId(4)]);
-    cfg.remove_successor(BlockId(7), BlockId(8));
+    ssa.remove_predecessor(&mut cfg, BlockId::new(7), BlockId::new(8));
+    assert_eq!(cfg.predecessors(BlockId::new(8)), &[BlockId::new(4)]);
+    cfg.remove_successor(BlockId::new(7), BlockId::new(8));
     check(&op_array, &cfg, &ssa);
 
     let phi = phi_defining(&ssa, 10);
-    ssa.rename_var_uses(SsaVar(10), SsaVar(9), None);
+    ssa.rename_var_uses(SsaVar::new(10), SsaVar::new(9), None);
     assert_eq!(ops_of(&ssa, 9), vec![17, 16, 12]);
     assert_eq!(ops_of(&ssa, 10), Vec::<u32>::new());
     ssa.remove_phi(phi);
@@ -316,11 +316,11 @@ fn remove_predecessor_then_trivial_phi() {
 #[test]
 fn rename_defs_of_instr_makes_a_self_referencing_phi() {
     let (mut op_array, cfg, mut ssa) = is_prime_trial();
-    ssa.rename_defs_of_instr(OpNum(16), None);
+    ssa.rename_defs_of_instr(OpNum::new(16), None);
     assert_eq!(ssa.vars[15].definition, None);
     assert_eq!(sources(&ssa, 10), vec![9, 10]);
     assert_eq!(phis_of(&ssa, 10), vec![10]);
-    ssa.remove_instr(&mut op_array, OpNum(16));
+    ssa.remove_instr(&mut op_array, OpNum::new(16));
     assert_eq!(ops_of(&ssa, 10), vec![12, 17]);
     check(&op_array, &cfg, &ssa);
 }
@@ -333,29 +333,29 @@ fn remove_predecessor_removes_the_pi_on_the_edge() {
     let mut op_array = function(&fixture("ctl_do_while"), "digits");
     let (mut cfg, mut ssa) = analyse(&op_array).unwrap();
     let pi = phi_defining(&ssa, 4);
-    assert_eq!(ssa.phi(pi).pi, Some(BlockId(1)));
+    assert_eq!(ssa.phi(pi).pi, Some(BlockId::new(1)));
     assert_eq!(sources(&ssa, 5), vec![2, 4]);
     assert_eq!(sources(&ssa, 6), vec![3, 8]);
     assert_eq!(phis_of(&ssa, 10), vec![4]);
 
-    ssa.remove_predecessor(&mut cfg, BlockId(1), BlockId(1));
+    ssa.remove_predecessor(&mut cfg, BlockId::new(1), BlockId::new(1));
     assert!(ssa.is_phi_removed(pi));
     assert_eq!(ssa.blocks[1].phis.len(), 2);
     assert_eq!(sources(&ssa, 5), vec![2]);
     assert_eq!(sources(&ssa, 6), vec![3]);
     assert_eq!(phis_of(&ssa, 10), Vec::<u32>::new());
     assert_eq!(phis_of(&ssa, 8), Vec::<u32>::new());
-    assert_eq!(cfg.predecessors(BlockId(1)), &[BlockId(0)]);
-    cfg.remove_successor(BlockId(1), BlockId(1));
+    assert_eq!(cfg.predecessors(BlockId::new(1)), &[BlockId::new(0)]);
+    cfg.remove_successor(BlockId::new(1), BlockId::new(1));
     // The JMPNZ goes (control falls through to BB2).
-    ssa.remove_instr(&mut op_array, OpNum(11));
+    ssa.remove_instr(&mut op_array, OpNum::new(11));
     assert_eq!(ops_of(&ssa, 11), Vec::<u32>::new());
     check(&op_array, &cfg, &ssa);
 
     // Both phis are trivial now.
     for (phi_var, source) in [(5, 2), (6, 3)] {
         let phi = phi_defining(&ssa, phi_var);
-        ssa.rename_var_uses(SsaVar(phi_var), SsaVar(source), None);
+        ssa.rename_var_uses(SsaVar::new(phi_var), SsaVar::new(source), None);
         ssa.remove_phi(phi);
     }
     // #5 was used by ops 2, 6 and 9 (the ASSIGN's target): reversed onto #2.
@@ -376,28 +376,28 @@ fn remove_blocks_of_a_dead_branch() {
     assert_eq!(sources(&ssa, 11), vec![3, 4]);
     assert_eq!(ops_of(&ssa, 4), vec![10]);
     for b in [1, 3] {
-        ssa.remove_block(&mut op_array, &mut cfg, BlockId(b));
+        ssa.remove_block(&mut op_array, &mut cfg, BlockId::new(b));
     }
     assert_eq!(sources(&ssa, 11), vec![3]);
     assert_eq!(phis_of(&ssa, 3), vec![11]);
     assert_eq!(ssa.vars[4].definition_phi, None);
-    assert_eq!(cfg.predecessors(BlockId(4)), &[BlockId(2)]);
-    assert_eq!(cfg.predecessors(BlockId(3)), &[]);
-    assert_eq!(cfg.successors(BlockId(0)), &[BlockId(2)]);
-    assert_eq!(cfg.blocks[0].children, Some(BlockId(2)));
-    assert_eq!(cfg.blocks[2].next_child, Some(BlockId(4)));
+    assert_eq!(cfg.predecessors(BlockId::new(4)), &[BlockId::new(2)]);
+    assert_eq!(cfg.predecessors(BlockId::new(3)), &[]);
+    assert_eq!(cfg.successors(BlockId::new(0)), &[BlockId::new(2)]);
+    assert_eq!(cfg.blocks[0].children, Some(BlockId::new(2)));
+    assert_eq!(cfg.blocks[2].next_child, Some(BlockId::new(4)));
     for op in [3, 9, 10, 11, 12] {
         assert_eq!(op_array.opcodes[op].opcode, ZEND_NOP, "op {op}");
     }
     // JMPZ #2 BB2 -> JMP BB2, and the dead compare.
-    ssa.unlink_use_chain(OpNum(2), SsaVar(2));
+    ssa.unlink_use_chain(OpNum::new(2), SsaVar::new(2));
     ssa.ops[2].op1_use = None;
     let target = op_array.opcodes[2].op2;
     op_array.opcodes[2].opcode = ZEND_JMP;
     op_array.opcodes[2].op1 = target;
     op_array.opcodes[2].op2 = zend_ir::Operand::Unused(0);
-    ssa.remove_result_def(OpNum(1));
-    ssa.remove_instr(&mut op_array, OpNum(1));
+    ssa.remove_result_def(OpNum::new(1));
+    ssa.remove_instr(&mut op_array, OpNum::new(1));
     check(&op_array, &cfg, &ssa);
 
     ssa.remove_nops(&mut op_array, &mut cfg);
@@ -421,11 +421,17 @@ fn remove_blocks_of_a_dead_branch() {
             "RETURN"
         ]
     );
-    assert_eq!(op_array.opcodes[1].op1, zend_ir::Operand::JmpAddr(OpNum(2)));
-    assert_eq!(op_array.opcodes[6].op1, zend_ir::Operand::JmpAddr(OpNum(7)));
+    assert_eq!(
+        op_array.opcodes[1].op1,
+        zend_ir::Operand::JmpAddr(OpNum::new(2))
+    );
+    assert_eq!(
+        op_array.opcodes[6].op1,
+        zend_ir::Operand::JmpAddr(OpNum::new(7))
+    );
     assert_eq!(
         ssa.vars[11].definition_phi.map(|p| ssa.phi(p).block),
-        Some(BlockId(4))
+        Some(BlockId::new(4))
     );
     assert_eq!(ops_of(&ssa, 11), vec![7]);
 }
@@ -462,23 +468,23 @@ fn rename_var_uses_widens_phi_types() {
         .expect("a phi of a phi");
     let old = ssa.phi(phi).sources[0].unwrap();
     // Another value of the same variable, defined before (the entry value).
-    let new = SsaVar(ssa.phi(phi).var);
+    let new = SsaVar::new(ssa.phi(phi).var);
     assert_ne!(old, new);
     let mut types = Types(vec![LONG; ssa.vars.len()]);
     types.0[new.index()] = LONG | DOUBLE;
     let phi_var = ssa.phi(phi).ssa_var;
     let next_var = ssa.phi(next).ssa_var;
-    let old_uses: Vec<u32> = ops_of(&ssa, old.0);
-    let new_uses: Vec<u32> = ops_of(&ssa, new.0);
+    let old_uses: Vec<u32> = ops_of(&ssa, old.as_u32());
+    let new_uses: Vec<u32> = ops_of(&ssa, new.as_u32());
     ssa.rename_var_uses(old, new, Some(&mut types));
     assert_eq!(ssa.phi(phi).sources[0], Some(new));
     assert_eq!(types.0[phi_var.index()], LONG | DOUBLE);
     assert_eq!(types.0[next_var.index()], LONG | DOUBLE);
     let mut expected: Vec<u32> = old_uses.iter().rev().copied().collect();
     expected.extend(new_uses);
-    assert_eq!(ops_of(&ssa, new.0), expected);
-    assert!(phis_of(&ssa, new.0).contains(&phi_var.0));
-    assert_eq!(phis_of(&ssa, old.0), Vec::<u32>::new());
+    assert_eq!(ops_of(&ssa, new.as_u32()), expected);
+    assert!(phis_of(&ssa, new.as_u32()).contains(&phi_var.as_u32()));
+    assert_eq!(phis_of(&ssa, old.as_u32()), Vec::<u32>::new());
     let _ = cfg;
 }
 
@@ -502,7 +508,7 @@ fn difference(ours: (&Cfg, &Ssa), fresh: (&Cfg, &Ssa)) -> Option<String> {
     }
     for i in 0..n {
         let (a, b) = (&c1.blocks[i], &c2.blocks[i]);
-        let id = BlockId(i as u32);
+        let id = BlockId::new(i as u32);
         if a != b
             && (
                 a.flags,
@@ -631,7 +637,7 @@ fn remove_nops_matches_a_fresh_build() {
                         _ => false,
                     };
                     if removable && left > 1 {
-                        ssa.remove_instr(&mut op_array, OpNum(i));
+                        ssa.remove_instr(&mut op_array, OpNum::new(i));
                         removed.push(i);
                         left -= 1;
                     }
@@ -665,7 +671,7 @@ fn remove_nops_matches_a_fresh_build() {
                 if removed.contains(&(old as u32)) {
                     continue;
                 }
-                let new = renumbering.new_op(OpNum(old as u32)).index();
+                let new = renumbering.new_op(OpNum::new(old as u32)).index();
                 if op.opcode != op_array.opcodes[new].opcode
                     || op.op1.var() != op_array.opcodes[new].op1.var()
                 {
@@ -674,7 +680,7 @@ fn remove_nops_matches_a_fresh_build() {
                 if matches!(
                     op.opcode,
                     ZEND_SWITCH_LONG | ZEND_SWITCH_STRING | ZEND_MATCH
-                ) && renumbering.shift(OpNum(old as u32)) > 0
+                ) && renumbering.shift(OpNum::new(old as u32)) > 0
                 {
                     shifted_tables += 1;
                 }
@@ -723,7 +729,7 @@ fn cfg_difference(ours: &Cfg, fresh: &Cfg) -> Option<String> {
     }
     for i in 0..n {
         let (a, b) = (&ours.blocks[i], &fresh.blocks[i]);
-        let id = BlockId(i as u32);
+        let id = BlockId::new(i as u32);
         if (a.flags, a.start, a.len, a.idom, a.level, a.loop_header)
             != (b.flags, b.start, b.len, b.idom, b.level, b.loop_header)
             || ours.successors(id) != fresh.successors(id)
@@ -776,7 +782,7 @@ fn remove_nops_moves_try_catch_and_live_ranges() {
                         && matches!(op.op1, zend_ir::Operand::Const(_))
                         && left > 1
                     {
-                        ssa.remove_instr(&mut op_array, OpNum(i));
+                        ssa.remove_instr(&mut op_array, OpNum::new(i));
                         left -= 1;
                     }
                 }
@@ -858,7 +864,7 @@ fn remove_phi_of_a_used_value_is_refused() {
 #[should_panic(expected = "is not in the use chain")]
 fn unlink_of_a_non_use_is_refused() {
     let (_, _, mut ssa) = is_prime_trial();
-    ssa.unlink_use_chain(OpNum(0), SsaVar(4));
+    ssa.unlink_use_chain(OpNum::new(0), SsaVar::new(4));
 }
 
 /// The op lines (`0003 T4 = CASE ...`) of each function of a dump, by function name.
@@ -948,10 +954,10 @@ fn remove_nops_prints_what_php_prints_after_dce() {
                     && matches!(op.op1, zend_ir::Operand::Cv(v)
                         if op_array.vars[v.index()].as_bytes() == b"unused")
             })
-            .map(|i| OpNum(i as u32))
+            .map(|i| OpNum::new(i as u32))
             .unwrap();
         let def = ssa.ops[dead.index()].op1_def.unwrap();
-        assert_eq!(ops_of(&ssa, def.0), Vec::<u32>::new());
+        assert_eq!(ops_of(&ssa, def.as_u32()), Vec::<u32>::new());
         ssa.rename_defs_of_instr(dead, None);
         ssa.remove_instr(&mut op_array, dead);
         check(&op_array, &cfg, &ssa);
@@ -977,15 +983,15 @@ fn remove_block_and_compact_print_what_php_prints_after_sccp() {
     // RETURN $n; BB4: the unreachable RETURN null.
     assert_eq!(cfg.blocks[1].ops(), 3..5);
     let c = ssa.ops[2].op1_use.unwrap();
-    ssa.remove_block(&mut op_array, &mut cfg, BlockId(1));
-    assert_eq!(cfg.successors(BlockId(0)), &[BlockId(2)]);
-    assert_eq!(cfg.predecessors(BlockId(3)), &[BlockId(2)]);
+    ssa.remove_block(&mut op_array, &mut cfg, BlockId::new(1));
+    assert_eq!(cfg.successors(BlockId::new(0)), &[BlockId::new(2)]);
+    assert_eq!(cfg.predecessors(BlockId::new(3)), &[BlockId::new(2)]);
     check(&op_array, &cfg, &ssa);
     // The JMPZ only reaches the next block now.
-    ssa.remove_instr(&mut op_array, OpNum(2));
-    assert_eq!(ops_of(&ssa, c.0), Vec::<u32>::new());
-    ssa.rename_defs_of_instr(OpNum(1), None);
-    ssa.remove_instr(&mut op_array, OpNum(1));
+    ssa.remove_instr(&mut op_array, OpNum::new(2));
+    assert_eq!(ops_of(&ssa, c.as_u32()), Vec::<u32>::new());
+    ssa.rename_defs_of_instr(OpNum::new(1), None);
+    ssa.remove_instr(&mut op_array, OpNum::new(1));
     check(&op_array, &cfg, &ssa);
     ssa.remove_nops(&mut op_array, &mut cfg);
     check(&op_array, &cfg, &ssa);
@@ -1004,10 +1010,10 @@ fn remove_uses_of_var_then_op2_def() {
         .opcodes
         .iter()
         .position(|op| op.opcode == ZEND_FE_FETCH_R)
-        .map(|i| OpNum(i as u32))
+        .map(|i| OpNum::new(i as u32))
         .unwrap();
     let v = ssa.ops[fetch.index()].op2_def.unwrap();
-    let users = ops_of(&ssa, v.0);
+    let users = ops_of(&ssa, v.as_u32());
     assert_eq!(users.len(), 2, "JMPZ $v and RETURN $v");
     ssa.remove_uses_of_var(v);
     assert_eq!(ssa.vars[v.index()].use_chain, None);

@@ -39,12 +39,12 @@ fn if_with_range_pi_and_phi() {
 
     // BB0: RECVs, compare, JMPZ; BB1: assign; BB2: join.
     assert_eq!(cfg.blocks_count(), 3);
-    assert_eq!(ssa.ops[0].result_def, Some(SsaVar(2)));
-    assert_eq!(ssa.ops[1].result_def, Some(SsaVar(3)));
+    assert_eq!(ssa.ops[0].result_def, Some(SsaVar::new(2)));
+    assert_eq!(ssa.ops[1].result_def, Some(SsaVar::new(3)));
     // A pi for $v0 on each edge out of BB0: $v0 <= 9 into BB1, $v0 >= 10 into the join.
     let pis: Vec<_> = ssa.blocks[1].phis.iter().map(|&p| ssa.phi(p)).collect();
     assert_eq!(pis.len(), 1);
-    assert_eq!(pis[0].pi, Some(BlockId(0)));
+    assert_eq!(pis[0].pi, Some(BlockId::new(0)));
     assert_eq!(pis[0].var, 0);
     match &pis[0].constraint {
         Some(Constraint::Range(r)) => {
@@ -61,7 +61,9 @@ fn if_with_range_pi_and_phi() {
         vec![(0, true), (0, false), (1, false)]
     );
     assert!(phis.iter().all(|p| p.sources.iter().all(Option::is_some)));
-    let edge = cfg.predecessor_index(BlockId(2), BlockId(0)).unwrap();
+    let edge = cfg
+        .predecessor_index(BlockId::new(2), BlockId::new(0))
+        .unwrap();
     assert_eq!(phis[1].sources[edge], Some(phis[0].ssa_var));
     // The ADD uses the phis' values.
     assert_eq!(ssa.ops[5].op1_use, Some(phis[2].ssa_var));
@@ -69,7 +71,7 @@ fn if_with_range_pi_and_phi() {
     // ASSIGN reads its target only to overwrite it (a no_val use); the value still flows
     // into the join's phi, so the variable is not no_val.
     let assign_use = ssa.ops[4].op1_use.unwrap();
-    assert!(ssa.is_no_val_use(&op_array, zend_ir::OpNum(4), assign_use));
+    assert!(ssa.is_no_val_use(&op_array, zend_ir::OpNum::new(4), assign_use));
     assert!(!ssa.vars[assign_use.index()].no_val);
     assert_eq!(phis[2].sources[edge], Some(assign_use));
 }
@@ -83,7 +85,7 @@ fn verifier_reports_broken_chains() {
     b.ret(t0);
     let op_array = b.finish();
     let (cfg, mut ssa) = build(&op_array);
-    ssa.ops[2].op1_use = Some(SsaVar(0));
+    ssa.ops[2].op1_use = Some(SsaVar::new(0));
     let err = verify(&op_array, &cfg, &ssa).unwrap_err();
     assert_eq!(err.function, "g");
     assert!(

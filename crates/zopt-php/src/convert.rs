@@ -236,7 +236,7 @@ impl Frame {
                 )),
             },
         )?;
-        Ok(OpNum(n))
+        Ok(OpNum::new(n))
     }
 
     /// The literal a CONST operand's byte offset from the op at `op_addr` lands on.
@@ -258,7 +258,7 @@ impl Frame {
                 offset as i32, self.last_literal
             )),
         })?;
-        Ok(LiteralId(n))
+        Ok(LiteralId::new(n))
     }
 
     /// The variable number of a frame byte offset (`EX_VAR_TO_NUM`), checked against the CV
@@ -280,7 +280,7 @@ impl Frame {
                 self.last_var, self.t
             ));
         }
-        Ok(VarNum(n))
+        Ok(VarNum::new(n))
     }
 }
 
@@ -425,7 +425,7 @@ impl<'a> Converter<'a> {
         for (i, zv) in zvals.iter().enumerate() {
             literals.push(self.zval(zv, depth).ctx(|| format!("literal {i}"))?);
             if z_u2(zv) != 0 {
-                literal_extra.push((LiteralId(i as u32), z_u2(zv)));
+                literal_extra.push((LiteralId::new(i as u32), z_u2(zv)));
             }
         }
 
@@ -582,7 +582,7 @@ impl<'a> Converter<'a> {
             frame
                 .jump_target(addr, op.extended_value)
                 .ctx(|| "extended_value".to_string())?
-                .0
+                .as_u32()
         } else {
             op.extended_value
         };
@@ -636,11 +636,14 @@ impl<'a> Converter<'a> {
         if let Some(other) = seen.insert(lit, op_num) {
             return fail(format!(
                 "jump table literal {} is shared with op #{other}",
-                lit.0
+                lit.as_u32()
             ));
         }
         let ir::Literal::Array(entries) = &mut literals[lit.index()] else {
-            return fail(format!("jump table literal {} is not an array", lit.0));
+            return fail(format!(
+                "jump table literal {} is not an array",
+                lit.as_u32()
+            ));
         };
         let op_addr = frame.opcodes + op_num * php::ZEND_OP_SIZE as usize;
         for (key, value) in entries.entries_mut() {
@@ -655,7 +658,7 @@ impl<'a> Converter<'a> {
             let target = frame
                 .jump_target(op_addr, offset as u32)
                 .ctx(|| format!("jump table entry {key:?}"))?;
-            *value = ir::Literal::Long(i64::from(target.0));
+            *value = ir::Literal::Long(i64::from(target.as_u32()));
         }
         Ok(())
     }
@@ -671,15 +674,15 @@ impl<'a> Converter<'a> {
         Ok(ir::LiveRange {
             var,
             kind: lr.var & ZEND_LIVE_MASK,
-            start: OpNum(lr.start),
-            end: OpNum(lr.end),
+            start: OpNum::new(lr.start),
+            end: OpNum::new(lr.end),
         })
     }
 
     fn try_catch(&self, frame: &Frame, tc: &zend_try_catch_element) -> Result<ir::TryCatchElement> {
         let check = |n: u32, what: &str| -> Result<OpNum> {
             if n < frame.last {
-                Ok(OpNum(n))
+                Ok(OpNum::new(n))
             } else {
                 fail(format!("{what} {n} outside ops 0..{}", frame.last))
             }

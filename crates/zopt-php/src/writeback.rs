@@ -257,7 +257,7 @@ pub fn check_code(code: &impl Code, frame: &OpArray) -> Result<()> {
         if lit.index() < next || lit.index() >= n_literals {
             return err(format!(
                 "literal_extra names literal {} out of order or outside 0..{n_literals}",
-                lit.0
+                lit.as_u32()
             ));
         }
         next = lit.index() + 1;
@@ -286,11 +286,11 @@ pub fn check_code(code: &impl Code, frame: &OpArray) -> Result<()> {
             let Operand::Const(lit) = op.op2 else {
                 return err(format!("{}: jump table (op2) is not a CONST", here()));
             };
-            if let Some(other) = tables.insert(lit.0, n) {
+            if let Some(other) = tables.insert(lit.as_u32(), n) {
                 return err(format!(
                     "{}: jump table literal {} is shared with op #{other}",
                     here(),
-                    lit.0
+                    lit.as_u32()
                 ));
             }
             let table = code.literal(lit.index());
@@ -316,10 +316,10 @@ pub fn check_code(code: &impl Code, frame: &OpArray) -> Result<()> {
         }
     }
     for (i, lr) in frame.live_range.iter().enumerate() {
-        if lr.var.0 < last_var || lr.var.0 >= last_var + t {
+        if lr.var.as_u32() < last_var || lr.var.as_u32() >= last_var + t {
             return err(format!(
                 "live_range[{i}]: var {} is not a TMP/VAR",
-                lr.var.0
+                lr.var.as_u32()
             ));
         }
         if lr.kind > ir::ZEND_LIVE_NEW || lr.start > lr.end || lr.end.index() > last {
@@ -351,8 +351,8 @@ fn operand_fits(
         Operand::JmpAddr(_) | Operand::Const(_) if is_result => false,
         Operand::JmpAddr(target) => target.index() < last,
         Operand::Const(lit) => lit.index() < n_literals,
-        Operand::Cv(v) => v.0 < last_var,
-        Operand::TmpVar(v) | Operand::Var(v) => v.0 >= last_var && v.0 - last_var < t,
+        Operand::Cv(v) => v.as_u32() < last_var,
+        Operand::TmpVar(v) | Operand::Var(v) => v.as_u32() >= last_var && v.as_u32() - last_var < t,
     }
 }
 
@@ -370,11 +370,15 @@ fn misfit(
             "a result cannot be a jump target or a constant".into()
         }
         Operand::Unused(_) => "unused".into(),
-        Operand::JmpAddr(target) => format!("jump to {} outside ops 0..{last}", target.0),
-        Operand::Const(lit) => format!("literal {} outside 0..{n_literals}", lit.0),
-        Operand::Cv(v) => format!("CV {} outside 0..{last_var}", v.0),
+        Operand::JmpAddr(target) => format!("jump to {} outside ops 0..{last}", target.as_u32()),
+        Operand::Const(lit) => format!("literal {} outside 0..{n_literals}", lit.as_u32()),
+        Operand::Cv(v) => format!("CV {} outside 0..{last_var}", v.as_u32()),
         Operand::TmpVar(v) | Operand::Var(v) => {
-            format!("TMP/VAR {} outside {last_var}..{}", v.0, last_var + t)
+            format!(
+                "TMP/VAR {} outside {last_var}..{}",
+                v.as_u32(),
+                last_var + t
+            )
         }
     }
 }
@@ -637,7 +641,7 @@ pub unsafe fn script(
 
 /// `EX_NUM_TO_VAR(n)`.
 fn frame_offset(v: ir::VarNum) -> u32 {
-    (php::ZEND_CALL_FRAME_SLOT + v.0) * php::ZVAL_SIZE
+    (php::ZEND_CALL_FRAME_SLOT + v.as_u32()) * php::ZVAL_SIZE
 }
 
 /// Byte offset from op `from` to op `to` (`ZEND_OPLINE_NUM_TO_OFFSET`).
@@ -769,17 +773,17 @@ pub unsafe fn install_arrays(
     for (i, lr) in frame.live_range.iter().enumerate() {
         live_ranges.add(i).write(php::zend_live_range {
             var: frame_offset(lr.var) | lr.kind,
-            start: lr.start.0,
-            end: lr.end.0,
+            start: lr.start.as_u32(),
+            end: lr.end.as_u32(),
         });
     }
     let try_catch = e.array_uninit::<php::zend_try_catch_element>(frame.try_catch_array.len());
     for (i, tc) in frame.try_catch_array.iter().enumerate() {
         try_catch.add(i).write(php::zend_try_catch_element {
-            try_op: tc.try_op.0,
-            catch_op: tc.catch_op.map_or(0, |o| o.0),
-            finally_op: tc.finally_op.map_or(0, |o| o.0),
-            finally_end: tc.finally_end.map_or(0, |o| o.0),
+            try_op: tc.try_op.as_u32(),
+            catch_op: tc.catch_op.map_or(0, |o| o.as_u32()),
+            finally_op: tc.finally_op.map_or(0, |o| o.as_u32()),
+            finally_end: tc.finally_end.map_or(0, |o| o.as_u32()),
         });
     }
 

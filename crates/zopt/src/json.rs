@@ -63,8 +63,8 @@ fn analysed(op_array: &zend_ir::OpArray, f: &FuncAnalysis) -> (Value, Value, Val
         .iter()
         .enumerate()
         .map(|(i, b)| {
-            let id = zend_cfg::BlockId(i as u32);
-            let ids = |s: &[zend_cfg::BlockId]| s.iter().map(|b| b.0).collect::<Vec<_>>();
+            let id = zend_cfg::BlockId::new(i as u32);
+            let ids = |s: &[zend_cfg::BlockId]| s.iter().map(|b| b.as_u32()).collect::<Vec<_>>();
             json!({
                 "id": i,
                 "start": b.start,
@@ -72,8 +72,8 @@ fn analysed(op_array: &zend_ir::OpArray, f: &FuncAnalysis) -> (Value, Value, Val
                 "reachable": b.is_reachable(),
                 "successors": ids(f.cfg.successors(id)),
                 "predecessors": ids(f.cfg.predecessors(id)),
-                "idom": b.idom.map(|d| d.0),
-                "loop_header": b.loop_header.map(|h| h.0),
+                "idom": b.idom.map(|d| d.as_u32()),
+                "loop_header": b.loop_header.map(|h| h.as_u32()),
             })
         })
         .collect();
@@ -91,7 +91,7 @@ fn analysed(op_array: &zend_ir::OpArray, f: &FuncAnalysis) -> (Value, Value, Val
             json!({
                 "id": i,
                 "name": name,
-                "definition": v.definition.map(|d| d.0),
+                "definition": v.definition.map(|d| d.as_u32()),
                 "phi": v.definition_phi.is_some(),
                 "type": type_name(info.type_),
                 "mask": info.type_,
@@ -108,10 +108,10 @@ fn analysed(op_array: &zend_ir::OpArray, f: &FuncAnalysis) -> (Value, Value, Val
         .iter()
         .map(|p| {
             json!({
-                "var": p.ssa_var.0,
-                "block": p.block.0,
-                "pi": p.pi.map(|b| b.0),
-                "sources": p.sources.iter().map(|s| s.map(|s| s.0)).collect::<Vec<_>>(),
+                "var": p.ssa_var.as_u32(),
+                "block": p.block.as_u32(),
+                "pi": p.pi.map(|b| b.as_u32()),
+                "sources": p.sources.iter().map(|s| s.map(|s| s.as_u32())).collect::<Vec<_>>(),
             })
         })
         .collect();
@@ -150,9 +150,9 @@ pub fn analysis(script: &Script, optimization_level: u32) -> Value {
                         .iter()
                         .map(|c| {
                             json!({
-                                "init": c.init.0,
-                                "args": c.args.iter().map(|a| a.0).collect::<Vec<_>>(),
-                                "call": c.call.map(|c| c.0),
+                                "init": c.init.as_u32(),
+                                "args": c.args.iter().map(|a| a.as_u32()).collect::<Vec<_>>(),
+                                "call": c.call.map(|c| c.as_u32()),
                                 "callee": c.callee.map(|f| f.0),
                             })
                         })

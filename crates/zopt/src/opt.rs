@@ -66,7 +66,7 @@ pub fn print(out: &mut dyn Write, script: &Script, changes: Option<&[Change]>) -
                     text,
                     "     ; {} {:04} {}: {}",
                     c.pass,
-                    c.op.0,
+                    c.op.as_u32(),
                     c.kind.as_str(),
                     c.why
                 )?;

@@ -66,7 +66,7 @@ pub fn rich_script(path: &str, tag: u32) -> Script {
     main.vars = vec![PhpStr::from("x"), PhpStr::from("obj")];
     main.T = 3;
     // A numeric-string offset mark on the long and a RECV_INIT cache slot on the AST.
-    main.literal_extra = vec![(LiteralId(0), 1), (LiteralId(4), 8)];
+    main.literal_extra = vec![(LiteralId::new(0), 1), (LiteralId::new(4), 8)];
     main.literals = vec![
         Literal::Long(tag as i64),
         Literal::String(PhpStr::from("hello")),
@@ -118,42 +118,42 @@ pub fn rich_script(path: &str, tag: u32) -> Script {
     main.opcodes = vec![
         op(
             ZEND_ASSIGN,
-            Operand::Cv(VarNum(0)),
-            Operand::Const(LiteralId(0)),
+            Operand::Cv(VarNum::new(0)),
+            Operand::Const(LiteralId::new(0)),
             Operand::Unused(0),
             2,
         ),
         op(
             ZEND_IS_SMALLER,
-            Operand::Cv(VarNum(0)),
-            Operand::Const(LiteralId(0)),
-            Operand::TmpVar(VarNum(2)),
+            Operand::Cv(VarNum::new(0)),
+            Operand::Const(LiteralId::new(0)),
+            Operand::TmpVar(VarNum::new(2)),
             3,
         ),
         op(
             ZEND_JMPZ,
-            Operand::TmpVar(VarNum(2)),
-            Operand::JmpAddr(OpNum(4)),
+            Operand::TmpVar(VarNum::new(2)),
+            Operand::JmpAddr(OpNum::new(4)),
             Operand::Unused(0),
             3,
         ),
         op(
             ZEND_ECHO,
-            Operand::Const(LiteralId(1)),
+            Operand::Const(LiteralId::new(1)),
             Operand::Unused(0),
             Operand::Unused(0),
             4,
         ),
         op(
             ZEND_NEW,
-            Operand::Const(LiteralId(1)),
+            Operand::Const(LiteralId::new(1)),
             Operand::Unused(1),
-            Operand::Var(VarNum(3)),
+            Operand::Var(VarNum::new(3)),
             5,
         ),
         op(
             ZEND_RETURN,
-            Operand::Const(LiteralId(5)),
+            Operand::Const(LiteralId::new(5)),
             Operand::Unused(0),
             Operand::Unused(0),
             6,
@@ -162,23 +162,23 @@ pub fn rich_script(path: &str, tag: u32) -> Script {
     main.opcodes[1].smart_branch = SmartBranch::Jmpz;
     main.opcodes[4].extended_value = 0xdead_beef;
     main.live_range = vec![LiveRange {
-        var: VarNum(3),
+        var: VarNum::new(3),
         kind: ZEND_LIVE_NEW,
-        start: OpNum(4),
-        end: OpNum(5),
+        start: OpNum::new(4),
+        end: OpNum::new(5),
     }];
     main.try_catch_array = vec![TryCatchElement {
-        try_op: OpNum(1),
-        catch_op: Some(OpNum(3)),
+        try_op: OpNum::new(1),
+        catch_op: Some(OpNum::new(3)),
         finally_op: None,
-        finally_end: Some(OpNum(0)),
+        finally_end: Some(OpNum::new(0)),
     }];
 
     let mut closure = empty_op_array(Some("{closure}"), None);
     closure.static_variables = Some(vec![(PhpStr::from("count"), Literal::Long(0))]);
     closure.opcodes = vec![op(
         ZEND_RETURN,
-        Operand::Const(LiteralId(0)),
+        Operand::Const(LiteralId::new(0)),
         Operand::Unused(0),
         Operand::Unused(0),
         9,
@@ -221,12 +221,12 @@ pub fn rich_script(path: &str, tag: u32) -> Script {
             ZEND_RECV,
             Operand::Unused(1),
             Operand::Unused(0),
-            Operand::Cv(VarNum(0)),
+            Operand::Cv(VarNum::new(0)),
             11,
         ),
         op(
             ZEND_RETURN,
-            Operand::Cv(VarNum(0)),
+            Operand::Cv(VarNum::new(0)),
             Operand::Unused(0),
             Operand::Unused(0),
             12,
@@ -248,7 +248,7 @@ pub fn rich_script(path: &str, tag: u32) -> Script {
     let mut method = empty_op_array(Some("run"), Some("Example"));
     method.opcodes = vec![op(
         ZEND_RETURN,
-        Operand::Const(LiteralId(0)),
+        Operand::Const(LiteralId::new(0)),
         Operand::Unused(0),
         Operand::Unused(0),
         20,

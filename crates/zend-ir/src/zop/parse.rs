@@ -381,6 +381,15 @@ impl<'a> Parser<'a> {
         u32::try_from(n).map_err(|_| self.error_at(start, format!("{what} out of range")))
     }
 
+    /// A number read as an index of the model (`OpNum`, `VarNum`, `LiteralId`): any `u32`
+    /// but `u32::MAX`, which the index types reserve.
+    fn index_number<T: TryFrom<u32>>(&mut self, what: &str) -> Result<T> {
+        self.skip_ws();
+        let start = self.pos;
+        let n = self.u32_number(what)?;
+        T::try_from(n).map_err(|_| self.error_at(start, format!("{what} out of range")))
+    }
+
     fn u16_number(&mut self, what: &str) -> Result<u16> {
         self.skip_ws();
         let start = self.pos;
@@ -918,7 +927,7 @@ impl<'a> Parser<'a> {
         let at = self.pos;
         let w = self.word();
         dec_u32(w)
-            .map(VarNum)
+            .map(VarNum::new)
             .ok_or_else(|| self.error_at(at, "variable number out of range".into()))
     }
 
@@ -930,7 +939,7 @@ impl<'a> Parser<'a> {
             Some(b'#') if digit_at(self, 1) => {
                 self.pos += 1;
                 let at = self.pos;
-                let id = LiteralId(self.u32_number("literal number")?);
+                let id = self.index_number::<LiteralId>("literal number")?;
                 if self.peek() == Some(b':') {
                     self.pos += 1;
                     self.check_annotation(id, ctx, at, depth)?;
@@ -939,16 +948,13 @@ impl<'a> Parser<'a> {
             }
             Some(b'@') => {
                 self.pos += 1;
-                Ok(Operand::JmpAddr(OpNum(self.u32_number("op number")?)))
+                Ok(Operand::JmpAddr(self.index_number::<OpNum>("op number")?))
             }
-            Some(b'0'..=b'9') => {
-                let n = self.u32_number("number")?;
-                Ok(if jump {
-                    Operand::JmpAddr(OpNum(n))
-                } else {
-                    Operand::Unused(n)
-                })
-            }
+            Some(b'0'..=b'9') => Ok(if jump {
+                Operand::JmpAddr(self.index_number::<OpNum>("op number")?)
+            } else {
+                Operand::Unused(self.u32_number("number")?)
+            }),
             Some(b'T') if digit_at(self, 1) => Ok(Operand::TmpVar(self.var_index(1)?)),
             Some(b'V') if digit_at(self, 1) => Ok(Operand::Var(self.var_index(1)?)),
             Some(b'C') if self.peek_at(1) == Some(b'V') && digit_at(self, 2) => {
@@ -963,13 +969,17 @@ impl<'a> Parser<'a> {
                         Some(declared) => {
                             return Err(self.error_at(
                                 at,
-                                format!("CV{} is ${declared} in `vars`, not ${name}", v.0),
+                                format!("CV{} is ${declared} in `vars`, not ${name}", v.as_u32()),
                             ))
                         }
                         None => {
                             return Err(self.error_at(
                                 at,
-                                format!("CV{} is not in `vars` ({} declared)", v.0, ctx.vars.len()),
+                                format!(
+                                    "CV{} is not in `vars` ({} declared)",
+                                    v.as_u32(),
+                                    ctx.vars.len()
+                                ),
                             ))
                         }
                     }
@@ -1004,7 +1014,7 @@ impl<'a> Parser<'a> {
                 at,
                 format!(
                     "literal #{} is not in the literal table ({} entries)",
-                    id.0,
+                    id.as_u32(),
                     ctx.literals.len()
                 ),
             ));
@@ -1040,7 +1050,7 @@ impl<'a> Parser<'a> {
             write_literal(&mut shown, declared, true);
             Err(self.error_at(
                 value_at,
-                format!("literal #{} is {shown} in the literal table", id.0),
+                format!("literal #{} is {shown} in the literal table", id.as_u32()),
             ))
         }
     }
@@ -1292,7 +1302,7 @@ impl<'a> Parser<'a> {
                     if extra == 0 {
                         return Err(self.error_at(at, "extra=0: leave it out".to_string()));
                     }
-                    oa.literal_extra.push((LiteralId(n), extra));
+                    oa.literal_extra.push((LiteralId::new(n), extra));
                 }
                 self.expect_eol()?;
                 return Ok(Line::More);
@@ -1385,7 +1395,7 @@ impl<'a> Parser<'a> {
                     .push((name, value));
             }
             "live_range" => {
-                let var = VarNum(self.u32_number("variable number")?);
+                let var = self.index_number::<VarNum>("variable number")?;
                 self.skip_ws();
                 let kind_at = self.pos;
                 let kind = if self.peek().is_some_and(|b| b.is_ascii_digit()) {
@@ -1403,8 +1413,8 @@ impl<'a> Parser<'a> {
                             )
                         })?
                 };
-                let start = OpNum(self.u32_number("start op")?);
-                let end = OpNum(self.u32_number("end op")?);
+                let start = self.index_number::<OpNum>("start op")?;
+                let end = self.index_number::<OpNum>("end op")?;
                 oa.live_range.push(LiveRange {
                     var,
                     kind,
@@ -1413,7 +1423,7 @@ impl<'a> Parser<'a> {
                 });
             }
             "try_catch" => {
-                let try_op = OpNum(self.u32_number("try op")?);
+                let try_op = self.index_number::<OpNum>("try op")?;
                 let (mut catch_op, mut finally_op, mut finally_end) = (None, None, None);
                 while let Some(key) = self.peek_key() {
                     let key_at = self.pos;
@@ -1430,7 +1440,7 @@ impl<'a> Parser<'a> {
                         ));
                     }
                     self.take_key();
-                    *slot = Some(OpNum(self.u32_number("op number")?));
+                    *slot = Some(self.index_number::<OpNum>("op number")?);
                 }
                 oa.try_catch_array.push(TryCatchElement {
                     try_op,

@@ -157,26 +157,26 @@ impl Printer<'_> {
         }
         for lr in &oa.live_range {
             self.indent(depth);
-            let _ = write!(self.out, "live_range {} ", lr.var.0);
+            let _ = write!(self.out, "live_range {} ", lr.var.as_u32());
             match names::LIVE_KINDS.iter().find(|(k, _)| *k == lr.kind) {
                 Some((_, name)) => self.out.push_str(name),
                 None => {
                     let _ = write!(self.out, "{}", lr.kind);
                 }
             }
-            let _ = writeln!(self.out, " {:04} {:04}", lr.start.0, lr.end.0);
+            let _ = writeln!(self.out, " {:04} {:04}", lr.start.as_u32(), lr.end.as_u32());
         }
         for tc in &oa.try_catch_array {
             self.indent(depth);
-            let _ = write!(self.out, "try_catch {:04}", tc.try_op.0);
+            let _ = write!(self.out, "try_catch {:04}", tc.try_op.as_u32());
             if let Some(op) = tc.catch_op {
-                let _ = write!(self.out, " catch={:04}", op.0);
+                let _ = write!(self.out, " catch={:04}", op.as_u32());
             }
             if let Some(op) = tc.finally_op {
-                let _ = write!(self.out, " finally={:04}", op.0);
+                let _ = write!(self.out, " finally={:04}", op.as_u32());
             }
             if let Some(op) = tc.finally_end {
-                let _ = write!(self.out, " finally_end={:04}", op.0);
+                let _ = write!(self.out, " finally_end={:04}", op.as_u32());
             }
             self.out.push('\n');
         }
@@ -194,7 +194,7 @@ impl Printer<'_> {
             push_u32(&mut self.out, i as u32);
             self.out.push_str(" = ");
             write_literal(&mut self.out, lit, false);
-            let extra = oa.literal_extra(LiteralId(i as u32));
+            let extra = oa.literal_extra(LiteralId::new(i as u32));
             if extra != 0 {
                 self.out.push_str(" extra=");
                 push_u32(&mut self.out, extra);
@@ -492,11 +492,11 @@ fn write_operand(out: &mut String, oa: &OpArray, operand: Operand, jump_slot: bo
             if !jump_slot {
                 out.push('@');
             }
-            push_u32_pad4(out, t.0);
+            push_u32_pad4(out, t.as_u32());
         }
         Operand::Const(id) => {
             out.push('#');
-            push_u32(out, id.0);
+            push_u32(out, id.as_u32());
             if let Some(lit) = oa.literals.get(id.index()) {
                 out.push(':');
                 write_literal(out, lit, true);
@@ -504,15 +504,15 @@ fn write_operand(out: &mut String, oa: &OpArray, operand: Operand, jump_slot: bo
         }
         Operand::TmpVar(v) => {
             out.push('T');
-            push_u32(out, v.0);
+            push_u32(out, v.as_u32());
         }
         Operand::Var(v) => {
             out.push('V');
-            push_u32(out, v.0);
+            push_u32(out, v.as_u32());
         }
         Operand::Cv(v) => {
             out.push_str("CV");
-            push_u32(out, v.0);
+            push_u32(out, v.as_u32());
             if let Some(name) = oa.vars.get(v.index()) {
                 out.push('(');
                 write_name(out, &name.0);

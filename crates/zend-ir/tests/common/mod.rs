@@ -24,19 +24,19 @@ pub fn op(opcode: Opcode, result: Operand, op1: Operand, op2: Operand, lineno: u
 pub const U: Operand = Operand::Unused(0);
 
 pub fn t(n: u32) -> Operand {
-    Operand::TmpVar(VarNum(n))
+    Operand::TmpVar(VarNum::new(n))
 }
 pub fn v(n: u32) -> Operand {
-    Operand::Var(VarNum(n))
+    Operand::Var(VarNum::new(n))
 }
 pub fn cv(n: u32) -> Operand {
-    Operand::Cv(VarNum(n))
+    Operand::Cv(VarNum::new(n))
 }
 pub fn c(n: u32) -> Operand {
-    Operand::Const(LiteralId(n))
+    Operand::Const(LiteralId::new(n))
 }
 pub fn jmp(n: u32) -> Operand {
-    Operand::JmpAddr(OpNum(n))
+    Operand::JmpAddr(OpNum::new(n))
 }
 
 pub fn empty_op_array(name: Option<&str>, file: &str) -> OpArray {
@@ -230,30 +230,30 @@ pub fn everything_script() -> Script {
     ]);
     main.live_range = vec![
         LiveRange {
-            var: VarNum(4),
+            var: VarNum::new(4),
             kind: ZEND_LIVE_LOOP,
-            start: OpNum(9),
-            end: OpNum(11),
+            start: OpNum::new(9),
+            end: OpNum::new(11),
         },
         LiveRange {
-            var: VarNum(5),
+            var: VarNum::new(5),
             kind: 6,
-            start: OpNum(0),
-            end: OpNum(0),
+            start: OpNum::new(0),
+            end: OpNum::new(0),
         },
     ];
     main.try_catch_array = vec![
         TryCatchElement {
-            try_op: OpNum(1),
-            catch_op: Some(OpNum(3)),
+            try_op: OpNum::new(1),
+            catch_op: Some(OpNum::new(3)),
             finally_op: None,
             finally_end: None,
         },
         TryCatchElement {
-            try_op: OpNum(0),
+            try_op: OpNum::new(0),
             catch_op: None,
-            finally_op: Some(OpNum(4)),
-            finally_end: Some(OpNum(6)),
+            finally_op: Some(OpNum::new(4)),
+            finally_end: Some(OpNum::new(6)),
         },
     ];
     main.static_variables = Some(vec![]);

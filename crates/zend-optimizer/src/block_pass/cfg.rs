@@ -89,14 +89,14 @@ impl BlockCfg {
         op_array.try_catch_array = std::mem::take(&mut cfg.try_catch);
         let blocks = (0..cfg.blocks_count())
             .map(|n| {
-                let b = BlockId(n as u32);
+                let b = BlockId::new(n as u32);
                 let block = cfg.block(b);
                 // zend_build_cfg keeps the successors of unreachable blocks (only
                 // zend_cfg_build_predecessors drops them).
                 let stored = cfg.stored_successors(b);
                 let successors = match *stored {
-                    [] => Successors::Inline([BlockId(0); 2]),
-                    [a] => Successors::Inline([a, BlockId(0)]),
+                    [] => Successors::Inline([BlockId::new(0); 2]),
+                    [a] => Successors::Inline([a, BlockId::new(0)]),
                     [a, b] => Successors::Inline([a, b]),
                     _ => Successors::Table(stored.to_vec()),
                 };
@@ -213,7 +213,7 @@ impl BlockCfg {
                             while b != end && b < count {
                                 if self.blocks[b].reachable() {
                                     op_array.try_catch_array[j].try_op =
-                                        OpNum(self.blocks[b].start);
+                                        OpNum::new(self.blocks[b].start);
                                     break;
                                 }
                                 b += 1;
@@ -228,7 +228,7 @@ impl BlockCfg {
                                         // PHP moves try_op to catch_op (0 when absent) and
                                         // marks from there.
                                         op_array.try_catch_array[j].try_op =
-                                            tc.catch_op.unwrap_or(OpNum(0));
+                                            tc.catch_op.unwrap_or(OpNum::new(0));
                                         changed = true;
                                         let target =
                                             self.block_of(op_array.try_catch_array[j].try_op);
@@ -278,7 +278,7 @@ impl BlockCfg {
                         break;
                     };
                     if is_loop_var_free(op) {
-                        if let Some(def) = loop_var_def(op_array, OpNum(j)) {
+                        if let Some(def) = loop_var_def(op_array, OpNum::new(j)) {
                             if self.blocks[self.block_of(def)].reachable() {
                                 self.blocks[b].flags |= BlockFlags::UNREACHABLE_FREE;
                                 break;

@@ -71,27 +71,27 @@ pub(crate) fn dump_cfg(
             out.extend_from_slice(b" empty\n");
         }
         if b.successors_count > 0 {
-            let _ = write!(out, "     ; to=(BB{}", b.successors[0].0);
+            let _ = write!(out, "     ; to=(BB{}", b.successors[0].as_u32());
             for s in &b.successors[1..b.successors_count] {
-                let _ = write!(out, ", BB{}", s.0);
+                let _ = write!(out, ", BB{}", s.as_u32());
             }
             out.extend_from_slice(b")\n");
         }
-        let successors: Vec<u32> = b.successors.iter().map(|s| s.0).collect();
+        let successors: Vec<u32> = b.successors.iter().map(|s| s.as_u32()).collect();
         let ctx = OpContext {
             successors: Some(&successors),
             ..OpContext::default()
         };
         for op in b.start..b.start + b.len {
             if (op as usize) < op_array.opcodes.len() {
-                ir_dump::dump_op_line(out, op_array, OpNum(op), dump_flags, &ctx);
+                ir_dump::dump_op_line(out, op_array, OpNum::new(op), dump_flags, &ctx);
             }
         }
     }
     if !op_array.try_catch_array.is_empty() {
         let block = |op: OpNum| -> String {
             match cfg.map.get(op.index()).copied().flatten() {
-                Some(b) => b.0.to_string(),
+                Some(b) => b.as_u32().to_string(),
                 // cfg->map holds -1 there, printed with %u.
                 None => u32::MAX.to_string(),
             }

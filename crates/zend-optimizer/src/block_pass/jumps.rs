@@ -274,7 +274,7 @@ pub(crate) fn jmp_optimization(
 
 /// The variable number of a result (`result.var`), whatever its type.
 fn raw_var(o: Operand) -> Option<u32> {
-    o.var().map(|v| v.0)
+    o.var().map(|v| v.as_u32())
 }
 
 /// `last_op->result.var = target->result.var`: the number changes, the type stays.

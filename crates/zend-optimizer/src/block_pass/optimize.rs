@@ -307,11 +307,11 @@ pub(crate) fn optimize_block(pass: &mut Pass, b: usize) {
                     literal_dtor(op_array, l);
                     if let Operand::Const(table) = op_array.opcodes[i].op2 {
                         literal_dtor(op_array, table);
-                        op_array.opcodes[i].op2 = Operand::Unused(table.0);
+                        op_array.opcodes[i].op2 = Operand::Unused(table.as_u32());
                     }
                     let opline = &mut op_array.opcodes[i];
                     opline.opcode = ZEND_JMP;
-                    opline.op1 = Operand::JmpAddr(zend_ir::OpNum(0));
+                    opline.op1 = Operand::JmpAddr(zend_ir::OpNum::new(0));
                     cfg.blocks[b].successors_count = 1;
                     cfg.blocks[b].successors[0] = BlockId::from(target);
                     ctx.note(
@@ -721,9 +721,9 @@ fn same_raw(a: Operand, b: Operand) -> bool {
 fn raw(o: Operand) -> u32 {
     match o {
         Operand::Unused(n) => n,
-        Operand::JmpAddr(t) => t.0,
-        Operand::Const(l) => l.0,
-        Operand::TmpVar(v) | Operand::Var(v) | Operand::Cv(v) => v.0,
+        Operand::JmpAddr(t) => t.as_u32(),
+        Operand::Const(l) => l.as_u32(),
+        Operand::TmpVar(v) | Operand::Var(v) | Operand::Cv(v) => v.as_u32(),
     }
 }
 

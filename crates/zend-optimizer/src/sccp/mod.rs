@@ -23,6 +23,7 @@ mod funcs;
 
 pub use funcs::ct_eval_func_call;
 
+use smallvec::{smallvec, SmallVec};
 use zend_cfg::{BlockId, Cfg};
 use zend_inference::VarInfo;
 use zend_ir::dump::{dump_const, dump_var};
@@ -524,8 +525,9 @@ pub struct CallInfo {
     pub call: Option<OpNum>,
     /// `num_args`: the INIT's argument count.
     pub num_args: u32,
-    /// The SEND of each argument position below `num_args` (`arg_info[i].opline`).
-    pub args: Vec<Option<OpNum>>,
+    /// The SEND of each argument position below `num_args` (`arg_info[i].opline`); inline
+    /// up to four, as the call graph's call sites.
+    pub args: SmallVec<[Option<OpNum>; 4]>,
     pub send_unpack: bool,
     pub named_args: bool,
     pub is_prototype: bool,
@@ -549,17 +551,9 @@ impl CallMap {
         let mut calls = Vec::with_capacity(sites.len());
         for (k, site) in sites.iter().enumerate() {
             let init = &op_array.opcodes[site.init.index()];
-            let num_args = if init.opcode == ZEND_NEW {
-                0
-            } else {
-                init.extended_value
-            };
-            let num_args = if matches!(init.opcode, ZEND_NEW) {
-                init.extended_value
-            } else {
-                num_args
-            };
-            let mut args = vec![None; num_args as usize];
+            // NEW counts its constructor's arguments in extended_value too.
+            let num_args = init.extended_value;
+            let mut args = smallvec![None; num_args as usize];
             let mut send_unpack = false;
             let mut named_args = false;
             for &a in &site.args {
@@ -949,6 +943,98 @@ impl ScdfHandlers for Sccp<'_> {
 }
 
 /// `join_partial_arrays` / `join_partial_objects`: the elements both have, identical.
+/// The binary operators [`Sccp::visit`] folds with `ct_eval_binary_op` (a pattern).
+macro_rules! binary_ops {
+    () => {
+        ZEND_ADD
+            | ZEND_SUB
+            | ZEND_MUL
+            | ZEND_DIV
+            | ZEND_MOD
+            | ZEND_POW
+            | ZEND_SL
+            | ZEND_SR
+            | ZEND_CONCAT
+            | ZEND_FAST_CONCAT
+            | ZEND_IS_EQUAL
+            | ZEND_IS_NOT_EQUAL
+            | ZEND_IS_SMALLER
+            | ZEND_IS_SMALLER_OR_EQUAL
+            | ZEND_IS_IDENTICAL
+            | ZEND_IS_NOT_IDENTICAL
+            | ZEND_BW_OR
+            | ZEND_BW_AND
+            | ZEND_BW_XOR
+            | ZEND_BOOL_XOR
+            | ZEND_CASE
+            | ZEND_CASE_STRICT
+    };
+}
+
+/// The opcodes [`Sccp::visit`] evaluates: those of its two matches' arms. Every other op
+/// gets BOT for each of its definitions, whatever its operands. Keep this list and the
+/// arms in step: an arm whose opcode is missing here is never reached.
+fn evaluates_operands(opcode: Opcode) -> bool {
+    matches!(
+        opcode,
+        ZEND_ASSIGN
+            | ZEND_ASSIGN_DIM
+            | ZEND_ASSIGN_OBJ
+            | ZEND_SEND_VAL
+            | ZEND_SEND_VAR
+            | ZEND_INIT_ARRAY
+            | ZEND_ADD_ARRAY_ELEMENT
+            | ZEND_ADD_ARRAY_UNPACK
+            | ZEND_NEW
+            | ZEND_ASSIGN_STATIC_PROP_REF
+            | ZEND_ASSIGN_OBJ_REF
+            | binary_ops!()
+            | ZEND_ASSIGN_OP
+            | ZEND_ASSIGN_DIM_OP
+            | ZEND_ASSIGN_OBJ_OP
+            | ZEND_ASSIGN_STATIC_PROP_OP
+            | ZEND_PRE_INC_OBJ
+            | ZEND_PRE_DEC_OBJ
+            | ZEND_POST_INC_OBJ
+            | ZEND_POST_DEC_OBJ
+            | ZEND_PRE_INC
+            | ZEND_PRE_DEC
+            | ZEND_POST_INC
+            | ZEND_POST_DEC
+            | ZEND_BW_NOT
+            | ZEND_BOOL_NOT
+            | ZEND_CAST
+            | ZEND_BOOL
+            | ZEND_JMPZ_EX
+            | ZEND_JMPNZ_EX
+            | ZEND_STRLEN
+            | ZEND_YIELD_FROM
+            | ZEND_COUNT
+            | ZEND_IN_ARRAY
+            | ZEND_ARRAY_KEY_EXISTS
+            | ZEND_FETCH_DIM_R
+            | ZEND_FETCH_DIM_IS
+            | ZEND_FETCH_LIST_R
+            | ZEND_ISSET_ISEMPTY_DIM_OBJ
+            | ZEND_FETCH_OBJ_R
+            | ZEND_FETCH_OBJ_IS
+            | ZEND_ISSET_ISEMPTY_PROP_OBJ
+            | ZEND_QM_ASSIGN
+            | ZEND_JMP_SET
+            | ZEND_COALESCE
+            | ZEND_COPY_TMP
+            | ZEND_JMP_NULL
+            | ZEND_FETCH_CLASS
+            | ZEND_ISSET_ISEMPTY_CV
+            | ZEND_TYPE_CHECK
+            | ZEND_INSTANCEOF
+            | ZEND_ROPE_INIT
+            | ZEND_ROPE_ADD
+            | ZEND_ROPE_END
+            | ZEND_DO_ICALL
+    )
+}
+
 fn join_hash_tables(a: &Value, b: &Value) -> Ht {
     let (ha, hb) = (
         a.elements().unwrap_or_default(),
@@ -1008,6 +1094,37 @@ impl Sccp<'_> {
         let mut cur = op;
         let mut opline = &op_array.opcodes[cur.index()];
         let mut sop = ssa.ops[cur.index()];
+        if !evaluates_operands(opline.opcode) {
+            // What both matches below do for such an op, without copying its operands'
+            // values (string and array constants) first.
+            let bot = Value::Bot;
+            self.set(scdf, sop.result_def, &bot);
+            self.set(scdf, sop.op1_def, &bot);
+            self.set(scdf, sop.op2_def, &bot);
+            return;
+        }
+        if matches!(opline.opcode, ZEND_SEND_VAL | ZEND_SEND_VAR) {
+            // A changed argument of an ICALL: the call's value is reconsidered (with this
+            // SEND's operands: a BOT one makes the call's result BOT).
+            let Some(c) = self
+                .calls
+                .and_then(|calls| calls.call_of(op))
+                .and_then(|call| call.call)
+            else {
+                return;
+            };
+            let o = &op_array.opcodes[op.index()];
+            let op1_top = !matches!(o.op1, Operand::Const(_))
+                && ssa.ops[op.index()]
+                    .op1_use
+                    .is_some_and(|u| self.values[u.index()].is_top());
+            if op1_top || op_array.opcodes[c.index()].opcode != ZEND_DO_ICALL {
+                return;
+            }
+            cur = c;
+            opline = &op_array.opcodes[cur.index()];
+            sop = ssa.ops[cur.index()];
+        }
         let op1 = self.op1_value(scdf, op);
         let op2 = self.op2_value(scdf, op);
         let bot = Value::Bot;
@@ -1034,26 +1151,6 @@ impl Sccp<'_> {
             ZEND_ASSIGN_OBJ => {
                 self.visit_assign_obj(scdf, op, op1, op2);
                 return;
-            }
-            ZEND_SEND_VAL | ZEND_SEND_VAR => {
-                // A changed argument of an ICALL: the call's value is reconsidered.
-                let Some(calls) = self.calls else {
-                    return;
-                };
-                let Some(call) = calls.call_of(op) else {
-                    return;
-                };
-                let Some(c) = call.call else {
-                    return;
-                };
-                if op1.as_ref().is_some_and(|v| v.is_top())
-                    || op_array.opcodes[c.index()].opcode != ZEND_DO_ICALL
-                {
-                    return;
-                }
-                cur = c;
-                opline = &op_array.opcodes[cur.index()];
-                sop = ssa.ops[cur.index()];
             }
             ZEND_INIT_ARRAY | ZEND_ADD_ARRAY_ELEMENT => {
                 self.visit_array_element(scdf, op, op1, op2);
@@ -1104,7 +1201,7 @@ impl Sccp<'_> {
                 self.set(scdf, sop.op1_def, &bot);
                 self.set(scdf, sop.op2_def, &bot);
                 if cur.index() + 1 < op_array.opcodes.len() {
-                    cur = OpNum(cur.0 + 1);
+                    cur = OpNum::new(cur.as_u32() + 1);
                     opline = &op_array.opcodes[cur.index()];
                     sop = ssa.ops[cur.index()];
                     self.set(scdf, sop.op1_def, &bot);
@@ -1136,28 +1233,7 @@ impl Sccp<'_> {
         };
 
         match opline.opcode {
-            ZEND_ADD
-            | ZEND_SUB
-            | ZEND_MUL
-            | ZEND_DIV
-            | ZEND_MOD
-            | ZEND_POW
-            | ZEND_SL
-            | ZEND_SR
-            | ZEND_CONCAT
-            | ZEND_FAST_CONCAT
-            | ZEND_IS_EQUAL
-            | ZEND_IS_NOT_EQUAL
-            | ZEND_IS_SMALLER
-            | ZEND_IS_SMALLER_OR_EQUAL
-            | ZEND_IS_IDENTICAL
-            | ZEND_IS_NOT_IDENTICAL
-            | ZEND_BW_OR
-            | ZEND_BW_AND
-            | ZEND_BW_XOR
-            | ZEND_BOOL_XOR
-            | ZEND_CASE
-            | ZEND_CASE_STRICT => {
+            binary_ops!() => {
                 if op1.is_none() || op2.is_none() {
                     result(self, scdf, None);
                     return;
@@ -1399,7 +1475,7 @@ impl Sccp<'_> {
         let ssa = scdf.ssa;
         let sop = ssa.ops[op.index()];
         let bot = Value::Bot;
-        let data_op = OpNum(op.0 + 1);
+        let data_op = OpNum::new(op.as_u32() + 1);
         let data = if data_op.index() < scdf.op_array.opcodes.len() {
             self.op1_value(scdf, data_op)
         } else {
@@ -1501,7 +1577,7 @@ impl Sccp<'_> {
             self.set(scdf, sop.op1_def, &bot);
             return;
         }
-        let data_op = OpNum(op.0 + 1);
+        let data_op = OpNum::new(op.as_u32() + 1);
         let data = if data_op.index() < scdf.op_array.opcodes.len() {
             self.op1_value(scdf, data_op)
         } else {
@@ -1574,7 +1650,7 @@ impl Sccp<'_> {
         let sop = ssa.ops[op.index()];
         let binop = Opcode(opline.extended_value as u8);
         let data = || {
-            let d = OpNum(op.0 + 1);
+            let d = OpNum::new(op.as_u32() + 1);
             if d.index() < scdf.op_array.opcodes.len() {
                 self.op1_value(scdf, d)
             } else {
@@ -2093,8 +2169,8 @@ pub fn sccp_optimize_op_array(
     if ctx.logging() {
         for b in unreachable.iter().map(scdf::Unreachable::block) {
             let start = cfg.block(b).start;
-            ctx.note(op_array, OpNum(start), ChangeKind::Removed, || {
-                format!("block {} never executes (SCCP)", b.0)
+            ctx.note(op_array, OpNum::new(start), ChangeKind::Removed, || {
+                format!("block {} never executes (SCCP)", b.as_u32())
             });
         }
     }
@@ -2174,7 +2250,7 @@ fn can_replace_op1(op_array: &OpArray, op: OpNum, sop: &zend_ssa::SsaOp) -> bool
         ZEND_YIELD => op_array.fn_flags & ZEND_ACC_RETURN_REFERENCE == 0,
         ZEND_VERIFY_RETURN_TYPE => false,
         ZEND_OP_DATA => {
-            op.0 == 0
+            op.as_u32() == 0
                 || !matches!(
                     op_array.opcodes[op.index() - 1].opcode,
                     ZEND_ASSIGN_OBJ_REF | ZEND_ASSIGN_STATIC_PROP_REF
@@ -2213,7 +2289,7 @@ impl Replacer<'_> {
         let mut removed = 0;
         let last_var = op_array.last_var() as usize;
         for i in (last_var..ssa.vars.len()).rev() {
-            let var = SsaVar(i as u32);
+            let var = SsaVar::new(i as u32);
             if self.values[i].is_partial_array() || self.values[i].is_partial_object() {
                 self.values[i] = Value::Bot;
                 let v = &ssa.vars[i];
@@ -2521,7 +2597,7 @@ impl Replacer<'_> {
             ) && def.index() + 1 < op_array.opcodes.len()
             {
                 removed += 1;
-                ssa.remove_instr(op_array, OpNum(def.0 + 1));
+                ssa.remove_instr(op_array, OpNum::new(def.as_u32() + 1));
             }
             match value {
                 Some(value) => {

@@ -247,10 +247,10 @@ fn printable(s: &[u8]) -> Option<&str> {
 /// What the dump must show for an operand.
 fn operand_text(op_array: &OpArray, operand: Operand) -> Option<String> {
     match operand {
-        Operand::Cv(v) => Some(format!("CV{}(${})", v.0, op_array.vars[v.index()])),
-        Operand::TmpVar(v) => Some(format!("T{}", v.0)),
-        Operand::Var(v) => Some(format!("V{}", v.0)),
-        Operand::JmpAddr(n) => Some(format!(" {:04}", n.0)),
+        Operand::Cv(v) => Some(format!("CV{}(${})", v.as_u32(), op_array.vars[v.index()])),
+        Operand::TmpVar(v) => Some(format!("T{}", v.as_u32())),
+        Operand::Var(v) => Some(format!("V{}", v.as_u32())),
+        Operand::JmpAddr(n) => Some(format!(" {:04}", n.as_u32())),
         Operand::Const(lit) => match op_array.literal(lit) {
             Literal::String(s) => printable(s.as_bytes()).map(|s| format!("string(\"{s}\")")),
             Literal::Long(n) => Some(format!("int({n})")),
@@ -371,7 +371,12 @@ pub fn check_op_arrays(op_arrays: &[&OpArray], dump: &[DumpBlock]) -> Result<(),
             .iter()
             .map(|r| {
                 let kind = ["(tmp/var)", "(loop)", "(silence)", "(rope)", "(new)"][r.kind as usize];
-                format!("{}: {:04} - {:04} {kind}", r.var.0, r.start.0, r.end.0)
+                format!(
+                    "{}: {:04} - {:04} {kind}",
+                    r.var.as_u32(),
+                    r.start.as_u32(),
+                    r.end.as_u32()
+                )
             })
             .collect();
         if !block.live_ranges.is_empty() {
@@ -382,11 +387,11 @@ pub fn check_op_arrays(op_arrays: &[&OpArray], dump: &[DumpBlock]) -> Result<(),
             .iter()
             .map(|t| {
                 let opt = |o: Option<zend_ir::OpNum>| {
-                    o.map_or("-".to_string(), |o| format!("{:04}", o.0))
+                    o.map_or("-".to_string(), |o| format!("{:04}", o.as_u32()))
                 };
                 format!(
                     "{:04}, {}, {}, {}",
-                    t.try_op.0,
+                    t.try_op.as_u32(),
                     opt(t.catch_op),
                     opt(t.finally_op),
                     opt(t.finally_end)
