@@ -148,6 +148,10 @@ pub struct SsaOp {
     pub res_use_chain: Option<OpNum>,
 }
 
+// The index types' niche keeps an SSA op as small as PHP's (nine `int`s): the SSA passes
+// walk these records op by op.
+const _: () = assert!(std::mem::size_of::<SsaOp>() == 36);
+
 impl SsaOp {
     pub fn operands(&self) -> zend_ir::dump::SsaOperands {
         let n = |v: Option<SsaVar>| v.map(|v| v.as_u32());
