@@ -222,6 +222,16 @@ pub struct Cfg {
     pub try_catch: Vec<TryCatchElement>,
 }
 
+/// The vectors of a CFG no longer needed, kept for [`Cfg::build_successors_reusing`].
+#[derive(Debug, Default)]
+pub struct CfgBuffers {
+    blocks: Vec<BasicBlock>,
+    successor_list: Vec<BlockId>,
+    predecessor_list: Vec<BlockId>,
+    map: Vec<BlockId>,
+    try_catch: Vec<TryCatchElement>,
+}
+
 /// Checks the operands of op `i` that later analyses rely on: every variable below
 /// `vars` (`last_var + T`), every literal present, OP_DATA where the op needs one.
 #[inline(always)]
@@ -322,6 +332,17 @@ fn classify_function(name: &[u8]) -> FuncFlags {
 }
 
 impl Cfg {
+    /// Gives up the CFG for its vectors' memory (see [`Cfg::build_successors_reusing`]).
+    pub fn into_buffers(self) -> CfgBuffers {
+        CfgBuffers {
+            blocks: self.blocks,
+            successor_list: self.successor_list,
+            predecessor_list: self.predecessor_list,
+            map: self.map,
+            try_catch: self.try_catch,
+        }
+    }
+
     /// Builds the CFG the DFA pass uses: blocks, edges, reachability, predecessors, the
     /// dominator tree and loops (`zend_build_cfg` + `zend_cfg_build_predecessors` +
     /// `zend_cfg_compute_dominators_tree` + `zend_cfg_identify_loops`).
@@ -368,6 +389,18 @@ impl Cfg {
         op_array: &OpArray,
         build_flags: BuildFlags,
         scratch: &Bump,
+    ) -> Result<Cfg, CfgError> {
+        Cfg::build_successors_reusing(op_array, build_flags, scratch, CfgBuffers::default())
+    }
+
+    /// [`Cfg::build_successors_in`] into the vectors of a CFG built before (see
+    /// [`Cfg::into_buffers`]): a pass that builds a CFG per op_array allocates none once
+    /// they have grown.
+    pub fn build_successors_reusing(
+        op_array: &OpArray,
+        build_flags: BuildFlags,
+        scratch: &Bump,
+        buffers: CfgBuffers,
     ) -> Result<Cfg, CfgError> {
         let last = op_array.opcodes.len() as u32;
         let vars = op_array.last_var() + op_array.T;
@@ -502,8 +535,17 @@ impl Cfg {
 
         // Step 2: the blocks.
         let block_count = starts[..last as usize].iter().filter(|&&n| n > 0).count() + 2;
-        let mut blocks: Vec<BasicBlock> = Vec::with_capacity(block_count);
-        let mut map = Vec::with_capacity(last as usize);
+        let CfgBuffers {
+            mut blocks,
+            mut successor_list,
+            mut predecessor_list,
+            mut map,
+            mut try_catch,
+        } = buffers;
+        blocks.clear();
+        blocks.reserve(block_count);
+        map.clear();
+        map.reserve(last as usize);
         if extra_entry_block {
             blocks.push(BasicBlock::new(0));
         }
@@ -531,7 +573,8 @@ impl Cfg {
         // error only if the block is reachable (PHP's own optimized op_arrays can end with
         // the FREE of an unreachable block, which PHP gives a successor past the end).
         let blocks_count = blocks.len() as u32;
-        let mut successor_list = Vec::with_capacity(blocks.len() * 2);
+        successor_list.clear();
+        successor_list.reserve(blocks.len() * 2);
         let mut falls_off = BVec::new_in(scratch);
         for j in 0..blocks_count {
             let block = &blocks[j as usize];
@@ -578,15 +621,18 @@ impl Cfg {
             block.stored_successors = block.successors_count;
         }
 
+        predecessor_list.clear();
+        try_catch.clear();
+        try_catch.extend_from_slice(&op_array.try_catch_array);
         let mut cfg = Cfg {
             blocks,
             successor_list,
-            predecessor_list: Vec::new(),
+            predecessor_list,
             map,
             build_flags: flags,
             func_flags,
             edges_count: 0,
-            try_catch: op_array.try_catch_array.clone(),
+            try_catch,
         };
         // Step 4: reachability.
         cfg.mark_reachable_blocks(op_array, BlockId::new(0), scratch);
@@ -955,7 +1001,9 @@ impl Cfg {
             block.predecessors_count = 0;
             offset += count;
         }
-        self.predecessor_list = vec![BlockId::new(0); offset as usize];
+        self.predecessor_list.clear();
+        self.predecessor_list
+            .resize(offset as usize, BlockId::new(0));
         seen.fill(0);
         for j in 0..n {
             if !self.blocks[j].is_reachable() {

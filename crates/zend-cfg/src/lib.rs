@@ -23,7 +23,7 @@ pub mod dom;
 pub mod dump;
 pub mod synthetic;
 
-pub use cfg::{BasicBlock, BlockFlags, BuildFlags, Cfg, CfgError, FuncFlags, Problem};
+pub use cfg::{BasicBlock, BlockFlags, BuildFlags, Cfg, CfgBuffers, CfgError, FuncFlags, Problem};
 
 use std::fmt;
 

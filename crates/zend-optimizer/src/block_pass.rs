@@ -45,6 +45,7 @@ pub(crate) struct Scratch {
     used_ext: Vec<bool>,
     tsource: Vec<Option<usize>>,
     defined_here: Vec<bool>,
+    cfg: cfg::BlockCfgBuffers,
 }
 
 /// The state of one run of the pass over one op_array.
@@ -68,7 +69,8 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
     }
     let original_try_catch = op_array.try_catch_array.clone();
     ctx.state.pass_arena.reset();
-    let cfg = match BlockCfg::build(op_array, &ctx.state.pass_arena) {
+    let buffers = std::mem::take(&mut ctx.state.block_pass.cfg);
+    let cfg = match BlockCfg::build(op_array, &ctx.state.pass_arena, buffers) {
         Ok(cfg) => cfg,
         Err(_) => {
             op_array.try_catch_array = original_try_catch;
@@ -95,6 +97,7 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
         mut used_ext,
         mut tsource,
         defined_here,
+        cfg: _,
     } = std::mem::take(&mut ctx.state.block_pass);
     used_ext.clear();
     used_ext.resize(slots, false);
@@ -151,12 +154,6 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
     }
 
     assemble(&mut pass);
-    pass.ctx.state.block_pass = Scratch {
-        used_ext: std::mem::take(&mut pass.used_ext),
-        tsource: std::mem::take(&mut pass.tsource),
-        defined_here: std::mem::take(&mut pass.defined_here),
-    };
-
     if pass.ctx.debug_level & debug_level::AFTER_BLOCK_PASS != 0 {
         let info = func_info(pass.ctx);
         dump::dump_cfg(
@@ -168,6 +165,12 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
             info.as_ref(),
         );
     }
+    pass.ctx.state.block_pass = Scratch {
+        used_ext: pass.used_ext,
+        tsource: pass.tsource,
+        defined_here: pass.defined_here,
+        cfg: pass.cfg.into_buffers(),
+    };
 }
 
 /// The op_array's `zend_func_info` as the dumps see it during the block pass: with the call

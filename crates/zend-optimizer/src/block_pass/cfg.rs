@@ -10,7 +10,7 @@
 //! no `from=` lines.
 
 use zend_cfg::cfg::{is_loop_var_free, loop_var_def};
-use zend_cfg::{BlockFlags, BlockId, BuildFlags, Cfg, CfgError, FuncFlags};
+use zend_cfg::{BlockFlags, BlockId, BuildFlags, Cfg, CfgBuffers, CfgError, FuncFlags};
 use zend_ir::opcode::*;
 use zend_ir::{OpArray, OpNum, TryCatchElement};
 
@@ -79,43 +79,81 @@ pub(crate) struct BlockCfg {
     /// [`BlockCfg::mark_reachable`]'s worklist and queued set, reused by every marking.
     stack: Vec<usize>,
     queued: Vec<bool>,
+    /// The vectors of the zend-cfg CFG this one was made from, for the next build.
+    spare: CfgBuffers,
+}
+
+/// The vectors of a block pass CFG, kept in the optimization context between op_arrays
+/// so that building the next one allocates nothing once they have grown.
+#[derive(Default)]
+pub(crate) struct BlockCfgBuffers {
+    blocks: Vec<Block>,
+    map: Vec<Option<BlockId>>,
+    stack: Vec<usize>,
+    queued: Vec<bool>,
+    cfg: CfgBuffers,
 }
 
 impl BlockCfg {
-    /// `zend_build_cfg` with no flags. PHP's build moves the `try_op` of a try block whose
-    /// first blocks are unreachable; that move is written back into `op_array`.
-    pub fn build(op_array: &mut OpArray, scratch: &bumpalo::Bump) -> Result<BlockCfg, CfgError> {
-        let mut cfg = Cfg::build_successors_in(op_array, BuildFlags::empty(), scratch)?;
-        op_array.try_catch_array = std::mem::take(&mut cfg.try_catch);
-        let blocks = (0..cfg.blocks_count())
-            .map(|n| {
-                let b = BlockId::new(n as u32);
-                let block = cfg.block(b);
-                // zend_build_cfg keeps the successors of unreachable blocks (only
-                // zend_cfg_build_predecessors drops them).
-                let stored = cfg.stored_successors(b);
-                let successors = match *stored {
-                    [] => Successors::Inline([BlockId::new(0); 2]),
-                    [a] => Successors::Inline([a, BlockId::new(0)]),
-                    [a, b] => Successors::Inline([a, b]),
-                    _ => Successors::Table(stored.to_vec()),
-                };
-                Block {
-                    flags: block.flags,
-                    start: block.start,
-                    len: block.len,
-                    successors_count: stored.len(),
-                    successors,
-                }
-            })
-            .collect();
+    /// `zend_build_cfg` with no flags, into `buffers`. PHP's build moves the `try_op` of a
+    /// try block whose first blocks are unreachable; that move is written back into
+    /// `op_array`.
+    pub fn build(
+        op_array: &mut OpArray,
+        scratch: &bumpalo::Bump,
+        buffers: BlockCfgBuffers,
+    ) -> Result<BlockCfg, CfgError> {
+        let BlockCfgBuffers {
+            mut blocks,
+            mut map,
+            stack,
+            queued,
+            cfg,
+        } = buffers;
+        let mut cfg = Cfg::build_successors_reusing(op_array, BuildFlags::empty(), scratch, cfg)?;
+        std::mem::swap(&mut op_array.try_catch_array, &mut cfg.try_catch);
+        blocks.clear();
+        blocks.extend((0..cfg.blocks_count()).map(|n| {
+            let b = BlockId::new(n as u32);
+            let block = cfg.block(b);
+            // zend_build_cfg keeps the successors of unreachable blocks (only
+            // zend_cfg_build_predecessors drops them).
+            let stored = cfg.stored_successors(b);
+            let successors = match *stored {
+                [] => Successors::Inline([BlockId::new(0); 2]),
+                [a] => Successors::Inline([a, BlockId::new(0)]),
+                [a, b] => Successors::Inline([a, b]),
+                _ => Successors::Table(stored.to_vec()),
+            };
+            Block {
+                flags: block.flags,
+                start: block.start,
+                len: block.len,
+                successors_count: stored.len(),
+                successors,
+            }
+        }));
+        map.clear();
+        map.extend(cfg.map.iter().map(|&b| Some(b)));
         Ok(BlockCfg {
             blocks,
-            map: cfg.map.iter().map(|&b| Some(b)).collect(),
+            map,
             func_flags: cfg.func_flags,
-            stack: Vec::new(),
-            queued: Vec::new(),
+            stack,
+            queued,
+            spare: cfg.into_buffers(),
         })
+    }
+
+    /// Gives up the CFG for its vectors' memory (see [`BlockCfg::build`]).
+    pub fn into_buffers(self) -> BlockCfgBuffers {
+        BlockCfgBuffers {
+            blocks: self.blocks,
+            map: self.map,
+            stack: self.stack,
+            queued: self.queued,
+            cfg: self.spare,
+        }
     }
 
     pub fn succ(&self, b: usize, n: usize) -> usize {

@@ -840,9 +840,11 @@ impl ScdfHandlers for Sccp<'_> {
 
     fn mark_feasible_successors(&mut self, scdf: &mut Scdf<'_>, block: BlockId, op: OpNum) {
         let opline = &scdf.op_array.opcodes[op.index()];
-        let succs: Vec<BlockId> = scdf.cfg.successors(block).to_vec();
+        // The CFG outlives the solver's borrow: its successor list needs no copy.
+        let cfg = scdf.cfg;
+        let succs = cfg.successors(block);
         let all = |this: &mut Self, scdf: &mut Scdf<'_>| {
-            for &s in &succs {
+            for &s in succs {
                 scdf.mark_edge_feasible(this, block, s);
             }
         };
