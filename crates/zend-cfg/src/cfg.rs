@@ -222,6 +222,17 @@ pub struct Cfg {
     pub try_catch: Vec<TryCatchElement>,
 }
 
+/// `v` emptied, with room for `n` elements (a fresh allocation of exactly that when it has
+/// none).
+fn emptied<T>(mut v: Vec<T>, n: usize) -> Vec<T> {
+    if v.capacity() == 0 {
+        return Vec::with_capacity(n);
+    }
+    v.clear();
+    v.reserve(n);
+    v
+}
+
 /// The vectors of a CFG no longer needed, kept for [`Cfg::build_successors_reusing`].
 #[derive(Debug, Default)]
 pub struct CfgBuffers {
@@ -536,16 +547,14 @@ impl Cfg {
         // Step 2: the blocks.
         let block_count = starts[..last as usize].iter().filter(|&&n| n > 0).count() + 2;
         let CfgBuffers {
-            mut blocks,
-            mut successor_list,
+            blocks,
+            successor_list,
             mut predecessor_list,
-            mut map,
+            map,
             mut try_catch,
         } = buffers;
-        blocks.clear();
-        blocks.reserve(block_count);
-        map.clear();
-        map.reserve(last as usize);
+        let mut blocks = emptied(blocks, block_count);
+        let mut map = emptied(map, last as usize);
         if extra_entry_block {
             blocks.push(BasicBlock::new(0));
         }
@@ -573,8 +582,7 @@ impl Cfg {
         // error only if the block is reachable (PHP's own optimized op_arrays can end with
         // the FREE of an unreachable block, which PHP gives a successor past the end).
         let blocks_count = blocks.len() as u32;
-        successor_list.clear();
-        successor_list.reserve(blocks.len() * 2);
+        let mut successor_list = emptied(successor_list, blocks.len() * 2);
         let mut falls_off = BVec::new_in(scratch);
         for j in 0..blocks_count {
             let block = &blocks[j as usize];
@@ -1001,9 +1009,9 @@ impl Cfg {
             block.predecessors_count = 0;
             offset += count;
         }
-        self.predecessor_list.clear();
-        self.predecessor_list
-            .resize(offset as usize, BlockId::new(0));
+        let mut list = emptied(std::mem::take(&mut self.predecessor_list), offset as usize);
+        list.resize(offset as usize, BlockId::new(0));
+        self.predecessor_list = list;
         seen.fill(0);
         for j in 0..n {
             if !self.blocks[j].is_reachable() {
