@@ -207,8 +207,10 @@ pub struct CfgError {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Cfg {
     pub blocks: Vec<BasicBlock>,
-    successor_list: Vec<BlockId>,
-    predecessor_list: Vec<BlockId>,
+    /// Every block's successors, then (from `predecessors_start` on, once built) every
+    /// block's predecessors: one allocation for both lists.
+    edges: Vec<BlockId>,
+    predecessors_start: u32,
     /// Block of every op (`cfg->map`).
     pub map: Vec<BlockId>,
     pub build_flags: BuildFlags,
@@ -237,8 +239,7 @@ fn emptied<T>(mut v: Vec<T>, n: usize) -> Vec<T> {
 #[derive(Debug, Default)]
 pub struct CfgBuffers {
     blocks: Vec<BasicBlock>,
-    successor_list: Vec<BlockId>,
-    predecessor_list: Vec<BlockId>,
+    edges: Vec<BlockId>,
     map: Vec<BlockId>,
     try_catch: Vec<TryCatchElement>,
 }
@@ -347,8 +348,7 @@ impl Cfg {
     pub fn into_buffers(self) -> CfgBuffers {
         CfgBuffers {
             blocks: self.blocks,
-            successor_list: self.successor_list,
-            predecessor_list: self.predecessor_list,
+            edges: self.edges,
             map: self.map,
             try_catch: self.try_catch,
         }
@@ -548,8 +548,7 @@ impl Cfg {
         let block_count = starts[..last as usize].iter().filter(|&&n| n > 0).count() + 2;
         let CfgBuffers {
             blocks,
-            successor_list,
-            mut predecessor_list,
+            edges,
             map,
             mut try_catch,
         } = buffers;
@@ -582,7 +581,8 @@ impl Cfg {
         // error only if the block is reachable (PHP's own optimized op_arrays can end with
         // the FREE of an unreachable block, which PHP gives a successor past the end).
         let blocks_count = blocks.len() as u32;
-        let mut successor_list = emptied(successor_list, blocks.len() * 2);
+        // Room for the predecessors too, which usually number about the successors.
+        let mut successor_list = emptied(edges, blocks.len() * 4);
         let mut falls_off = BVec::new_in(scratch);
         for j in 0..blocks_count {
             let block = &blocks[j as usize];
@@ -629,13 +629,13 @@ impl Cfg {
             block.stored_successors = block.successors_count;
         }
 
-        predecessor_list.clear();
         try_catch.clear();
         try_catch.extend_from_slice(&op_array.try_catch_array);
+        let predecessors_start = successor_list.len() as u32;
         let mut cfg = Cfg {
             blocks,
-            successor_list,
-            predecessor_list,
+            edges: successor_list,
+            predecessors_start,
             map,
             build_flags: flags,
             func_flags,
@@ -665,7 +665,7 @@ impl Cfg {
     pub fn successors(&self, b: BlockId) -> &[BlockId] {
         let block = &self.blocks[b.index()];
         let start = block.successor_offset as usize;
-        &self.successor_list[start..start + block.successors_count as usize]
+        &self.edges[start..start + block.successors_count as usize]
     }
 
     /// The successors the block's last op names, even for an unreachable block, which has
@@ -673,7 +673,7 @@ impl Cfg {
     pub fn stored_successors(&self, b: BlockId) -> &[BlockId] {
         let block = &self.blocks[b.index()];
         let start = block.successor_offset as usize;
-        &self.successor_list[start..start + block.stored_successors as usize]
+        &self.edges[start..start + block.stored_successors as usize]
     }
 
     /// The distinct predecessors of `b`, in the order PHP lists them (by predecessor
@@ -681,7 +681,7 @@ impl Cfg {
     pub fn predecessors(&self, b: BlockId) -> &[BlockId] {
         let block = &self.blocks[b.index()];
         let start = block.predecessor_offset as usize;
-        &self.predecessor_list[start..start + block.predecessors_count as usize]
+        &self.edges[start..start + block.predecessors_count as usize]
     }
 
     /// Position of `pred` among the predecessors of `b`. They are in increasing order as
@@ -712,7 +712,7 @@ impl Cfg {
             return;
         }
         let start = block.predecessor_offset as usize;
-        self.predecessor_list[start + index..start + count].rotate_left(1);
+        self.edges[start + index..start + count].rotate_left(1);
         self.blocks[b.index()].predecessors_count -= 1;
     }
 
@@ -729,8 +729,8 @@ impl Cfg {
         let mut count = old_count;
         let mut s = 0;
         while s < count {
-            if self.successor_list[start + s] == to {
-                self.successor_list
+            if self.edges[start + s] == to {
+                self.edges
                     .copy_within(start + s + 1..start + count, start + s);
                 count -= 1;
             } else {
@@ -747,7 +747,7 @@ impl Cfg {
         let block = &self.blocks[b.index()];
         if index < block.successors_count as usize {
             let at = block.successor_offset as usize + index;
-            self.successor_list[at] = to;
+            self.edges[at] = to;
         }
     }
 
@@ -767,7 +767,7 @@ impl Cfg {
         let block = &self.blocks[b.index()];
         if index < block.predecessors_count as usize {
             let at = block.predecessor_offset as usize + index;
-            self.predecessor_list[at] = pred;
+            self.edges[at] = pred;
         }
     }
 
@@ -829,7 +829,7 @@ impl Cfg {
             let last_opcode = block.last_op().map(|n| op_array.opcodes[n.index()].opcode);
             let offset = block.successor_offset as usize;
             for i in 0..count {
-                let succ = self.successor_list[offset + i];
+                let succ = self.edges[offset + i];
                 let add = match last_opcode {
                     None => BlockFlags::FOLLOW,
                     Some(ZEND_MATCH) => BlockFlags::TARGET,
@@ -878,7 +878,7 @@ impl Cfg {
                 self.blocks[succ.index()].flags |= add;
             }
             for i in (0..count).rev() {
-                let succ = self.successor_list[offset + i];
+                let succ = self.edges[offset + i];
                 if !self.blocks[succ.index()].is_reachable() {
                     stack.push(succ);
                 }
@@ -994,7 +994,7 @@ impl Cfg {
             }
             let block = &self.blocks[b];
             let start = block.successor_offset as usize;
-            for &succ in &self.successor_list[start..start + block.successors_count as usize] {
+            for &succ in &self.edges[start..start + block.successors_count as usize] {
                 edges += 1;
                 if seen[succ.index()] != b as u32 + 1 {
                     seen[succ.index()] = b as u32 + 1;
@@ -1003,15 +1003,15 @@ impl Cfg {
             }
         }
         self.edges_count = edges;
-        let mut offset = 0u32;
+        let start = self.predecessors_start;
+        let mut offset = start;
         for (block, count) in self.blocks.iter_mut().zip(counts.iter()) {
             block.predecessor_offset = offset;
             block.predecessors_count = 0;
             offset += count;
         }
-        let mut list = emptied(std::mem::take(&mut self.predecessor_list), offset as usize);
-        list.resize(offset as usize, BlockId::new(0));
-        self.predecessor_list = list;
+        self.edges.truncate(start as usize);
+        self.edges.resize(offset as usize, BlockId::new(0));
         seen.fill(0);
         for j in 0..n {
             if !self.blocks[j].is_reachable() {
@@ -1020,7 +1020,7 @@ impl Cfg {
             let start = self.blocks[j].successor_offset as usize;
             let count = self.blocks[j].successors_count as usize;
             for s in 0..count {
-                let succ = self.successor_list[start + s];
+                let succ = self.edges[start + s];
                 if seen[succ.index()] == j as u32 + 1 {
                     continue;
                 }
@@ -1028,7 +1028,7 @@ impl Cfg {
                 let target = &mut self.blocks[succ.index()];
                 let at = (target.predecessor_offset + target.predecessors_count) as usize;
                 target.predecessors_count += 1;
-                self.predecessor_list[at] = BlockId::new(j as u32);
+                self.edges[at] = BlockId::new(j as u32);
             }
         }
     }
