@@ -253,8 +253,9 @@ unsafe extern "C" fn stream_open(handle: *mut zend_file_handle) -> php::zend_res
 }
 
 /// Whether `handle` names a script served from shared memory by an `include_once` /
-/// `require_once` being executed; if so its `opened_path` is set (to its name, which the
-/// engine resolved already) and the file stays unopened.
+/// `require_once` being executed, or the request's primary script; if so its
+/// `opened_path` is set (to its name, which the engine or the SAPI resolved already) and
+/// the file stays unopened.
 unsafe fn cached_without_opening(handle: *mut zend_file_handle) -> bool {
     let Some(shm) = SHM.get() else {
         return image_without_opening(handle);
@@ -265,9 +266,25 @@ unsafe fn cached_without_opening(handle: *mut zend_file_handle) -> bool {
     {
         return false;
     }
-    if !in_include_once() {
+    if !in_include_once() && !primary_script(handle) {
         return false;
     }
+    leave_unopened(shm, handle)
+}
+
+/// Whether `handle` is the request's primary script, opened before anything executes
+/// (FastCGI's `php_fopen_primary_script`, or `zend_execute_scripts` for a SAPI that hands
+/// over a name): OPcache's stream_open leaves that one unopened too, and
+/// `zend_execute_scripts` registers its opened_path in the included files.
+unsafe fn primary_script(handle: *mut zend_file_handle) -> bool {
+    let eg = ptr::addr_of!(php::executor_globals);
+    (*handle).primary_script && (*eg).current_execute_data.is_null()
+}
+
+/// Whether the script `handle` names (absolute, not opened yet) is fresh in shared memory;
+/// if so its `opened_path` is set to its name and the file stays unopened, for the compile
+/// hook to serve the entry.
+unsafe fn leave_unopened(shm: &'static ShmCache, handle: *mut zend_file_handle) -> bool {
     let filename = (*handle).filename;
     let Some(path) = php::Reader::new().str(filename) else {
         return false;
