@@ -582,14 +582,14 @@ impl Cfg {
         // the FREE of an unreachable block, which PHP gives a successor past the end).
         let blocks_count = blocks.len() as u32;
         // Room for the predecessors too, which usually number about the successors.
-        let mut successor_list = emptied(edges, blocks.len() * 4);
+        let mut edges = emptied(edges, blocks.len() * 4);
         let mut falls_off = BVec::new_in(scratch);
         for j in 0..blocks_count {
             let block = &blocks[j as usize];
-            let offset = successor_list.len() as u32;
+            let offset = edges.len() as u32;
             if block.len == 0 {
                 if j + 1 < blocks_count {
-                    successor_list.push(BlockId::new(j + 1));
+                    edges.push(BlockId::new(j + 1));
                 }
             } else {
                 let last_op = block.start + block.len - 1;
@@ -613,28 +613,28 @@ impl Cfg {
                     _ => match jump_targets(op_array, last_op, &mut targets)? {
                         Some(falls_through) => {
                             for &target in &targets {
-                                successor_list.push(map[target as usize]);
+                                edges.push(map[target as usize]);
                             }
                             if falls_through {
-                                next(&mut successor_list);
+                                next(&mut edges);
                             }
                         }
-                        None => next(&mut successor_list),
+                        None => next(&mut edges),
                     },
                 }
             }
             let block = &mut blocks[j as usize];
             block.successor_offset = offset;
-            block.successors_count = successor_list.len() as u32 - offset;
+            block.successors_count = edges.len() as u32 - offset;
             block.stored_successors = block.successors_count;
         }
 
         try_catch.clear();
         try_catch.extend_from_slice(&op_array.try_catch_array);
-        let predecessors_start = successor_list.len() as u32;
+        let predecessors_start = edges.len() as u32;
         let mut cfg = Cfg {
             blocks,
-            edges: successor_list,
+            edges,
             predecessors_start,
             map,
             build_flags: flags,

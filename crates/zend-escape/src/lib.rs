@@ -297,7 +297,7 @@ pub fn set_escape_states(
     if !cx.has_allocations() {
         return;
     }
-    let states = escape_analysis(op_array, cfg, ssa, types, info);
+    let states = analyse(&cx, cfg);
     for (v, e) in ssa.vars.iter_mut().zip(states) {
         v.escape_state = e;
     }
@@ -312,8 +312,6 @@ pub fn escape_analysis(
     types: &[u32],
     info: &ScriptInfo,
 ) -> Vec<EscapeState> {
-    let n = ssa.vars.len();
-    let mut state: Vec<EscapeState> = ssa.vars.iter().map(|v| v.escape_state).collect();
     let cx = Ctx {
         op_array,
         ssa,
@@ -321,8 +319,21 @@ pub fn escape_analysis(
         info,
     };
     if !cx.has_allocations() {
-        return state;
+        return ssa.vars.iter().map(|v| v.escape_state).collect();
     }
+    analyse(&cx, cfg)
+}
+
+/// The analysis proper, for a function that allocates at least one array or object.
+fn analyse(cx: &Ctx<'_>, cfg: &Cfg) -> Vec<EscapeState> {
+    let Ctx {
+        op_array,
+        ssa,
+        types,
+        ..
+    } = *cx;
+    let n = ssa.vars.len();
+    let mut state: Vec<EscapeState> = ssa.vars.iter().map(|v| v.escape_state).collect();
     // 1. Equi-escape sets.
     let mut parent: Vec<usize> = (0..n).collect();
     let mut size = vec![1usize; n];

@@ -57,8 +57,8 @@ macro_rules! index_type {
             #[inline]
             fn from(i: usize) -> Self {
                 match u32::try_from(i) {
-                    Ok(n) if n != u32::MAX => $name::new(n),
-                    _ => panic!(concat!(stringify!($name), " overflows u32")),
+                    Ok(n) => $name::new(n),
+                    Err(_) => panic!(concat!(stringify!($name), " overflows u32")),
                 }
             }
         }
@@ -74,11 +74,9 @@ macro_rules! index_type {
             type Error = ::std::string::String;
 
             fn try_from(n: u32) -> ::core::result::Result<Self, Self::Error> {
-                if n == u32::MAX {
-                    Err(format!(concat!(stringify!($name), " {} out of range"), n))
-                } else {
-                    Ok($name::new(n))
-                }
+                $crate::model::IndexRepr::new(n)
+                    .map($name)
+                    .ok_or_else(|| format!(concat!(stringify!($name), " {} out of range"), n))
             }
         }
     };

@@ -69,7 +69,14 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
     }
     let original_try_catch = op_array.try_catch_array.clone();
     ctx.state.pass_arena.reset();
-    let buffers = std::mem::take(&mut ctx.state.block_pass.cfg);
+    // The CFG's vectors and the per-variable sets live in the optimization context
+    // between op_arrays.
+    let Scratch {
+        mut used_ext,
+        mut tsource,
+        defined_here,
+        cfg: buffers,
+    } = std::mem::take(&mut ctx.state.block_pass);
     let cfg = match BlockCfg::build(op_array, &ctx.state.pass_arena, buffers) {
         Ok(cfg) => cfg,
         Err(_) => {
@@ -92,13 +99,6 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
             info.as_ref(),
         );
     }
-    // The per-variable sets live in the optimization context between op_arrays.
-    let Scratch {
-        mut used_ext,
-        mut tsource,
-        defined_here,
-        cfg: _,
-    } = std::mem::take(&mut ctx.state.block_pass);
     used_ext.clear();
     used_ext.resize(slots, false);
     tsource.clear();

@@ -644,6 +644,14 @@ impl Sccp<'_> {
         }
     }
 
+    /// Every definition of the op BOT (the result, and op1's and op2's for ops that
+    /// define them).
+    fn set_defs_bot(&mut self, scdf: &mut Scdf<'_>, sop: &zend_ssa::SsaOp) {
+        for def in [sop.result_def, sop.op1_def, sop.op2_def] {
+            self.set(scdf, def, &Value::Bot);
+        }
+    }
+
     fn set(&mut self, scdf: &mut Scdf<'_>, def: Option<SsaVar>, v: &Value) {
         if let Some(d) = def {
             self.set_value(scdf, d, v);
@@ -1099,10 +1107,7 @@ impl Sccp<'_> {
         if !evaluates_operands(opline.opcode) {
             // What both matches below do for such an op, without copying its operands'
             // values (string and array constants) first.
-            let bot = Value::Bot;
-            self.set(scdf, sop.result_def, &bot);
-            self.set(scdf, sop.op1_def, &bot);
-            self.set(scdf, sop.op2_def, &bot);
+            self.set_defs_bot(scdf, &sop);
             return;
         }
         if matches!(opline.opcode, ZEND_SEND_VAL | ZEND_SEND_VAR) {
@@ -1115,11 +1120,8 @@ impl Sccp<'_> {
             else {
                 return;
             };
-            let o = &op_array.opcodes[op.index()];
-            let op1_top = !matches!(o.op1, Operand::Const(_))
-                && ssa.ops[op.index()]
-                    .op1_use
-                    .is_some_and(|u| self.values[u.index()].is_top());
+            let op1_top = !matches!(opline.op1, Operand::Const(_))
+                && sop.op1_use.is_some_and(|u| self.values[u.index()].is_top());
             if op1_top || op_array.opcodes[c.index()].opcode != ZEND_DO_ICALL {
                 return;
             }
@@ -1199,9 +1201,7 @@ impl Sccp<'_> {
                 return;
             }
             ZEND_ASSIGN_STATIC_PROP_REF | ZEND_ASSIGN_OBJ_REF => {
-                self.set(scdf, sop.result_def, &bot);
-                self.set(scdf, sop.op1_def, &bot);
-                self.set(scdf, sop.op2_def, &bot);
+                self.set_defs_bot(scdf, &sop);
                 if cur.index() + 1 < op_array.opcodes.len() {
                     cur = OpNum::new(cur.as_u32() + 1);
                     opline = &op_array.opcodes[cur.index()];
@@ -1213,9 +1213,7 @@ impl Sccp<'_> {
         }
 
         if op1.as_ref().is_some_and(|v| v.is_bot()) || op2.as_ref().is_some_and(|v| v.is_bot()) {
-            self.set(scdf, sop.result_def, &bot);
-            self.set(scdf, sop.op1_def, &bot);
-            self.set(scdf, sop.op2_def, &bot);
+            self.set_defs_bot(scdf, &sop);
             return;
         }
 
@@ -1460,9 +1458,7 @@ impl Sccp<'_> {
             }
             ZEND_DO_ICALL => self.visit_icall(scdf, cur),
             _ => {
-                self.set(scdf, sop.result_def, &bot);
-                self.set(scdf, sop.op1_def, &bot);
-                self.set(scdf, sop.op2_def, &bot);
+                self.set_defs_bot(scdf, &sop);
             }
         }
     }
