@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The php-fpm benchmark of the opcode caches: Debian's php8.2-fpm with a static pool on
-# 127.0.0.1, FastCGI requests sent by cgi-fcgi (libfcgi-bin), a bounded number of them.
+# The php-fpm benchmark of the opcode caches: Debian's php8.2-fpm with a static pool behind
+# Debian's nginx, both on 127.0.0.1, loaded by ab (apache2-utils) for a bounded number of
+# requests.
 #
 #   tools/bench-fpm.sh [-n REQUESTS] [-r ROUNDS] [-c CLIENTS] [-w WORKERS] [-e EXTENSION.so]
 #                      [-m "MODE..."] [DIR...]
@@ -20,15 +21,17 @@
 #              hit rebuilds its script from the entry (the state before run-time forms)
 #
 # -m picks the modes (default "none opcache zopt-file zopt zopt-fill").
-# Each mode gets REQUESTS requests from CLIENTS parallel clients, split over ROUNDS rounds in
-# which every mode runs once (a fresh server each time, warm-up requests not measured), so
-# that drifting machine load hits every mode alike. Reported: requests/s, p50 and p99 latency, failed requests (any page differing
-# from the reference page of mode `none`), the peak RSS (VmHWM) of the largest worker,
-# zopt's own per-script serving time (zopt_get_status() of one worker), and the speed
-# ratios to OPcache. Also the workers' CPU time (user + system, from /proc) per timed request:
-# on a loaded machine it is steadier than requests/s, which includes waiting for the CPU
-# and the client's own cost. It is read from /proc/PID/schedstat (ns) where the kernel has
-# it: the user + system times of /proc/PID/stat count 10 ms ticks.
+# Each mode gets REQUESTS requests from CLIENTS concurrent ab clients, split over ROUNDS
+# rounds in which every mode runs once (a fresh php-fpm and nginx each time, warm-up
+# requests not measured), so that drifting machine load hits every mode alike. Reported:
+# requests/s (all rounds' requests over all rounds' ab time), the median over the rounds of
+# ab's p50 and p99 latency, failed requests (ab's: non-2xx, or a page of another length),
+# pages differing from the reference page (the first mode's; every worker's warm-up pages
+# and as many after each round's load, compared whole), the peak RSS (VmHWM) of the largest
+# worker, zopt's own per-script serving time (zopt_get_status() of one worker), and the
+# ratios to OPcache. Also the workers' CPU time per timed request, from /proc/PID/schedstat
+# (ns; the user + system times of /proc/PID/stat count 10 ms ticks): on a loaded machine it
+# is steadier than requests/s, which include nginx, ab and waiting for the CPU.
 set -euo pipefail
 
 requests=200
@@ -60,12 +63,18 @@ if [ -z "$ext" ]; then
 fi
 [ -n "$ext" ] && [ -f "$ext" ] || { echo "build the extension first: cargo build --release -p zopt-php (or -e SO)" >&2; exit 2; }
 FPM=/usr/sbin/php-fpm8.2
-command -v cgi-fcgi >/dev/null && [ -x $FPM ] || { echo "needs php8.2-fpm and libfcgi-bin (apt-get install php8.2-fpm libfcgi-bin)" >&2; exit 2; }
+NGINX=/usr/sbin/nginx
+command -v ab >/dev/null && command -v curl >/dev/null && [ -x $FPM ] && [ -x $NGINX ] \
+    || { echo "needs php8.2-fpm, nginx, apache2-utils and curl (apt-get install php8.2-fpm nginx apache2-utils curl)" >&2; exit 2; }
 
 work=$(mktemp -d /tmp/zopt-bench-fpm.XXXXXX)
+chmod 755 "$work"
 master=""
+front=""
 cleanup() {
-    [ -n "$master" ] && kill "$master" 2>/dev/null && wait "$master" 2>/dev/null || true
+    for p in "$front" "$master"; do
+        [ -n "$p" ] && kill "$p" 2>/dev/null && wait "$p" 2>/dev/null || true
+    done
     rm -rf "$work"
 }
 trap cleanup EXIT
@@ -82,7 +91,10 @@ foreach (array_keys(\$map) as \$c) {
 }
 \$names = array_merge(get_declared_classes(), get_declared_interfaces(), get_declared_traits());
 sort(\$names);
-echo "classes \$n digest ", md5(implode(',', \$names)), "\n";
+\$page = "classes \$n digest " . md5(implode(',', \$names)) . "\n";
+// A length, so that ab's HTTP/1.0 keep-alive connections stay open.
+header('Content-Length: ' . strlen(\$page));
+echo \$page;
 EOF
 cat > "$work/app/status.php" <<'EOF'
 <?php
@@ -91,19 +103,31 @@ printf("worker %d: %d scripts served (%d from shared memory, %d bound from the r
     getmypid(), $s['served'], $s['shm_hits'], $s['run_time_hits'] ?? 0, $s['served'] ? $s['served_ns'] / $s['served'] / 1000 : 0, $s['compiles']);
 EOF
 
-port=$((20000 + RANDOM % 20000))
-request() { # [SCRIPT]
-    SCRIPT_FILENAME="$work/app/${1:-index.php}" REQUEST_METHOD=GET QUERY_STRING="" \
-        timeout 60 cgi-fcgi -bind -connect "127.0.0.1:$port" 2>/dev/null | tr -d '\r' | sed '1,/^$/d'
+# nginx's port, below the ephemeral range (32768 and up on Linux); php-fpm listens on a
+# unix socket, as Debian's pool does.
+web=$((10000 + RANDOM % 20000))
+fetch() { # [SCRIPT]: one page through nginx
+    curl -s --max-time 60 "http://127.0.0.1:$web/${1:-index.php}"
 }
 
-start() { # INI ARGS...
+wait_port() { # PORT LOG
+    for _ in $(seq 200); do
+        (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
+        sleep 0.05
+    done
+    echo "server on port $1 did not start: $(cat "$2" 2>/dev/null)" >&2
+    exit 1
+}
+
+start() { # INI ARGS...: php-fpm on $work/fpm.sock, nginx on $web in front of it
     cat > "$work/fpm.conf" <<EOF
 [global]
 error_log = $work/fpm.log
 daemonize = no
 [www]
-listen = 127.0.0.1:$port
+listen = $work/fpm.sock
+; nginx's workers run as another user when it is started as root.
+listen.mode = 0666
 pm = static
 pm.max_children = $workers
 clear_env = no
@@ -111,18 +135,56 @@ EOF
     $FPM -n -F -R -y "$work/fpm.conf" -d memory_limit=512M "$@" >/dev/null 2>&1 &
     master=$!
     for _ in $(seq 200); do
-        (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && return 0
+        [ -S "$work/fpm.sock" ] && break
         sleep 0.05
     done
-    echo "php-fpm did not start: $(cat "$work/fpm.log")" >&2
-    exit 1
+    [ -S "$work/fpm.sock" ] || { echo "php-fpm did not start: $(cat "$work/fpm.log")" >&2; exit 1; }
+    mkdir -p "$work/nginx"
+    cat > "$work/nginx/nginx.conf" <<EOF
+worker_processes 1;
+daemon off;
+pid $work/nginx/nginx.pid;
+error_log $work/nginx/error.log;
+events { worker_connections 1024; }
+http {
+    access_log off;
+    client_body_temp_path $work/nginx/body;
+    fastcgi_temp_path $work/nginx/fastcgi;
+    proxy_temp_path $work/nginx/proxy;
+    uwsgi_temp_path $work/nginx/uwsgi;
+    scgi_temp_path $work/nginx/scgi;
+    server {
+        listen 127.0.0.1:$web;
+        # ab's connections are kept alive: tens of thousands of requests open no
+        # connection each (whose TIME_WAITs would use up the ephemeral ports).
+        keepalive_requests 1000000;
+        root $work/app;
+        location ~ \.php\$ {
+            fastcgi_pass unix:$work/fpm.sock;
+            fastcgi_param SCRIPT_FILENAME \$document_root\$fastcgi_script_name;
+            fastcgi_param SCRIPT_NAME \$fastcgi_script_name;
+            fastcgi_param REQUEST_METHOD \$request_method;
+            fastcgi_param QUERY_STRING \$query_string;
+            fastcgi_param SERVER_PROTOCOL \$server_protocol;
+        }
+    }
+}
+EOF
+    $NGINX -p "$work/nginx" -c "$work/nginx/nginx.conf" -e "$work/nginx/error.log" >/dev/null 2>&1 &
+    front=$!
+    wait_port "$web" "$work/nginx/error.log"
 }
 
 stop() {
-    kill "$master" 2>/dev/null || true
-    wait "$master" 2>/dev/null || true
+    for p in "$front" "$master"; do
+        [ -n "$p" ] || continue
+        kill "$p" 2>/dev/null || true
+        wait "$p" 2>/dev/null || true
+    done
     master=""
-    port=$((port + 1))
+    front=""
+    rm -f "$work/fpm.sock"
+    web=$((web + 1))
 }
 
 worker_cpu() { # CPU time of all workers, in ns: the scheduler's run time (schedstat), else
@@ -146,57 +208,60 @@ worker_hwm() { # peak RSS of each worker, kB
 }
 
 reference=""
-measure() { # NAME INI ARGS...: one round of one mode, appended to $work/lat.NAME
+check_pages() { # NAME COUNT: fetches COUNT pages, counts those differing from the reference
+    local name=$1 count=$2 bad=0 page
+    for _ in $(seq "$count"); do
+        page=$(fetch)
+        [ -n "$reference" ] || reference=$page
+        [ "$page" = "$reference" ] || bad=$((bad + 1))
+    done
+    echo "$bad $count" >> "$work/pages.$name"
+}
+
+measure() { # NAME INI ARGS...: one round of one mode
     local name=$1
     shift
     start "$@"
-    for _ in $(seq $((2 * workers))); do
-        local page
-        page=$(request)
-        [ -n "$reference" ] || reference=$page
-    done
-    local per=$((requests / rounds / clients))
-    local t0 t1 c0 c1
+    # Warm-up, not timed: every worker fills its caches (and the segment) first.
+    check_pages "$name" $((2 * workers))
+    local per=$((requests / rounds))
+    local c0 c1
     c0=$(worker_cpu)
-    t0=$(date +%s%N)
-    local pids=()
-    for c in $(seq "$clients"); do
-        (
-            for _ in $(seq "$per"); do
-                local s e page
-                s=$(date +%s%N)
-                page=$(request)
-                e=$(date +%s%N)
-                if [ "$page" = "$reference" ]; then echo "ok $(( (e - s) / 1000 ))"; else echo "fail $(( (e - s) / 1000 ))"; fi
-            done
-        ) > "$work/client.$c" &
-        pids+=($!)
-    done
-    wait "${pids[@]}"
-    t1=$(date +%s%N)
+    ab -q -k -n "$per" -c "$clients" -e "$work/pct.csv" "http://127.0.0.1:$web/index.php" > "$work/ab.out" 2>&1 \
+        || { echo "ab failed: $(cat "$work/ab.out")" >&2; exit 1; }
     c1=$(worker_cpu)
-    echo "$((t1 - t0))" >> "$work/wall.$name"
-    echo "$((c1 - c0)) $((per * clients))" >> "$work/cpu.$name"
+    # ab counts a response of another length than the first as failed, and non-2xx apart.
+    awk '
+        /^Time taken for tests:/ { t = $5 }
+        /^Failed requests:/ { f = $3 }
+        /^Non-2xx responses:/ { x = $3 }
+        /^Complete requests:/ { n = $3 }
+        END { printf "%d %d %.6f\n", n, f + x, t }' "$work/ab.out" >> "$work/ab.$name"
+    awk -F, '$1 == 50 { p50 = $2 } $1 == 99 { p99 = $2 } END { print p50, p99 }' "$work/pct.csv" >> "$work/lat.$name"
+    echo "$((c1 - c0)) $per" >> "$work/cpu.$name"
+    # The pages after the load: the same as before it.
+    check_pages "$name" "$workers"
     worker_hwm >> "$work/hwm.$name"
-    case $name in zopt*) request status.php > "$work/detail.$name" ;; esac
+    case $name in zopt*) fetch status.php > "$work/detail.$name" ;; esac
     stop
-    cat "$work"/client.* >> "$work/lat.$name"
+}
+
+median() { # of the numbers on stdin
+    sort -n | awk '{ v[NR] = $1 } END { if (NR) printf "%.2f", (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 
 report() { # NAME
     local name=$1
-    local n fails stats rps hwm
-    n=$(wc -l < "$work/lat.$name")
-    fails=$(grep -c '^fail' "$work/lat.$name" || true)
-    stats=$(awk '{print $2}' "$work/lat.$name" | sort -n | awk -v n="$n" '
-        { v[NR] = $1 }
-        END { p50 = v[int((n - 1) * 0.50) + 1]; p99 = v[int((n - 1) * 0.99) + 1]; printf "%.1f %.1f", p50 / 1000, p99 / 1000 }')
-    rps=$(awk -v n="$n" '{ ns += $1 } END { printf "%.1f", n / (ns / 1e9) }' "$work/wall.$name")
+    local n fails rps bad checked p50 p99 hwm cpu
+    read -r n fails rps < <(awk '{ n += $1; f += $2; t += $3 } END { printf "%d %d %.1f\n", n, f, n / t }' "$work/ab.$name")
+    read -r bad checked < <(awk '{ b += $1; c += $2 } END { print b + 0, c + 0 }' "$work/pages.$name")
+    p50=$(awk '{ print $1 }' "$work/lat.$name" | median)
+    p99=$(awk '{ print $2 }' "$work/lat.$name" | median)
     hwm=$(tr ' ' '\n' < "$work/hwm.$name" | sort -n | tail -1)
     cpu=$(awk '{ t += $1; r += $2 } END { printf "%.3f", t / 1e6 / r }' "$work/cpu.$name")
-    echo "$name $rps $cpu" >> "$work/rps"
-    printf "%-10s %8s req/s   p50 %7s ms   p99 %7s ms   failed %s/%s   peak worker RSS %s kB   worker CPU %s ms/request\n" \
-        "$name" "$rps" ${stats} "$fails" "$n" "$hwm" "$cpu"
+    echo "$name $rps $cpu $p99" >> "$work/rps"
+    printf "%-10s %8s req/s   p50 %6s ms   p99 %6s ms   failed %s/%s   pages differing %s/%s   peak worker RSS %s kB   worker CPU %s ms/request\n" \
+        "$name" "$rps" "$p50" "$p99" "$fails" "$n" "$bad" "$checked" "$hwm" "$cpu"
     [ ! -f "$work/detail.$name" ] || echo "           $(cat "$work/detail.$name")"
 }
 
@@ -224,5 +289,6 @@ echo "reference page: $reference"
 for m in "${modes[@]}"; do report "$m"; done
 opc=$(awk '$1 == "opcache" { print $2 }' "$work/rps")
 opc_cpu=$(awk '$1 == "opcache" { print $3 }' "$work/rps")
-[ -z "$opc" ] || awk -v o="$opc" -v oc="$opc_cpu" \
-    '{ printf "  %-12s %.2fx OPcache (requests/s)   %.2fx OPcache'"'"'s worker CPU per request\n", $1, $2 / o, $3 / oc }' "$work/rps"
+opc_p99=$(awk '$1 == "opcache" { print $4 }' "$work/rps")
+[ -z "$opc" ] || awk -v o="$opc" -v oc="$opc_cpu" -v op="$opc_p99" \
+    '{ printf "  %-12s %.2fx OPcache (requests/s)   %.2fx OPcache'"'"'s worker CPU per request   p99 %+.2f ms\n", $1, $2 / o, $3 / oc, $4 - op }' "$work/rps"
