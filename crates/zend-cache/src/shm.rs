@@ -12,13 +12,13 @@
 //! ```
 //!
 //! - A **slot** (one cache line) holds the segment offset of the entry of one path (0:
-//!   empty; bit 0 set: invalidated), the path's fingerprint (two independent 64-bit hashes
-//!   and its length), and what a hit of the current entry reads and writes: its run-time
+//!   empty; bit 0 set: invalidated), the path's fingerprint (the two halves of its 128-bit
+//!   xxh3 and its length), and what a hit of the current entry reads and writes: its run-time
 //!   image, its revalidation time and its hit counter (the entry header keeps the
 //!   authoritative copies). A lookup reads the slot alone, one cache miss: the path's bytes
 //!   and the entry header lie elsewhere in the segment. Slots are claimed by a path for
-//!   the life of the segment (open addressing, linear probing by
-//!   [`crate::system::path_hash`]); a new version of the script replaces the offset.
+//!   the life of the segment (open addressing, linear probing by the fingerprint's first
+//!   half); a new version of the script replaces the offset.
 //! - An **entry** is a header (path hash, validation data, lengths, hit counter,
 //!   revalidation time, an invalidated flag), the path, the persisted body (the same bytes
 //!   the file cache stores, validated before it was published) and the **string map**: for
@@ -51,7 +51,7 @@
 //! places atomics and a pthread mutex in memory shared between processes.
 
 use crate::load::{self, ScriptView};
-use crate::system::{path_hash, CacheKey, SystemId, Validation};
+use crate::system::{CacheKey, SystemId, Validation};
 use std::io;
 use std::mem::{align_of, size_of};
 use std::sync::atomic::{AtomicI64, AtomicU32, AtomicU64, Ordering};
@@ -190,11 +190,12 @@ struct Slot {
 /// `off` of a slot whose entry was invalidated.
 const INVALIDATED_BIT: u64 = 1;
 
-/// The second half of a path's fingerprint (with [`path_hash`] and its length): xxh3 with
-/// another seed, so that a lookup trusts two independent 64-bit hashes instead of reading
-/// the path's bytes from the entry.
-fn path_check(path: &[u8]) -> u64 {
-    xxhash_rust::xxh3::xxh3_64_with_seed(path, 0x7a6f_7074_7368_6d32)
+/// A path's fingerprint in the table (with its length): the two halves of its 128-bit
+/// xxh3, the first for probing, so that a lookup trusts 128 bits of hash instead of
+/// reading the path's bytes from the entry; one pass over the path.
+fn path_fingerprint(path: &[u8]) -> (u64, u64) {
+    let h = xxhash_rust::xxh3::xxh3_128(path);
+    (h as u64, (h >> 64) as u64)
 }
 
 const fn align8(n: usize) -> usize {
@@ -317,6 +318,7 @@ impl std::fmt::Debug for ShmEntry<'_> {
 }
 
 impl<'a> ShmEntry<'a> {
+    #[inline]
     fn header(&self) -> &'a EntryHeader {
         // SAFETY: `off` was checked to leave room for a whole header inside the entries
         // area (`entry_at`, `find`); entries are 8-aligned.
@@ -325,6 +327,7 @@ impl<'a> ShmEntry<'a> {
 
     /// The entry's slot, when it still holds this entry (else a newer entry or none: the
     /// header's own fields are used).
+    #[inline]
     fn current_slot(&self) -> Option<&'a Slot> {
         let slot = self.shm.slot(self.slot);
         (slot.off.load(Ordering::Acquire) & !INVALIDATED_BIT == self.off as u64).then_some(slot)
@@ -405,6 +408,7 @@ impl<'a> ShmEntry<'a> {
 
     /// The embedder's run-time image of this entry (see [`ShmCache::attach_image`]): the
     /// address of its root, complete and immutable once seen here.
+    #[inline]
     pub fn image(&self) -> Option<*const u8> {
         let off = match self.current_slot() {
             Some(slot) => {
@@ -439,6 +443,7 @@ impl<'a> ShmEntry<'a> {
 
     /// Whether the source needs a fresh check at time `now` (unix seconds): true once
     /// `revalidate_freq` seconds passed since the last check.
+    #[inline]
     pub fn needs_revalidation(&self, now: i64) -> bool {
         now >= self.revalidate_at().load(Ordering::Relaxed)
     }
@@ -458,11 +463,18 @@ impl<'a> ShmEntry<'a> {
     /// Counts a hit of this entry only; the embedder adds it to the segment's counter with
     /// [`ShmCache::count_hits`] (it may batch those: the segment's counters share a cache
     /// line that every process writes).
+    ///
+    /// A relaxed load and store, not a locked increment (which costs tens of cycles per
+    /// hit): two processes counting a hit of the same script at the same instant may count
+    /// one, as OPcache's `persistent_script->dynamic_members.hits++` may. The count is a
+    /// statistic; nothing depends on it.
+    #[inline]
     pub fn count_hit(&self) {
-        match self.current_slot() {
-            Some(slot) => slot.hits.fetch_add(1, Ordering::Relaxed),
-            None => self.header().hits.fetch_add(1, Ordering::Relaxed),
+        let hits = match self.current_slot() {
+            Some(slot) => &slot.hits,
+            None => &self.header().hits,
         };
+        hits.store(hits.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
     }
 
     /// Records that the embedder's checks of this entry's content passed (e.g. the operand
@@ -480,11 +492,6 @@ impl<'a> ShmEntry<'a> {
     /// Whether [`ShmCache::invalidate`] retired the entry.
     pub fn is_invalidated(&self) -> bool {
         self.header().invalidated.load(Ordering::Acquire) != 0
-    }
-
-    /// The path's hash ([`crate::system::path_hash`]), from the entry's slot.
-    pub fn path_hash(&self) -> u64 {
-        self.shm.slot(self.slot).hash.load(Ordering::Relaxed)
     }
 }
 
@@ -643,6 +650,7 @@ impl ShmCache {
         Ok(shm)
     }
 
+    #[inline]
     fn header(&self) -> &Header {
         // SAFETY: the header was written by `create` and is only mutated through atomics
         // and the mutex afterwards.
@@ -658,9 +666,11 @@ impl ShmCache {
         &self.header().counters[i]
     }
 
+    #[inline]
     fn slot(&self, i: usize) -> &Slot {
         let h = self.header();
-        let i = i % h.slot_count as usize;
+        // `create` made the count a power of two: a mask, not a division, on every lookup.
+        let i = i & (h.slot_count as usize - 1);
         // SAFETY: the slots array lies in the mapping (laid out by `create`), 64-aligned
         // (the mapping is page-aligned); its fields are atomics.
         unsafe { &*(self.base.add(h.slots_off as usize + i * size_of::<Slot>()) as *const Slot) }
@@ -715,9 +725,9 @@ impl ShmCache {
     /// The entry of `path`, whatever its validation data (no lock, no counter). Reads the
     /// table's slots only: a slot whose fingerprint (two independent 64-bit hashes and the
     /// length) is the path's is the path's.
+    #[inline]
     pub fn find(&self, path: &[u8]) -> Option<ShmEntry<'_>> {
-        let hash = path_hash(path);
-        let mut check = None;
+        let (hash, check) = path_fingerprint(path);
         let count = self.header().slot_count as usize;
         let mut i = hash as usize & (count - 1);
         for _ in 0..count {
@@ -728,8 +738,7 @@ impl ShmCache {
             }
             if slot.hash.load(Ordering::Relaxed) == hash
                 && slot.len.load(Ordering::Relaxed) == path.len() as u64
-                && slot.check.load(Ordering::Relaxed)
-                    == *check.get_or_insert_with(|| path_check(path))
+                && slot.check.load(Ordering::Relaxed) == check
             {
                 if off & INVALIDATED_BIT != 0 {
                     return None;
@@ -859,8 +868,7 @@ impl ShmCache {
     ) -> Result<ShmEntry<'_>, ShmStoreError> {
         let _lock = self.lock()?;
         let h = self.header();
-        let hash = key.path_hash();
-        let check = path_check(&key.path);
+        let (hash, check) = path_fingerprint(&key.path);
         // The slot of this path (an existing entry to replace) or the first free one.
         let count = h.slot_count as usize;
         let mut i = hash as usize & (count - 1);
@@ -944,7 +952,7 @@ impl ShmCache {
             area[at..at + 4].copy_from_slice(&off.to_le_bytes());
         }
         let header = EntryHeader {
-            path_hash: hash,
+            path_hash: key.path_hash(),
             path_len: key.path.len() as u64,
             body_off: (start_us + body_rel) as u64,
             body_len: len as u64,
@@ -1150,6 +1158,7 @@ impl ShmCache {
     /// A number that changes whenever an entry [`ShmCache::find`] returned may no longer
     /// be the published entry of its path (a newer store replaced it, or it was
     /// invalidated). Stores of new paths leave it unchanged.
+    #[inline]
     pub fn generation(&self) -> u64 {
         self.header().generation.load(Ordering::Acquire)
     }

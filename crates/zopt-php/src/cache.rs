@@ -84,68 +84,104 @@ static ORIGINAL_STREAM_OPEN: OnceLock<StreamOpen> = OnceLock::new();
 static COMPILING: AtomicBool = AtomicBool::new(false);
 static WARNED_OPCACHE: AtomicBool = AtomicBool::new(false);
 
+/// A count kept by this process, bumped by PHP's one thread (PHP is built without ZTS for
+/// zopt): a relaxed load and store, not a locked read-modify-write, which costs tens of
+/// cycles and was a tenth of a shared-memory hit's time. Readers (the status functions)
+/// run on the same thread.
+#[derive(Default)]
+pub struct Counter(AtomicU64);
+
+impl Counter {
+    pub const fn new() -> Counter {
+        Counter(AtomicU64::new(0))
+    }
+
+    /// Adds `n`; returns the count before.
+    pub fn add(&self, n: u64) -> u64 {
+        let before = self.0.load(Ordering::Relaxed);
+        self.0.store(before.wrapping_add(n), Ordering::Relaxed);
+        before
+    }
+
+    /// Adds one; returns the count before.
+    pub fn bump(&self) -> u64 {
+        self.add(1)
+    }
+
+    pub fn get(&self) -> u64 {
+        self.0.load(Ordering::Relaxed)
+    }
+
+    /// The count, reset to zero.
+    pub fn take(&self) -> u64 {
+        let n = self.get();
+        self.0.store(0, Ordering::Relaxed);
+        n
+    }
+}
+
 /// What the hook did, beyond the cache's own lookup counters.
 #[derive(Default)]
 pub struct Counters {
     /// Calls of PHP's compiler made by the hook (misses, uncacheable files, fallbacks).
-    pub compiles: AtomicU64,
+    pub compiles: Counter,
     /// Hits served without compiling.
-    pub served: AtomicU64,
+    pub served: Counter,
     /// Files compiled without caching (not a plain file, OPcache active, capture refused).
-    pub uncacheable: AtomicU64,
+    pub uncacheable: Counter,
     /// Entries that validated but could not be built (compiled instead).
-    pub load_failures: AtomicU64,
+    pub load_failures: Counter,
     /// Nanoseconds spent serving hits (lookup, validation, build, bind), estimated from one
     /// call of the hook in [`TIMING_SAMPLE`].
-    pub served_ns: AtomicU64,
+    pub served_ns: Counter,
     /// Nanoseconds spent in the hook on everything else (PHP's compiler, capture, store),
     /// estimated the same way.
-    pub other_ns: AtomicU64,
+    pub other_ns: Counter,
     /// Hits served from shared memory (also counted in `served`).
-    pub shm_hits: AtomicU64,
+    pub shm_hits: Counter,
     /// Shared-memory stores refused (full segment or table, invalid body).
-    pub shm_store_failures: AtomicU64,
+    pub shm_store_failures: Counter,
     /// Shared-memory hits bound from the script's run-time form ([`image`]), without
     /// rebuilding anything (also counted in `shm_hits`).
-    pub run_time_hits: AtomicU64,
+    pub run_time_hits: Counter,
     /// Run-time forms this process persisted into the segment.
-    pub run_time_stores: AtomicU64,
+    pub run_time_stores: Counter,
     /// Scripts whose run-time form could not be persisted (they are rebuilt on each hit).
-    pub run_time_refusals: AtomicU64,
+    pub run_time_refusals: Counter,
     /// Linked classes this process persisted into the inheritance cache ([`crate::inherit`]).
-    pub linked_stores: AtomicU64,
+    pub linked_stores: Counter,
     /// File-cache hits bound from the script's run-time image ([`file_image`]): relocated,
     /// not rebuilt (also counted in `served`).
-    pub image_hits: AtomicU64,
+    pub image_hits: Counter,
     /// Run-time images this process stored in the file cache (refusals included).
-    pub image_stores: AtomicU64,
+    pub image_stores: Counter,
     /// Run-time images found but not used (damaged, truncated, from another PHP build...;
     /// the entry was served instead).
-    pub image_rejects: AtomicU64,
+    pub image_rejects: Counter,
 }
 
 pub static COUNTERS: Counters = Counters {
-    compiles: AtomicU64::new(0),
-    served: AtomicU64::new(0),
-    uncacheable: AtomicU64::new(0),
-    load_failures: AtomicU64::new(0),
-    served_ns: AtomicU64::new(0),
-    other_ns: AtomicU64::new(0),
-    shm_hits: AtomicU64::new(0),
-    shm_store_failures: AtomicU64::new(0),
-    run_time_hits: AtomicU64::new(0),
-    run_time_stores: AtomicU64::new(0),
-    run_time_refusals: AtomicU64::new(0),
-    linked_stores: AtomicU64::new(0),
-    image_hits: AtomicU64::new(0),
-    image_stores: AtomicU64::new(0),
-    image_rejects: AtomicU64::new(0),
+    compiles: Counter::new(),
+    served: Counter::new(),
+    uncacheable: Counter::new(),
+    load_failures: Counter::new(),
+    served_ns: Counter::new(),
+    other_ns: Counter::new(),
+    shm_hits: Counter::new(),
+    shm_store_failures: Counter::new(),
+    run_time_hits: Counter::new(),
+    run_time_stores: Counter::new(),
+    run_time_refusals: Counter::new(),
+    linked_stores: Counter::new(),
+    image_hits: Counter::new(),
+    image_stores: Counter::new(),
+    image_rejects: Counter::new(),
 };
 
 /// One call of the compile hook in this many is timed for `served_ns` / `other_ns`.
 pub const TIMING_SAMPLE: u64 = 8;
 /// Calls of the compile hook, for the timing sample.
-static CALLS: AtomicU64 = AtomicU64::new(0);
+static CALLS: Counter = Counter::new();
 
 /// OPcache's compiler options for scripts it caches (`opcache_compile_file`).
 const OPCACHE_COMPILER_OPTIONS: u32 = php::ZEND_COMPILE_HANDLE_OP_ARRAY
@@ -292,11 +328,14 @@ unsafe fn leave_unopened(shm: &'static ShmCache, handle: *mut zend_file_handle) 
     if path.first() != Some(&b'/') {
         return false;
     }
-    let Fresh::Hit(entry) = fresh_for(shm, filename, path) else {
-        return false;
-    };
-    // The compile hook asks for this very path next: it reuses the lookup.
-    remember(shm, filename, path, entry);
+    // `resolve_path` found it for this include (include_once): left for the compile hook.
+    // Otherwise (the primary script) looked up, and kept for the compile hook.
+    if !found_for(shm, filename, path) {
+        let Fresh::Hit(entry) = fresh(shm, path) else {
+            return false;
+        };
+        remember(shm, filename, path, entry);
+    }
     // zend_string_copy: interned strings are not counted.
     if !crate::engine::is_interned(filename) {
         (*filename).gc.refcount += 1;
@@ -385,10 +424,7 @@ struct LastImage {
     found: zend_cache::file_cache::CachedImage,
 }
 
-thread_local! {
-    static LAST_IMAGE: std::cell::RefCell<Option<LastImage>> =
-        const { std::cell::RefCell::new(None) };
-}
+static LAST_IMAGE: php::PhpThreadCell<Option<LastImage>> = php::PhpThreadCell::new(None);
 
 /// The opline being executed (0 outside user code).
 unsafe fn current_opline() -> usize {
@@ -406,8 +442,10 @@ unsafe fn current_opline() -> usize {
 /// the file cache (its source `stat`ed once); if so it is kept in `LAST_IMAGE`. Its name
 /// is then a path that was resolved when the image was stored (images are keyed by real
 /// paths), so resolving it again is skipped, as for shared-memory entries.
+#[cold]
+#[inline(never)]
 unsafe fn image_real_path(filename: *mut php::zend_string) -> bool {
-    LAST_IMAGE.with(|l| l.borrow_mut().take());
+    LAST_IMAGE.with(|l| l.take());
     let Some(cache) = CACHE.get() else {
         return false;
     };
@@ -438,21 +476,25 @@ unsafe fn image_real_path(filename: *mut php::zend_string) -> bool {
         key,
         found,
     };
-    LAST_IMAGE.with(|l| *l.borrow_mut() = Some(last));
+    LAST_IMAGE.with(|l| *l = Some(last));
     true
 }
 
 /// The image `image_real_path` kept for `path` during the include being executed.
 fn last_image_for(path: &[u8]) -> Option<LastImage> {
-    // SAFETY: reads the executor's current opline, on PHP's thread.
-    let opline = unsafe { current_opline() };
-    LAST_IMAGE
-        .with(|l| l.borrow_mut().take())
-        .filter(|last| last.opline == opline && last.path == path)
+    // SAFETY: reads the executor's current opline and the kept image, on PHP's thread.
+    unsafe {
+        let opline = current_opline();
+        LAST_IMAGE
+            .with(|l| l.take())
+            .filter(|last| last.opline == opline && last.path == path)
+    }
 }
 
 /// `stream_open` without a segment: the file of an include whose run-time image
 /// `image_real_path` just found stays unopened (its `opened_path` is its name).
+#[cold]
+#[inline(never)]
 unsafe fn image_without_opening(handle: *mut zend_file_handle) -> bool {
     if COMPILING.load(Ordering::Relaxed)
         || u32::from((*handle).type_) != php::ZEND_HANDLE_FILENAME
@@ -466,8 +508,7 @@ unsafe fn image_without_opening(handle: *mut zend_file_handle) -> bool {
     };
     let opline = current_opline();
     let kept = LAST_IMAGE.with(|l| {
-        l.borrow()
-            .as_ref()
+        l.as_ref()
             .is_some_and(|last| last.opline == opline && last.path == path)
     });
     if !kept {
@@ -481,67 +522,97 @@ unsafe fn image_without_opening(handle: *mut zend_file_handle) -> bool {
     true
 }
 
-thread_local! {
-    /// The entry `stream_open` just found fresh for an `include_once` / `require_once`, with
-    /// the filename string it was asked for: the compile hook called right after for the
-    /// same file takes it instead of looking it up (and checking its source) again.
-    static LAST_FOUND: std::cell::Cell<Option<LastFound>> = const { std::cell::Cell::new(None) };
-}
+/// The entry the previous hook found fresh for an `include_once` / `require_once`
+/// (`resolve_path`, then `stream_open`), with the filename string it was asked for: the
+/// next hook called for the same file takes it instead of looking it up (and checking its
+/// source) again.
+static LAST_FOUND: php::PhpThreadCell<LastFound> = php::PhpThreadCell::new(LastFound {
+    entry: None,
+    filename: 0,
+    generation: 0,
+    path: Vec::new(),
+});
 
 /// An entry found fresh for a filename string, kept for the next hook called for the same
 /// include (see `LAST_FOUND`).
-#[derive(Clone, Copy)]
 struct LastFound {
+    /// Taken by the next hook; `None` once taken.
+    entry: Option<ShmEntry<'static>>,
     /// The filename string (its address: the same string object is passed along).
     filename: usize,
-    /// The path's hash and length: a string allocated at the same address for another
-    /// path does not match (the entry's own path is not read: a hit reads no entry header).
-    hash: u64,
-    len: usize,
     /// The segment's generation when it was found: no entry was replaced or invalidated
     /// since.
     generation: u64,
-    entry: ShmEntry<'static>,
+    /// The path's bytes: a string allocated at the same address for another path (after
+    /// an `include_once` of a file already included, which compiles nothing) does not
+    /// match. The buffer is reused from include to include.
+    path: Vec<u8>,
 }
 
-fn remember(
+/// Keeps `entry`, found fresh for `path` (named by the string `filename`), for the next
+/// hook of the same include.
+///
+/// # Safety
+/// On PHP's thread, from a hook.
+unsafe fn remember(
     shm: &'static ShmCache,
     filename: *mut php::zend_string,
     path: &[u8],
     entry: ShmEntry<'static>,
 ) {
-    // The compile hook binds this entry's run-time form next, after PHP checked its
-    // included files and opened nothing: fetch the form's root and main op_array meanwhile.
-    if let Some(root) = entry.image() {
-        image::prefetch(root, 128);
-    }
-    let last = LastFound {
-        filename: filename as usize,
-        hash: entry.path_hash(),
-        len: path.len(),
-        generation: shm.generation(),
-        entry,
-    };
-    LAST_FOUND.with(|l| l.set(Some(last)));
+    LAST_FOUND.with(|last| {
+        let same_include = last.filename == filename as usize && last.path == path;
+        if !same_include {
+            // The compile hook binds this entry's run-time form next, after PHP checked
+            // its included files and opened nothing: fetch the form's root and main
+            // op_array meanwhile (once per include).
+            if let Some(root) = entry.image() {
+                image::prefetch(root, 128);
+            }
+            last.filename = filename as usize;
+            last.path.clear();
+            last.path.extend_from_slice(path);
+        }
+        last.generation = shm.generation();
+        last.entry = Some(entry);
+    });
 }
 
-/// What shared memory holds for `path`, reusing `stream_open`'s lookup when it was for
+/// Whether the previous hook's lookup, still kept, was for this file (the same filename
+/// string, with the same bytes) and still holds.
+///
+/// # Safety
+/// On PHP's thread, from a hook.
+unsafe fn found_for(shm: &'static ShmCache, filename: *mut php::zend_string, path: &[u8]) -> bool {
+    LAST_FOUND.with(|last| last.entry.is_some() && last.matches(shm, filename, path))
+}
+
+impl LastFound {
+    fn matches(&self, shm: &ShmCache, filename: *mut php::zend_string, path: &[u8]) -> bool {
+        self.filename == filename as usize
+            && self.generation == shm.generation()
+            && self.path == path
+    }
+}
+
+/// What shared memory holds for `path`, reusing the previous hook's lookup when it was for
 /// the same file (the same filename string, with the same bytes).
-fn fresh_for(
+///
+/// # Safety
+/// On PHP's thread, from a hook.
+unsafe fn fresh_for(
     shm: &'static ShmCache,
     filename: *mut php::zend_string,
     path: &[u8],
 ) -> Fresh<'static> {
-    if let Some(last) = LAST_FOUND.with(|l| l.take()) {
-        if last.filename == filename as usize
-            && last.len == path.len()
-            && last.generation == shm.generation()
-            && last.hash == zend_cache::system::path_hash(path)
-        {
-            return Fresh::Hit(last.entry);
-        }
+    let reused = LAST_FOUND.with(|last| {
+        let entry = last.entry.take()?;
+        last.matches(shm, filename, path).then_some(entry)
+    });
+    match reused {
+        Some(entry) => Fresh::Hit(entry),
+        None => fresh(shm, path),
     }
-    fresh(shm, path)
 }
 
 // zend_compile.h: include kinds in ZEND_INCLUDE_OR_EVAL's extended_value.
@@ -563,11 +634,11 @@ enum Fresh<'a> {
 /// counter: written at the end of each request (and before the status is read) rather
 /// than on each hit, so that hits do not make the workers take turns on one cache line of
 /// the segment's header.
-static PENDING_HITS: AtomicU64 = AtomicU64::new(0);
+static PENDING_HITS: Counter = Counter::new();
 
 /// Adds the hits this process counted to the segment's counter.
 pub fn flush_local_hits() {
-    let n = PENDING_HITS.swap(0, Ordering::Relaxed);
+    let n = PENDING_HITS.take();
     if let (Some(shm), true) = (SHM.get(), n > 0) {
         shm.count_hits(n);
     }
@@ -674,7 +745,7 @@ pub fn status() -> String {
     }
     parts.push(format!(
         "{} compiled in this process",
-        COUNTERS.compiles.load(Ordering::Relaxed)
+        COUNTERS.compiles.get()
     ));
     parts.join("; ")
 }
@@ -715,21 +786,21 @@ pub fn stats_json() -> serde_json::Value {
     let c = &COUNTERS;
     let mut line = serde_json::json!({
         "pid": std::process::id(),
-        "compiles": c.compiles.load(Ordering::Relaxed),
-        "served": c.served.load(Ordering::Relaxed),
-        "shm_hits": c.shm_hits.load(Ordering::Relaxed),
-        "shm_store_failures": c.shm_store_failures.load(Ordering::Relaxed),
-        "run_time_hits": c.run_time_hits.load(Ordering::Relaxed),
-        "run_time_stores": c.run_time_stores.load(Ordering::Relaxed),
-        "run_time_refusals": c.run_time_refusals.load(Ordering::Relaxed),
-        "linked_stores": c.linked_stores.load(Ordering::Relaxed),
-        "image_hits": c.image_hits.load(Ordering::Relaxed),
-        "image_stores": c.image_stores.load(Ordering::Relaxed),
-        "image_rejects": c.image_rejects.load(Ordering::Relaxed),
-        "uncacheable": c.uncacheable.load(Ordering::Relaxed),
-        "load_failures": c.load_failures.load(Ordering::Relaxed),
-        "served_ns": c.served_ns.load(Ordering::Relaxed),
-        "other_ns": c.other_ns.load(Ordering::Relaxed),
+        "compiles": c.compiles.get(),
+        "served": c.served.get(),
+        "shm_hits": c.shm_hits.get(),
+        "shm_store_failures": c.shm_store_failures.get(),
+        "run_time_hits": c.run_time_hits.get(),
+        "run_time_stores": c.run_time_stores.get(),
+        "run_time_refusals": c.run_time_refusals.get(),
+        "linked_stores": c.linked_stores.get(),
+        "image_hits": c.image_hits.get(),
+        "image_stores": c.image_stores.get(),
+        "image_rejects": c.image_rejects.get(),
+        "uncacheable": c.uncacheable.get(),
+        "load_failures": c.load_failures.get(),
+        "served_ns": c.served_ns.get(),
+        "other_ns": c.other_ns.get(),
         "shm": shm_json(),
     });
     let (hits, misses, rejects, stores, store_failures, rejected, pack) = match CACHE.get() {
@@ -869,33 +940,43 @@ unsafe extern "C" fn compile_file(
     COMPILING.store(false, Ordering::Relaxed);
     // One call in TIMING_SAMPLE is timed (and counted TIMING_SAMPLE times): reading the
     // clock on every hit would cost a noticeable part of a hit.
-    let timed = CALLS.fetch_add(1, Ordering::Relaxed) % TIMING_SAMPLE == 0;
+    let timed = CALLS.bump() % TIMING_SAMPLE == 0;
     let start = timed.then(std::time::Instant::now);
-    let served_before = COUNTERS.served.load(Ordering::Relaxed);
+    let served_before = COUNTERS.served.get();
     let outcome = catch_unwind(AssertUnwindSafe(|| serve(handle, type_)));
     if let Some(start) = start {
         let ns = start.elapsed().as_nanos() as u64 * TIMING_SAMPLE;
-        if COUNTERS.served.load(Ordering::Relaxed) != served_before {
-            COUNTERS.served_ns.fetch_add(ns, Ordering::Relaxed);
+        if COUNTERS.served.get() != served_before {
+            COUNTERS.served_ns.add(ns);
         } else {
-            COUNTERS.other_ns.fetch_add(ns, Ordering::Relaxed);
+            COUNTERS.other_ns.add(ns);
         }
     }
     match outcome {
         Ok(Outcome::Done(op_array)) => op_array,
         Ok(Outcome::Fatal(fatal)) => raise(fatal),
         Ok(Outcome::Bailout) => php::_zend_bailout(c"zopt cache.rs".as_ptr(), line!()),
-        Err(panic) => {
-            log(&format!(
-                "internal error in the cache: {}; compiling as usual",
-                crate::record::panic_message(&panic)
-            ));
-            compile_plain(handle, type_)
-        }
+        Err(panic) => compile_after_panic(handle, type_, &panic),
     }
 }
 
+/// A panic in the hook: logged, and the file compiled as usual.
+#[cold]
+#[inline(never)]
+unsafe fn compile_after_panic(
+    handle: *mut zend_file_handle,
+    type_: c_int,
+    panic: &Box<dyn std::any::Any + Send>,
+) -> *mut zend_op_array {
+    log(&format!(
+        "internal error in the cache: {}; compiling as usual",
+        crate::record::panic_message(panic)
+    ));
+    compile_plain(handle, type_)
+}
+
 /// `zend_error(E_ERROR)` with the file and line OPcache reports for the same error.
+#[cold]
 unsafe fn raise(fatal: load::Fatal) -> *mut zend_op_array {
     let cg = ptr::addr_of_mut!(php::compiler_globals);
     let e = Engine::new();
@@ -911,7 +992,7 @@ unsafe fn raise(fatal: load::Fatal) -> *mut zend_op_array {
 /// PHP's compiler as it would run without zopt (bailouts propagate: nothing of ours is
 /// live).
 unsafe fn compile_plain(handle: *mut zend_file_handle, type_: c_int) -> *mut zend_op_array {
-    COUNTERS.compiles.fetch_add(1, Ordering::Relaxed);
+    COUNTERS.compiles.bump();
     match ORIGINAL.get() {
         Some(original) => {
             // A bailout longjmps past the reset; `compile_file` clears the flag on entry
@@ -926,6 +1007,65 @@ unsafe fn compile_plain(handle: *mut zend_file_handle, type_: c_int) -> *mut zen
 }
 
 unsafe fn serve(handle: *mut zend_file_handle, type_: c_int) -> Outcome {
+    match serve_run_time_form(handle) {
+        Some(outcome) => outcome,
+        None => serve_any(handle, type_),
+    }
+}
+
+/// The common hit, kept apart so that its code is small and contiguous (the whole hook is
+/// several kilobytes, and a hit that runs through it misses the instruction cache on
+/// every include): a file that is open or that `stream_open` left unopened, fresh in
+/// shared memory, with a run-time form to bind. `None` for anything else, which
+/// [`serve_any`] serves (looking the script up again if this found it without a form).
+#[inline]
+unsafe fn serve_run_time_form(handle: *mut zend_file_handle) -> Option<Outcome> {
+    let shm = SHM.get()?;
+    let cg = ptr::addr_of!(php::compiler_globals);
+    let opened = (*handle).opened_path;
+    if opened.is_null()
+        || !ini::shm_run_time_form()
+        || ini::verify()
+        || (*cg).compiler_options & php::ZEND_COMPILE_DELAYED_BINDING != 0
+        || opcache_caches()
+    {
+        return None;
+    }
+    let path = php::Reader::new().str(opened)?;
+    if path.first() != Some(&b'/') {
+        return None;
+    }
+    let Fresh::Hit(entry) = fresh_for(shm, (*handle).filename, path) else {
+        return None;
+    };
+    let root = entry.image()?;
+    let outcome = bind_run_time_form(root);
+    count_shm_hit(entry);
+    Some(outcome)
+}
+
+/// Binds the run-time form at `root` into the request (see [`image::bind`]).
+unsafe fn bind_run_time_form(root: *const u8) -> Outcome {
+    COUNTERS.run_time_hits.bump();
+    match image::bind(Engine::new(), root) {
+        Ok(main) => Outcome::Done(main),
+        Err(load::BindError::Fatal(f)) => Outcome::Fatal(f),
+        Err(load::BindError::Bailout) => Outcome::Bailout,
+    }
+}
+
+/// Counts a script served from shared memory.
+fn count_shm_hit(entry: ShmEntry<'_>) {
+    entry.count_hit();
+    PENDING_HITS.bump();
+    COUNTERS.served.bump();
+    COUNTERS.shm_hits.bump();
+}
+
+/// Every other compile: the other hits, the file cache, PHP's compiler.
+#[cold]
+#[inline(never)]
+unsafe fn serve_any(handle: *mut zend_file_handle, type_: c_int) -> Outcome {
     let cg = ptr::addr_of_mut!(php::compiler_globals);
     let Some(&original) = ORIGINAL.get() else {
         return Outcome::Done(compile_plain(handle, type_));
@@ -937,14 +1077,14 @@ unsafe fn serve(handle: *mut zend_file_handle, type_: c_int) -> Outcome {
             log("OPcache is caching scripts, so zopt's cache is not used \
                  (disable opcache.enable / opcache.enable_cli to use zopt's cache)");
         }
-        COUNTERS.uncacheable.fetch_add(1, Ordering::Relaxed);
+        COUNTERS.uncacheable.bump();
         return Outcome::Done(compile_plain(handle, type_));
     }
     let path = match open(handle, type_) {
         Opened::Path(path) => path,
         Opened::Failed => return Outcome::Done(ptr::null_mut()),
         Opened::Uncacheable => {
-            COUNTERS.uncacheable.fetch_add(1, Ordering::Relaxed);
+            COUNTERS.uncacheable.bump();
             return Outcome::Done(compile_plain(handle, type_));
         }
     };
@@ -954,9 +1094,9 @@ unsafe fn serve(handle: *mut zend_file_handle, type_: c_int) -> Outcome {
     // (never with validate_timestamps=0), as OPcache does.
     let mut key = None;
     if let Some(shm) = shm {
-        match fresh_for(shm, (*handle).filename, &path) {
+        match fresh_for(shm, (*handle).filename, path) {
             Fresh::Hit(entry) => {
-                if let Some(outcome) = serve_entry(&path, entry) {
+                if let Some(outcome) = serve_entry(path, entry) {
                     return outcome;
                 }
             }
@@ -966,14 +1106,14 @@ unsafe fn serve(handle: *mut zend_file_handle, type_: c_int) -> Outcome {
             }
             Fresh::Missing => shm.count_miss(),
             Fresh::NoKey => {
-                COUNTERS.uncacheable.fetch_add(1, Ordering::Relaxed);
+                COUNTERS.uncacheable.bump();
                 return Outcome::Done(compile_plain(handle, type_));
             }
         }
     }
     // The run-time image found while the include resolved the path, if any.
     let last = if shm.is_none() {
-        last_image_for(&path)
+        last_image_for(path)
     } else {
         None
     };
@@ -981,8 +1121,8 @@ unsafe fn serve(handle: *mut zend_file_handle, type_: c_int) -> Outcome {
         Some(last) => (Some(last.key), Some(last.found)),
         None => (key, None),
     };
-    let Some(key) = key.or_else(|| key_of(&path)) else {
-        COUNTERS.uncacheable.fetch_add(1, Ordering::Relaxed);
+    let Some(key) = key.or_else(|| key_of(path)) else {
+        COUNTERS.uncacheable.bump();
         return Outcome::Done(compile_plain(handle, type_));
     };
 
@@ -994,14 +1134,14 @@ unsafe fn serve(handle: *mut zend_file_handle, type_: c_int) -> Outcome {
         if images_enabled() {
             match serve_image(cache, &key, kept) {
                 Ok(outcome) => {
-                    COUNTERS.served.fetch_add(1, Ordering::Relaxed);
-                    COUNTERS.image_hits.fetch_add(1, Ordering::Relaxed);
+                    COUNTERS.served.bump();
+                    COUNTERS.image_hits.bump();
                     return outcome;
                 }
                 Err(ImageMiss::Refused) => {}
                 Err(ImageMiss::Missing) => make_image = true,
                 Err(ImageMiss::Bad(why)) => {
-                    COUNTERS.image_rejects.fetch_add(1, Ordering::Relaxed);
+                    COUNTERS.image_rejects.bump();
                     log(&format!(
                         "the run-time image of {} is not used ({why}); serving its entry",
                         String::from_utf8_lossy(&key.path)
@@ -1016,7 +1156,7 @@ unsafe fn serve(handle: *mut zend_file_handle, type_: c_int) -> Outcome {
                     Ok(entry) => {
                         entry.revalidated(unix_now(), ini::revalidate_freq());
                         drop(hit);
-                        if let Some(outcome) = serve_entry(&path, entry) {
+                        if let Some(outcome) = serve_entry(path, entry) {
                             return outcome;
                         }
                         return compile_and_store(original, &key, handle, type_);
@@ -1029,11 +1169,11 @@ unsafe fn serve(handle: *mut zend_file_handle, type_: c_int) -> Outcome {
             drop(hit);
             match served {
                 Ok(outcome) => {
-                    COUNTERS.served.fetch_add(1, Ordering::Relaxed);
+                    COUNTERS.served.bump();
                     return outcome;
                 }
                 Err(e) => {
-                    COUNTERS.load_failures.fetch_add(1, Ordering::Relaxed);
+                    COUNTERS.load_failures.bump();
                     log(&format!(
                         "cannot serve {} from the cache ({e}); compiling it",
                         String::from_utf8_lossy(&key.path)
@@ -1051,14 +1191,11 @@ unsafe fn serve(handle: *mut zend_file_handle, type_: c_int) -> Outcome {
 unsafe fn serve_entry(path: &[u8], entry: ShmEntry<'_>) -> Option<Outcome> {
     match serve_shm(entry, entry.image()) {
         Ok(outcome) => {
-            entry.count_hit();
-            PENDING_HITS.fetch_add(1, Ordering::Relaxed);
-            COUNTERS.served.fetch_add(1, Ordering::Relaxed);
-            COUNTERS.shm_hits.fetch_add(1, Ordering::Relaxed);
+            count_shm_hit(entry);
             Some(outcome)
         }
         Err(e) => {
-            COUNTERS.load_failures.fetch_add(1, Ordering::Relaxed);
+            COUNTERS.load_failures.bump();
             log(&format!(
                 "cannot serve {} from shared memory ({e}); compiling it",
                 String::from_utf8_lossy(path)
@@ -1072,7 +1209,7 @@ unsafe fn serve_entry(path: &[u8], entry: ShmEntry<'_>) -> Option<Outcome> {
 /// else is logged.
 fn shm_store_failed(key: &CacheKey, e: &ShmStoreError) {
     static WARNED_FULL: AtomicBool = AtomicBool::new(false);
-    COUNTERS.shm_store_failures.fetch_add(1, Ordering::Relaxed);
+    COUNTERS.shm_store_failures.bump();
     match e {
         ShmStoreError::Full | ShmStoreError::TableFull => {
             if !WARNED_FULL.swap(true, Ordering::Relaxed) {
@@ -1124,9 +1261,10 @@ fn opcache_caches() -> bool {
 
 /// Whether the file behind `handle` could be opened; like OPcache, a failure is reported
 /// here (PHP's "Failed opening ... for inclusion") and nothing is compiled.
-enum Opened {
-    /// The resolved path of a plain file.
-    Path(Vec<u8>),
+enum Opened<'a> {
+    /// The resolved path of a plain file: the handle's own string, alive as long as the
+    /// handle (the whole compile hook).
+    Path(&'a [u8]),
     /// Open, but not a plain file we can validate (stdin, `-r` code, a stream wrapper).
     Uncacheable,
     Failed,
@@ -1134,7 +1272,7 @@ enum Opened {
 
 /// Opens the file behind `handle` as OPcache does (resolving the include path) and returns
 /// its resolved path.
-unsafe fn open(handle: *mut zend_file_handle, type_: c_int) -> Opened {
+unsafe fn open<'a>(handle: *mut zend_file_handle, type_: c_int) -> Opened<'a> {
     // A name with its opened_path already set is one `stream_open` found in shared memory
     // and left unopened; PHP's compiler opens it itself if it must compile it after all.
     if u32::from((*handle).type_) == php::ZEND_HANDLE_FILENAME
@@ -1166,7 +1304,7 @@ unsafe fn open(handle: *mut zend_file_handle, type_: c_int) -> Opened {
     if path.first() != Some(&b'/') {
         return Opened::Uncacheable; // "Standard input code", "-": not a file we can stat
     }
-    Opened::Path(path.to_vec())
+    Opened::Path(path)
 }
 
 /// Why a script was not served from its run-time image.
@@ -1230,7 +1368,7 @@ unsafe fn store_image(
     };
     match cache.store_image(key, &body) {
         Ok(_) => {
-            COUNTERS.image_stores.fetch_add(1, Ordering::Relaxed);
+            COUNTERS.image_stores.bump();
         }
         Err(e) => log(&format!(
             "cannot store the run-time image of {}: {e}",
@@ -1271,17 +1409,12 @@ unsafe fn serve_shm(entry: ShmEntry<'_>, image: Option<*const u8>) -> Result<Out
     let image = image.filter(|_| ini::shm_run_time_form());
     let verify = ini::verify();
     if let (Some(root), false) = (image, verify) {
-        COUNTERS.run_time_hits.fetch_add(1, Ordering::Relaxed);
-        return Ok(match image::bind(e, root) {
-            Ok(main) => Outcome::Done(main),
-            Err(load::BindError::Fatal(f)) => Outcome::Fatal(f),
-            Err(load::BindError::Bailout) => Outcome::Bailout,
-        });
+        return Ok(bind_run_time_form(root));
     }
     let view = entry.view();
     let built = match image {
         Some(root) => {
-            COUNTERS.run_time_hits.fetch_add(1, Ordering::Relaxed);
+            COUNTERS.run_time_hits.bump();
             image::instantiate(e, root)
         }
         None => {
@@ -1327,11 +1460,11 @@ unsafe fn persist_run_time_form(entry: ShmEntry<'_>, built: &load::Built) {
     });
     match stored {
         Ok(true) => {
-            COUNTERS.run_time_stores.fetch_add(1, Ordering::Relaxed);
+            COUNTERS.run_time_stores.bump();
         }
         Ok(false) => {
             if let Some(why) = why {
-                COUNTERS.run_time_refusals.fetch_add(1, Ordering::Relaxed);
+                COUNTERS.run_time_refusals.bump();
                 if std::env::var_os("ZOPT_DEBUG_RUN_TIME_FORM").is_some() {
                     log(&format!(
                         "{} stays on the rebuild path: {why}",
@@ -1356,7 +1489,7 @@ unsafe fn compile_and_store(
     let classes_before = (*(*cg).class_table).nNumUsed;
     let options = (*cg).compiler_options;
     (*cg).compiler_options |= OPCACHE_COMPILER_OPTIONS;
-    COUNTERS.compiles.fetch_add(1, Ordering::Relaxed);
+    COUNTERS.compiles.bump();
     let mut bailed_out = false;
     let was = COMPILING.swap(true, Ordering::Relaxed);
     let op_array = zopt_guarded_compile_file(original, handle, type_, &mut bailed_out);
@@ -1386,7 +1519,7 @@ unsafe fn compile_and_store(
     load::release_table(&mut view.function_table);
     load::release_table(&mut view.class_table);
     if let Err(why) = stored {
-        COUNTERS.uncacheable.fetch_add(1, Ordering::Relaxed);
+        COUNTERS.uncacheable.bump();
         log(&format!(
             "{} is not cached: {why}",
             String::from_utf8_lossy(&key.path)

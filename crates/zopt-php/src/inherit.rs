@@ -193,9 +193,7 @@ unsafe fn add_guarded(
         }
         (*entry).next = head(proto).load(Ordering::Relaxed);
         head(proto).store(entry, Ordering::Release);
-        crate::cache::COUNTERS
-            .linked_stores
-            .fetch_add(1, Ordering::Relaxed);
+        crate::cache::COUNTERS.linked_stores.bump();
         Some(linked)
     });
     match written {

@@ -390,26 +390,37 @@ pub(crate) unsafe fn bind_function(
     let cg = ptr::addr_of_mut!(php::compiler_globals);
     let existing = php::zend_hash_find((*cg).function_table, key);
     if !existing.is_null() {
-        let r = php::Reader::new();
-        let name = String::from_utf8_lossy(r.str((*oa).function_name).unwrap_or_default());
-        let previous = (*existing).value.ptr.cast::<zend_op_array>();
-        let message = if (*previous).type_ == ir::ZEND_USER_FUNCTION && (*previous).last > 0 {
-            format!(
-                "Cannot redeclare {name}() (previously declared in {}:{})",
-                String::from_utf8_lossy(r.str((*previous).filename).unwrap_or_default()),
-                (*previous).line_start
-            )
-        } else {
-            format!("Cannot redeclare {name}()")
-        };
-        return Err(BindError::Fatal(Fatal {
-            message,
-            filename: php_str(filename),
-            lineno: (*oa).line_start,
-        }));
+        return Err(BindError::Fatal(cannot_redeclare(oa, existing, filename)));
     }
     add_ptr((*cg).function_table, key, oa.cast());
     Ok(())
+}
+
+/// "Cannot redeclare" for the function `oa` whose name `existing` holds already.
+#[cold]
+#[inline(never)]
+unsafe fn cannot_redeclare(
+    oa: *mut zend_op_array,
+    existing: *mut zval,
+    filename: *mut zend_string,
+) -> Fatal {
+    let r = php::Reader::new();
+    let name = String::from_utf8_lossy(r.str((*oa).function_name).unwrap_or_default());
+    let previous = (*existing).value.ptr.cast::<zend_op_array>();
+    let message = if (*previous).type_ == ir::ZEND_USER_FUNCTION && (*previous).last > 0 {
+        format!(
+            "Cannot redeclare {name}() (previously declared in {}:{})",
+            String::from_utf8_lossy(r.str((*previous).filename).unwrap_or_default()),
+            (*previous).line_start
+        )
+    } else {
+        format!("Cannot redeclare {name}()")
+    };
+    Fatal {
+        message,
+        filename: php_str(filename),
+        lineno: (*oa).line_start,
+    }
 }
 
 /// Adds the class `ce` under `key` to the class table as `_zend_accel_class_hash_copy`
@@ -426,11 +437,7 @@ pub(crate) unsafe fn bind_class(
     let cg = ptr::addr_of_mut!(php::compiler_globals);
     let eg = ptr::addr_of_mut!(php::executor_globals);
     if !php::zend_hash_find((*cg).class_table, key).is_null() {
-        let key_bytes = php::Reader::new().str(key).unwrap_or_default();
-        if key_bytes.first() == Some(&0) || (*ce).ce_flags & php::ZEND_ACC_ANON_CLASS != 0 {
-            return Ok(ce);
-        }
-        return Err(BindError::Fatal(cannot_declare(ce, &php_str(filename))));
+        return class_taken(key, ce, filename);
     }
     if lc_parent.is_null() {
         add_ptr((*cg).class_table, key, ce.cast());
@@ -453,17 +460,40 @@ pub(crate) unsafe fn bind_class(
         bound = r;
     }
     if bound.is_null() {
-        let name = php::Reader::new().str((*ce).name).unwrap_or_default();
-        return Err(BindError::Fatal(Fatal {
-            message: format!(
-                "zopt: class {} was linked to its parent when compiled but cannot be now",
-                String::from_utf8_lossy(name)
-            ),
-            filename: php_str(filename),
-            lineno: (*ce).info.user.line_start,
-        }));
+        return Err(BindError::Fatal(cannot_link_again(ce, filename)));
     }
     Ok(bound)
+}
+
+/// [`bind_class`] when the class table has `key` already: a taken runtime definition key
+/// or an anonymous class is skipped, anything else cannot be declared twice.
+#[cold]
+#[inline(never)]
+unsafe fn class_taken(
+    key: *mut zend_string,
+    ce: *mut zend_class_entry,
+    filename: *mut zend_string,
+) -> std::result::Result<*mut zend_class_entry, BindError> {
+    let key_bytes = php::Reader::new().str(key).unwrap_or_default();
+    if key_bytes.first() == Some(&0) || (*ce).ce_flags & php::ZEND_ACC_ANON_CLASS != 0 {
+        return Ok(ce);
+    }
+    Err(BindError::Fatal(cannot_declare(ce, &php_str(filename))))
+}
+
+/// The error of a class early-bound when compiled whose parent no longer takes it.
+#[cold]
+#[inline(never)]
+unsafe fn cannot_link_again(ce: *mut zend_class_entry, filename: *mut zend_string) -> Fatal {
+    let name = php::Reader::new().str((*ce).name).unwrap_or_default();
+    Fatal {
+        message: format!(
+            "zopt: class {} was linked to its parent when compiled but cannot be now",
+            String::from_utf8_lossy(name)
+        ),
+        filename: php_str(filename),
+        lineno: (*ce).info.user.line_start,
+    }
 }
 
 /// The main op_array to execute: a request copy (`emalloc`ed, the caller destroys and

@@ -355,3 +355,29 @@ pub enum Interfaces<'a> {
     Resolved(&'a [*mut zend_class_entry]),
     Names(&'a [zend_class_name]),
 }
+
+/// State of PHP's one thread, in a plain `static`. zopt loads only into NTS PHP (its
+/// module entry says `zts: 0`, and PHP refuses a module built for the other kind), whose
+/// hooks all run on the thread that started the module; a `thread_local!` would cost a
+/// `__tls_get_addr` call and a lazy-initialisation check on every access from this shared
+/// library, which on a shared-memory hit (three hooks per include, each reading the state)
+/// was a tenth of the hit's instructions.
+pub struct PhpThreadCell<T>(std::cell::RefCell<T>);
+
+// SAFETY: only reached through `PhpThreadCell::with`, whose callers promise to be on PHP's
+// thread; no other thread ever sees the value.
+unsafe impl<T> Sync for PhpThreadCell<T> {}
+
+impl<T> PhpThreadCell<T> {
+    pub const fn new(value: T) -> PhpThreadCell<T> {
+        PhpThreadCell(std::cell::RefCell::new(value))
+    }
+
+    /// Runs `f` on the value.
+    ///
+    /// # Safety
+    /// Called on PHP's thread (from a hook, a PHP function or a module callback).
+    pub unsafe fn with<R>(&self, f: impl FnOnce(&mut T) -> R) -> R {
+        f(&mut self.0.borrow_mut())
+    }
+}
