@@ -31,6 +31,10 @@ fn include_dirs() -> Vec<PathBuf> {
 }
 
 fn main() {
+    // Keeps the functions of a shared-memory hit (`#[link_section = ".text.hot.zopt"]`)
+    // together in an output section of their own, as GNU ld's default script does: lld
+    // (rustc's default linker) otherwise spreads them over the library's code.
+    println!("cargo:rustc-cdylib-link-arg=-Wl,-z,keep-text-section-prefix");
     println!("cargo:rerun-if-changed=wrapper.h");
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-env-changed=PHP_CONFIG");

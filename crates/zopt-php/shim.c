@@ -21,7 +21,7 @@ zend_op_array *zopt_guarded_compile_file(
 	return op_array;
 }
 
-zend_class_entry *zopt_guarded_try_early_bind(
+__attribute__((hot)) zend_class_entry *zopt_guarded_try_early_bind(
 	zend_class_entry *ce, zend_class_entry *parent_ce, zend_string *lcname, zval *delayed,
 	bool *bailed_out)
 {

@@ -193,6 +193,7 @@ const INVALIDATED_BIT: u64 = 1;
 /// A path's fingerprint in the table (with its length): the two halves of its 128-bit
 /// xxh3, the first for probing, so that a lookup trusts 128 bits of hash instead of
 /// reading the path's bytes from the entry; one pass over the path.
+#[inline]
 fn path_fingerprint(path: &[u8]) -> (u64, u64) {
     let h = xxhash_rust::xxh3::xxh3_128(path);
     (h as u64, (h >> 64) as u64)
@@ -434,6 +435,7 @@ impl<'a> ShmEntry<'a> {
         self.header().image_refused.load(Ordering::Relaxed) != 0
     }
 
+    #[inline]
     fn revalidate_at(&self) -> &'a AtomicI64 {
         match self.current_slot() {
             Some(slot) => &slot.revalidate_at,
@@ -705,6 +707,7 @@ impl ShmCache {
 
     /// The entry at `off` if a whole header fits there inside the entries area; nothing of
     /// the entry is read (its accessors check the ranges they read).
+    #[inline]
     fn entry_header_at(&self, off: u64, slot: usize) -> Option<ShmEntry<'_>> {
         let h = self.header();
         let off = usize::try_from(off).ok()?;

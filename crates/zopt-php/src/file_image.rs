@@ -173,6 +173,10 @@ impl Arena for Buffer {
         self.slots += 1;
         Ok((n * std::mem::size_of::<*mut c_void>() + 1) as *mut c_void)
     }
+    /// An image's slots are the loading process's own (`load` extends for them).
+    fn map_ptr_end(&self) -> u64 {
+        0
+    }
 }
 
 /// What this process knows of the PHP binary: the build an image must come from (xxh3-128

@@ -25,7 +25,7 @@
 //!
 //! Classes and closures' definitions are immutable (`ZEND_ACC_IMMUTABLE`), as
 //! `zend_persist_class_entry` and `zend_persist_op_array` leave them: what PHP writes per
-//! request lives in `map_ptr` slots reserved at MINIT ([`reserve_map_ptr_slots`]) — the
+//! request lives in `map_ptr` slots handed out by the segment ([`activate_map_ptr_slots`]) — the
 //! run-time cache and static variables of each method of a linked class and of each
 //! closure definition, a linked class's static members and mutable data (its constants
 //! and default properties once evaluated). The methods of an unlinked class (one with a
@@ -59,14 +59,13 @@
 //! hit rebuilds it, as before): no value that is not a scalar, string, array or constant
 //! AST, every method the class's own user code, every structure in the shape
 //! [`load::build`] leaves it (no run-time cache, prototype or extension slot set, no
-//! backed-enum table yet), and enough reserved `map_ptr` slots left.
+//! backed-enum table yet), and enough `map_ptr` slots left.
 
 use std::collections::HashMap;
 use std::ffi::c_void;
 use std::mem::size_of;
 use std::ptr;
 use std::sync::atomic::Ordering;
-use std::sync::OnceLock;
 
 use zend_cache::ImageWriter;
 
@@ -103,6 +102,9 @@ struct Root {
     /// byte would be whatever the copy left: see [`clear`]).
     has_halt_offset: u64,
     halt_offset: u64,
+    /// The segment's `map_ptr` slots handed out when the image was complete: its own are
+    /// below (0 in a file image, whose slots are the loading process's own).
+    map_ptr_end: u64,
 }
 
 /// Bytes of an image's root (what [`crate::file_image::load`] checks lies in the image).
@@ -122,35 +124,104 @@ fn refuse<T>(why: impl Into<String>) -> R<T> {
     Err(why.into())
 }
 
-/// The `map_ptr` slots reserved at MINIT for the segment's immutable structures: the
-/// index of the first one in `CG(map_ptr_real_base)` and how many there are.
-static RESERVED_SLOTS: OnceLock<(usize, usize)> = OnceLock::new();
-/// The segment's embedder word counting the reserved slots handed out (by any process).
-const SLOTS_USED_WORD: usize = 0;
-
-/// Reserves `count` `map_ptr` slots (`zend_map_ptr_extend`) for the per-request state of
-/// the op_arrays and classes the segment keeps immutable — run-time caches, static
-/// variables, static members, mutable class data — as OPcache's `ZEND_MAP_PTR_NEW` does
-/// when it persists them. Reserved in the master at MINIT, so that every forked worker has
-/// the same slots at the same offsets and nothing else of any process can take them (PHP
-/// gives request-time slots, e.g. class-name caches of compiled scripts, from above them).
-/// The engine zeroes every slot at each request start (`zend_activate`).
-///
-/// # Safety
-/// Called once from MINIT, on PHP's thread.
-pub unsafe fn reserve_map_ptr_slots(count: usize) {
-    let cg = ptr::addr_of_mut!(php::compiler_globals);
-    let first = (*cg).map_ptr_last;
-    php::zend_map_ptr_extend(first + count);
-    let _ = RESERVED_SLOTS.set((first, count));
+/// The segment's `map_ptr` slots, as OPcache's `ZCSG(map_ptr_last)`: slot `k` handed out
+/// by the segment (for a run-time cache, static variables, static members or mutable
+/// data of an immutable structure) is `CG(map_ptr_real_base)[base + k]` in every
+/// process, `base` being the `map_ptr_last` a process starts its first request with
+/// (where PHP's start-up left off, the same in every worker forked from the master; the
+/// first process records it in the segment and a process that finds another one uses no
+/// slot). Each request extends the process's table to the slots handed out so far
+/// (`zend_map_ptr_extend`, which zeroes the new ones), so the engine clears at each
+/// request start only what is used, where slots reserved at MINIT were all cleared on
+/// every request. A slot handed out during a request lies where PHP may have put one of
+/// this request's own slots (a class-name cache of a script it compiled): a structure
+/// with such a slot is not used until the next request ([`map_ptr_slots_usable`]).
+struct MapPtrSlots {
+    /// `None` before the first request; `Some(None)` when this process's base is not the
+    /// segment's.
+    base: Option<Option<usize>>,
+    /// Slots extended in this process (and usable in this request).
+    extended: u64,
+    /// Whether something else took `map_ptr` slots above ours in this process: the table
+    /// is not extended any further.
+    frozen: bool,
 }
 
-/// How many reserved `map_ptr` slots the segment has handed out, and how many there are.
+static MAP_PTR_SLOTS: php::PhpThreadCell<MapPtrSlots> = php::PhpThreadCell::new(MapPtrSlots {
+    base: None,
+    extended: 0,
+    frozen: false,
+});
+
+/// At most this many slots are handed out (set at MINIT).
+static MAP_PTR_SLOT_LIMIT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// The segment's embedder words: the count of slots handed out (by any process), and the
+/// base plus one (0 until a first request recorded it).
+const SLOTS_USED_WORD: usize = 0;
+const SLOTS_BASE_WORD: usize = 1;
+
+/// Sets how many `map_ptr` slots the segment may hand out in all.
+pub fn set_map_ptr_slot_limit(count: u64) {
+    MAP_PTR_SLOT_LIMIT.store(count, Ordering::Relaxed);
+}
+
+/// RINIT: extends this process's `map_ptr` table to every slot the segment handed out.
+///
+/// # Safety
+/// Called from RINIT, on PHP's thread, before anything of the request is compiled.
+pub unsafe fn activate_map_ptr_slots(shm: &zend_cache::ShmCache) {
+    let cg = ptr::addr_of!(php::compiler_globals);
+    MAP_PTR_SLOTS.with(|s| {
+        let base = *s.base.get_or_insert_with(|| {
+            let mine = (*cg).map_ptr_last as u64 + 1;
+            // A compare-and-swap outside the writer lock: the word is written once, and a
+            // half-done write cannot exist.
+            let word = shm.embedder_word(SLOTS_BASE_WORD);
+            match word.compare_exchange(0, mine, Ordering::AcqRel, Ordering::Acquire) {
+                Ok(_) => Some(mine as usize - 1),
+                Err(theirs) => (theirs == mine).then_some(mine as usize - 1),
+            }
+        });
+        let Some(base) = base else {
+            return;
+        };
+        if (*cg).map_ptr_last > base + s.extended as usize {
+            // Not PHP's own request-time slots (the engine drops those at the end of the
+            // request that made them): the slots above ours are taken for good.
+            s.frozen = true;
+        }
+        if !s.frozen {
+            let used = shm.embedder_word(SLOTS_USED_WORD).load(Ordering::Acquire);
+            php::zend_map_ptr_extend(base + used as usize);
+            s.extended = used;
+        }
+    });
+}
+
+/// Whether structures whose segment slots all lie below `end` may be used in this
+/// request.
+///
+/// # Safety
+/// On PHP's thread.
+pub unsafe fn map_ptr_slots_usable(end: u64) -> bool {
+    MAP_PTR_SLOTS.with(|s| end <= s.extended)
+}
+
+/// Whether the run-time form at `root` may be bound in this request (its slots are
+/// extended).
+///
+/// # Safety
+/// `root` is a run-time form of the segment; on PHP's thread.
+pub unsafe fn usable(root: *const u8) -> bool {
+    map_ptr_slots_usable((*root.cast::<Root>()).map_ptr_end)
+}
+
+/// How many `map_ptr` slots the segment has handed out, and how many it may.
 pub fn map_ptr_slots(shm: &zend_cache::ShmCache) -> (u64, u64) {
-    let total = RESERVED_SLOTS.get().map_or(0, |&(_, n)| n as u64);
     (
         shm.embedder_word(SLOTS_USED_WORD).load(Ordering::Relaxed),
-        total,
+        MAP_PTR_SLOT_LIMIT.load(Ordering::Relaxed),
     )
 }
 
@@ -168,6 +239,8 @@ pub(crate) trait Arena {
     /// A `map_ptr` slot for a persisted structure's per-request state, as the offset
     /// `ZEND_MAP_PTR_NEW` stores (`ZEND_MAP_PTR_PTR2OFFSET` of the slot, odd).
     fn map_ptr_slot(&mut self) -> R<*mut c_void>;
+    /// The arena's slots handed out so far (see [`Root::map_ptr_end`]).
+    fn map_ptr_end(&self) -> u64;
 }
 
 impl Arena for ImageWriter<'_> {
@@ -183,19 +256,24 @@ impl Arena for ImageWriter<'_> {
     fn holds(&self, p: *const u8) -> bool {
         ImageWriter::holds(self, p)
     }
-    /// One of the slots reserved at MINIT (see [`reserve_map_ptr_slots`]).
+    /// The segment's next slot (see [`activate_map_ptr_slots`]).
     fn map_ptr_slot(&mut self) -> R<*mut c_void> {
-        let Some(&(first, count)) = RESERVED_SLOTS.get() else {
-            return refuse("no map_ptr slots are reserved");
+        // SAFETY: persists run on PHP's thread.
+        let base = unsafe { MAP_PTR_SLOTS.with(|s| s.base) };
+        let Some(Some(base)) = base else {
+            return refuse("this process cannot use the segment's map_ptr slots");
         };
         let used = self.embedder_word(SLOTS_USED_WORD);
-        let n = used.load(Ordering::Relaxed) as usize;
-        if n >= count {
-            return refuse("the reserved map_ptr slots are used up");
+        let n = used.load(Ordering::Relaxed);
+        if n >= MAP_PTR_SLOT_LIMIT.load(Ordering::Relaxed) {
+            return refuse("the segment's map_ptr slots are used up");
         }
-        used.store(n as u64 + 1, Ordering::Relaxed);
+        used.store(n + 1, Ordering::Release);
         // CG(map_ptr_base) is CG(map_ptr_real_base) - 1 (ZEND_MAP_PTR_BIASED_BASE).
-        Ok(((first + n) * size_of::<*mut c_void>() + 1) as *mut c_void)
+        Ok(((base + n as usize) * size_of::<*mut c_void>() + 1) as *mut c_void)
+    }
+    fn map_ptr_end(&self) -> u64 {
+        self.embedder_word(SLOTS_USED_WORD).load(Ordering::Relaxed)
     }
 }
 
@@ -251,6 +329,7 @@ pub(crate) unsafe fn persist(
     (*root).auto_globals = built.auto_globals;
     (*root).has_halt_offset = u64::from(halt_offset.is_some());
     (*root).halt_offset = halt_offset.unwrap_or(0);
+    (*root).map_ptr_end = p.w.map_ptr_end();
     Ok(root.cast_const().cast())
 }
 
@@ -1315,6 +1394,7 @@ impl Persister<'_> {
 ///
 /// # Safety
 /// As [`instantiate`], from a `zend_compile_file` hook.
+#[link_section = ".text.hot.zopt"]
 pub unsafe fn bind(e: Engine, root: *const u8) -> Result<*mut zend_op_array, load::BindError> {
     let root = &*root.cast::<Root>();
     // What binding reads next lies in other cache lines of the segment, each a miss on a

@@ -18,8 +18,11 @@
 //! and never changes afterwards; readers take no lock. A class whose linking recorded
 //! warnings or deprecations is not cached (OPcache replays them from the entry; here PHP
 //! emits them on every link, as without a cache). Nothing is cached while another writer
-//! holds the lock, or when the segment or its reserved `map_ptr` slots are used up: PHP then
-//! keeps the class it linked, for this request.
+//! holds the lock, or when the segment or its `map_ptr` slots are used up: PHP then keeps
+//! the class it linked, for this request. Each entry is preceded by the count of the
+//! segment's `map_ptr` slots handed out when it was complete: an entry whose slots this
+//! process has not extended to yet ([`image::map_ptr_slots_usable`]) is not used before the
+//! next request.
 
 use std::ptr;
 use std::sync::atomic::{AtomicPtr, Ordering};
@@ -27,8 +30,9 @@ use std::sync::OnceLock;
 
 use zend_cache::ShmCache;
 
-use crate::image;
+use crate::image::{self, Arena};
 use crate::php::{self, zend_class_entry, zend_inheritance_cache_entry, zend_string, HashTable};
+use std::mem::size_of;
 
 static SHM: OnceLock<&'static ShmCache> = OnceLock::new();
 
@@ -69,6 +73,11 @@ unsafe fn entry_classes(e: *mut zend_inheritance_cache_entry) -> *mut *mut zend_
     ptr::addr_of_mut!((*e).traits_and_interfaces).cast()
 }
 
+/// The word before an entry: the segment's `map_ptr` slots handed out when it was written.
+unsafe fn map_ptr_end(e: *mut zend_inheritance_cache_entry) -> u64 {
+    *e.cast::<u64>().sub(1)
+}
+
 /// Whether `e` was linked with `parent` and `traits_and_interfaces`.
 unsafe fn same_inputs(
     e: *mut zend_inheritance_cache_entry,
@@ -91,6 +100,7 @@ unsafe fn dependencies_hold(e: *mut zend_inheritance_cache_entry) -> bool {
 }
 
 /// `zend_inheritance_cache_get`.
+#[link_section = ".text.hot.zopt"]
 unsafe extern "C" fn get(
     ce: *mut zend_class_entry,
     parent: *mut zend_class_entry,
@@ -105,7 +115,10 @@ unsafe extern "C" fn get(
     let n = arity(ce);
     let mut e = head(ce).load(Ordering::Acquire);
     while !e.is_null() {
-        if same_inputs(e, n, parent, traits_and_interfaces) && dependencies_hold(e) {
+        if same_inputs(e, n, parent, traits_and_interfaces)
+            && image::map_ptr_slots_usable(map_ptr_end(e))
+            && dependencies_hold(e)
+        {
             return (*e).ce;
         }
         e = (*e).next;
@@ -155,7 +168,7 @@ unsafe fn add_guarded(
         let mut e = head(proto).load(Ordering::Acquire);
         while !e.is_null() {
             if same_inputs(e, n, parent, traits_and_interfaces) && dependencies_hold(e) {
-                return Some((*e).ce);
+                return Some(e);
             }
             e = (*e).next;
         }
@@ -174,7 +187,11 @@ unsafe fn add_guarded(
         };
         let size = std::mem::size_of::<zend_inheritance_cache_entry>()
             + std::mem::size_of::<*mut zend_class_entry>() * n.saturating_sub(1);
-        let entry = w.alloc(size, 8)?.cast::<zend_inheritance_cache_entry>();
+        let at = w.alloc(size_of::<u64>() + size, 8)?;
+        at.cast::<u64>().write(w.map_ptr_end());
+        let entry = at
+            .add(size_of::<u64>())
+            .cast::<zend_inheritance_cache_entry>();
         (*entry).ce = linked;
         (*entry).parent = parent;
         for i in 0..n {
@@ -194,10 +211,12 @@ unsafe fn add_guarded(
         (*entry).next = head(proto).load(Ordering::Relaxed);
         head(proto).store(entry, Ordering::Release);
         crate::cache::COUNTERS.linked_stores.bump();
-        Some(linked)
+        Some(entry)
     });
+    // The class linked just now (or by another worker meanwhile) is used in this request
+    // only when its slots are extended here (else PHP keeps its own copy, this once).
     match written {
-        Ok(Some(linked)) => linked,
+        Ok(Some(e)) if image::map_ptr_slots_usable(map_ptr_end(e)) => (*e).ce,
         _ => ptr::null_mut(),
     }
 }

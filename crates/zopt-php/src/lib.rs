@@ -134,7 +134,7 @@ static MODULE: FfiCell<zend_module_entry> = FfiCell::new(zend_module_entry {
     functions: functions::FUNCTIONS.get() as *const php::zend_function_entry,
     module_startup_func: Some(minit),
     module_shutdown_func: Some(mshutdown),
-    request_startup_func: None,
+    request_startup_func: Some(rinit),
     request_shutdown_func: Some(rshutdown),
     info_func: Some(minfo),
     version: VERSION.as_ptr() as *const c_char,
@@ -205,6 +205,14 @@ unsafe extern "C" fn pass(script: *mut php::zend_script, _context: *mut std::ffi
         ini::Mode::Record => record::run(script),
         mode @ (ini::Mode::Roundtrip | ini::Mode::Optimize) => transform::run(script, mode),
     }
+}
+
+/// RINIT: the segment's `map_ptr` slots are extended for the request (see
+/// [`cache::request_startup`]).
+unsafe extern "C" fn rinit(_type: c_int, _module_number: c_int) -> zend_result {
+    // SAFETY: RINIT runs on PHP's thread, before the request compiles anything.
+    let _ = catch_unwind(|| unsafe { cache::request_startup() });
+    SUCCESS
 }
 
 /// RSHUTDOWN: adds the shared-memory hits this request counted to the segment's counter

@@ -428,6 +428,7 @@ unsafe fn cannot_redeclare(
 /// a class the compiler early-bound to its parent (lowercased name `lc_parent`, NULL for
 /// none) is bound again with `zend_try_early_bind`. Returns the class as bound (`ce`, or
 /// the class early binding made of it).
+#[link_section = ".text.hot.zopt"]
 pub(crate) unsafe fn bind_class(
     key: *mut zend_string,
     ce: *mut zend_class_entry,
@@ -574,6 +575,7 @@ extern "C" {
 ///
 /// # Safety
 /// `main` is a live main op_array in pass-two form; runs on PHP's thread in a request.
+#[link_section = ".text.hot.zopt"]
 pub unsafe fn delayed_early_binding(main: *mut zend_op_array) -> std::result::Result<(), ()> {
     let cg = ptr::addr_of_mut!(php::compiler_globals);
     let eg = ptr::addr_of_mut!(php::executor_globals);

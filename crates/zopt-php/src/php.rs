@@ -377,6 +377,7 @@ impl<T> PhpThreadCell<T> {
     ///
     /// # Safety
     /// Called on PHP's thread (from a hook, a PHP function or a module callback).
+    #[inline]
     pub unsafe fn with<R>(&self, f: impl FnOnce(&mut T) -> R) -> R {
         f(&mut self.0.borrow_mut())
     }
