@@ -566,19 +566,15 @@ unsafe fn remember(
     path: &[u8],
     entry: ShmEntry<'static>,
 ) {
+    // The compile hook binds this entry's run-time form next, after PHP checked its
+    // included files and opened nothing: fetch the form's root and main op_array meanwhile.
+    if let Some(root) = entry.image() {
+        image::prefetch(root, 128);
+    }
     LAST_FOUND.with(|last| {
-        let same_include = last.filename == filename as usize && last.path == path;
-        if !same_include {
-            // The compile hook binds this entry's run-time form next, after PHP checked
-            // its included files and opened nothing: fetch the form's root and main
-            // op_array meanwhile (once per include).
-            if let Some(root) = entry.image() {
-                image::prefetch(root, 128);
-            }
-            last.filename = filename as usize;
-            last.path.clear();
-            last.path.extend_from_slice(path);
-        }
+        last.filename = filename as usize;
+        last.path.clear();
+        last.path.extend_from_slice(path);
         last.generation = shm.generation();
         last.entry = Some(entry);
     });
@@ -1040,14 +1036,8 @@ unsafe fn serve(handle: *mut zend_file_handle, type_: c_int) -> Outcome {
 #[inline]
 unsafe fn serve_run_time_form(handle: *mut zend_file_handle) -> Option<Outcome> {
     let shm = SHM.get()?;
-    let cg = ptr::addr_of!(php::compiler_globals);
     let opened = (*handle).opened_path;
-    if opened.is_null()
-        || !ini::shm_run_time_form()
-        || ini::verify()
-        || (*cg).compiler_options & php::ZEND_COMPILE_DELAYED_BINDING != 0
-        || opcache_caches()
-    {
+    if opened.is_null() || !ini::shm_run_time_form() || ini::verify() || opcache_compiles() {
         return None;
     }
     let path = php::Reader::new().str(opened)?;
@@ -1085,13 +1075,10 @@ fn count_shm_hit(entry: ShmEntry<'_>) {
 #[cold]
 #[inline(never)]
 unsafe fn serve_any(handle: *mut zend_file_handle, type_: c_int) -> Outcome {
-    let cg = ptr::addr_of_mut!(php::compiler_globals);
     let Some(&original) = ORIGINAL.get() else {
         return Outcome::Done(compile_plain(handle, type_));
     };
-    if opcache_caches() || (*cg).compiler_options & php::ZEND_COMPILE_DELAYED_BINDING != 0 {
-        // OPcache caches scripts itself (our hook may sit before or after its own), or it is
-        // compiling for its cache (or preloading).
+    if opcache_compiles() {
         if !WARNED_OPCACHE.swap(true, Ordering::Relaxed) {
             log("OPcache is caching scripts, so zopt's cache is not used \
                  (disable opcache.enable / opcache.enable_cli to use zopt's cache)");
@@ -1276,6 +1263,13 @@ fn opcache_caches() -> bool {
         let cli = matches!(sapi.to_bytes(), b"cli" | b"phpdbg");
         ini(c"opcache.enable") && (!cli || ini(c"opcache.enable_cli"))
     })
+}
+
+/// Whether OPcache caches scripts itself (our hook may sit before or after its own), or
+/// is compiling for its cache (or preloading): zopt's cache stays out of the way.
+unsafe fn opcache_compiles() -> bool {
+    let cg = ptr::addr_of!(php::compiler_globals);
+    opcache_caches() || (*cg).compiler_options & php::ZEND_COMPILE_DELAYED_BINDING != 0
 }
 
 /// Whether the file behind `handle` could be opened; like OPcache, a failure is reported

@@ -185,8 +185,8 @@ unsafe fn add_guarded(
                 return None;
             }
         };
-        let size = std::mem::size_of::<zend_inheritance_cache_entry>()
-            + std::mem::size_of::<*mut zend_class_entry>() * n.saturating_sub(1);
+        let size = size_of::<zend_inheritance_cache_entry>()
+            + size_of::<*mut zend_class_entry>() * n.saturating_sub(1);
         let at = w.alloc(size_of::<u64>() + size, 8)?;
         at.cast::<u64>().write(w.map_ptr_end());
         let entry = at
@@ -198,7 +198,7 @@ unsafe fn add_guarded(
             *entry_classes(entry).add(i) = *traits_and_interfaces.add(i);
         }
         if !deps.is_empty() {
-            let size = std::mem::size_of::<php::zend_class_dependency>() * deps.len();
+            let size = size_of::<php::zend_class_dependency>() * deps.len();
             let list = w.alloc(size, 8)?.cast::<php::zend_class_dependency>();
             for (i, &(name, dep)) in deps.iter().enumerate() {
                 let lc = php::Reader::new().str(name)?.to_ascii_lowercase();

@@ -356,21 +356,16 @@ pub enum Interfaces<'a> {
     Names(&'a [zend_class_name]),
 }
 
-/// State of PHP's one thread, in a plain `static`. zopt loads only into NTS PHP (its
-/// module entry says `zts: 0`, and PHP refuses a module built for the other kind), whose
-/// hooks all run on the thread that started the module; a `thread_local!` would cost a
-/// `__tls_get_addr` call and a lazy-initialisation check on every access from this shared
-/// library, which on a shared-memory hit (three hooks per include, each reading the state)
-/// was a tenth of the hit's instructions.
-pub struct PhpThreadCell<T>(std::cell::RefCell<T>);
-
-// SAFETY: only reached through `PhpThreadCell::with`, whose callers promise to be on PHP's
-// thread; no other thread ever sees the value.
-unsafe impl<T> Sync for PhpThreadCell<T> {}
+/// State of PHP's one thread, in a plain `static` (a [`crate::FfiCell`], which says why
+/// only that thread reaches it), borrowed through a `RefCell`. A `thread_local!` would cost
+/// a `__tls_get_addr` call and a lazy-initialisation check on every access from this
+/// shared library, which on a shared-memory hit (three hooks per include, each reading the
+/// state) was a tenth of the hit's instructions.
+pub struct PhpThreadCell<T>(crate::FfiCell<std::cell::RefCell<T>>);
 
 impl<T> PhpThreadCell<T> {
     pub const fn new(value: T) -> PhpThreadCell<T> {
-        PhpThreadCell(std::cell::RefCell::new(value))
+        PhpThreadCell(crate::FfiCell::new(std::cell::RefCell::new(value)))
     }
 
     /// Runs `f` on the value.
@@ -379,6 +374,6 @@ impl<T> PhpThreadCell<T> {
     /// Called on PHP's thread (from a hook, a PHP function or a module callback).
     #[inline]
     pub unsafe fn with<R>(&self, f: impl FnOnce(&mut T) -> R) -> R {
-        f(&mut self.0.borrow_mut())
+        f(&mut (*self.0.get()).borrow_mut())
     }
 }
