@@ -26,7 +26,7 @@
 
 /// Version of the body layout and of what the image holds (bump it with any change of
 /// what zopt-php's `image::persist` writes).
-pub const BODY_VERSION: u32 = 1;
+pub const BODY_VERSION: u32 = 2;
 /// Flag: the script has no image.
 pub const REFUSED: u32 = 1;
 /// Bytes of the body's header.

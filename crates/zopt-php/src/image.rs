@@ -94,8 +94,11 @@ struct Root {
     /// Per class: the lowercased parent name of a class the compiler early-bound (linked
     /// again by [`load::bind`], as after a rebuild), NULL for the others.
     early_bound: *mut *mut zend_string,
+    /// The main op_array's delayed early bindings (its `ZEND_DECLARE_CLASS_DELAYED` ops).
+    early_bindings: *mut load::EarlyBinding,
     n_functions: u32,
     n_classes: u32,
+    n_early_bindings: u32,
     auto_globals: [bool; load::JIT_GLOBAL_COUNT],
     /// `__COMPILER_HALT_OFFSET__` of the script, when it has one.
     /// 1 when the script has one (two plain words rather than an `Option`, whose padding
@@ -326,6 +329,9 @@ pub(crate) unsafe fn persist(
             ptr: t.cast(),
         });
     }
+    let early = load::early_bindings((*root).main);
+    (*root).early_bindings = p.copy(early.as_ptr(), early.len())?;
+    (*root).n_early_bindings = early.len() as u32;
     (*root).auto_globals = built.auto_globals;
     (*root).has_halt_offset = u64::from(halt_offset.is_some());
     (*root).halt_offset = halt_offset.unwrap_or(0);
@@ -1441,5 +1447,10 @@ pub unsafe fn bind(e: Engine, root: *const u8) -> Result<*mut zend_op_array, loa
         let c = *root.classes.add(i);
         load::bind_class(c.key, c.ptr.cast(), *root.early_bound.add(i), filename)?;
     }
-    load::bind_main(e, root.main, root.auto_globals)
+    let early = if root.n_early_bindings == 0 {
+        &[]
+    } else {
+        std::slice::from_raw_parts(root.early_bindings, root.n_early_bindings as usize)
+    };
+    load::bind_main(e, root.main, early, root.auto_globals)
 }

@@ -374,7 +374,8 @@ pub unsafe fn bind(
         }
     }
 
-    let main = bind_main(e, &script.main_op_array, auto_globals)?;
+    let early = early_bindings(&script.main_op_array);
+    let main = bind_main(e, &script.main_op_array, &early, auto_globals)?;
     release_table(&mut script.function_table);
     release_table(&mut script.class_table);
     Ok(main)
@@ -388,12 +389,12 @@ pub(crate) unsafe fn bind_function(
     filename: *mut zend_string,
 ) -> std::result::Result<(), BindError> {
     let cg = ptr::addr_of_mut!(php::compiler_globals);
-    let existing = php::zend_hash_find((*cg).function_table, key);
-    if !existing.is_null() {
-        return Err(BindError::Fatal(cannot_redeclare(oa, existing, filename)));
+    // One probe: the add fails, changing nothing, when the name is taken.
+    if add_ptr((*cg).function_table, key, oa.cast()) {
+        return Ok(());
     }
-    add_ptr((*cg).function_table, key, oa.cast());
-    Ok(())
+    let existing = php::zend_hash_find((*cg).function_table, key);
+    Err(BindError::Fatal(cannot_redeclare(oa, existing, filename)))
 }
 
 /// "Cannot redeclare" for the function `oa` whose name `existing` holds already.
@@ -437,12 +438,15 @@ pub(crate) unsafe fn bind_class(
 ) -> std::result::Result<*mut zend_class_entry, BindError> {
     let cg = ptr::addr_of_mut!(php::compiler_globals);
     let eg = ptr::addr_of_mut!(php::executor_globals);
-    if !php::zend_hash_find((*cg).class_table, key).is_null() {
+    if lc_parent.is_null() {
+        // One probe: the add fails, changing nothing, when the name is taken.
+        if add_ptr((*cg).class_table, key, ce.cast()) {
+            return Ok(ce);
+        }
         return class_taken(key, ce, filename);
     }
-    if lc_parent.is_null() {
-        add_ptr((*cg).class_table, key, ce.cast());
-        return Ok(ce);
+    if !php::zend_hash_find((*cg).class_table, key).is_null() {
+        return class_taken(key, ce, filename);
     }
     let parent_ce = php::zend_hash_find((*eg).class_table, lc_parent);
     let mut bound = ptr::null_mut();
@@ -498,19 +502,20 @@ unsafe fn cannot_link_again(ce: *mut zend_class_entry, filename: *mut zend_strin
 }
 
 /// The main op_array to execute: a request copy (`emalloc`ed, the caller destroys and
-/// frees it) of `main`, after its delayed early bindings; the auto globals the script
-/// names are armed.
+/// frees it) of `main`, after its delayed early bindings (`early`, see
+/// [`early_bindings`]); the auto globals the script names are armed.
 pub(crate) unsafe fn bind_main(
     e: Engine,
     main: *const zend_op_array,
+    early: &[EarlyBinding],
     auto_globals: [bool; JIT_GLOBAL_COUNT],
 ) -> std::result::Result<*mut zend_op_array, BindError> {
     let copy = e
         .emalloc(std::mem::size_of::<zend_op_array>())
         .cast::<zend_op_array>();
     ptr::copy_nonoverlapping(main, copy, 1);
-    if (*copy).fn_flags & php::ZEND_ACC_EARLY_BINDING != 0 {
-        delayed_early_binding(copy).map_err(|()| BindError::Bailout)?;
+    if !early.is_empty() {
+        do_delayed_early_binding((*copy).filename, early).map_err(|()| BindError::Bailout)?;
     }
     ping_auto_globals(auto_globals);
     Ok(copy)
@@ -569,21 +574,31 @@ extern "C" {
     ) -> *mut zend_class_entry;
 }
 
-/// `zend_accel_do_delayed_early_binding`: binds each class of a `ZEND_DECLARE_CLASS_DELAYED`
-/// of `main` whose parent is already known, so it exists before the script runs (the
-/// opcode finds it bound and does nothing). `Err`: PHP bailed out (to propagate).
+/// A `ZEND_DECLARE_CLASS_DELAYED` of a main op_array, as OPcache's `zend_early_binding`
+/// keeps it: the op's literals, interned strings of the script.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub(crate) struct EarlyBinding {
+    /// The class's lowercased name.
+    lcname: *mut zend_string,
+    /// Its runtime definition key (the class table holds the unlinked class under it).
+    rtd_key: *mut zend_string,
+    /// Its parent's lowercased name.
+    lc_parent: *mut zend_string,
+}
+
+/// The delayed early bindings of `main`, in op order (none unless the compiler flagged
+/// it `ZEND_ACC_EARLY_BINDING`), found once when a script is persisted, as
+/// `zend_accel_build_delayed_early_binding_list` does, so that a hit does not scan the
+/// main op_array's code.
 ///
 /// # Safety
-/// `main` is a live main op_array in pass-two form; runs on PHP's thread in a request.
-#[link_section = ".text.hot.zopt"]
-pub unsafe fn delayed_early_binding(main: *mut zend_op_array) -> std::result::Result<(), ()> {
-    let cg = ptr::addr_of_mut!(php::compiler_globals);
-    let eg = ptr::addr_of_mut!(php::executor_globals);
-    let orig_filename = (*cg).compiled_filename;
-    let orig_in_compilation = (*cg).in_compilation;
-    (*cg).compiled_filename = (*main).filename;
-    (*cg).in_compilation = true;
-    let mut result = Ok(());
+/// `main` is a live main op_array in pass-two form.
+pub(crate) unsafe fn early_bindings(main: *const zend_op_array) -> Vec<EarlyBinding> {
+    if (*main).fn_flags & php::ZEND_ACC_EARLY_BINDING == 0 {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
     for n in 0..(*main).last as usize {
         let op = (*main).opcodes.add(n);
         if (*op).opcode != ZEND_DECLARE_CLASS_DELAYED.0 {
@@ -599,16 +614,52 @@ pub unsafe fn delayed_early_binding(main: *mut zend_op_array) -> std::result::Re
             .cast::<u8>()
             .offset((*op).op2.constant as i32 as isize)
             .cast::<zval>();
-        let lcname = (*lcname_zv).value.str_;
-        let rtd_key = (*lcname_zv.add(1)).value.str_;
-        if !php::zend_hash_find((*eg).class_table, lcname).is_null() {
+        out.push(EarlyBinding {
+            lcname: (*lcname_zv).value.str_,
+            rtd_key: (*lcname_zv.add(1)).value.str_,
+            lc_parent: (*parent_zv).value.str_,
+        });
+    }
+    out
+}
+
+/// `zend_accel_do_delayed_early_binding` for a main op_array just compiled or rebuilt
+/// (see [`do_delayed_early_binding`]).
+///
+/// # Safety
+/// As [`do_delayed_early_binding`]; `main` is a live main op_array in pass-two form.
+pub unsafe fn delayed_early_binding(main: *mut zend_op_array) -> std::result::Result<(), ()> {
+    do_delayed_early_binding((*main).filename, &early_bindings(main))
+}
+
+/// `zend_accel_do_delayed_early_binding`: binds each class of `bindings` (the delayed
+/// early bindings of the main op_array of `filename`) whose parent is already known, so it
+/// exists before the script runs (the opcode finds it bound and does nothing). `Err`: PHP
+/// bailed out (to propagate).
+///
+/// # Safety
+/// The strings of `bindings` are live; runs on PHP's thread in a request.
+#[link_section = ".text.hot.zopt"]
+pub(crate) unsafe fn do_delayed_early_binding(
+    filename: *mut zend_string,
+    bindings: &[EarlyBinding],
+) -> std::result::Result<(), ()> {
+    let cg = ptr::addr_of_mut!(php::compiler_globals);
+    let eg = ptr::addr_of_mut!(php::executor_globals);
+    let orig_filename = (*cg).compiled_filename;
+    let orig_in_compilation = (*cg).in_compilation;
+    (*cg).compiled_filename = filename;
+    (*cg).in_compilation = true;
+    let mut result = Ok(());
+    for b in bindings {
+        if !php::zend_hash_find((*eg).class_table, b.lcname).is_null() {
             continue;
         }
-        let zv = php::zend_hash_find((*eg).class_table, rtd_key);
+        let zv = php::zend_hash_find((*eg).class_table, b.rtd_key);
         if zv.is_null() {
             continue;
         }
-        let parent = php::zend_hash_find((*eg).class_table, (*parent_zv).value.str_);
+        let parent = php::zend_hash_find((*eg).class_table, b.lc_parent);
         if parent.is_null() {
             continue;
         }
@@ -616,7 +667,7 @@ pub unsafe fn delayed_early_binding(main: *mut zend_op_array) -> std::result::Re
         zopt_guarded_try_early_bind(
             (*zv).value.ptr.cast(),
             (*parent).value.ptr.cast(),
-            lcname,
+            b.lcname,
             zv,
             &mut bailed_out,
         );

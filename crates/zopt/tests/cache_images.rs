@@ -334,7 +334,10 @@ fn cache_verify_names_bad_run_time_images() {
     named(&paths[0], "checksum (checksum mismatch");
     named(
         &paths[1],
-        "invalid_body (invalid run-time image: image format version 99, this zopt reads 1)",
+        &format!(
+            "invalid_body (invalid run-time image: image format version 99, this zopt reads {})",
+            zend_cache::image_body::BODY_VERSION
+        ),
     );
     named(
         &paths[2],
