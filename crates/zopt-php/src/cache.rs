@@ -335,11 +335,11 @@ unsafe fn leave_unopened(shm: &'static ShmCache, handle: *mut zend_file_handle) 
     }
     // `resolve_path` found it for this include (include_once): left for the compile hook.
     // Otherwise (the primary script) looked up, and kept for the compile hook.
-    if !found_for(shm, filename, path) {
+    if !found_for(shm, filename) {
         let Fresh::Hit(entry) = fresh(shm, path) else {
             return false;
         };
-        remember(shm, filename, path, entry);
+        remember(shm, filename, entry);
     }
     // zend_string_copy: interned strings are not counted.
     if !crate::engine::is_interned(filename) {
@@ -398,16 +398,19 @@ unsafe fn cached_real_path(filename: *mut php::zend_string) -> bool {
     if COMPILING.load(Ordering::Relaxed) || filename.is_null() || !in_include_once() {
         return false;
     }
+    // Every include_once starts here: what an earlier include kept is forgotten, so the
+    // hooks after this one find this include's lookup or none (see `LastFound`).
+    forget_found();
     let Some(path) = php::Reader::new().str(filename) else {
         return false;
     };
     if path.first() != Some(&b'/') {
         return false;
     }
-    let Fresh::Hit(entry) = fresh_for(shm, filename, path) else {
+    let Fresh::Hit(entry) = fresh(shm, path) else {
         return false;
     };
-    remember(shm, filename, path, entry);
+    remember(shm, filename, entry);
     true
 }
 
@@ -529,91 +532,99 @@ unsafe fn image_without_opening(handle: *mut zend_file_handle) -> bool {
 }
 
 /// The entry the previous hook found fresh for an `include_once` / `require_once`
-/// (`resolve_path`, then `stream_open`), with the filename string it was asked for: the
-/// next hook called for the same file takes it instead of looking it up (and checking its
-/// source) again.
+/// (`resolve_path`, then `stream_open`) or for the primary script (`stream_open`), with
+/// the string of the path it was asked for: the next hook called for the same include
+/// takes it instead of looking it up (and checking its source) again.
 static LAST_FOUND: php::PhpThreadCell<LastFound> = php::PhpThreadCell::new(LastFound {
     entry: None,
-    filename: 0,
+    path: 0,
+    opline: 0,
     generation: 0,
-    path: Vec::new(),
 });
 
-/// An entry found fresh for a filename string, kept for the next hook called for the same
-/// include (see `LAST_FOUND`).
+/// An entry found fresh for a path string, kept for the next hook of the same include
+/// (see `LAST_FOUND`).
+///
+/// It is known by the path string's address and the include's opline, as OPcache knows
+/// its `ZCG(cache_persistent_script)` by `ZCG(cache_opline)`, rather than by the path's
+/// bytes: within one execution of an include the path string stays alive, so no other
+/// string has its address; and every execution of an `include_once` begins with
+/// `resolve_path`, which forgets what an earlier one kept (whose string may have been
+/// freed and its address reused), as each request's start does for the primary script
+/// (opline 0). The hooks reuse the entry only for that same string, so a file opened
+/// under another name (its real path) is looked up under that name.
 struct LastFound {
-    /// Taken by the next hook; `None` once taken.
+    /// Taken by the compile hook; `None` once taken.
     entry: Option<ShmEntry<'static>>,
-    /// The filename string (its address: the same string object is passed along).
-    filename: usize,
+    /// The address of the path string it was found for.
+    path: usize,
+    /// The opline of the include it was found for (0 outside user code).
+    opline: usize,
     /// The segment's generation when it was found: no entry was replaced or invalidated
     /// since.
     generation: u64,
-    /// The path's bytes: a string allocated at the same address for another path (after
-    /// an `include_once` of a file already included, which compiles nothing) does not
-    /// match. The buffer is reused from include to include.
-    path: Vec<u8>,
 }
 
-/// Keeps `entry`, found fresh for `path` (named by the string `filename`), for the next
-/// hook of the same include.
+/// Keeps `entry`, found fresh for the path string `path`, for the next hook of the same
+/// include.
 ///
 /// # Safety
 /// On PHP's thread, from a hook.
-unsafe fn remember(
-    shm: &'static ShmCache,
-    filename: *mut php::zend_string,
-    path: &[u8],
-    entry: ShmEntry<'static>,
-) {
+unsafe fn remember(shm: &'static ShmCache, path: *mut php::zend_string, entry: ShmEntry<'static>) {
     // The compile hook binds this entry's run-time form next, after PHP checked its
     // included files and opened nothing: fetch the form's root and main op_array meanwhile.
     if let Some(root) = entry.image() {
         image::prefetch(root, 128);
     }
+    let opline = current_opline();
     LAST_FOUND.with(|last| {
-        last.filename = filename as usize;
-        last.path.clear();
-        last.path.extend_from_slice(path);
+        last.path = path as usize;
+        last.opline = opline;
         last.generation = shm.generation();
         last.entry = Some(entry);
     });
 }
 
-/// Whether the previous hook's lookup, still kept, was for this file (the same filename
-/// string, with the same bytes) and still holds.
+/// Forgets the kept lookup (see [`LastFound`]).
+fn forget_found() {
+    // SAFETY: on PHP's thread, from a hook or RINIT.
+    unsafe { LAST_FOUND.with(|last| last.entry = None) };
+}
+
+/// Whether the previous hook's lookup, still kept, was for the path string `path` in this
+/// include, and still holds.
 ///
 /// # Safety
 /// On PHP's thread, from a hook.
-unsafe fn found_for(shm: &'static ShmCache, filename: *mut php::zend_string, path: &[u8]) -> bool {
-    LAST_FOUND.with(|last| last.entry.is_some() && last.matches(shm, filename, path))
+unsafe fn found_for(shm: &'static ShmCache, path: *mut php::zend_string) -> bool {
+    let opline = current_opline();
+    LAST_FOUND.with(|last| last.entry.is_some() && last.matches(shm, path, opline))
 }
 
 impl LastFound {
-    fn matches(&self, shm: &ShmCache, filename: *mut php::zend_string, path: &[u8]) -> bool {
-        self.filename == filename as usize
-            && self.generation == shm.generation()
-            && self.path == path
+    fn matches(&self, shm: &ShmCache, path: *mut php::zend_string, opline: usize) -> bool {
+        self.path == path as usize && self.opline == opline && self.generation == shm.generation()
     }
 }
 
-/// What shared memory holds for `path`, reusing the previous hook's lookup when it was for
-/// the same file (the same filename string, with the same bytes).
+/// What shared memory holds for the path `bytes` (of the string `path`), reusing the
+/// previous hook's lookup when it was for the same string in this include.
 ///
 /// # Safety
-/// On PHP's thread, from a hook.
+/// On PHP's thread, from a hook; `bytes` are the bytes of `path`.
 unsafe fn fresh_for(
     shm: &'static ShmCache,
-    filename: *mut php::zend_string,
-    path: &[u8],
+    path: *mut php::zend_string,
+    bytes: &[u8],
 ) -> Fresh<'static> {
+    let opline = current_opline();
     let reused = LAST_FOUND.with(|last| {
         let entry = last.entry.take()?;
-        last.matches(shm, filename, path).then_some(entry)
+        last.matches(shm, path, opline).then_some(entry)
     });
     match reused {
         Some(entry) => Fresh::Hit(entry),
-        None => fresh(shm, path),
+        None => fresh(shm, bytes),
     }
 }
 
@@ -638,12 +649,14 @@ enum Fresh<'a> {
 /// the segment's header.
 static PENDING_HITS: Counter = Counter::new();
 
-/// RINIT: this process's `map_ptr` table covers the segment's slots (see
-/// [`image::activate_map_ptr_slots`]).
+/// RINIT: no lookup is kept from the previous request, and this process's `map_ptr` table
+/// covers the segment's slots (see [`image::activate_map_ptr_slots`]).
 ///
 /// # Safety
 /// Called from RINIT, on PHP's thread.
 pub unsafe fn request_startup() {
+    // A lookup kept by the previous request's last include is not this request's.
+    forget_found();
     if let (Some(shm), true) = (SHM.get(), ini::shm_run_time_form()) {
         image::activate_map_ptr_slots(shm);
     }
@@ -1044,7 +1057,7 @@ unsafe fn serve_run_time_form(handle: *mut zend_file_handle) -> Option<Outcome> 
     if path.first() != Some(&b'/') {
         return None;
     }
-    let Fresh::Hit(entry) = fresh_for(shm, (*handle).filename, path) else {
+    let Fresh::Hit(entry) = fresh_for(shm, opened, path) else {
         return None;
     };
     let root = entry.image().filter(|&root| image::usable(root))?;
@@ -1100,7 +1113,7 @@ unsafe fn serve_any(handle: *mut zend_file_handle, type_: c_int) -> Outcome {
     // (never with validate_timestamps=0), as OPcache does.
     let mut key = None;
     if let Some(shm) = shm {
-        match fresh_for(shm, (*handle).filename, path) {
+        match fresh_for(shm, path_string(handle), path) {
             Fresh::Hit(entry) => {
                 if let Some(outcome) = serve_entry(path, entry) {
                     return outcome;
@@ -1307,17 +1320,25 @@ unsafe fn open<'a>(handle: *mut zend_file_handle, type_: c_int) -> Opened<'a> {
         }
         return Opened::Failed;
     }
-    let r = php::Reader::new();
-    let Some(path) = r
-        .str((*handle).opened_path)
-        .or_else(|| r.str((*handle).filename))
-    else {
+    let Some(path) = php::Reader::new().str(path_string(handle)) else {
         return Opened::Uncacheable;
     };
     if path.first() != Some(&b'/') {
         return Opened::Uncacheable; // "Standard input code", "-": not a file we can stat
     }
     Opened::Path(path)
+}
+
+/// The string of the path [`open`] takes for `handle`: its opened path, or its name.
+///
+/// # Safety
+/// `handle` is the live handle [`open`] opened.
+unsafe fn path_string(handle: *mut zend_file_handle) -> *mut php::zend_string {
+    if (*handle).opened_path.is_null() {
+        (*handle).filename
+    } else {
+        (*handle).opened_path
+    }
 }
 
 /// Why a script was not served from its run-time image.
