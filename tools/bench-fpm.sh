@@ -29,7 +29,8 @@
 # pages differing from the reference page (the first mode's; every worker's warm-up pages
 # and as many after each round's load, compared whole), the peak RSS (VmHWM) of the largest
 # worker, zopt's own per-script serving time (zopt_get_status() of one worker), and the
-# ratios to OPcache. Also the workers' CPU time per timed request, from /proc/PID/schedstat
+# ratios to OPcache (also per round, paired with OPcache's run of the same round: the median
+# and range of the rounds' ratios). Also the workers' CPU time per timed request, from /proc/PID/schedstat
 # (ns; the user + system times of /proc/PID/stat count 10 ms ticks): on a loaded machine it
 # is steadier than requests/s, which include nginx, ab and waiting for the CPU.
 set -euo pipefail
@@ -292,3 +293,27 @@ opc_cpu=$(awk '$1 == "opcache" { print $3 }' "$work/rps")
 opc_p99=$(awk '$1 == "opcache" { print $4 }' "$work/rps")
 [ -z "$opc" ] || awk -v o="$opc" -v oc="$opc_cpu" -v op="$opc_p99" \
     '{ printf "  %-12s %.2fx OPcache (requests/s)   %.2fx OPcache'"'"'s worker CPU per request   p99 %+.2f ms\n", $1, $2 / o, $3 / oc, $4 - op }' "$work/rps"
+
+paired() { # MODE FILE FIELD...: per round, the mode's value over OPcache's in the same round
+    paste -d' ' "$work/$2.$1" "$work/$2.opcache" | awk -v kind="$2" '{
+        h = NF / 2
+        if (kind == "ab") print ($1 / $3) / ($(h + 1) / $(h + 3))   # requests / time
+        else print ($1 / $2) / ($(h + 1) / $(h + 2))                # CPU / request
+    }'
+}
+spread() { # >=|<=: of the ratios on stdin, median [lowest .. highest], rounds on that side of 1
+    sort -g | awk -v side="$1" '{ v[NR] = $1; if (side == ">=" ? $1 >= 1 : $1 <= 1) k++ }
+        END { m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+              printf "%.3fx [%.3f .. %.3f], %d of %d rounds %s 1", m, v[1], v[NR], k, NR, side }'
+}
+# Each round runs every mode once, minutes apart at most: the round's ratio cancels the
+# drift of the machine's load that the totals above carry, and the spread over the rounds
+# says how far a difference of the totals is noise.
+if [ -n "$opc" ] && [ "$rounds" -gt 1 ]; then
+    echo "per round, paired with OPcache's run of the same round (median [range]):"
+    for m in "${modes[@]}"; do
+        [ "$m" != opcache ] || continue
+        printf "  %-12s requests/s %s   worker CPU per request %s\n" "$m" \
+            "$(paired "$m" ab | spread '>=')" "$(paired "$m" cpu | spread '<=')"
+    done
+fi
