@@ -223,25 +223,45 @@ impl<W: AsRef<[u64]> + AsMut<[u64]>> BitMatrix<W> {
 
 /// A bit set used as a worklist: [`Worklist::pop_first`] takes the smallest member, as
 /// `zend_bitset_pop_first` does, so the order of a fixpoint is PHP's; but it resumes at
-/// the lowest word that can hold a member instead of rescanning the words it found empty,
-/// and knows its size, so a worklist drained one member at a time costs linear time, not
-/// quadratic. Indices outside the set are ignored (never members), as in the worklists
-/// it replaces.
+/// the lowest word that can hold a member instead of rescanning from the start, and knows
+/// its size. A large set (more than [`SUMMARY_FROM`] words) also keeps a summary, one bit
+/// per word set when the word holds a member, and resumes at the lowest summary word that
+/// can hold one: a fixpoint over a large function whose usages keep reaching back (a deep
+/// loop nest) then rescans no empty words, where walking the words themselves made it
+/// quadratic. A small set walks at most [`SUMMARY_FROM`] words and keeps no summary, which
+/// would cost more than it saves. Indices outside the set are ignored (never members), as
+/// in the worklists it replaces.
 ///
 /// The words live in a `Vec` by default, or in a slice of an arena ([`Worklist::new_in`]).
 #[derive(Clone, Debug, Default)]
 pub struct Worklist<W = Vec<u64>> {
     words: W,
-    /// Every word below this one is empty.
+    /// Empty for a small set. Otherwise bit `k` is set exactly when word `k` holds a member.
+    summary: W,
+    /// Every word (with a summary: every summary word) below this one is empty.
     first: usize,
     len: usize,
+}
+
+/// Sets of more words than this keep a summary (see [`Worklist`]).
+pub const SUMMARY_FROM: usize = 64;
+
+/// The summary words a set of `words` words keeps.
+fn summary_words(words: usize) -> usize {
+    if words > SUMMARY_FROM {
+        words_for(words)
+    } else {
+        0
+    }
 }
 
 impl Worklist {
     /// An empty worklist for `0..n`.
     pub fn new(n: usize) -> Self {
+        let words = words_for(n);
         Worklist {
-            words: vec![0; words_for(n)],
+            words: vec![0; words],
+            summary: vec![0; summary_words(words)],
             first: 0,
             len: 0,
         }
@@ -251,8 +271,11 @@ impl Worklist {
     pub fn full(n: usize) -> Self {
         let mut words = vec![u64::MAX; words_for(n)];
         clear_past(&mut words, n);
+        let mut summary = vec![u64::MAX; summary_words(words.len())];
+        clear_past(&mut summary, words.len());
         Worklist {
             words,
+            summary,
             first: 0,
             len: n,
         }
@@ -271,8 +294,10 @@ fn clear_past(words: &mut [u64], n: usize) {
 impl<'b> Worklist<&'b mut [u64]> {
     /// An empty worklist for `0..n` whose words live in `arena`.
     pub fn new_in(n: usize, arena: &'b bumpalo::Bump) -> Self {
+        let words = words_for(n);
         Worklist {
-            words: arena.alloc_slice_fill_copy(words_for(n), 0u64),
+            words: arena.alloc_slice_fill_copy(words, 0u64),
+            summary: arena.alloc_slice_fill_copy(summary_words(words), 0u64),
             first: 0,
             len: 0,
         }
@@ -282,8 +307,11 @@ impl<'b> Worklist<&'b mut [u64]> {
     pub fn full_in(n: usize, arena: &'b bumpalo::Bump) -> Self {
         let words = arena.alloc_slice_fill_copy(words_for(n), u64::MAX);
         clear_past(words, n);
+        let summary = arena.alloc_slice_fill_copy(summary_words(words.len()), u64::MAX);
+        clear_past(summary, words.len());
         Worklist {
             words,
+            summary,
             first: 0,
             len: n,
         }
@@ -291,13 +319,16 @@ impl<'b> Worklist<&'b mut [u64]> {
 }
 
 impl<W: AsRef<[u64]> + AsMut<[u64]>> Worklist<W> {
+    #[inline]
     pub fn contains(&self, i: usize) -> bool {
         contains(self.words.as_ref(), i)
     }
 
     /// Adds `i`; true if it was not a member.
+    #[inline]
     pub fn insert(&mut self, i: usize) -> bool {
-        let Some(w) = self.words.as_mut().get_mut(i / 64) else {
+        let k = i / 64;
+        let Some(w) = self.words.as_mut().get_mut(k) else {
             return false;
         };
         let bit = 1u64 << (i % 64);
@@ -306,16 +337,29 @@ impl<W: AsRef<[u64]> + AsMut<[u64]>> Worklist<W> {
         }
         *w |= bit;
         self.len += 1;
-        self.first = self.first.min(i / 64);
+        let summary = self.summary.as_mut();
+        if summary.is_empty() {
+            self.first = self.first.min(k);
+        } else {
+            summary[k / 64] |= 1u64 << (k % 64);
+            self.first = self.first.min(k / 64);
+        }
         true
     }
 
+    #[inline]
     pub fn remove(&mut self, i: usize) {
-        if let Some(w) = self.words.as_mut().get_mut(i / 64) {
+        let k = i / 64;
+        if let Some(w) = self.words.as_mut().get_mut(k) {
             let bit = 1u64 << (i % 64);
             if *w & bit != 0 {
                 *w &= !bit;
                 self.len -= 1;
+                if *w == 0 {
+                    if let Some(s) = self.summary.as_mut().get_mut(k / 64) {
+                        *s &= !(1u64 << (k % 64));
+                    }
+                }
             }
         }
     }
@@ -329,19 +373,35 @@ impl<W: AsRef<[u64]> + AsMut<[u64]>> Worklist<W> {
     }
 
     /// Removes and returns the smallest member.
+    #[inline]
     pub fn pop_first(&mut self) -> Option<usize> {
         if self.len == 0 {
             return None;
         }
+        // A member exists, so some word (summary word) at or above `first` is set.
+        let summary = self.summary.as_mut();
         let words = self.words.as_mut();
-        while words[self.first] == 0 {
-            self.first += 1;
-        }
-        let w = &mut words[self.first];
+        let k = if summary.is_empty() {
+            while words[self.first] == 0 {
+                self.first += 1;
+            }
+            self.first
+        } else {
+            while summary[self.first] == 0 {
+                self.first += 1;
+            }
+            self.first * 64 + summary[self.first].trailing_zeros() as usize
+        };
+        let w = &mut words[k];
         let bit = w.trailing_zeros() as usize;
         *w &= *w - 1;
+        if *w == 0 {
+            if let Some(s) = summary.get_mut(k / 64) {
+                *s &= !(1u64 << (k % 64));
+            }
+        }
         self.len -= 1;
-        Some(self.first * 64 + bit)
+        Some(k * 64 + bit)
     }
 
     /// The members in increasing order.
@@ -351,6 +411,7 @@ impl<W: AsRef<[u64]> + AsMut<[u64]>> Worklist<W> {
 
     pub fn clear(&mut self) {
         self.words.as_mut().fill(0);
+        self.summary.as_mut().fill(0);
         self.first = 0;
         self.len = 0;
     }
@@ -400,5 +461,44 @@ mod tests {
         let f = Worklist::full(70);
         assert_eq!(f.len(), 70);
         assert_eq!(f.iter().last(), Some(69));
+    }
+
+    /// The summary level: members many words apart, words emptied by pops and by removals,
+    /// members re-added below and above the resume point; drained in increasing order.
+    #[test]
+    fn worklist_across_summary_words() {
+        let n = 64 * 64 * 3 + 5;
+        assert!(n / 64 > SUMMARY_FROM);
+        let mut w = Worklist::new(n);
+        let mut model = std::collections::BTreeSet::new();
+        let mut x = 12345u64;
+        for step in 0..20_000 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let i = (x >> 33) as usize % n;
+            match step % 5 {
+                0 | 1 => assert_eq!(w.insert(i), model.insert(i)),
+                2 => {
+                    w.remove(i);
+                    model.remove(&i);
+                }
+                _ => assert_eq!(w.pop_first(), model.pop_first()),
+            }
+            assert_eq!(w.len(), model.len());
+        }
+        assert_eq!(
+            w.iter().collect::<Vec<_>>(),
+            model.iter().copied().collect::<Vec<_>>()
+        );
+        while let Some(i) = w.pop_first() {
+            assert_eq!(Some(i), model.pop_first());
+        }
+        assert!(model.is_empty());
+        let mut f = Worklist::full(n);
+        for i in 0..n {
+            assert_eq!(f.pop_first(), Some(i));
+        }
+        assert_eq!(f.pop_first(), None);
     }
 }
