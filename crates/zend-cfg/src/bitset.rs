@@ -41,7 +41,7 @@ impl BitSet {
 
     #[inline]
     pub fn remove(&mut self, i: usize) {
-        self.words[i / 64] &= !(1u64 << (i % 64));
+        remove(&mut self.words, i)
     }
 
     pub fn clear(&mut self) {
@@ -78,6 +78,12 @@ pub fn insert(words: &mut [u64], i: usize) -> bool {
     let absent = *w & bit == 0;
     *w |= bit;
     absent
+}
+
+/// Removes `i`.
+#[inline]
+pub fn remove(words: &mut [u64], i: usize) {
+    words[i / 64] &= !(1u64 << (i % 64));
 }
 
 /// The largest element of a set given as words.

@@ -7,8 +7,9 @@
 //! follows...), then the backward liveness fixpoint over the CFG.
 //!
 //! Guarantees: the sets are PHP's, bit for bit, for every reachable block (unreachable
-//! blocks have empty sets), so the dump is byte-identical; the fixpoint is a worklist over
-//! dense bit sets, without recursion.
+//! blocks have empty sets), so the dump is byte-identical; the fixpoint propagates only
+//! what is newly live (see [`Dfg::build_in`]) over dense bit sets, without recursion, in
+//! time linear in the sets' size.
 
 use bumpalo::Bump;
 use std::io::Write;
@@ -257,47 +258,56 @@ impl Dfg {
             }
         }
 
-        let worklist = scratch.alloc_slice_fill_copy(bitset::words_for(blocks), 0u64);
+        // The fixpoint, as deltas: PHP re-evaluates a whole block (out from its successors'
+        // in sets, then in) whenever a successor's in set changed, and a deep loop nest then
+        // re-evaluates every block once per level of the nest: quadratic. The sets are the
+        // least fixpoint of out = ∪ in(successors), in = use ∪ (out − def), which any
+        // order of evaluation reaches; here each block passes to its predecessors only the
+        // variables newly live on its entry, so every (block, variable) is added at most
+        // once to each set. Unreachable blocks are left out, as PHP's loop skips them
+        // (their sets stay empty).
+        let mut delta = BitMatrix::view_mut(
+            scratch.alloc_slice_fill_copy(blocks * row_words, 0u64),
+            row_words,
+        );
+        let queued = scratch.alloc_slice_fill_copy(bitset::words_for(blocks), 0u64);
+        let mut stack = bumpalo::collections::Vec::with_capacity_in(blocks, scratch);
         for j in 0..blocks {
-            bitset::insert(worklist, j);
+            // With out empty, in = use.
+            if cfg.blocks[j].is_reachable() && use_.row(j).iter().any(|&w| w != 0) {
+                in_.row_mut(j).copy_from_slice(use_.row(j));
+                delta.row_mut(j).copy_from_slice(use_.row(j));
+                bitset::insert(queued, j);
+                stack.push(j);
+            }
         }
-        // Every word above `top` is empty: the search for the last member resumes there
-        // instead of at the end (a worklist drained one block at a time in linear time).
-        let mut top = worklist.len();
-        // The last block first: predecessors tend to come before their successors.
-        loop {
-            while top > 0 && worklist[top - 1] == 0 {
-                top -= 1;
-            }
-            if top == 0 {
-                break;
-            }
-            let w = top - 1;
-            let bit = 63 - worklist[w].leading_zeros() as usize;
-            worklist[w] &= !(1u64 << bit);
-            let j = w * 64 + bit;
-            let block = &cfg.blocks[j];
-            if !block.is_reachable() {
-                continue;
-            }
-            let out_j = out.row_mut(j);
-            out_j.fill(0);
-            for &s in cfg.successors(BlockId::new(j as u32)) {
-                bitset::union_with(out_j, in_.row(s.index()));
-            }
-            // in = use ∪ (out − def), written in place: rows are a word or two, where a
-            // separate comparison and copy would cost more than the update itself.
-            let (u, o, d) = (use_.row(j), out.row(j), def.row(j));
-            let mut changed = false;
-            for (((i, &u), &o), &d) in in_.row_mut(j).iter_mut().zip(u).zip(o).zip(d) {
-                let new = u | (o & !d);
-                changed |= *i != new;
-                *i = new;
-            }
-            if changed {
-                for &p in cfg.predecessors(BlockId::new(j as u32)) {
-                    bitset::insert(worklist, p.index());
-                    top = top.max(p.index() / 64 + 1);
+        let fresh = scratch.alloc_slice_fill_copy(row_words, 0u64);
+        while let Some(j) = stack.pop() {
+            bitset::remove(queued, j);
+            // Taken out first: a block that is its own predecessor adds to it again.
+            fresh.copy_from_slice(delta.row(j));
+            delta.row_mut(j).fill(0);
+            for &p in cfg.predecessors(BlockId::new(j as u32)) {
+                let p = p.index();
+                if !cfg.blocks[p].is_reachable() {
+                    continue;
+                }
+                let mut grew = false;
+                for (w, &f) in fresh.iter().enumerate() {
+                    let new_out = f & !out.row(p)[w];
+                    if new_out == 0 {
+                        continue;
+                    }
+                    out.row_mut(p)[w] |= new_out;
+                    let new_in = new_out & !def.row(p)[w] & !in_.row(p)[w];
+                    if new_in != 0 {
+                        in_.row_mut(p)[w] |= new_in;
+                        delta.row_mut(p)[w] |= new_in;
+                        grew = true;
+                    }
+                }
+                if grew && bitset::insert(queued, p) {
+                    stack.push(p);
                 }
             }
         }
