@@ -292,19 +292,21 @@ impl Dfg {
                 if !cfg.blocks[p].is_reachable() {
                     continue;
                 }
+                let (out_p, in_p, delta_p) = (out.row_mut(p), in_.row_mut(p), delta.row_mut(p));
                 let mut grew = false;
-                for (w, &f) in fresh.iter().enumerate() {
-                    let new_out = f & !out.row(p)[w];
-                    if new_out == 0 {
-                        continue;
-                    }
-                    out.row_mut(p)[w] |= new_out;
-                    let new_in = new_out & !def.row(p)[w] & !in_.row(p)[w];
-                    if new_in != 0 {
-                        in_.row_mut(p)[w] |= new_in;
-                        delta.row_mut(p)[w] |= new_in;
-                        grew = true;
-                    }
+                for ((((&f, o), i), dl), &d) in fresh
+                    .iter()
+                    .zip(out_p)
+                    .zip(in_p)
+                    .zip(delta_p)
+                    .zip(def.row(p))
+                {
+                    let new_out = f & !*o;
+                    *o |= new_out;
+                    let new_in = new_out & !d & !*i;
+                    *i |= new_in;
+                    *dl |= new_in;
+                    grew |= new_in != 0;
                 }
                 if grew && bitset::insert(queued, p) {
                     stack.push(p);
