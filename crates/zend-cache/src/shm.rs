@@ -185,7 +185,14 @@ struct Slot {
     image: AtomicU64,
     revalidate_at: AtomicI64,
     hits: AtomicU64,
+    /// PHP's hash of the path ([`zend_string_hash`]), written with the fingerprint: an
+    /// embedder hands it to the path's `zend_string`, so that PHP's own table lookups of
+    /// the path (`EG(included_files)`) do not hash it again on every hit.
+    php_hash: AtomicU64,
 }
+
+// A lookup reads one cache line.
+const _: () = assert!(size_of::<Slot>() == 64);
 
 /// `off` of a slot whose entry was invalidated.
 const INVALIDATED_BIT: u64 = 1;
@@ -405,6 +412,13 @@ impl<'a> ShmEntry<'a> {
     pub fn size(&self) -> u64 {
         let h = self.header();
         h.size + h.image_size.load(Ordering::Relaxed)
+    }
+
+    /// PHP's hash of the entry's path ([`zend_string_hash`], `ZSTR_H` of a string holding
+    /// it), kept in the slot the path claimed: one load from the cache line the lookup read.
+    #[inline]
+    pub fn path_php_hash(&self) -> u64 {
+        self.shm.slot(self.slot).php_hash.load(Ordering::Relaxed)
     }
 
     /// The embedder's run-time image of this entry (see [`ShmCache::attach_image`]): the
@@ -978,6 +992,8 @@ impl ShmCache {
             rec.hash.store(hash, Ordering::Relaxed);
             rec.check.store(check, Ordering::Relaxed);
             rec.len.store(key.path.len() as u64, Ordering::Relaxed);
+            rec.php_hash
+                .store(zend_string_hash(&key.path), Ordering::Relaxed);
         }
         // What the slot keeps of the entry it points to starts over with the new one.
         rec.image.store(0, Ordering::Relaxed);

@@ -46,6 +46,10 @@ fn stores_and_serves_in_place() {
         panic!("replaced entry not served")
     };
     assert_eq!(e2.view().to_script(), script2);
+    // PHP's hash of the path, for the embedder's `zend_string` of it, from the slot the
+    // path keeps through replacements.
+    assert_eq!(e.path_php_hash(), zend_string_hash(b"/srv/a.php"));
+    assert_eq!(e2.path_php_hash(), zend_string_hash(b"/srv/a.php"));
     // A reader still holding the old entry reads it unchanged.
     assert_eq!(e.view().to_script(), script);
     let s = c.stats();

@@ -410,8 +410,24 @@ unsafe fn cached_real_path(filename: *mut php::zend_string) -> bool {
     let Fresh::Hit(entry) = fresh(shm, path) else {
         return false;
     };
+    give_hash(filename, entry);
     remember(shm, filename, entry);
     true
+}
+
+/// Hands the entry's hash of its path to `s`, a string holding that path, if it has none
+/// yet: PHP then finds the path in `EG(included_files)` (`zend_hash_exists`, then
+/// `zend_hash_add_empty_element`) without hashing it, as it does with OPcache, whose
+/// `resolve_path` returns the cached script's interned name.
+///
+/// # Safety
+/// `s` is a live string with the entry's path as its bytes.
+#[inline]
+unsafe fn give_hash(s: *mut php::zend_string, entry: ShmEntry<'_>) {
+    // `zend_string_hash_val` writes the same value into any string, shared or not.
+    if (*s).h == 0 {
+        (*s).h = entry.path_php_hash();
+    }
 }
 
 /// Whether scripts are served from (and make) run-time images in the file cache: when
@@ -1072,6 +1088,8 @@ unsafe fn serve_run_time_form(handle: *mut zend_file_handle) -> Option<Outcome> 
     let Fresh::Hit(entry) = fresh_for(shm, opened, path) else {
         return None;
     };
+    // A plain include adds its opened path to the included files after this hook.
+    give_hash(opened, entry);
     let root = entry.image().filter(|&root| image::usable(root))?;
     let outcome = bind_run_time_form(root);
     count_shm_hit(entry);
