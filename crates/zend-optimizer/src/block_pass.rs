@@ -24,12 +24,14 @@ mod dump;
 mod jumps;
 mod optimize;
 
+use zend_cfg::cfg::is_loop_var_free;
 use zend_cfg::{BlockFlags, BlockId};
 use zend_ir::dump::debug_level;
 use zend_ir::opcode::*;
 use zend_ir::{Literal, LiteralId, Op, OpArray, OpNum, Opcode, Operand};
 
 use crate::ctx::OptimizerCtx;
+use crate::php_bugs::PhpBugs;
 use crate::ChangeKind;
 use cfg::{Block, BlockCfg, Successors};
 
@@ -128,8 +130,22 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
             optimize::optimize_block(&mut pass, b);
         }
 
+        let kept_whole = pass
+            .ctx
+            .php_bugs
+            .contains(PhpBugs::UNREACHABLE_FREE_KEPT_WHOLE);
         for b in 0..pass.cfg.blocks.len() {
             let block = &mut pass.cfg.blocks[b];
+            if kept_whole && block.flags.contains(BlockFlags::UNREACHABLE_FREE) {
+                // PHP 8.2 drops the rest of an unreachable_free block here, in each round,
+                // and assembles such blocks whole.
+                let ops = block.start as usize..(block.start + block.len) as usize;
+                for op in &mut pass.op_array.opcodes[ops] {
+                    if !is_loop_var_free(op) {
+                        make_nop(op);
+                    }
+                }
+            }
             if block
                 .flags
                 .intersects(BlockFlags::REACHABLE | BlockFlags::UNREACHABLE_FREE)
@@ -224,6 +240,26 @@ pub(crate) fn add_literal_copy(op_array: &mut OpArray, l: LiteralId) -> LiteralI
 /// `MAKE_NOP`.
 pub(crate) fn make_nop(op: &mut Op) {
     crate::helpers::make_nop(op);
+}
+
+/// PHP 8.2's jump operands of an op it moved from `old` to `at` without retargeting it:
+/// PHP keeps a jump as an offset from the op, so the target moves with the op. A target
+/// that would leave the op_array (PHP then points past its end) becomes the op itself.
+fn keep_jump_offsets(op: &mut Op, at: usize, old: usize, len: u32) {
+    let moved = |t: u32| {
+        let t = (t as usize + at)
+            .checked_sub(old)
+            .filter(|&t| t < len as usize);
+        t.unwrap_or(at) as u32
+    };
+    for operand in [&mut op.op1, &mut op.op2] {
+        if let Operand::JmpAddr(t) = operand {
+            *t = OpNum::new(moved(t.as_u32()));
+        }
+    }
+    if matches!(op.opcode, ZEND_FE_FETCH_R | ZEND_FE_FETCH_RW) {
+        op.extended_value = moved(op.extended_value);
+    }
 }
 
 /// `zend_optimizer_convert_to_free_op1`: an op whose only remaining effect is releasing
@@ -532,6 +568,10 @@ fn merge_blocks(op_array: &mut OpArray, cfg: &mut BlockCfg, opt_count: &mut u32)
 /// SWITCH tables, the exception table and FAST_RET indexes renumbered; `cfg.map` left
 /// mapping each block's new start (for the dump).
 fn assemble(pass: &mut Pass) {
+    let kept_whole = pass
+        .ctx
+        .php_bugs
+        .contains(PhpBugs::UNREACHABLE_FREE_KEPT_WHOLE);
     let op_array = &mut *pass.op_array;
     let cfg = &mut pass.cfg;
     let n = cfg.blocks.len();
@@ -543,6 +583,7 @@ fn assemble(pass: &mut Pass) {
         if flags.intersects(BlockFlags::REACHABLE | BlockFlags::UNREACHABLE_FREE) {
             if flags.contains(BlockFlags::UNREACHABLE_FREE)
                 && !flags.contains(BlockFlags::REACHABLE)
+                && !kept_whole
             {
                 // Only the loop variable's FREE is kept.
                 cfg.blocks[b].len = 1;
@@ -592,6 +633,15 @@ fn assemble(pass: &mut Pass) {
         end = b.start + b.len;
         ok
     });
+    // Where the kept unreachable blocks started (PHP 8.2 keeps their jumps' offsets).
+    let unreachable_starts: Vec<(usize, u32)> = if kept_whole {
+        (0..n)
+            .filter(|&b| !cfg.blocks[b].reachable() && kept_block(&cfg.blocks[b]))
+            .map(|b| (b, cfg.blocks[b].start))
+            .collect()
+    } else {
+        Vec::new()
+    };
     if in_order {
         let mut kept = 0;
         for b in cfg.blocks.iter_mut().filter(|b| kept_block(b)) {
@@ -649,6 +699,13 @@ fn assemble(pass: &mut Pass) {
                 }
             }
             _ => {}
+        }
+    }
+    for &(b, old_start) in &unreachable_starts {
+        let block = &cfg.blocks[b];
+        for k in 0..block.len {
+            let at = (block.start + k) as usize;
+            keep_jump_offsets(&mut op_array.opcodes[at], at, (old_start + k) as usize, len);
         }
     }
     // Operands that held jump addresses on ops that no longer jump through them.

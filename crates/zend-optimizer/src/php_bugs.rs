@@ -62,6 +62,15 @@ impl PhpBugs {
     /// gives 0, not 1 (fuzz seed 17664; unchanged in later branches).
     pub const NARROWED_LONG_HANDLERS: PhpBugs = PhpBugs(1 << 6);
 
+    /// The block pass keeps only the loop variable's FREE of an unreachable block that frees
+    /// it (*unreachable_free*) at the start of each of its rounds, and assembles such blocks
+    /// whole: a block that becomes unreachable_free in the last round keeps its dead code,
+    /// and its jumps are not retargeted (they keep their offset from the op, so they point
+    /// into unrelated code or past the end, where PHP reads out of bounds; fuzz seed 50099).
+    /// Reproduced where the jumps stay inside the op_array; later php-src keeps only the
+    /// FREE when assembling.
+    pub const UNREACHABLE_FREE_KEPT_WHOLE: PhpBugs = PhpBugs(1 << 7);
+
     /// Every bug PHP 8.2 has: the optimizer as the 8.2 binary runs it.
     pub const PHP_8_2: PhpBugs = PhpBugs(
         Self::NEGATED_ORDERED_COMPARISON.0
@@ -70,11 +79,12 @@ impl PhpBugs {
             | Self::MERGED_ECHOS.0
             | Self::REMOVED_FLOAT_KEY_DEPRECATION.0
             | Self::SIGNED_ZERO_ADDITION.0
-            | Self::NARROWED_LONG_HANDLERS.0,
+            | Self::NARROWED_LONG_HANDLERS.0
+            | Self::UNREACHABLE_FREE_KEPT_WHOLE.0,
     );
 
     /// Each bug alone, with its name.
-    pub const EACH: [(PhpBugs, &'static str); 7] = [
+    pub const EACH: [(PhpBugs, &'static str); 8] = [
         (
             Self::NEGATED_ORDERED_COMPARISON,
             "negated-ordered-comparison",
@@ -88,6 +98,10 @@ impl PhpBugs {
         ),
         (Self::SIGNED_ZERO_ADDITION, "signed-zero-addition"),
         (Self::NARROWED_LONG_HANDLERS, "narrowed-long-handlers"),
+        (
+            Self::UNREACHABLE_FREE_KEPT_WHOLE,
+            "unreachable-free-kept-whole",
+        ),
     ];
 
     pub fn contains(self, bug: PhpBugs) -> bool {
@@ -158,7 +172,7 @@ mod tests {
             PhpBugs::PHP_8_2.to_string(),
             "negated-ordered-comparison,unpack-into-partial-array,dangling-jump-table-entry,\
              merged-echos,removed-float-key-deprecation,signed-zero-addition,\
-             narrowed-long-handlers"
+             narrowed-long-handlers,unreachable-free-kept-whole"
         );
     }
 }
