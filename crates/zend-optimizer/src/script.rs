@@ -212,8 +212,25 @@ pub fn optimize_script(script: &mut Script, options: &Options) -> Outcome {
             (PASS_11, "pass11", compact_literals::run, "after pass 11"),
             (PASS_13, "pass13", compact_vars::run, "after pass 13"),
         ];
+        let late_dumps = late.iter().any(|&(bit, ..)| {
+            options.debug_level & debug_level::after_pass(bit.trailing_zeros() + 1) != 0
+        });
+        if !late_dumps {
+            // Each of these passes reads its own op_array only, so without their dumps
+            // (which PHP prints pass by pass) they run one op_array at a time: the op_array
+            // is taken out of the script once instead of three times.
+            for path in &paths {
+                driver.with_op_array(script, path, |d, op_array, ctx| {
+                    for &(bit, name, pass, _) in &late {
+                        if level & bit != 0 {
+                            d.run(op_array, ctx, name, pass);
+                        }
+                    }
+                });
+            }
+        }
         for (bit, name, pass, msg) in late {
-            if level & bit == 0 {
+            if level & bit == 0 || !late_dumps {
                 continue;
             }
             for (k, path) in paths.iter().enumerate() {
@@ -231,28 +248,32 @@ pub fn optimize_script(script: &mut Script, options: &Options) -> Outcome {
                 });
             }
         }
-        if level & PASS_12 != 0 {
-            let has: Vec<bool> = dfa.iter().map(Option::is_some).collect();
-            driver.adjust_fcall_stack_sizes(script, &paths, Some(&has));
-        }
+        // PASS_12 needs every op_array's final variable counts, which passes 13 left; the
+        // live ranges and handler types that follow read the op_array's own ops only, so
+        // both run in one visit of each op_array.
         for (k, (path, &had)) in paths.iter().zip(&had_live_ranges).enumerate() {
             let analysed = dfa[k].take();
-            driver.with_op_array(script, path, |d, op_array, _| match analysed {
-                Some((fa, _)) => {
-                    // zend_redo_pass_two_ex: handlers picked by the inferred types, live
-                    // ranges only for values that may be refcounted.
-                    let mut types = dfa_pass::handler_types(op_array, &fa, d.options.php_bugs);
-                    dfa_pass::swap_commutative_operands(op_array, &mut types);
-                    handler_types[k] = Some(types);
-                    if had && op_array.type_ != ZEND_EVAL_CODE {
-                        let start = d.clock();
-                        live_ranges::recalc_with(op_array, &|_, def| {
-                            dfa_pass::needs_live_range(&fa, def)
-                        });
-                        d.time("live_ranges", start);
-                    }
+            driver.with_op_array(script, path, |d, op_array, ctx| {
+                if level & PASS_12 != 0 && analysed.is_some() {
+                    d.adjust_fcall_stack_size(op_array, ctx);
                 }
-                None => d.recalc_live_ranges(op_array, had),
+                match analysed {
+                    Some((fa, _)) => {
+                        // zend_redo_pass_two_ex: handlers picked by the inferred types, live
+                        // ranges only for values that may be refcounted.
+                        let mut types = dfa_pass::handler_types(op_array, &fa, d.options.php_bugs);
+                        dfa_pass::swap_commutative_operands(op_array, &mut types);
+                        handler_types[k] = Some(types);
+                        if had && op_array.type_ != ZEND_EVAL_CODE {
+                            let start = d.clock();
+                            live_ranges::recalc_with(op_array, &|_, def| {
+                                dfa_pass::needs_live_range(&fa, def)
+                            });
+                            d.time("live_ranges", start);
+                        }
+                    }
+                    None => d.recalc_live_ranges(op_array, had),
+                }
             });
         }
     } else {
@@ -263,7 +284,7 @@ pub fn optimize_script(script: &mut Script, options: &Options) -> Outcome {
             });
         }
         if level & PASS_12 != 0 {
-            driver.adjust_fcall_stack_sizes(script, &paths, None);
+            driver.adjust_fcall_stack_sizes(script, &paths);
         }
     }
     // zend_redo_pass_two: every visited op_array's smart branches, from its final ops.
@@ -688,28 +709,25 @@ impl Driver<'_> {
     }
 
     /// PASS_12: `zend_adjust_fcall_stack_size` over every op_array, once all are optimized
-    /// (the stack a call needs depends on the callee's final variable counts).
-    /// `with_func_info`: on the call-graph path, `zend_adjust_fcall_stack_size_graph` walks
-    /// the call sites of op_arrays that kept their function info; one the DFA analysis
-    /// refused keeps the stack sizes its INIT_FCALLs had.
-    fn adjust_fcall_stack_sizes(
-        &mut self,
-        script: &mut Script,
-        paths: &[OpArrayPath],
-        with_func_info: Option<&[bool]>,
-    ) {
-        let start = self.clock();
-        for (k, path) in paths.iter().enumerate() {
-            if with_func_info.is_some_and(|has| !has[k]) {
-                continue;
-            }
-            self.with_op_array(script, path, |_, op_array, ctx| {
-                if op_array.type_ != ZEND_EVAL_CODE {
-                    optimize_func_calls::adjust_fcall_stack_size(op_array, ctx);
-                }
+    /// (the stack a call needs depends on the callee's final variable counts). On the
+    /// call-graph path, `zend_adjust_fcall_stack_size_graph` walks the call sites of the
+    /// op_arrays that kept their function info only (one the DFA analysis refused keeps the
+    /// stack sizes its INIT_FCALLs had): the driver does that op_array by op_array.
+    fn adjust_fcall_stack_sizes(&mut self, script: &mut Script, paths: &[OpArrayPath]) {
+        for path in paths {
+            self.with_op_array(script, path, |d, op_array, ctx| {
+                d.adjust_fcall_stack_size(op_array, ctx);
             });
         }
-        self.time("pass12", start);
+    }
+
+    /// `zend_adjust_fcall_stack_size` for one op_array.
+    fn adjust_fcall_stack_size(&mut self, op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
+        if op_array.type_ != ZEND_EVAL_CODE {
+            let start = self.clock();
+            optimize_func_calls::adjust_fcall_stack_size(op_array, ctx);
+            self.time("pass12", start);
+        }
     }
 }
 
