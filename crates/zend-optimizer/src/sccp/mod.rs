@@ -126,6 +126,18 @@ fn identical(a: &Value, b: &Value) -> bool {
     }
 }
 
+/// `0.0` and `-0.0`: identical to `===`, but not the same value (`1 / -0.0` is `-INF`), so
+/// a phi of the two is not a constant (PHP 8.2 makes it one of them: fuzz seed 53246).
+fn opposite_zeros(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Const(Literal::Double(x)), Value::Const(Literal::Double(y))) => {
+            let (x, y) = (f64::from_bits(x.0), f64::from_bits(y.0));
+            x == 0.0 && y == 0.0 && x.is_sign_negative() != y.is_sign_negative()
+        }
+        _ => false,
+    }
+}
+
 /// Turns an element list back into a constant array when every element is constant.
 fn ht_to_literal(h: &Ht) -> Option<PhpArray> {
     h.try_map(|v| v.lit().cloned())
@@ -1087,7 +1099,9 @@ fn join_phi_values(a: &mut Value, b: &Value, escape: bool, same_table: impl FnOn
         } else {
             Value::Bot
         };
-    } else if !(identical(a, b) || (a.is_array() && b.is_array() && same_table())) {
+    } else if !(identical(a, b) && !opposite_zeros(a, b)
+        || (a.is_array() && b.is_array() && same_table()))
+    {
         *a = if arrays(a) && arrays(b) {
             Value::PartialArray(join_hash_tables(a, b))
         } else {
