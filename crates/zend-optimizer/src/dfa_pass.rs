@@ -1470,10 +1470,13 @@ fn single_use_temp(
 }
 
 /// A long or double constant 2.
-fn is_two(lit: Option<&Literal>) -> bool {
+/// A factor 2 that `x * 2` may trade for `x + x`, given `x`'s type: a double 2 only when
+/// `x` cannot be an integer (`$i * 2.0` is a double, `$i + $i` an integer), as PHP 8.2
+/// decides (fuzz seed 53981).
+fn is_two(lit: Option<&Literal>, other_info: u32) -> bool {
     match lit {
         Some(Literal::Long(2)) => true,
-        Some(Literal::Double(d)) => d.get() == 2.0,
+        Some(Literal::Double(d)) => d.get() == 2.0 && other_info & mb::LONG == 0,
         _ => false,
     }
 }
@@ -1563,7 +1566,7 @@ fn rewrite_vars(op_array: &mut OpArray, ctx: &mut OptimizerCtx, fa: &mut FuncAna
                             }
                         } else if op.opcode == ZEND_MUL
                             && info2 & ((mb::ANY | mb::UNDEF) & !(mb::LONG | mb::DOUBLE)) == 0
-                            && is_two(literal(op_array, op_array.opcodes[op_1].op1))
+                            && is_two(literal(op_array, op_array.opcodes[op_1].op1), info2)
                         {
                             let o = &mut op_array.opcodes[op_1];
                             o.opcode = ZEND_ADD;
@@ -1601,7 +1604,7 @@ fn rewrite_vars(op_array: &mut OpArray, ctx: &mut OptimizerCtx, fa: &mut FuncAna
                             }
                         } else if op.opcode == ZEND_MUL
                             && info1 & ((mb::ANY | mb::UNDEF) & !(mb::LONG | mb::DOUBLE)) == 0
-                            && is_two(literal(op_array, op_array.opcodes[op_1].op2))
+                            && is_two(literal(op_array, op_array.opcodes[op_1].op2), info1)
                         {
                             let o = &mut op_array.opcodes[op_1];
                             o.opcode = ZEND_ADD;
