@@ -114,6 +114,10 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
         opt_count: 0,
         ctx,
     };
+    let kept_whole = pass
+        .ctx
+        .php_bugs
+        .contains(PhpBugs::UNREACHABLE_FREE_KEPT_WHOLE);
     for _ in 0..PASSES {
         pass.opt_count = 0;
         t_usage(&mut pass);
@@ -130,10 +134,6 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
             optimize::optimize_block(&mut pass, b);
         }
 
-        let kept_whole = pass
-            .ctx
-            .php_bugs
-            .contains(PhpBugs::UNREACHABLE_FREE_KEPT_WHOLE);
         for b in 0..pass.cfg.blocks.len() {
             let block = &mut pass.cfg.blocks[b];
             if kept_whole && block.flags.contains(BlockFlags::UNREACHABLE_FREE) {

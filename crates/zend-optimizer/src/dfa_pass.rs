@@ -1469,7 +1469,6 @@ fn single_use_temp(
     .then_some(def)
 }
 
-/// A long or double constant 2.
 /// A factor 2 that `x * 2` may trade for `x + x`, given `x`'s type: a double 2 only when
 /// `x` cannot be an integer (`$i * 2.0` is a double, `$i + $i` an integer), as PHP 8.2
 /// decides (fuzz seed 53981).

@@ -248,7 +248,7 @@ pub fn optimize_script(script: &mut Script, options: &Options) -> Outcome {
                 });
             }
         }
-        // PASS_12 needs every op_array's final variable counts, which passes 13 left; the
+        // PASS_12 needs every op_array's final variable counts, which pass 13 left; the
         // live ranges and handler types that follow read the op_array's own ops only, so
         // both run in one visit of each op_array.
         for (k, (path, &had)) in paths.iter().zip(&had_live_ranges).enumerate() {

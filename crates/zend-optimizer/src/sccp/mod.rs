@@ -118,16 +118,20 @@ impl Value {
     }
 }
 
-/// `zend_is_identical` on two values: partial ones are never identical.
+/// `zend_is_identical` on two values, as the joins meet them: partial ones are never
+/// identical, and neither are opposite zeros.
 fn identical(a: &Value, b: &Value) -> bool {
     match (a, b) {
-        (Value::Const(x), Value::Const(y)) => zend_operators::is_identical(x, y),
+        (Value::Const(x), Value::Const(y)) => {
+            zend_operators::is_identical(x, y) && !opposite_zeros(a, b)
+        }
         _ => false,
     }
 }
 
 /// `0.0` and `-0.0`: identical to `===`, but not the same value (`1 / -0.0` is `-INF`), so
-/// a phi of the two is not a constant (PHP 8.2 makes it one of them: fuzz seed 53246).
+/// a phi (or a partial array's element) of the two is not a constant (PHP 8.2 makes it one
+/// of them: fuzz seed 53246).
 fn opposite_zeros(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Const(Literal::Double(x)), Value::Const(Literal::Double(y))) => {
@@ -1099,9 +1103,7 @@ fn join_phi_values(a: &mut Value, b: &Value, escape: bool, same_table: impl FnOn
         } else {
             Value::Bot
         };
-    } else if !(identical(a, b) && !opposite_zeros(a, b)
-        || (a.is_array() && b.is_array() && same_table()))
-    {
+    } else if !(identical(a, b) || (a.is_array() && b.is_array() && same_table())) {
         *a = if arrays(a) && arrays(b) {
             Value::PartialArray(join_hash_tables(a, b))
         } else {
