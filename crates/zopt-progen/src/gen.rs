@@ -1384,7 +1384,14 @@ impl Gen<'_> {
                 }
                 Ty::Bool => cat!(format!("{}{} = !{}", ind, v.name, v.name)),
                 _ => {
+                    // A union with an array built from the variable itself
+                    // (`$a += str_split(implode(',', $a))`) more than doubles it on every
+                    // iteration of a loop: only a bounded slice of a computed array is added.
                     let e = self.expr(Ty::Arr, d - 1);
+                    let e = match e {
+                        Node::Text(_) => e,
+                        _ => cat!("array_slice(", e, ", 0, 16)"),
+                    };
                     cat!(format!("{}{} += ", ind, v.name), e)
                 }
             };
