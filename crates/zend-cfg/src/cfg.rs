@@ -224,14 +224,14 @@ pub struct Cfg {
     pub try_catch: Vec<TryCatchElement>,
 }
 
-/// `v` emptied, with room for `n` elements (a fresh allocation of exactly that when it has
-/// none).
+/// `v` emptied, with room for `n` elements. Too small, it is replaced rather than grown:
+/// growing would copy contents that are garbage now.
 fn emptied<T>(mut v: Vec<T>, n: usize) -> Vec<T> {
-    if v.capacity() == 0 {
-        return Vec::with_capacity(n);
+    if v.capacity() < n {
+        // Doubling, as growth would: the next op_array is often as large.
+        return Vec::with_capacity(n.max(2 * v.capacity()));
     }
     v.clear();
-    v.reserve(n);
     v
 }
 

@@ -545,47 +545,60 @@ impl Driver<'_> {
         let start = self.clock();
         {
             let script: &Script = script;
-            let info = zend_call_graph::ScriptInfo::new(script);
+            let mut info = zend_call_graph::ScriptInfo::new(script);
             let by_address: hashbrown::HashMap<*const OpArray, usize> = paths
                 .iter()
                 .enumerate()
                 .filter_map(|(k, p)| p.get(script).map(|o| (o as *const OpArray, k)))
                 .collect();
-            let ictx = zend_inference::Context::new(&info, level);
-            let mut returns = ictx.initial_return_infos();
-            let mut scratch = bumpalo::Bump::new();
-            for (i, &op_array) in info.op_arrays.iter().enumerate() {
-                let Some(&k) = by_address.get(&(op_array as *const OpArray)) else {
-                    continue;
-                };
-                scratch.reset();
-                let dumps = (debug & DFA_ANALYSIS_DUMPS != 0).then(|| AnalysisDumps {
-                    out: &mut self.state().dumps,
-                    debug_level: debug,
-                    header: Some(info.header(i)),
-                });
-                let Ok(fa) = crate::analysis::analyze_op_array_dumped_in(
-                    &info,
-                    &ictx,
-                    i,
-                    &mut returns,
-                    dumps,
-                    &scratch,
-                ) else {
-                    continue;
-                };
-                let mut fi = FuncInfo {
-                    flags: fa.cfg.func_flags.bits(),
-                    callee_info: info.calls[i].clone(),
-                    ..FuncInfo::default()
-                };
-                if let Some(ri) = &returns[i] {
-                    fi.return_type = ri.type_;
-                    fi.return_ce = ri.ce.as_ref().map(|c| (c.name.clone(), ri.is_instanceof));
-                    // Printed whether or not it is known, as PHP prints it.
-                    fi.return_range = ri.range;
+            // Which op_array of `info` each analysed path is: its call sites become the
+            // function info's once every op_array is analysed.
+            let mut analysed = Vec::new();
+            {
+                let ictx = zend_inference::Context::new(&info, level);
+                let mut returns = ictx.initial_return_infos();
+                let mut scratch = bumpalo::Bump::new();
+                for (i, &op_array) in info.op_arrays.iter().enumerate() {
+                    let Some(&k) = by_address.get(&(op_array as *const OpArray)) else {
+                        continue;
+                    };
+                    scratch.reset();
+                    let dumps = (debug & DFA_ANALYSIS_DUMPS != 0).then(|| AnalysisDumps {
+                        out: &mut self.state().dumps,
+                        debug_level: debug,
+                        header: Some(info.header(i)),
+                    });
+                    let Ok(fa) = crate::analysis::analyze_op_array_dumped_in(
+                        &info,
+                        &ictx,
+                        i,
+                        &mut returns,
+                        dumps,
+                        &scratch,
+                    ) else {
+                        continue;
+                    };
+                    let mut fi = FuncInfo {
+                        flags: fa.cfg.func_flags.bits(),
+                        ..FuncInfo::default()
+                    };
+                    if let Some(ri) = &returns[i] {
+                        fi.return_type = ri.type_;
+                        fi.return_ce = ri.ce.as_ref().map(|c| (c.name.clone(), ri.is_instanceof));
+                        // Printed whether or not it is known, as PHP prints it.
+                        fi.return_range = ri.range;
+                    }
+                    results[k] = Some((fa, fi));
+                    analysed.push((k, i));
                 }
-                results[k] = Some((fa, fi));
+            }
+            // The analyses are done with the call sites: move them, not copy them.
+            let mut calls = std::sync::Arc::try_unwrap(std::mem::take(&mut info.calls))
+                .unwrap_or_else(|shared| shared.as_ref().clone());
+            for (k, i) in analysed {
+                if let Some((_, fi)) = results[k].as_mut() {
+                    fi.callee_info = std::mem::take(&mut calls[i]);
+                }
             }
         }
         self.time("pass6", start);
