@@ -16,7 +16,7 @@ use std::fmt;
 
 /// A set of PHP 8.2 optimizer bugs to reproduce.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub struct PhpBugs(u8);
+pub struct PhpBugs(u16);
 
 impl PhpBugs {
     /// Reproduce none: zopt's default, the program behaves as without OPcache.
@@ -71,6 +71,12 @@ impl PhpBugs {
     /// FREE when assembling.
     pub const UNREACHABLE_FREE_KEPT_WHOLE: PhpBugs = PhpBugs(1 << 7);
 
+    /// SCCP meets the values of a phi with `zend_is_identical`, for which `0.0 === -0.0`:
+    /// a phi of the two zeros (and a partial array's element that is one zero on one path
+    /// and the other on the other) becomes the constant that came first, so
+    /// `fdiv($x, $p ? 0.0 : -0.0)` is folded to one sign (fuzz seeds 53246, 61295).
+    pub const SIGNED_ZERO_PHI: PhpBugs = PhpBugs(1 << 8);
+
     /// Every bug PHP 8.2 has: the optimizer as the 8.2 binary runs it.
     pub const PHP_8_2: PhpBugs = PhpBugs(
         Self::NEGATED_ORDERED_COMPARISON.0
@@ -80,11 +86,12 @@ impl PhpBugs {
             | Self::REMOVED_FLOAT_KEY_DEPRECATION.0
             | Self::SIGNED_ZERO_ADDITION.0
             | Self::NARROWED_LONG_HANDLERS.0
-            | Self::UNREACHABLE_FREE_KEPT_WHOLE.0,
+            | Self::UNREACHABLE_FREE_KEPT_WHOLE.0
+            | Self::SIGNED_ZERO_PHI.0,
     );
 
     /// Each bug alone, with its name.
-    pub const EACH: [(PhpBugs, &'static str); 8] = [
+    pub const EACH: [(PhpBugs, &'static str); 9] = [
         (
             Self::NEGATED_ORDERED_COMPARISON,
             "negated-ordered-comparison",
@@ -102,6 +109,7 @@ impl PhpBugs {
             Self::UNREACHABLE_FREE_KEPT_WHOLE,
             "unreachable-free-kept-whole",
         ),
+        (Self::SIGNED_ZERO_PHI, "signed-zero-phi"),
     ];
 
     pub fn contains(self, bug: PhpBugs) -> bool {
@@ -172,7 +180,7 @@ mod tests {
             PhpBugs::PHP_8_2.to_string(),
             "negated-ordered-comparison,unpack-into-partial-array,dangling-jump-table-entry,\
              merged-echos,removed-float-key-deprecation,signed-zero-addition,\
-             narrowed-long-handlers,unreachable-free-kept-whole"
+             narrowed-long-handlers,unreachable-free-kept-whole,signed-zero-phi"
         );
     }
 }

@@ -37,6 +37,7 @@ const PHP_OPTIMIZER_BUGS: &[&str] = &[
     "fz_dce_float_key_deprecation.php",
     "fz_dfa_signed_zero_addition.php",
     "fz_dfa_narrowed_long_handlers.php",
+    "fz_sccp_signed_zero_phi.php",
 ];
 
 fn require_tool(name: &str, install: &str) {

@@ -119,11 +119,12 @@ impl Value {
 }
 
 /// `zend_is_identical` on two values, as the joins meet them: partial ones are never
-/// identical, and neither are opposite zeros.
-fn identical(a: &Value, b: &Value) -> bool {
+/// identical, and neither are opposite zeros, unless `zeros_joined` reproduces PHP 8.2's
+/// [`PhpBugs::SIGNED_ZERO_PHI`].
+fn identical(a: &Value, b: &Value, zeros_joined: bool) -> bool {
     match (a, b) {
         (Value::Const(x), Value::Const(y)) => {
-            zend_operators::is_identical(x, y) && !opposite_zeros(a, b)
+            zend_operators::is_identical(x, y) && (zeros_joined || !opposite_zeros(a, b))
         }
         _ => false,
     }
@@ -823,6 +824,7 @@ impl ScdfHandlers for Sccp<'_> {
             return;
         }
         let escape = ssa.vars[var.index()].escape_state != EscapeState::NoEscape;
+        let zeros_joined = self.php_bugs.contains(PhpBugs::SIGNED_ZERO_PHI);
         let mut result = Value::Top;
         // The source `result` was copied from (when an array constant: whose HashTable).
         let mut first: Option<SsaVar> = None;
@@ -840,7 +842,7 @@ impl ScdfHandlers for Sccp<'_> {
             if result.is_top() && !b.is_top() {
                 first = Some(src);
             }
-            join_phi_values(result, b, escape, same_table);
+            join_phi_values(result, b, escape, zeros_joined, same_table);
         };
         if let Some(from) = phi.pi {
             if let Some(Some(src)) = phi.sources.first() {
@@ -1061,14 +1063,14 @@ fn evaluates_operands(opcode: Opcode) -> bool {
     )
 }
 
-fn join_hash_tables(a: &Value, b: &Value) -> Ht {
+fn join_hash_tables(a: &Value, b: &Value, zeros_joined: bool) -> Ht {
     let (ha, hb) = (
         a.elements().unwrap_or_default(),
         b.elements().unwrap_or_default(),
     );
     let mut joined = Ht::new();
     for (k, v) in ha.into_elements() {
-        if hb.get(&k).is_some_and(|w| identical(&v, w)) {
+        if hb.get(&k).is_some_and(|w| identical(&v, w, zeros_joined)) {
             joined.add_new(k, v);
         }
     }
@@ -1078,7 +1080,14 @@ fn join_hash_tables(a: &Value, b: &Value) -> Ht {
 /// `join_phi_values`: the meet of `a` and `b` into `a`. `same_table` says whether two
 /// array constants are the same HashTable, which `zend_is_identical` takes as identical
 /// before comparing elements (so an array holding NAN meets itself as a constant).
-fn join_phi_values(a: &mut Value, b: &Value, escape: bool, same_table: impl FnOnce() -> bool) {
+/// `zeros_joined` meets `0.0` and `-0.0` as PHP 8.2 does ([`PhpBugs::SIGNED_ZERO_PHI`]).
+fn join_phi_values(
+    a: &mut Value,
+    b: &Value,
+    escape: bool,
+    zeros_joined: bool,
+    same_table: impl FnOnce() -> bool,
+) {
     if a.is_bot() || b.is_top() {
         return;
     }
@@ -1093,19 +1102,19 @@ fn join_phi_values(a: &mut Value, b: &Value, escape: bool, same_table: impl FnOn
     let arrays = |x: &Value| x.is_array() || x.is_partial_array();
     if a.is_partial_array() || b.is_partial_array() {
         *a = if arrays(a) && arrays(b) {
-            Value::PartialArray(join_hash_tables(a, b))
+            Value::PartialArray(join_hash_tables(a, b, zeros_joined))
         } else {
             Value::Bot
         };
     } else if a.is_partial_object() || b.is_partial_object() {
         *a = if !escape && a.is_partial_object() && b.is_partial_object() {
-            Value::PartialObject(join_hash_tables(a, b))
+            Value::PartialObject(join_hash_tables(a, b, zeros_joined))
         } else {
             Value::Bot
         };
-    } else if !(identical(a, b) || (a.is_array() && b.is_array() && same_table())) {
+    } else if !(identical(a, b, zeros_joined) || (a.is_array() && b.is_array() && same_table())) {
         *a = if arrays(a) && arrays(b) {
-            Value::PartialArray(join_hash_tables(a, b))
+            Value::PartialArray(join_hash_tables(a, b, zeros_joined))
         } else {
             Value::Bot
         };
