@@ -283,7 +283,17 @@ fn script_analysis<'s>(
         (0..info.op_arrays.len())
             .map(|index| {
                 scratch.reset();
-                analyze(&info, &ctx, index, &mut returns, None, times, &scratch)
+                let op_array = info.op_arrays[index];
+                analyze(
+                    &info,
+                    &ctx,
+                    op_array,
+                    Some(index),
+                    &mut returns,
+                    None,
+                    times,
+                    &scratch,
+                )
             })
             .collect()
     };
@@ -338,7 +348,39 @@ pub fn analyze_op_array_dumped_in(
     dumps: Option<AnalysisDumps>,
     scratch: &Bump,
 ) -> Result<FuncAnalysis, Refused> {
-    analyze(info, ctx, index, returns, dumps, &mut None, scratch)
+    let op_array = info.op_arrays[index];
+    analyze(
+        info,
+        ctx,
+        op_array,
+        Some(index),
+        returns,
+        dumps,
+        &mut None,
+        scratch,
+    )
+}
+
+/// `zend_dfa_analyze_op_array` without the call graph, for an op_array that is not one of
+/// `info`'s (the optimizer's per-op_array DFA pass analyses the op_array it is changing,
+/// against the script's function and class tables): nothing about it is looked up by its
+/// position, so no call is resolved to it and no return info is kept.
+pub fn analyze_detached(
+    info: &ScriptInfo,
+    ctx: &Context,
+    op_array: &OpArray,
+    dumps: Option<AnalysisDumps>,
+) -> Result<FuncAnalysis, Refused> {
+    analyze(
+        info,
+        ctx,
+        op_array,
+        None,
+        &mut [],
+        dumps,
+        &mut None,
+        &Bump::new(),
+    )
 }
 
 /// Time spent in each stage of the analysis, summed over the op_arrays analysed
@@ -396,17 +438,19 @@ fn lap(
     }
 }
 
+/// The analyses of `op_array`, which is `info.op_arrays[index]` when `index` is given.
+#[allow(clippy::too_many_arguments)]
 fn analyze(
     info: &ScriptInfo,
     ctx: &Context,
-    index: usize,
+    op_array: &OpArray,
+    index: Option<usize>,
     returns: &mut [Option<ReturnInfo>],
     mut dumps: Option<AnalysisDumps>,
     times: &mut Option<&mut StageTimes>,
     scratch: &Bump,
 ) -> Result<FuncAnalysis, Refused> {
     let mut clock = times.is_some().then(Instant::now);
-    let op_array = info.op_arrays[index];
     let cfg = dfa_cfg_in(op_array, scratch)?;
     lap(times, &mut clock, |t| &mut t.cfg);
     if let Some(d) = dumps.as_mut() {
@@ -454,21 +498,16 @@ fn analyze(
     ssa.find_sccs_in(op_array, &phi_uses, scratch);
     lap(times, &mut clock, |t| &mut t.sccs);
     let inference = zend_inference::infer_in(
-        op_array,
-        Some(index),
-        &cfg,
-        &ssa,
-        ctx,
-        returns,
-        &phi_uses,
-        scratch,
+        op_array, index, &cfg, &ssa, ctx, returns, &phi_uses, scratch,
     );
     lap(times, &mut clock, |t| &mut t.inference);
     if inference.failed {
-        returns[index] = None;
+        if let Some(index) = index {
+            returns[index] = None;
+        }
         return Err(Refused::Inference);
     }
-    if let Some(ri) = &inference.return_info {
+    if let (Some(index), Some(ri)) = (index, &inference.return_info) {
         returns[index] = Some(ri.clone());
     }
     let types =

@@ -7,7 +7,9 @@
 //! out of the script for the duration of its passes; lookups that land on it answer with the
 //! op_array the pass holds (see [`OptimizerCtx::function`]).
 
-use hashbrown::HashMap;
+use std::hash::{BuildHasher, Hasher};
+
+use hashbrown::{DefaultHashBuilder, HashMap, HashTable};
 use zend_ir::{ClassEntry, Literal, OpArray, OpNum, PhpStr, Script};
 
 use crate::php_bugs::PhpBugs;
@@ -137,6 +139,177 @@ pub struct State {
     /// Working arrays of the pass running now (the block pass's CFG build, the worklists
     /// of SCCP and DCE), emptied as each starts.
     pub(crate) pass_arena: bumpalo::Bump,
+    /// The script's function, class and method tables by name, for the lookups every call
+    /// and class reference makes.
+    pub(crate) index: ScriptIndex,
+}
+
+/// Hash indexes over a script's function table, class table and each class's methods, as
+/// PHP's `HashTable`s are: looking a name up costs the same in a script of five functions
+/// as in one of five thousand. Each index holds positions in the script's tables, not
+/// names: a lookup compares the bytes where the script keeps them, so the index borrows
+/// nothing and outlives the op_arrays' comings and goings. Tables small enough to scan
+/// get no index (scanning them is cheaper than hashing).
+#[derive(Default)]
+pub(crate) struct ScriptIndex {
+    hasher: DefaultHashBuilder,
+    /// Function key (lowercased name) to its position in `function_table`.
+    functions: Option<HashTable<u32>>,
+    /// Class key (lowercased name) to its position in `class_table`.
+    classes: Option<HashTable<u32>>,
+    /// Class name, ASCII case folded, to its position in `class_table`.
+    scopes: Option<HashTable<u32>>,
+    /// (class position, method key) to the method's position in that class's `methods`.
+    methods: Option<HashTable<(u32, u32)>>,
+}
+
+/// Tables of at most this many entries are scanned.
+const SCAN_LIMIT: usize = 8;
+
+impl ScriptIndex {
+    /// Indexes the tables of `script` that are too large to scan; the first of several
+    /// entries with one name is the one found, as a scan in table order finds it.
+    pub(crate) fn new(script: &Script) -> ScriptIndex {
+        let mut index = ScriptIndex::default();
+        if script.function_table.len() > SCAN_LIMIT {
+            let mut table = HashTable::with_capacity(script.function_table.len());
+            for (i, (key, _)) in script.function_table.iter().enumerate() {
+                let hash = index.hash(key.as_bytes());
+                let keys = &script.function_table;
+                if table
+                    .find(hash, |&j: &u32| keys[j as usize].0 == *key)
+                    .is_none()
+                {
+                    table.insert_unique(hash, i as u32, |&j| {
+                        index.hash(keys[j as usize].0.as_bytes())
+                    });
+                }
+            }
+            index.functions = Some(table);
+        }
+        let classes = &script.class_table;
+        if classes.len() > SCAN_LIMIT {
+            let mut by_key = HashTable::with_capacity(classes.len());
+            let mut by_name = HashTable::with_capacity(classes.len());
+            for (i, (key, ce)) in classes.iter().enumerate() {
+                let hash = index.hash(key.as_bytes());
+                if by_key
+                    .find(hash, |&j: &u32| classes[j as usize].0 == *key)
+                    .is_none()
+                {
+                    by_key.insert_unique(hash, i as u32, |&j| {
+                        index.hash(classes[j as usize].0.as_bytes())
+                    });
+                }
+                let hash = index.hash_folded(ce.name.as_bytes());
+                let same = |&j: &u32| {
+                    classes[j as usize]
+                        .1
+                        .name
+                        .as_bytes()
+                        .eq_ignore_ascii_case(ce.name.as_bytes())
+                };
+                if by_name.find(hash, same).is_none() {
+                    by_name.insert_unique(hash, i as u32, |&j| {
+                        index.hash_folded(classes[j as usize].1.name.as_bytes())
+                    });
+                }
+            }
+            index.classes = Some(by_key);
+            index.scopes = Some(by_name);
+        }
+        let methods: usize = classes.iter().map(|(_, ce)| ce.methods.len()).sum();
+        if classes.iter().any(|(_, ce)| ce.methods.len() > SCAN_LIMIT) {
+            let mut table = HashTable::with_capacity(methods);
+            for (c, (_, ce)) in classes.iter().enumerate() {
+                for (m, (key, _)) in ce.methods.iter().enumerate() {
+                    let hash = index.hash_method(c as u32, key.as_bytes());
+                    let same = |&(k, n): &(u32, u32)| {
+                        k == c as u32 && classes[k as usize].1.methods[n as usize].0 == *key
+                    };
+                    if table.find(hash, same).is_none() {
+                        table.insert_unique(hash, (c as u32, m as u32), |&(k, n)| {
+                            index.hash_method(
+                                k,
+                                classes[k as usize].1.methods[n as usize].0.as_bytes(),
+                            )
+                        });
+                    }
+                }
+            }
+            index.methods = Some(table);
+        }
+        index
+    }
+
+    fn hash(&self, bytes: &[u8]) -> u64 {
+        self.hasher.hash_one(bytes)
+    }
+
+    fn hash_folded(&self, bytes: &[u8]) -> u64 {
+        let mut h = self.hasher.build_hasher();
+        for &b in bytes {
+            h.write_u8(b.to_ascii_lowercase());
+        }
+        h.write_usize(bytes.len());
+        h.finish()
+    }
+
+    fn hash_method(&self, class: u32, bytes: &[u8]) -> u64 {
+        self.hasher.hash_one((class, bytes))
+    }
+
+    /// The position of function `lcname` in `script.function_table`.
+    fn function(&self, script: &Script, lcname: &[u8]) -> Option<usize> {
+        let keys = &script.function_table;
+        match &self.functions {
+            Some(t) => t
+                .find(self.hash(lcname), |&j| {
+                    keys[j as usize].0.as_bytes() == lcname
+                })
+                .map(|&j| j as usize),
+            None => keys.iter().position(|(key, _)| key.as_bytes() == lcname),
+        }
+    }
+
+    /// The position of class `lcname` in `script.class_table`.
+    fn class(&self, script: &Script, lcname: &[u8]) -> Option<usize> {
+        let classes = &script.class_table;
+        match &self.classes {
+            Some(t) => t
+                .find(self.hash(lcname), |&j| {
+                    classes[j as usize].0.as_bytes() == lcname
+                })
+                .map(|&j| j as usize),
+            None => classes.iter().position(|(key, _)| key.as_bytes() == lcname),
+        }
+    }
+
+    /// The position in `script.class_table` of the class named `name` in any case.
+    fn scope(&self, script: &Script, name: &[u8]) -> Option<usize> {
+        let classes = &script.class_table;
+        let same = |ce: &ClassEntry| ce.name.as_bytes().eq_ignore_ascii_case(name);
+        match &self.scopes {
+            Some(t) => t
+                .find(self.hash_folded(name), |&j| same(&classes[j as usize].1))
+                .map(|&j| j as usize),
+            None => classes.iter().position(|(_, ce)| same(ce)),
+        }
+    }
+
+    /// The position of method `lcname` in the `methods` of class `c` (a position in
+    /// `script.class_table`).
+    fn method(&self, script: &Script, c: usize, lcname: &[u8]) -> Option<usize> {
+        let methods = &script.class_table[c].1.methods;
+        match &self.methods {
+            Some(t) if methods.len() > SCAN_LIMIT => t
+                .find(self.hash_method(c as u32, lcname), |&(k, n)| {
+                    k as usize == c && methods[n as usize].0.as_bytes() == lcname
+                })
+                .map(|&(_, n)| n as usize),
+            _ => methods.iter().position(|(key, _)| key.as_bytes() == lcname),
+        }
+    }
 }
 
 /// `zend_optimizer_ctx` for one op_array's passes.
@@ -192,11 +365,7 @@ impl<'s> OptimizerCtx<'s> {
     where
         's: 'a,
     {
-        let index = self
-            .script
-            .function_table
-            .iter()
-            .position(|(key, _)| key.as_bytes() == lcname)?;
+        let index = self.state.index.function(self.script, lcname)?;
         if self.current.dynamic.is_empty() && self.current.root == Root::Function(index as u32) {
             return Some(current);
         }
@@ -205,11 +374,8 @@ impl<'s> OptimizerCtx<'s> {
 
     /// A class of the script by lowercased name (the script's class table only).
     pub fn script_class(&self, lcname: &[u8]) -> Option<&'s ClassEntry> {
-        self.script
-            .class_table
-            .iter()
-            .find(|(key, _)| key.as_bytes() == lcname)
-            .map(|(_, ce)| ce)
+        let c = self.state.index.class(self.script, lcname)?;
+        Some(&self.script.class_table[c].1)
     }
 
     /// `zend_optimizer_get_class_entry`: a class of the script, an internal class, or the
@@ -230,11 +396,8 @@ impl<'s> OptimizerCtx<'s> {
 
     /// The class entry an op_array's scope names.
     pub fn scope_class(&self, scope: &PhpStr) -> Option<&'s ClassEntry> {
-        self.script
-            .class_table
-            .iter()
-            .map(|(_, ce)| ce)
-            .find(|ce| ce.name.as_bytes().eq_ignore_ascii_case(scope.as_bytes()))
+        let c = self.state.index.scope(self.script, scope.as_bytes())?;
+        Some(&self.script.class_table[c].1)
     }
 
     /// A method of `ce` by lowercased name; the op_array being optimized answers for itself.
@@ -247,23 +410,32 @@ impl<'s> OptimizerCtx<'s> {
     where
         's: 'a,
     {
-        let (m, (_, method)) = ce
-            .methods
-            .iter()
-            .enumerate()
-            .find(|(_, (key, _))| key.as_bytes() == lcname)?;
+        let class = class_position(self.script, ce);
+        let m = match class {
+            Some(c) => self.state.index.method(self.script, c, lcname)?,
+            None => ce
+                .methods
+                .iter()
+                .position(|(key, _)| key.as_bytes() == lcname)?,
+        };
         if let (Root::Method(cc, cm), true) = (self.current.root, self.current.dynamic.is_empty()) {
-            let same_class = self
-                .script
-                .class_table
-                .get(cc as usize)
-                .is_some_and(|(_, c)| std::ptr::eq(c, ce));
-            if same_class && cm as usize == m {
+            if class == Some(cc as usize) && cm as usize == m {
                 return Some(current);
             }
         }
-        Some(method)
+        Some(&ce.methods[m].1)
     }
+}
+
+/// Which entry of `script.class_table` `ce` is, when it is one: told by its address, since
+/// the class entries passes see come from lookups in that table.
+fn class_position(script: &Script, ce: &ClassEntry) -> Option<usize> {
+    let table = &script.class_table;
+    let base = &table.first()?.1 as *const ClassEntry as usize;
+    let offset = (ce as *const ClassEntry as usize).checked_sub(base)?;
+    let stride = std::mem::size_of::<(PhpStr, ClassEntry)>();
+    let i = offset / stride;
+    (offset % stride == 0 && i < table.len() && std::ptr::eq(&table[i].1, ce)).then_some(i)
 }
 
 /// A class the optimizer can see.

@@ -121,31 +121,26 @@ impl FuncInfo {
     }
 }
 
-/// `zend_optimize_dfa`: PASS_6 on one op_array without the call graph. Returns the analysis
-/// the pass worked on (the handler types and the live-range predicate read it), or `None`
-/// when `zend_dfa_analyze_op_array` refused the op_array.
+/// `zend_optimize_dfa`: PASS_6 on one op_array without the call graph. `info` describes
+/// the script's functions and classes, which the analysis looks up by name only (their
+/// signatures, properties and constants, which no pass changes), so one built before
+/// optimizing serves every op_array. Returns the analysis the pass worked on (the handler
+/// types and the live-range predicate read it), or `None` when
+/// `zend_dfa_analyze_op_array` refused the op_array.
 pub fn optimize_dfa(
     op_array: &mut OpArray,
     ctx: &mut OptimizerCtx,
+    info: &zend_call_graph::ScriptInfo,
     step_checks: Option<&mut Vec<String>>,
 ) -> Option<FuncAnalysis> {
     let mut analysis = {
-        // The op_array being optimized is out of the script (the driver holds it): the
-        // script's view gets it as one more op_array. Without the call graph nothing is
-        // looked up by its position (no call is resolved, no return info consulted).
-        let mut info = zend_call_graph::ScriptInfo::new(ctx.script);
-        let index = info.op_arrays.len();
-        info.op_arrays.push(&*op_array);
-        info.recursion.push(0);
-        let ictx = zend_inference::Context::new(&info, ctx.optimization_level);
-        let mut returns = ictx.initial_return_infos();
+        let ictx = zend_inference::Context::new(info, ctx.optimization_level);
         let dumps = crate::analysis::AnalysisDumps {
             out: &mut ctx.state.dumps,
             debug_level: ctx.debug_level,
             header: None,
         };
-        crate::analysis::analyze_op_array_dumped(&info, &ictx, index, &mut returns, Some(dumps))
-            .ok()?
+        crate::analysis::analyze_detached(info, &ictx, op_array, Some(dumps)).ok()?
     };
     optimize_op_array(
         op_array,

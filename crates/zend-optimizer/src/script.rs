@@ -182,6 +182,7 @@ pub fn optimize_script(script: &mut Script, options: &Options) -> Outcome {
         options,
         state: Some(Box::new(State {
             changes: options.explain.then(Vec::new),
+            index: crate::ctx::ScriptIndex::new(script),
             ..State::default()
         })),
         timings: Vec::new(),
@@ -201,7 +202,9 @@ pub fn optimize_script(script: &mut Script, options: &Options) -> Outcome {
         // the whole script, then literals and variables compacted, stack sizes adjusted
         // from the call graph, and the final dump with live ranges.
         for path in &paths {
-            driver.with_op_array(script, path, |d, op_array, ctx| d.optimize(op_array, ctx));
+            driver.with_op_array(script, path, |d, op_array, ctx| {
+                d.optimize(op_array, ctx, None)
+            });
         }
         let mut dfa = driver.dfa_call_graph(script, &paths);
         // After the DFA pass, 8.2 runs passes 9, 11 and 13 over the whole script, one pass
@@ -277,9 +280,15 @@ pub fn optimize_script(script: &mut Script, options: &Options) -> Outcome {
             });
         }
     } else {
+        // Without the call graph, the DFA pass of each op_array looks the script's
+        // functions and classes up by name: one view of the script as it was before
+        // optimizing serves them all (one built per op_array made the pass quadratic in
+        // the number of op_arrays: 170 s for a script of 5000 small functions).
+        let snapshot = (level & PASS_6 != 0).then(|| script.clone());
+        let info = snapshot.as_ref().map(zend_call_graph::ScriptInfo::new);
         for (path, &had) in paths.iter().zip(&had_live_ranges) {
             driver.with_op_array(script, path, |d, op_array, ctx| {
-                d.optimize(op_array, ctx);
+                d.optimize(op_array, ctx, info.as_ref());
                 d.recalc_live_ranges(op_array, had);
             });
         }
@@ -396,8 +405,14 @@ impl Driver<'_> {
             .expect("the state is lent to one op_array at a time")
     }
 
-    /// `zend_optimize`: the per-op_array passes in PHP's order, with their dumps.
-    fn optimize(&mut self, op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
+    /// `zend_optimize`: the per-op_array passes in PHP's order, with their dumps. `dfa_info`
+    /// is the script's view for the DFA pass without the call graph.
+    fn optimize(
+        &mut self,
+        op_array: &mut OpArray,
+        ctx: &mut OptimizerCtx,
+        dfa_info: Option<&zend_call_graph::ScriptInfo>,
+    ) {
         if op_array.type_ == ZEND_EVAL_CODE {
             return;
         }
@@ -428,12 +443,19 @@ impl Driver<'_> {
             self.run(op_array, ctx, "pass5", block_pass::run);
             self.dump(op_array, ctx, debug_level::after_pass(5), "after pass 5", 0);
         }
-        if level & PASS_6 != 0 && level & PASS_7 == 0 && IMPLEMENTED_PASSES & PASS_6 != 0 {
+        if let (Some(info), true) = (
+            dfa_info,
+            level & PASS_6 != 0 && level & PASS_7 == 0 && IMPLEMENTED_PASSES & PASS_6 != 0,
+        ) {
             ctx.pass = "pass6";
             let start = self.clock();
             let mut steps = Vec::new();
-            let analysis =
-                dfa_pass::optimize_dfa(op_array, ctx, self.options.verify.then_some(&mut steps));
+            let analysis = dfa_pass::optimize_dfa(
+                op_array,
+                ctx,
+                info,
+                self.options.verify.then_some(&mut steps),
+            );
             self.time("pass6", start);
             self.verify_errors.extend(steps);
             self.check("pass6", op_array, analysis.as_ref());
