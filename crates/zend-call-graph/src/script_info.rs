@@ -362,7 +362,7 @@ impl<'a> ScriptInfo<'a> {
         // i.e. lies in its strongly connected component of the call graph: one linear SCC
         // search instead of a walk of the whole graph from every function (quadratic on a
         // long chain of calls, as PHP's zend_is_indirectly_recursive is).
-        let component = strongly_connected_components(&callees);
+        let component = zend_cfg::scc::component_of_each(&callees);
         for (i, incoming) in callers.iter().enumerate() {
             if incoming.contains(&i) {
                 self.recursion[i] |= FUNC_RECURSIVE | FUNC_RECURSIVE_DIRECTLY;
@@ -460,122 +460,5 @@ impl<'a> ScriptInfo<'a> {
             tmp |= RC1 | RCN;
         }
         (tmp, ce)
-    }
-}
-
-/// The strongly connected component of every node of the graph `succ` (a number per
-/// component): Tarjan's algorithm with an explicit stack, so that a call chain thousands
-/// of functions deep cannot overflow the thread's stack.
-fn strongly_connected_components(succ: &[Vec<usize>]) -> Vec<usize> {
-    const UNVISITED: usize = usize::MAX;
-    let n = succ.len();
-    let mut index = vec![UNVISITED; n];
-    let mut low = vec![0; n];
-    let mut on_stack = vec![false; n];
-    let mut component = vec![UNVISITED; n];
-    let mut stack = Vec::new();
-    // (node, next successor to look at)
-    let mut walk: Vec<(usize, usize)> = Vec::new();
-    let mut next_index = 0;
-    let mut components = 0;
-    for root in 0..n {
-        if index[root] != UNVISITED {
-            continue;
-        }
-        walk.push((root, 0));
-        while let Some(&mut (v, ref mut k)) = walk.last_mut() {
-            if *k == 0 {
-                index[v] = next_index;
-                low[v] = next_index;
-                next_index += 1;
-                stack.push(v);
-                on_stack[v] = true;
-            }
-            if let Some(&w) = succ[v].get(*k) {
-                *k += 1;
-                if index[w] == UNVISITED {
-                    walk.push((w, 0));
-                } else if on_stack[w] {
-                    low[v] = low[v].min(index[w]);
-                }
-                continue;
-            }
-            walk.pop();
-            if let Some(&(parent, _)) = walk.last() {
-                low[parent] = low[parent].min(low[v]);
-            }
-            if low[v] == index[v] {
-                while let Some(w) = stack.pop() {
-                    on_stack[w] = false;
-                    component[w] = components;
-                    if w == v {
-                        break;
-                    }
-                }
-                components += 1;
-            }
-        }
-    }
-    component
-}
-
-#[cfg(test)]
-mod tests {
-    use super::strongly_connected_components;
-
-    /// Whether `to` is reachable from `from` through at least one edge.
-    fn reaches(succ: &[Vec<usize>], from: usize, to: usize) -> bool {
-        let mut seen = vec![false; succ.len()];
-        let mut stack = succ[from].clone();
-        while let Some(x) = stack.pop() {
-            if x == to {
-                return true;
-            }
-            if !std::mem::replace(&mut seen[x], true) {
-                stack.extend(succ[x].iter().copied());
-            }
-        }
-        false
-    }
-
-    #[test]
-    fn components_are_mutual_reachability() {
-        // A small deterministic generator: graphs of 1..24 nodes, sparse to dense.
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
-        for _ in 0..500 {
-            let n = (next() % 24 + 1) as usize;
-            let density = next() % 4 + 1;
-            let succ: Vec<Vec<usize>> = (0..n)
-                .map(|_| {
-                    (0..n)
-                        .filter(|_| next() % (2 * n as u64) < density)
-                        .collect()
-                })
-                .collect();
-            let component = strongly_connected_components(&succ);
-            for a in 0..n {
-                for b in 0..n {
-                    if a == b {
-                        continue;
-                    }
-                    let mutual = reaches(&succ, a, b) && reaches(&succ, b, a);
-                    assert_eq!(component[a] == component[b], mutual, "{succ:?} {a} {b}");
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn a_call_chain_deeper_than_any_stack() {
-        let n = 200_000;
-        let succ: Vec<Vec<usize>> = (0..n).map(|i| vec![(i + 1) % n]).collect();
-        let component = strongly_connected_components(&succ);
-        assert!(component.iter().all(|&c| c == component[0]));
     }
 }

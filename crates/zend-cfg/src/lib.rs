@@ -21,6 +21,7 @@ pub mod bitset;
 pub mod cfg;
 pub mod dom;
 pub mod dump;
+pub mod scc;
 pub mod synthetic;
 
 pub use cfg::{BasicBlock, BlockFlags, BuildFlags, Cfg, CfgBuffers, CfgError, FuncFlags, Problem};

@@ -167,79 +167,69 @@ pub(crate) struct ScriptIndex {
 const SCAN_LIMIT: usize = 8;
 
 impl ScriptIndex {
-    /// Indexes the tables of `script` that are too large to scan; the first of several
-    /// entries with one name is the one found, as a scan in table order finds it.
+    /// Indexes the tables of `script` that are too large to scan.
     pub(crate) fn new(script: &Script) -> ScriptIndex {
         let mut index = ScriptIndex::default();
         if script.function_table.len() > SCAN_LIMIT {
-            let mut table = HashTable::with_capacity(script.function_table.len());
-            for (i, (key, _)) in script.function_table.iter().enumerate() {
-                let hash = index.hash(key.as_bytes());
-                let keys = &script.function_table;
-                if table
-                    .find(hash, |&j: &u32| keys[j as usize].0 == *key)
-                    .is_none()
-                {
-                    table.insert_unique(hash, i as u32, |&j| {
-                        index.hash(keys[j as usize].0.as_bytes())
-                    });
-                }
-            }
-            index.functions = Some(table);
+            index.functions = Some(index.by_key(&script.function_table));
         }
         let classes = &script.class_table;
         if classes.len() > SCAN_LIMIT {
-            let mut by_key = HashTable::with_capacity(classes.len());
+            index.classes = Some(index.by_key(classes));
+            let name = |j: u32| classes[j as usize].1.name.as_bytes();
             let mut by_name = HashTable::with_capacity(classes.len());
-            for (i, (key, ce)) in classes.iter().enumerate() {
-                let hash = index.hash(key.as_bytes());
-                if by_key
-                    .find(hash, |&j: &u32| classes[j as usize].0 == *key)
-                    .is_none()
-                {
-                    by_key.insert_unique(hash, i as u32, |&j| {
-                        index.hash(classes[j as usize].0.as_bytes())
-                    });
-                }
-                let hash = index.hash_folded(ce.name.as_bytes());
-                let same = |&j: &u32| {
-                    classes[j as usize]
-                        .1
-                        .name
-                        .as_bytes()
-                        .eq_ignore_ascii_case(ce.name.as_bytes())
-                };
-                if by_name.find(hash, same).is_none() {
-                    by_name.insert_unique(hash, i as u32, |&j| {
-                        index.hash_folded(classes[j as usize].1.name.as_bytes())
-                    });
-                }
+            for i in 0..classes.len() as u32 {
+                let hash = index.hash_folded(name(i));
+                let same = |&j: &u32| name(j).eq_ignore_ascii_case(name(i));
+                insert_first(&mut by_name, hash, i, same, |&j| index.hash_folded(name(j)));
             }
-            index.classes = Some(by_key);
             index.scopes = Some(by_name);
         }
-        let methods: usize = classes.iter().map(|(_, ce)| ce.methods.len()).sum();
         if classes.iter().any(|(_, ce)| ce.methods.len() > SCAN_LIMIT) {
-            let mut table = HashTable::with_capacity(methods);
+            let key = |(c, m): (u32, u32)| classes[c as usize].1.methods[m as usize].0.as_bytes();
+            let count = classes.iter().map(|(_, ce)| ce.methods.len()).sum();
+            let mut table = HashTable::with_capacity(count);
             for (c, (_, ce)) in classes.iter().enumerate() {
-                for (m, (key, _)) in ce.methods.iter().enumerate() {
-                    let hash = index.hash_method(c as u32, key.as_bytes());
-                    let same = |&(k, n): &(u32, u32)| {
-                        k == c as u32 && classes[k as usize].1.methods[n as usize].0 == *key
-                    };
-                    if table.find(hash, same).is_none() {
-                        table.insert_unique(hash, (c as u32, m as u32), |&(k, n)| {
-                            index.hash_method(
-                                k,
-                                classes[k as usize].1.methods[n as usize].0.as_bytes(),
-                            )
-                        });
-                    }
+                for m in 0..ce.methods.len() {
+                    let entry = (c as u32, m as u32);
+                    let hash = index.hash_method(entry.0, key(entry));
+                    let same = |&e: &(u32, u32)| e.0 == entry.0 && key(e) == key(entry);
+                    insert_first(&mut table, hash, entry, same, |&e| {
+                        index.hash_method(e.0, key(e))
+                    });
                 }
             }
             index.methods = Some(table);
         }
         index
+    }
+
+    /// The positions of `entries` by key.
+    fn by_key<T>(&self, entries: &[(PhpStr, T)]) -> HashTable<u32> {
+        let key = |j: u32| entries[j as usize].0.as_bytes();
+        let mut table = HashTable::with_capacity(entries.len());
+        for i in 0..entries.len() as u32 {
+            let same = |&j: &u32| key(j) == key(i);
+            insert_first(&mut table, self.hash(key(i)), i, same, |&j| {
+                self.hash(key(j))
+            });
+        }
+        table
+    }
+
+    /// The position of `key` in `entries`, through `table` when it has one.
+    fn find_by_key<T>(
+        &self,
+        table: &Option<HashTable<u32>>,
+        entries: &[(PhpStr, T)],
+        key: &[u8],
+    ) -> Option<usize> {
+        match table {
+            Some(t) => t
+                .find(self.hash(key), |&j| entries[j as usize].0.as_bytes() == key)
+                .map(|&j| j as usize),
+            None => entries.iter().position(|(k, _)| k.as_bytes() == key),
+        }
     }
 
     fn hash(&self, bytes: &[u8]) -> u64 {
@@ -261,28 +251,12 @@ impl ScriptIndex {
 
     /// The position of function `lcname` in `script.function_table`.
     fn function(&self, script: &Script, lcname: &[u8]) -> Option<usize> {
-        let keys = &script.function_table;
-        match &self.functions {
-            Some(t) => t
-                .find(self.hash(lcname), |&j| {
-                    keys[j as usize].0.as_bytes() == lcname
-                })
-                .map(|&j| j as usize),
-            None => keys.iter().position(|(key, _)| key.as_bytes() == lcname),
-        }
+        self.find_by_key(&self.functions, &script.function_table, lcname)
     }
 
     /// The position of class `lcname` in `script.class_table`.
     fn class(&self, script: &Script, lcname: &[u8]) -> Option<usize> {
-        let classes = &script.class_table;
-        match &self.classes {
-            Some(t) => t
-                .find(self.hash(lcname), |&j| {
-                    classes[j as usize].0.as_bytes() == lcname
-                })
-                .map(|&j| j as usize),
-            None => classes.iter().position(|(key, _)| key.as_bytes() == lcname),
-        }
+        self.find_by_key(&self.classes, &script.class_table, lcname)
     }
 
     /// The position in `script.class_table` of the class named `name` in any case.
@@ -309,6 +283,20 @@ impl ScriptIndex {
                 .map(|&(_, n)| n as usize),
             _ => methods.iter().position(|(key, _)| key.as_bytes() == lcname),
         }
+    }
+}
+
+/// Adds `entry` under `hash` unless an entry `same` as it is there already: of several
+/// entries with one name the first is found, as a scan in table order finds it.
+fn insert_first<E>(
+    table: &mut HashTable<E>,
+    hash: u64,
+    entry: E,
+    same: impl Fn(&E) -> bool,
+    rehash: impl Fn(&E) -> u64,
+) {
+    if table.find(hash, same).is_none() {
+        table.insert_unique(hash, entry, rehash);
     }
 }
 

@@ -223,58 +223,10 @@ fn phi_sccs(phis: &Phis, replaced: &Replaced, set: &[(u32, u32)]) -> Vec<Vec<(u3
                 .collect()
         })
         .collect();
-    let n = set.len();
-    let mut index = vec![usize::MAX; n];
-    let mut low = vec![0; n];
-    let mut on_stack = vec![false; n];
-    let mut stack = Vec::new();
-    let mut next = 0;
-    let mut out = Vec::new();
-    for root in 0..n {
-        if index[root] != usize::MAX {
-            continue;
-        }
-        let mut call: Vec<(usize, usize)> = vec![(root, 0)];
-        index[root] = next;
-        low[root] = next;
-        next += 1;
-        stack.push(root);
-        on_stack[root] = true;
-        while let Some(&mut (v, ref mut i)) = call.last_mut() {
-            if *i < succ[v].len() {
-                let w = succ[v][*i];
-                *i += 1;
-                if index[w] == usize::MAX {
-                    index[w] = next;
-                    low[w] = next;
-                    next += 1;
-                    stack.push(w);
-                    on_stack[w] = true;
-                    call.push((w, 0));
-                } else if on_stack[w] {
-                    low[v] = low[v].min(index[w]);
-                }
-                continue;
-            }
-            call.pop();
-            if let Some(&(parent, _)) = call.last() {
-                low[parent] = low[parent].min(low[v]);
-            }
-            if low[v] == index[v] {
-                let mut scc = Vec::new();
-                loop {
-                    let w = stack.pop().expect("on stack");
-                    on_stack[w] = false;
-                    scc.push(set[w]);
-                    if w == v {
-                        break;
-                    }
-                }
-                out.push(scc);
-            }
-        }
-    }
-    out
+    zend_cfg::scc::strongly_connected_components(&succ)
+        .into_iter()
+        .map(|scc| scc.into_iter().map(|w| set[w]).collect())
+        .collect()
 }
 
 /// A form's uses and phis, canonical and [`normalize`]d; and how many phis that removed.
