@@ -179,7 +179,7 @@ pub static COUNTERS: Counters = Counters {
 };
 
 /// One call of the compile hook in this many is timed for `served_ns` / `other_ns`.
-pub const TIMING_SAMPLE: u64 = 8;
+pub const TIMING_SAMPLE: u64 = 64;
 /// Calls of the compile hook, for the timing sample.
 static CALLS: Counter = Counter::new();
 
@@ -307,10 +307,27 @@ unsafe fn cached_without_opening(handle: *mut zend_file_handle) -> bool {
     {
         return false;
     }
+    let filename = (*handle).filename;
+    // The include_once `resolve_path` just found (the kept lookup is for this very string
+    // and opline, so this is that include): nothing else to check.
+    if found_for(shm, filename) {
+        leave_path(handle, filename);
+        return true;
+    }
     if !in_include_once() && !primary_script(handle) {
         return false;
     }
     leave_unopened(shm, handle)
+}
+
+/// Sets `handle`'s opened_path to its name `filename`, which stays unopened.
+#[inline(always)]
+unsafe fn leave_path(handle: *mut zend_file_handle, filename: *mut php::zend_string) {
+    // zend_string_copy: interned strings are not counted.
+    if !crate::engine::is_interned(filename) {
+        (*filename).gc.refcount += 1;
+    }
+    (*handle).opened_path = filename;
 }
 
 /// Whether `handle` is the request's primary script, opened before anything executes
@@ -333,19 +350,13 @@ unsafe fn leave_unopened(shm: &'static ShmCache, handle: *mut zend_file_handle) 
     if path.first() != Some(&b'/') {
         return false;
     }
-    // `resolve_path` found it for this include (include_once): left for the compile hook.
-    // Otherwise (the primary script) looked up, and kept for the compile hook.
-    if !found_for(shm, filename) {
-        let Fresh::Hit(entry) = fresh(shm, path) else {
-            return false;
-        };
-        remember(shm, filename, entry);
-    }
-    // zend_string_copy: interned strings are not counted.
-    if !crate::engine::is_interned(filename) {
-        (*filename).gc.refcount += 1;
-    }
-    (*handle).opened_path = filename;
+    // Not found by `resolve_path` for this include (the caller checked): looked up, and
+    // kept for the compile hook.
+    let Fresh::Hit(entry) = fresh(shm, path) else {
+        return false;
+    };
+    remember(shm, filename, entry);
+    leave_path(handle, filename);
     true
 }
 
@@ -551,12 +562,23 @@ unsafe fn image_without_opening(handle: *mut zend_file_handle) -> bool {
 /// (`resolve_path`, then `stream_open`) or for the primary script (`stream_open`), with
 /// the string of the path it was asked for: the next hook called for the same include
 /// takes it instead of looking it up (and checking its source) again.
-static LAST_FOUND: php::PhpThreadCell<LastFound> = php::PhpThreadCell::new(LastFound {
+static LAST_FOUND: crate::FfiCell<LastFound> = crate::FfiCell::new(LastFound {
     entry: None,
+    root: ptr::null(),
     path: 0,
     opline: 0,
     generation: 0,
 });
+
+/// The kept lookup (a plain cell, not a `RefCell`: it is read on every include, and no
+/// borrow of it outlives the statement that takes it).
+///
+/// # Safety
+/// On PHP's thread; the reference is not held across a call that may take it again.
+#[inline(always)]
+unsafe fn last_found() -> &'static mut LastFound {
+    &mut *LAST_FOUND.get()
+}
 
 /// An entry found fresh for a path string, kept for the next hook of the same include
 /// (see `LAST_FOUND`).
@@ -572,6 +594,9 @@ static LAST_FOUND: php::PhpThreadCell<LastFound> = php::PhpThreadCell::new(LastF
 struct LastFound {
     /// Taken by the compile hook; `None` once taken.
     entry: Option<ShmEntry<'static>>,
+    /// The entry's run-time form when it was found (NULL for none), so that the compile
+    /// hook does not read the slot again.
+    root: *const u8,
     /// The address of the path string it was found for.
     path: usize,
     /// The opline of the include it was found for (0 outside user code).
@@ -589,22 +614,22 @@ struct LastFound {
 unsafe fn remember(shm: &'static ShmCache, path: *mut php::zend_string, entry: ShmEntry<'static>) {
     // The compile hook binds this entry's run-time form next, after PHP checked its
     // included files and opened nothing: fetch the form's root and main op_array meanwhile.
-    if let Some(root) = entry.image() {
+    let root = entry.image().unwrap_or(ptr::null());
+    if !root.is_null() {
         image::prefetch(root, 128);
     }
-    let opline = current_opline();
-    LAST_FOUND.with(|last| {
-        last.path = path as usize;
-        last.opline = opline;
-        last.generation = shm.generation();
-        last.entry = Some(entry);
-    });
+    let last = last_found();
+    last.path = path as usize;
+    last.opline = current_opline();
+    last.generation = shm.generation();
+    last.root = root;
+    last.entry = Some(entry);
 }
 
 /// Forgets the kept lookup (see [`LastFound`]).
 fn forget_found() {
     // SAFETY: on PHP's thread, from a hook or RINIT.
-    unsafe { LAST_FOUND.with(|last| last.entry = None) };
+    unsafe { last_found().entry = None };
 }
 
 /// Whether the previous hook's lookup, still kept, was for the path string `path` in this
@@ -614,7 +639,8 @@ fn forget_found() {
 /// On PHP's thread, from a hook.
 unsafe fn found_for(shm: &'static ShmCache, path: *mut php::zend_string) -> bool {
     let opline = current_opline();
-    LAST_FOUND.with(|last| last.entry.is_some() && last.matches(shm, path, opline))
+    let last = last_found();
+    last.entry.is_some() && last.matches(shm, path, opline)
 }
 
 impl LastFound {
@@ -624,23 +650,27 @@ impl LastFound {
 }
 
 /// What shared memory holds for the path `bytes` (of the string `path`), reusing the
-/// previous hook's lookup when it was for the same string in this include.
+/// previous hook's lookup when it was for the same string in this include; with a hit,
+/// its run-time form (NULL for none).
 ///
 /// # Safety
 /// On PHP's thread, from a hook; `bytes` are the bytes of `path`.
+#[inline(always)]
 unsafe fn fresh_for(
     shm: &'static ShmCache,
     path: *mut php::zend_string,
     bytes: &[u8],
-) -> Fresh<'static> {
+) -> (Fresh<'static>, *const u8) {
     let opline = current_opline();
-    let reused = LAST_FOUND.with(|last| {
-        let entry = last.entry.take()?;
-        last.matches(shm, path, opline).then_some(entry)
-    });
-    match reused {
-        Some(entry) => Fresh::Hit(entry),
-        None => fresh(shm, bytes),
+    let last = last_found();
+    if let Some(entry) = last.entry.take() {
+        if last.matches(shm, path, opline) {
+            return (Fresh::Hit(entry), last.root);
+        }
+    }
+    match fresh(shm, bytes) {
+        Fresh::Hit(entry) => (Fresh::Hit(entry), entry.image().unwrap_or(ptr::null())),
+        other => (other, ptr::null()),
     }
 }
 
@@ -693,18 +723,26 @@ static REQUEST_TIME: AtomicI64 = AtomicI64::new(0);
 /// The request's start time, as OPcache's `ZCG(request_time)`: read from SAPI once per
 /// request (the call, about 17 instructions, was made for every script served), no clock
 /// read per script.
+#[inline(always)]
 fn request_time() -> i64 {
     let kept = REQUEST_TIME.load(Ordering::Relaxed);
     if kept != 0 {
         return kept;
     }
+    read_request_time()
+}
+
+/// [`request_time`]'s first call in a request.
+#[cold]
+#[inline(never)]
+fn read_request_time() -> i64 {
     // SAFETY: reads (and on first use sets) SAPI's request time, on PHP's thread.
     let now = unsafe { php::sapi_get_request_time() as i64 };
     REQUEST_TIME.store(now, Ordering::Relaxed);
     now
 }
 
-#[link_section = ".text.hot.zopt"]
+#[inline(always)]
 fn fresh<'a>(shm: &'a ShmCache, path: &[u8]) -> Fresh<'a> {
     let Some(entry) = shm.find(path) else {
         return Fresh::Missing;
@@ -716,6 +754,13 @@ fn fresh<'a>(shm: &'a ShmCache, path: &[u8]) -> Fresh<'a> {
     if !entry.needs_revalidation(now) {
         return Fresh::Hit(entry);
     }
+    revalidate(entry, path, now)
+}
+
+/// [`fresh`] when the entry's source is due for a check.
+#[cold]
+#[inline(never)]
+fn revalidate<'a>(entry: ShmEntry<'a>, path: &[u8], now: i64) -> Fresh<'a> {
     let Some(key) = key_of(path) else {
         return Fresh::NoKey;
     };
@@ -1085,12 +1130,14 @@ unsafe fn serve_run_time_form(handle: *mut zend_file_handle) -> Option<Outcome> 
     if path.first() != Some(&b'/') {
         return None;
     }
-    let Fresh::Hit(entry) = fresh_for(shm, opened, path) else {
+    let (Fresh::Hit(entry), root) = fresh_for(shm, opened, path) else {
         return None;
     };
     // A plain include adds its opened path to the included files after this hook.
     give_hash(opened, entry);
-    let root = entry.image().filter(|&root| image::usable(root))?;
+    if root.is_null() || !image::usable(root) {
+        return None;
+    }
     let outcome = bind_run_time_form(root);
     count_shm_hit(entry);
     Some(outcome)
@@ -1143,7 +1190,7 @@ unsafe fn serve_any(handle: *mut zend_file_handle, type_: c_int) -> Outcome {
     // (never with validate_timestamps=0), as OPcache does.
     let mut key = None;
     if let Some(shm) = shm {
-        match fresh_for(shm, path_string(handle), path) {
+        match fresh_for(shm, path_string(handle), path).0 {
             Fresh::Hit(entry) => {
                 if let Some(outcome) = serve_entry(path, entry) {
                     return outcome;
