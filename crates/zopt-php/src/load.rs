@@ -564,6 +564,13 @@ fn cannot_declare(ce: *mut zend_class_entry, filename: &PhpStr) -> Fatal {
 }
 
 extern "C" {
+    /// shim.c: the loop of [`do_delayed_early_binding`], inside one `zend_try`; false when
+    /// PHP bailed out.
+    fn zopt_do_delayed_early_binding(
+        filename: *mut zend_string,
+        bindings: *const EarlyBinding,
+        n: usize,
+    ) -> bool;
     /// shim.c: `zend_try_early_bind` inside `zend_try`.
     fn zopt_guarded_try_early_bind(
         ce: *mut zend_class_entry,
@@ -639,46 +646,15 @@ pub unsafe fn delayed_early_binding(main: *mut zend_op_array) -> std::result::Re
 ///
 /// # Safety
 /// The strings of `bindings` are live; runs on PHP's thread in a request.
-#[link_section = ".text.hot.zopt"]
 pub(crate) unsafe fn do_delayed_early_binding(
     filename: *mut zend_string,
     bindings: &[EarlyBinding],
 ) -> std::result::Result<(), ()> {
-    let cg = ptr::addr_of_mut!(php::compiler_globals);
-    let eg = ptr::addr_of_mut!(php::executor_globals);
-    let orig_filename = (*cg).compiled_filename;
-    let orig_in_compilation = (*cg).in_compilation;
-    (*cg).compiled_filename = filename;
-    (*cg).in_compilation = true;
-    let mut result = Ok(());
-    for b in bindings {
-        if !php::zend_hash_find((*eg).class_table, b.lcname).is_null() {
-            continue;
-        }
-        let zv = php::zend_hash_find((*eg).class_table, b.rtd_key);
-        if zv.is_null() {
-            continue;
-        }
-        let parent = php::zend_hash_find((*eg).class_table, b.lc_parent);
-        if parent.is_null() {
-            continue;
-        }
-        let mut bailed_out = false;
-        zopt_guarded_try_early_bind(
-            (*zv).value.ptr.cast(),
-            (*parent).value.ptr.cast(),
-            b.lcname,
-            zv,
-            &mut bailed_out,
-        );
-        if bailed_out {
-            result = Err(());
-            break;
-        }
+    if zopt_do_delayed_early_binding(filename, bindings.as_ptr(), bindings.len()) {
+        Ok(())
+    } else {
+        Err(())
     }
-    (*cg).compiled_filename = orig_filename;
-    (*cg).in_compilation = orig_in_compilation;
-    result
 }
 
 /// Registers `__COMPILER_HALT_OFFSET__` for `filename`, as `zend_accel_load_script` does.
