@@ -510,14 +510,15 @@ pub(crate) unsafe fn bind_main(
     early: &[EarlyBinding],
     auto_globals: [bool; JIT_GLOBAL_COUNT],
 ) -> std::result::Result<*mut zend_op_array, BindError> {
-    let copy = e
-        .emalloc(std::mem::size_of::<zend_op_array>())
-        .cast::<zend_op_array>();
+    let copy = e.emalloc_op_array();
     ptr::copy_nonoverlapping(main, copy, 1);
     if !early.is_empty() {
         do_delayed_early_binding((*copy).filename, early).map_err(|()| BindError::Bailout)?;
     }
-    ping_auto_globals(auto_globals);
+    // Most scripts name none.
+    if auto_globals != [false; JIT_GLOBAL_COUNT] {
+        ping_auto_globals(auto_globals);
+    }
     Ok(copy)
 }
 
@@ -705,6 +706,8 @@ fn auto_globals(view: ScriptView<'_>) -> [bool; JIT_GLOBALS.len()] {
 }
 
 /// Arms the auto globals a served script names, as compiling it would have.
+#[cold]
+#[inline(never)]
 unsafe fn ping_auto_globals(named: [bool; JIT_GLOBALS.len()]) {
     let cg = ptr::addr_of_mut!(php::compiler_globals);
     if (*cg).auto_globals.is_null() {
