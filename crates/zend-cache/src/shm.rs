@@ -305,6 +305,8 @@ pub struct ShmEntry<'a> {
     off: usize,
     /// Index of the entry's slot.
     slot: usize,
+    /// That slot (a hit reads it several times: its address is not computed each time).
+    slot_ref: &'a Slot,
 }
 
 /// The same published entry (same segment, same offset).
@@ -337,7 +339,7 @@ impl<'a> ShmEntry<'a> {
     /// header's own fields are used).
     #[inline]
     fn current_slot(&self) -> Option<&'a Slot> {
-        let slot = self.shm.slot(self.slot);
+        let slot = self.slot_ref;
         (slot.off.load(Ordering::Acquire) & !INVALIDATED_BIT == self.off as u64).then_some(slot)
     }
 
@@ -418,7 +420,7 @@ impl<'a> ShmEntry<'a> {
     /// it), kept in the slot the path claimed: one load from the cache line the lookup read.
     #[inline]
     pub fn path_php_hash(&self) -> u64 {
-        self.shm.slot(self.slot).php_hash.load(Ordering::Relaxed)
+        self.slot_ref.php_hash.load(Ordering::Relaxed)
     }
 
     /// The embedder's run-time image of this entry (see [`ShmCache::attach_image`]): the
@@ -736,6 +738,7 @@ impl ShmCache {
             shm: self,
             off,
             slot,
+            slot_ref: self.slot(slot),
         })
     }
 

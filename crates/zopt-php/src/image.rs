@@ -1430,19 +1430,12 @@ pub unsafe fn bind(e: Engine, root: *const u8) -> Result<*mut zend_op_array, loa
     let root = &*root.cast::<Root>();
     // What binding reads next lies in other cache lines of the segment, each a miss on a
     // hit: ask for all of them at once rather than one after the other.
-    prefetch(
-        root.classes.cast(),
-        size_of::<Named>() * root.n_classes as usize,
-    );
-    prefetch(
-        root.functions.cast(),
-        size_of::<Named>() * root.n_functions as usize,
-    );
-    prefetch(
-        root.early_bound.cast(),
-        size_of::<usize>() * root.n_classes as usize,
-    );
-    prefetch((*root.main).opcodes.cast(), 2 * 64);
+    // The first line of each array (a script declares a class or two: the loop of a
+    // longer prefetch would cost more than it saves).
+    prefetch_lines::<1>(root.classes.cast());
+    prefetch_lines::<1>(root.functions.cast());
+    prefetch_lines::<1>(root.early_bound.cast());
+    prefetch_lines::<2>((*root.main).opcodes.cast());
     for i in 0..root.n_classes as usize {
         let c = *root.classes.add(i);
         prefetch(c.key.cast(), 32);
