@@ -73,7 +73,10 @@ impl Engine {
             fn _emalloc_256() -> *mut std::ffi::c_void;
         }
         const SIZE: usize = std::mem::size_of::<php::zend_op_array>();
-        const _: () = assert!(SIZE > 224 && SIZE <= 256, "zend_op_array is in the 256-byte bin");
+        const _: () = assert!(
+            SIZE > 224 && SIZE <= 256,
+            "zend_op_array is in the 256-byte bin"
+        );
         // SAFETY: Engine's invariant: the request allocator is live.
         unsafe { _emalloc_256() }.cast()
     }
