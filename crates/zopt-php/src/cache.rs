@@ -1028,7 +1028,8 @@ pub fn is_cached(path: &[u8]) -> bool {
 /// frame owns nothing when PHP's error handling longjmps out of it.
 enum Outcome {
     Done(*mut zend_op_array),
-    Fatal(load::Fatal),
+    /// Boxed: an outcome fits in two registers.
+    Fatal(Box<load::Fatal>),
     Bailout,
 }
 
@@ -1042,9 +1043,38 @@ unsafe extern "C" fn compile_file(
     // One call in TIMING_SAMPLE is timed (and counted TIMING_SAMPLE times): reading the
     // clock on every hit would cost a noticeable part of a hit.
     let timed = CALLS.bump() % TIMING_SAMPLE == 0;
+    if !timed {
+        // The common hit, untimed: nothing else on its way.
+        match catch_unwind(AssertUnwindSafe(|| serve_run_time_form(handle))) {
+            Ok(Some(Outcome::Done(op_array))) => return op_array,
+            Ok(Some(outcome)) => return finish(handle, type_, Ok(outcome)),
+            Ok(None) => {}
+            Err(panic) => return finish(handle, type_, Err(panic)),
+        }
+    }
+    compile_timed(handle, type_, timed)
+}
+
+/// [`compile_file`] but for an untimed hit of the run-time form: every other script (which
+/// [`serve_run_time_form`] did not serve, `timed` false), and one call in
+/// [`TIMING_SAMPLE`] (`timed`).
+#[cold]
+#[inline(never)]
+unsafe fn compile_timed(
+    handle: *mut zend_file_handle,
+    type_: c_int,
+    timed: bool,
+) -> *mut zend_op_array {
     let start = timed.then(std::time::Instant::now);
     let served_before = COUNTERS.served.get();
-    let outcome = catch_unwind(AssertUnwindSafe(|| serve(handle, type_)));
+    // Untimed, the hit was tried already.
+    let outcome = catch_unwind(AssertUnwindSafe(|| {
+        if timed {
+            serve(handle, type_)
+        } else {
+            serve_any(handle, type_)
+        }
+    }));
     if let Some(start) = start {
         let ns = start.elapsed().as_nanos() as u64 * TIMING_SAMPLE;
         if COUNTERS.served.get() != served_before {
@@ -1053,6 +1083,17 @@ unsafe extern "C" fn compile_file(
             COUNTERS.other_ns.add(ns);
         }
     }
+    finish(handle, type_, outcome)
+}
+
+/// The hook's result from what it decided: a fatal outcome raised, a panic logged and the
+/// file compiled as usual.
+#[inline(always)]
+unsafe fn finish(
+    handle: *mut zend_file_handle,
+    type_: c_int,
+    outcome: std::thread::Result<Outcome>,
+) -> *mut zend_op_array {
     match outcome {
         Ok(Outcome::Done(op_array)) => op_array,
         Ok(Outcome::Fatal(fatal)) => raise(fatal),
@@ -1078,7 +1119,7 @@ unsafe fn compile_after_panic(
 
 /// `zend_error(E_ERROR)` with the file and line OPcache reports for the same error.
 #[cold]
-unsafe fn raise(fatal: load::Fatal) -> *mut zend_op_array {
+unsafe fn raise(fatal: Box<load::Fatal>) -> *mut zend_op_array {
     let cg = ptr::addr_of_mut!(php::compiler_globals);
     let e = Engine::new();
     (*cg).in_compilation = true;

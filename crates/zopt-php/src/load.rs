@@ -303,8 +303,9 @@ struct Cx<'s, 'a> {
 /// Why binding stopped. What was bound before stays bound, as in OPcache.
 #[derive(Debug)]
 pub enum BindError {
-    /// A fatal error to raise (a redeclaration).
-    Fatal(Fatal),
+    /// A fatal error to raise (a redeclaration); boxed, so that a binding's result fits in
+    /// two registers.
+    Fatal(Box<Fatal>),
     /// PHP bailed out (a fatal error inside the engine's linker): to propagate.
     Bailout,
 }
@@ -394,7 +395,9 @@ pub(crate) unsafe fn bind_function(
         return Ok(());
     }
     let existing = php::zend_hash_find((*cg).function_table, key);
-    Err(BindError::Fatal(cannot_redeclare(oa, existing, filename)))
+    Err(BindError::Fatal(Box::new(cannot_redeclare(
+        oa, existing, filename,
+    ))))
 }
 
 /// "Cannot redeclare" for the function `oa` whose name `existing` holds already.
@@ -465,7 +468,7 @@ pub(crate) unsafe fn bind_class(
         bound = r;
     }
     if bound.is_null() {
-        return Err(BindError::Fatal(cannot_link_again(ce, filename)));
+        return Err(BindError::Fatal(Box::new(cannot_link_again(ce, filename))));
     }
     Ok(bound)
 }
@@ -483,7 +486,10 @@ unsafe fn class_taken(
     if key_bytes.first() == Some(&0) || (*ce).ce_flags & php::ZEND_ACC_ANON_CLASS != 0 {
         return Ok(ce);
     }
-    Err(BindError::Fatal(cannot_declare(ce, &php_str(filename))))
+    Err(BindError::Fatal(Box::new(cannot_declare(
+        ce,
+        &php_str(filename),
+    ))))
 }
 
 /// The error of a class early-bound when compiled whose parent no longer takes it.
