@@ -745,7 +745,7 @@ impl ShmCache {
     /// The entry of `path`, whatever its validation data (no lock, no counter). Reads the
     /// table's slots only: a slot whose fingerprint (two independent 64-bit hashes and the
     /// length) is the path's is the path's.
-    #[inline]
+    #[inline(always)]
     pub fn find(&self, path: &[u8]) -> Option<ShmEntry<'_>> {
         let (hash, check) = path_fingerprint(path);
         let count = self.header().slot_count as usize;

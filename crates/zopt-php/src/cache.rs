@@ -1160,7 +1160,7 @@ unsafe fn serve(handle: *mut zend_file_handle, type_: c_int) -> Outcome {
 /// every include): a file that is open or that `stream_open` left unopened, fresh in
 /// shared memory, with a run-time form to bind. `None` for anything else, which
 /// [`serve_any`] serves (looking the script up again if this found it without a form).
-#[inline]
+#[inline(always)]
 unsafe fn serve_run_time_form(handle: *mut zend_file_handle) -> Option<Outcome> {
     let shm = SHM.get()?;
     let opened = (*handle).opened_path;
