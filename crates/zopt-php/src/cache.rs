@@ -1195,6 +1195,7 @@ unsafe fn bind_run_time_form(root: *const u8) -> Outcome {
 }
 
 /// Counts a script served from shared memory.
+#[inline(always)]
 fn count_shm_hit(entry: ShmEntry<'_>) {
     entry.count_hit();
     PENDING_HITS.bump();

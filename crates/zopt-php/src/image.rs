@@ -150,7 +150,9 @@ struct MapPtrSlots {
     frozen: bool,
 }
 
-static MAP_PTR_SLOTS: php::PhpThreadCell<MapPtrSlots> = php::PhpThreadCell::new(MapPtrSlots {
+/// A plain cell, not a `RefCell`: every hit and every inheritance-cache lookup reads it,
+/// and no reference to it outlives the function that takes it.
+static MAP_PTR_SLOTS: crate::FfiCell<MapPtrSlots> = crate::FfiCell::new(MapPtrSlots {
     base: None,
     extended: 0,
     frozen: false,
@@ -175,7 +177,8 @@ pub fn set_map_ptr_slot_limit(count: u64) {
 /// Called from RINIT, on PHP's thread, before anything of the request is compiled.
 pub unsafe fn activate_map_ptr_slots(shm: &zend_cache::ShmCache) {
     let cg = ptr::addr_of!(php::compiler_globals);
-    MAP_PTR_SLOTS.with(|s| {
+    let s = &mut *MAP_PTR_SLOTS.get();
+    {
         let base = *s.base.get_or_insert_with(|| {
             let mine = (*cg).map_ptr_last as u64 + 1;
             // A compare-and-swap outside the writer lock: the word is written once, and a
@@ -199,7 +202,7 @@ pub unsafe fn activate_map_ptr_slots(shm: &zend_cache::ShmCache) {
             php::zend_map_ptr_extend(base + used as usize);
             s.extended = used;
         }
-    });
+    }
 }
 
 /// Whether structures whose segment slots all lie below `end` may be used in this
@@ -207,8 +210,9 @@ pub unsafe fn activate_map_ptr_slots(shm: &zend_cache::ShmCache) {
 ///
 /// # Safety
 /// On PHP's thread.
+#[inline(always)]
 pub unsafe fn map_ptr_slots_usable(end: u64) -> bool {
-    MAP_PTR_SLOTS.with(|s| end <= s.extended)
+    end <= (*MAP_PTR_SLOTS.get()).extended
 }
 
 /// Whether the run-time form at `root` may be bound in this request (its slots are
@@ -262,7 +266,7 @@ impl Arena for ImageWriter<'_> {
     /// The segment's next slot (see [`activate_map_ptr_slots`]).
     fn map_ptr_slot(&mut self) -> R<*mut c_void> {
         // SAFETY: persists run on PHP's thread.
-        let base = unsafe { MAP_PTR_SLOTS.with(|s| s.base) };
+        let base = unsafe { (*MAP_PTR_SLOTS.get()).base };
         let Some(Some(base)) = base else {
             return refuse("this process cannot use the segment's map_ptr slots");
         };
