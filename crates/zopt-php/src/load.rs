@@ -442,8 +442,18 @@ pub(crate) unsafe fn bind_class(
     let cg = ptr::addr_of_mut!(php::compiler_globals);
     let eg = ptr::addr_of_mut!(php::executor_globals);
     if lc_parent.is_null() {
+        let ht = (*cg).class_table;
+        if can_append(ht, key) {
+            // As `_zend_accel_class_hash_copy`: a probe with the key's own hash, then an
+            // append.
+            if !zend_hash_find_known_hash(ht, key).is_null() {
+                return class_taken(key, ce, filename);
+            }
+            append_ptr(ht, key, ce.cast());
+            return Ok(ce);
+        }
         // One probe: the add fails, changing nothing, when the name is taken.
-        if add_ptr((*cg).class_table, key, ce.cast()) {
+        if add_ptr(ht, key, ce.cast()) {
             return Ok(ce);
         }
         return class_taken(key, ce, filename);
@@ -731,6 +741,43 @@ unsafe fn ping_auto_globals(named: [bool; JIT_GLOBALS.len()]) {
 /// `zend_hash_init(ht, size, NULL, NULL, 0)`: a table that lends its values (no destructor).
 pub(crate) unsafe fn init_table(ht: *mut HashTable, size: usize) {
     php::_zend_hash_init(ht, size as u32, None, false);
+}
+
+extern "C" {
+    /// Zend/zend_hash.c: `zend_hash_find` for a key whose hash is set.
+    fn zend_hash_find_known_hash(ht: *const HashTable, key: *const zend_string) -> *mut zval;
+}
+
+/// Whether [`append_ptr`] may add `key` to `ht`: an initialized hash (not packed) with room
+/// for one more bucket, and an interned key whose hash is set (a key of the segment, or one
+/// of PHP's own).
+#[inline(always)]
+unsafe fn can_append(ht: *const HashTable, key: *const zend_string) -> bool {
+    (*ht).u.flags & (php::HASH_FLAG_PACKED | php::HASH_FLAG_UNINITIALIZED) == 0
+        && (*ht).nNumUsed < (*ht).nTableSize
+        && (*key).h != 0
+        && crate::engine::is_interned(key)
+}
+
+/// `_zend_hash_append_ptr(ht, key, p)`: `p` added under `key` in the next bucket, without
+/// looking for `key` (the caller knows it is absent) or resizing (see [`can_append`]).
+#[inline(always)]
+unsafe fn append_ptr(ht: *mut HashTable, key: *mut zend_string, p: *mut std::ffi::c_void) {
+    let idx = (*ht).nNumUsed;
+    (*ht).nNumUsed = idx + 1;
+    let data = (*ht).__bindgen_anon_1.arData;
+    let b = data.add(idx as usize);
+    (*b).val.value.ptr = p;
+    (*b).val.u1.type_info = IS_PTR;
+    (*b).key = key;
+    (*b).h = (*key).h;
+    // The hash part lies before the buckets: HT_HASH_EX(arData, h | nTableMask), a
+    // negative index; on 64-bit PHP a bucket's place in a chain is its index.
+    let n_index = ((*key).h as u32 | (*ht).nTableMask) as i32;
+    let head = data.cast::<u32>().offset(n_index as isize);
+    (*b).val.u2.next = *head;
+    *head = idx;
+    (*ht).nNumOfElements += 1;
 }
 
 /// `zend_hash_add_ptr`; false when the key is taken.
