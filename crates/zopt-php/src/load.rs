@@ -432,8 +432,28 @@ unsafe fn cannot_redeclare(
 /// a class the compiler early-bound to its parent (lowercased name `lc_parent`, NULL for
 /// none) is bound again with `zend_try_early_bind`. Returns the class as bound (`ce`, or
 /// the class early binding made of it).
-#[link_section = ".text.hot.zopt"]
+///
+/// The common case, a class without a parent whose name is free and that can be appended,
+/// is inlined into the caller's loop; everything else is [`bind_class_slow`].
+#[inline(always)]
 pub(crate) unsafe fn bind_class(
+    key: *mut zend_string,
+    ce: *mut zend_class_entry,
+    lc_parent: *mut zend_string,
+    filename: *mut zend_string,
+) -> std::result::Result<*mut zend_class_entry, BindError> {
+    let ht = (*ptr::addr_of!(php::compiler_globals)).class_table;
+    if lc_parent.is_null() && can_append(ht, key) && zend_hash_find_known_hash(ht, key).is_null() {
+        append_ptr(ht, key, ce.cast());
+        return Ok(ce);
+    }
+    bind_class_slow(key, ce, lc_parent, filename)
+}
+
+/// [`bind_class`] but for its inlined common case.
+#[link_section = ".text.hot.zopt"]
+#[inline(never)]
+unsafe fn bind_class_slow(
     key: *mut zend_string,
     ce: *mut zend_class_entry,
     lc_parent: *mut zend_string,
