@@ -539,7 +539,9 @@ unsafe fn cannot_link_again(ce: *mut zend_class_entry, filename: *mut zend_strin
 
 /// The main op_array to execute: a request copy (`emalloc`ed, the caller destroys and
 /// frees it) of `main`, after its delayed early bindings (`early`, see
-/// [`early_bindings`]); the auto globals the script names are armed.
+/// [`early_bindings`]); the auto globals the script names are armed. Inlined into the
+/// hit's binding (a call of its own cost a fifth of it).
+#[inline(always)]
 pub(crate) unsafe fn bind_main(
     e: Engine,
     main: *const zend_op_array,
@@ -549,13 +551,41 @@ pub(crate) unsafe fn bind_main(
     let copy = e.emalloc_op_array();
     ptr::copy_nonoverlapping(main, copy, 1);
     if !early.is_empty() {
-        do_delayed_early_binding((*copy).filename, early).map_err(|()| BindError::Bailout)?;
+        let run_time_cache = early_run_time_cache(copy, early);
+        do_delayed_early_binding((*copy).filename, early, run_time_cache)
+            .map_err(|()| BindError::Bailout)?;
     }
     // Most scripts name none.
     if auto_globals != [false; JIT_GLOBAL_COUNT] {
         ping_auto_globals(auto_globals);
     }
     Ok(copy)
+}
+
+/// The run-time cache of the request's copy `main` of a main op_array with delayed early
+/// bindings, allocated as `zend_accel_do_delayed_early_binding` allocates it (the executor
+/// would allocate it when the script starts, and `destroy_op_array` frees it), so that
+/// the classes bound early go into their ops' cache slots; NULL (the op looks the class
+/// up) when `main` has a cache already, keeps it elsewhere or a slot lies outside it.
+unsafe fn early_run_time_cache(
+    main: *mut zend_op_array,
+    early: &[EarlyBinding],
+) -> *mut std::ffi::c_void {
+    let size = (*main).cache_size as usize;
+    let fits = early
+        .iter()
+        .all(|b| b.cache_slot == NO_CACHE_SLOT || b.cache_slot as usize + 8 <= size);
+    if !(*main).run_time_cache__ptr.is_null()
+        || (*main).fn_flags & php::ZEND_ACC_HEAP_RT_CACHE == 0
+        || size == 0
+        || !fits
+    {
+        return ptr::null_mut();
+    }
+    let cache = php::_emalloc(size);
+    ptr::write_bytes(cache.cast::<u8>(), 0, size);
+    (*main).run_time_cache__ptr = cache.cast();
+    cache
 }
 
 /// The bytes of the engine string `s` (empty for NULL), for a message.
@@ -607,6 +637,7 @@ extern "C" {
         filename: *mut zend_string,
         bindings: *const EarlyBinding,
         n: usize,
+        run_time_cache: *mut std::ffi::c_void,
     ) -> bool;
     /// shim.c: `zend_try_early_bind` inside `zend_try`.
     fn zopt_guarded_try_early_bind(
@@ -629,7 +660,13 @@ pub(crate) struct EarlyBinding {
     rtd_key: *mut zend_string,
     /// Its parent's lowercased name.
     lc_parent: *mut zend_string,
+    /// The op's run-time cache slot (`extended_value`, a byte offset), where the class
+    /// bound early is cached so that the op does not look it up ([`NO_CACHE_SLOT`]: none).
+    cache_slot: u32,
 }
+
+/// [`EarlyBinding::cache_slot`] of an op without one.
+const NO_CACHE_SLOT: u32 = u32::MAX;
 
 /// The delayed early bindings of `main`, in op order (none unless the compiler flagged
 /// it `ZEND_ACC_EARLY_BINDING`), found once when a script is persisted, as
@@ -662,6 +699,7 @@ pub(crate) unsafe fn early_bindings(main: *const zend_op_array) -> Vec<EarlyBind
             lcname: (*lcname_zv).value.str_,
             rtd_key: (*lcname_zv.add(1)).value.str_,
             lc_parent: (*parent_zv).value.str_,
+            cache_slot: (*op).extended_value,
         });
     }
     out
@@ -673,21 +711,25 @@ pub(crate) unsafe fn early_bindings(main: *const zend_op_array) -> Vec<EarlyBind
 /// # Safety
 /// As [`do_delayed_early_binding`]; `main` is a live main op_array in pass-two form.
 pub unsafe fn delayed_early_binding(main: *mut zend_op_array) -> std::result::Result<(), ()> {
-    do_delayed_early_binding((*main).filename, &early_bindings(main))
+    do_delayed_early_binding((*main).filename, &early_bindings(main), ptr::null_mut())
 }
 
 /// `zend_accel_do_delayed_early_binding`: binds each class of `bindings` (the delayed
 /// early bindings of the main op_array of `filename`) whose parent is already known, so it
-/// exists before the script runs (the opcode finds it bound and does nothing). `Err`: PHP
-/// bailed out (to propagate).
+/// exists before the script runs (the opcode finds it bound and does nothing). With
+/// `run_time_cache` (the main op_array's, NULL for none), each class bound is also put in
+/// its op's cache slot, as OPcache does, so that the op does not look it up again. `Err`:
+/// PHP bailed out (to propagate).
 ///
 /// # Safety
-/// The strings of `bindings` are live; runs on PHP's thread in a request.
+/// The strings of `bindings` are live; `run_time_cache` is NULL or the run-time cache of
+/// the main op_array `bindings` were found in; runs on PHP's thread in a request.
 pub(crate) unsafe fn do_delayed_early_binding(
     filename: *mut zend_string,
     bindings: &[EarlyBinding],
+    run_time_cache: *mut std::ffi::c_void,
 ) -> std::result::Result<(), ()> {
-    if zopt_do_delayed_early_binding(filename, bindings.as_ptr(), bindings.len()) {
+    if zopt_do_delayed_early_binding(filename, bindings.as_ptr(), bindings.len(), run_time_cache) {
         Ok(())
     } else {
         Err(())
