@@ -41,6 +41,7 @@ typedef struct {
 	zend_string *rtd_key;
 	zend_string *lc_parent;
 	uint32_t cache_slot; /* (uint32_t) -1: none */
+	uint32_t reserved;
 } zopt_early_binding;
 
 /* A key of the segment or of PHP has its hash set; any other is hashed. */

@@ -663,6 +663,9 @@ pub(crate) struct EarlyBinding {
     /// The op's run-time cache slot (`extended_value`, a byte offset), where the class
     /// bound early is cached so that the op does not look it up ([`NO_CACHE_SLOT`]: none).
     cache_slot: u32,
+    /// Zero: the struct has no padding, whose undefined bytes would make two persists of a
+    /// script differ (see `file_image`).
+    reserved: u32,
 }
 
 /// [`EarlyBinding::cache_slot`] of an op without one.
@@ -700,6 +703,7 @@ pub(crate) unsafe fn early_bindings(main: *const zend_op_array) -> Vec<EarlyBind
             rtd_key: (*lcname_zv.add(1)).value.str_,
             lc_parent: (*parent_zv).value.str_,
             cache_slot: (*op).extended_value,
+            reserved: 0,
         });
     }
     out
