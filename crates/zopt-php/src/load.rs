@@ -551,7 +551,7 @@ pub(crate) unsafe fn bind_main(
     let copy = e.emalloc_op_array();
     ptr::copy_nonoverlapping(main, copy, 1);
     if !early.is_empty() {
-        let run_time_cache = early_run_time_cache(copy, early);
+        let run_time_cache = early_run_time_cache(copy);
         do_delayed_early_binding((*copy).filename, early, run_time_cache)
             .map_err(|()| BindError::Bailout)?;
     }
@@ -565,20 +565,15 @@ pub(crate) unsafe fn bind_main(
 /// The run-time cache of the request's copy `main` of a main op_array with delayed early
 /// bindings, allocated as `zend_accel_do_delayed_early_binding` allocates it (the executor
 /// would allocate it when the script starts, and `destroy_op_array` frees it), so that
-/// the classes bound early go into their ops' cache slots; NULL (the op looks the class
-/// up) when `main` has a cache already, keeps it elsewhere or a slot lies outside it.
-unsafe fn early_run_time_cache(
-    main: *mut zend_op_array,
-    early: &[EarlyBinding],
-) -> *mut std::ffi::c_void {
+/// the classes bound early go into their ops' cache slots (which [`early_bindings`] found
+/// inside the cache); NULL (the ops look the classes up) when `main` has a cache already or
+/// keeps it elsewhere.
+#[inline(always)]
+unsafe fn early_run_time_cache(main: *mut zend_op_array) -> *mut std::ffi::c_void {
     let size = (*main).cache_size as usize;
-    let fits = early
-        .iter()
-        .all(|b| b.cache_slot == NO_CACHE_SLOT || b.cache_slot as usize + 8 <= size);
     if !(*main).run_time_cache__ptr.is_null()
         || (*main).fn_flags & php::ZEND_ACC_HEAP_RT_CACHE == 0
         || size == 0
-        || !fits
     {
         return ptr::null_mut();
     }
@@ -702,7 +697,12 @@ pub(crate) unsafe fn early_bindings(main: *const zend_op_array) -> Vec<EarlyBind
             lcname: (*lcname_zv).value.str_,
             rtd_key: (*lcname_zv.add(1)).value.str_,
             lc_parent: (*parent_zv).value.str_,
-            cache_slot: (*op).extended_value,
+            // A slot outside the cache (none is) is not used.
+            cache_slot: if (*op).extended_value as usize + 8 <= (*main).cache_size as usize {
+                (*op).extended_value
+            } else {
+                NO_CACHE_SLOT
+            },
             reserved: 0,
         });
     }
