@@ -1185,6 +1185,11 @@ impl ShmCache {
         self.header().generation.load(Ordering::Acquire)
     }
 
+    /// The segment's first byte and length (fixed for the mapping's life).
+    pub fn bounds(&self) -> (*const u8, usize) {
+        (self.base as *const u8, self.len)
+    }
+
     /// Whether `p` points into the segment.
     pub fn contains(&self, p: *const u8) -> bool {
         let base = self.base as usize;
