@@ -74,6 +74,17 @@ static CACHE: OnceLock<FileCache> = OnceLock::new();
 /// The shared-memory segment, mapped at MINIT (`zopt.memory_consumption`): php-fpm's
 /// workers, forked from the master after MINIT, all use the same one.
 static SHM: OnceLock<ShmCache> = OnceLock::new();
+/// [`SHM`]'s segment once set (NULL before), read by the hooks of every include with one
+/// load instead of the `OnceLock`'s state check.
+static SHM_SET: crate::FfiCell<*const ShmCache> = crate::FfiCell::new(ptr::null());
+
+/// The shared-memory cache, if there is one (see [`SHM_SET`]).
+#[inline(always)]
+fn shm() -> Option<&'static ShmCache> {
+    // SAFETY: written once at MINIT, before any hook runs, to a segment that lives until
+    // the process ends.
+    unsafe { (*SHM_SET.get()).as_ref() }
+}
 /// The `zend_compile_file` the hook replaced.
 static ORIGINAL: OnceLock<CompileFile> = OnceLock::new();
 type StreamOpen = unsafe extern "C" fn(*mut zend_file_handle) -> php::zend_result;
@@ -224,6 +235,9 @@ pub unsafe fn startup() {
         match ShmCache::create(config, &system) {
             Ok(shm) => {
                 let _ = SHM.set(shm);
+                if let Some(shm) = SHM.get() {
+                    *SHM_SET.get() = shm;
+                }
                 if ini::shm_run_time_form() {
                     // At most one slot per 8 KiB of segment: a method executed in place
                     // takes one (two with static variables), and hundreds of bytes of the
@@ -298,7 +312,7 @@ unsafe extern "C" fn stream_open(handle: *mut zend_file_handle) -> php::zend_res
 /// `opened_path` is set (to its name, which the engine or the SAPI resolved already) and
 /// the file stays unopened.
 unsafe fn cached_without_opening(handle: *mut zend_file_handle) -> bool {
-    let Some(shm) = SHM.get() else {
+    let Some(shm) = shm() else {
         return image_without_opening(handle);
     };
     if COMPILING.load(Ordering::Relaxed)
@@ -403,7 +417,7 @@ unsafe extern "C" fn resolve_path(filename: *mut php::zend_string) -> *mut php::
 /// Whether `filename`, asked for by an `include_once` / `require_once`, names a fresh
 /// shared-memory entry exactly (the lookup is kept for `stream_open` and the compile hook).
 unsafe fn cached_real_path(filename: *mut php::zend_string) -> bool {
-    let Some(shm) = SHM.get() else {
+    let Some(shm) = shm() else {
         return image_real_path(filename);
     };
     if COMPILING.load(Ordering::Relaxed) || filename.is_null() || !in_include_once() {
@@ -1177,7 +1191,7 @@ unsafe fn serve(handle: *mut zend_file_handle, type_: c_int) -> Outcome {
 /// [`serve_any`] serves (looking the script up again if this found it without a form).
 #[inline(always)]
 unsafe fn serve_run_time_form(handle: *mut zend_file_handle) -> Option<Outcome> {
-    let shm = SHM.get()?;
+    let shm = shm()?;
     let opened = (*handle).opened_path;
     if opened.is_null() || !ini::shm_run_time_form() || ini::verify() || opcache_compiles() {
         return None;
