@@ -702,7 +702,7 @@ impl ShmCache {
 
     /// The entry at segment offset `off`, if it lies wholly inside the entries area.
     fn entry_at(&self, off: u64, slot: usize) -> Option<ShmEntry<'_>> {
-        let e = self.entry_header_at(off, slot)?;
+        let e = self.entry_header_at(off, slot, self.slot(slot))?;
         let off = e.off;
         let end_of_data = self.header().used.load(Ordering::Acquire) as usize;
         let eh = e.header();
@@ -724,7 +724,12 @@ impl ShmCache {
     /// The entry at `off` if a whole header fits there inside the entries area; nothing of
     /// the entry is read (its accessors check the ranges they read).
     #[inline]
-    fn entry_header_at(&self, off: u64, slot: usize) -> Option<ShmEntry<'_>> {
+    fn entry_header_at<'s>(
+        &'s self,
+        off: u64,
+        slot: usize,
+        slot_ref: &'s Slot,
+    ) -> Option<ShmEntry<'s>> {
         let h = self.header();
         let off = usize::try_from(off).ok()?;
         let end_of_data = h.used.load(Ordering::Acquire) as usize;
@@ -738,7 +743,7 @@ impl ShmCache {
             shm: self,
             off,
             slot,
-            slot_ref: self.slot(slot),
+            slot_ref,
         })
     }
 
@@ -763,7 +768,7 @@ impl ShmCache {
                 if off & INVALIDATED_BIT != 0 {
                     return None;
                 }
-                return self.entry_header_at(off, i);
+                return self.entry_header_at(off, i, slot);
             }
             i = (i + 1) & (count - 1);
         }
