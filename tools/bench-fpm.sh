@@ -80,23 +80,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
-php -n "$root/crates/zopt/src/bench_driver.php" map "$work/map.json" "${dirs[@]}"
-mkdir -p "$work/app"
-cat > "$work/app/index.php" <<EOF
-<?php
-\$map = json_decode(file_get_contents('$work/map.json'), true);
-spl_autoload_register(function (\$c) use (\$map) { \$k = strtolower(\$c); if (isset(\$map[\$k])) require_once \$map[\$k]; });
-\$n = 0;
-foreach (array_keys(\$map) as \$c) {
-    try { if (class_exists(\$c) || interface_exists(\$c) || trait_exists(\$c)) \$n++; } catch (Throwable \$e) {}
-}
-\$names = array_merge(get_declared_classes(), get_declared_interfaces(), get_declared_traits());
-sort(\$names);
-\$page = "classes \$n digest " . md5(implode(',', \$names)) . "\n";
-// A length, so that ab's HTTP/1.0 keep-alive connections stay open.
-header('Content-Length: ' . strlen(\$page));
-echo \$page;
-EOF
+# shellcheck source=tools/bench-page.sh
+. "$root/tools/bench-page.sh"
+bench_page "$work" "${dirs[@]}"
 cat > "$work/app/status.php" <<'EOF'
 <?php
 $s = zopt_get_status(false);

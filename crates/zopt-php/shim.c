@@ -35,6 +35,64 @@ __attribute__((hot)) zend_class_entry *zopt_guarded_try_early_bind(
 	return result;
 }
 
+/* A ZEND_DECLARE_CLASS_DELAYED of a cached main op_array (load.rs's EarlyBinding). */
+typedef struct {
+	zend_string *lcname;
+	zend_string *rtd_key;
+	zend_string *lc_parent;
+	uint32_t cache_slot; /* (uint32_t) -1: none */
+	uint32_t reserved;
+} zopt_early_binding;
+
+/* A key of the segment or of PHP has its hash set; any other is hashed. */
+static zend_always_inline zval *zopt_find(HashTable *ht, zend_string *key)
+{
+	return zend_hash_find_ex(ht, key, ZSTR_H(key) != 0);
+}
+
+/* zend_accel_do_delayed_early_binding: binds each of the `n` delayed early bindings of
+ * `filename` whose class is not declared yet and whose parent is, with
+ * CG(compiled_filename) set to `filename` for the errors linking may raise, and puts each
+ * class bound in its op's slot of `run_time_cache` (the main op_array's; NULL for none).
+ * The whole loop runs inside one zend_try (not one per class: each costs a setjmp, some
+ * thirty instructions). Returns false when PHP bailed out, after restoring the compiler
+ * globals. */
+__attribute__((hot)) bool zopt_do_delayed_early_binding(
+	zend_string *filename, const zopt_early_binding *bindings, size_t n, void *run_time_cache)
+{
+	zend_string *orig_filename = CG(compiled_filename);
+	bool orig_in_compilation = CG(in_compilation);
+	volatile bool ok = true;
+	CG(compiled_filename) = filename;
+	CG(in_compilation) = 1;
+	zend_try {
+		for (size_t i = 0; i < n; i++) {
+			const zopt_early_binding *b = &bindings[i];
+			if (zopt_find(EG(class_table), b->lcname)) {
+				continue;
+			}
+			zval *zv = zopt_find(EG(class_table), b->rtd_key);
+			if (!zv) {
+				continue;
+			}
+			zval *parent = zopt_find(EG(class_table), b->lc_parent);
+			if (!parent) {
+				continue;
+			}
+			zend_class_entry *ce =
+				zend_try_early_bind(Z_CE_P(zv), Z_CE_P(parent), b->lcname, zv);
+			if (ce && run_time_cache && b->cache_slot != (uint32_t) -1) {
+				*(void **) ((char *) run_time_cache + b->cache_slot) = ce;
+			}
+		}
+	} zend_catch {
+		ok = false;
+	} zend_end_try();
+	CG(compiled_filename) = orig_filename;
+	CG(in_compilation) = orig_in_compilation;
+	return ok;
+}
+
 /* zopt_compile_file(): `filename` compiled as an include (through zend_compile_file, so
  * through zopt's cache, which stores it or binds its cached form) without running it, as
  * opcache_compile_file() does. A fatal error while compiling is reported as a warning and

@@ -305,6 +305,8 @@ pub struct ShmEntry<'a> {
     off: usize,
     /// Index of the entry's slot.
     slot: usize,
+    /// That slot (a hit reads it several times: its address is not computed each time).
+    slot_ref: &'a Slot,
 }
 
 /// The same published entry (same segment, same offset).
@@ -337,7 +339,7 @@ impl<'a> ShmEntry<'a> {
     /// header's own fields are used).
     #[inline]
     fn current_slot(&self) -> Option<&'a Slot> {
-        let slot = self.shm.slot(self.slot);
+        let slot = self.slot_ref;
         (slot.off.load(Ordering::Acquire) & !INVALIDATED_BIT == self.off as u64).then_some(slot)
     }
 
@@ -418,7 +420,7 @@ impl<'a> ShmEntry<'a> {
     /// it), kept in the slot the path claimed: one load from the cache line the lookup read.
     #[inline]
     pub fn path_php_hash(&self) -> u64 {
-        self.shm.slot(self.slot).php_hash.load(Ordering::Relaxed)
+        self.slot_ref.php_hash.load(Ordering::Relaxed)
     }
 
     /// The embedder's run-time image of this entry (see [`ShmCache::attach_image`]): the
@@ -700,7 +702,7 @@ impl ShmCache {
 
     /// The entry at segment offset `off`, if it lies wholly inside the entries area.
     fn entry_at(&self, off: u64, slot: usize) -> Option<ShmEntry<'_>> {
-        let e = self.entry_header_at(off, slot)?;
+        let e = self.entry_header_at(off, slot, self.slot(slot))?;
         let off = e.off;
         let end_of_data = self.header().used.load(Ordering::Acquire) as usize;
         let eh = e.header();
@@ -722,7 +724,12 @@ impl ShmCache {
     /// The entry at `off` if a whole header fits there inside the entries area; nothing of
     /// the entry is read (its accessors check the ranges they read).
     #[inline]
-    fn entry_header_at(&self, off: u64, slot: usize) -> Option<ShmEntry<'_>> {
+    fn entry_header_at<'s>(
+        &'s self,
+        off: u64,
+        slot: usize,
+        slot_ref: &'s Slot,
+    ) -> Option<ShmEntry<'s>> {
         let h = self.header();
         let off = usize::try_from(off).ok()?;
         let end_of_data = h.used.load(Ordering::Acquire) as usize;
@@ -736,13 +743,14 @@ impl ShmCache {
             shm: self,
             off,
             slot,
+            slot_ref,
         })
     }
 
     /// The entry of `path`, whatever its validation data (no lock, no counter). Reads the
     /// table's slots only: a slot whose fingerprint (two independent 64-bit hashes and the
     /// length) is the path's is the path's.
-    #[inline]
+    #[inline(always)]
     pub fn find(&self, path: &[u8]) -> Option<ShmEntry<'_>> {
         let (hash, check) = path_fingerprint(path);
         let count = self.header().slot_count as usize;
@@ -760,7 +768,7 @@ impl ShmCache {
                 if off & INVALIDATED_BIT != 0 {
                     return None;
                 }
-                return self.entry_header_at(off, i);
+                return self.entry_header_at(off, i, slot);
             }
             i = (i + 1) & (count - 1);
         }
@@ -1180,6 +1188,11 @@ impl ShmCache {
     #[inline]
     pub fn generation(&self) -> u64 {
         self.header().generation.load(Ordering::Acquire)
+    }
+
+    /// The segment's first byte and length (fixed for the mapping's life).
+    pub fn bounds(&self) -> (*const u8, usize) {
+        (self.base as *const u8, self.len)
     }
 
     /// Whether `p` points into the segment.

@@ -74,6 +74,17 @@ static CACHE: OnceLock<FileCache> = OnceLock::new();
 /// The shared-memory segment, mapped at MINIT (`zopt.memory_consumption`): php-fpm's
 /// workers, forked from the master after MINIT, all use the same one.
 static SHM: OnceLock<ShmCache> = OnceLock::new();
+/// [`SHM`]'s segment once set (NULL before), read by the hooks of every include with one
+/// load instead of the `OnceLock`'s state check.
+static SHM_SET: crate::FfiCell<*const ShmCache> = crate::FfiCell::new(ptr::null());
+
+/// The shared-memory cache, if there is one (see [`SHM_SET`]).
+#[inline(always)]
+fn shm() -> Option<&'static ShmCache> {
+    // SAFETY: written once at MINIT, before any hook runs, to a segment that lives until
+    // the process ends.
+    unsafe { (*SHM_SET.get()).as_ref() }
+}
 /// The `zend_compile_file` the hook replaced.
 static ORIGINAL: OnceLock<CompileFile> = OnceLock::new();
 type StreamOpen = unsafe extern "C" fn(*mut zend_file_handle) -> php::zend_result;
@@ -179,7 +190,7 @@ pub static COUNTERS: Counters = Counters {
 };
 
 /// One call of the compile hook in this many is timed for `served_ns` / `other_ns`.
-pub const TIMING_SAMPLE: u64 = 8;
+pub const TIMING_SAMPLE: u64 = 64;
 /// Calls of the compile hook, for the timing sample.
 static CALLS: Counter = Counter::new();
 
@@ -224,6 +235,9 @@ pub unsafe fn startup() {
         match ShmCache::create(config, &system) {
             Ok(shm) => {
                 let _ = SHM.set(shm);
+                if let Some(shm) = SHM.get() {
+                    *SHM_SET.get() = shm;
+                }
                 if ini::shm_run_time_form() {
                     // At most one slot per 8 KiB of segment: a method executed in place
                     // takes one (two with static variables), and hundreds of bytes of the
@@ -298,7 +312,7 @@ unsafe extern "C" fn stream_open(handle: *mut zend_file_handle) -> php::zend_res
 /// `opened_path` is set (to its name, which the engine or the SAPI resolved already) and
 /// the file stays unopened.
 unsafe fn cached_without_opening(handle: *mut zend_file_handle) -> bool {
-    let Some(shm) = SHM.get() else {
+    let Some(shm) = shm() else {
         return image_without_opening(handle);
     };
     if COMPILING.load(Ordering::Relaxed)
@@ -307,10 +321,27 @@ unsafe fn cached_without_opening(handle: *mut zend_file_handle) -> bool {
     {
         return false;
     }
+    let filename = (*handle).filename;
+    // The include_once `resolve_path` just found (the kept lookup is for this very string
+    // and opline, so this is that include): nothing else to check.
+    if found_for(shm, filename) {
+        leave_path(handle, filename);
+        return true;
+    }
     if !in_include_once() && !primary_script(handle) {
         return false;
     }
     leave_unopened(shm, handle)
+}
+
+/// Sets `handle`'s opened_path to its name `filename`, which stays unopened.
+#[inline(always)]
+unsafe fn leave_path(handle: *mut zend_file_handle, filename: *mut php::zend_string) {
+    // zend_string_copy: interned strings are not counted.
+    if !crate::engine::is_interned(filename) {
+        (*filename).gc.refcount += 1;
+    }
+    (*handle).opened_path = filename;
 }
 
 /// Whether `handle` is the request's primary script, opened before anything executes
@@ -333,19 +364,13 @@ unsafe fn leave_unopened(shm: &'static ShmCache, handle: *mut zend_file_handle) 
     if path.first() != Some(&b'/') {
         return false;
     }
-    // `resolve_path` found it for this include (include_once): left for the compile hook.
-    // Otherwise (the primary script) looked up, and kept for the compile hook.
-    if !found_for(shm, filename) {
-        let Fresh::Hit(entry) = fresh(shm, path) else {
-            return false;
-        };
-        remember(shm, filename, entry);
-    }
-    // zend_string_copy: interned strings are not counted.
-    if !crate::engine::is_interned(filename) {
-        (*filename).gc.refcount += 1;
-    }
-    (*handle).opened_path = filename;
+    // Not found by `resolve_path` for this include (the caller checked): looked up, and
+    // kept for the compile hook.
+    let Fresh::Hit(entry) = fresh(shm, path) else {
+        return false;
+    };
+    remember(shm, filename, entry);
+    leave_path(handle, filename);
     true
 }
 
@@ -392,7 +417,7 @@ unsafe extern "C" fn resolve_path(filename: *mut php::zend_string) -> *mut php::
 /// Whether `filename`, asked for by an `include_once` / `require_once`, names a fresh
 /// shared-memory entry exactly (the lookup is kept for `stream_open` and the compile hook).
 unsafe fn cached_real_path(filename: *mut php::zend_string) -> bool {
-    let Some(shm) = SHM.get() else {
+    let Some(shm) = shm() else {
         return image_real_path(filename);
     };
     if COMPILING.load(Ordering::Relaxed) || filename.is_null() || !in_include_once() {
@@ -551,12 +576,23 @@ unsafe fn image_without_opening(handle: *mut zend_file_handle) -> bool {
 /// (`resolve_path`, then `stream_open`) or for the primary script (`stream_open`), with
 /// the string of the path it was asked for: the next hook called for the same include
 /// takes it instead of looking it up (and checking its source) again.
-static LAST_FOUND: php::PhpThreadCell<LastFound> = php::PhpThreadCell::new(LastFound {
+static LAST_FOUND: crate::FfiCell<LastFound> = crate::FfiCell::new(LastFound {
     entry: None,
+    root: ptr::null(),
     path: 0,
     opline: 0,
     generation: 0,
 });
+
+/// The kept lookup (a plain cell, not a `RefCell`: it is read on every include, and no
+/// borrow of it outlives the statement that takes it).
+///
+/// # Safety
+/// On PHP's thread; the reference is not held across a call that may take it again.
+#[inline(always)]
+unsafe fn last_found() -> &'static mut LastFound {
+    &mut *LAST_FOUND.get()
+}
 
 /// An entry found fresh for a path string, kept for the next hook of the same include
 /// (see `LAST_FOUND`).
@@ -572,6 +608,9 @@ static LAST_FOUND: php::PhpThreadCell<LastFound> = php::PhpThreadCell::new(LastF
 struct LastFound {
     /// Taken by the compile hook; `None` once taken.
     entry: Option<ShmEntry<'static>>,
+    /// The entry's run-time form when it was found (NULL for none), so that the compile
+    /// hook does not read the slot again.
+    root: *const u8,
     /// The address of the path string it was found for.
     path: usize,
     /// The opline of the include it was found for (0 outside user code).
@@ -589,22 +628,22 @@ struct LastFound {
 unsafe fn remember(shm: &'static ShmCache, path: *mut php::zend_string, entry: ShmEntry<'static>) {
     // The compile hook binds this entry's run-time form next, after PHP checked its
     // included files and opened nothing: fetch the form's root and main op_array meanwhile.
-    if let Some(root) = entry.image() {
+    let root = entry.image().unwrap_or(ptr::null());
+    if !root.is_null() {
         image::prefetch(root, 128);
     }
-    let opline = current_opline();
-    LAST_FOUND.with(|last| {
-        last.path = path as usize;
-        last.opline = opline;
-        last.generation = shm.generation();
-        last.entry = Some(entry);
-    });
+    let last = last_found();
+    last.path = path as usize;
+    last.opline = current_opline();
+    last.generation = shm.generation();
+    last.root = root;
+    last.entry = Some(entry);
 }
 
 /// Forgets the kept lookup (see [`LastFound`]).
 fn forget_found() {
     // SAFETY: on PHP's thread, from a hook or RINIT.
-    unsafe { LAST_FOUND.with(|last| last.entry = None) };
+    unsafe { last_found().entry = None };
 }
 
 /// Whether the previous hook's lookup, still kept, was for the path string `path` in this
@@ -614,7 +653,8 @@ fn forget_found() {
 /// On PHP's thread, from a hook.
 unsafe fn found_for(shm: &'static ShmCache, path: *mut php::zend_string) -> bool {
     let opline = current_opline();
-    LAST_FOUND.with(|last| last.entry.is_some() && last.matches(shm, path, opline))
+    let last = last_found();
+    last.entry.is_some() && last.matches(shm, path, opline)
 }
 
 impl LastFound {
@@ -624,23 +664,27 @@ impl LastFound {
 }
 
 /// What shared memory holds for the path `bytes` (of the string `path`), reusing the
-/// previous hook's lookup when it was for the same string in this include.
+/// previous hook's lookup when it was for the same string in this include; with a hit,
+/// its run-time form (NULL for none).
 ///
 /// # Safety
 /// On PHP's thread, from a hook; `bytes` are the bytes of `path`.
+#[inline(always)]
 unsafe fn fresh_for(
     shm: &'static ShmCache,
     path: *mut php::zend_string,
     bytes: &[u8],
-) -> Fresh<'static> {
+) -> (Fresh<'static>, *const u8) {
     let opline = current_opline();
-    let reused = LAST_FOUND.with(|last| {
-        let entry = last.entry.take()?;
-        last.matches(shm, path, opline).then_some(entry)
-    });
-    match reused {
-        Some(entry) => Fresh::Hit(entry),
-        None => fresh(shm, bytes),
+    let last = last_found();
+    if let Some(entry) = last.entry.take() {
+        if last.matches(shm, path, opline) {
+            return (Fresh::Hit(entry), last.root);
+        }
+    }
+    match fresh(shm, bytes) {
+        Fresh::Hit(entry) => (Fresh::Hit(entry), entry.image().unwrap_or(ptr::null())),
+        other => (other, ptr::null()),
     }
 }
 
@@ -665,6 +709,19 @@ enum Fresh<'a> {
 /// the segment's header.
 static PENDING_HITS: Counter = Counter::new();
 
+/// Run-time-form hits of the compile hook's common path ([`serve_run_time_form`]). Each is
+/// also a script served, a shared-memory hit, a run-time-form hit and a hit of the segment
+/// not yet added to its counter: counted once here (one increment a hit instead of four)
+/// and added to those where they are read ([`stats_json`], [`flush_local_hits`]).
+static FORM_HITS: Counter = Counter::new();
+/// [`FORM_HITS`] when the segment's counter last received them.
+static FORM_HITS_FLUSHED: Counter = Counter::new();
+
+/// Scripts served by this process: [`Counters::served`] and the common path's hits.
+fn served_total() -> u64 {
+    COUNTERS.served.get() + FORM_HITS.get()
+}
+
 /// RINIT: no lookup is kept from the previous request, and this process's `map_ptr` table
 /// covers the segment's slots (see [`image::activate_map_ptr_slots`]).
 ///
@@ -681,7 +738,9 @@ pub unsafe fn request_startup() {
 
 /// Adds the hits this process counted to the segment's counter.
 pub fn flush_local_hits() {
-    let n = PENDING_HITS.take();
+    let form_hits = FORM_HITS.get();
+    let n = PENDING_HITS.take() + form_hits - FORM_HITS_FLUSHED.take();
+    FORM_HITS_FLUSHED.add(form_hits);
     if let (Some(shm), true) = (SHM.get(), n > 0) {
         shm.count_hits(n);
     }
@@ -693,18 +752,26 @@ static REQUEST_TIME: AtomicI64 = AtomicI64::new(0);
 /// The request's start time, as OPcache's `ZCG(request_time)`: read from SAPI once per
 /// request (the call, about 17 instructions, was made for every script served), no clock
 /// read per script.
+#[inline(always)]
 fn request_time() -> i64 {
     let kept = REQUEST_TIME.load(Ordering::Relaxed);
     if kept != 0 {
         return kept;
     }
+    read_request_time()
+}
+
+/// [`request_time`]'s first call in a request.
+#[cold]
+#[inline(never)]
+fn read_request_time() -> i64 {
     // SAFETY: reads (and on first use sets) SAPI's request time, on PHP's thread.
     let now = unsafe { php::sapi_get_request_time() as i64 };
     REQUEST_TIME.store(now, Ordering::Relaxed);
     now
 }
 
-#[link_section = ".text.hot.zopt"]
+#[inline(always)]
 fn fresh<'a>(shm: &'a ShmCache, path: &[u8]) -> Fresh<'a> {
     let Some(entry) = shm.find(path) else {
         return Fresh::Missing;
@@ -716,6 +783,13 @@ fn fresh<'a>(shm: &'a ShmCache, path: &[u8]) -> Fresh<'a> {
     if !entry.needs_revalidation(now) {
         return Fresh::Hit(entry);
     }
+    revalidate(entry, path, now)
+}
+
+/// [`fresh`] when the entry's source is due for a check.
+#[cold]
+#[inline(never)]
+fn revalidate<'a>(entry: ShmEntry<'a>, path: &[u8], now: i64) -> Fresh<'a> {
     let Some(key) = key_of(path) else {
         return Fresh::NoKey;
     };
@@ -842,10 +916,10 @@ pub fn stats_json() -> serde_json::Value {
     let mut line = serde_json::json!({
         "pid": std::process::id(),
         "compiles": c.compiles.get(),
-        "served": c.served.get(),
-        "shm_hits": c.shm_hits.get(),
+        "served": served_total(),
+        "shm_hits": c.shm_hits.get() + FORM_HITS.get(),
         "shm_store_failures": c.shm_store_failures.get(),
-        "run_time_hits": c.run_time_hits.get(),
+        "run_time_hits": c.run_time_hits.get() + FORM_HITS.get(),
         "run_time_stores": c.run_time_stores.get(),
         "run_time_refusals": c.run_time_refusals.get(),
         "linked_stores": c.linked_stores.get(),
@@ -983,7 +1057,8 @@ pub fn is_cached(path: &[u8]) -> bool {
 /// frame owns nothing when PHP's error handling longjmps out of it.
 enum Outcome {
     Done(*mut zend_op_array),
-    Fatal(load::Fatal),
+    /// Boxed: an outcome fits in two registers.
+    Fatal(Box<load::Fatal>),
     Bailout,
 }
 
@@ -997,17 +1072,57 @@ unsafe extern "C" fn compile_file(
     // One call in TIMING_SAMPLE is timed (and counted TIMING_SAMPLE times): reading the
     // clock on every hit would cost a noticeable part of a hit.
     let timed = CALLS.bump() % TIMING_SAMPLE == 0;
+    if !timed {
+        // The common hit, untimed: nothing else on its way.
+        match catch_unwind(AssertUnwindSafe(|| serve_run_time_form(handle))) {
+            Ok(Some(Outcome::Done(op_array))) => return op_array,
+            Ok(Some(outcome)) => return finish(handle, type_, Ok(outcome)),
+            Ok(None) => {}
+            Err(panic) => return finish(handle, type_, Err(panic)),
+        }
+    }
+    compile_timed(handle, type_, timed)
+}
+
+/// [`compile_file`] but for an untimed hit of the run-time form: every other script (which
+/// [`serve_run_time_form`] did not serve, `timed` false), and one call in
+/// [`TIMING_SAMPLE`] (`timed`).
+#[cold]
+#[inline(never)]
+unsafe fn compile_timed(
+    handle: *mut zend_file_handle,
+    type_: c_int,
+    timed: bool,
+) -> *mut zend_op_array {
     let start = timed.then(std::time::Instant::now);
-    let served_before = COUNTERS.served.get();
-    let outcome = catch_unwind(AssertUnwindSafe(|| serve(handle, type_)));
+    let served_before = served_total();
+    // Untimed, the hit was tried already.
+    let outcome = catch_unwind(AssertUnwindSafe(|| {
+        if timed {
+            serve(handle, type_)
+        } else {
+            serve_any(handle, type_)
+        }
+    }));
     if let Some(start) = start {
         let ns = start.elapsed().as_nanos() as u64 * TIMING_SAMPLE;
-        if COUNTERS.served.get() != served_before {
+        if served_total() != served_before {
             COUNTERS.served_ns.add(ns);
         } else {
             COUNTERS.other_ns.add(ns);
         }
     }
+    finish(handle, type_, outcome)
+}
+
+/// The hook's result from what it decided: a fatal outcome raised, a panic logged and the
+/// file compiled as usual.
+#[inline(always)]
+unsafe fn finish(
+    handle: *mut zend_file_handle,
+    type_: c_int,
+    outcome: std::thread::Result<Outcome>,
+) -> *mut zend_op_array {
     match outcome {
         Ok(Outcome::Done(op_array)) => op_array,
         Ok(Outcome::Fatal(fatal)) => raise(fatal),
@@ -1033,7 +1148,7 @@ unsafe fn compile_after_panic(
 
 /// `zend_error(E_ERROR)` with the file and line OPcache reports for the same error.
 #[cold]
-unsafe fn raise(fatal: load::Fatal) -> *mut zend_op_array {
+unsafe fn raise(fatal: Box<load::Fatal>) -> *mut zend_op_array {
     let cg = ptr::addr_of_mut!(php::compiler_globals);
     let e = Engine::new();
     (*cg).in_compilation = true;
@@ -1074,9 +1189,9 @@ unsafe fn serve(handle: *mut zend_file_handle, type_: c_int) -> Outcome {
 /// every include): a file that is open or that `stream_open` left unopened, fresh in
 /// shared memory, with a run-time form to bind. `None` for anything else, which
 /// [`serve_any`] serves (looking the script up again if this found it without a form).
-#[inline]
+#[inline(always)]
 unsafe fn serve_run_time_form(handle: *mut zend_file_handle) -> Option<Outcome> {
-    let shm = SHM.get()?;
+    let shm = shm()?;
     let opened = (*handle).opened_path;
     if opened.is_null() || !ini::shm_run_time_form() || ini::verify() || opcache_compiles() {
         return None;
@@ -1085,20 +1200,29 @@ unsafe fn serve_run_time_form(handle: *mut zend_file_handle) -> Option<Outcome> 
     if path.first() != Some(&b'/') {
         return None;
     }
-    let Fresh::Hit(entry) = fresh_for(shm, opened, path) else {
+    let (Fresh::Hit(entry), root) = fresh_for(shm, opened, path) else {
         return None;
     };
     // A plain include adds its opened path to the included files after this hook.
     give_hash(opened, entry);
-    let root = entry.image().filter(|&root| image::usable(root))?;
-    let outcome = bind_run_time_form(root);
-    count_shm_hit(entry);
+    if root.is_null() || !image::usable(root) {
+        return None;
+    }
+    let outcome = bind_form(root);
+    entry.count_hit();
+    FORM_HITS.bump();
     Some(outcome)
 }
 
-/// Binds the run-time form at `root` into the request (see [`image::bind`]).
+/// Binds the run-time form at `root` into the request, counted as a run-time-form hit.
 unsafe fn bind_run_time_form(root: *const u8) -> Outcome {
     COUNTERS.run_time_hits.bump();
+    bind_form(root)
+}
+
+/// Binds the run-time form at `root` into the request (see [`image::bind`]).
+#[inline(always)]
+unsafe fn bind_form(root: *const u8) -> Outcome {
     match image::bind(Engine::new(), root) {
         Ok(main) => Outcome::Done(main),
         Err(load::BindError::Fatal(f)) => Outcome::Fatal(f),
@@ -1107,6 +1231,7 @@ unsafe fn bind_run_time_form(root: *const u8) -> Outcome {
 }
 
 /// Counts a script served from shared memory.
+#[inline(always)]
 fn count_shm_hit(entry: ShmEntry<'_>) {
     entry.count_hit();
     PENDING_HITS.bump();
@@ -1143,7 +1268,7 @@ unsafe fn serve_any(handle: *mut zend_file_handle, type_: c_int) -> Outcome {
     // (never with validate_timestamps=0), as OPcache does.
     let mut key = None;
     if let Some(shm) = shm {
-        match fresh_for(shm, path_string(handle), path) {
+        match fresh_for(shm, path_string(handle), path).0 {
             Fresh::Hit(entry) => {
                 if let Some(outcome) = serve_entry(path, entry) {
                     return outcome;

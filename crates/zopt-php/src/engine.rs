@@ -64,6 +64,23 @@ impl Engine {
         unsafe { php::_emalloc(size) }.cast()
     }
 
+    /// `emalloc(sizeof(zend_op_array))` as PHP's own code compiles it: the allocator's
+    /// function for the size's bin, without the generic `_emalloc`'s bin lookup.
+    pub fn emalloc_op_array(self) -> *mut php::zend_op_array {
+        extern "C" {
+            /// Zend/zend_alloc.c (`ZEND_MM_BINS_INFO`): exported for every small bin; it
+            /// honours a custom heap (`USE_ZEND_ALLOC=0`) as `_emalloc` does.
+            fn _emalloc_256() -> *mut std::ffi::c_void;
+        }
+        const SIZE: usize = std::mem::size_of::<php::zend_op_array>();
+        const _: () = assert!(
+            SIZE > 224 && SIZE <= 256,
+            "zend_op_array is in the 256-byte bin"
+        );
+        // SAFETY: Engine's invariant: the request allocator is live.
+        unsafe { _emalloc_256() }.cast()
+    }
+
     /// `zend_arena_alloc(&CG(arena), size)`: request memory released all at once when the
     /// request ends, where the compiler puts what no destructor frees (class entries, the
     /// op_arrays of functions and methods, type lists, properties_info tables).

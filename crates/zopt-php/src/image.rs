@@ -150,7 +150,9 @@ struct MapPtrSlots {
     frozen: bool,
 }
 
-static MAP_PTR_SLOTS: php::PhpThreadCell<MapPtrSlots> = php::PhpThreadCell::new(MapPtrSlots {
+/// A plain cell, not a `RefCell`: every hit and every inheritance-cache lookup reads it,
+/// and no reference to it outlives the function that takes it.
+static MAP_PTR_SLOTS: crate::FfiCell<MapPtrSlots> = crate::FfiCell::new(MapPtrSlots {
     base: None,
     extended: 0,
     frozen: false,
@@ -175,7 +177,8 @@ pub fn set_map_ptr_slot_limit(count: u64) {
 /// Called from RINIT, on PHP's thread, before anything of the request is compiled.
 pub unsafe fn activate_map_ptr_slots(shm: &zend_cache::ShmCache) {
     let cg = ptr::addr_of!(php::compiler_globals);
-    MAP_PTR_SLOTS.with(|s| {
+    let s = &mut *MAP_PTR_SLOTS.get();
+    {
         let base = *s.base.get_or_insert_with(|| {
             let mine = (*cg).map_ptr_last as u64 + 1;
             // A compare-and-swap outside the writer lock: the word is written once, and a
@@ -199,7 +202,7 @@ pub unsafe fn activate_map_ptr_slots(shm: &zend_cache::ShmCache) {
             php::zend_map_ptr_extend(base + used as usize);
             s.extended = used;
         }
-    });
+    }
 }
 
 /// Whether structures whose segment slots all lie below `end` may be used in this
@@ -207,8 +210,9 @@ pub unsafe fn activate_map_ptr_slots(shm: &zend_cache::ShmCache) {
 ///
 /// # Safety
 /// On PHP's thread.
+#[inline(always)]
 pub unsafe fn map_ptr_slots_usable(end: u64) -> bool {
-    MAP_PTR_SLOTS.with(|s| end <= s.extended)
+    end <= (*MAP_PTR_SLOTS.get()).extended
 }
 
 /// Whether the run-time form at `root` may be bound in this request (its slots are
@@ -262,7 +266,7 @@ impl Arena for ImageWriter<'_> {
     /// The segment's next slot (see [`activate_map_ptr_slots`]).
     fn map_ptr_slot(&mut self) -> R<*mut c_void> {
         // SAFETY: persists run on PHP's thread.
-        let base = unsafe { MAP_PTR_SLOTS.with(|s| s.base) };
+        let base = unsafe { (*MAP_PTR_SLOTS.get()).base };
         let Some(Some(base)) = base else {
             return refuse("this process cannot use the segment's map_ptr slots");
         };
@@ -1108,6 +1112,31 @@ pub fn prefetch(p: *const u8, len: usize) {
     let _ = (p, len);
 }
 
+/// [`prefetch`] of `N` cache lines from `p`, unrolled (one instruction a line, where the
+/// loop of `prefetch` costs four or five).
+#[inline(always)]
+fn prefetch_lines<const N: usize>(p: *const u8) {
+    #[cfg(target_arch = "x86_64")]
+    seq_prefetch::<N>(p, 0);
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}
+
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn seq_prefetch<const N: usize>(p: *const u8, line: usize) {
+    if line < N.min(8) {
+        // SAFETY: a prefetch is a hint that never faults, whatever the address.
+        unsafe {
+            std::arch::x86_64::_mm_prefetch(
+                p.wrapping_add(line * 64).cast::<i8>(),
+                std::arch::x86_64::_MM_HINT_T0,
+            );
+        }
+        seq_prefetch::<N>(p, line + 1);
+    }
+}
+
 /// A request-private copy of the function header `t` (PHP writes its run-time cache and
 /// static variables into it; its closures' definitions are immutable in the segment).
 unsafe fn op_array(e: Engine, t: *const zend_op_array) -> *mut zend_op_array {
@@ -1405,25 +1434,18 @@ pub unsafe fn bind(e: Engine, root: *const u8) -> Result<*mut zend_op_array, loa
     let root = &*root.cast::<Root>();
     // What binding reads next lies in other cache lines of the segment, each a miss on a
     // hit: ask for all of them at once rather than one after the other.
-    prefetch(
-        root.classes.cast(),
-        size_of::<Named>() * root.n_classes as usize,
-    );
-    prefetch(
-        root.functions.cast(),
-        size_of::<Named>() * root.n_functions as usize,
-    );
-    prefetch(
-        root.early_bound.cast(),
-        size_of::<usize>() * root.n_classes as usize,
-    );
-    prefetch((*root.main).opcodes.cast(), 2 * 64);
+    // The first line of each array (a script declares a class or two: the loop of a
+    // longer prefetch would cost more than it saves).
+    prefetch_lines::<1>(root.classes.cast());
+    prefetch_lines::<1>(root.functions.cast());
+    prefetch_lines::<1>(root.early_bound.cast());
+    prefetch_lines::<2>((*root.main).opcodes.cast());
     for i in 0..root.n_classes as usize {
         let c = *root.classes.add(i);
         prefetch(c.key.cast(), 32);
         // The class entry: its flags, names, tables and inheritance cache head are read
         // when the script declares it.
-        prefetch(c.ptr.cast(), size_of::<zend_class_entry>());
+        prefetch_lines::<{ size_of::<zend_class_entry>().div_ceil(64) }>(c.ptr.cast());
     }
     // Then the first linked class of each unlinked one (a miss that would otherwise come
     // only when the script declares the class), now that the entries are on their way.

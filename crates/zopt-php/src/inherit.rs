@@ -35,6 +35,9 @@ use crate::php::{self, zend_class_entry, zend_inheritance_cache_entry, zend_stri
 use std::mem::size_of;
 
 static SHM: OnceLock<&'static ShmCache> = OnceLock::new();
+/// The segment's bounds, for [`get`]'s check that a class lives in it (a plain load each:
+/// `get` runs for every class declared with a parent, interface or trait).
+static SEGMENT: crate::FfiCell<(usize, usize)> = crate::FfiCell::new((0, 0));
 
 /// Installs the hooks for the segment `shm`, unless another cache (OPcache) installed its
 /// own.
@@ -52,6 +55,8 @@ pub unsafe fn install(shm: &'static ShmCache) {
         return;
     }
     let _ = SHM.set(shm);
+    let (base, len) = shm.bounds();
+    *SEGMENT.get() = (base as usize, base as usize + len);
     php::zend_inheritance_cache_get = Some(get);
     php::zend_inheritance_cache_add = Some(add);
 }
@@ -106,10 +111,9 @@ unsafe extern "C" fn get(
     parent: *mut zend_class_entry,
     traits_and_interfaces: *mut *mut zend_class_entry,
 ) -> *mut zend_class_entry {
-    let Some(shm) = SHM.get() else {
-        return ptr::null_mut();
-    };
-    if !shm.contains(ce.cast()) {
+    // Without a segment the bounds are empty.
+    let (start, end) = *SEGMENT.get();
+    if (ce as usize) < start || (ce as usize) >= end {
         return ptr::null_mut();
     }
     let n = arity(ce);

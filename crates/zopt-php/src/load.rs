@@ -303,8 +303,9 @@ struct Cx<'s, 'a> {
 /// Why binding stopped. What was bound before stays bound, as in OPcache.
 #[derive(Debug)]
 pub enum BindError {
-    /// A fatal error to raise (a redeclaration).
-    Fatal(Fatal),
+    /// A fatal error to raise (a redeclaration); boxed, so that a binding's result fits in
+    /// two registers.
+    Fatal(Box<Fatal>),
     /// PHP bailed out (a fatal error inside the engine's linker): to propagate.
     Bailout,
 }
@@ -394,7 +395,9 @@ pub(crate) unsafe fn bind_function(
         return Ok(());
     }
     let existing = php::zend_hash_find((*cg).function_table, key);
-    Err(BindError::Fatal(cannot_redeclare(oa, existing, filename)))
+    Err(BindError::Fatal(Box::new(cannot_redeclare(
+        oa, existing, filename,
+    ))))
 }
 
 /// "Cannot redeclare" for the function `oa` whose name `existing` holds already.
@@ -429,8 +432,28 @@ unsafe fn cannot_redeclare(
 /// a class the compiler early-bound to its parent (lowercased name `lc_parent`, NULL for
 /// none) is bound again with `zend_try_early_bind`. Returns the class as bound (`ce`, or
 /// the class early binding made of it).
-#[link_section = ".text.hot.zopt"]
+///
+/// The common case, a class without a parent whose name is free and that can be appended,
+/// is inlined into the caller's loop; everything else is [`bind_class_slow`].
+#[inline(always)]
 pub(crate) unsafe fn bind_class(
+    key: *mut zend_string,
+    ce: *mut zend_class_entry,
+    lc_parent: *mut zend_string,
+    filename: *mut zend_string,
+) -> std::result::Result<*mut zend_class_entry, BindError> {
+    let ht = (*ptr::addr_of!(php::compiler_globals)).class_table;
+    if lc_parent.is_null() && can_append(ht, key) && zend_hash_find_known_hash(ht, key).is_null() {
+        append_ptr(ht, key, ce.cast());
+        return Ok(ce);
+    }
+    bind_class_slow(key, ce, lc_parent, filename)
+}
+
+/// [`bind_class`] but for its inlined common case.
+#[link_section = ".text.hot.zopt"]
+#[inline(never)]
+unsafe fn bind_class_slow(
     key: *mut zend_string,
     ce: *mut zend_class_entry,
     lc_parent: *mut zend_string,
@@ -439,8 +462,18 @@ pub(crate) unsafe fn bind_class(
     let cg = ptr::addr_of_mut!(php::compiler_globals);
     let eg = ptr::addr_of_mut!(php::executor_globals);
     if lc_parent.is_null() {
+        let ht = (*cg).class_table;
+        if can_append(ht, key) {
+            // As `_zend_accel_class_hash_copy`: a probe with the key's own hash, then an
+            // append.
+            if !zend_hash_find_known_hash(ht, key).is_null() {
+                return class_taken(key, ce, filename);
+            }
+            append_ptr(ht, key, ce.cast());
+            return Ok(ce);
+        }
         // One probe: the add fails, changing nothing, when the name is taken.
-        if add_ptr((*cg).class_table, key, ce.cast()) {
+        if add_ptr(ht, key, ce.cast()) {
             return Ok(ce);
         }
         return class_taken(key, ce, filename);
@@ -465,7 +498,7 @@ pub(crate) unsafe fn bind_class(
         bound = r;
     }
     if bound.is_null() {
-        return Err(BindError::Fatal(cannot_link_again(ce, filename)));
+        return Err(BindError::Fatal(Box::new(cannot_link_again(ce, filename))));
     }
     Ok(bound)
 }
@@ -483,7 +516,10 @@ unsafe fn class_taken(
     if key_bytes.first() == Some(&0) || (*ce).ce_flags & php::ZEND_ACC_ANON_CLASS != 0 {
         return Ok(ce);
     }
-    Err(BindError::Fatal(cannot_declare(ce, &php_str(filename))))
+    Err(BindError::Fatal(Box::new(cannot_declare(
+        ce,
+        &php_str(filename),
+    ))))
 }
 
 /// The error of a class early-bound when compiled whose parent no longer takes it.
@@ -503,22 +539,48 @@ unsafe fn cannot_link_again(ce: *mut zend_class_entry, filename: *mut zend_strin
 
 /// The main op_array to execute: a request copy (`emalloc`ed, the caller destroys and
 /// frees it) of `main`, after its delayed early bindings (`early`, see
-/// [`early_bindings`]); the auto globals the script names are armed.
+/// [`early_bindings`]); the auto globals the script names are armed. Inlined into the
+/// hit's binding (a call of its own cost a fifth of it).
+#[inline(always)]
 pub(crate) unsafe fn bind_main(
     e: Engine,
     main: *const zend_op_array,
     early: &[EarlyBinding],
     auto_globals: [bool; JIT_GLOBAL_COUNT],
 ) -> std::result::Result<*mut zend_op_array, BindError> {
-    let copy = e
-        .emalloc(std::mem::size_of::<zend_op_array>())
-        .cast::<zend_op_array>();
+    let copy = e.emalloc_op_array();
     ptr::copy_nonoverlapping(main, copy, 1);
     if !early.is_empty() {
-        do_delayed_early_binding((*copy).filename, early).map_err(|()| BindError::Bailout)?;
+        let run_time_cache = early_run_time_cache(copy);
+        do_delayed_early_binding((*copy).filename, early, run_time_cache)
+            .map_err(|()| BindError::Bailout)?;
     }
-    ping_auto_globals(auto_globals);
+    // Most scripts name none.
+    if auto_globals != [false; JIT_GLOBAL_COUNT] {
+        ping_auto_globals(auto_globals);
+    }
     Ok(copy)
+}
+
+/// The run-time cache of the request's copy `main` of a main op_array with delayed early
+/// bindings, allocated as `zend_accel_do_delayed_early_binding` allocates it (the executor
+/// would allocate it when the script starts, and `destroy_op_array` frees it), so that
+/// the classes bound early go into their ops' cache slots (which [`early_bindings`] found
+/// inside the cache); NULL (the ops look the classes up) when `main` has a cache already or
+/// keeps it elsewhere.
+#[inline(always)]
+unsafe fn early_run_time_cache(main: *mut zend_op_array) -> *mut std::ffi::c_void {
+    let size = (*main).cache_size as usize;
+    if !(*main).run_time_cache__ptr.is_null()
+        || (*main).fn_flags & php::ZEND_ACC_HEAP_RT_CACHE == 0
+        || size == 0
+    {
+        return ptr::null_mut();
+    }
+    let cache = php::_emalloc(size);
+    ptr::write_bytes(cache.cast::<u8>(), 0, size);
+    (*main).run_time_cache__ptr = cache.cast();
+    cache
 }
 
 /// The bytes of the engine string `s` (empty for NULL), for a message.
@@ -564,6 +626,14 @@ fn cannot_declare(ce: *mut zend_class_entry, filename: &PhpStr) -> Fatal {
 }
 
 extern "C" {
+    /// shim.c: the loop of [`do_delayed_early_binding`], inside one `zend_try`; false when
+    /// PHP bailed out.
+    fn zopt_do_delayed_early_binding(
+        filename: *mut zend_string,
+        bindings: *const EarlyBinding,
+        n: usize,
+        run_time_cache: *mut std::ffi::c_void,
+    ) -> bool;
     /// shim.c: `zend_try_early_bind` inside `zend_try`.
     fn zopt_guarded_try_early_bind(
         ce: *mut zend_class_entry,
@@ -585,7 +655,16 @@ pub(crate) struct EarlyBinding {
     rtd_key: *mut zend_string,
     /// Its parent's lowercased name.
     lc_parent: *mut zend_string,
+    /// The op's run-time cache slot (`extended_value`, a byte offset), where the class
+    /// bound early is cached so that the op does not look it up ([`NO_CACHE_SLOT`]: none).
+    cache_slot: u32,
+    /// Zero: the struct has no padding, whose undefined bytes would make two persists of a
+    /// script differ (see `file_image`).
+    reserved: u32,
 }
+
+/// [`EarlyBinding::cache_slot`] of an op without one.
+const NO_CACHE_SLOT: u32 = u32::MAX;
 
 /// The delayed early bindings of `main`, in op order (none unless the compiler flagged
 /// it `ZEND_ACC_EARLY_BINDING`), found once when a script is persisted, as
@@ -618,6 +697,13 @@ pub(crate) unsafe fn early_bindings(main: *const zend_op_array) -> Vec<EarlyBind
             lcname: (*lcname_zv).value.str_,
             rtd_key: (*lcname_zv.add(1)).value.str_,
             lc_parent: (*parent_zv).value.str_,
+            // A slot outside the cache (none is) is not used.
+            cache_slot: if (*op).extended_value as usize + 8 <= (*main).cache_size as usize {
+                (*op).extended_value
+            } else {
+                NO_CACHE_SLOT
+            },
+            reserved: 0,
         });
     }
     out
@@ -629,56 +715,29 @@ pub(crate) unsafe fn early_bindings(main: *const zend_op_array) -> Vec<EarlyBind
 /// # Safety
 /// As [`do_delayed_early_binding`]; `main` is a live main op_array in pass-two form.
 pub unsafe fn delayed_early_binding(main: *mut zend_op_array) -> std::result::Result<(), ()> {
-    do_delayed_early_binding((*main).filename, &early_bindings(main))
+    do_delayed_early_binding((*main).filename, &early_bindings(main), ptr::null_mut())
 }
 
 /// `zend_accel_do_delayed_early_binding`: binds each class of `bindings` (the delayed
 /// early bindings of the main op_array of `filename`) whose parent is already known, so it
-/// exists before the script runs (the opcode finds it bound and does nothing). `Err`: PHP
-/// bailed out (to propagate).
+/// exists before the script runs (the opcode finds it bound and does nothing). With
+/// `run_time_cache` (the main op_array's, NULL for none), each class bound is also put in
+/// its op's cache slot, as OPcache does, so that the op does not look it up again. `Err`:
+/// PHP bailed out (to propagate).
 ///
 /// # Safety
-/// The strings of `bindings` are live; runs on PHP's thread in a request.
-#[link_section = ".text.hot.zopt"]
+/// The strings of `bindings` are live; `run_time_cache` is NULL or the run-time cache of
+/// the main op_array `bindings` were found in; runs on PHP's thread in a request.
 pub(crate) unsafe fn do_delayed_early_binding(
     filename: *mut zend_string,
     bindings: &[EarlyBinding],
+    run_time_cache: *mut std::ffi::c_void,
 ) -> std::result::Result<(), ()> {
-    let cg = ptr::addr_of_mut!(php::compiler_globals);
-    let eg = ptr::addr_of_mut!(php::executor_globals);
-    let orig_filename = (*cg).compiled_filename;
-    let orig_in_compilation = (*cg).in_compilation;
-    (*cg).compiled_filename = filename;
-    (*cg).in_compilation = true;
-    let mut result = Ok(());
-    for b in bindings {
-        if !php::zend_hash_find((*eg).class_table, b.lcname).is_null() {
-            continue;
-        }
-        let zv = php::zend_hash_find((*eg).class_table, b.rtd_key);
-        if zv.is_null() {
-            continue;
-        }
-        let parent = php::zend_hash_find((*eg).class_table, b.lc_parent);
-        if parent.is_null() {
-            continue;
-        }
-        let mut bailed_out = false;
-        zopt_guarded_try_early_bind(
-            (*zv).value.ptr.cast(),
-            (*parent).value.ptr.cast(),
-            b.lcname,
-            zv,
-            &mut bailed_out,
-        );
-        if bailed_out {
-            result = Err(());
-            break;
-        }
+    if zopt_do_delayed_early_binding(filename, bindings.as_ptr(), bindings.len(), run_time_cache) {
+        Ok(())
+    } else {
+        Err(())
     }
-    (*cg).compiled_filename = orig_filename;
-    (*cg).in_compilation = orig_in_compilation;
-    result
 }
 
 /// Registers `__COMPILER_HALT_OFFSET__` for `filename`, as `zend_accel_load_script` does.
@@ -729,6 +788,8 @@ fn auto_globals(view: ScriptView<'_>) -> [bool; JIT_GLOBALS.len()] {
 }
 
 /// Arms the auto globals a served script names, as compiling it would have.
+#[cold]
+#[inline(never)]
 unsafe fn ping_auto_globals(named: [bool; JIT_GLOBALS.len()]) {
     let cg = ptr::addr_of_mut!(php::compiler_globals);
     if (*cg).auto_globals.is_null() {
@@ -746,6 +807,43 @@ unsafe fn ping_auto_globals(named: [bool; JIT_GLOBALS.len()]) {
 /// `zend_hash_init(ht, size, NULL, NULL, 0)`: a table that lends its values (no destructor).
 pub(crate) unsafe fn init_table(ht: *mut HashTable, size: usize) {
     php::_zend_hash_init(ht, size as u32, None, false);
+}
+
+extern "C" {
+    /// Zend/zend_hash.c: `zend_hash_find` for a key whose hash is set.
+    fn zend_hash_find_known_hash(ht: *const HashTable, key: *const zend_string) -> *mut zval;
+}
+
+/// Whether [`append_ptr`] may add `key` to `ht`: an initialized hash (not packed) with room
+/// for one more bucket, and an interned key whose hash is set (a key of the segment, or one
+/// of PHP's own).
+#[inline(always)]
+unsafe fn can_append(ht: *const HashTable, key: *const zend_string) -> bool {
+    (*ht).u.flags & (php::HASH_FLAG_PACKED | php::HASH_FLAG_UNINITIALIZED) == 0
+        && (*ht).nNumUsed < (*ht).nTableSize
+        && (*key).h != 0
+        && crate::engine::is_interned(key)
+}
+
+/// `_zend_hash_append_ptr(ht, key, p)`: `p` added under `key` in the next bucket, without
+/// looking for `key` (the caller knows it is absent) or resizing (see [`can_append`]).
+#[inline(always)]
+unsafe fn append_ptr(ht: *mut HashTable, key: *mut zend_string, p: *mut std::ffi::c_void) {
+    let idx = (*ht).nNumUsed;
+    (*ht).nNumUsed = idx + 1;
+    let data = (*ht).__bindgen_anon_1.arData;
+    let b = data.add(idx as usize);
+    (*b).val.value.ptr = p;
+    (*b).val.u1.type_info = IS_PTR;
+    (*b).key = key;
+    (*b).h = (*key).h;
+    // The hash part lies before the buckets: HT_HASH_EX(arData, h | nTableMask), a
+    // negative index; on 64-bit PHP a bucket's place in a chain is its index.
+    let n_index = ((*key).h as u32 | (*ht).nTableMask) as i32;
+    let head = data.cast::<u32>().offset(n_index as isize);
+    (*b).val.u2.next = *head;
+    *head = idx;
+    (*ht).nNumOfElements += 1;
 }
 
 /// `zend_hash_add_ptr`; false when the key is taken.
