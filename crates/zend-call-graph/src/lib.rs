@@ -7,6 +7,7 @@
 //! (`zend_analyze_calls`), [`CallGraph`] links callers and callees across the whole script
 //! and [`CallGraph::call_map`] gives, per op, the call it belongs to (`zend_build_call_map`).
 
+pub mod script_index;
 mod script_info;
 
 pub use script_info::*;

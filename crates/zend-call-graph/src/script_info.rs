@@ -11,6 +11,8 @@ use rustc_hash::FxHasher;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hash, Hasher};
 use zend_ir::dump::{FuncInfoHeader, SsaRange};
+
+use crate::script_index::{class_position, ScriptIndex};
 use zend_ir::opcode::*;
 use zend_ir::{ClassEntry, Literal, OpArray, Operand, PhpStr, Script, TypeNames, ZendType};
 
@@ -119,10 +121,8 @@ pub struct ScriptInfo<'a> {
     functions: Map<&'a [u8], usize>,
     /// (declaring class name, method key) to op_array index,
     methods: Map<(Caseless<'a>, &'a [u8]), usize>,
-    /// class table key to class,
-    classes: Map<&'a [u8], &'a ClassEntry>,
-    /// and class name (any case) to class, for an op_array's scope.
-    scopes: Map<Caseless<'a>, &'a ClassEntry>,
+    /// and the script's classes by key and by name, and each class's methods.
+    index: ScriptIndex,
 }
 
 impl<'a> ScriptInfo<'a> {
@@ -170,13 +170,6 @@ impl<'a> ScriptInfo<'a> {
                 }
             }
         }
-        let classes_count = script.class_table.len();
-        let mut classes = Map::with_capacity_and_hasher(classes_count, Default::default());
-        let mut scopes = Map::with_capacity_and_hasher(classes_count, Default::default());
-        for (key, ce) in &script.class_table {
-            classes.entry(key.as_bytes()).or_insert(ce);
-            scopes.entry(Caseless(ce.name.as_bytes())).or_insert(ce);
-        }
         let mut info = ScriptInfo {
             script,
             recursion: vec![0; op_arrays.len()],
@@ -184,8 +177,7 @@ impl<'a> ScriptInfo<'a> {
             calls: Default::default(),
             functions,
             methods,
-            classes,
-            scopes,
+            index: ScriptIndex::new(script),
         };
         info.calls = std::sync::Arc::new(
             info.op_arrays
@@ -199,8 +191,8 @@ impl<'a> ScriptInfo<'a> {
 
     /// `zend_optimizer_get_class_entry(script, op_array, lcname)`.
     pub fn class_entry(&self, op_array: Option<&OpArray>, lcname: &[u8]) -> Option<ClassRef<'a>> {
-        if let Some(&ce) = self.classes.get(lcname) {
-            return Some(ClassRef::Script(ce));
+        if let Some(c) = self.index.class(self.script, lcname) {
+            return Some(ClassRef::Script(&self.script.class_table[c].1));
         }
         if let Some(name) = zend_ir::internal_class(lcname) {
             return Some(ClassRef::Internal(name));
@@ -220,7 +212,8 @@ impl<'a> ScriptInfo<'a> {
     /// The first class of the script's class table named `name` (in any case), as a scan
     /// in table order would find it.
     pub fn script_class(&self, name: &[u8]) -> Option<&'a ClassEntry> {
-        self.scopes.get(&Caseless(name)).copied()
+        let c = self.index.scope(self.script, name)?;
+        Some(&self.script.class_table[c].1)
     }
 
     fn index_of_function(&self, key: &[u8]) -> Option<usize> {
@@ -229,7 +222,11 @@ impl<'a> ScriptInfo<'a> {
 
     /// The call-graph op_array a method of `ce` resolves to (its own or an inherited one).
     fn method(&self, ce: &'a ClassEntry, key: &[u8]) -> Option<(&'a OpArray, Option<usize>)> {
-        let (_, fbc) = ce.methods.iter().find(|(k, _)| k.as_bytes() == key)?;
+        let m = match class_position(self.script, ce) {
+            Some(c) => self.index.method(self.script, c, key)?,
+            None => ce.methods.iter().position(|(k, _)| k.as_bytes() == key)?,
+        };
+        let fbc = &ce.methods[m].1;
         let scope = fbc.scope.as_ref().map_or(&[][..], |s| s.as_bytes());
         let index = self.methods.get(&(Caseless(scope), key)).copied();
         Some((fbc, index))
@@ -362,6 +359,20 @@ impl<'a> ScriptInfo<'a> {
         // i.e. lies in its strongly connected component of the call graph: one linear SCC
         // search instead of a walk of the whole graph from every function (quadratic on a
         // long chain of calls, as PHP's zend_is_indirectly_recursive is).
+        // Most scripts have no call between two different functions that could close a
+        // cycle: no search then.
+        if !callers
+            .iter()
+            .enumerate()
+            .any(|(i, incoming)| incoming.iter().any(|&c| c != i))
+        {
+            for (i, incoming) in callers.iter().enumerate() {
+                if incoming.contains(&i) {
+                    self.recursion[i] |= FUNC_RECURSIVE | FUNC_RECURSIVE_DIRECTLY;
+                }
+            }
+            return;
+        }
         let component = zend_cfg::scc::component_of_each(&callees);
         for (i, incoming) in callers.iter().enumerate() {
             if incoming.contains(&i) {

@@ -4,20 +4,20 @@
 //! graph's recursion flags and the SSA cross-check; the SSA form's own SCCs follow PHP's
 //! `zend_ssa_find_sccs` in zend-ssa instead, since their numbering is part of its dumps.
 
-/// The components of the graph whose node `v` has the successors `succ[v]`, in the order
-/// Tarjan's search completes them (a component after every component it reaches), each
-/// listing its nodes in the order they leave the search stack.
-pub fn strongly_connected_components(succ: &[Vec<usize>]) -> Vec<Vec<usize>> {
-    const UNVISITED: usize = usize::MAX;
+/// Tarjan's search over the graph whose node `v` has the successors `succ[v]`: calls
+/// `component` with each strongly connected component as it completes (a component after
+/// every component it reaches), its nodes in the order the search reached them.
+pub fn for_each_component(succ: &[Vec<usize>], mut component: impl FnMut(&[usize])) {
+    const UNVISITED: u32 = u32::MAX;
     let n = succ.len();
     let mut index = vec![UNVISITED; n];
-    let mut low = vec![0; n];
-    let mut on_stack = vec![false; n];
-    let mut stack = Vec::new();
+    let mut low = vec![0u32; n];
+    // Where a node stands on `stack` while it is there, `UNVISITED` once it has left.
+    let mut position = vec![UNVISITED; n];
+    let mut stack: Vec<usize> = Vec::new();
     // (node, position of the next successor to look at)
     let mut walk: Vec<(usize, usize)> = Vec::new();
     let mut next_index = 0;
-    let mut components = Vec::new();
     for root in 0..n {
         if index[root] != UNVISITED {
             continue;
@@ -28,14 +28,14 @@ pub fn strongly_connected_components(succ: &[Vec<usize>]) -> Vec<Vec<usize>> {
                 index[v] = next_index;
                 low[v] = next_index;
                 next_index += 1;
+                position[v] = stack.len() as u32;
                 stack.push(v);
-                on_stack[v] = true;
             }
             if let Some(&w) = succ[v].get(*k) {
                 *k += 1;
                 if index[w] == UNVISITED {
                     walk.push((w, 0));
-                } else if on_stack[w] {
+                } else if position[w] != UNVISITED {
                     low[v] = low[v].min(index[w]);
                 }
                 continue;
@@ -45,29 +45,37 @@ pub fn strongly_connected_components(succ: &[Vec<usize>]) -> Vec<Vec<usize>> {
                 low[parent] = low[parent].min(low[v]);
             }
             if low[v] == index[v] {
-                let mut component = Vec::new();
-                while let Some(w) = stack.pop() {
-                    on_stack[w] = false;
-                    component.push(w);
-                    if w == v {
-                        break;
-                    }
+                let from = position[v] as usize;
+                component(&stack[from..]);
+                for &w in &stack[from..] {
+                    position[w] = UNVISITED;
                 }
-                components.push(component);
+                stack.truncate(from);
             }
         }
     }
+}
+
+/// The components of `succ` in completion order (see [`for_each_component`]), each
+/// listing its nodes in the order they leave Tarjan's stack.
+pub fn strongly_connected_components(succ: &[Vec<usize>]) -> Vec<Vec<usize>> {
+    let mut components = Vec::new();
+    for_each_component(succ, |nodes| {
+        components.push(nodes.iter().rev().copied().collect())
+    });
     components
 }
 
-/// The number of the component (in [`strongly_connected_components`]' order) of every node.
+/// The number of the component (in completion order) of every node.
 pub fn component_of_each(succ: &[Vec<usize>]) -> Vec<usize> {
     let mut of = vec![0; succ.len()];
-    for (c, nodes) in strongly_connected_components(succ).iter().enumerate() {
+    let mut count = 0;
+    for_each_component(succ, |nodes| {
         for &v in nodes {
-            of[v] = c;
+            of[v] = count;
         }
-    }
+        count += 1;
+    });
     of
 }
 

@@ -182,7 +182,7 @@ pub fn optimize_script(script: &mut Script, options: &Options) -> Outcome {
         options,
         state: Some(Box::new(State {
             changes: options.explain.then(Vec::new),
-            index: crate::ctx::ScriptIndex::new(script),
+            index: zend_call_graph::script_index::ScriptIndex::new(script),
             ..State::default()
         })),
         timings: Vec::new(),
