@@ -76,9 +76,8 @@ pub(crate) struct BlockCfg {
     /// `cfg->map`: the block of each original op; after assembly only block starts map.
     pub map: Vec<Option<BlockId>>,
     pub func_flags: FuncFlags,
-    /// [`BlockCfg::mark_reachable`]'s worklist and queued set, reused by every marking.
+    /// [`BlockCfg::mark_reachable`]'s worklist, reused by every marking.
     stack: Vec<usize>,
-    queued: Vec<bool>,
     /// The vectors of the zend-cfg CFG this one was made from, for the next build.
     spare: CfgBuffers,
 }
@@ -90,7 +89,6 @@ pub(crate) struct BlockCfgBuffers {
     blocks: Vec<Block>,
     map: Vec<Option<BlockId>>,
     stack: Vec<usize>,
-    queued: Vec<bool>,
     cfg: CfgBuffers,
 }
 
@@ -107,7 +105,6 @@ impl BlockCfg {
             mut blocks,
             mut map,
             stack,
-            queued,
             cfg,
         } = buffers;
         let mut cfg = Cfg::build_successors_reusing(op_array, BuildFlags::empty(), scratch, cfg)?;
@@ -140,7 +137,6 @@ impl BlockCfg {
             map,
             func_flags: cfg.func_flags,
             stack,
-            queued,
             spare: cfg.into_buffers(),
         })
     }
@@ -151,7 +147,6 @@ impl BlockCfg {
             blocks: self.blocks,
             map: self.map,
             stack: self.stack,
-            queued: self.queued,
             cfg: self.spare,
         }
     }
@@ -183,15 +178,14 @@ impl BlockCfg {
     /// FOLLOW/TARGET/EXIT flags the edges imply (the order of the walk does not change
     /// them).
     fn mark_reachable(&mut self, op_array: &OpArray, from: usize) {
+        // A block is marked reachable as it is queued, so that it is queued once: a
+        // marking costs the blocks it reaches (the exception table marks from each catch
+        // block in turn, and a set of every block cleared per marking made that quadratic).
         let mut stack = std::mem::take(&mut self.stack);
-        let mut queued = std::mem::take(&mut self.queued);
         stack.clear();
         stack.push(from);
-        queued.clear();
-        queued.resize(self.blocks.len(), false);
-        queued[from] = true;
+        self.blocks[from].flags |= BlockFlags::REACHABLE;
         while let Some(b) = stack.pop() {
-            self.blocks[b].flags |= BlockFlags::REACHABLE;
             let count = self.blocks[b].successors_count;
             if count == 0 {
                 self.blocks[b].flags |= BlockFlags::EXIT;
@@ -220,15 +214,13 @@ impl BlockCfg {
                         }
                     }
                 };
-                self.blocks[succ].flags |= add;
-                if !self.blocks[succ].reachable() && !queued[succ] {
-                    queued[succ] = true;
+                if !self.blocks[succ].reachable() {
                     stack.push(succ);
                 }
+                self.blocks[succ].flags |= add | BlockFlags::REACHABLE;
             }
         }
         self.stack = stack;
-        self.queued = queued;
     }
 
     /// `zend_mark_reachable_blocks`: from `start`, then through the exception table (moving

@@ -11,7 +11,9 @@ use zend_ir::types::IS_STRING;
 use zend_ir::{ArrayKey, Literal, OpArray, Operand, PhpStr};
 
 use super::cfg::BlockCfg;
-use super::{inv_cond, is_tmp, is_tmp_or_var, lit, literal_dtor, make_nop, set_lit, Pass};
+use super::{
+    inv_cond, is_tmp, is_tmp_or_var, lit, literal_dtor, make_nop, set_lit, Pass, StampedSlots,
+};
 use crate::helpers::{update_op1_const, update_op2_const};
 use crate::php_bugs::PhpBugs;
 use crate::ChangeKind;
@@ -704,7 +706,12 @@ pub(crate) fn optimize_block(pass: &mut Pass, b: usize) {
 
 /// `COPY_NODE(src->result, opline->result); SET_VAR_SOURCE(src); MAKE_NOP(opline)`: the
 /// source writes the BOOL's result directly.
-fn fold_into_source(op_array: &mut OpArray, tsource: &mut [Option<usize>], i: usize, src: usize) {
+fn fold_into_source(
+    op_array: &mut OpArray,
+    tsource: &mut StampedSlots<Option<usize>>,
+    i: usize,
+    src: usize,
+) {
     let result = op_array.opcodes[i].result;
     op_array.opcodes[src].result = result;
     if let Some(r) = slot(result) {
@@ -730,7 +737,7 @@ fn raw(o: Operand) -> u32 {
 /// The CONCAT/FAST_CONCAT case of `zend_optimize_block`.
 fn concat(
     op_array: &mut OpArray,
-    tsource: &mut [Option<usize>],
+    tsource: &mut StampedSlots<Option<usize>>,
     i: usize,
     opt_count: &mut u32,
     next: &mut Next,
