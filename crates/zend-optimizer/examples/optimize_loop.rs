@@ -12,6 +12,11 @@
 //!
 //! `... -- --growth analyses`: the same for each stage of the analyses (CFG, DFG, SSA,
 //! SCCs, inference, escape) at 0x60, one exponent per stage and shape.
+//!
+//! `... -- --growth functions [LEVEL]`: the whole pipeline on scripts of 100 to 10k small
+//! functions calling each other in a ring (default level 0x7FFEBFFF): what a script's
+//! number of functions costs, with its exponent (lookups by name, the call graph and its
+//! recursion flags, the DFA pass without the call graph).
 
 use std::alloc::{GlobalAlloc, Layout};
 use std::cell::Cell;
@@ -114,6 +119,58 @@ fn growth(level: u32) {
     }
 }
 
+/// A script of `n` functions, each calling the next with its argument plus one, the last
+/// calling the first (as PHP compiles `function fK($a) { return fK+1($a + 1); }`).
+fn function_ring(n: usize) -> zend_ir::Script {
+    use std::fmt::Write;
+    let mut zop = String::from(
+        "zop 1\nscript \"/ring.php\"\n\nmain {\n  T 0\n  #0 = int(1)\n  0000 RETURN #0:int(1)\n}\n",
+    );
+    for k in 0..n {
+        let next = (k + 1) % n;
+        write!(
+            zop,
+            "\nfunction \"f{k}\" {{\n  name \"f{k}\"\n  args 1 required 1\n  arg $a\n  T 2\n  \
+             vars $a\n  #0 = string(\"f{next}\")\n  #1 = string(\"f{next}\")\n  #2 = int(1)\n  \
+             #3 = null\n  0000 CV0($a) = RECV 1\n  \
+             0001 INIT_FCALL_BY_NAME 4294967295 #0:string(\"f{next}\") ext=1\n  \
+             0002 T1 = ADD CV0($a) #2:int(1)\n  0003 SEND_VAL_EX T1 1 result=80\n  \
+             0004 V2 = DO_FCALL_BY_NAME\n  0005 RETURN V2\n  0006 RETURN #3:null\n}}\n"
+        )
+        .expect("writing to a String");
+    }
+    zend_ir::zop::parse(&zop).expect("the ring is valid .zop")
+}
+
+/// Growth with the number of functions in a script ([`function_ring`]).
+fn growth_functions(level: u32) {
+    let mut options = zend_optimizer::Options::new(level);
+    options.verify = false;
+    let sizes = std::env::var("ZOPT_GROWTH_SIZES")
+        .ok()
+        .map(|v| v.split(',').filter_map(|n| n.parse().ok()).collect())
+        .unwrap_or_else(|| vec![100, 1_000, 10_000]);
+    let mut points = Vec::new();
+    for &n in &sizes {
+        let script = function_ring(n);
+        let runs = (20_000 / n).clamp(2, 200);
+        let mut best = f64::MAX;
+        for _ in 0..3 {
+            let mut copies = vec![script.clone(); runs];
+            let start = Instant::now();
+            for copy in &mut copies {
+                zend_optimizer::optimize_script(copy, &options);
+            }
+            best = best.min(start.elapsed().as_secs_f64() / runs as f64);
+        }
+        println!("growth functions: {n:>6} functions {:>12.1} us", best * 1e6);
+        points.push((n as f64, best));
+    }
+    if let Some(k) = zend_cfg::synthetic::growth_exponent(&points) {
+        println!("growth exponent functions: {k:.2}");
+    }
+}
+
 /// The shapes to time: all, or those `ZOPT_GROWTH_SHAPES` names (`IfChain,Switch`).
 fn growth_shapes() -> Vec<zend_cfg::synthetic::Shape> {
     use zend_cfg::synthetic::Shape;
@@ -193,6 +250,15 @@ fn main() {
     if args.get(1).is_some_and(|a| a == "--growth") && args.get(2).is_some_and(|a| a == "analyses")
     {
         growth_analyses();
+        return;
+    }
+    if args.get(1).is_some_and(|a| a == "--growth") && args.get(2).is_some_and(|a| a == "functions")
+    {
+        let level = args
+            .get(3)
+            .and_then(|l| u32::from_str_radix(l.trim_start_matches("0x"), 16).ok())
+            .unwrap_or(0x7FFE_BFFF);
+        growth_functions(level);
         return;
     }
     if args.get(1).is_some_and(|a| a == "--growth") {
