@@ -468,6 +468,8 @@ fn analyze(
             zend_cfg::dump::dump_dominators(d.out, op_array, &cfg);
         }
     }
+    // A function too big for SSA gets no liveness either (PHP refuses it first).
+    Ssa::check_size(op_array, &cfg).map_err(Refused::Ssa)?;
     let dfg = Dfg::build_in(op_array, &cfg, BuildFlags::empty(), scratch);
     lap(times, &mut clock, |t| &mut t.dfg);
     let ssa = dfa_ssa_in(op_array, &cfg, &dfg, info, scratch);

@@ -108,6 +108,22 @@ impl Ssa {
         Ssa::build_in(op_array, cfg, dfg, classes, build_flags, &Bump::new())
     }
 
+    /// `zend_build_ssa`'s first test: no SSA for a function of more than 4M blocks x
+    /// variables. PHP makes it before computing the liveness the SSA form needs, so a
+    /// caller about to build a [`Dfg`] for this function asks first.
+    pub fn check_size(op_array: &OpArray, cfg: &Cfg) -> Result<(), SsaError> {
+        let vars = op_array.last_var() + op_array.T;
+        let blocks = cfg.blocks_count();
+        if blocks as u64 * u64::from(vars) > 4 * 1024 * 1024 {
+            return Err(SsaError::TooBig {
+                function: op_array.display_name(),
+                blocks,
+                vars,
+            });
+        }
+        Ok(())
+    }
+
     /// [`Ssa::build`], with its working arrays in `scratch` (an analysis reuses one arena
     /// for every op_array).
     pub fn build_in(
@@ -121,13 +137,7 @@ impl Ssa {
         let vars = op_array.last_var() + op_array.T;
         let blocks_count = cfg.blocks_count();
         check_inputs(op_array, cfg, dfg, vars)?;
-        if blocks_count as u64 * u64::from(vars) > 4 * 1024 * 1024 {
-            return Err(SsaError::TooBig {
-                function: op_array.display_name(),
-                blocks: blocks_count,
-                vars,
-            });
-        }
+        Ssa::check_size(op_array, cfg)?;
         let mut b = Builder {
             op_array,
             scratch,
