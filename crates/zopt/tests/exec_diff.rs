@@ -38,6 +38,7 @@ const PHP_OPTIMIZER_BUGS: &[&str] = &[
     "fz_dfa_signed_zero_addition.php",
     "fz_dfa_narrowed_long_handlers.php",
     "fz_sccp_signed_zero_phi.php",
+    "fz_sccp_signed_zero_array_phi.php",
 ];
 
 fn require_tool(name: &str, install: &str) {

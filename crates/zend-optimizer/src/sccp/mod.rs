@@ -119,25 +119,30 @@ impl Value {
 }
 
 /// `zend_is_identical` on two values, as the joins meet them: partial ones are never
-/// identical, and neither are opposite zeros, unless `zeros_joined` reproduces PHP 8.2's
-/// [`PhpBugs::SIGNED_ZERO_PHI`].
+/// identical, and neither are values with opposite zeros, unless `zeros_joined`
+/// reproduces PHP 8.2's [`PhpBugs::SIGNED_ZERO_PHI`].
 fn identical(a: &Value, b: &Value, zeros_joined: bool) -> bool {
     match (a, b) {
         (Value::Const(x), Value::Const(y)) => {
-            zend_operators::is_identical(x, y) && (zeros_joined || !opposite_zeros(a, b))
+            zend_operators::is_identical(x, y) && (zeros_joined || !opposite_zeros(x, y))
         }
         _ => false,
     }
 }
 
-/// `0.0` and `-0.0`: identical to `===`, but not the same value (`1 / -0.0` is `-INF`), so
-/// a phi (or a partial array's element) of the two is not a constant (PHP 8.2 makes it one
-/// of them: fuzz seed 53246).
-fn opposite_zeros(a: &Value, b: &Value) -> bool {
-    match (a, b) {
-        (Value::Const(Literal::Double(x)), Value::Const(Literal::Double(y))) => {
+/// Whether `x` and `y`, identical to `===`, hold `0.0` where the other holds `-0.0`, as
+/// themselves or as elements of arrays at any depth: the two are identical, but not the
+/// same value (`1 / -0.0` is `-INF`), so a phi (or a partial array's element) of them is
+/// not a constant. PHP 8.2 makes it one of them (fuzz seeds 53246 and 61295; `[0.0]` and
+/// `[-0.0]` as well).
+fn opposite_zeros(x: &Literal, y: &Literal) -> bool {
+    match (x, y) {
+        (Literal::Double(x), Literal::Double(y)) => {
             let (x, y) = (f64::from_bits(x.0), f64::from_bits(y.0));
             x == 0.0 && y == 0.0 && x.is_sign_negative() != y.is_sign_negative()
+        }
+        (Literal::Array(x), Literal::Array(y)) => {
+            x.iter().zip(y).any(|((_, v), (_, w))| opposite_zeros(v, w))
         }
         _ => false,
     }
