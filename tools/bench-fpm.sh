@@ -57,12 +57,9 @@ dirs=("$@")
 [ ${#dirs[@]} -gt 0 ] || dirs=(/usr/share/php/PhpParser /usr/share/php/Twig)
 
 root=$(cd "$(dirname "$0")/.." && pwd)
-if [ -z "$ext" ]; then
-    for cand in "${CARGO_TARGET_DIR:-$root/target}/release/libzopt_php.so" "$root/target/release/libzopt_php.so"; do
-        [ -f "$cand" ] && ext=$cand && break
-    done
-fi
-[ -n "$ext" ] && [ -f "$ext" ] || { echo "build the extension first: cargo build --release -p zopt-php (or -e SO)" >&2; exit 2; }
+# shellcheck source=tools/bench-page.sh
+. "$root/tools/bench-page.sh"
+ext=$(bench_extension "$ext") || exit 2
 FPM=/usr/sbin/php-fpm8.2
 NGINX=/usr/sbin/nginx
 command -v ab >/dev/null && command -v curl >/dev/null && [ -x $FPM ] && [ -x $NGINX ] \
@@ -80,8 +77,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# shellcheck source=tools/bench-page.sh
-. "$root/tools/bench-page.sh"
 bench_page "$work" "${dirs[@]}"
 cat > "$work/app/status.php" <<'EOF'
 <?php

@@ -2,6 +2,7 @@
 # tools/callgrind-hit.sh (source this file, then call bench_page).
 #
 #   bench_page WORK DIR...
+#   bench_extension [SO]   prints SO, or the built extension; fails saying how to build it
 #
 # writes WORK/map.json (each class of the libraries under DIR... to its file, lowercased) and
 # WORK/app/index.php: one page that loads every class of the map through an autoloader, i.e.
@@ -29,4 +30,17 @@ sort(\$names);
 header('Content-Length: ' . strlen(\$page));
 echo \$page;
 EOF
+}
+
+bench_extension() {
+    local ext=${1:-}
+    local root
+    root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+    if [ -z "$ext" ]; then
+        for cand in "${CARGO_TARGET_DIR:-$root/target}/release/libzopt_php.so" "$root/target/release/libzopt_php.so"; do
+            [ -f "$cand" ] && ext=$cand && break
+        done
+    fi
+    [ -n "$ext" ] && [ -f "$ext" ] || { echo "build the extension first: cargo build --release -p zopt-php (or -e SO)" >&2; return 2; }
+    echo "$ext"
 }

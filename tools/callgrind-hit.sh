@@ -38,20 +38,15 @@ dirs=("$@")
 [ "$hi" -gt "$lo" ] || { echo "-h must be above -l" >&2; exit 2; }
 
 root=$(cd "$(dirname "$0")/.." && pwd)
-if [ -z "$ext" ]; then
-    for cand in "${CARGO_TARGET_DIR:-$root/target}/release/libzopt_php.so" "$root/target/release/libzopt_php.so"; do
-        [ -f "$cand" ] && ext=$cand && break
-    done
-fi
-[ -n "$ext" ] && [ -f "$ext" ] || { echo "build the extension first: cargo build --release -p zopt-php (or -e SO)" >&2; exit 2; }
+# shellcheck source=tools/bench-page.sh
+. "$root/tools/bench-page.sh"
+ext=$(bench_extension "$ext") || exit 2
 CGI=/usr/bin/php-cgi8.2
 command -v valgrind >/dev/null && command -v callgrind_annotate >/dev/null && [ -x $CGI ] \
     || { echo "needs php8.2-cgi and valgrind (apt-get install php8.2-cgi valgrind)" >&2; exit 2; }
 
 work=$(mktemp -d /tmp/zopt-callgrind-hit.XXXXXX)
 trap 'rm -rf "$work"' EXIT
-# shellcheck source=tools/bench-page.sh
-. "$root/tools/bench-page.sh"
 bench_page "$work" "${dirs[@]}"
 page=$work/app/index.php
 

@@ -87,6 +87,20 @@ fn script_of(op_array: zend_ir::OpArray) -> zend_ir::Script {
     }
 }
 
+/// The best of three rounds of `runs` optimizations of `script`, in seconds per run.
+fn best_time(script: &zend_ir::Script, runs: usize, options: &zend_optimizer::Options) -> f64 {
+    let mut best = f64::MAX;
+    for _ in 0..3 {
+        let mut copies = vec![script.clone(); runs];
+        let start = Instant::now();
+        for copy in &mut copies {
+            zend_optimizer::optimize_script(copy, options);
+        }
+        best = best.min(start.elapsed().as_secs_f64() / runs as f64);
+    }
+    best
+}
+
 fn growth(level: u32) {
     use zend_cfg::synthetic::generate;
     let mut options = zend_optimizer::Options::new(level);
@@ -96,16 +110,7 @@ fn growth(level: u32) {
         for &size in &growth_sizes() {
             let script = script_of(generate(shape, size, 8));
             let ops = script.main_op_array.opcodes.len() as f64;
-            let runs = (300_000 / size).clamp(2, 1_000);
-            let mut best = f64::MAX;
-            for _ in 0..3 {
-                let mut copies = vec![script.clone(); runs];
-                let start = Instant::now();
-                for copy in &mut copies {
-                    zend_optimizer::optimize_script(copy, &options);
-                }
-                best = best.min(start.elapsed().as_secs_f64() / runs as f64);
-            }
+            let best = best_time(&script, (300_000 / size).clamp(2, 1_000), &options);
             println!(
                 "growth {shape:?}: {ops:>7} ops {:>12.1} us {:>8.2} Mops/s",
                 best * 1e6,
@@ -152,17 +157,7 @@ fn growth_functions(level: u32) {
         .unwrap_or_else(|| vec![100, 1_000, 10_000]);
     let mut points = Vec::new();
     for &n in &sizes {
-        let script = function_ring(n);
-        let runs = (20_000 / n).clamp(2, 200);
-        let mut best = f64::MAX;
-        for _ in 0..3 {
-            let mut copies = vec![script.clone(); runs];
-            let start = Instant::now();
-            for copy in &mut copies {
-                zend_optimizer::optimize_script(copy, &options);
-            }
-            best = best.min(start.elapsed().as_secs_f64() / runs as f64);
-        }
+        let best = best_time(&function_ring(n), (20_000 / n).clamp(2, 200), &options);
         println!("growth functions: {n:>6} functions {:>12.1} us", best * 1e6);
         points.push((n as f64, best));
     }
