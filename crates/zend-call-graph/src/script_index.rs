@@ -118,20 +118,21 @@ impl ScriptIndex {
         self.find_by_key(&self.functions, &script.function_table, lcname)
     }
 
-    /// The position of class `lcname` in `script.class_table`.
-    pub fn class(&self, script: &Script, lcname: &[u8]) -> Option<usize> {
-        self.find_by_key(&self.classes, &script.class_table, lcname)
+    /// The class of `script.class_table` whose key is `lcname`.
+    pub fn class<'s>(&self, script: &'s Script, lcname: &[u8]) -> Option<&'s ClassEntry> {
+        let c = self.find_by_key(&self.classes, &script.class_table, lcname)?;
+        Some(&script.class_table[c].1)
     }
 
-    /// The position in `script.class_table` of the class named `name` in any case.
-    pub fn scope(&self, script: &Script, name: &[u8]) -> Option<usize> {
+    /// The first class of `script.class_table` named `name` in any case.
+    pub fn scope<'s>(&self, script: &'s Script, name: &[u8]) -> Option<&'s ClassEntry> {
         let classes = &script.class_table;
         let same = |ce: &ClassEntry| ce.name.as_bytes().eq_ignore_ascii_case(name);
         match &self.scopes {
             Some(t) => t
                 .find(self.hash_folded(name), |&j| same(&classes[j as usize].1))
-                .map(|&j| j as usize),
-            None => classes.iter().position(|(_, ce)| same(ce)),
+                .map(|&j| &classes[j as usize].1),
+            None => classes.iter().map(|(_, ce)| ce).find(|ce| same(ce)),
         }
     }
 

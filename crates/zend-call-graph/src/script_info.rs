@@ -11,10 +11,10 @@ use rustc_hash::FxHasher;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hash, Hasher};
 use zend_ir::dump::{FuncInfoHeader, SsaRange};
-
-use crate::script_index::{class_position, ScriptIndex};
 use zend_ir::opcode::*;
 use zend_ir::{ClassEntry, Literal, OpArray, Operand, PhpStr, Script, TypeNames, ZendType};
+
+use crate::script_index::{class_position, ScriptIndex};
 
 const ZEND_ACC_PUBLIC: u32 = 1 << 0;
 const ZEND_ACC_PRIVATE: u32 = 1 << 2;
@@ -191,8 +191,8 @@ impl<'a> ScriptInfo<'a> {
 
     /// `zend_optimizer_get_class_entry(script, op_array, lcname)`.
     pub fn class_entry(&self, op_array: Option<&OpArray>, lcname: &[u8]) -> Option<ClassRef<'a>> {
-        if let Some(c) = self.index.class(self.script, lcname) {
-            return Some(ClassRef::Script(&self.script.class_table[c].1));
+        if let Some(ce) = self.index.class(self.script, lcname) {
+            return Some(ClassRef::Script(ce));
         }
         if let Some(name) = zend_ir::internal_class(lcname) {
             return Some(ClassRef::Internal(name));
@@ -212,8 +212,7 @@ impl<'a> ScriptInfo<'a> {
     /// The first class of the script's class table named `name` (in any case), as a scan
     /// in table order would find it.
     pub fn script_class(&self, name: &[u8]) -> Option<&'a ClassEntry> {
-        let c = self.index.scope(self.script, name)?;
-        Some(&self.script.class_table[c].1)
+        self.index.scope(self.script, name)
     }
 
     fn index_of_function(&self, key: &[u8]) -> Option<usize> {
@@ -358,31 +357,24 @@ impl<'a> ScriptInfo<'a> {
         // `i` is indirectly recursive when a caller other than itself is reachable from it,
         // i.e. lies in its strongly connected component of the call graph: one linear SCC
         // search instead of a walk of the whole graph from every function (quadratic on a
-        // long chain of calls, as PHP's zend_is_indirectly_recursive is).
-        // Most scripts have no call between two different functions that could close a
-        // cycle: no search then.
-        if !callers
+        // long chain of calls, as PHP's zend_is_indirectly_recursive is). Most scripts have
+        // no call between two different functions, and need no search.
+        let cross_calls = callers
             .iter()
             .enumerate()
-            .any(|(i, incoming)| incoming.iter().any(|&c| c != i))
-        {
-            for (i, incoming) in callers.iter().enumerate() {
-                if incoming.contains(&i) {
-                    self.recursion[i] |= FUNC_RECURSIVE | FUNC_RECURSIVE_DIRECTLY;
-                }
-            }
-            return;
-        }
-        let component = zend_cfg::scc::component_of_each(&callees);
+            .any(|(i, incoming)| incoming.iter().any(|&c| c != i));
+        let component = cross_calls.then(|| zend_cfg::scc::component_of_each(&callees));
         for (i, incoming) in callers.iter().enumerate() {
             if incoming.contains(&i) {
                 self.recursion[i] |= FUNC_RECURSIVE | FUNC_RECURSIVE_DIRECTLY;
             }
-            if incoming
-                .iter()
-                .any(|&c| c != i && component[c] == component[i])
-            {
-                self.recursion[i] |= FUNC_RECURSIVE | FUNC_RECURSIVE_INDIRECTLY;
+            if let Some(component) = &component {
+                if incoming
+                    .iter()
+                    .any(|&c| c != i && component[c] == component[i])
+                {
+                    self.recursion[i] |= FUNC_RECURSIVE | FUNC_RECURSIVE_INDIRECTLY;
+                }
             }
         }
     }

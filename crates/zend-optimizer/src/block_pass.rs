@@ -80,27 +80,37 @@ impl<T: Copy + Default> StampedSlots<T> {
     }
 }
 
+impl<T> StampedSlots<T> {
+    /// The value of `slot` if it was written since the last clear.
+    fn written(&self, slot: usize) -> Option<&T> {
+        let (generation, value) = &self.slots[slot];
+        (*generation == self.generation).then_some(value)
+    }
+
+    /// `slot` for writing, set to `fresh` first if it was not written since the last clear
+    /// (the flag says whether it was not).
+    fn write(&mut self, slot: usize, fresh: T) -> (&mut T, bool) {
+        let current = self.generation;
+        let (generation, value) = &mut self.slots[slot];
+        let first = *generation != current;
+        if first {
+            *generation = current;
+            *value = fresh;
+        }
+        (value, first)
+    }
+}
+
 impl<T> std::ops::Index<usize> for StampedSlots<T> {
     type Output = T;
     fn index(&self, slot: usize) -> &T {
-        let (generation, value) = &self.slots[slot];
-        if *generation == self.generation {
-            value
-        } else {
-            &self.empty
-        }
+        self.written(slot).unwrap_or(&self.empty)
     }
 }
 
 impl<T: Copy + Default> std::ops::IndexMut<usize> for StampedSlots<T> {
     fn index_mut(&mut self, slot: usize) -> &mut T {
-        let current = self.generation;
-        let (generation, value) = &mut self.slots[slot];
-        if *generation != current {
-            *generation = current;
-            *value = T::default();
-        }
-        value
+        self.write(slot, T::default()).0
     }
 }
 
@@ -125,7 +135,7 @@ impl Usage<'_> {
     /// `usage |= used_ext`.
     fn or_base(&mut self) {
         for &v in &self.touched {
-            self.written.slots[v].1 |= self.base[v];
+            *self.written.write(v, false).0 |= self.base[v];
         }
     }
 }
@@ -133,22 +143,14 @@ impl Usage<'_> {
 impl std::ops::Index<usize> for Usage<'_> {
     type Output = bool;
     fn index(&self, slot: usize) -> &bool {
-        let (generation, value) = &self.written.slots[slot];
-        if *generation == self.written.generation {
-            value
-        } else {
-            &self.base[slot]
-        }
+        self.written.written(slot).unwrap_or(&self.base[slot])
     }
 }
 
 impl std::ops::IndexMut<usize> for Usage<'_> {
     fn index_mut(&mut self, slot: usize) -> &mut bool {
-        let current = self.written.generation;
-        let (generation, value) = &mut self.written.slots[slot];
-        if *generation != current {
-            *generation = current;
-            *value = self.base[slot];
+        let (value, first) = self.written.write(slot, self.base[slot]);
+        if first {
             self.touched.push(slot);
         }
         value

@@ -205,8 +205,7 @@ impl<'s> OptimizerCtx<'s> {
 
     /// A class of the script by lowercased name (the script's class table only).
     pub fn script_class(&self, lcname: &[u8]) -> Option<&'s ClassEntry> {
-        let c = self.state.index.class(self.script, lcname)?;
-        Some(&self.script.class_table[c].1)
+        self.state.index.class(self.script, lcname)
     }
 
     /// `zend_optimizer_get_class_entry`: a class of the script, an internal class, or the
@@ -227,8 +226,7 @@ impl<'s> OptimizerCtx<'s> {
 
     /// The class entry an op_array's scope names.
     pub fn scope_class(&self, scope: &PhpStr) -> Option<&'s ClassEntry> {
-        let c = self.state.index.scope(self.script, scope.as_bytes())?;
-        Some(&self.script.class_table[c].1)
+        self.state.index.scope(self.script, scope.as_bytes())
     }
 
     /// A method of `ce` by lowercased name; the op_array being optimized answers for itself.

@@ -443,10 +443,8 @@ impl Driver<'_> {
             self.run(op_array, ctx, "pass5", block_pass::run);
             self.dump(op_array, ctx, debug_level::after_pass(5), "after pass 5", 0);
         }
-        if let (Some(info), true) = (
-            dfa_info,
-            level & PASS_6 != 0 && level & PASS_7 == 0 && IMPLEMENTED_PASSES & PASS_6 != 0,
-        ) {
+        let dfa_alone = level & PASS_6 != 0 && level & PASS_7 == 0;
+        if let Some(info) = dfa_info.filter(|_| dfa_alone && IMPLEMENTED_PASSES & PASS_6 != 0) {
             ctx.pass = "pass6";
             let start = self.clock();
             let mut steps = Vec::new();
