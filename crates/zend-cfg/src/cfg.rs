@@ -4,7 +4,6 @@
 use crate::BlockId;
 use bitflags::bitflags;
 use bumpalo::collections::Vec as BVec;
-use bumpalo::vec as bvec;
 use bumpalo::Bump;
 use zend_ir::opcode::*;
 use zend_ir::{Literal, OpArray, OpNum, Operand, TryCatchElement};
@@ -244,6 +243,16 @@ pub struct CfgBuffers {
     try_catch: Vec<TryCatchElement>,
 }
 
+/// Whether `operand` names a variable or literal the op_array does not have.
+#[inline(always)]
+fn out_of_range(operand: Operand, vars: u32, literals: usize) -> bool {
+    match operand {
+        Operand::TmpVar(v) | Operand::Var(v) | Operand::Cv(v) => v.as_u32() >= vars,
+        Operand::Const(lit) => lit.index() >= literals,
+        Operand::Unused(_) | Operand::JmpAddr(_) => false,
+    }
+}
+
 /// Checks the operands of op `i` that later analyses rely on: every variable below
 /// `vars` (`last_var + T`), every literal present, OP_DATA where the op needs one.
 #[inline(always)]
@@ -253,31 +262,37 @@ fn validate_operands(
     op: &zend_ir::Op,
     vars: u32,
 ) -> Result<(), CfgError> {
-    for operand in [op.op1, op.op2, op.result] {
-        match operand {
-            Operand::TmpVar(v) | Operand::Var(v) | Operand::Cv(v) if v.as_u32() >= vars => {
-                return Err(error(
-                    op_array,
-                    i,
-                    Problem::VarOutOfRange { var: v.as_u32() },
-                ));
-            }
-            Operand::Const(lit) if lit.index() >= op_array.literals.len() => {
-                return Err(error(
-                    op_array,
-                    i,
-                    Problem::LiteralOutOfRange {
-                        literal: lit.as_u32(),
-                    },
-                ));
-            }
-            _ => {}
+    let literals = op_array.literals.len();
+    // One test of the three (`|`, not `||`): every op of every CFG build passes here, and
+    // which operand is wrong matters only once one is.
+    if out_of_range(op.op1, vars, literals)
+        | out_of_range(op.op2, vars, literals)
+        | out_of_range(op.result, vars, literals)
+    {
+        if let Some(e) = operand_error(op_array, i, op, vars) {
+            return Err(e);
         }
     }
     if needs_op_data(op.opcode) && i as usize + 1 >= op_array.opcodes.len() {
         return Err(error(op_array, i, Problem::MissingOpData));
     }
     Ok(())
+}
+
+/// The error for the first operand of op `i` that is [`out_of_range`], if one is.
+#[cold]
+fn operand_error(op_array: &OpArray, i: u32, op: &zend_ir::Op, vars: u32) -> Option<CfgError> {
+    let literals = op_array.literals.len();
+    let problem = [op.op1, op.op2, op.result]
+        .into_iter()
+        .find_map(|o| match o {
+            _ if !out_of_range(o, vars, literals) => None,
+            Operand::Const(lit) => Some(Problem::LiteralOutOfRange {
+                literal: lit.as_u32(),
+            }),
+            o => o.var().map(|v| Problem::VarOutOfRange { var: v.as_u32() }),
+        })?;
+    Some(error(op_array, i, problem))
 }
 
 /// Ops whose value operand lives in the following OP_DATA.
@@ -418,7 +433,7 @@ impl Cfg {
         let flags = build_flags & (BuildFlags::STACKLESS | BuildFlags::RECV_ENTRY);
         // How many times each op starts a block (BB_START); one extra slot absorbs a start
         // past the last op.
-        let mut starts = bvec![in scratch; 0u32; last as usize + 1];
+        let starts = scratch.alloc_slice_fill_copy(last as usize + 1, 0u32);
         let mut func_flags = FuncFlags::empty();
         let mut targets = BVec::new_in(scratch);
         starts[0] += 1;
@@ -982,10 +997,10 @@ impl Cfg {
     /// reachable block lists its distinct predecessors.
     fn build_predecessors(&mut self, scratch: &Bump) {
         let n = self.blocks.len();
-        let mut counts = bvec![in scratch; 0u32; n];
+        let counts = scratch.alloc_slice_fill_copy(n, 0u32);
         // SWITCH tables may name a block several times; `seen[s] == j + 1` marks a
         // successor block `j` already counted.
-        let mut seen = bvec![in scratch; 0u32; n];
+        let seen = scratch.alloc_slice_fill_copy(n, 0u32);
         let mut edges = 0;
         for b in 0..n {
             if !self.blocks[b].is_reachable() {

@@ -5,14 +5,13 @@
 use crate::cfg::{BlockFlags, Cfg, FuncFlags};
 use crate::BlockId;
 use bumpalo::collections::Vec as BVec;
-use bumpalo::vec as bvec;
 use bumpalo::Bump;
 
 /// Immediate dominators of the blocks reachable from the entry by successor edges, per
 /// block (`NONE` for the entry and unreached blocks). The dominator tree is unique, so
 /// this is the tree PHP's Cooper-Harvey-Kennedy iteration converges to, whichever way it
 /// is computed.
-fn immediate_dominators<'b>(cfg: &Cfg, scratch: &'b Bump) -> BVec<'b, u32> {
+fn immediate_dominators<'b>(cfg: &Cfg, scratch: &'b Bump) -> &'b mut [u32] {
     if cfg.edges_go_forward() {
         forward_immediate_dominators(cfg, scratch)
     } else {
@@ -22,12 +21,12 @@ fn immediate_dominators<'b>(cfg: &Cfg, scratch: &'b Bump) -> BVec<'b, u32> {
 
 /// [`immediate_dominators`] of any CFG: Lengauer and Tarjan, with path compression,
 /// iterative; near-linear even for deeply nested code.
-fn lengauer_tarjan<'b>(cfg: &Cfg, scratch: &'b Bump) -> BVec<'b, u32> {
+fn lengauer_tarjan<'b>(cfg: &Cfg, scratch: &'b Bump) -> &'b mut [u32] {
     let n = cfg.blocks.len();
     // Preorder numbering by an iterative depth-first walk.
-    let mut dfn = bvec![in scratch; NONE; n];
+    let dfn = scratch.alloc_slice_fill_copy(n, NONE);
     let mut vertex = BVec::with_capacity_in(n, scratch);
-    let mut parent = bvec![in scratch; NONE; n];
+    let parent = scratch.alloc_slice_fill_copy(n, NONE);
     let mut stack = BVec::with_capacity_in(n, scratch);
     stack.push((0u32, 0u32));
     dfn[0] = 0;
@@ -51,10 +50,10 @@ fn lengauer_tarjan<'b>(cfg: &Cfg, scratch: &'b Bump) -> BVec<'b, u32> {
     // `bucket_next`: the order their members are settled in does not change the result.
     let mut semi = BVec::from_iter_in(0..count as u32, scratch);
     let mut label = BVec::from_iter_in(0..count as u32, scratch);
-    let mut ancestor = bvec![in scratch; NONE; count];
-    let mut dom = bvec![in scratch; NONE; count];
-    let mut bucket_head = bvec![in scratch; NONE; count];
-    let mut bucket_next = bvec![in scratch; NONE; count];
+    let ancestor = scratch.alloc_slice_fill_copy(count, NONE);
+    let dom = scratch.alloc_slice_fill_copy(count, NONE);
+    let bucket_head = scratch.alloc_slice_fill_copy(count, NONE);
+    let bucket_next = scratch.alloc_slice_fill_copy(count, NONE);
     let mut path = BVec::new_in(scratch);
 
     // `eval` with iterative path compression.
@@ -89,7 +88,7 @@ fn lengauer_tarjan<'b>(cfg: &Cfg, scratch: &'b Bump) -> BVec<'b, u32> {
             if v == NONE {
                 continue;
             }
-            let u = eval(v, &mut ancestor, &mut label, &semi, &mut path);
+            let u = eval(v, ancestor, &mut label, &semi, &mut path);
             if semi[u as usize] < semi[w] {
                 semi[w] = semi[u as usize];
             }
@@ -101,7 +100,7 @@ fn lengauer_tarjan<'b>(cfg: &Cfg, scratch: &'b Bump) -> BVec<'b, u32> {
         ancestor[w] = pw;
         let mut v = std::mem::replace(&mut bucket_head[pw as usize], NONE);
         while v != NONE {
-            let u = eval(v, &mut ancestor, &mut label, &semi, &mut path);
+            let u = eval(v, ancestor, &mut label, &semi, &mut path);
             dom[v as usize] = if semi[u as usize] < semi[v as usize] {
                 u
             } else {
@@ -115,7 +114,7 @@ fn lengauer_tarjan<'b>(cfg: &Cfg, scratch: &'b Bump) -> BVec<'b, u32> {
             dom[w] = dom[dom[w] as usize];
         }
     }
-    let mut idom = bvec![in scratch; NONE; n];
+    let idom = scratch.alloc_slice_fill_copy(n, NONE);
     for w in 1..count {
         idom[vertex[w] as usize] = vertex[dom[w] as usize];
     }
@@ -126,11 +125,11 @@ fn lengauer_tarjan<'b>(cfg: &Cfg, scratch: &'b Bump) -> BVec<'b, u32> {
 /// no loops). Block order is then a topological order, in which every dominator comes
 /// before the blocks it dominates: one pass in that order, meeting the predecessors'
 /// dominator chains as Cooper, Harvey and Kennedy's `intersect` does, is exact.
-fn forward_immediate_dominators<'b>(cfg: &Cfg, scratch: &'b Bump) -> BVec<'b, u32> {
+fn forward_immediate_dominators<'b>(cfg: &Cfg, scratch: &'b Bump) -> &'b mut [u32] {
     let n = cfg.blocks.len();
-    let mut idom = bvec![in scratch; NONE; n];
+    let idom = scratch.alloc_slice_fill_copy(n, NONE);
     // Reached from the entry by successor edges, as the depth-first walk would find.
-    let mut reached = bvec![in scratch; false; n];
+    let reached = scratch.alloc_slice_fill_copy(n, false);
     reached[0] = true;
     for b in 1..n {
         let mut d = NONE;
@@ -162,7 +161,7 @@ fn forward_immediate_dominators<'b>(cfg: &Cfg, scratch: &'b Bump) -> BVec<'b, u3
 
 /// A set of blocks that can be emptied in time proportional to its size.
 struct Visited<'b> {
-    flags: BVec<'b, bool>,
+    flags: &'b mut [bool],
     members: BVec<'b, usize>,
 }
 
@@ -233,8 +232,8 @@ impl DomIntervals {
     pub fn new_in(cfg: &Cfg, scratch: &Bump) -> DomIntervals {
         let n = cfg.blocks.len();
         // Children lists from the idom links, in block order.
-        let mut first_child = bvec![in scratch; NONE; n];
-        let mut next_sibling = bvec![in scratch; NONE; n];
+        let first_child = scratch.alloc_slice_fill_copy(n, NONE);
+        let next_sibling = scratch.alloc_slice_fill_copy(n, NONE);
         for j in (0..n).rev() {
             let block = &cfg.blocks[j];
             if !block.is_reachable() {
@@ -321,7 +320,7 @@ impl Cfg {
         let idom = immediate_dominators(self, scratch);
 
         // Children lists sorted by block number: appending in increasing order.
-        let mut last_child: BVec<Option<BlockId>> = bvec![in scratch; None; n];
+        let last_child: &mut [Option<BlockId>] = scratch.alloc_slice_fill_copy(n, None);
         for (block, &d) in self.blocks.iter_mut().zip(idom.iter()) {
             block.idom = (d != NONE).then(|| BlockId::new(d));
         }
@@ -391,7 +390,7 @@ impl Cfg {
         // remembers its members, so that clearing it (once per loop header found with an
         // empty stack) costs what was added since, not the number of blocks.
         let mut visited = Visited {
-            flags: bvec![in scratch; false; n],
+            flags: scratch.alloc_slice_fill_copy(n, false),
             members: BVec::with_capacity_in(n, scratch),
         };
         let mut stack = BVec::with_capacity_in(n, scratch);
@@ -406,10 +405,10 @@ impl Cfg {
         // DFS over the DJ graph (dominator-tree edges, then join edges) recording entry and
         // exit times, for ancestor queries on the DJ spanning tree. Each stacked block keeps
         // a cursor: PHP rescans from the start, but what it already pushed stays visited.
-        let mut entry_times = bvec![in scratch; -1i64; n];
-        let mut exit_times = bvec![in scratch; -1i64; n];
+        let entry_times = scratch.alloc_slice_fill_copy(n, -1i64);
+        let exit_times = scratch.alloc_slice_fill_copy(n, -1i64);
         // Cursor: (next child, successor index).
-        let mut cursor: BVec<(Option<BlockId>, usize)> = bvec![in scratch; (None, 0); n];
+        let cursor: &mut [(Option<BlockId>, usize)] = scratch.alloc_slice_fill_copy(n, (None, 0));
         push(&mut visited, &mut stack, 0);
         cursor[0] = (self.blocks[0].children, 0);
         let mut time = 0i64;

@@ -7,6 +7,10 @@
 //! `... -- --analyses DIR [ROUNDS]`: the analyses alone (`analysis::analyze_script` at
 //! 0x60), the workload of `zopt bench analyses`.
 //!
+//! `ZOPT_PER_SCRIPT=N ... -- DIR [ROUNDS] [LEVEL]`: then the N scripts that take the
+//! longest (best of the rounds each), with their ops and time per op: where the time of a
+//! corpus goes, before a profile of one script.
+//!
 //! `... -- --growth [LEVEL]`: the whole pipeline on synthetic functions of 100 to 100k ops
 //! of each shape zend-cfg generates, with the fitted exponent `k` of `time ~ ops^k`.
 //!
@@ -328,4 +332,46 @@ fn main() {
         allocs as f64 / ops as f64,
         bytes as f64 / 1e6
     );
+    if let Some(top) = std::env::var("ZOPT_PER_SCRIPT")
+        .ok()
+        .and_then(|n| n.parse().ok())
+    {
+        per_script(&files, &scripts, rounds, &options, top);
+    }
+}
+
+/// The `top` scripts that take the longest to optimize, each timed alone.
+fn per_script(
+    files: &[PathBuf],
+    scripts: &[zend_ir::Script],
+    rounds: usize,
+    options: &zend_optimizer::Options,
+    top: usize,
+) {
+    let mut rows: Vec<(f64, usize, &Path)> = scripts
+        .iter()
+        .zip(files)
+        .map(|(script, file)| {
+            let ops = script.op_arrays().iter().map(|o| o.opcodes.len()).sum();
+            let mut best = f64::MAX;
+            for _ in 0..rounds {
+                let mut copy = script.clone();
+                let start = Instant::now();
+                zend_optimizer::optimize_script(&mut copy, options);
+                best = best.min(start.elapsed().as_secs_f64());
+            }
+            (best, ops, file.as_path())
+        })
+        .collect();
+    let total: f64 = rows.iter().map(|r| r.0).sum();
+    rows.sort_by(|a, b| b.0.total_cmp(&a.0));
+    for (t, ops, file) in rows.iter().take(top) {
+        println!(
+            "{:>9.1} us {:>5.1}% {ops:>6} ops {:>7.0} ns/op  {}",
+            t * 1e6,
+            100.0 * t / total,
+            t * 1e9 / *ops.max(&1) as f64,
+            file.display()
+        );
+    }
 }

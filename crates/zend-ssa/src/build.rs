@@ -5,7 +5,6 @@ use crate::{
     SsaVariable, TypeConstraint,
 };
 use bumpalo::collections::Vec as BVec;
-use bumpalo::vec as bvec;
 use bumpalo::Bump;
 use zend_cfg::bitset::{self, BitMatrix};
 use zend_cfg::dom::DomIntervals;
@@ -664,7 +663,7 @@ impl Builder<'_> {
     fn propagate_defs(&mut self) {
         let cfg = self.cfg;
         let words = self.def.row_words();
-        let mut row = bvec![in self.scratch; 0u64; words];
+        let row = self.scratch.alloc_slice_fill_copy(words, 0u64);
         loop {
             let mut changed = false;
             for j in 0..cfg.blocks_count() {
@@ -674,7 +673,7 @@ impl Builder<'_> {
                 }
                 row.copy_from_slice(self.phi.row(j));
                 if block.flags.contains(BlockFlags::IRREDUCIBLE_LOOP) {
-                    bitset::union_with(&mut row, self.live_in.row(j));
+                    bitset::union_with(row, self.live_in.row(j));
                 } else {
                     for &pred in cfg.predecessors(BlockId::new(j as u32)) {
                         let mut i = Some(pred);
@@ -690,9 +689,9 @@ impl Builder<'_> {
                         }
                     }
                 }
-                self.phi.row_mut(j).copy_from_slice(&row);
-                if !bitset::is_subset(&row, self.def.row(j)) {
-                    bitset::union_with(self.def.row_mut(j), &row);
+                self.phi.row_mut(j).copy_from_slice(row);
+                if !bitset::is_subset(row, self.def.row(j)) {
+                    bitset::union_with(self.def.row_mut(j), row);
                     changed = true;
                 }
             }
@@ -741,7 +740,7 @@ impl Builder<'_> {
         let total = (op_array.last_var() + op_array.T) as usize;
         self.ssa.ops = vec![SsaOp::default(); op_array.opcodes.len()];
         let mut map = VarMap {
-            var: bvec![in self.scratch; None; total],
+            var: self.scratch.alloc_slice_fill_copy(total, None),
             // Every definition and phi logs one entry at most once per dominator-tree path.
             undo: BVec::with_capacity_in(
                 op_array.opcodes.len() + self.ssa.phis.len(),
@@ -869,7 +868,7 @@ impl Builder<'_> {
 
 /// The current SSA value of every CV/TMP/VAR during renaming, with an undo log.
 struct VarMap<'b> {
-    var: BVec<'b, Option<SsaVar>>,
+    var: &'b mut [Option<SsaVar>],
     undo: BVec<'b, (u32, Option<SsaVar>)>,
     /// Next SSA variable number (`ssa_vars_count`).
     count: u32,

@@ -4,7 +4,6 @@
 
 use crate::{Alias, PhiId, Ssa, SsaVar};
 use bumpalo::collections::Vec as BVec;
-use bumpalo::vec as bvec;
 use bumpalo::Bump;
 use zend_cfg::Cfg;
 use zend_ir::opcode::*;
@@ -228,8 +227,8 @@ impl Ssa {
 
         // PHP's signed numbering: visit indices count up, component numbers count down
         // from `n`; -1 is "not visited".
-        let mut scc = bvec![in scratch; -1i64; n];
-        let mut entry = bvec![in scratch; false; n];
+        let scc = scratch.alloc_slice_fill_copy(n, -1i64);
+        let entry = scratch.alloc_slice_fill_copy(n, false);
         let mut index: i64 = 0;
         let mut sccs: i64 = n as i64;
         let mut stack = BVec::with_capacity_in(n, scratch);
@@ -245,8 +244,15 @@ impl Ssa {
             last: u32,
         }
         const NO_LAST: u32 = u32::MAX;
-        let mut visit =
-            bvec![in scratch; Visit { cursor: 0, sym: None, steps: 0, last: NO_LAST }; n];
+        let visit = scratch.alloc_slice_fill_copy(
+            n,
+            Visit {
+                cursor: 0,
+                sym: None,
+                steps: 0,
+                last: NO_LAST,
+            },
+        );
         let vars = &self.vars;
         let phis = &self.phis;
         // The next successor of `var` in the search (no_val variables are not edges).
