@@ -171,11 +171,9 @@ impl Ssa {
     ) {
         let last = op_array.opcodes.len();
         let mut push_defs = |op: &crate::SsaOp| {
-            out.extend(
-                [op.op1_def, op.op2_def, op.result_def]
-                    .into_iter()
-                    .flatten(),
-            );
+            for def in [op.op1_def, op.op2_def, op.result_def].into_iter().flatten() {
+                out.push(def);
+            }
         };
         for use_ in self.uses(var) {
             let u = use_.index();
