@@ -7,9 +7,10 @@
 //! literal group's strings: two groups whose strings concatenate to the same bytes are the
 //! same key, exactly as in PHP.
 
-use std::hash::BuildHasher;
+use std::hash::{BuildHasher, BuildHasherDefault};
 
-use hashbrown::{DefaultHashBuilder, HashTable};
+use hashbrown::HashTable;
+use rustc_hash::FxHasher;
 
 struct Entry {
     hash: u64,
@@ -23,7 +24,9 @@ struct Entry {
 pub(crate) struct ByteKeyTable {
     table: HashTable<Entry>,
     arena: Vec<u8>,
-    hasher: DefaultHashBuilder,
+    /// Fx, not a seeded hash: the keys are a script's own names and numbers, and the
+    /// table is probed for most literals of every op_array.
+    hasher: BuildHasherDefault<FxHasher>,
 }
 
 impl ByteKeyTable {

@@ -166,9 +166,11 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
         }
     }
 
-    // Merge equal literals: `map[old]` is the new index of the group old starts. Kept
-    // literals move out of the old array: a group's keys are read before it is moved, and
-    // the walk never looks back.
+    // Merge equal literals: `map[old]` is the new index of the group old starts. The array
+    // is compacted in place: the kept literals keep their order, so the `kept` first slots
+    // hold them and every slot from `kept` up to the walk's position holds one already
+    // walked past and dropped (a group's keys are read before it is moved, and the walk
+    // never looks back).
     let mut old_literals = std::mem::take(&mut op_array.literals);
     let old_extra = std::mem::take(&mut op_array.literal_extra);
     let extra_of = |i: usize| {
@@ -177,7 +179,7 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
             .find(|(l, _)| l.index() == i)
             .map_or(0, |&(_, v)| v)
     };
-    let mut literals: Vec<Literal> = Vec::with_capacity(count);
+    let mut kept = 0usize;
     let mut extra: Vec<(LiteralId, u32)> = Vec::new();
     let map = &mut scratch.map;
     map.clear();
@@ -186,12 +188,13 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
     longs.clear();
     strings.clear();
     let (mut l_null, mut l_false, mut l_true, mut l_empty_arr) = (None, None, None, None);
-    let mut keep = |old: &mut [Literal], literals: &mut Vec<Literal>, i: usize| {
+    let mut keep = |old: &mut [Literal], kept: &mut usize, i: usize| {
         let x = extra_of(i);
         if x != 0 {
-            extra.push((LiteralId::from(literals.len()), x));
+            extra.push((LiteralId::from(*kept), x));
         }
-        literals.push(std::mem::replace(&mut old[i], Literal::Null));
+        old.swap(*kept, i);
+        *kept += 1;
     };
     fn string_at(old: &[Literal], i: usize) -> &[u8] {
         match old.get(i) {
@@ -206,7 +209,7 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
             i += 1;
             continue;
         }
-        let j = literals.len() as u32;
+        let j = kept as u32;
         let old = &mut old_literals[..];
         match &old[i] {
             Literal::Null | Literal::False | Literal::True => {
@@ -219,7 +222,7 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
                     Some(at) => map[i] = at,
                     None => {
                         *slot = Some(j);
-                        keep(old, &mut literals, i);
+                        keep(old, &mut kept, i);
                         map[i] = j;
                     }
                 }
@@ -228,7 +231,7 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
                 Some(&at) => map[i] = at,
                 None => {
                     longs.insert(*value, j);
-                    keep(old, &mut literals, i);
+                    keep(old, &mut kept, i);
                     map[i] = j;
                 }
             },
@@ -239,9 +242,9 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
                 match strings.get_or_insert(KEY_LONG_WITH_STRING, &[key], j) {
                     Some(at) => map[i] = at,
                     None => {
-                        keep(old, &mut literals, i);
+                        keep(old, &mut kept, i);
                         if i + 1 < count {
-                            keep(old, &mut literals, i + 1);
+                            keep(old, &mut kept, i + 1);
                         }
                         map[i] = j;
                     }
@@ -252,7 +255,7 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
                 match strings.get_or_insert(KEY_DOUBLE, &[&d.0.to_ne_bytes()], j) {
                     Some(at) => map[i] = at,
                     None => {
-                        keep(old, &mut literals, i);
+                        keep(old, &mut kept, i);
                         map[i] = j;
                     }
                 }
@@ -267,7 +270,7 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
                     Some(at) => map[i] = at,
                     None => {
                         for k in i..end {
-                            keep(old, &mut literals, k);
+                            keep(old, &mut kept, k);
                         }
                         map[i] = j;
                     }
@@ -278,36 +281,27 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
                 Some(at) => map[i] = at,
                 None => {
                     l_empty_arr = Some(j);
-                    keep(old, &mut literals, i);
+                    keep(old, &mut kept, i);
                     map[i] = j;
                 }
             },
             _ => {
-                keep(old, &mut literals, i);
+                keep(old, &mut kept, i);
                 map[i] = j;
             }
         }
         i += 1;
     }
-    if literals.len() != count && ctx.logging() {
-        let new = literals.len();
+    if kept != count && ctx.logging() {
+        let new = kept;
         ctx.note(op_array, OpNum::new(0), ChangeKind::LiteralMerged, || {
             format!("literals compacted: {count} -> {new} (unused dropped, equal merged)")
         });
     }
-    op_array.literals = literals;
+    old_literals.truncate(kept);
+    op_array.literals = old_literals;
     op_array.literal_extra = extra;
     let new_count = op_array.literals.len();
-    for op in &mut op_array.opcodes {
-        for operand in [&mut op.op1, &mut op.op2] {
-            if let Operand::Const(lit) = operand {
-                if let Some(&new) = map.get(lit.index()) {
-                    *lit = LiteralId::new(new);
-                }
-            }
-        }
-    }
-
     assign_cache_slots(op_array, new_count, &mut scratch);
     ctx.state.compact_literals = scratch;
 }
@@ -430,19 +424,29 @@ fn type_num_classes(op_array: &OpArray, arg_num: u32) -> u32 {
     }
 }
 
-/// The second half of `zend_optimizer_compact_literals`: every op's run-time cache slot,
-/// then the RECV_INIT constant-expression slots.
+/// The second half of `zend_optimizer_compact_literals`: every op's operands renumbered by
+/// `scratch.map` (old literal to new), and in the same visit its run-time cache slot (which
+/// reads that op's new literals only); then the RECV_INIT constant-expression slots.
 fn assign_cache_slots(op_array: &mut OpArray, literal_count: usize, scratch: &mut Scratch) {
     scratch.statics.clear();
     scratch.slots.clear();
     scratch.slots.resize(literal_count, [None; SLOT_KINDS]);
+    let map = &scratch.map;
     let mut t = SlotTables {
         cache_size: EXTENSION_HANDLES_SIZE,
         statics: &mut scratch.statics,
         slots: &mut scratch.slots,
     };
     for n in 0..op_array.opcodes.len() {
-        let op = op_array.opcodes[n];
+        let op = &mut op_array.opcodes[n];
+        for operand in [&mut op.op1, &mut op.op2] {
+            if let Operand::Const(lit) = operand {
+                if let Some(&new) = map.get(lit.index()) {
+                    *lit = LiteralId::new(new);
+                }
+            }
+        }
+        let op = *op;
         let (op1, op2) = (lit(op.op1), lit(op.op2));
         let op1_unused = op.op1.is_unused();
         match op.opcode {
