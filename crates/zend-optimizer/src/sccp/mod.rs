@@ -65,6 +65,11 @@ pub enum Value {
     PartialObject(Ht),
 }
 
+/// The lattice's ends, for the transfer functions to pass by reference: constants, so that
+/// passing one costs no drop of a local `Value` (whose drop glue is not trivial).
+const BOT: &Value = &Value::Bot;
+const TOP: &Value = &Value::Top;
+
 impl Value {
     fn is_top(&self) -> bool {
         matches!(self, Value::Top)
@@ -670,7 +675,7 @@ impl Sccp<'_> {
     /// define them).
     fn set_defs_bot(&mut self, scdf: &mut Scdf<'_>, sop: &zend_ssa::SsaOp) {
         for def in [sop.result_def, sop.op1_def, sop.op2_def] {
-            self.set(scdf, def, &Value::Bot);
+            self.set(scdf, def, BOT);
         }
     }
 
@@ -1161,7 +1166,6 @@ impl Sccp<'_> {
         }
         let op1 = self.op1_value(scdf, op);
         let op2 = self.op2_value(scdf, op);
-        let bot = Value::Bot;
 
         match opline.opcode {
             ZEND_ASSIGN => {
@@ -1170,8 +1174,8 @@ impl Sccp<'_> {
                     .op1_use
                     .is_some_and(|u| var_type(self.var_info, u) & MayBe::REF.bits() != 0);
                 if op1_bot && may_ref {
-                    self.set(scdf, sop.op1_def, &bot);
-                    self.set(scdf, sop.result_def, &bot);
+                    self.set(scdf, sop.op1_def, BOT);
+                    self.set(scdf, sop.result_def, BOT);
                 } else if let Some(v) = &op2 {
                     self.set(scdf, sop.op1_def, v);
                     self.set(scdf, sop.result_def, v);
@@ -1192,20 +1196,20 @@ impl Sccp<'_> {
             }
             ZEND_ADD_ARRAY_UNPACK => {
                 let Some(ru) = sop.result_use else {
-                    self.set(scdf, sop.result_def, &bot);
+                    self.set(scdf, sop.result_def, BOT);
                     return;
                 };
                 let result = self.values[ru.index()].clone();
                 let op1v = op1.unwrap_or(Value::Bot);
                 if result.is_bot() || op1v.is_bot() {
-                    self.set(scdf, sop.result_def, &bot);
+                    self.set(scdf, sop.result_def, BOT);
                     return;
                 }
                 if result.is_top() || op1v.is_top() {
                     return;
                 }
                 if result.type_code() == IS_NULL {
-                    self.set(scdf, sop.result_def, &bot);
+                    self.set(scdf, sop.result_def, BOT);
                     return;
                 }
                 // The array moves on to the result; the operand keeps a null.
@@ -1215,7 +1219,7 @@ impl Sccp<'_> {
                 if ct_eval_add_array_unpack(&mut zv, &op1v, bug) {
                     self.set(scdf, sop.result_def, &zv);
                 } else {
-                    self.set(scdf, sop.result_def, &bot);
+                    self.set(scdf, sop.result_def, BOT);
                 }
                 return;
             }
@@ -1226,7 +1230,7 @@ impl Sccp<'_> {
                 if no_escape {
                     self.set(scdf, sop.result_def, &Value::PartialObject(Ht::new()));
                 } else {
-                    self.set(scdf, sop.result_def, &bot);
+                    self.set(scdf, sop.result_def, BOT);
                 }
                 return;
             }
@@ -1236,7 +1240,7 @@ impl Sccp<'_> {
                     cur = OpNum::new(cur.as_u32() + 1);
                     opline = &op_array.opcodes[cur.index()];
                     sop = ssa.ops[cur.index()];
-                    self.set(scdf, sop.op1_def, &bot);
+                    self.set(scdf, sop.op1_def, BOT);
                 }
             }
             _ => {}
@@ -1254,12 +1258,11 @@ impl Sccp<'_> {
                 }
             };
         }
-        let top = Value::Top;
-        let o1 = op1.as_ref().unwrap_or(&top);
-        let o2 = op2.as_ref().unwrap_or(&top);
+        let o1 = op1.as_ref().unwrap_or(TOP);
+        let o2 = op2.as_ref().unwrap_or(TOP);
         let result = |this: &mut Self, scdf: &mut Scdf<'_>, v: Option<Value>| match v {
             Some(v) => this.set(scdf, sop.result_def, &v),
-            None => this.set(scdf, sop.result_def, &Value::Bot),
+            None => this.set(scdf, sop.result_def, BOT),
         };
 
         match opline.opcode {
@@ -1290,8 +1293,8 @@ impl Sccp<'_> {
                 if self.visit_assign_op(scdf, cur, op1.as_ref(), op2.as_ref()) {
                     return;
                 }
-                self.set(scdf, sop.result_def, &bot);
-                self.set(scdf, sop.op1_def, &bot);
+                self.set(scdf, sop.result_def, BOT);
+                self.set(scdf, sop.op1_def, BOT);
             }
             ZEND_PRE_INC_OBJ | ZEND_PRE_DEC_OBJ | ZEND_POST_INC_OBJ | ZEND_POST_DEC_OBJ => {
                 if op1.is_some() {
@@ -1319,8 +1322,8 @@ impl Sccp<'_> {
                         }
                     }
                 }
-                self.set(scdf, sop.op1_def, &bot);
-                self.set(scdf, sop.result_def, &bot);
+                self.set(scdf, sop.op1_def, BOT);
+                self.set(scdf, sop.result_def, BOT);
             }
             ZEND_PRE_INC | ZEND_PRE_DEC => {
                 skip_if_top!(o1);
@@ -1330,8 +1333,8 @@ impl Sccp<'_> {
                         self.set(scdf, sop.result_def, &v);
                     }
                     None => {
-                        self.set(scdf, sop.op1_def, &bot);
-                        self.set(scdf, sop.result_def, &bot);
+                        self.set(scdf, sop.op1_def, BOT);
+                        self.set(scdf, sop.result_def, BOT);
                     }
                 }
             }
@@ -1340,7 +1343,7 @@ impl Sccp<'_> {
                 self.set(scdf, sop.result_def, o1);
                 match ct_eval_incdec(opline.opcode, o1) {
                     Some(v) => self.set(scdf, sop.op1_def, &v),
-                    None => self.set(scdf, sop.op1_def, &bot),
+                    None => self.set(scdf, sop.op1_def, BOT),
                 }
             }
             ZEND_BW_NOT | ZEND_BOOL_NOT => {
@@ -1502,7 +1505,6 @@ impl Sccp<'_> {
     ) {
         let ssa = scdf.ssa;
         let sop = ssa.ops[op.index()];
-        let bot = Value::Bot;
         let data_op = OpNum::new(op.as_u32() + 1);
         let data = if data_op.index() < scdf.op_array.opcodes.len() {
             self.op1_value(scdf, data_op)
@@ -1510,8 +1512,8 @@ impl Sccp<'_> {
             None
         };
         let Some(data) = data else {
-            self.set(scdf, sop.result_def, &bot);
-            self.set(scdf, sop.op1_def, &bot);
+            self.set(scdf, sop.result_def, BOT);
+            self.set(scdf, sop.op1_def, BOT);
             return;
         };
         // An undefined `$a` in `$a[$b] = $c` behaves as null, without a warning.
@@ -1522,13 +1524,13 @@ impl Sccp<'_> {
             }
         }
         let Some(op1) = op1 else {
-            self.set(scdf, sop.result_def, &bot);
-            self.set(scdf, sop.op1_def, &bot);
+            self.set(scdf, sop.result_def, BOT);
+            self.set(scdf, sop.op1_def, BOT);
             return;
         };
         if op1.is_bot() {
-            self.set(scdf, sop.result_def, &bot);
-            self.set(scdf, sop.op1_def, &bot);
+            self.set(scdf, sop.result_def, BOT);
+            self.set(scdf, sop.op1_def, BOT);
             return;
         }
         if op1.is_top() || data.is_top() || op2.as_ref().is_some_and(|v| v.is_top()) {
@@ -1536,16 +1538,16 @@ impl Sccp<'_> {
         }
         if op2.as_ref().is_some_and(|v| v.is_bot()) {
             // Update of an unknown index.
-            self.set(scdf, sop.result_def, &bot);
+            self.set(scdf, sop.result_def, BOT);
             if sop.op1_def.is_some() {
                 self.set(scdf, sop.op1_def, &Value::PartialArray(Ht::new()));
             } else {
-                self.set(scdf, sop.op1_def, &bot);
+                self.set(scdf, sop.op1_def, BOT);
             }
             return;
         }
         if data.is_bot() {
-            self.set(scdf, sop.result_def, &bot);
+            self.set(scdf, sop.result_def, BOT);
             let t = op1.type_code();
             if (op1.is_partial_array() || t == IS_NULL || t == IS_FALSE || t == IS_ARRAY)
                 && sop.op1_def.is_some()
@@ -1561,12 +1563,12 @@ impl Sccp<'_> {
                         if ct_eval_del_array_elem(&mut h, k) {
                             self.set(scdf, sop.op1_def, &Value::PartialArray(h));
                         } else {
-                            self.set(scdf, sop.op1_def, &bot);
+                            self.set(scdf, sop.op1_def, BOT);
                         }
                     }
                 }
             } else {
-                self.set(scdf, sop.op1_def, &bot);
+                self.set(scdf, sop.op1_def, BOT);
             }
             return;
         }
@@ -1582,8 +1584,8 @@ impl Sccp<'_> {
             self.set(scdf, sop.result_def, &data);
             self.set(scdf, sop.op1_def, &zv);
         } else {
-            self.set(scdf, sop.result_def, &bot);
-            self.set(scdf, sop.op1_def, &bot);
+            self.set(scdf, sop.result_def, BOT);
+            self.set(scdf, sop.op1_def, BOT);
         }
     }
 
@@ -1596,13 +1598,12 @@ impl Sccp<'_> {
     ) {
         let ssa = scdf.ssa;
         let sop = ssa.ops[op.index()];
-        let bot = Value::Bot;
         let no_escape = sop
             .op1_def
             .is_some_and(|d| ssa.vars[d.index()].escape_state == EscapeState::NoEscape);
         if !no_escape {
-            self.set(scdf, sop.result_def, &bot);
-            self.set(scdf, sop.op1_def, &bot);
+            self.set(scdf, sop.result_def, BOT);
+            self.set(scdf, sop.op1_def, BOT);
             return;
         }
         let data_op = OpNum::new(op.as_u32() + 1);
@@ -1618,25 +1619,25 @@ impl Sccp<'_> {
             .and_then(|i| i.ce.as_ref())
             .is_some_and(|ce| (self.class_ok)(&ce.name));
         let (Some(data), Some(op1), Some(op2)) = (data, op1, op2) else {
-            self.set(scdf, sop.result_def, &bot);
-            self.set(scdf, sop.op1_def, &bot);
+            self.set(scdf, sop.result_def, BOT);
+            self.set(scdf, sop.op1_def, BOT);
             return;
         };
         if !class_ok || op1.is_bot() {
-            self.set(scdf, sop.result_def, &bot);
-            self.set(scdf, sop.op1_def, &bot);
+            self.set(scdf, sop.result_def, BOT);
+            self.set(scdf, sop.op1_def, BOT);
             return;
         }
         if op1.is_top() || data.is_top() || op2.is_top() {
             return;
         }
         if op2.is_bot() {
-            self.set(scdf, sop.result_def, &bot);
+            self.set(scdf, sop.result_def, BOT);
             self.set(scdf, sop.op1_def, &Value::PartialObject(Ht::new()));
             return;
         }
         if data.is_bot() {
-            self.set(scdf, sop.result_def, &bot);
+            self.set(scdf, sop.result_def, BOT);
             let t = op1.type_code();
             if op1.is_partial_object() || t == IS_NULL || t == IS_FALSE {
                 let mut h = match &op1 {
@@ -1648,10 +1649,10 @@ impl Sccp<'_> {
                         h.remove(&k);
                         self.set(scdf, sop.op1_def, &Value::PartialObject(h));
                     }
-                    None => self.set(scdf, sop.op1_def, &bot),
+                    None => self.set(scdf, sop.op1_def, BOT),
                 }
             } else {
-                self.set(scdf, sop.op1_def, &bot);
+                self.set(scdf, sop.op1_def, BOT);
             }
             return;
         }
@@ -1660,8 +1661,8 @@ impl Sccp<'_> {
             self.set(scdf, sop.result_def, &data);
             self.set(scdf, sop.op1_def, &zv);
         } else {
-            self.set(scdf, sop.result_def, &bot);
-            self.set(scdf, sop.op1_def, &bot);
+            self.set(scdf, sop.result_def, BOT);
+            self.set(scdf, sop.op1_def, BOT);
         }
     }
 
@@ -1716,13 +1717,13 @@ impl Sccp<'_> {
                 if data.is_bot() {
                     let mut h = o1.elements().unwrap_or_default();
                     ct_eval_del_array_elem(&mut h, o2);
-                    self.set(scdf, sop.result_def, &Value::Bot);
+                    self.set(scdf, sop.result_def, BOT);
                     self.set(scdf, sop.op1_def, &Value::PartialArray(h));
                     return true;
                 }
                 let Some(tmp) = ct_eval_binary_op(binop, &tmp, &data) else {
-                    self.set(scdf, sop.result_def, &Value::Bot);
-                    self.set(scdf, sop.op1_def, &Value::Bot);
+                    self.set(scdf, sop.result_def, BOT);
+                    self.set(scdf, sop.op1_def, BOT);
                     return true;
                 };
                 let mut zv = o1.clone();
@@ -1757,13 +1758,13 @@ impl Sccp<'_> {
                     if let (Value::PartialObject(h), Some(k)) = (&mut zv, prop_key(o2)) {
                         h.remove(&k);
                     }
-                    self.set(scdf, sop.result_def, &Value::Bot);
+                    self.set(scdf, sop.result_def, BOT);
                     self.set(scdf, sop.op1_def, &zv);
                     return true;
                 }
                 let Some(tmp) = ct_eval_binary_op(binop, &tmp, &data) else {
-                    self.set(scdf, sop.result_def, &Value::Bot);
-                    self.set(scdf, sop.op1_def, &Value::Bot);
+                    self.set(scdf, sop.result_def, BOT);
+                    self.set(scdf, sop.op1_def, BOT);
                     return true;
                 };
                 let mut zv = o1.clone();
@@ -1790,18 +1791,17 @@ impl Sccp<'_> {
         let ssa = scdf.ssa;
         let opline = &scdf.op_array.opcodes[op.index()];
         let sop = ssa.ops[op.index()];
-        let bot = Value::Bot;
         let mut result: Option<Value> = None;
         if opline.opcode == ZEND_ADD_ARRAY_ELEMENT {
             let Some(ru) = sop.result_use else {
-                self.set(scdf, sop.result_def, &bot);
-                self.set(scdf, sop.op1_def, &bot);
+                self.set(scdf, sop.result_def, BOT);
+                self.set(scdf, sop.op1_def, BOT);
                 return;
             };
             let r = self.values[ru.index()].clone();
             if r.is_bot() {
-                self.set(scdf, sop.result_def, &bot);
-                self.set(scdf, sop.op1_def, &bot);
+                self.set(scdf, sop.result_def, BOT);
+                self.set(scdf, sop.op1_def, BOT);
                 return;
             }
             if r.is_top() {
@@ -1813,7 +1813,7 @@ impl Sccp<'_> {
             return;
         }
         if result.as_ref().is_some_and(|r| r.type_code() == IS_NULL) {
-            self.set(scdf, sop.result_def, &bot);
+            self.set(scdf, sop.result_def, BOT);
             return;
         }
         let take_result = |this: &mut Self| {
@@ -1823,18 +1823,18 @@ impl Sccp<'_> {
         };
         if op2.as_ref().is_some_and(|v| v.is_bot()) {
             // Update of an unknown index.
-            self.set(scdf, sop.op1_def, &bot);
+            self.set(scdf, sop.op1_def, BOT);
             if sop.result_def.is_some() {
                 self.set(scdf, sop.result_def, &Value::PartialArray(Ht::new()));
             } else {
-                self.set(scdf, sop.result_def, &bot);
+                self.set(scdf, sop.result_def, BOT);
             }
             return;
         }
         if op1.as_ref().is_some_and(|v| v.is_bot())
             || opline.extended_value & ZEND_ARRAY_ELEMENT_REF != 0
         {
-            self.set(scdf, sop.op1_def, &bot);
+            self.set(scdf, sop.op1_def, BOT);
             if sop.result_def.is_some() {
                 let mut h = match &result {
                     None => Ht::new(),
@@ -1850,12 +1850,12 @@ impl Sccp<'_> {
                         if ct_eval_del_array_elem(&mut h, k) {
                             self.set(scdf, sop.result_def, &Value::PartialArray(h));
                         } else {
-                            self.set(scdf, sop.result_def, &bot);
+                            self.set(scdf, sop.result_def, BOT);
                         }
                     }
                 }
             } else {
-                self.set(scdf, sop.result_def, &bot);
+                self.set(scdf, sop.result_def, BOT);
             }
             return;
         }
@@ -1877,7 +1877,7 @@ impl Sccp<'_> {
                     }
                     self.set(scdf, sop.result_def, &zv);
                 } else {
-                    self.set(scdf, sop.result_def, &bot);
+                    self.set(scdf, sop.result_def, BOT);
                 }
             }
             None => self.set(scdf, sop.result_def, &zv),
@@ -1888,9 +1888,8 @@ impl Sccp<'_> {
         let ssa = scdf.ssa;
         let op_array = scdf.op_array;
         let sop = ssa.ops[op.index()];
-        let bot = Value::Bot;
         let Some(calls) = self.calls else {
-            self.set(scdf, sop.result_def, &bot);
+            self.set(scdf, sop.result_def, BOT);
             return;
         };
         let Some(rd) = sop.result_def else {
@@ -1900,33 +1899,33 @@ impl Sccp<'_> {
             return;
         }
         let Some(call) = calls.call_of(op) else {
-            self.set(scdf, sop.result_def, &bot);
+            self.set(scdf, sop.result_def, BOT);
             return;
         };
         if call.num_args > 3 || call.send_unpack || call.is_prototype || call.named_args {
-            self.set(scdf, sop.result_def, &bot);
+            self.set(scdf, sop.result_def, BOT);
             return;
         }
         let mut args: Vec<Literal> = Vec::with_capacity(call.num_args as usize);
         for i in 0..call.num_args as usize {
             let Some(Some(send)) = call.args.get(i) else {
-                self.set(scdf, sop.result_def, &bot);
+                self.set(scdf, sop.result_def, BOT);
                 return;
             };
             let send_op = &op_array.opcodes[send.index()];
             if send_op.opcode != ZEND_SEND_VAL && send_op.opcode != ZEND_SEND_VAR {
-                self.set(scdf, sop.result_def, &bot);
+                self.set(scdf, sop.result_def, BOT);
                 return;
             }
             match self.op1_value(scdf, *send) {
                 Some(Value::Const(l)) => args.push(l),
                 Some(Value::Top) => return,
                 Some(_) => {
-                    self.set(scdf, sop.result_def, &bot);
+                    self.set(scdf, sop.result_def, BOT);
                     return;
                 }
                 None => {
-                    self.set(scdf, sop.result_def, &bot);
+                    self.set(scdf, sop.result_def, BOT);
                     return;
                 }
             }
@@ -1945,7 +1944,7 @@ impl Sccp<'_> {
         };
         match funcs::ct_eval_func_call(&name, &args, self.strict_types) {
             Some(v) => self.set(scdf, sop.result_def, &Value::Const(v)),
-            None => self.set(scdf, sop.result_def, &bot),
+            None => self.set(scdf, sop.result_def, BOT),
         }
     }
 }
