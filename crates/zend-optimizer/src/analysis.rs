@@ -264,6 +264,9 @@ impl<'s> ScriptAnalysis<'s> {
 /// Analyses every op_array of `script` as the DFA pass does at `optimization_level`: with
 /// the call graph (PASS_6 and PASS_7) calls are resolved and each function's return info,
 /// once analysed, feeds the functions analysed after it.
+// Never inlined: with LTO it would vanish into its callers, and profiles and benches
+// (`callgrind --toggle-collect`) measure the analyses by this symbol.
+#[inline(never)]
 pub fn analyze_script(script: &Script, optimization_level: u32) -> ScriptAnalysis<'_> {
     script_analysis(script, optimization_level, &mut None)
 }
