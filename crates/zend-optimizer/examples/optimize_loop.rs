@@ -22,51 +22,17 @@
 //! number of functions costs, with its exponent (lookups by name, the call graph and its
 //! recursion flags, the DFA pass without the call graph).
 
-use std::alloc::{GlobalAlloc, Layout};
-use std::cell::Cell;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-/// Counts heap allocations, to report the optimizer's per op: per thread, in plain cells
-/// (an atomic add per allocation is a locked instruction that slows what is timed). The
-/// allocator underneath is mimalloc, as in the `zopt` binary whose benches this loop
+/// mimalloc, counting allocations, as in the `zopt` binary whose benches this loop
 /// profiles.
-struct Counting;
-
-thread_local! {
-    static ALLOCS: Cell<u64> = const { Cell::new(0) };
-    static BYTES: Cell<u64> = const { Cell::new(0) };
-}
-
-fn count(bytes: usize) {
-    ALLOCS.with(|n| n.set(n.get() + 1));
-    BYTES.with(|n| n.set(n.get() + bytes as u64));
-}
+#[global_allocator]
+static GLOBAL: zopt_alloc::Counting = zopt_alloc::Counting;
 
 fn counted() -> (u64, u64) {
-    (ALLOCS.with(Cell::get), BYTES.with(Cell::get))
+    (zopt_alloc::allocations(), zopt_alloc::bytes())
 }
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        count(layout.size());
-        mimalloc::MiMalloc.alloc(layout)
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        mimalloc::MiMalloc.dealloc(ptr, layout)
-    }
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        count(layout.size());
-        mimalloc::MiMalloc.alloc_zeroed(layout)
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        count(new_size);
-        mimalloc::MiMalloc.realloc(ptr, layout, new_size)
-    }
-}
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
 
 fn zop_files(dir: &Path, out: &mut Vec<PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else {

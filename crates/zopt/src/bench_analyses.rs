@@ -115,7 +115,7 @@ pub fn run(php: &Php, paths: &[PathBuf], rounds: usize) -> Result<AnalysesReport
     let rss_before = status_kb("VmRSS:");
     let _ = std::fs::write("/proc/self/clear_refs", "5");
     // One untimed pass first: how many op_arrays PHP analyses, and the allocations.
-    let before = crate::alloc_count::allocations();
+    let before = zopt_alloc::allocations();
     let analysed: usize = scripts
         .iter()
         .map(|(_, s)| {
@@ -126,7 +126,7 @@ pub fn run(php: &Php, paths: &[PathBuf], rounds: usize) -> Result<AnalysesReport
                 .count()
         })
         .sum();
-    let allocations = crate::alloc_count::allocations() - before;
+    let allocations = zopt_alloc::allocations() - before;
 
     let (mut ours, mut php0, mut php_dfa) = (Vec::new(), Vec::new(), Vec::new());
     let mut per_stage: Vec<Vec<f64>> = vec![Vec::new(); StageTimes::default().stages().len()];

@@ -1,7 +1,6 @@
 //! The library behind the `zopt` command line: running real PHP (the oracle), finding
 //! corpora, our side of every dump stage, and the conformance comparison.
 
-pub mod alloc_count;
 pub mod bench;
 pub mod bench_analyses;
 pub mod bench_optimizer;

@@ -258,7 +258,7 @@ enum DumpFormat {
 }
 
 #[global_allocator]
-static ALLOCATOR: zopt::alloc_count::Counting = zopt::alloc_count::Counting;
+static ALLOCATOR: zopt_alloc::Counting = zopt_alloc::Counting;
 
 fn parse_hex(s: &str) -> Result<u32, String> {
     parse_number(s).ok_or_else(|| format!("{s:?} is not a number (use 0x... for hex)"))
