@@ -210,10 +210,10 @@ pub fn optimize_script(script: &mut Script, options: &Options) -> Outcome {
         // After the DFA pass, 8.2 runs passes 9, 11 and 13 over the whole script, one pass
         // at a time; their dumps print the function info the DFA analysis left (none where
         // it refused the op_array).
-        let late: [(u32, &'static str, PassFn, &str); 3] = [
-            (PASS_9, "pass9", optimize_temp_vars_5::run, "after pass 9"),
-            (PASS_11, "pass11", compact_literals::run, "after pass 11"),
-            (PASS_13, "pass13", compact_vars::run, "after pass 13"),
+        let late: [(u32, PassFn, &str); 3] = [
+            (PASS_9, optimize_temp_vars_5::run, "after pass 9"),
+            (PASS_11, compact_literals::run, "after pass 11"),
+            (PASS_13, compact_vars::run, "after pass 13"),
         ];
         let late_dumps = late.iter().any(|&(bit, ..)| {
             options.debug_level & debug_level::after_pass(bit.trailing_zeros() + 1) != 0
@@ -224,22 +224,22 @@ pub fn optimize_script(script: &mut Script, options: &Options) -> Outcome {
             // is taken out of the script once instead of three times.
             for path in &paths {
                 driver.with_op_array(script, path, |d, op_array, ctx| {
-                    for &(bit, name, pass, _) in &late {
+                    for &(bit, pass, _) in &late {
                         if level & bit != 0 {
-                            d.run(op_array, ctx, name, pass);
+                            d.run(op_array, ctx, bit, pass);
                         }
                     }
                 });
             }
         }
-        for (bit, name, pass, msg) in late {
+        for (bit, pass, msg) in late {
             if level & bit == 0 || !late_dumps {
                 continue;
             }
             for (k, path) in paths.iter().enumerate() {
                 let header = dfa[k].as_ref().map(|(_, fi)| fi.header());
                 driver.with_op_array(script, path, |d, op_array, ctx| {
-                    d.run(op_array, ctx, name, pass);
+                    d.run(op_array, ctx, bit, pass);
                     let n = bit.trailing_zeros() + 1;
                     d.dump_with(
                         op_array,
@@ -428,19 +428,19 @@ impl Driver<'_> {
             );
         }
         if level & PASS_1 != 0 {
-            self.run(op_array, ctx, "pass1", pass1::run);
+            self.run(op_array, ctx, PASS_1, pass1::run);
             self.dump(op_array, ctx, debug_level::after_pass(1), "after pass 1", 0);
         }
         if level & PASS_3 != 0 {
-            self.run(op_array, ctx, "pass3", pass3::run);
+            self.run(op_array, ctx, PASS_3, pass3::run);
             self.dump(op_array, ctx, debug_level::after_pass(3), "after pass 3", 0);
         }
         if level & PASS_4 != 0 {
-            self.run(op_array, ctx, "pass4", optimize_func_calls::run);
+            self.run(op_array, ctx, PASS_4, optimize_func_calls::run);
             self.dump(op_array, ctx, debug_level::after_pass(4), "after pass 4", 0);
         }
         if level & PASS_5 != 0 {
-            self.run(op_array, ctx, "pass5", block_pass::run);
+            self.run(op_array, ctx, PASS_5, block_pass::run);
             self.dump(op_array, ctx, debug_level::after_pass(5), "after pass 5", 0);
         }
         let dfa_alone = level & PASS_6 != 0 && level & PASS_7 == 0;
@@ -460,11 +460,11 @@ impl Driver<'_> {
             self.dump(op_array, ctx, debug_level::after_pass(6), "after pass 6", 0);
         }
         if level & PASS_9 != 0 && !call_graph {
-            self.run(op_array, ctx, "pass9", optimize_temp_vars_5::run);
+            self.run(op_array, ctx, PASS_9, optimize_temp_vars_5::run);
             self.dump(op_array, ctx, debug_level::after_pass(9), "after pass 9", 0);
         }
         if level & (PASS_10 | PASS_5) == PASS_10 {
-            self.run(op_array, ctx, "pass10", nop_removal::run);
+            self.run(op_array, ctx, PASS_10, nop_removal::run);
             self.dump(
                 op_array,
                 ctx,
@@ -474,7 +474,7 @@ impl Driver<'_> {
             );
         }
         if level & PASS_11 != 0 && !call_graph {
-            self.run(op_array, ctx, "pass11", compact_literals::run);
+            self.run(op_array, ctx, PASS_11, compact_literals::run);
             self.dump(
                 op_array,
                 ctx,
@@ -484,7 +484,7 @@ impl Driver<'_> {
             );
         }
         if level & PASS_13 != 0 && !call_graph {
-            self.run(op_array, ctx, "pass13", compact_vars::run);
+            self.run(op_array, ctx, PASS_13, compact_vars::run);
             self.dump(
                 op_array,
                 ctx,
@@ -505,18 +505,13 @@ impl Driver<'_> {
         );
     }
 
-    /// Runs one pass if it is implemented: timed, logged under its name, and checked after.
-    fn run(
-        &mut self,
-        op_array: &mut OpArray,
-        ctx: &mut OptimizerCtx,
-        name: &'static str,
-        f: PassFn,
-    ) {
-        let bit = pass_bit(name);
+    /// Runs pass `bit` (`PASS_N`) if it is implemented: timed, logged under its name, and
+    /// checked after.
+    fn run(&mut self, op_array: &mut OpArray, ctx: &mut OptimizerCtx, bit: u32, f: PassFn) {
         if IMPLEMENTED_PASSES & bit == 0 {
             return;
         }
+        let name = pass_name(bit);
         ctx.pass = name;
         let start = self.clock();
         f(op_array, ctx);
@@ -764,19 +759,13 @@ impl Driver<'_> {
     }
 }
 
-fn pass_bit(name: &str) -> u32 {
-    match name {
-        "pass1" => PASS_1,
-        "pass3" => PASS_3,
-        "pass4" => PASS_4,
-        "pass5" => PASS_5,
-        "pass6" => PASS_6,
-        "pass9" => PASS_9,
-        "pass10" => PASS_10,
-        "pass11" => PASS_11,
-        "pass13" => PASS_13,
-        _ => 0,
-    }
+/// `"passN"`, the name timings, logs and checks give pass bit `PASS_N`.
+fn pass_name(bit: u32) -> &'static str {
+    const NAMES: [&str; 16] = [
+        "pass1", "pass2", "pass3", "pass4", "pass5", "pass6", "pass7", "pass8", "pass9", "pass10",
+        "pass11", "pass12", "pass13", "pass14", "pass15", "pass16",
+    ];
+    NAMES[bit.trailing_zeros() as usize % NAMES.len()]
 }
 
 /// After optimizing, a method a class inherited from a trait or parent at compile time
