@@ -298,12 +298,21 @@ fn clear_past(words: &mut [u64], n: usize) {
 }
 
 impl<'b> Worklist<&'b mut [u64]> {
+    /// The words and the summary words of a set of `0..n`, filled with `fill`, in one
+    /// allocation from `arena` (most worklists are made per op_array and are one word).
+    fn words_in(n: usize, fill: u64, arena: &'b bumpalo::Bump) -> (&'b mut [u64], &'b mut [u64]) {
+        let words = words_for(n);
+        arena
+            .alloc_slice_fill_copy(words + summary_words(words), fill)
+            .split_at_mut(words)
+    }
+
     /// An empty worklist for `0..n` whose words live in `arena`.
     pub fn new_in(n: usize, arena: &'b bumpalo::Bump) -> Self {
-        let words = words_for(n);
+        let (words, summary) = Self::words_in(n, 0, arena);
         Worklist {
-            words: arena.alloc_slice_fill_copy(words, 0u64),
-            summary: arena.alloc_slice_fill_copy(summary_words(words), 0u64),
+            words,
+            summary,
             first: 0,
             len: 0,
         }
@@ -311,9 +320,8 @@ impl<'b> Worklist<&'b mut [u64]> {
 
     /// [`Worklist::full`], its words in `arena`.
     pub fn full_in(n: usize, arena: &'b bumpalo::Bump) -> Self {
-        let words = arena.alloc_slice_fill_copy(words_for(n), u64::MAX);
+        let (words, summary) = Self::words_in(n, u64::MAX, arena);
         clear_past(words, n);
-        let summary = arena.alloc_slice_fill_copy(summary_words(words.len()), u64::MAX);
         clear_past(summary, words.len());
         Worklist {
             words,
