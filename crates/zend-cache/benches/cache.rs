@@ -133,7 +133,7 @@ fn synthetic(i: usize) -> Script {
     };
     Script {
         filename: main.filename.clone(),
-        main_op_array: main,
+        main_op_array: Box::new(main),
         function_table: vec![],
         class_table: vec![],
         compiler_halt_offset: None,

@@ -1060,7 +1060,7 @@ impl<'a> OpArrayView<'a> {
     }
 
     pub fn to_op_array(&self) -> OpArray {
-        Dec {
+        *Dec {
             s: self.s,
             code: true,
         }
@@ -1306,10 +1306,10 @@ impl Dec<'_> {
         self.s.records(span_at, size).map(f).collect()
     }
 
-    fn op_array(&self, rec: usize) -> OpArray {
+    fn op_array(&self, rec: usize) -> Box<OpArray> {
         use layout::op_array as f;
         let view = OpArrayView { s: self.s, rec };
-        OpArray {
+        Box::new(OpArray {
             type_: self.u32(rec + f::TYPE) as u8,
             fn_flags: self.u32(rec + f::FN_FLAGS),
             function_name: self.opt_str(rec + f::FUNCTION_NAME),
@@ -1374,7 +1374,7 @@ impl Dec<'_> {
             line_end: self.u32(rec + f::LINE_END),
             doc_comment: self.opt_str(rec + f::DOC_COMMENT),
             dynamic_func_defs: self.list(rec + f::DYNAMIC_FUNC_DEFS, f::SIZE, |r| self.op_array(r)),
-        }
+        })
     }
 
     fn literal(&self, rec: usize) -> Literal {

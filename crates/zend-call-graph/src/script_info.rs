@@ -143,10 +143,15 @@ impl<'a> ScriptInfo<'a> {
                 return; // the common case: no stack to allocate
             }
             // Depth-first with an explicit stack: closures nest arbitrarily deep.
-            let mut stack: Vec<&OpArray> = op_array.dynamic_func_defs.iter().rev().collect();
+            let mut stack: Vec<&OpArray> = op_array
+                .dynamic_func_defs
+                .iter()
+                .rev()
+                .map(|d| &**d)
+                .collect();
             while let Some(op_array) = stack.pop() {
                 out.push(op_array);
-                stack.extend(op_array.dynamic_func_defs.iter().rev());
+                stack.extend(op_array.dynamic_func_defs.iter().rev().map(|d| &**d));
             }
         }
         with_dynamic(&script.main_op_array, &mut op_arrays);

@@ -24,10 +24,10 @@ fn caller(name: &str, callees: &[&str]) -> OpArray {
 fn script(functions: Vec<(&str, OpArray)>) -> Script {
     Script {
         filename: PhpStr::from("t.php"),
-        main_op_array: caller("main", &["a"]),
+        main_op_array: Box::new(caller("main", &["a"])),
         function_table: functions
             .into_iter()
-            .map(|(k, f)| (PhpStr::from(k), f))
+            .map(|(k, f)| (PhpStr::from(k), Box::new(f)))
             .collect(),
         class_table: Vec::new(),
         compiler_halt_offset: None,

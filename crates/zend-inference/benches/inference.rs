@@ -144,8 +144,8 @@ fn deep_loops(c: &mut Criterion) {
         let ops = f.opcodes.len();
         let script = Script {
             filename: PhpStr::from("bench.php"),
-            main_op_array: f.clone(),
-            function_table: vec![(PhpStr::from("f"), f)],
+            main_op_array: Box::new(f.clone()),
+            function_table: vec![(PhpStr::from("f"), Box::new(f))],
             class_table: Vec::new(),
             compiler_halt_offset: None,
         };

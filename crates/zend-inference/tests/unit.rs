@@ -12,8 +12,8 @@ use zend_ssa::{NoClasses, Ssa};
 fn analyse(f: OpArray) -> (Script, Ssa, Inference) {
     let script = Script {
         filename: PhpStr::from("t.php"),
-        main_op_array: OpArrayBuilder::new("main", 0, 0).finish(),
-        function_table: vec![(PhpStr::from("f"), f)],
+        main_op_array: Box::new(OpArrayBuilder::new("main", 0, 0).finish()),
+        function_table: vec![(PhpStr::from("f"), Box::new(f))],
         class_table: Vec::new(),
         compiler_halt_offset: None,
     };

@@ -393,8 +393,8 @@ pub fn op_array() -> BoxedStrategy<OpArray> {
             oa.dynamic_func_defs = defs
                 .into_iter()
                 .map(|(mut d, inner)| {
-                    d.dynamic_func_defs = inner;
-                    d
+                    d.dynamic_func_defs = inner.into_iter().map(Box::new).collect();
+                    Box::new(d)
                 })
                 .collect();
             oa
@@ -547,7 +547,7 @@ pub fn class_entry() -> BoxedStrategy<ClassEntry> {
                     trait_precedences,
                     constants,
                     properties,
-                    methods,
+                    methods: methods.into_iter().map(|(k, m)| (k, Box::new(m))).collect(),
                     attributes,
                     filename,
                     line_start,
@@ -576,8 +576,11 @@ pub fn script() -> BoxedStrategy<Script> {
         .prop_map(
             |(filename, main_op_array, function_table, class_table, compiler_halt_offset)| Script {
                 filename,
-                main_op_array,
-                function_table,
+                main_op_array: Box::new(main_op_array),
+                function_table: function_table
+                    .into_iter()
+                    .map(|(k, f)| (k, Box::new(f)))
+                    .collect(),
                 class_table,
                 compiler_halt_offset,
             },

@@ -16,7 +16,11 @@ fn workspace_root() -> PathBuf {
 }
 
 fn count_ops(oa: &OpArray) -> usize {
-    oa.opcodes.len() + oa.dynamic_func_defs.iter().map(count_ops).sum::<usize>()
+    oa.opcodes.len()
+        + oa.dynamic_func_defs
+            .iter()
+            .map(|d| count_ops(d))
+            .sum::<usize>()
 }
 
 fn script_ops(s: &Script) -> usize {
@@ -237,9 +241,9 @@ fn synthetic_script() -> Script {
     main.function_name = None;
     Script {
         filename: file.clone(),
-        main_op_array: main,
+        main_op_array: Box::new(main),
         function_table: (1..300)
-            .map(|i| (PhpStr::from(format!("f{i}").as_str()), func(i)))
+            .map(|i| (PhpStr::from(format!("f{i}").as_str()), Box::new(func(i))))
             .collect(),
         class_table: vec![],
         compiler_halt_offset: None,

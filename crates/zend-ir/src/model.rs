@@ -654,7 +654,7 @@ pub struct OpArray {
     pub doc_comment: Option<PhpStr>,
     /// Closures and functions declared at run time, referenced by index from
     /// DECLARE_LAMBDA_FUNCTION / DECLARE_FUNCTION.
-    pub dynamic_func_defs: Vec<OpArray>,
+    pub dynamic_func_defs: Vec<Box<OpArray>>,
 }
 
 impl OpArray {
@@ -759,7 +759,7 @@ pub struct ClassEntry {
     pub constants: Vec<ClassConstant>,
     pub properties: Vec<PropertyInfo>,
     /// The method table in order: lowercased key and op_array.
-    pub methods: Vec<(PhpStr, OpArray)>,
+    pub methods: Vec<(PhpStr, Box<OpArray>)>,
     pub attributes: Vec<Attribute>,
     pub filename: PhpStr,
     pub line_start: u32,
@@ -773,10 +773,10 @@ pub struct ClassEntry {
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Script {
     pub filename: PhpStr,
-    pub main_op_array: OpArray,
+    pub main_op_array: Box<OpArray>,
     /// `function_table` in order: key (lowercased name, or a run-time declaration key) and
     /// op_array.
-    pub function_table: Vec<(PhpStr, OpArray)>,
+    pub function_table: Vec<(PhpStr, Box<OpArray>)>,
     /// `class_table` in order: key and class.
     pub class_table: Vec<(PhpStr, ClassEntry)>,
     /// The byte offset just past `__halt_compiler();` in the file: the value of the

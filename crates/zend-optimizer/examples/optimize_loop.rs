@@ -50,7 +50,7 @@ fn zop_files(dir: &Path, out: &mut Vec<PathBuf>) {
 fn script_of(op_array: zend_ir::OpArray) -> zend_ir::Script {
     zend_ir::Script {
         filename: op_array.filename.clone(),
-        main_op_array: op_array,
+        main_op_array: Box::new(op_array),
         function_table: Vec::new(),
         class_table: Vec::new(),
         compiler_halt_offset: None,

@@ -87,6 +87,11 @@ impl OpArrayPath {
     }
 
     pub fn get_mut<'s>(&self, script: &'s mut Script) -> Option<&'s mut OpArray> {
+        self.slot_mut(script).map(|slot| &mut **slot)
+    }
+
+    /// The box holding the op_array in the script, which the driver swaps out and back.
+    pub(crate) fn slot_mut<'s>(&self, script: &'s mut Script) -> Option<&'s mut Box<OpArray>> {
         let mut op_array = match self.root {
             Root::Main => &mut script.main_op_array,
             Root::Function(f) => &mut script.function_table.get_mut(f as usize)?.1,

@@ -185,6 +185,7 @@ pub fn optimize_script(script: &mut Script, options: &Options) -> Outcome {
             index: zend_call_graph::script_index::ScriptIndex::new(script),
             ..State::default()
         })),
+        spare: None,
         timings: Vec::new(),
         verify_errors: Vec::new(),
     };
@@ -237,7 +238,7 @@ pub fn optimize_script(script: &mut Script, options: &Options) -> Outcome {
                 continue;
             }
             for (k, path) in paths.iter().enumerate() {
-                let header = dfa[k].as_ref().map(|(_, fi)| fi.header());
+                let header = dfa[k].as_ref().map(|a| a.1.header());
                 driver.with_op_array(script, path, |d, op_array, ctx| {
                     d.run(op_array, ctx, bit, pass);
                     let n = bit.trailing_zeros() + 1;
@@ -260,17 +261,17 @@ pub fn optimize_script(script: &mut Script, options: &Options) -> Outcome {
                 if level & PASS_12 != 0 && analysed.is_some() {
                     d.adjust_fcall_stack_size(op_array, ctx);
                 }
-                match analysed {
+                match analysed.as_deref() {
                     Some((fa, _)) => {
                         // zend_redo_pass_two_ex: handlers picked by the inferred types, live
                         // ranges only for values that may be refcounted.
-                        let mut types = dfa_pass::handler_types(op_array, &fa, d.options.php_bugs);
+                        let mut types = dfa_pass::handler_types(op_array, fa, d.options.php_bugs);
                         dfa_pass::swap_commutative_operands(op_array, &mut types);
                         handler_types[k] = Some(types);
                         if had && op_array.type_ != ZEND_EVAL_CODE {
                             let start = d.clock();
                             live_ranges::recalc_with(op_array, &|_, def| {
-                                dfa_pass::needs_live_range(&fa, def)
+                                dfa_pass::needs_live_range(fa, def)
                             });
                             d.time("live_ranges", start);
                         }
@@ -357,11 +358,17 @@ struct Driver<'o> {
     /// Lent to each op_array's context (boxed, so that lending it moves a pointer, not the
     /// state); `None` only while lent.
     state: Option<Box<State>>,
+    /// The empty op_array [`Driver::with_op_array`] leaves in a lent op_array's slot.
+    spare: Option<Box<OpArray>>,
     timings: Vec<PassTiming>,
     verify_errors: Vec<String>,
 }
 
 type PassFn = fn(&mut OpArray, &mut OptimizerCtx);
+
+/// An op_array the call-graph DFA pass analysed: its analyses and its function info, boxed
+/// so that handing them from step to step moves a pointer.
+type Analysed = Box<(FuncAnalysis, FuncInfo)>;
 
 impl Driver<'_> {
     /// Takes the op_array at `path` out of the script, runs `f` on it with a context that
@@ -372,10 +379,13 @@ impl Driver<'_> {
         path: &OpArrayPath,
         f: impl FnOnce(&mut Self, &mut OpArray, &mut OptimizerCtx),
     ) {
-        let Some(slot) = path.get_mut(script) else {
+        let Some(slot) = path.slot_mut(script) else {
             return;
         };
-        let mut op_array = std::mem::take(slot);
+        // Boxes change places, the op_array does not move: an empty one stands in its
+        // slot while it is lent, the same one every time.
+        let placeholder = self.spare.take().unwrap_or_default();
+        let mut op_array = std::mem::replace(slot, placeholder);
         // Its closures stay where lookups expect them only through the op_array itself.
         let mut state = self
             .state
@@ -394,8 +404,8 @@ impl Driver<'_> {
             f(self, &mut op_array, &mut ctx);
         }
         self.state = Some(state);
-        if let Some(slot) = path.get_mut(script) {
-            *slot = op_array;
+        if let Some(slot) = path.slot_mut(script) {
+            self.spare = Some(std::mem::replace(slot, op_array));
         }
     }
 
@@ -549,9 +559,8 @@ impl Driver<'_> {
         &mut self,
         script: &mut Script,
         paths: &[OpArrayPath],
-    ) -> Vec<Option<(FuncAnalysis, FuncInfo)>> {
-        let mut results: Vec<Option<(FuncAnalysis, FuncInfo)>> =
-            (0..paths.len()).map(|_| None).collect();
+    ) -> Vec<Option<Analysed>> {
+        let mut results: Vec<Option<Analysed>> = (0..paths.len()).map(|_| None).collect();
         if IMPLEMENTED_PASSES & (PASS_6 | PASS_7) != PASS_6 | PASS_7 {
             return results;
         }
@@ -603,7 +612,7 @@ impl Driver<'_> {
                         // Printed whether or not it is known, as PHP prints it.
                         fi.return_range = ri.range;
                     }
-                    results[k] = Some((fa, fi));
+                    results[k] = Some(Box::new((fa, fi)));
                     analysed.push((k, i));
                 }
             }
@@ -611,14 +620,14 @@ impl Driver<'_> {
             let mut calls = std::sync::Arc::try_unwrap(std::mem::take(&mut info.calls))
                 .unwrap_or_else(|shared| shared.as_ref().clone());
             for (k, i) in analysed {
-                if let Some((_, fi)) = results[k].as_mut() {
-                    fi.callee_info = std::mem::take(&mut calls[i]);
+                if let Some(a) = results[k].as_mut() {
+                    a.1.callee_info = std::mem::take(&mut calls[i]);
                 }
             }
         }
         self.time("pass6", start);
         for (k, path) in paths.iter().enumerate() {
-            let Some((fa, fi)) = results[k].as_mut() else {
+            let Some((fa, fi)) = results[k].as_deref_mut() else {
                 continue;
             };
             self.with_op_array(script, path, |d, op_array, ctx| {
@@ -643,7 +652,7 @@ impl Driver<'_> {
         if debug & debug_level::after_pass(7) != 0 {
             for (k, path) in paths.iter().enumerate() {
                 if let Some(op_array) = path.get(script) {
-                    let header = results[k].as_ref().map(|(_, fi)| fi.header());
+                    let header = results[k].as_ref().map(|a| a.1.header());
                     dump::dump_op_array_ex(
                         &mut self.state().dumps,
                         op_array,

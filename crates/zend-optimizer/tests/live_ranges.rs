@@ -12,12 +12,12 @@ use zend_optimizer::live_ranges;
 fn all_op_arrays(script: &Script) -> Vec<&OpArray> {
     let mut out = Vec::new();
     let mut stack: Vec<&OpArray> = vec![&script.main_op_array];
-    stack.extend(script.function_table.iter().map(|(_, f)| f));
+    stack.extend(script.function_table.iter().map(|(_, f)| &**f));
     for (_, ce) in &script.class_table {
-        stack.extend(ce.methods.iter().map(|(_, m)| m));
+        stack.extend(ce.methods.iter().map(|(_, m)| &**m));
     }
     while let Some(op_array) = stack.pop() {
-        stack.extend(op_array.dynamic_func_defs.iter());
+        stack.extend(op_array.dynamic_func_defs.iter().map(|d| &**d));
         out.push(op_array);
     }
     out

@@ -140,7 +140,7 @@ impl<'a> Converter<'a> {
             let key = conv.str_key(key).ctx(|| "function table".to_string())?;
             let name = show(key.as_bytes());
             let func = conv.function(zv, 0).ctx(|| format!("function {name}"))?;
-            function_table.push((key, func));
+            function_table.push((key, Box::new(func)));
         }
 
         let mut class_table = Vec::new();
@@ -157,7 +157,7 @@ impl<'a> Converter<'a> {
         let compiler_halt_offset = compiler_halt_offset(&filename.0)?;
         Ok(ir::Script {
             filename,
-            main_op_array,
+            main_op_array: Box::new(main_op_array),
             function_table,
             class_table,
             compiler_halt_offset,
@@ -496,6 +496,7 @@ impl<'a> Converter<'a> {
             r.deref(def)
                 .or_fail(|| "NULL entry".to_string())
                 .and_then(|def| self.op_array(def, depth + 1))
+                .map(Box::new)
         })?;
 
         Ok(ir::OpArray {
@@ -994,7 +995,7 @@ impl<'a> Converter<'a> {
             let mname = self.str_key(key).ctx(|| "method table".to_string())?;
             let shown = show(mname.as_bytes());
             let m = self.function(zv, 1).ctx(|| format!("method {shown}"))?;
-            methods.push((mname, m));
+            methods.push((mname, Box::new(m)));
         }
 
         let info = r.class_info(ce);

@@ -40,7 +40,11 @@ fn php_files(dir: &Path, out: &mut BTreeSet<PathBuf>) {
 /// their dynamic_func_defs.
 fn count_op_arrays(script: &Script) -> usize {
     fn walk(op_array: &OpArray) -> usize {
-        1 + op_array.dynamic_func_defs.iter().map(walk).sum::<usize>()
+        1 + op_array
+            .dynamic_func_defs
+            .iter()
+            .map(|d| walk(d))
+            .sum::<usize>()
     }
     walk(&script.main_op_array)
         + script

@@ -184,7 +184,7 @@ pub fn rich_script(path: &str, tag: u32) -> Script {
         9,
     )];
     closure.literals = vec![Literal::Null];
-    main.dynamic_func_defs = vec![closure];
+    main.dynamic_func_defs = vec![Box::new(closure)];
 
     let mut func = empty_op_array(Some("helper"), None);
     func.num_args = 1;
@@ -318,7 +318,7 @@ pub fn rich_script(path: &str, tag: u32) -> Script {
                 ce: PhpStr::from("Example"),
             },
         ],
-        methods: vec![(PhpStr::from("run"), method)],
+        methods: vec![(PhpStr::from("run"), Box::new(method))],
         attributes: vec![],
         filename: PhpStr::from(path),
         line_start: 15,
@@ -328,8 +328,8 @@ pub fn rich_script(path: &str, tag: u32) -> Script {
     };
     Script {
         filename: PhpStr::from(path),
-        main_op_array: main,
-        function_table: vec![(PhpStr::from("helper"), func)],
+        main_op_array: Box::new(main),
+        function_table: vec![(PhpStr::from("helper"), Box::new(func))],
         class_table: vec![(PhpStr::from("example"), class)],
         // Odd tags have a __halt_compiler(), even ones do not.
         compiler_halt_offset: (tag % 2 == 1).then_some(4096 + u64::from(tag)),

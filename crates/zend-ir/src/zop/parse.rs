@@ -1220,7 +1220,7 @@ impl<'a> Parser<'a> {
                 }
                 Line::Nested => {
                     let def = self.op_array_body(depth + 1)?;
-                    st.oa.dynamic_func_defs.push(def);
+                    st.oa.dynamic_func_defs.push(Box::new(def));
                 }
             }
         }
@@ -1754,7 +1754,7 @@ impl<'a> Parser<'a> {
                     let key = self.php_str()?;
                     self.open_block()?;
                     let method = self.op_array_body(depth + 1)?;
-                    ce.methods.push((key, method));
+                    ce.methods.push((key, Box::new(method)));
                     continue;
                 }
                 _ => unreachable!("every field is handled"),
@@ -1835,7 +1835,7 @@ impl<'a> Parser<'a> {
                 b"function" => {
                     let key = self.php_str()?;
                     self.open_block()?;
-                    function_table.push((key, self.op_array_body(0)?));
+                    function_table.push((key, Box::new(self.op_array_body(0)?)));
                     first = false;
                     continue;
                 }
@@ -1861,7 +1861,7 @@ impl<'a> Parser<'a> {
         };
         Ok(Script {
             filename: self.script_file,
-            main_op_array,
+            main_op_array: Box::new(main_op_array),
             function_table,
             class_table,
             compiler_halt_offset,

@@ -101,7 +101,7 @@ pub fn loop_script() -> Script {
     ];
     Script {
         filename: s(file),
-        main_op_array: main,
+        main_op_array: Box::new(main),
         function_table: vec![],
         class_table: vec![],
         compiler_halt_offset: None,
@@ -270,10 +270,10 @@ pub fn everything_script() -> Script {
     let mut inner = empty_op_array(Some("{closure}"), "/other/file.php");
     inner.type_ = ZEND_EVAL_CODE;
     inner.line_start = 0;
-    closure.dynamic_func_defs = vec![inner];
+    closure.dynamic_func_defs = vec![Box::new(inner)];
     let mut arrow = empty_op_array(Some("{closure}"), file);
     arrow.type_ = 9;
-    main.dynamic_func_defs = vec![closure, arrow];
+    main.dynamic_func_defs = vec![Box::new(closure), Box::new(arrow)];
 
     // A function with typed, by-ref, variadic and defaulted arguments.
     let mut func = empty_op_array(Some("Add"), file);
@@ -490,7 +490,10 @@ pub fn everything_script() -> Script {
                 ce: s("App\\Base"),
             },
         ],
-        methods: vec![(s("run"), method), (s("abs"), abstract_method)],
+        methods: vec![
+            (s("run"), Box::new(method)),
+            (s("abs"), Box::new(abstract_method)),
+        ],
         attributes: vec![attribute("Attribute", "attribute", vec![])],
         filename: s("/elsewhere.php"),
         line_start: 10,
@@ -519,8 +522,11 @@ pub fn everything_script() -> Script {
     };
     bare.refcount = 1;
     script.function_table = vec![
-        (s("add"), func),
-        (PhpStr(b"\0rtd key".to_vec()), empty_op_array(Some("x"), "")),
+        (s("add"), Box::new(func)),
+        (
+            PhpStr(b"\0rtd key".to_vec()),
+            Box::new(empty_op_array(Some("x"), "")),
+        ),
     ];
     script.class_table = vec![(s("app\\thing"), ce), (s("alias"), bare)];
     script
