@@ -3,11 +3,14 @@
  * longjmps to the innermost zend_try) and reports the bailout instead, so that the Rust
  * caller can restore what it changed and re-raise it from a frame that owns nothing.
  * Besides: the delayed early binding loop of a hit (whose classes PHP links need those
- * guards). */
+ * guards) and glibc's malloc_trim, which has no Rust binding here. */
 #include "php.h"
 #include "Zend/zend_compile.h"
 #include "Zend/zend_inheritance.h"
 #include "Zend/zend_observer.h"
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 typedef zend_op_array *(*zopt_compile_file_t)(zend_file_handle *, int);
 
@@ -160,4 +163,15 @@ bool zopt_compile_without_execution(const char *filename)
 	}
 	zend_destroy_file_handle(&handle);
 	return op_array != NULL;
+}
+
+/* Gives the free memory of the C heap back to the system (glibc's malloc_trim): what
+ * zopt's optimizer and persist allocated while compiling a request's scripts is free
+ * once they are stored, but glibc keeps it mapped (a few MB after a large application's
+ * first request) where anything allocated later sits above it. */
+void zopt_release_free_heap(void)
+{
+#ifdef __GLIBC__
+	malloc_trim(0);
+#endif
 }
