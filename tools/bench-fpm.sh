@@ -28,9 +28,10 @@
 # ab's p50 and p99 latency, failed requests (ab's: non-2xx, or a page of another length),
 # pages differing from the reference page (the first mode's; every worker's warm-up pages
 # and as many after each round's load, compared whole), the peak RSS (VmHWM) of the largest
-# worker, zopt's own per-script serving time (zopt_get_status() of one worker), and the
-# ratios to OPcache (also per round, paired with OPcache's run of the same round: the median
-# and range of the rounds' ratios). Also the workers' CPU time per timed request, from /proc/PID/schedstat
+# worker and its RSS after the load (the peak includes the first requests' compiles), zopt's
+# own per-script serving time (zopt_get_status() of one worker), and the ratios to OPcache
+# (also per round, paired with OPcache's run of the same round: the median and range of the
+# rounds' ratios). Also the workers' CPU time per timed request, from /proc/PID/schedstat
 # (ns; the user + system times of /proc/PID/stat count 10 ms ticks): on a loaded machine it
 # is steadier than requests/s, which include nginx, ab and waiting for the CPU.
 set -euo pipefail
@@ -189,6 +190,12 @@ worker_hwm() { # peak RSS of each worker, kB
     done
 }
 
+worker_rss() { # RSS of each worker now, kB (the peak includes the first requests' compiles)
+    for p in $(ps -o pid= --ppid "$master"); do
+        awk '/VmRSS/ {printf "%s ", $2}' "/proc/$p/status" 2>/dev/null || true
+    done
+}
+
 reference=""
 check_pages() { # NAME COUNT: fetches COUNT pages, counts those differing from the reference
     local name=$1 count=$2 bad=0 page
@@ -224,6 +231,7 @@ measure() { # NAME INI ARGS...: one round of one mode
     # The pages after the load: the same as before it.
     check_pages "$name" "$workers"
     worker_hwm >> "$work/hwm.$name"
+    worker_rss >> "$work/rss.$name"
     case $name in zopt*) fetch status.php > "$work/detail.$name" ;; esac
     stop
 }
@@ -234,16 +242,17 @@ median() { # of the numbers on stdin
 
 report() { # NAME
     local name=$1
-    local n fails rps bad checked p50 p99 hwm cpu
+    local n fails rps bad checked p50 p99 hwm rss cpu
     read -r n fails rps < <(awk '{ n += $1; f += $2; t += $3 } END { printf "%d %d %.1f\n", n, f, n / t }' "$work/ab.$name")
     read -r bad checked < <(awk '{ b += $1; c += $2 } END { print b + 0, c + 0 }' "$work/pages.$name")
     p50=$(awk '{ print $1 }' "$work/lat.$name" | median)
     p99=$(awk '{ print $2 }' "$work/lat.$name" | median)
     hwm=$(tr ' ' '\n' < "$work/hwm.$name" | sort -n | tail -1)
+    rss=$(tr ' ' '\n' < "$work/rss.$name" | sort -n | tail -1)
     cpu=$(awk '{ t += $1; r += $2 } END { printf "%.3f", t / 1e6 / r }' "$work/cpu.$name")
     echo "$name $rps $cpu $p99" >> "$work/rps"
-    printf "%-10s %8s req/s   p50 %6s ms   p99 %6s ms   failed %s/%s   pages differing %s/%s   peak worker RSS %s kB   worker CPU %s ms/request\n" \
-        "$name" "$rps" "$p50" "$p99" "$fails" "$n" "$bad" "$checked" "$hwm" "$cpu"
+    printf "%-10s %8s req/s   p50 %6s ms   p99 %6s ms   failed %s/%s   pages differing %s/%s   peak worker RSS %s kB (%s kB after the load)   worker CPU %s ms/request\n" \
+        "$name" "$rps" "$p50" "$p99" "$fails" "$n" "$bad" "$checked" "$hwm" "$rss" "$cpu"
     [ ! -f "$work/detail.$name" ] || echo "           $(cat "$work/detail.$name")"
 }
 

@@ -1,10 +1,16 @@
 /* The only C in zopt-php: PHP's zend_try / zend_catch are setjmp-based macros, which Rust
  * cannot express. Each function runs one engine call that may bail out (a fatal error
  * longjmps to the innermost zend_try) and reports the bailout instead, so that the Rust
- * caller can restore what it changed and re-raise it from a frame that owns nothing. */
+ * caller can restore what it changed and re-raise it from a frame that owns nothing.
+ * Besides: the delayed early binding loop of a hit (whose classes PHP links need those
+ * guards) and glibc's malloc_trim, which has no Rust binding here. */
 #include "php.h"
 #include "Zend/zend_compile.h"
 #include "Zend/zend_inheritance.h"
+#include "Zend/zend_observer.h"
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 typedef zend_op_array *(*zopt_compile_file_t)(zend_file_handle *, int);
 
@@ -50,44 +56,81 @@ static zend_always_inline zval *zopt_find(HashTable *ht, zend_string *key)
 	return zend_hash_find_ex(ht, key, ZSTR_H(key) != 0);
 }
 
+/* zopt's zend_inheritance_cache_get (inherit.rs). */
+extern zend_class_entry *zopt_inheritance_cache_get(
+	zend_class_entry *ce, zend_class_entry *parent, zend_class_entry **traits_and_interfaces);
+
+/* What zend_try_early_bind does when the inheritance cache holds `ce` linked to `parent`
+ * (its common case on a hit: the class was linked by an earlier request), for a delayed
+ * early binding whose name `lcname` the class table does not hold: the rtd_key bucket
+ * `delayed` takes the name and the linked class. Nothing on this path can bail out (the
+ * cache lookup is zopt's own, which raises nothing, and the name is known free), so it runs
+ * without zend_try's setjmp. NULL, having changed nothing, when PHP's own path is needed:
+ * a class or user parent that is not immutable, another inheritance cache, a class linked
+ * by nobody yet, a preloaded class, or an observer of linked classes. */
+static zend_always_inline zend_class_entry *zopt_cached_early_bind(
+	zend_class_entry *ce, zend_class_entry *parent, zend_string *lcname, zval *delayed)
+{
+	if (!(ce->ce_flags & ZEND_ACC_IMMUTABLE)
+			|| (parent->type == ZEND_USER_CLASS && !(parent->ce_flags & ZEND_ACC_IMMUTABLE))
+			|| zend_inheritance_cache_get != zopt_inheritance_cache_get
+			|| !zend_inheritance_cache_add
+			|| zend_observer_class_linked_observed) {
+		return NULL;
+	}
+	zend_class_entry *linked = zopt_inheritance_cache_get(ce, parent, NULL);
+	if (!linked || (linked->ce_flags & ZEND_ACC_PRELOADED)) {
+		return NULL;
+	}
+	if (!zend_hash_set_bucket_key(EG(class_table), (Bucket *) delayed, lcname)) {
+		return NULL;
+	}
+	Z_CE_P(delayed) = linked;
+	return linked;
+}
+
 /* zend_accel_do_delayed_early_binding: binds each of the `n` delayed early bindings of
  * `filename` whose class is not declared yet and whose parent is, with
  * CG(compiled_filename) set to `filename` for the errors linking may raise, and puts each
  * class bound in its op's slot of `run_time_cache` (the main op_array's; NULL for none).
- * The whole loop runs inside one zend_try (not one per class: each costs a setjmp, some
- * thirty instructions). Returns false when PHP bailed out, after restoring the compiler
- * globals. */
+ * A class the inheritance cache holds linked is bound without zend_try
+ * (zopt_cached_early_bind); only one that PHP links (or that may raise an error) goes
+ * through zend_try_early_bind inside zend_try (a setjmp, some thirty instructions).
+ * Returns false when PHP bailed out, after restoring the compiler globals. */
 __attribute__((hot)) bool zopt_do_delayed_early_binding(
 	zend_string *filename, const zopt_early_binding *bindings, size_t n, void *run_time_cache)
 {
 	zend_string *orig_filename = CG(compiled_filename);
 	bool orig_in_compilation = CG(in_compilation);
-	volatile bool ok = true;
+	bool ok = true;
 	CG(compiled_filename) = filename;
 	CG(in_compilation) = 1;
-	zend_try {
-		for (size_t i = 0; i < n; i++) {
-			const zopt_early_binding *b = &bindings[i];
-			if (zopt_find(EG(class_table), b->lcname)) {
-				continue;
-			}
-			zval *zv = zopt_find(EG(class_table), b->rtd_key);
-			if (!zv) {
-				continue;
-			}
-			zval *parent = zopt_find(EG(class_table), b->lc_parent);
-			if (!parent) {
-				continue;
-			}
-			zend_class_entry *ce =
-				zend_try_early_bind(Z_CE_P(zv), Z_CE_P(parent), b->lcname, zv);
-			if (ce && run_time_cache && b->cache_slot != (uint32_t) -1) {
-				*(void **) ((char *) run_time_cache + b->cache_slot) = ce;
+	for (size_t i = 0; i < n; i++) {
+		const zopt_early_binding *b = &bindings[i];
+		if (zopt_find(EG(class_table), b->lcname)) {
+			continue;
+		}
+		zval *zv = zopt_find(EG(class_table), b->rtd_key);
+		if (!zv) {
+			continue;
+		}
+		zval *parent = zopt_find(EG(class_table), b->lc_parent);
+		if (!parent) {
+			continue;
+		}
+		zend_class_entry *ce = zopt_cached_early_bind(Z_CE_P(zv), Z_CE_P(parent), b->lcname, zv);
+		if (!ce) {
+			bool bailed_out;
+			ce = zopt_guarded_try_early_bind(Z_CE_P(zv), Z_CE_P(parent), b->lcname, zv, &bailed_out);
+			if (bailed_out) {
+				ok = false;
+				break;
 			}
 		}
-	} zend_catch {
-		ok = false;
-	} zend_end_try();
+		if (ce && run_time_cache && b->cache_slot != (uint32_t) -1) {
+			*(void **) ((char *) run_time_cache + b->cache_slot) = ce;
+		}
+	}
 	CG(compiled_filename) = orig_filename;
 	CG(in_compilation) = orig_in_compilation;
 	return ok;
@@ -120,4 +163,15 @@ bool zopt_compile_without_execution(const char *filename)
 	}
 	zend_destroy_file_handle(&handle);
 	return op_array != NULL;
+}
+
+/* Gives the free memory of the C heap back to the system (glibc's malloc_trim): what
+ * zopt's optimizer and persist allocated while compiling a request's scripts is free
+ * once they are stored, but glibc keeps it mapped (a few MB after a large application's
+ * first request) where anything allocated later sits above it. */
+void zopt_release_free_heap(void)
+{
+#ifdef __GLIBC__
+	malloc_trim(0);
+#endif
 }

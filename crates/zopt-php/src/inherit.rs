@@ -104,8 +104,10 @@ unsafe fn dependencies_hold(e: *mut zend_inheritance_cache_entry) -> bool {
     })
 }
 
-/// `zend_inheritance_cache_get`.
+/// `zend_inheritance_cache_get`; shim.c's delayed early binding calls it directly under
+/// this name when it is the installed hook.
 #[link_section = ".text.hot.zopt"]
+#[export_name = "zopt_inheritance_cache_get"]
 unsafe extern "C" fn get(
     ce: *mut zend_class_entry,
     parent: *mut zend_class_entry,

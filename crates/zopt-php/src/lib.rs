@@ -224,9 +224,11 @@ unsafe extern "C" fn rshutdown(_type: c_int, _module_number: c_int) -> zend_resu
 
 /// Post-deactivate (after the request's function and class tables are destroyed, as
 /// OPcache's `accel_post_deactivate`): the memory of the run-time images loaded during the
-/// request is reused by the next one.
+/// request is reused by the next one, and the heap's free memory left by compiling goes
+/// back to the system (see [`cache::end_of_request`]).
 unsafe extern "C" fn post_deactivate() -> zend_result {
     let _ = catch_unwind(file_image::end_of_request);
+    let _ = catch_unwind(cache::end_of_request);
     SUCCESS
 }
 
