@@ -770,6 +770,10 @@ pub struct ClassEntry {
 }
 
 /// A compiled script (`zend_script`): what OPcache optimizes and caches.
+///
+/// Every op_array (main, functions, methods, `dynamic_func_defs`) is boxed, as PHP's are
+/// pointers: a pass works on one op_array while it reads the rest of the script, and the
+/// optimizer lends it out of the script by swapping boxes rather than moving the op_array.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Script {
     pub filename: PhpStr,
