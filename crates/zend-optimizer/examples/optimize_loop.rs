@@ -57,10 +57,15 @@ fn script_of(op_array: zend_ir::OpArray) -> zend_ir::Script {
     }
 }
 
-/// The best of three rounds of `runs` optimizations of `script`, in seconds per run.
-fn best_time(script: &zend_ir::Script, runs: usize, options: &zend_optimizer::Options) -> f64 {
+/// The best of `rounds` rounds of `runs` optimizations of `script`, in seconds per run.
+fn best_time(
+    script: &zend_ir::Script,
+    rounds: usize,
+    runs: usize,
+    options: &zend_optimizer::Options,
+) -> f64 {
     let mut best = f64::MAX;
-    for _ in 0..3 {
+    for _ in 0..rounds {
         let mut copies = vec![script.clone(); runs];
         let start = Instant::now();
         for copy in &mut copies {
@@ -80,7 +85,7 @@ fn growth(level: u32) {
         for &size in &growth_sizes() {
             let script = script_of(generate(shape, size, 8));
             let ops = script.main_op_array.opcodes.len() as f64;
-            let best = best_time(&script, (300_000 / size).clamp(2, 1_000), &options);
+            let best = best_time(&script, 3, (300_000 / size).clamp(2, 1_000), &options);
             println!(
                 "growth {shape:?}: {ops:>7} ops {:>12.1} us {:>8.2} Mops/s",
                 best * 1e6,
@@ -127,7 +132,7 @@ fn growth_functions(level: u32) {
         .unwrap_or_else(|| vec![100, 1_000, 10_000]);
     let mut points = Vec::new();
     for &n in &sizes {
-        let best = best_time(&function_ring(n), (20_000 / n).clamp(2, 200), &options);
+        let best = best_time(&function_ring(n), 3, (20_000 / n).clamp(2, 200), &options);
         println!("growth functions: {n:>6} functions {:>12.1} us", best * 1e6);
         points.push((n as f64, best));
     }
@@ -319,14 +324,7 @@ fn per_script(
         .zip(files)
         .map(|(script, file)| {
             let ops = script.op_arrays().iter().map(|o| o.opcodes.len()).sum();
-            let mut best = f64::MAX;
-            for _ in 0..rounds {
-                let mut copy = script.clone();
-                let start = Instant::now();
-                zend_optimizer::optimize_script(&mut copy, options);
-                best = best.min(start.elapsed().as_secs_f64());
-            }
-            (best, ops, file.as_path())
+            (best_time(script, rounds, 1, options), ops, file.as_path())
         })
         .collect();
     let total: f64 = rows.iter().map(|r| r.0).sum();

@@ -293,9 +293,8 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
         i += 1;
     }
     if kept != count && ctx.logging() {
-        let new = kept;
         ctx.note(op_array, OpNum::new(0), ChangeKind::LiteralMerged, || {
-            format!("literals compacted: {count} -> {new} (unused dropped, equal merged)")
+            format!("literals compacted: {count} -> {kept} (unused dropped, equal merged)")
         });
     }
     old_literals.truncate(kept);

@@ -171,12 +171,11 @@ impl Ssa {
     ) {
         let last = op_array.opcodes.len();
         let mut push_defs = |op: &crate::SsaOp| {
-            for def in [op.op1_def, op.op2_def, op.result_def]
-                .into_iter()
-                .flatten()
-            {
-                out.push(def);
-            }
+            out.extend(
+                [op.op1_def, op.op2_def, op.result_def]
+                    .into_iter()
+                    .flatten(),
+            );
         };
         for use_ in self.uses(var) {
             let u = use_.index();
