@@ -45,6 +45,8 @@ const PASSES: u32 = 3;
 #[derive(Default)]
 pub(crate) struct Scratch {
     used_ext: Vec<bool>,
+    /// [`Usage::touched`]'s memory.
+    touched: Vec<usize>,
     tsource: StampedSlots<Option<usize>>,
     defined_here: StampedSlots<bool>,
     cfg: cfg::BlockCfgBuffers,
@@ -167,6 +169,8 @@ pub(crate) struct Pass<'a, 'c> {
     pub tsource: StampedSlots<Option<usize>>,
     /// `zend_t_usage`'s `defined_here` / `usage` set.
     defined_here: StampedSlots<bool>,
+    /// [`Usage::touched`]'s memory between rounds.
+    touched: Vec<usize>,
     pub opt_count: u32,
     pub ctx: &'a mut OptimizerCtx<'c>,
 }
@@ -182,6 +186,7 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
     // between op_arrays.
     let Scratch {
         mut used_ext,
+        touched,
         mut tsource,
         defined_here,
         cfg: buffers,
@@ -217,6 +222,7 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
         used_ext,
         tsource,
         defined_here,
+        touched,
         opt_count: 0,
         ctx,
     };
@@ -289,6 +295,7 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
     }
     pass.ctx.state.block_pass = Scratch {
         used_ext: pass.used_ext,
+        touched: pass.touched,
         tsource: pass.tsource,
         defined_here: pass.defined_here,
         cfg: pass.cfg.into_buffers(),
@@ -506,7 +513,7 @@ fn t_usage(pass: &mut Pass) {
     let mut usage = Usage {
         base: used_ext,
         written: defined_here,
-        touched: Vec::new(),
+        touched: std::mem::take(&mut pass.touched),
     };
     let mut next_block: Option<usize> = None;
     for n in (0..cfg.blocks.len()).rev() {
@@ -606,6 +613,7 @@ fn t_usage(pass: &mut Pass) {
             }
         }
     }
+    pass.touched = usage.touched;
 }
 
 /// `zend_merge_blocks`: a block entered only by falling through from a predecessor that
@@ -815,20 +823,20 @@ fn assemble(pass: &mut Pass) {
             keep_jump_offsets(&mut op_array.opcodes[at], at, (old_start + k) as usize, len);
         }
     }
-    // Operands that held jump addresses on ops that no longer jump through them.
+    // Operands that held jump addresses on ops that no longer jump through them (the
+    // VM flags are read for the few ops with such an operand).
     for op in &mut op_array.opcodes {
-        let flags = op.opcode.flags();
-        let op1_jmp = zend_vm_op1_flags(flags) & ZEND_VM_OP_MASK == ZEND_VM_OP_JMP_ADDR;
-        let op2_jmp = zend_vm_op2_flags(flags) & ZEND_VM_OP_MASK == ZEND_VM_OP_JMP_ADDR;
-        if !op1_jmp {
-            if let Operand::JmpAddr(_) = op.op1 {
-                op.op1 = Operand::Unused(0);
-            }
+        let op1_addr = matches!(op.op1, Operand::JmpAddr(_));
+        let op2_addr = matches!(op.op2, Operand::JmpAddr(_));
+        if !op1_addr && !op2_addr {
+            continue;
         }
-        if !op2_jmp {
-            if let Operand::JmpAddr(_) = op.op2 {
-                op.op2 = Operand::Unused(0);
-            }
+        let flags = op.opcode.flags();
+        if op1_addr && zend_vm_op1_flags(flags) & ZEND_VM_OP_MASK != ZEND_VM_OP_JMP_ADDR {
+            op.op1 = Operand::Unused(0);
+        }
+        if op2_addr && zend_vm_op2_flags(flags) & ZEND_VM_OP_MASK != ZEND_VM_OP_JMP_ADDR {
+            op.op2 = Operand::Unused(0);
         }
     }
 
@@ -885,8 +893,11 @@ fn assemble(pass: &mut Pass) {
         lr.end = OpNum::new(lr.end.as_u32().min(len).max(lr.start.as_u32()));
     }
 
-    // The map, for the dump: each kept block's start.
-    cfg.map = vec![None; len as usize];
+    // The map, for the dump: each kept block's start (in the old map's memory).
+    let mut map = old_map;
+    map.clear();
+    map.resize(len as usize, None);
+    cfg.map = map;
     for (b, block) in cfg.blocks.iter().enumerate() {
         if block
             .flags

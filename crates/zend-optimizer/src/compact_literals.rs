@@ -193,7 +193,9 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
         if x != 0 {
             extra.push((LiteralId::from(*kept), x));
         }
-        old.swap(*kept, i);
+        if *kept != i {
+            old.swap(*kept, i);
+        }
         *kept += 1;
     };
     fn string_at(old: &[Literal], i: usize) -> &[u8] {

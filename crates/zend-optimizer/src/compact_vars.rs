@@ -16,7 +16,9 @@ use crate::provenance::ChangeKind;
 pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
     let last_var = op_array.vars.len();
     let total = last_var + op_array.T as usize;
-    let mut used = vec![false; total];
+    ctx.state.pass_arena.reset();
+    let arena = &ctx.state.pass_arena;
+    let used = arena.alloc_slice_fill_copy(total, false);
     let mut mark = |v: usize| {
         if let Some(u) = used.get_mut(v) {
             *u = true;
@@ -38,7 +40,7 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
             }
         }
     }
-    let mut map: Vec<Option<u32>> = vec![None; total];
+    let map: &mut [Option<u32>] = arena.alloc_slice_fill_copy(total, None);
     let mut num_cvs = 0u32;
     for (v, slot) in map.iter_mut().enumerate().take(last_var) {
         if used[v] {
@@ -57,11 +59,6 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
         return;
     }
     let (old_cvs, old_t) = (last_var, op_array.T);
-    ctx.note(op_array, OpNum::new(0), ChangeKind::Renumbered, || {
-        format!(
-            "unused variables removed: CVs {old_cvs} -> {num_cvs}, TMP/VARs {old_t} -> {num_tmps}"
-        )
-    });
     let remap = |operand: &mut Operand| {
         let new = |v: VarNum| map.get(v.index()).copied().flatten().map_or(v, VarNum::new);
         match operand {
@@ -89,4 +86,9 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
             .collect();
     }
     op_array.T = num_tmps;
+    ctx.note(op_array, OpNum::new(0), ChangeKind::Renumbered, || {
+        format!(
+            "unused variables removed: CVs {old_cvs} -> {num_cvs}, TMP/VARs {old_t} -> {num_tmps}"
+        )
+    });
 }

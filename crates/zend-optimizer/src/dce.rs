@@ -23,6 +23,7 @@
 //! verifier in tests), ops only become NOPs or FREEs in place (the caller compacts them
 //! with `zend_ssa_remove_nops`), and nothing changes for an op PHP would keep.
 
+use smallvec::SmallVec;
 use zend_cfg::bitset::Worklist;
 use zend_cfg::{Cfg, FuncFlags};
 use zend_inference::{mb, VarInfo};
@@ -134,14 +135,10 @@ impl Context<'_> {
 
     /// `add_phi_sources_to_worklists`.
     fn add_phi_sources_to_worklists(&mut self, p: PhiId, check: bool) {
-        let phi = &self.ssa.phis[p.index()];
-        let sources: Vec<SsaVar> = phi.sources[..phi.num_sources()]
-            .iter()
-            .flatten()
-            .copied()
-            .collect();
-        for s in sources {
-            self.add_to_worklists(s, check);
+        for k in 0..self.ssa.phis[p.index()].num_sources() {
+            if let Some(s) = self.ssa.phis[p.index()].sources[k] {
+                self.add_to_worklists(s, check);
+            }
         }
     }
 
@@ -652,7 +649,7 @@ pub fn dce_optimize_op_array_in(
 
     // The dead ops go, in op order.
     let mut removed = 0;
-    let dead: Vec<usize> = ctx.instr_dead.iter().filter(|&i| i < last).collect();
+    let dead: SmallVec<[usize; 16]> = ctx.instr_dead.iter().filter(|&i| i < last).collect();
     for i in dead {
         // An op kept alive by an earlier removal is no longer in the set.
         if ctx.instr_dead.contains(i) && ctx.dce_instr(i) {
@@ -665,14 +662,10 @@ pub fn dce_optimize_op_array_in(
     while let Some(i) = ctx.phi_worklist_no_val.pop_first() {
         ctx.phi_dead.remove(i);
         if let Some(p) = ctx.ssa.vars[i].definition_phi {
-            let phi = &ctx.ssa.phis[p.index()];
-            let sources: Vec<SsaVar> = phi.sources[..phi.num_sources()]
-                .iter()
-                .flatten()
-                .copied()
-                .collect();
-            for s in sources {
-                ctx.add_to_phi_worklist_no_val(s);
+            for k in 0..ctx.ssa.phis[p.index()].num_sources() {
+                if let Some(s) = ctx.ssa.phis[p.index()].sources[k] {
+                    ctx.add_to_phi_worklist_no_val(s);
+                }
             }
         }
     }
@@ -683,7 +676,8 @@ pub fn dce_optimize_op_array_in(
             continue;
         }
         // Removing a phi takes it out of the block's list: walk a copy.
-        for p in ctx.ssa.blocks[b].phis.clone() {
+        let phis: SmallVec<[PhiId; 8]> = ctx.ssa.blocks[b].phis.iter().copied().collect();
+        for p in phis {
             if ctx.ssa.is_phi_removed(p) {
                 continue;
             }

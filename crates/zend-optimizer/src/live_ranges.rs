@@ -29,12 +29,20 @@ pub type NeedsLiveRange<'a> = &'a dyn Fn(&OpArray, OpNum) -> bool;
 /// `zend_recalc_live_ranges(op_array, NULL)`: replaces the op_array's live ranges by the
 /// ones its ops imply.
 pub fn recalc(op_array: &mut OpArray) {
-    op_array.live_range = calc(op_array, None);
+    recalc_in_place(op_array, None);
 }
 
 /// `zend_recalc_live_ranges(op_array, needs_live_range)`.
 pub fn recalc_with(op_array: &mut OpArray, needs_live_range: NeedsLiveRange) {
-    op_array.live_range = calc(op_array, Some(needs_live_range));
+    recalc_in_place(op_array, Some(needs_live_range));
+}
+
+/// The new ranges go into the old array's memory.
+fn recalc_in_place(op_array: &mut OpArray, needs_live_range: Option<NeedsLiveRange>) {
+    let mut out = std::mem::take(&mut op_array.live_range);
+    out.clear();
+    calc_into(op_array, needs_live_range, &mut out);
+    op_array.live_range = out;
 }
 
 /// The TMP/VAR number (0-based above the CVs) an operand names, if it is a TMP/VAR in range.
@@ -75,9 +83,28 @@ fn keeps_op1_alive(op: &Op) -> bool {
 /// `zend_calc_live_ranges`: the live ranges of `op_array`, sorted by start as PHP sorts
 /// them.
 pub fn calc(op_array: &OpArray, needs_live_range: Option<NeedsLiveRange>) -> Vec<LiveRange> {
-    let ops = &op_array.opcodes;
     let mut out = Vec::new();
-    let mut last_use: Vec<Option<u32>> = vec![None; op_array.T as usize];
+    calc_into(op_array, needs_live_range, &mut out);
+    out
+}
+
+/// [`calc`], appending to `out` (empty).
+fn calc_into(
+    op_array: &OpArray,
+    needs_live_range: Option<NeedsLiveRange>,
+    out: &mut Vec<LiveRange>,
+) {
+    let ops = &op_array.opcodes;
+    // Most op_arrays have few temporaries: their last uses fit on the stack.
+    let t = op_array.T as usize;
+    let mut on_stack = [None; 64];
+    let mut on_heap = Vec::new();
+    let last_use: &mut [Option<u32>] = if t <= on_stack.len() {
+        &mut on_stack[..t]
+    } else {
+        on_heap.resize(t, None);
+        &mut on_heap
+    };
     for opnum in (0..ops.len()).rev() {
         let op = &ops[opnum];
         let opnum = opnum as u32;
@@ -88,7 +115,7 @@ pub fn calc(op_array: &OpArray, needs_live_range: Option<NeedsLiveRange>) -> Vec
                 // range.
                 if let Some(used) = last_use[var].take() {
                     if opnum + 1 != used {
-                        emit(op_array, var, opnum, used, needs_live_range, &mut out);
+                        emit(op_array, var, opnum, used, needs_live_range, out);
                     }
                 }
             }
@@ -109,7 +136,7 @@ pub fn calc(op_array: &OpArray, needs_live_range: Option<NeedsLiveRange>) -> Vec
                 // FE_FETCH's op2 is where it stores the value: a definition.
                 if let Some(used) = last_use[var].take() {
                     if opnum + 1 != used {
-                        emit(op_array, var, opnum, used, needs_live_range, &mut out);
+                        emit(op_array, var, opnum, used, needs_live_range, out);
                     }
                 }
             } else if last_use[var].is_none() {
@@ -122,7 +149,6 @@ pub fn calc(op_array: &OpArray, needs_live_range: Option<NeedsLiveRange>) -> Vec
     if let Some(first_unsorted) = out.windows(2).position(|w| w[0].start > w[1].start) {
         zend_sort_by_start(&mut out[first_unsorted..]);
     }
-    out
 }
 
 fn push(op_array: &OpArray, out: &mut Vec<LiveRange>, var: usize, kind: u32, start: u32, end: u32) {

@@ -11,6 +11,7 @@
 //! Guarantees: the op count never changes; an op changes only when the callee's signature
 //! makes the new form equivalent.
 
+use smallvec::SmallVec;
 use zend_ir::opcode::*;
 use zend_ir::{
     Literal, OpArray, OpNum, Operand, ZEND_ACC_ABSTRACT, ZEND_ACC_TRAIT_CLONE, ZEND_ACC_VARIADIC,
@@ -56,7 +57,8 @@ impl CallInfo {
 /// What of the callee the walk needs once the borrow of the script ends.
 #[derive(Clone)]
 struct CalleeFacts {
-    modes: Vec<u32>,
+    /// The send mode bits of each argument: few, so kept inline.
+    modes: SmallVec<[u32; 8]>,
     num_args: u32,
     fn_flags: u32,
     used_stack_base: Option<(u32, u32, u32)>,
@@ -71,7 +73,7 @@ struct InlineFacts {
     /// The constant the function returns right after its RECVs.
     ret: Option<Literal>,
     /// Whether RECV_INIT default `i` (from 0) is a constant expression.
-    default_is_ast: Vec<bool>,
+    default_is_ast: SmallVec<[bool; 8]>,
 }
 
 impl CalleeFacts {
@@ -249,9 +251,10 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
     if n < 2 {
         return;
     }
-    let mut stack: Vec<CallInfo> = Vec::new();
+    // Calls nest shallowly: the open ones are kept inline.
+    let mut stack: SmallVec<[CallInfo; 8]> = SmallVec::new();
     // Callee facts per open call (parallel to `stack`).
-    let mut facts: Vec<Option<CalleeFacts>> = Vec::new();
+    let mut facts: SmallVec<[Option<CalleeFacts>; 8]> = SmallVec::new();
     for i in 0..n {
         let op = op_array.opcodes[i];
         match op.opcode {

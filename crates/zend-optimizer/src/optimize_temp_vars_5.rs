@@ -12,6 +12,7 @@
 //! `last_var..last_var + T` are left alone. The live ranges, which PHP recomputes after
 //! all passes, are recomputed here so the op_array stays consistent in between.
 
+use zend_cfg::bitset;
 use zend_ir::opcode::*;
 use zend_ir::{OpArray, OpNum, Operand, VarNum};
 
@@ -29,26 +30,35 @@ fn rope_slots(n: u32) -> usize {
 /// The pass's per-slot arrays, kept in the optimization context between op_arrays.
 #[derive(Default)]
 pub(crate) struct Scratch {
-    start_of: Vec<Option<usize>>,
-    map: Vec<Option<usize>>,
-    taken: Vec<bool>,
+    start_of: Vec<Option<OpNum>>,
+    map: Vec<Option<u32>>,
+    taken: Vec<u64>,
 }
 
+/// The slots in use, one bit each (PHP's `taken_T` bitset): the lowest free slot is found
+/// a word at a time. Ropes and `finally` values may take slots at or above `T`, so the set
+/// grows on demand.
 struct Slots {
-    taken: Vec<bool>,
+    taken: Vec<u64>,
     max: Option<usize>,
 }
 
 impl Slots {
     fn is_taken(&self, i: usize) -> bool {
-        self.taken.get(i).copied().unwrap_or(false)
+        bitset::contains(&self.taken, i)
     }
 
-    fn set(&mut self, i: usize, taken: bool) {
-        if i >= self.taken.len() {
-            self.taken.resize(i + 1, false);
+    fn take(&mut self, i: usize) {
+        if i / 64 >= self.taken.len() {
+            self.taken.resize(i / 64 + 1, 0);
         }
-        self.taken[i] = taken;
+        bitset::insert(&mut self.taken, i);
+    }
+
+    fn free(&mut self, i: usize) {
+        if i / 64 < self.taken.len() {
+            bitset::remove(&mut self.taken, i);
+        }
     }
 
     fn bump_max(&mut self, i: usize) {
@@ -57,10 +67,18 @@ impl Slots {
         }
     }
 
-    /// `GET_AVAILABLE_T`: the lowest free slot, now taken.
+    /// `GET_AVAILABLE_T`: the lowest free slot below `t` (`t` itself when all are taken),
+    /// now taken.
     fn take_lowest(&mut self, t: usize) -> usize {
-        let i = (0..t).find(|&i| !self.is_taken(i)).unwrap_or(t);
-        self.set(i, true);
+        let i = self
+            .taken
+            .iter()
+            .position(|&w| w != u64::MAX)
+            .map_or(self.taken.len() * 64, |k| {
+                k * 64 + self.taken[k].trailing_ones() as usize
+            })
+            .min(t);
+        self.take(i);
         self.bump_max(i);
         i
     }
@@ -73,14 +91,14 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
     let tmp = |operand: Operand| -> Option<usize> {
         match operand {
             Operand::TmpVar(v) | Operand::Var(v) => {
-                let n = v.as_u32().checked_sub(offset)? as usize;
+                let n = v.as_u32().wrapping_sub(offset) as usize;
                 (n < t).then_some(n)
             }
             _ => None,
         }
     };
-    let renamed = |operand: Operand, slot: usize| -> Operand {
-        let v = VarNum::new(offset + slot as u32);
+    let renamed = |operand: Operand, slot: u32| -> Operand {
+        let v = VarNum::new(offset + slot);
         match operand {
             Operand::TmpVar(_) => Operand::TmpVar(v),
             Operand::Var(_) => Operand::Var(v),
@@ -97,19 +115,29 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
     start_of.resize(t, None);
     for (n, op) in op_array.opcodes.iter().enumerate().rev() {
         if let Some(v) = tmp(op.result) {
-            start_of[v] = Some(n);
+            start_of[v] = Some(OpNum::new(n as u32));
         }
     }
     map.clear();
     map.resize(t, None);
     taken.clear();
-    taken.resize(t, false);
+    taken.resize(bitset::words_for(t), 0);
     let mut slots = Slots { taken, max: None };
-    let has_finally = op_array.fn_flags & ZEND_ACC_HAS_FINALLY_BLOCK != 0;
-    for n in (0..op_array.opcodes.len()).rev() {
-        let op = op_array.opcodes[n];
-        if let Some(cur) = tmp(op.op1) {
-            let slot = if op.opcode == ZEND_ROPE_END {
+    // In an op_array with `finally`, the reads that must outlive a `FAST_CALL` (rare: found
+    // before the walk, which then edits ops in place).
+    let mut relives = Vec::new();
+    if op_array.fn_flags & ZEND_ACC_HAS_FINALLY_BLOCK != 0 {
+        relives.resize(bitset::words_for(op_array.opcodes.len()), 0);
+        for n in 0..op_array.opcodes.len() {
+            if relives_fast_call(op_array, n) {
+                bitset::insert(&mut relives, n);
+            }
+        }
+    }
+    for (n, op) in op_array.opcodes.iter_mut().enumerate().rev() {
+        let (opcode, op1, op2, result) = (op.opcode, op.op1, op.op2, op.result);
+        if let Some(cur) = tmp(op1) {
+            let slot = if opcode == ZEND_ROPE_END {
                 // The rope's slots go right above the highest slot taken so far.
                 let num = rope_slots(op.extended_value.saturating_add(1));
                 let mut top = slots.max;
@@ -124,63 +152,49 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
                 if slots.max.map_or(true, |m| highest > m) {
                     slots.max = Some(highest);
                 }
-                map[cur] = Some(var);
+                map[cur] = Some(var as u32);
                 for k in 0..num {
-                    slots.set(var + k, true);
+                    slots.take(var + k);
                 }
-                var
+                var as u32
             } else {
                 match map[cur] {
                     Some(slot) => slot,
                     None => {
-                        let slot = if has_finally && relives_fast_call(op_array, n) {
+                        let slot = if bitset::contains(&relives, n) {
                             let i = slots.max.map_or(0, |m| m + 1);
                             slots.max = Some(i);
-                            slots.set(i, true);
+                            slots.take(i);
                             i
                         } else {
                             slots.take_lowest(t)
-                        };
+                        } as u32;
                         map[cur] = Some(slot);
                         slot
                     }
                 }
             };
-            op_array.opcodes[n].op1 = renamed(op.op1, slot);
+            op.op1 = renamed(op1, slot);
         }
-        if let Some(cur) = tmp(op.op2) {
-            let slot = match map[cur] {
-                Some(slot) => slot,
-                None => {
-                    let slot = slots.take_lowest(t);
-                    map[cur] = Some(slot);
-                    slot
-                }
-            };
-            op_array.opcodes[n].op2 = renamed(op.op2, slot);
+        if let Some(cur) = tmp(op2) {
+            let slot = *map[cur].get_or_insert_with(|| slots.take_lowest(t) as u32);
+            op.op2 = renamed(op2, slot);
         }
-        if let Some(cur) = tmp(op.result) {
+        if let Some(cur) = tmp(result) {
             // A result nothing reads gets a slot too (PHP 8.2 frees it again right away,
             // like any first definition: the nullsafe JMP_NULL of an unused chain).
-            let slot = match map[cur] {
-                Some(slot) => slot,
-                None => {
-                    let slot = slots.take_lowest(t);
-                    map[cur] = Some(slot);
-                    slot
+            let slot = *map[cur].get_or_insert_with(|| slots.take_lowest(t) as u32);
+            if start_of[cur] == Some(OpNum::new(n as u32)) {
+                if opcode != ZEND_FAST_CALL {
+                    slots.free(slot as usize);
                 }
-            };
-            if start_of[cur] == Some(n) {
-                if op.opcode != ZEND_FAST_CALL {
-                    slots.set(slot, false);
-                }
-                if op.opcode == ZEND_ROPE_INIT {
+                if opcode == ZEND_ROPE_INIT {
                     for k in 1..rope_slots(op.extended_value) {
-                        slots.set(slot + k, false);
+                        slots.free(slot as usize + k);
                     }
                 }
             }
-            op_array.opcodes[n].result = renamed(op.result, slot);
+            op.result = renamed(result, slot);
         }
     }
     let new_t = slots.max.map_or(0, |m| m + 1) as u32;
@@ -202,7 +216,7 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
             .and_then(|n| map.get(n as usize))
         {
             Some(&Some(slot)) => {
-                range.var = VarNum::new(offset + slot as u32);
+                range.var = VarNum::new(offset + slot);
                 true
             }
             _ => false,

@@ -567,7 +567,7 @@ pub struct CallInfo {
 pub struct CallMap {
     pub calls: Vec<CallInfo>,
     /// Per op: index into `calls`.
-    pub map: Vec<Option<usize>>,
+    pub map: Vec<Option<u32>>,
 }
 
 impl CallMap {
@@ -596,11 +596,11 @@ impl CallMap {
                         args[(n - 1) as usize] = Some(a);
                     }
                 }
-                map[a.index()] = Some(k);
+                map[a.index()] = Some(k as u32);
             }
-            map[site.init.index()] = Some(k);
+            map[site.init.index()] = Some(k as u32);
             if let Some(c) = site.call {
-                map[c.index()] = Some(k);
+                map[c.index()] = Some(k as u32);
             }
             calls.push(CallInfo {
                 init: site.init,
@@ -621,7 +621,7 @@ impl CallMap {
             .get(op.index())
             .copied()
             .flatten()
-            .and_then(|k| self.calls.get(k))
+            .and_then(|k| self.calls.get(k as usize))
     }
 }
 
@@ -2333,7 +2333,7 @@ impl Replacer<'_> {
                     None => continue,
                 }
             };
-            let uses: Vec<OpNum> = ssa.uses(var).collect();
+            let uses: SmallVec<[OpNum; 8]> = ssa.uses(var).collect();
             for u in uses {
                 let sop = ssa.ops[u.index()];
                 if sop.op1_use == Some(var) && can_replace_op1(op_array, u, &sop) {
@@ -2393,13 +2393,13 @@ impl Replacer<'_> {
             ssa.remove_instr(op_array, op);
             return 1;
         };
-        let call = map.calls[k].clone();
+        let call = map.calls[k as usize].clone();
         ssa.remove_instr(op_array, op);
         ssa.remove_instr(op_array, call.init);
         for a in call.args.iter().take(call.num_args as usize).flatten() {
             ssa.remove_instr(op_array, *a);
         }
-        map.calls[k].removed = true;
+        map.calls[k as usize].removed = true;
         call.num_args as usize + 2
     }
 
