@@ -245,6 +245,59 @@ fn try_inline_call(op_array: &mut OpArray, fcall: usize, i: usize, facts: &Calle
     true
 }
 
+/// A DO op (or CALLABLE_CONVERT) `i` ends the call whose known callee `f` was found at INIT
+/// op `fcall`: the INIT by name becomes INIT_FCALL, and a call that only returns a
+/// constant may be inlined (PASS_16).
+fn end_call(
+    op_array: &mut OpArray,
+    ctx: &mut OptimizerCtx,
+    i: usize,
+    opcode: zend_ir::Opcode,
+    fcall: usize,
+    call: &CallInfo,
+    f: &CalleeFacts,
+) {
+    let init = op_array.opcodes[fcall];
+    if matches!(
+        init.opcode,
+        ZEND_INIT_FCALL_BY_NAME | ZEND_INIT_NS_FCALL_BY_NAME
+    ) {
+        if let Operand::Const(l) = init.op2 {
+            ctx.note(op_array, OpNum::from(fcall), ChangeKind::Rewritten, || {
+                "the callee is known: INIT_FCALL".into()
+            });
+            literal_dtor(op_array, l);
+            if init.opcode == ZEND_INIT_NS_FCALL_BY_NAME {
+                literal_dtor(op_array, zend_ir::LiteralId::new(l.as_u32() + 2));
+            }
+            let o = &mut op_array.opcodes[fcall];
+            o.opcode = ZEND_INIT_FCALL;
+            o.op1 = Operand::Unused(f.used_stack(init.extended_value));
+            o.op2 = Operand::Const(zend_ir::LiteralId::new(l.as_u32() + 1));
+            if opcode != ZEND_CALLABLE_CONVERT {
+                op_array.opcodes[i].opcode = f.call_op;
+            }
+        }
+    }
+    if ctx.optimization_level & PASS_16 != 0
+        && call.try_inline
+        && f.is_user
+        && opcode != ZEND_CALLABLE_CONVERT
+    {
+        let name = match op_array.opcodes[fcall].op2 {
+            Operand::Const(l) if ctx.logging() => {
+                format!("{:?}", op_array.literals[l.index()])
+            }
+            _ => String::new(),
+        };
+        if try_inline_call(op_array, fcall, i, f) {
+            ctx.note(op_array, OpNum::from(i), ChangeKind::Folded, || {
+                format!("the call of {name} only returns a constant")
+            });
+        }
+    }
+}
+
 /// `zend_optimize_func_calls`.
 pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
     let n = op_array.opcodes.len();
@@ -256,7 +309,7 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
     // Callee facts per open call (parallel to `stack`).
     let mut facts: SmallVec<[Option<CalleeFacts>; 8]> = SmallVec::new();
     for i in 0..n {
-        let op = op_array.opcodes[i];
+        let op = &op_array.opcodes[i];
         match op.opcode {
             ZEND_INIT_FCALL_BY_NAME
             | ZEND_INIT_NS_FCALL_BY_NAME
@@ -264,7 +317,7 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
             | ZEND_INIT_METHOD_CALL
             | ZEND_INIT_FCALL
             | ZEND_NEW => {
-                let found = get_called_func(ctx, op_array, &op)
+                let found = get_called_func(ctx, op_array, op)
                     .map(|(callee, proto)| (CalleeFacts::of(&callee), proto));
                 let try_inline =
                     found.as_ref().is_some_and(|(_, proto)| !proto) && op.opcode != ZEND_NEW;
@@ -291,51 +344,14 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
             | ZEND_DO_UCALL
             | ZEND_DO_FCALL_BY_NAME
             | ZEND_CALLABLE_CONVERT => {
-                let (Some(call), Some(f)) = (stack.pop(), facts.pop()) else {
-                    continue;
-                };
-                let (Some(f), Some(fcall), true) = (f, call.init, call.known) else {
-                    continue;
-                };
-                let init = op_array.opcodes[fcall];
-                if matches!(
-                    init.opcode,
-                    ZEND_INIT_FCALL_BY_NAME | ZEND_INIT_NS_FCALL_BY_NAME
-                ) {
-                    if let Operand::Const(l) = init.op2 {
-                        ctx.note(op_array, OpNum::from(fcall), ChangeKind::Rewritten, || {
-                            "the callee is known: INIT_FCALL".into()
-                        });
-                        literal_dtor(op_array, l);
-                        if init.opcode == ZEND_INIT_NS_FCALL_BY_NAME {
-                            literal_dtor(op_array, zend_ir::LiteralId::new(l.as_u32() + 2));
-                        }
-                        let o = &mut op_array.opcodes[fcall];
-                        o.opcode = ZEND_INIT_FCALL;
-                        o.op1 = Operand::Unused(f.used_stack(init.extended_value));
-                        o.op2 = Operand::Const(zend_ir::LiteralId::new(l.as_u32() + 1));
-                        if op.opcode != ZEND_CALLABLE_CONVERT {
-                            op_array.opcodes[i].opcode = f.call_op;
-                        }
+                // The callee's facts are read in place, then dropped with the call.
+                let call = stack.pop();
+                if let (Some(call), Some(Some(f))) = (call, facts.last()) {
+                    if let (Some(fcall), true) = (call.init, call.known) {
+                        end_call(op_array, ctx, i, op.opcode, fcall, &call, f);
                     }
                 }
-                if ctx.optimization_level & PASS_16 != 0
-                    && call.try_inline
-                    && f.is_user
-                    && op.opcode != ZEND_CALLABLE_CONVERT
-                {
-                    let name = match op_array.opcodes[fcall].op2 {
-                        Operand::Const(l) if ctx.logging() => {
-                            format!("{:?}", op_array.literals[l.index()])
-                        }
-                        _ => String::new(),
-                    };
-                    if try_inline_call(op_array, fcall, i, &f) {
-                        ctx.note(op_array, OpNum::from(i), ChangeKind::Folded, || {
-                            format!("the call of {name} only returns a constant")
-                        });
-                    }
-                }
+                facts.pop();
             }
             ZEND_FETCH_FUNC_ARG
             | ZEND_FETCH_STATIC_PROP_FUNC_ARG
@@ -422,6 +438,7 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
                 }
             }
             ZEND_SEND_VAR_EX | ZEND_SEND_FUNC_ARG => {
+                let op = *op;
                 let (Some(call), Some(f)) = (stack.last_mut(), facts.last()) else {
                     continue;
                 };

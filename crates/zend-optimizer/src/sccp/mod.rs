@@ -70,6 +70,27 @@ pub enum Value {
 const BOT: &Value = &Value::Bot;
 const TOP: &Value = &Value::Top;
 
+/// Drops `v`, skipping its drop glue (an out-of-line call) when it owns nothing: SCCP
+/// overwrites and discards a lattice value per variable, almost all TOP, BOT or scalars.
+#[inline]
+fn discard(v: Value) {
+    let owns_nothing = matches!(
+        v,
+        Value::Top
+            | Value::Bot
+            | Value::Const(
+                Literal::Null
+                    | Literal::False
+                    | Literal::True
+                    | Literal::Long(_)
+                    | Literal::Double(_)
+            )
+    );
+    if owns_nothing {
+        std::mem::forget(v);
+    }
+}
+
 impl Value {
     fn is_top(&self) -> bool {
         matches!(self, Value::Top)
@@ -658,7 +679,10 @@ impl Sccp<'_> {
             return;
         }
         if cur.is_top() || new.is_bot() {
-            self.values[var.index()] = new.clone();
+            discard(std::mem::replace(
+                &mut self.values[var.index()],
+                new.clone(),
+            ));
             scdf.add_to_worklist(var);
             return;
         }
@@ -2214,6 +2238,7 @@ pub fn sccp_optimize_op_array(
             ctx.note(op_array, op, kind, || why);
         }
     }
+    rep.values.into_iter().for_each(discard);
     removed
 }
 
