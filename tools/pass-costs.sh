@@ -3,7 +3,7 @@
 # whole optimizer at LEVEL, then LEVEL without one PASS_N bit at a time; a pass costs the
 # difference. PHP compiles the PHP files of DIR... in one process (opcache_compile_file,
 # counted inside zend_optimize_script); zopt optimizes the recordings of the same files
-# (optimize_loop, counted inside optimize_script). Both sides get the same toggles, so the
+# (optimize_loop, counted inside optimize_script_in). Both sides get the same toggles, so the
 # ratio says where zopt is slower than PHP and by how much. The differences are approximate:
 # a pass that others stand on (PASS_6, the DFA pass) takes their cost with it (SCCP, DCE),
 # and a pass's changes make later passes cheaper or dearer. Instruction counts do not depend
@@ -72,7 +72,7 @@ instructions() {
     fi
     php=$(sed -n 's/.*Collected : \([0-9]*\).*/\1/p' "$work/php.err")
     valgrind --tool=callgrind --callgrind-out-file="$work/zopt.out" \
-        --toggle-collect='zend_optimizer::script::optimize_script' \
+        --toggle-collect='zend_optimizer::script::optimize_script_in' \
         "$loop" "$recordings" 1 "$l" >/dev/null 2>"$work/zopt.err"
     zopt=$(sed -n 's/.*Collected : \([0-9]*\).*/\1/p' "$work/zopt.err")
     if [ -z "$php" ] || [ -z "$zopt" ] || { [ "$php" -eq 0 ] && [ "$l" != 0 ]; } || [ "$zopt" -eq 0 ]; then

@@ -8,7 +8,7 @@
 use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion, Throughput};
 use std::path::{Path, PathBuf};
 use zend_ir::Script;
-use zend_optimizer::{optimize_script, Options, CLASSIC_OPTIMIZATION_LEVEL};
+use zend_optimizer::{optimize_script_in, Options, Workspace, CLASSIC_OPTIMIZATION_LEVEL};
 
 fn corpus_dir() -> PathBuf {
     std::env::var_os("ZOPT_BENCH_CORPUS")
@@ -66,11 +66,12 @@ fn bench(c: &mut Criterion) {
             BenchmarkId::new("optimize_script", format!("{level:#x}")),
             &level,
             |b, _| {
+                let mut work = Workspace::default();
                 b.iter_batched(
                     || scripts.clone(),
                     |mut copies| {
                         for script in &mut copies {
-                            optimize_script(script, &options);
+                            optimize_script_in(script, &options, &mut work);
                         }
                         copies
                     },

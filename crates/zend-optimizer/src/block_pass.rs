@@ -181,7 +181,7 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
         return;
     }
     let original_try_catch = op_array.try_catch_array.clone();
-    ctx.state.pass_arena.reset();
+    ctx.state.work.pass_arena.reset();
     // The CFG's vectors and the per-variable sets live in the optimization context
     // between op_arrays.
     let Scratch {
@@ -190,8 +190,8 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
         mut tsource,
         defined_here,
         cfg: buffers,
-    } = std::mem::take(&mut ctx.state.block_pass);
-    let cfg = match BlockCfg::build(op_array, &ctx.state.pass_arena, buffers) {
+    } = std::mem::take(&mut ctx.state.work.block_pass);
+    let cfg = match BlockCfg::build(op_array, &ctx.state.work.pass_arena, buffers) {
         Ok(cfg) => cfg,
         Err(_) => {
             op_array.try_catch_array = original_try_catch;
@@ -293,7 +293,7 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
             info.as_ref(),
         );
     }
-    pass.ctx.state.block_pass = Scratch {
+    pass.ctx.state.work.block_pass = Scratch {
         used_ext: pass.used_ext,
         touched: pass.touched,
         tsource: pass.tsource,

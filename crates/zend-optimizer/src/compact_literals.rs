@@ -74,7 +74,7 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
     if count == 0 {
         return;
     }
-    let mut scratch = std::mem::take(&mut ctx.state.compact_literals);
+    let mut scratch = std::mem::take(&mut ctx.state.work.compact_literals);
     // How many literals each used literal forms a group with (0: unused).
     let related = &mut scratch.related;
     related.clear();
@@ -304,7 +304,7 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
     op_array.literal_extra = extra;
     let new_count = op_array.literals.len();
     assign_cache_slots(op_array, new_count, &mut scratch);
-    ctx.state.compact_literals = scratch;
+    ctx.state.work.compact_literals = scratch;
 }
 
 /// The kinds of name that share one cache slot per literal (the tables of

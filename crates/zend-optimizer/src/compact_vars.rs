@@ -16,8 +16,8 @@ use crate::provenance::ChangeKind;
 pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
     let last_var = op_array.vars.len();
     let total = last_var + op_array.T as usize;
-    ctx.state.pass_arena.reset();
-    let arena = &ctx.state.pass_arena;
+    ctx.state.work.pass_arena.reset();
+    let arena = &ctx.state.work.pass_arena;
     let used = arena.alloc_slice_fill_copy(total, false);
     let mut mark = |v: usize| {
         if let Some(u) = used.get_mut(v) {

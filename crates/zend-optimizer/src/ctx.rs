@@ -126,6 +126,20 @@ pub(crate) fn is_own_user_method(ce: &ClassEntry, method: &OpArray) -> bool {
         && method.fn_flags & (zend_ir::ZEND_ACC_ABSTRACT | zend_ir::ZEND_ACC_TRAIT_CLONE) == 0
 }
 
+/// Memory the passes reuse from one op_array to the next, and from one script to the next
+/// when the caller keeps it ([`crate::optimize_script_in`]): once it has grown to the
+/// largest op_array seen, optimizing allocates nothing for these passes. Dropping it frees
+/// that memory.
+#[derive(Default)]
+pub struct Workspace {
+    pub(crate) compact_literals: crate::compact_literals::Scratch,
+    pub(crate) block_pass: crate::block_pass::Scratch,
+    pub(crate) temp_vars: crate::optimize_temp_vars_5::Scratch,
+    /// Working arrays of the pass running now (the block pass's CFG build, the worklists
+    /// of SCCP and DCE), emptied as each starts.
+    pub(crate) pass_arena: bumpalo::Bump,
+}
+
 /// What outlives one op_array: the constants pass 1 collects from `define()` in the main
 /// script, the debug dumps, the change log.
 #[derive(Default)]
@@ -137,12 +151,7 @@ pub struct State {
     /// The change log, when asked for.
     pub changes: Option<Vec<Change>>,
     /// Memory the passes reuse from one op_array to the next.
-    pub(crate) compact_literals: crate::compact_literals::Scratch,
-    pub(crate) block_pass: crate::block_pass::Scratch,
-    pub(crate) temp_vars: crate::optimize_temp_vars_5::Scratch,
-    /// Working arrays of the pass running now (the block pass's CFG build, the worklists
-    /// of SCCP and DCE), emptied as each starts.
-    pub(crate) pass_arena: bumpalo::Bump,
+    pub(crate) work: Workspace,
     /// The script's function, class and method tables by name, for the lookups every call
     /// and class reference makes.
     pub(crate) index: ScriptIndex,

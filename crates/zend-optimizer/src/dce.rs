@@ -710,7 +710,7 @@ pub fn run_in_dfa(
     ctx: &mut crate::ctx::OptimizerCtx,
     fa: &mut crate::analysis::FuncAnalysis,
 ) -> bool {
-    ctx.state.pass_arena.reset();
+    ctx.state.work.pass_arena.reset();
     dce_optimize_op_array_in(
         op_array,
         ctx.script,
@@ -719,7 +719,7 @@ pub fn run_in_dfa(
         &mut fa.inference.vars,
         false,
         ctx.php_bugs,
-        &ctx.state.pass_arena,
+        &ctx.state.work.pass_arena,
     ) > 0
 }
 

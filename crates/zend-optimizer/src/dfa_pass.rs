@@ -779,7 +779,8 @@ pub fn optimize_jmps(
             continue;
         }
         let at = (fa.cfg.blocks[n].start + fa.cfg.blocks[n].len - 1) as usize;
-        let before = op_array.opcodes[at];
+        // The op as it was, for the change log only.
+        let before = ctx.logging().then(|| op_array.opcodes[at]);
         // Each state is one of dfa_pass.c's labels; `Done` leaves the block.
         #[derive(Clone, Copy)]
         enum Step {
@@ -987,7 +988,7 @@ pub fn optimize_jmps(
                 Step::Done => break,
             }
         }
-        if op_array.opcodes[at] != before {
+        if let Some(before) = before.filter(|b| *b != op_array.opcodes[at]) {
             let after = op_array.opcodes[at].opcode;
             ctx.note(op_array, OpNum::new(at as u32), ChangeKind::Rewritten, || {
                 format!(

@@ -47,8 +47,10 @@ pub mod pass3;
 pub mod sccp;
 pub mod scdf;
 
-pub use ctx::{OpArrayPath, OptimizerCtx};
+pub use ctx::{OpArrayPath, OptimizerCtx, Workspace};
 pub use level::*;
 pub use php_bugs::PhpBugs;
 pub use provenance::{Change, ChangeKind};
-pub use script::{implemented, optimize_script, CustomPass, Options, Outcome, PassTiming};
+pub use script::{
+    implemented, optimize_script, optimize_script_in, CustomPass, Options, Outcome, PassTiming,
+};

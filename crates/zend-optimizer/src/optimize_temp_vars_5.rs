@@ -109,7 +109,7 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
         mut start_of,
         mut map,
         mut taken,
-    } = std::mem::take(&mut ctx.state.temp_vars);
+    } = std::mem::take(&mut ctx.state.work.temp_vars);
     // The first op defining each TMP/VAR.
     start_of.clear();
     start_of.resize(t, None);
@@ -225,7 +225,7 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
     if !renamed_all {
         live_ranges::recalc(op_array);
     }
-    ctx.state.temp_vars = Scratch {
+    ctx.state.work.temp_vars = Scratch {
         start_of,
         map,
         taken: slots.taken,

@@ -7,7 +7,9 @@ use zend_ir::dump::{self, debug_level};
 use zend_ir::{OpArray, Script, ZEND_EVAL_CODE};
 
 use crate::analysis::{AnalysisDumps, FuncAnalysis};
-use crate::ctx::{is_own_user_method, is_primary_class_key, OpArrayPath, OptimizerCtx, State};
+use crate::ctx::{
+    is_own_user_method, is_primary_class_key, OpArrayPath, OptimizerCtx, State, Workspace,
+};
 use crate::dfa_pass::{self, DfaInput, FuncInfo};
 use crate::level::*;
 use crate::php_bugs::PhpBugs;
@@ -178,11 +180,18 @@ fn dfa_prefix(level: u32) -> u32 {
 /// `zend_optimize_script`: optimizes every op_array of `script` at
 /// `options.optimization_level`.
 pub fn optimize_script(script: &mut Script, options: &Options) -> Outcome {
+    optimize_script_in(script, options, &mut Workspace::default())
+}
+
+/// [`optimize_script`], with the passes' working memory in `work`, which a caller optimizing
+/// many scripts keeps from one to the next.
+pub fn optimize_script_in(script: &mut Script, options: &Options, work: &mut Workspace) -> Outcome {
     let mut driver = Driver {
         options,
         state: Some(Box::new(State {
             changes: options.explain.then(Vec::new),
             index: zend_call_graph::script_index::ScriptIndex::new(script),
+            work: std::mem::take(work),
             ..State::default()
         })),
         spare: None,
@@ -343,7 +352,8 @@ pub fn optimize_script(script: &mut Script, options: &Options) -> Outcome {
             }
         }
     }
-    let state = driver.state.take().map_or_else(Default::default, |s| *s);
+    let mut state = driver.state.take().map_or_else(Default::default, |s| *s);
+    *work = std::mem::take(&mut state.work);
     Outcome {
         dumps: state.dumps,
         changes: state.changes.unwrap_or_default(),

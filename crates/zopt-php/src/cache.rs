@@ -816,6 +816,7 @@ extern "C" {
 /// benchmark's ~420 scripts) mapped for the rest of its life.
 pub fn end_of_request() {
     if HEAP_USED.swap(false, Ordering::Relaxed) {
+        crate::pipeline::release_workspace();
         // SAFETY: malloc_trim only returns free pages; no allocation is in flight.
         unsafe { zopt_release_free_heap() };
     }

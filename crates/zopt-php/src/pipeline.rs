@@ -8,9 +8,24 @@
 //! may use. `optimize_script` redoes the smart branches as `zend_redo_pass_two` does; the
 //! write-back re-copies inherited methods.
 
+use std::cell::RefCell;
+
 use zend_ir::model::Script;
 
 use crate::writeback::HandlerTypes;
+
+thread_local! {
+    /// The passes' working memory, kept from one compile to the next (a request that misses
+    /// the cache compiles many scripts). The cache frees it with [`release_workspace`] at
+    /// the end of a request that compiled; without the cache (`zopt.mode=optimize`) it
+    /// lives as long as the process, as large as the largest op_array compiled.
+    static WORKSPACE: RefCell<zend_optimizer::Workspace> = RefCell::default();
+}
+
+/// Frees the passes' working memory (see [`WORKSPACE`]).
+pub fn release_workspace() {
+    WORKSPACE.with(|w| drop(w.take()));
+}
 
 /// The names of the passes zopt implements, for `phpinfo()`.
 pub fn implemented_passes() -> Vec<&'static str> {
@@ -46,7 +61,8 @@ pub fn optimize(mut script: Script, level: u32) -> Outcome {
     let mut options = zend_optimizer::Options::new(level);
     options.copy_inherited_methods = false;
     options.verify = false;
-    let outcome = zend_optimizer::optimize_script(&mut script, &options);
+    let outcome = WORKSPACE
+        .with(|w| zend_optimizer::optimize_script_in(&mut script, &options, &mut w.borrow_mut()));
     // The call-graph DFA pass's types, per op_array in zend_foreach_op_array order (the
     // order of OpArrayPath::all and of the write-back's jobs).
     let handler_types = HandlerTypes(

@@ -2200,7 +2200,7 @@ pub fn sccp_optimize_op_array(
     if ssa.vars.len() > var_info.len() || ssa.ops.len() != op_array.opcodes.len() {
         return 0;
     }
-    ctx.state.pass_arena.reset();
+    ctx.state.work.pass_arena.reset();
     let Analysis {
         values,
         unreachable,
@@ -2211,7 +2211,7 @@ pub fn sccp_optimize_op_array(
         cfg,
         var_info,
         call_map.as_deref(),
-        &ctx.state.pass_arena,
+        &ctx.state.work.pass_arena,
     );
     if ctx.debug_level & ZEND_DUMP_SCCP != 0 {
         dump_values(&mut ctx.state.dumps, op_array, ssa, &values);
