@@ -138,6 +138,9 @@ pub struct Workspace {
     /// Working arrays of the pass running now (the block pass's CFG build, the worklists
     /// of SCCP and DCE), emptied as each starts.
     pub(crate) pass_arena: bumpalo::Bump,
+    /// The call-graph DFA pass's working arrays while it analyses an op_array, emptied
+    /// for each.
+    pub(crate) analysis_arena: bumpalo::Bump,
 }
 
 /// What outlives one op_array: the constants pass 1 collects from `define()` in the main

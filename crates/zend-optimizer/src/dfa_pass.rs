@@ -431,15 +431,6 @@ fn operand_info(
     }
 }
 
-/// The type of `v` as the VM may find it: the inferred type, with what narrowing to
-/// doubles took out of it (see [`PhpBugs::NARROWED_LONG_HANDLERS`]).
-fn vm_var_type(fa: &FuncAnalysis, v: SsaVar) -> u32 {
-    fa.inference
-        .vars
-        .get(v.index())
-        .map_or(UNKNOWN_INFO, |i| i.type_ | i.narrowed_away)
-}
-
 /// `(op1_info, op2_info, res_info)` of every op as `zend_redo_pass_two_ex` hands them to
 /// `zend_vm_set_opcode_handler_ex`: the operands' inferred types cut to the bits handler
 /// selection looks at. As in PHP 8.2, op2's is 0 when *op1* is unused, and the result of an
@@ -448,12 +439,19 @@ fn vm_var_type(fa: &FuncAnalysis, v: SsaVar) -> u32 {
 /// variable's type includes what narrowing to doubles took out of it.
 pub fn handler_types(op_array: &OpArray, fa: &FuncAnalysis, bugs: PhpBugs) -> Vec<(u32, u32, u32)> {
     const MASK: u32 = mb::UNDEF | mb::ANY | mb::REF | mb::ARRAY_OF_ANY | mb::ARRAY_KEY_ANY;
-    let var_type: fn(&FuncAnalysis, SsaVar) -> u32 =
-        if bugs.contains(PhpBugs::NARROWED_LONG_HANDLERS) {
-            var_type
-        } else {
-            vm_var_type
-        };
+    // The type of a variable as the VM may find it: the inferred type with what narrowing
+    // to doubles took out of it, unless PHP 8.2's bug is reproduced.
+    let narrowed = if bugs.contains(PhpBugs::NARROWED_LONG_HANDLERS) {
+        0
+    } else {
+        u32::MAX
+    };
+    let var_type = |fa: &FuncAnalysis, v: SsaVar| {
+        fa.inference
+            .vars
+            .get(v.index())
+            .map_or(UNKNOWN_INFO, |i| i.type_ | (i.narrowed_away & narrowed))
+    };
     (0..op_array.opcodes.len().min(fa.ssa.ops.len()))
         .map(|i| {
             let op = &op_array.opcodes[i];

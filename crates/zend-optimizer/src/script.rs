@@ -591,7 +591,8 @@ impl Driver<'_> {
             {
                 let ictx = zend_inference::Context::new(&info, level);
                 let mut returns = ictx.initial_return_infos();
-                let mut scratch = bumpalo::Bump::new();
+                // The workspace's arena, out of the state while the dumps borrow it.
+                let mut scratch = std::mem::take(&mut self.state().work.analysis_arena);
                 for (i, &op_array) in info.op_arrays.iter().enumerate() {
                     let Some(&k) = by_address.get(&(op_array as *const OpArray)) else {
                         continue;
@@ -625,6 +626,7 @@ impl Driver<'_> {
                     results[k] = Some(Box::new((fa, fi)));
                     analysed.push((k, i));
                 }
+                self.state().work.analysis_arena = scratch;
             }
             // The analyses are done with the call sites: move them, not copy them.
             let mut calls = std::sync::Arc::try_unwrap(std::mem::take(&mut info.calls))
