@@ -96,13 +96,16 @@ static zend_always_inline zend_class_entry *zopt_cached_early_bind(
  * A class the inheritance cache holds linked is bound without zend_try
  * (zopt_cached_early_bind); only one that PHP links (or that may raise an error) goes
  * through zend_try_early_bind inside zend_try (a setjmp, some thirty instructions).
- * Returns false when PHP bailed out, after restoring the compiler globals. */
+ * `*n_bound` counts the classes bound here (a class declared already, or one whose parent is
+ * missing, is not). Returns false when PHP bailed out, after restoring the compiler globals. */
 __attribute__((hot)) bool zopt_do_delayed_early_binding(
-	zend_string *filename, const zopt_early_binding *bindings, size_t n, void *run_time_cache)
+	zend_string *filename, const zopt_early_binding *bindings, size_t n, void *run_time_cache,
+	size_t *n_bound)
 {
 	zend_string *orig_filename = CG(compiled_filename);
 	bool orig_in_compilation = CG(in_compilation);
 	bool ok = true;
+	size_t bound = 0;
 	CG(compiled_filename) = filename;
 	CG(in_compilation) = 1;
 	for (size_t i = 0; i < n; i++) {
@@ -127,12 +130,17 @@ __attribute__((hot)) bool zopt_do_delayed_early_binding(
 				break;
 			}
 		}
-		if (ce && run_time_cache && b->cache_slot != (uint32_t) -1) {
+		if (!ce) {
+			continue;
+		}
+		bound++;
+		if (run_time_cache && b->cache_slot != (uint32_t) -1) {
 			*(void **) ((char *) run_time_cache + b->cache_slot) = ce;
 		}
 	}
 	CG(compiled_filename) = orig_filename;
 	CG(in_compilation) = orig_in_compilation;
+	*n_bound = bound;
 	return ok;
 }
 

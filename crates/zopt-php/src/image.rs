@@ -1474,5 +1474,5 @@ pub unsafe fn bind(e: Engine, root: *const u8) -> Result<*mut zend_op_array, loa
     } else {
         std::slice::from_raw_parts(root.early_bindings, root.n_early_bindings as usize)
     };
-    load::bind_main(e, root.main, early, root.auto_globals)
+    load::bind_main(e, root.main, early, root.auto_globals, true)
 }
