@@ -487,6 +487,7 @@ thread_local! {
 /// Called once the request's function and class tables are destroyed (the module's
 /// post-deactivate hook, after `shutdown_executor`): nothing refers to the images loaded
 /// during the request any more, so their memory is reused by the next one.
+#[link_section = ".text.hot.zopt"]
 pub fn end_of_request() {
     REGION.with(|r| r.borrow_mut().rewind());
 }

@@ -175,6 +175,7 @@ pub fn set_map_ptr_slot_limit(count: u64) {
 ///
 /// # Safety
 /// Called from RINIT, on PHP's thread, before anything of the request is compiled.
+#[link_section = ".text.hot.zopt"]
 pub unsafe fn activate_map_ptr_slots(shm: &zend_cache::ShmCache) {
     let cg = ptr::addr_of!(php::compiler_globals);
     let s = &mut *MAP_PTR_SLOTS.get();
