@@ -258,3 +258,4 @@ __attribute__((hot)) bool zopt_stat_mtime_size(
 	*size = (uint64_t) st.st_size;
 	return true;
 }
+

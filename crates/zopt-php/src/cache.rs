@@ -1153,6 +1153,13 @@ enum Outcome {
     Bailout,
 }
 
+/// The address of [`compile_file`], the hook `zend_compile_file` points to unless another
+/// extension wrapped it.
+#[inline(always)]
+pub(crate) fn compile_hook() -> *const std::ffi::c_void {
+    compile_file as *const std::ffi::c_void
+}
+
 /// The `zend_compile_file` hook.
 #[link_section = ".text.hot.zopt"]
 unsafe extern "C" fn compile_file(

@@ -45,7 +45,7 @@ use zend_cache::load::{ClassView, LiteralView, OpArrayView, ScriptView};
 use zend_ir::model::{
     self as ir, Attribute, ClassEntry, Literal, OpArray, PhpStr, Script, TypeNames, ZendType,
 };
-use zend_ir::opcode::{ZEND_DECLARE_CLASS_DELAYED, ZEND_RETURN};
+use zend_ir::opcode::{ZEND_DECLARE_CLASS_DELAYED, ZEND_INCLUDE_OR_EVAL, ZEND_RETURN};
 
 use crate::engine::Engine;
 use crate::php::{
@@ -550,7 +550,9 @@ unsafe fn cannot_link_again(ce: *mut zend_class_entry, filename: *mut zend_strin
 /// `ZEND_INCLUDE_OR_EVAL` hands the constant of a lone `RETURN` over without executing the
 /// op_array at all (no call frame, no symbol table of the includer rebuilt, no run-time
 /// cache), as for a script whose classes the compiler bound (PHP without an opcode cache
-/// compiles such a file, its parent declared, to that `RETURN` alone).
+/// compiles such a file, its parent declared, to that `RETURN` alone). When the include
+/// discards that constant too ([`include_discards_result`]), no copy is made:
+/// `ZEND_FAKE_OP_ARRAY` is what the include gets, as for a file it included already.
 #[inline(always)]
 pub(crate) unsafe fn bind_main(
     e: Engine,
@@ -559,31 +561,72 @@ pub(crate) unsafe fn bind_main(
     auto_globals: [bool; JIT_GLOBAL_COUNT],
     persisted: bool,
 ) -> std::result::Result<*mut zend_op_array, BindError> {
-    let copy = e.emalloc_op_array();
-    ptr::copy_nonoverlapping(main, copy, 1);
-    if !early.is_empty() {
-        if persisted && declares_only(main, early.len()) {
-            let bound = do_delayed_early_binding((*copy).filename, early, ptr::null_mut())
-                .map_err(|()| BindError::Bailout)?;
-            // A class declared already, or whose parent is missing, is left to its op,
-            // which then runs (its slot empty, it looks the class up).
-            if bound == early.len() {
-                let last = (*copy).last as usize;
-                (*copy).opcodes = (*copy).opcodes.add(last - 1);
-                (*copy).last = 1;
-            }
-        } else {
-            let run_time_cache = early_run_time_cache(copy);
-            do_delayed_early_binding((*copy).filename, early, run_time_cache)
-                .map_err(|()| BindError::Bailout)?;
-        }
-    }
+    let declares = persisted && declares_only(main, early.len());
+    // A class declared already, or whose parent is missing, is left to its op, which then
+    // runs (its slot empty, it looks the class up).
+    let lone_return = declares
+        && (early.is_empty()
+            || do_delayed_early_binding((*main).filename, early, ptr::null_mut())
+                .map_err(|()| BindError::Bailout)?
+                == early.len());
     // Most scripts name none.
     if auto_globals != [false; JIT_GLOBAL_COUNT] {
         ping_auto_globals(auto_globals);
     }
+    if lone_return && include_discards_result() {
+        return Ok(ZEND_FAKE_OP_ARRAY);
+    }
+    let copy = e.emalloc_op_array();
+    ptr::copy_nonoverlapping(main, copy, 1);
+    if lone_return {
+        let last = (*copy).last as usize;
+        (*copy).opcodes = (*copy).opcodes.add(last - 1);
+        (*copy).last = 1;
+    } else if !early.is_empty() && !declares {
+        let run_time_cache = early_run_time_cache(copy);
+        do_delayed_early_binding((*copy).filename, early, run_time_cache)
+            .map_err(|()| BindError::Bailout)?;
+    }
     Ok(copy)
 }
+
+/// `zend_compile.h`'s `ZEND_FAKE_OP_ARRAY`: what `zend_include_or_eval` returns for a file
+/// `include_once` included already, which `ZEND_INCLUDE_OR_EVAL` skips.
+const ZEND_FAKE_OP_ARRAY: *mut zend_op_array = usize::MAX as *mut zend_op_array;
+
+/// Whether the script being compiled is for an `include` / `require` (`_once` or not) of
+/// user code whose result is unused, executed by PHP's own executor, through zopt's own
+/// compile hook (no extension wraps it, which could read the op_array): its
+/// `ZEND_INCLUDE_OR_EVAL` then does nothing with `ZEND_FAKE_OP_ARRAY` but skip it, where
+/// a lone `RETURN` would be copied, handed over unexecuted and freed. The include's op is
+/// the current opline of the current frame: `zend_include_or_eval` calls the compiler from
+/// its handler, and whatever else runs code meanwhile (an autoloader, a user stream
+/// wrapper, an error handler) pushes a frame of its own.
+#[inline(always)]
+unsafe fn include_discards_result() -> bool {
+    let eg = ptr::addr_of!(php::executor_globals);
+    let ex = (*eg).current_execute_data;
+    if ex.is_null() || (*ex).func.is_null() || (*ex).opline.is_null() {
+        return false;
+    }
+    // ZEND_USER_CODE(type): user functions and eval'd code have the low bit clear.
+    let user_code = (*(*ex).func).type_ & 1 == 0;
+    let opline = &*(*ex).opline;
+    user_code
+        && opline.opcode == ZEND_INCLUDE_OR_EVAL.0
+        && opline.extended_value != ZEND_EVAL
+        && u32::from(opline.result_type) == php::IS_UNUSED
+        && ptr::addr_of!(php::zend_compile_file)
+            .read()
+            .is_some_and(|f| f as *const std::ffi::c_void == crate::cache::compile_hook())
+        && ptr::addr_of!(php::zend_execute_ex).read().is_some_and(|f| {
+            // Both are the executable's (the library takes addresses through its GOT).
+            f as *const std::ffi::c_void == php::execute_ex as *const std::ffi::c_void
+        })
+}
+
+/// `zend_compile.h`: the include kind of an `eval()`.
+const ZEND_EVAL: u32 = 1 << 0;
 
 /// Whether the main op_array `main`, with `n_early` delayed early bindings, is those
 /// `ZEND_DECLARE_CLASS_DELAYED` ops and then a `RETURN` of a constant, nothing else (no

@@ -783,7 +783,9 @@ fn include_once_under_several_names_includes_once() {
 /// `RETURN` alone, which PHP does not execute: the page is the same as without a cache
 /// whether the parent is declared already, is autoloaded by the op itself (the script then
 /// runs whole), the file returns a value of its own, or the class is declared a second time
-/// (the op's error).
+/// (the op's error). An include whose result is unused gets no op_array at all for such a
+/// script (`ZEND_FAKE_OP_ARRAY`, as for a file included already), nor for one that only
+/// returns a value.
 #[test]
 fn scripts_declaring_early_bound_classes_serve_the_uncached_page() {
     let tmp = tempfile::tempdir().unwrap();
@@ -803,6 +805,9 @@ fn scripts_declaring_early_bound_classes_serve_the_uncached_page() {
         ("lazy.php", "<?php\nclass Lazy extends Base {}\n"),
         ("late.php", "<?php\nclass Late extends Lazy {}\n"),
         ("twice.php", "<?php\nclass Twice extends Base {}\n"),
+        ("plain.php", "<?php\nclass Plain {}\n"),
+        ("config.php", "<?php\nreturn ['answer' => 42];\n"),
+        ("counted.php", "<?php\nclass Counted extends Base {}\n$GLOBALS['counted'] = ($GLOBALS['counted'] ?? 0) + 1;\n"),
         (
             "status.php",
             "<?php\n$s = zopt_get_status(false);\n$s['worker'] = getmypid();\necho json_encode($s);\n",
@@ -819,6 +824,14 @@ var_dump(require_once __DIR__ . '/answer.php');
 var_dump(require __DIR__ . '/late.php');
 foreach (['Child', 'First', 'Second', 'Answer', 'Late'] as $c) { echo (new $c)->who(), ' ', get_parent_class($c), "\n"; }
 var_dump(include __DIR__ . '/twice.php');
+// Includes whose result is unused, of files that only declare classes or return a value.
+require __DIR__ . '/plain.php';
+include_once __DIR__ . '/plain.php';
+include __DIR__ . '/config.php';
+eval('require_once __DIR__ . "/config.php";');
+var_dump(class_exists('Plain', false), require __DIR__ . '/config.php', include_once __DIR__ . '/config.php');
+include __DIR__ . '/counted.php';
+var_dump($counted, get_parent_class('Counted'));
 if (isset($_GET['again'])) { include __DIR__ . '/twice.php'; }
 echo "end\n";
 "#,
@@ -837,6 +850,10 @@ echo "end\n";
     let want_again = plain.get(&page, "again=1");
     assert!(
         want.contains("Late < Base Lazy") && want.contains("int(42)") && want.ends_with("end\n"),
+        "{want}"
+    );
+    assert!(
+        want.contains("[\"answer\"]=>") && want.contains("string(4) \"Base\""),
         "{want}"
     );
     assert!(
