@@ -825,7 +825,13 @@ fn revalidate<'a>(entry: ShmEntry<'a>, path: &[u8], now: i64) -> Fresh<'a> {
             mtime_nsec,
             size,
         };
-        if is_file && entry.validation() == Some(v) {
+        // The run-time form's copy of the entry's validation, in a line the hit reads.
+        // SAFETY: an entry's image is complete once published.
+        let expected = match entry.image() {
+            Some(root) => unsafe { image::source_validation(root) },
+            None => entry.validation(),
+        };
+        if is_file && expected == Some(v) {
             entry.revalidated(now, ini::revalidate_freq());
             return Fresh::Hit(entry);
         }
@@ -848,15 +854,20 @@ fn revalidate_key<'a>(entry: ShmEntry<'a>, path: &[u8], now: i64) -> Fresh<'a> {
     }
 }
 
-/// Set when the request ran zopt's optimizer or persisted a run-time form or a linked
-/// class: each allocates far more (several MB for a large generated parser) than a hit,
-/// which allocates nothing, and touches pages of the segment and of the library that hits
-/// do not (see [`end_of_request`]).
+/// Set when the request ran zopt's optimizer or persisted a run-time form: both allocate
+/// far more (several MB for a large generated parser) than a hit, which allocates nothing.
 static HEAP_USED: AtomicBool = AtomicBool::new(false);
 
-/// Notes that this request stores into the segment (see [`HEAP_USED`]).
+/// Set when the request stored something (a script, a run-time form, a linked class):
+/// it touched pages of the segment and of the library that hits do not (see
+/// [`end_of_request`]). Not set by a compile that stores nothing (a full segment), which
+/// may come back on every request: dropping the pages would then cost every request their
+/// faults.
+static STORED: AtomicBool = AtomicBool::new(false);
+
+/// Notes that this request stored into the cache (see [`STORED`]).
 pub fn note_stored() {
-    HEAP_USED.store(true, Ordering::Relaxed);
+    STORED.store(true, Ordering::Relaxed);
 }
 
 extern "C" {
@@ -872,10 +883,11 @@ extern "C" {
 /// kept what its first requests' compiles had used (about 6 MB of free heap after the
 /// benchmark's ~420 scripts) mapped for the rest of its life.
 ///
-/// The pages such a request touched and hits do not need stop counting in the worker's
-/// resident set too: the segment's (the entries it wrote in zopt's own format, the string
-/// table it interned into, the run-time forms' parts that no hit reads) and the library's
-/// code and read-only data (the optimizer's, about 2 MB). Both are shared (the segment by
+/// After a request that stored something ([`STORED`]), the pages it touched and hits do
+/// not need stop counting in the worker's resident set: the segment's (the entries it
+/// wrote in zopt's own format, the string table it interned into, the run-time forms'
+/// parts that no hit reads) and the library's code and read-only data (the optimizer's,
+/// about 2 MB). Both are shared (the segment by
 /// every worker, the library's file pages with the page cache), so this frees no memory
 /// of the system; it makes a worker that compiled hold what a worker that only serves
 /// hits holds, which maps again only the pages its hits read.
@@ -884,6 +896,8 @@ pub fn end_of_request() {
     if HEAP_USED.swap(false, Ordering::Relaxed) {
         // SAFETY: malloc_trim only returns free pages; no allocation is in flight.
         unsafe { zopt_release_free_heap() };
+    }
+    if STORED.swap(false, Ordering::Relaxed) {
         let (seg, len) = shm().map_or((ptr::null(), 0), |shm| shm.bounds());
         // SAFETY: the segment is a shared mapping (dropping its page table entries keeps
         // its contents) and no lock of it is held between requests; the library's
@@ -1432,6 +1446,7 @@ unsafe fn serve_any(handle: *mut zend_file_handle, type_: c_int) -> Outcome {
                 match shm.store(&key, hit.body()) {
                     Ok(entry) => {
                         entry.revalidated(unix_now(), ini::revalidate_freq());
+                        note_stored();
                         drop(hit);
                         if let Some(outcome) = serve_entry(path, entry) {
                             return outcome;
@@ -1743,7 +1758,12 @@ unsafe fn persist_run_time_form(entry: ShmEntry<'_>, built: &load::Built) {
     HEAP_USED.store(true, Ordering::Relaxed);
     let mut why = None;
     let stored = shm.attach_image(entry, |w| {
-        let persisted = image::persist(built, entry.view().compiler_halt_offset(), w);
+        let persisted = image::persist(
+            built,
+            entry.view().compiler_halt_offset(),
+            entry.validation(),
+            w,
+        );
         pause_if_armed("ZOPT_TEST_PAUSE_RUN_TIME_FORM");
         match persisted {
             Ok(root) => Some(root),
@@ -1756,6 +1776,7 @@ unsafe fn persist_run_time_form(entry: ShmEntry<'_>, built: &load::Built) {
     match stored {
         Ok(true) => {
             COUNTERS.run_time_stores.bump();
+            note_stored();
         }
         Ok(false) => {
             if let Some(why) = why {
@@ -1843,12 +1864,16 @@ unsafe fn capture_optimize_store(key: &CacheKey, view: &mut zend_script) -> Resu
             pause_if_armed("ZOPT_TEST_PAUSE_STORE");
         });
         match stored {
-            Ok(entry) => entry.revalidated(unix_now(), ini::revalidate_freq()),
+            Ok(entry) => {
+                entry.revalidated(unix_now(), ini::revalidate_freq());
+                note_stored();
+            }
             Err(e) => shm_store_failed(key, &e),
         }
     }
     if let Some(cache) = CACHE.get() {
         cache.store(key, &output).map_err(|e| e.to_string())?;
+        note_stored();
     }
     Ok(())
 }

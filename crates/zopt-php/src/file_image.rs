@@ -381,8 +381,8 @@ unsafe fn make_in(
     a: &mut Buffer,
     b: &mut Buffer,
 ) -> R<Vec<u8>> {
-    let root_a = image::persist(built, halt_offset, a)?;
-    let root_b = image::persist(built, halt_offset, b)?;
+    let root_a = image::persist(built, halt_offset, None, a)?;
+    let root_b = image::persist(built, halt_offset, None, b)?;
     let len = a.used.next_multiple_of(8);
     if a.used != b.used
         || a.slots != b.slots
