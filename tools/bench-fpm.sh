@@ -28,7 +28,8 @@
 # ab's p50 and p99 latency, failed requests (ab's: non-2xx, or a page of another length),
 # pages differing from the reference page (the first mode's; every worker's warm-up pages
 # and as many after each round's load, compared whole), the peak RSS (VmHWM) of the largest
-# worker and its RSS after the load (the peak includes the first requests' compiles), zopt's
+# worker and its RSS after the load (the peak includes the first requests' compiles) with
+# that RSS's parts (anonymous, file-backed, shared memory) for the largest worker, zopt's
 # own per-script serving time (zopt_get_status() of one worker), and the ratios to OPcache
 # (also per round, paired with OPcache's run of the same round: the median and range of the
 # rounds' ratios). Also the workers' CPU time per timed request, from /proc/PID/schedstat
@@ -196,6 +197,13 @@ worker_rss() { # RSS of each worker now, kB (the peak includes the first request
     done
 }
 
+worker_rss_parts() { # each worker's RSS now and its parts, kB: "rss anon file shmem" a line
+    for p in $(ps -o pid= --ppid "$master"); do
+        awk '/^VmRSS/ {r = $2} /^RssAnon/ {a = $2} /^RssFile/ {f = $2} /^RssShmem/ {s = $2}
+            END { if (r) print r, a, f, s }' "/proc/$p/status" 2>/dev/null || true
+    done
+}
+
 reference=""
 check_pages() { # NAME COUNT: fetches COUNT pages, counts those differing from the reference
     local name=$1 count=$2 bad=0 page
@@ -232,6 +240,7 @@ measure() { # NAME INI ARGS...: one round of one mode
     check_pages "$name" "$workers"
     worker_hwm >> "$work/hwm.$name"
     worker_rss >> "$work/rss.$name"
+    worker_rss_parts >> "$work/rssparts.$name"
     case $name in zopt*) fetch status.php > "$work/detail.$name" ;; esac
     stop
 }
@@ -253,6 +262,10 @@ report() { # NAME
     echo "$name $rps $cpu $p99" >> "$work/rps"
     printf "%-10s %8s req/s   p50 %6s ms   p99 %6s ms   failed %s/%s   pages differing %s/%s   peak worker RSS %s kB (%s kB after the load)   worker CPU %s ms/request\n" \
         "$name" "$rps" "$p50" "$p99" "$fails" "$n" "$bad" "$checked" "$hwm" "$rss" "$cpu"
+    # The largest worker after the load: its RSS as private memory (anon: heap, request
+    # memory), file pages (binaries and libraries, shared with the page cache) and shared
+    # memory (the cache's segment, present once however many workers map it).
+    sort -n "$work/rssparts.$name" | tail -1 | awk '{ printf "           largest worker after the load: %s kB = anon %s + file %s + shmem %s\n", $1, $2, $3, $4 }'
     [ ! -f "$work/detail.$name" ] || echo "           $(cat "$work/detail.$name")"
 }
 

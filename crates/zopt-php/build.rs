@@ -164,11 +164,12 @@ fn main() {
         "zend_map_ptr_extend",
         "zend_lookup_class_ex",
         "sapi_get_request_time",
+        "execute_ex",
     ] {
         builder = builder.allowlist_function(func);
     }
     builder = builder.allowlist_var(
-        "zend_empty_array|zend_new_interned_string|zend_string_init_interned|zend_compile_file|zend_stream_open_function|zend_resolve_path|compiler_globals|executor_globals|sapi_module|PHP_VERSION|\
+        "zend_empty_array|zend_new_interned_string|zend_string_init_interned|zend_compile_file|zend_execute_ex|zend_stream_open_function|zend_resolve_path|compiler_globals|executor_globals|sapi_module|PHP_VERSION|\
          zend_inheritance_cache_get|zend_inheritance_cache_add",
     );
     builder = builder.allowlist_var(

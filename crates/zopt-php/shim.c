@@ -11,6 +11,11 @@
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
+#include <link.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 typedef zend_op_array *(*zopt_compile_file_t)(zend_file_handle *, int);
 
@@ -96,13 +101,16 @@ static zend_always_inline zend_class_entry *zopt_cached_early_bind(
  * A class the inheritance cache holds linked is bound without zend_try
  * (zopt_cached_early_bind); only one that PHP links (or that may raise an error) goes
  * through zend_try_early_bind inside zend_try (a setjmp, some thirty instructions).
- * Returns false when PHP bailed out, after restoring the compiler globals. */
+ * `*n_bound` counts the classes bound here (a class declared already, or one whose parent is
+ * missing, is not). Returns false when PHP bailed out, after restoring the compiler globals. */
 __attribute__((hot)) bool zopt_do_delayed_early_binding(
-	zend_string *filename, const zopt_early_binding *bindings, size_t n, void *run_time_cache)
+	zend_string *filename, const zopt_early_binding *bindings, size_t n, void *run_time_cache,
+	size_t *n_bound)
 {
 	zend_string *orig_filename = CG(compiled_filename);
 	bool orig_in_compilation = CG(in_compilation);
 	bool ok = true;
+	size_t bound = 0;
 	CG(compiled_filename) = filename;
 	CG(in_compilation) = 1;
 	for (size_t i = 0; i < n; i++) {
@@ -127,12 +135,17 @@ __attribute__((hot)) bool zopt_do_delayed_early_binding(
 				break;
 			}
 		}
-		if (ce && run_time_cache && b->cache_slot != (uint32_t) -1) {
+		if (!ce) {
+			continue;
+		}
+		bound++;
+		if (run_time_cache && b->cache_slot != (uint32_t) -1) {
 			*(void **) ((char *) run_time_cache + b->cache_slot) = ce;
 		}
 	}
 	CG(compiled_filename) = orig_filename;
 	CG(in_compilation) = orig_in_compilation;
+	*n_bound = bound;
 	return ok;
 }
 
@@ -169,9 +182,80 @@ bool zopt_compile_without_execution(const char *filename)
  * zopt's optimizer and persist allocated while compiling a request's scripts is free
  * once they are stored, but glibc keeps it mapped (a few MB after a large application's
  * first request) where anything allocated later sits above it. */
-void zopt_release_free_heap(void)
+__attribute__((hot)) void zopt_release_free_heap(void)
 {
 #ifdef __GLIBC__
 	malloc_trim(0);
 #endif
 }
+
+/* Drops this process's page table entries for pages it touched while compiling and storing
+ * but does not need for serving hits, so that they stop counting in its resident set:
+ * the shared-memory segment [seg, seg + len) (a MAP_SHARED anonymous mapping: its contents
+ * stay in the shared object, and a later access maps the same page again), and the
+ * read-only, never written file-backed segments of this library (its code and read-only
+ * data: a later access maps them again from the page cache). Writable segments (data,
+ * bss, RELRO, which hold private relocated or changed pages) are left alone. */
+__attribute__((hot)) static int zopt_drop_library_pages(struct dl_phdr_info *info, size_t size, void *self)
+{
+	(void) size;
+	uintptr_t addr = (uintptr_t) self;
+	int mine = 0;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t start = info->dlpi_addr + ph->p_vaddr;
+		if (ph->p_type == PT_LOAD && addr >= start && addr < start + ph->p_memsz) {
+			mine = 1;
+		}
+	}
+	if (!mine) {
+		return 0;
+	}
+	long page = sysconf(_SC_PAGESIZE);
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD || (ph->p_flags & PF_W)) {
+			continue;
+		}
+		uintptr_t start = (info->dlpi_addr + ph->p_vaddr) & ~(uintptr_t) (page - 1);
+		/* Only whole pages of the file's mapping (p_filesz): a page past it is anonymous. */
+		uintptr_t end = (info->dlpi_addr + ph->p_vaddr + ph->p_filesz) & ~(uintptr_t) (page - 1);
+		if (end > start) {
+			madvise((void *) start, end - start, MADV_DONTNEED);
+		}
+	}
+	return 1;
+}
+
+__attribute__((hot)) void zopt_release_mapped_pages(void *seg, size_t len)
+{
+	if (seg && len) {
+		madvise(seg, len, MADV_DONTNEED);
+	}
+	dl_iterate_phdr(zopt_drop_library_pages, (void *) zopt_drop_library_pages);
+}
+
+/* The monotonic clock in nanoseconds, for the sampled timing of the compile hook (std's
+ * Instant lies in the library's cold code, which a hit would then map). */
+__attribute__((hot)) uint64_t zopt_monotonic_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
+}
+
+/* A script's source revalidated on a hit: true and its modification time and size when
+ * `path` (NUL-terminated) names a regular file. */
+__attribute__((hot)) bool zopt_stat_mtime_size(
+	const char *path, int64_t *mtime_sec, uint32_t *mtime_nsec, uint64_t *size)
+{
+	struct stat st;
+	if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) {
+		return false;
+	}
+	*mtime_sec = (int64_t) st.st_mtim.tv_sec;
+	*mtime_nsec = (uint32_t) st.st_mtim.tv_nsec;
+	*size = (uint64_t) st.st_size;
+	return true;
+}
+

@@ -355,7 +355,8 @@ unsafe fn primary_script(handle: *mut zend_file_handle) -> bool {
 
 /// Whether the script `handle` names (absolute, not opened yet) is fresh in shared memory;
 /// if so its `opened_path` is set to its name and the file stays unopened, for the compile
-/// hook to serve the entry.
+/// hook to serve the entry. (Once a request, for its primary script: in the hit's code.)
+#[link_section = ".text.hot.zopt"]
 unsafe fn leave_unopened(shm: &'static ShmCache, handle: *mut zend_file_handle) -> bool {
     let filename = (*handle).filename;
     let Some(path) = php::Reader::new().str(filename) else {
@@ -727,6 +728,7 @@ fn served_total() -> u64 {
 ///
 /// # Safety
 /// Called from RINIT, on PHP's thread.
+#[link_section = ".text.hot.zopt"]
 pub unsafe fn request_startup() {
     // A lookup kept by the previous request's last include is not this request's.
     forget_found();
@@ -737,6 +739,7 @@ pub unsafe fn request_startup() {
 }
 
 /// Adds the hits this process counted to the segment's counter.
+#[link_section = ".text.hot.zopt"]
 pub fn flush_local_hits() {
     let form_hits = FORM_HITS.get();
     let n = PENDING_HITS.take() + form_hits - FORM_HITS_FLUSHED.take();
@@ -762,7 +765,7 @@ fn request_time() -> i64 {
 }
 
 /// [`request_time`]'s first call in a request.
-#[cold]
+#[link_section = ".text.hot.zopt"]
 #[inline(never)]
 fn read_request_time() -> i64 {
     // SAFETY: reads (and on first use sets) SAPI's request time, on PHP's thread.
@@ -786,10 +789,60 @@ fn fresh<'a>(shm: &'a ShmCache, path: &[u8]) -> Fresh<'a> {
     revalidate(entry, path, now)
 }
 
-/// [`fresh`] when the entry's source is due for a check.
-#[cold]
+/// [`fresh`] when the entry's source is due for a check (every `zopt.revalidate_freq`
+/// seconds per script, so on hits too): a `stat` of the source compared with the entry's
+/// modification time and size, in the hit's code (std's `metadata` and the key's path
+/// copy lie in the library's cold code, which a worker serving hits then maps again).
+/// Anything else (content validation, a change, an error, a long path) is
+/// [`revalidate_key`].
+#[link_section = ".text.hot.zopt"]
 #[inline(never)]
 fn revalidate<'a>(entry: ShmEntry<'a>, path: &[u8], now: i64) -> Fresh<'a> {
+    extern "C" {
+        /// shim.c: `stat` of the NUL-terminated `path`; false unless a regular file.
+        fn zopt_stat_mtime_size(
+            path: *const c_char,
+            mtime_sec: *mut i64,
+            mtime_nsec: *mut u32,
+            size: *mut u64,
+        ) -> bool;
+    }
+    let mut z = [0u8; 512];
+    if ini::cache_validation() == zend_cache::ValidationMode::MtimeSize && path.len() < z.len() {
+        z[..path.len()].copy_from_slice(path);
+        let (mut mtime_sec, mut mtime_nsec, mut size) = (0, 0, 0);
+        // SAFETY: `z` holds the path and a NUL; the outputs are locals.
+        let is_file = unsafe {
+            zopt_stat_mtime_size(
+                z.as_ptr().cast(),
+                &mut mtime_sec,
+                &mut mtime_nsec,
+                &mut size,
+            )
+        };
+        let v = zend_cache::Validation::MtimeSize {
+            mtime_sec,
+            mtime_nsec,
+            size,
+        };
+        // The run-time form's copy of the entry's validation, in a line the hit reads.
+        // SAFETY: an entry's image is complete once published.
+        let expected = match entry.image() {
+            Some(root) => unsafe { image::source_validation(root) },
+            None => entry.validation(),
+        };
+        if is_file && expected == Some(v) {
+            entry.revalidated(now, ini::revalidate_freq());
+            return Fresh::Hit(entry);
+        }
+    }
+    revalidate_key(entry, path, now)
+}
+
+/// [`revalidate`] through the cache key, as a miss computes it.
+#[cold]
+#[inline(never)]
+fn revalidate_key<'a>(entry: ShmEntry<'a>, path: &[u8], now: i64) -> Fresh<'a> {
     let Some(key) = key_of(path) else {
         return Fresh::NoKey;
     };
@@ -805,20 +858,52 @@ fn revalidate<'a>(entry: ShmEntry<'a>, path: &[u8], now: i64) -> Fresh<'a> {
 /// far more (several MB for a large generated parser) than a hit, which allocates nothing.
 static HEAP_USED: AtomicBool = AtomicBool::new(false);
 
+/// Set when the request stored something (a script, a run-time form, a linked class):
+/// it touched pages of the segment and of the library that hits do not (see
+/// [`end_of_request`]). Not set by a compile that stores nothing (a full segment), which
+/// may come back on every request: dropping the pages would then cost every request their
+/// faults.
+static STORED: AtomicBool = AtomicBool::new(false);
+
+/// Notes that this request stored into the cache (see [`STORED`]).
+pub fn note_stored() {
+    STORED.store(true, Ordering::Relaxed);
+}
+
 extern "C" {
     /// shim.c: glibc's `malloc_trim(0)` (nothing elsewhere).
     fn zopt_release_free_heap();
+    /// shim.c: `madvise(MADV_DONTNEED)` of the segment `[seg, seg + len)` and of this
+    /// library's read-only segments.
+    fn zopt_release_mapped_pages(seg: *const u8, len: usize);
 }
 
 /// End of a request (post-deactivate): after a request that optimized or persisted
 /// scripts, the C heap's free memory goes back to the system. Without it a php-fpm worker
 /// kept what its first requests' compiles had used (about 6 MB of free heap after the
 /// benchmark's ~420 scripts) mapped for the rest of its life.
+///
+/// After a request that stored something ([`STORED`]), the pages it touched and hits do
+/// not need stop counting in the worker's resident set: the segment's (the entries it
+/// wrote in zopt's own format, the string table it interned into, the run-time forms'
+/// parts that no hit reads) and the library's code and read-only data (the optimizer's,
+/// about 2 MB). Both are shared (the segment by
+/// every worker, the library's file pages with the page cache), so this frees no memory
+/// of the system; it makes a worker that compiled hold what a worker that only serves
+/// hits holds, which maps again only the pages its hits read.
+#[link_section = ".text.hot.zopt"]
 pub fn end_of_request() {
     if HEAP_USED.swap(false, Ordering::Relaxed) {
         crate::pipeline::release_workspace();
         // SAFETY: malloc_trim only returns free pages; no allocation is in flight.
         unsafe { zopt_release_free_heap() };
+    }
+    if STORED.swap(false, Ordering::Relaxed) {
+        let (seg, len) = shm().map_or((ptr::null(), 0), |shm| shm.bounds());
+        // SAFETY: the segment is a shared mapping (dropping its page table entries keeps
+        // its contents) and no lock of it is held between requests; the library's
+        // read-only segments are never written.
+        unsafe { zopt_release_mapped_pages(seg, len) };
     }
 }
 
@@ -1083,6 +1168,13 @@ enum Outcome {
     Bailout,
 }
 
+/// The address of [`compile_file`], the hook `zend_compile_file` points to unless another
+/// extension wrapped it.
+#[inline(always)]
+pub(crate) fn compile_hook() -> *const std::ffi::c_void {
+    compile_file as *const std::ffi::c_void
+}
+
 /// The `zend_compile_file` hook.
 #[link_section = ".text.hot.zopt"]
 unsafe extern "C" fn compile_file(
@@ -1107,15 +1199,20 @@ unsafe extern "C" fn compile_file(
 
 /// [`compile_file`] but for an untimed hit of the run-time form: every other script (which
 /// [`serve_run_time_form`] did not serve, `timed` false), and one call in
-/// [`TIMING_SAMPLE`] (`timed`).
-#[cold]
+/// [`TIMING_SAMPLE`] (`timed`). In the hit's code (a sampled hit runs it): what a miss
+/// needs is [`serve_any`], in the cold code.
+#[link_section = ".text.hot.zopt"]
 #[inline(never)]
 unsafe fn compile_timed(
     handle: *mut zend_file_handle,
     type_: c_int,
     timed: bool,
 ) -> *mut zend_op_array {
-    let start = timed.then(std::time::Instant::now);
+    extern "C" {
+        /// shim.c: CLOCK_MONOTONIC in nanoseconds (std's `Instant` is cold code).
+        fn zopt_monotonic_ns() -> u64;
+    }
+    let start = if timed { zopt_monotonic_ns() } else { 0 };
     let served_before = served_total();
     // Untimed, the hit was tried already.
     let outcome = catch_unwind(AssertUnwindSafe(|| {
@@ -1125,8 +1222,8 @@ unsafe fn compile_timed(
             serve_any(handle, type_)
         }
     }));
-    if let Some(start) = start {
-        let ns = start.elapsed().as_nanos() as u64 * TIMING_SAMPLE;
+    if timed {
+        let ns = zopt_monotonic_ns().saturating_sub(start) * TIMING_SAMPLE;
         if served_total() != served_before {
             COUNTERS.served_ns.add(ns);
         } else {
@@ -1350,6 +1447,7 @@ unsafe fn serve_any(handle: *mut zend_file_handle, type_: c_int) -> Outcome {
                 match shm.store(&key, hit.body()) {
                     Ok(entry) => {
                         entry.revalidated(unix_now(), ini::revalidate_freq());
+                        note_stored();
                         drop(hit);
                         if let Some(outcome) = serve_entry(path, entry) {
                             return outcome;
@@ -1661,7 +1759,12 @@ unsafe fn persist_run_time_form(entry: ShmEntry<'_>, built: &load::Built) {
     HEAP_USED.store(true, Ordering::Relaxed);
     let mut why = None;
     let stored = shm.attach_image(entry, |w| {
-        let persisted = image::persist(built, entry.view().compiler_halt_offset(), w);
+        let persisted = image::persist(
+            built,
+            entry.view().compiler_halt_offset(),
+            entry.validation(),
+            w,
+        );
         pause_if_armed("ZOPT_TEST_PAUSE_RUN_TIME_FORM");
         match persisted {
             Ok(root) => Some(root),
@@ -1674,6 +1777,7 @@ unsafe fn persist_run_time_form(entry: ShmEntry<'_>, built: &load::Built) {
     match stored {
         Ok(true) => {
             COUNTERS.run_time_stores.bump();
+            note_stored();
         }
         Ok(false) => {
             if let Some(why) = why {
@@ -1761,12 +1865,16 @@ unsafe fn capture_optimize_store(key: &CacheKey, view: &mut zend_script) -> Resu
             pause_if_armed("ZOPT_TEST_PAUSE_STORE");
         });
         match stored {
-            Ok(entry) => entry.revalidated(unix_now(), ini::revalidate_freq()),
+            Ok(entry) => {
+                entry.revalidated(unix_now(), ini::revalidate_freq());
+                note_stored();
+            }
             Err(e) => shm_store_failed(key, &e),
         }
     }
     if let Some(cache) = CACHE.get() {
         cache.store(key, &output).map_err(|e| e.to_string())?;
+        note_stored();
     }
     Ok(())
 }

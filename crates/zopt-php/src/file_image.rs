@@ -381,8 +381,8 @@ unsafe fn make_in(
     a: &mut Buffer,
     b: &mut Buffer,
 ) -> R<Vec<u8>> {
-    let root_a = image::persist(built, halt_offset, a)?;
-    let root_b = image::persist(built, halt_offset, b)?;
+    let root_a = image::persist(built, halt_offset, None, a)?;
+    let root_b = image::persist(built, halt_offset, None, b)?;
     let len = a.used.next_multiple_of(8);
     if a.used != b.used
         || a.slots != b.slots
@@ -487,6 +487,7 @@ thread_local! {
 /// Called once the request's function and class tables are destroyed (the module's
 /// post-deactivate hook, after `shutdown_executor`): nothing refers to the images loaded
 /// during the request any more, so their memory is reused by the next one.
+#[link_section = ".text.hot.zopt"]
 pub fn end_of_request() {
     REGION.with(|r| r.borrow_mut().rewind());
 }

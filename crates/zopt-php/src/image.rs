@@ -108,6 +108,14 @@ struct Root {
     /// The segment's `map_ptr` slots handed out when the image was complete: its own are
     /// below (0 in a file image, whose slots are the loading process's own).
     map_ptr_end: u64,
+    /// The source's modification time and size its entry was stored for (the entry's
+    /// `Validation::MtimeSize`), so that revalidating a hit compares a `stat` with the
+    /// root, which the hit reads anyway, rather than with the entry's header, a page no
+    /// hit reads otherwise (every worker mapped a page of entries per script revalidated).
+    /// `source_size` `u64::MAX`: none (a file image, content validation).
+    source_mtime_sec: i64,
+    source_mtime_nsec: u64,
+    source_size: u64,
 }
 
 /// Bytes of an image's root (what [`crate::file_image::load`] checks lies in the image).
@@ -175,6 +183,7 @@ pub fn set_map_ptr_slot_limit(count: u64) {
 ///
 /// # Safety
 /// Called from RINIT, on PHP's thread, before anything of the request is compiled.
+#[link_section = ".text.hot.zopt"]
 pub unsafe fn activate_map_ptr_slots(shm: &zend_cache::ShmCache) {
     let cg = ptr::addr_of!(php::compiler_globals);
     let s = &mut *MAP_PTR_SLOTS.get();
@@ -222,6 +231,21 @@ pub unsafe fn map_ptr_slots_usable(end: u64) -> bool {
 /// `root` is a run-time form of the segment; on PHP's thread.
 pub unsafe fn usable(root: *const u8) -> bool {
     map_ptr_slots_usable((*root.cast::<Root>()).map_ptr_end)
+}
+
+/// The source validation the image at `root` was persisted with (see
+/// [`Root::source_size`]).
+///
+/// # Safety
+/// `root` is the root of a complete image.
+#[inline(always)]
+pub unsafe fn source_validation(root: *const u8) -> Option<zend_cache::Validation> {
+    let r = &*root.cast::<Root>();
+    (r.source_size != u64::MAX).then_some(zend_cache::Validation::MtimeSize {
+        mtime_sec: r.source_mtime_sec,
+        mtime_nsec: r.source_mtime_nsec as u32,
+        size: r.source_size,
+    })
 }
 
 /// How many `map_ptr` slots the segment has handed out, and how many it may.
@@ -285,13 +309,15 @@ impl Arena for ImageWriter<'_> {
 }
 
 /// Persists the built, not yet bound script `built` into `w` (the segment, or a private
-/// buffer); returns the image's root, or why the script cannot be persisted.
+/// buffer); returns the image's root, or why the script cannot be persisted. `source`:
+/// the validation of the entry it was built from, if any.
 ///
 /// # Safety
 /// `built` comes from [`load::build`] in this request and was not bound yet.
 pub(crate) unsafe fn persist(
     built: &Built,
     halt_offset: Option<u64>,
+    source: Option<zend_cache::Validation>,
     w: &mut dyn Arena,
 ) -> R<*const u8> {
     let mut p = Persister { w };
@@ -340,6 +366,19 @@ pub(crate) unsafe fn persist(
     (*root).has_halt_offset = u64::from(halt_offset.is_some());
     (*root).halt_offset = halt_offset.unwrap_or(0);
     (*root).map_ptr_end = p.w.map_ptr_end();
+    (*root).source_mtime_sec = 0;
+    (*root).source_mtime_nsec = 0;
+    (*root).source_size = u64::MAX;
+    if let Some(zend_cache::Validation::MtimeSize {
+        mtime_sec,
+        mtime_nsec,
+        size,
+    }) = source
+    {
+        (*root).source_mtime_sec = mtime_sec;
+        (*root).source_mtime_nsec = u64::from(mtime_nsec);
+        (*root).source_size = size;
+    }
     Ok(root.cast_const().cast())
 }
 
@@ -1474,5 +1513,5 @@ pub unsafe fn bind(e: Engine, root: *const u8) -> Result<*mut zend_op_array, loa
     } else {
         std::slice::from_raw_parts(root.early_bindings, root.n_early_bindings as usize)
     };
-    load::bind_main(e, root.main, early, root.auto_globals)
+    load::bind_main(e, root.main, early, root.auto_globals, true)
 }

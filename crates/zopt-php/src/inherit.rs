@@ -178,6 +178,8 @@ unsafe fn add_guarded(
             }
             e = (*e).next;
         }
+        // The persist touches pages of the segment and of the library that hits do not.
+        crate::cache::note_stored();
         let linked = match image::persist_linked(ce, w) {
             Ok(linked) => linked,
             Err(why) => {

@@ -209,6 +209,7 @@ unsafe extern "C" fn pass(script: *mut php::zend_script, _context: *mut std::ffi
 
 /// RINIT: the segment's `map_ptr` slots are extended for the request (see
 /// [`cache::request_startup`]).
+#[link_section = ".text.hot.zopt"]
 unsafe extern "C" fn rinit(_type: c_int, _module_number: c_int) -> zend_result {
     // SAFETY: RINIT runs on PHP's thread, before the request compiles anything.
     let _ = catch_unwind(|| unsafe { cache::request_startup() });
@@ -217,6 +218,7 @@ unsafe extern "C" fn rinit(_type: c_int, _module_number: c_int) -> zend_result {
 
 /// RSHUTDOWN: adds the shared-memory hits this request counted to the segment's counter
 /// (counted locally during the request, see [`cache::flush_local_hits`]).
+#[link_section = ".text.hot.zopt"]
 unsafe extern "C" fn rshutdown(_type: c_int, _module_number: c_int) -> zend_result {
     let _ = catch_unwind(cache::flush_local_hits);
     SUCCESS
@@ -226,6 +228,7 @@ unsafe extern "C" fn rshutdown(_type: c_int, _module_number: c_int) -> zend_resu
 /// OPcache's `accel_post_deactivate`): the memory of the run-time images loaded during the
 /// request is reused by the next one, and the heap's free memory left by compiling goes
 /// back to the system (see [`cache::end_of_request`]).
+#[link_section = ".text.hot.zopt"]
 unsafe extern "C" fn post_deactivate() -> zend_result {
     let _ = catch_unwind(file_image::end_of_request);
     let _ = catch_unwind(cache::end_of_request);

@@ -45,7 +45,7 @@ use zend_cache::load::{ClassView, LiteralView, OpArrayView, ScriptView};
 use zend_ir::model::{
     self as ir, Attribute, ClassEntry, Literal, OpArray, PhpStr, Script, TypeNames, ZendType,
 };
-use zend_ir::opcode::ZEND_DECLARE_CLASS_DELAYED;
+use zend_ir::opcode::{ZEND_DECLARE_CLASS_DELAYED, ZEND_INCLUDE_OR_EVAL, ZEND_RETURN};
 
 use crate::engine::Engine;
 use crate::php::{
@@ -376,7 +376,7 @@ pub unsafe fn bind(
     }
 
     let early = early_bindings(&script.main_op_array);
-    let main = bind_main(e, &script.main_op_array, &early, auto_globals)?;
+    let main = bind_main(e, &script.main_op_array, &early, auto_globals, false)?;
     release_table(&mut script.function_table);
     release_table(&mut script.class_table);
     Ok(main)
@@ -541,25 +541,105 @@ unsafe fn cannot_link_again(ce: *mut zend_class_entry, filename: *mut zend_strin
 /// frees it) of `main`, after its delayed early bindings (`early`, see
 /// [`early_bindings`]); the auto globals the script names are armed. Inlined into the
 /// hit's binding (a call of its own cost a fifth of it).
+///
+/// `persisted`: `main` is immutable and has no refcount (a run-time form), so the copy may
+/// begin at one of its ops (`destroy_op_array` frees none of its arrays). Then a script
+/// whose main op_array only declares classes early-bound here (its
+/// `ZEND_DECLARE_CLASS_DELAYED` ops, then `RETURN` of a constant) gets a copy holding only
+/// its `RETURN`: each of those ops would find its class bound and do nothing, and
+/// `ZEND_INCLUDE_OR_EVAL` hands the constant of a lone `RETURN` over without executing the
+/// op_array at all (no call frame, no symbol table of the includer rebuilt, no run-time
+/// cache), as for a script whose classes the compiler bound (PHP without an opcode cache
+/// compiles such a file, its parent declared, to that `RETURN` alone). When the include
+/// discards that constant too ([`include_discards_result`]), no copy is made:
+/// `ZEND_FAKE_OP_ARRAY` is what the include gets, as for a file it included already.
 #[inline(always)]
 pub(crate) unsafe fn bind_main(
     e: Engine,
     main: *const zend_op_array,
     early: &[EarlyBinding],
     auto_globals: [bool; JIT_GLOBAL_COUNT],
+    persisted: bool,
 ) -> std::result::Result<*mut zend_op_array, BindError> {
-    let copy = e.emalloc_op_array();
-    ptr::copy_nonoverlapping(main, copy, 1);
-    if !early.is_empty() {
-        let run_time_cache = early_run_time_cache(copy);
-        do_delayed_early_binding((*copy).filename, early, run_time_cache)
-            .map_err(|()| BindError::Bailout)?;
-    }
+    let declares = persisted && declares_only(main, early.len());
+    // A class declared already, or whose parent is missing, is left to its op, which then
+    // runs (its slot empty, it looks the class up).
+    let lone_return = declares
+        && (early.is_empty()
+            || do_delayed_early_binding((*main).filename, early, ptr::null_mut())
+                .map_err(|()| BindError::Bailout)?
+                == early.len());
     // Most scripts name none.
     if auto_globals != [false; JIT_GLOBAL_COUNT] {
         ping_auto_globals(auto_globals);
     }
+    if lone_return && include_discards_result() {
+        return Ok(ZEND_FAKE_OP_ARRAY);
+    }
+    let copy = e.emalloc_op_array();
+    ptr::copy_nonoverlapping(main, copy, 1);
+    if lone_return {
+        let last = (*copy).last as usize;
+        (*copy).opcodes = (*copy).opcodes.add(last - 1);
+        (*copy).last = 1;
+    } else if !early.is_empty() && !declares {
+        let run_time_cache = early_run_time_cache(copy);
+        do_delayed_early_binding((*copy).filename, early, run_time_cache)
+            .map_err(|()| BindError::Bailout)?;
+    }
     Ok(copy)
+}
+
+/// `zend_compile.h`'s `ZEND_FAKE_OP_ARRAY`: what `zend_include_or_eval` returns for a file
+/// `include_once` included already, which `ZEND_INCLUDE_OR_EVAL` skips.
+const ZEND_FAKE_OP_ARRAY: *mut zend_op_array = usize::MAX as *mut zend_op_array;
+
+/// Whether the script being compiled is for an `include` / `require` (`_once` or not) of
+/// user code whose result is unused, executed by PHP's own executor, through zopt's own
+/// compile hook (no extension wraps it, which could read the op_array): its
+/// `ZEND_INCLUDE_OR_EVAL` then does nothing with `ZEND_FAKE_OP_ARRAY` but skip it, where
+/// a lone `RETURN` would be copied, handed over unexecuted and freed. The include's op is
+/// the current opline of the current frame: `zend_include_or_eval` calls the compiler from
+/// its handler, and whatever else runs code meanwhile (an autoloader, a user stream
+/// wrapper, an error handler) pushes a frame of its own.
+#[inline(always)]
+unsafe fn include_discards_result() -> bool {
+    let eg = ptr::addr_of!(php::executor_globals);
+    let ex = (*eg).current_execute_data;
+    if ex.is_null() || (*ex).func.is_null() || (*ex).opline.is_null() {
+        return false;
+    }
+    // ZEND_USER_CODE(type): user functions and eval'd code have the low bit clear.
+    let user_code = (*(*ex).func).type_ & 1 == 0;
+    let opline = &*(*ex).opline;
+    user_code
+        && opline.opcode == ZEND_INCLUDE_OR_EVAL.0
+        && opline.extended_value != ZEND_EVAL
+        && u32::from(opline.result_type) == php::IS_UNUSED
+        && ptr::addr_of!(php::zend_compile_file)
+            .read()
+            .is_some_and(|f| f as *const std::ffi::c_void == crate::cache::compile_hook())
+        && ptr::addr_of!(php::zend_execute_ex).read().is_some_and(|f| {
+            // Both are the executable's (the library takes addresses through its GOT).
+            f as *const std::ffi::c_void == php::execute_ex as *const std::ffi::c_void
+        })
+}
+
+/// `zend_compile.h`: the include kind of an `eval()`.
+const ZEND_EVAL: u32 = 1 << 0;
+
+/// Whether the main op_array `main`, with `n_early` delayed early bindings, is those
+/// `ZEND_DECLARE_CLASS_DELAYED` ops and then a `RETURN` of a constant, nothing else (no
+/// statement, no `EXT_STMT` of a debugger).
+#[inline(always)]
+unsafe fn declares_only(main: *const zend_op_array, n_early: usize) -> bool {
+    let last = (*main).last as usize;
+    if last != n_early + 1 {
+        return false;
+    }
+    // The other ops are the `n_early` ops `early_bindings` found.
+    let ret = &*(*main).opcodes.add(last - 1);
+    ret.opcode == ZEND_RETURN.0 && u32::from(ret.op1_type) == php::IS_CONST
 }
 
 /// The run-time cache of the request's copy `main` of a main op_array with delayed early
@@ -626,13 +706,14 @@ fn cannot_declare(ce: *mut zend_class_entry, filename: &PhpStr) -> Fatal {
 }
 
 extern "C" {
-    /// shim.c: the loop of [`do_delayed_early_binding`], inside one `zend_try`; false when
-    /// PHP bailed out.
+    /// shim.c: the loop of [`do_delayed_early_binding`]; false when PHP bailed out,
+    /// `n_bound` the classes it bound.
     fn zopt_do_delayed_early_binding(
         filename: *mut zend_string,
         bindings: *const EarlyBinding,
         n: usize,
         run_time_cache: *mut std::ffi::c_void,
+        n_bound: *mut usize,
     ) -> bool;
     /// shim.c: `zend_try_early_bind` inside `zend_try`.
     fn zopt_guarded_try_early_bind(
@@ -715,15 +796,15 @@ pub(crate) unsafe fn early_bindings(main: *const zend_op_array) -> Vec<EarlyBind
 /// # Safety
 /// As [`do_delayed_early_binding`]; `main` is a live main op_array in pass-two form.
 pub unsafe fn delayed_early_binding(main: *mut zend_op_array) -> std::result::Result<(), ()> {
-    do_delayed_early_binding((*main).filename, &early_bindings(main), ptr::null_mut())
+    do_delayed_early_binding((*main).filename, &early_bindings(main), ptr::null_mut()).map(drop)
 }
 
 /// `zend_accel_do_delayed_early_binding`: binds each class of `bindings` (the delayed
 /// early bindings of the main op_array of `filename`) whose parent is already known, so it
 /// exists before the script runs (the opcode finds it bound and does nothing). With
 /// `run_time_cache` (the main op_array's, NULL for none), each class bound is also put in
-/// its op's cache slot, as OPcache does, so that the op does not look it up again. `Err`:
-/// PHP bailed out (to propagate).
+/// its op's cache slot, as OPcache does, so that the op does not look it up again. The
+/// number of classes bound; `Err`: PHP bailed out (to propagate).
 ///
 /// # Safety
 /// The strings of `bindings` are live; `run_time_cache` is NULL or the run-time cache of
@@ -732,9 +813,16 @@ pub(crate) unsafe fn do_delayed_early_binding(
     filename: *mut zend_string,
     bindings: &[EarlyBinding],
     run_time_cache: *mut std::ffi::c_void,
-) -> std::result::Result<(), ()> {
-    if zopt_do_delayed_early_binding(filename, bindings.as_ptr(), bindings.len(), run_time_cache) {
-        Ok(())
+) -> std::result::Result<usize, ()> {
+    let mut bound = 0;
+    if zopt_do_delayed_early_binding(
+        filename,
+        bindings.as_ptr(),
+        bindings.len(),
+        run_time_cache,
+        &mut bound,
+    ) {
+        Ok(bound)
     } else {
         Err(())
     }

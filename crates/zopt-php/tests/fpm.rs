@@ -777,3 +777,96 @@ fn include_once_under_several_names_includes_once() {
     }
     assert!(!fpm.log().contains("zopt:"), "{}", fpm.log());
 }
+
+/// A script whose main op_array only declares classes bound to their parent when it is
+/// loaded (its `ZEND_DECLARE_CLASS_DELAYED` ops and a `RETURN`) is handed to PHP as that
+/// `RETURN` alone, which PHP does not execute: the page is the same as without a cache
+/// whether the parent is declared already, is autoloaded by the op itself (the script then
+/// runs whole), the file returns a value of its own, or the class is declared a second time
+/// (the op's error). An include whose result is unused gets no op_array at all for such a
+/// script (`ZEND_FAKE_OP_ARRAY`, as for a file included already), nor for one that only
+/// returns a value.
+#[test]
+fn scripts_declaring_early_bound_classes_serve_the_uncached_page() {
+    let tmp = tempfile::tempdir().unwrap();
+    let app = tmp.path().join("app");
+    std::fs::create_dir_all(&app).unwrap();
+    let files = [
+        (
+            "base.php",
+            "<?php\nclass Base { public function who(): string { return static::class . ' < ' . self::class; } }\n",
+        ),
+        ("child.php", "<?php\nclass Child extends Base {}\n"),
+        (
+            "two.php",
+            "<?php\nclass First extends Base {}\nclass Second extends Child {}\n",
+        ),
+        ("answer.php", "<?php\nclass Answer extends Base {}\nreturn 42;\n"),
+        ("lazy.php", "<?php\nclass Lazy extends Base {}\n"),
+        ("late.php", "<?php\nclass Late extends Lazy {}\n"),
+        ("twice.php", "<?php\nclass Twice extends Base {}\n"),
+        ("plain.php", "<?php\nclass Plain {}\n"),
+        ("config.php", "<?php\nreturn ['answer' => 42];\n"),
+        ("counted.php", "<?php\nclass Counted extends Base {}\n$GLOBALS['counted'] = ($GLOBALS['counted'] ?? 0) + 1;\n"),
+        (
+            "status.php",
+            "<?php\n$s = zopt_get_status(false);\n$s['worker'] = getmypid();\necho json_encode($s);\n",
+        ),
+        (
+            "page.php",
+            r#"<?php
+spl_autoload_register(function ($c) { echo "autoload $c\n"; if ($c === 'Lazy') require __DIR__ . '/lazy.php'; });
+var_dump(require_once __DIR__ . '/base.php');
+var_dump(require_once __DIR__ . '/child.php');
+var_dump(require_once __DIR__ . '/child.php');
+var_dump(include __DIR__ . '/two.php');
+var_dump(require_once __DIR__ . '/answer.php');
+var_dump(require __DIR__ . '/late.php');
+foreach (['Child', 'First', 'Second', 'Answer', 'Late'] as $c) { echo (new $c)->who(), ' ', get_parent_class($c), "\n"; }
+var_dump(include __DIR__ . '/twice.php');
+// Includes whose result is unused, of files that only declare classes or return a value.
+require __DIR__ . '/plain.php';
+include_once __DIR__ . '/plain.php';
+include __DIR__ . '/config.php';
+eval('require_once __DIR__ . "/config.php";');
+var_dump(class_exists('Plain', false), require __DIR__ . '/config.php', include_once __DIR__ . '/config.php');
+include __DIR__ . '/counted.php';
+var_dump($counted, get_parent_class('Counted'));
+if (isset($_GET['again'])) { include __DIR__ . '/twice.php'; }
+echo "end\n";
+"#,
+        ),
+    ];
+    for (name, text) in files {
+        std::fs::write(app.join(name), text).unwrap();
+    }
+    let page = app.join("page.php");
+    let plain_dir = tmp.path().join("plain");
+    let zopt_dir = tmp.path().join("zopt");
+    std::fs::create_dir_all(&plain_dir).unwrap();
+    std::fs::create_dir_all(&zopt_dir).unwrap();
+    let plain = Fpm::start(&plain_dir, &[], &[]);
+    let want = plain.get(&page, "");
+    let want_again = plain.get(&page, "again=1");
+    assert!(
+        want.contains("Late < Base Lazy") && want.contains("int(42)") && want.ends_with("end\n"),
+        "{want}"
+    );
+    assert!(
+        want.contains("[\"answer\"]=>") && want.contains("string(4) \"Base\""),
+        "{want}"
+    );
+    assert!(
+        want_again.contains("Cannot declare class Twice"),
+        "{want_again}"
+    );
+    let fpm = Fpm::start(&zopt_dir, &shm_ini(), &[]);
+    // Compiled and stored, persisted in run-time form, then bound from it by either worker.
+    for _ in 0..6 {
+        assert_eq!(fpm.get(&page, ""), want);
+        assert_eq!(fpm.get(&page, "again=1"), want_again);
+    }
+    let st = status(&fpm, &app);
+    assert!(st["run_time_hits"].as_u64().unwrap() > 0, "{st}");
+    assert!(!fpm.log().contains("zopt:"), "{}", fpm.log());
+}
