@@ -475,42 +475,9 @@ fn sv(v: Option<SsaVar>) -> Option<usize> {
 
 impl Upd<'_, '_, '_> {
     fn add_usages(&mut self, var: usize) {
-        let wl = &mut *self.wl;
-        let ssa = self.st.ssa;
-        let opcodes = &self.st.op_array.opcodes[..];
-        // add_usages: phis, then defs of using ops (with OP_DATA neighbours). The worklist
-        // is a set: the order of insertion does not matter.
-        let info = &ssa.vars[var];
-        if info.phi_use_chain.is_some() {
-            for p in &self.st.phi_uses[var] {
-                wl.insert(ssa.phis[p.index()].ssa_var.index());
-            }
-        }
-        let me = Some(SsaVar::new(var as u32));
-        let mut each = |o: &zend_ssa::SsaOp| {
-            for d in [o.result_def, o.op1_def, o.op2_def].into_iter().flatten() {
-                wl.insert(d.index());
-            }
-        };
-        // The use chain walked here rather than through Ssa::uses: one load of the op
-        // serves both its defs and the next link (`zend_ssa_next_use`).
-        let mut next = info.use_chain;
-        while let Some(u) = next {
-            let u = u.index();
-            let o = &ssa.ops[u];
-            next = if o.op1_use == me {
-                o.op1_use_chain
-            } else if o.op2_use == me {
-                o.op2_use_chain
-            } else {
-                o.res_use_chain
-            };
-            each(o);
-            if opcodes[u].opcode == ZEND_OP_DATA {
-                each(&ssa.ops[u - 1]);
-            } else if opcodes.get(u + 1).is_some_and(|d| d.opcode == ZEND_OP_DATA) {
-                each(&ssa.ops[u + 1]);
-            }
+        // The worklist is a set: the order of insertion does not matter.
+        for u in &self.st.usages[var] {
+            self.wl.insert(u.index());
         }
     }
 

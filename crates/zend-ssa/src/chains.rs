@@ -159,59 +159,31 @@ impl Ssa {
         }
     }
 
-    /// `zend_ssa_find_sccs`: strongly connected components of the def-use graph (Pearce's
-    /// algorithm, iterative as in PHP), numbered as PHP numbers them; `scc_entry` marks
-    /// the variables reached from outside their component.
-    pub fn find_sccs(&mut self, op_array: &OpArray) {
-        let scratch = Bump::new();
-        let phi_uses = self.all_phi_uses(&scratch);
-        self.find_sccs_in(op_array, &phi_uses, &scratch);
-    }
-
-    /// [`Ssa::find_sccs`] given the phi uses ([`Ssa::all_phi_uses`], which type inference
-    /// needs too), with its working arrays in `scratch`.
-    pub fn find_sccs_in(
-        &mut self,
+    /// `FOR_EACH_VAR_USAGE` of every variable, found once: the variables defined by the ops
+    /// using it (and by their OP_DATA or the op an OP_DATA belongs to), in use-chain
+    /// order, then by the phis using it. These are the edges of the SSA graph the SCC
+    /// search walks and the worklists of type and range inference follow.
+    pub fn var_usages_in<'a>(
+        &self,
         op_array: &OpArray,
         phi_uses: &crate::PhiUses<'_>,
-        scratch: &Bump,
-    ) {
+        scratch: &'a Bump,
+    ) -> crate::VarUsages<'a> {
         let n = self.vars.len();
-        let vars = &self.vars;
-        let phis = &self.phis;
         let ops = &self.ops;
         let opcodes = &op_array.opcodes[..];
         let last = opcodes.len();
-
-        // Every variable's successors (`FOR_EACH_VAR_USAGE`: the defs of the ops using it,
-        // and of their OP_DATA or the op an OP_DATA belongs to, then the phis using it),
-        // found once for the search and the entry marking: `edges[start[v]..start[v + 1]]`.
-        // A no_val variable is never visited and has no component, so its list stays
-        // empty; a no_val successor is no edge of the search, but PHP's entry marking
-        // still reaches it (it has no component, so it is an entry): it is set aside.
         let mut start = BVec::with_capacity_in(n + 1, scratch);
         // Most variables have one or two successors: one reservation covers the common case.
-        let mut edges: BVec<u32> = BVec::with_capacity_in(2 * n + phis.len(), scratch);
-        let mut no_val_targets: BVec<u32> = BVec::new_in(scratch);
-        for (v, info) in vars.iter().enumerate() {
+        let mut edges: BVec<SsaVar> = BVec::with_capacity_in(2 * n + self.phis.len(), scratch);
+        for (v, info) in self.vars.iter().enumerate() {
             start.push(edges.len() as u32);
-            if info.no_val {
-                continue;
-            }
-            let mut push = |target: SsaVar| {
-                if vars[target.index()].no_val {
-                    no_val_targets.push(target.as_u32());
-                } else {
-                    edges.push(target.as_u32());
-                }
-            };
             let mut push_defs = |op: &crate::SsaOp| {
-                for d in [op.op1_def, op.op2_def, op.result_def]
-                    .into_iter()
-                    .flatten()
-                {
-                    push(d);
-                }
+                edges.extend(
+                    [op.op1_def, op.op2_def, op.result_def]
+                        .into_iter()
+                        .flatten(),
+                );
             };
             // The use chain walked here rather than through Ssa::uses: one load of the op
             // serves its defs and the next link (`zend_ssa_next_use`).
@@ -234,11 +206,33 @@ impl Ssa {
                     push_defs(&ops[u + 1]);
                 }
             }
-            for p in &phi_uses[v] {
-                push(phis[p.index()].ssa_var);
-            }
+            edges.extend(phi_uses[v].iter().map(|p| self.phis[p.index()].ssa_var));
         }
         start.push(edges.len() as u32);
+        crate::VarUsages {
+            start: start.into_bump_slice(),
+            edges: edges.into_bump_slice(),
+        }
+    }
+
+    /// `zend_ssa_find_sccs`: strongly connected components of the def-use graph (Pearce's
+    /// algorithm, iterative as in PHP), numbered as PHP numbers them; `scc_entry` marks
+    /// the variables reached from outside their component.
+    pub fn find_sccs(&mut self, op_array: &OpArray) {
+        let scratch = Bump::new();
+        let phi_uses = self.all_phi_uses(&scratch);
+        let usages = self.var_usages_in(op_array, &phi_uses, &scratch);
+        self.find_sccs_in(&usages, &scratch);
+    }
+
+    /// [`Ssa::find_sccs`] given the variables' usages ([`Ssa::var_usages_in`], which type
+    /// inference follows too), with its working arrays in `scratch`.
+    pub fn find_sccs_in(&mut self, usages: &crate::VarUsages<'_>, scratch: &Bump) {
+        let n = self.vars.len();
+        let vars = &self.vars;
+        let phis = &self.phis;
+        let start = usages.start;
+        let edges = usages.edges;
 
         // PHP's signed numbering: visit indices count up, component numbers count down
         // from `n`; -1 is "not visited". Every live component number is above every index
@@ -262,8 +256,8 @@ impl Ssa {
             last: Option<u32>,
         }
         let mut vstack: BVec<Frame> = BVec::new_in(scratch);
-        // Whether `var` has no successor at all: its visit is its own component, at once.
-        // Most variables (a temporary read once by an op defining nothing) are such leaves.
+        // Whether `var` has no usage at all: its visit is its own component, at once. Most
+        // variables (a temporary read once by an op defining nothing) are such leaves.
         let leaf = |var: usize| start[var] == start[var + 1] && vars[var].sym_use_chain.is_none();
 
         for root in 0..n {
@@ -301,12 +295,18 @@ impl Ssa {
                     }
                 }
                 loop {
-                    let var2 = if f.cursor < f.end {
-                        let e = edges[f.cursor as usize] as usize;
+                    let mut found = None;
+                    while f.cursor < f.end {
+                        let e = edges[f.cursor as usize].index();
                         f.cursor += 1;
+                        if !vars[e].no_val {
+                            found = Some(e);
+                            break;
+                        }
+                    }
+                    let var2 = if let Some(e) = found {
                         e
                     } else {
-                        let mut found = None;
                         while let Some(id) = f.sym {
                             let e = phis[id.index()].ssa_var.index();
                             f.sym = phis[id.index()].sym_use_chain;
@@ -364,14 +364,15 @@ impl Ssa {
             }
         }
 
-        // PHP's entry marking: a successor in another component is entered from outside.
+        // PHP's entry marking: a successor in another component (or in none: a no_val
+        // variable) is entered from outside.
         for j in 0..n {
             if scc[j] < 0 {
                 continue;
             }
             for &var2 in &edges[start[j] as usize..start[j + 1] as usize] {
-                if scc[var2 as usize] != scc[j] {
-                    entry[var2 as usize] = true;
+                if scc[var2.index()] != scc[j] {
+                    entry[var2.index()] = true;
                 }
             }
         }
@@ -379,9 +380,6 @@ impl Ssa {
         for ((v, &s), &e) in self.vars.iter_mut().zip(scc.iter()).zip(entry.iter()) {
             v.scc = (s >= 0).then(|| (s - sccs) as u32);
             v.scc_entry = e;
-        }
-        for &t in &no_val_targets {
-            self.vars[t as usize].scc_entry = true;
         }
     }
 
