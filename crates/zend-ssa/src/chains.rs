@@ -132,27 +132,29 @@ impl Ssa {
             return;
         }
         let n = self.vars.len();
-        let mut worklist = BVec::with_capacity_in(n, scratch);
+        // Only a phi passes the use of its value on (to its sources), so only phis go on
+        // the worklist: each at most once, when its value is first found used.
+        let mut worklist = BVec::with_capacity_in(self.phis.len(), scratch);
         for i in 0..n {
             let var = SsaVar::new(i as u32);
             let used = self
                 .uses(var)
                 .any(|u| !self.is_no_val_use(op_array, u, var));
             self.vars[i].no_val = !used;
-            if used {
-                worklist.push(var);
+            if let Some(p) = self.vars[i].definition_phi.filter(|_| used) {
+                worklist.push(p);
             }
         }
-        while let Some(var) = worklist.pop() {
-            let Some(p) = self.vars[var.index()].definition_phi else {
-                continue;
-            };
+        while let Some(p) = worklist.pop() {
             let phi = &self.phis[p.index()];
             for j in 0..phi.num_sources() {
                 if let Some(source) = phi.sources[j] {
-                    if self.vars[source.index()].no_val {
-                        self.vars[source.index()].no_val = false;
-                        worklist.push(source);
+                    let source = &mut self.vars[source.index()];
+                    if source.no_val {
+                        source.no_val = false;
+                        if let Some(q) = source.definition_phi {
+                            worklist.push(q);
+                        }
                     }
                 }
             }
