@@ -180,12 +180,18 @@ impl Ssa {
         let mut edges: BVec<SsaVar> = BVec::with_capacity_in(2 * n + self.phis.len(), scratch);
         for (v, info) in self.vars.iter().enumerate() {
             start.push(edges.len() as u32);
+            // Spelled out: flattening an array of the three left a loop over its slots in
+            // this, the hottest loop of the edge search.
             let mut push_defs = |op: &crate::SsaOp| {
-                edges.extend(
-                    [op.op1_def, op.op2_def, op.result_def]
-                        .into_iter()
-                        .flatten(),
-                );
+                if let Some(d) = op.op1_def {
+                    edges.push(d);
+                }
+                if let Some(d) = op.op2_def {
+                    edges.push(d);
+                }
+                if let Some(d) = op.result_def {
+                    edges.push(d);
+                }
             };
             // The use chain walked here rather than through Ssa::uses: one load of the op
             // serves its defs and the next link (`zend_ssa_next_use`).
