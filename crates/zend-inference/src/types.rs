@@ -561,13 +561,13 @@ impl Upd<'_, '_, '_> {
         let opline = &op_array.opcodes[line];
         let ssa = st.ssa;
         let ssa_op = &ssa.ops[line];
-        let data = op_array.opcodes.get(line + 1);
-        let data_ssa = ssa.ops.get(line + 1).unwrap_or(&NO_SSA_OP);
+        let data = || op_array.opcodes.get(line + 1);
+        let data_ssa = || ssa.ops.get(line + 1).unwrap_or(&NO_SSA_OP);
         let op1_info = |st: &State| st.operand_info(opline.op1, ssa_op.op1_use);
         let mut t1 = op1_info(st);
         let mut t2 = st.operand_info(opline.op2, ssa_op.op2_use);
-        let op1_data_info = |st: &State| match data {
-            Some(d) => st.operand_info(d.op1, data_ssa.op1_use),
+        let op1_data_info = |st: &State| match data() {
+            Some(d) => st.operand_info(d.op1, data_ssa().op1_use),
             None => st.var_type(None),
         };
         let res_use_info = |st: &State| st.var_type(ssa_op.result_use);
@@ -605,7 +605,7 @@ impl Upd<'_, '_, '_> {
                 }
             }
             if is_assign_data {
-                let d = sv(data_ssa.op1_def);
+                let d = sv(data_ssa().op1_def);
                 if empty_ok(self.st, d) {
                     self.update_type(0, d);
                 }
@@ -1027,7 +1027,7 @@ impl Upd<'_, '_, '_> {
                     self.copy_obj(op1_use(), op1_def());
                 }
                 let t2 = op1_data_info(self.st);
-                let dtype = data.map_or(0, |d| d.op1.op_type());
+                let dtype = data().map_or(0, |d| d.op1.op_type());
                 let mut tmp = if dtype == IS_VAR && ext & 1 != 0 {
                     (REF | RCN | RC1 | t2) & !UNDEF
                 } else {
@@ -1044,15 +1044,15 @@ impl Upd<'_, '_, '_> {
                     if t2 & UNDEF != 0 {
                         tmp |= NULL;
                     }
-                    self.update_type(tmp, sv(data_ssa.op1_def));
+                    self.update_type(tmp, sv(data_ssa().op1_def));
                 }
             }
             ZEND_ASSIGN_STATIC_PROP_REF => {
                 if result_def().is_some() {
                     self.update_type(REF, result_def());
                 }
-                if data.is_some_and(|d| d.op1.op_type() == IS_CV) {
-                    self.update_type(REF, sv(data_ssa.op1_def));
+                if data().is_some_and(|d| d.op1.op_type() == IS_CV) {
+                    self.update_type(REF, sv(data_ssa().op1_def));
                 }
             }
             ZEND_BIND_GLOBAL => self.update_type(REF | UNKNOWN, op1_def()),
