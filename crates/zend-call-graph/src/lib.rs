@@ -115,14 +115,18 @@ fn call_role(op: Opcode) -> CallRole {
 /// Every call of `op_array` (`zend_analyze_calls`), in the order of their `INIT_*` ops.
 /// Calls nest: a `DO_*` closes the innermost open `INIT_*`.
 pub fn call_sites(info: &ScriptInfo, op_array: &OpArray) -> Vec<CallSite> {
-    // Counted first: one allocation of the exact size, none for most op_arrays' few
-    // nested calls.
-    let inits = op_array
-        .opcodes
-        .iter()
-        .filter(|op| call_role(op.opcode) == CallRole::Init)
-        .count();
-    let mut sites: Vec<CallSite> = Vec::with_capacity(inits);
+    call_sites_with(info, op_array, &mut Vec::new())
+}
+
+/// [`call_sites`], found in `sites` (emptied first) and moved out into a list of the exact
+/// size: a caller finding the calls of many op_arrays passes the same buffer, which grows
+/// once, instead of counting each op_array's calls in a pass of its own.
+pub fn call_sites_with(
+    info: &ScriptInfo,
+    op_array: &OpArray,
+    sites: &mut Vec<CallSite>,
+) -> Vec<CallSite> {
+    sites.clear();
     let mut stack: SmallVec<[usize; 8]> = SmallVec::new();
     for (n, op) in op_array.opcodes.iter().enumerate() {
         let n = OpNum::new(n as u32);
@@ -152,7 +156,7 @@ pub fn call_sites(info: &ScriptInfo, op_array: &OpArray) -> Vec<CallSite> {
             }
         }
     }
-    sites
+    sites.drain(..).collect()
 }
 
 /// Callers and callees of every op_array of a script.

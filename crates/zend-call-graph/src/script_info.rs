@@ -184,10 +184,11 @@ impl<'a> ScriptInfo<'a> {
             methods,
             index: ScriptIndex::new(script),
         };
+        let mut sites = Vec::new();
         info.calls = std::sync::Arc::new(
             info.op_arrays
                 .iter()
-                .map(|op_array| crate::call_sites(&info, op_array))
+                .map(|op_array| crate::call_sites_with(&info, op_array, &mut sites))
                 .collect(),
         );
         info.analyze_recursion();

@@ -102,11 +102,12 @@ pub fn add_use_def_op(
         }
     }
     let rc = build_flags.contains(BuildFlags::SSA_RC_INFERENCE);
-    let op1_cv = match opline.op1 {
+    // Read where an arm needs them, not up front: most opcodes need neither.
+    let op1_cv = || match opline.op1 {
         Operand::Cv(v) => Some(v.index()),
         _ => None,
     };
-    let op2_cv = match opline.op2 {
+    let op2_cv = || match opline.op2 {
         Operand::Cv(v) => Some(v.index()),
         _ => None,
     };
@@ -126,32 +127,32 @@ pub fn add_use_def_op(
     match opline.opcode {
         ZEND_ASSIGN => {
             if rc {
-                if let Some(v) = op2_cv {
+                if let Some(v) = op2_cv() {
                     bitset::insert(def, v);
                 }
             }
-            op1_def = op1_cv;
+            op1_def = op1_cv();
         }
         ZEND_ASSIGN_REF => {
-            if let Some(v) = op2_cv {
+            if let Some(v) = op2_cv() {
                 bitset::insert(def, v);
             }
-            op1_def = op1_cv;
+            op1_def = op1_cv();
         }
         ZEND_ASSIGN_DIM | ZEND_ASSIGN_OBJ => {
             op_data(use_, def, rc);
-            op1_def = op1_cv;
+            op1_def = op1_cv();
         }
         ZEND_ASSIGN_OBJ_REF => {
             op_data(use_, def, true);
-            op1_def = op1_cv;
+            op1_def = op1_cv();
         }
         ZEND_ASSIGN_STATIC_PROP => op_data(use_, def, rc),
         ZEND_ASSIGN_STATIC_PROP_REF => op_data(use_, def, true),
         ZEND_ASSIGN_STATIC_PROP_OP => op_data(use_, def, false),
         ZEND_ASSIGN_DIM_OP | ZEND_ASSIGN_OBJ_OP => {
             op_data(use_, def, false);
-            op1_def = op1_cv;
+            op1_def = op1_cv();
         }
         ZEND_ASSIGN_OP
         | ZEND_PRE_INC
@@ -178,12 +179,12 @@ pub fn add_use_def_op(
         | ZEND_FETCH_DIM_RW
         | ZEND_FETCH_DIM_FUNC_ARG
         | ZEND_FETCH_DIM_UNSET
-        | ZEND_FETCH_LIST_W => op1_def = op1_cv,
+        | ZEND_FETCH_LIST_W => op1_def = op1_cv(),
         ZEND_SEND_VAR | ZEND_CAST | ZEND_QM_ASSIGN | ZEND_JMP_SET | ZEND_COALESCE
         | ZEND_FE_RESET_R
             if rc =>
         {
-            op1_def = op1_cv;
+            op1_def = op1_cv();
         }
         ZEND_ADD_ARRAY_UNPACK | ZEND_ADD_ARRAY_ELEMENT | ZEND_INIT_ARRAY => {
             if opline.opcode != ZEND_INIT_ARRAY {
@@ -194,11 +195,13 @@ pub fn add_use_def_op(
             if opline.opcode != ZEND_ADD_ARRAY_UNPACK
                 && (rc || opline.extended_value & ZEND_ARRAY_ELEMENT_REF != 0)
             {
-                op1_def = op1_cv;
+                op1_def = op1_cv();
             }
         }
-        ZEND_YIELD if op_array.fn_flags & ZEND_ACC_RETURN_REFERENCE != 0 || rc => op1_def = op1_cv,
-        ZEND_UNSET_CV => op1_def = op1_cv,
+        ZEND_YIELD if op_array.fn_flags & ZEND_ACC_RETURN_REFERENCE != 0 || rc => {
+            op1_def = op1_cv()
+        }
+        ZEND_UNSET_CV => op1_def = op1_cv(),
         ZEND_VERIFY_RETURN_TYPE => op1_def = var_of(opline.op1),
         ZEND_FE_FETCH_R | ZEND_FE_FETCH_RW => {
             if let Some(v) = var_of(opline.op2) {

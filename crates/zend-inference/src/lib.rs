@@ -59,9 +59,8 @@ use bumpalo::Bump;
 use zend_call_graph::ScriptInfo;
 use zend_cfg::Cfg;
 use zend_ir::dump::SsaRange;
-use zend_ir::opcode::*;
 use zend_ir::{Literal, OpArray, Operand};
-use zend_ssa::{Ssa, SsaOp};
+use zend_ssa::Ssa;
 
 /// A class an inferred object is (`is_instanceof`: or an instance of a subclass).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -180,6 +179,8 @@ pub(crate) struct State<'s> {
     /// The phis using each SSA variable (walking a phi's use chains one source at a time
     /// is quadratic in its number of sources).
     pub phi_uses: &'s zend_ssa::PhiUses<'s>,
+    /// `FOR_EACH_VAR_USAGE` of each SSA variable, as the SCC search found them.
+    pub usages: &'s zend_ssa::VarUsages<'s>,
     /// The op_array's call sites when the call graph resolves calls (`ctx.call_graph`).
     pub calls: std::borrow::Cow<'s, [zend_call_graph::CallSite]>,
     /// Per op: the resolved call site whose DO_* it is (index into `calls`).
@@ -244,26 +245,8 @@ impl State<'_> {
 
     /// `FOR_EACH_VAR_USAGE`: variables defined by the ops and phis using `var`.
     pub fn usages(&self, var: usize, mut f: impl FnMut(usize)) {
-        let sv = zend_ssa::SsaVar::new(var as u32);
-        let last = self.op_array.opcodes.len();
-        let defs = |line: usize, f: &mut dyn FnMut(usize)| {
-            let each = |o: &SsaOp, f: &mut dyn FnMut(usize)| {
-                for d in [o.op1_def, o.op2_def, o.result_def].into_iter().flatten() {
-                    f(d.index());
-                }
-            };
-            each(&self.ssa.ops[line], f);
-            if self.op_array.opcodes[line].opcode == ZEND_OP_DATA {
-                each(&self.ssa.ops[line - 1], f);
-            } else if line + 1 < last && self.op_array.opcodes[line + 1].opcode == ZEND_OP_DATA {
-                each(&self.ssa.ops[line + 1], f);
-            }
-        };
-        for u in self.ssa.uses(sv) {
-            defs(u.index(), &mut f);
-        }
-        for p in &self.phi_uses[var] {
-            f(self.ssa.phis[p.index()].ssa_var.index());
+        for u in &self.usages[var] {
+            f(u.index());
         }
     }
 }
@@ -358,14 +341,15 @@ pub fn infer(
     };
     let scratch = Bump::new();
     let phi_uses = ssa.all_phi_uses(&scratch);
+    let usages = ssa.var_usages_in(op_array, &phi_uses, &scratch);
     infer_in(
-        op_array, func_index, cfg, ssa, ctx, returns, &phi_uses, &scratch,
+        op_array, func_index, cfg, ssa, ctx, returns, &phi_uses, &usages, &scratch,
     )
 }
 
-/// [`infer`] on an SSA form whose SCCs are computed, given its phi uses
-/// ([`Ssa::all_phi_uses`], which the SCC search needs too), with the working arrays in
-/// `scratch` (an analysis reuses one arena for every op_array).
+/// [`infer`] on an SSA form whose SCCs are computed, given its phi uses and its variables'
+/// usages ([`Ssa::all_phi_uses`], [`Ssa::var_usages_in`], which the SCC search needs too),
+/// with the working arrays in `scratch` (an analysis reuses one arena for every op_array).
 #[allow(clippy::too_many_arguments)]
 pub fn infer_in(
     op_array: &OpArray,
@@ -375,6 +359,7 @@ pub fn infer_in(
     ctx: &Context,
     returns: &[Option<ReturnInfo>],
     phi_uses: &zend_ssa::PhiUses<'_>,
+    usages: &zend_ssa::VarUsages<'_>,
     scratch: &Bump,
 ) -> Inference {
     let nvars = ssa.vars.len();
@@ -410,6 +395,7 @@ pub fn infer_in(
         returns,
         vars,
         phi_uses,
+        usages,
         calls,
         call_at_do,
         scratch,

@@ -904,9 +904,8 @@ pub(crate) fn infer_ranges(st: &mut State) {
             *f += 1;
         }
     }
-    let mut wl = Bits::new_in(n, scratch);
-    let mut wwl = Bits::new_in(n, scratch);
-    let mut visited = Bits::new_in(n, scratch);
+    // Only components of several variables need worklists; most functions have none.
+    let mut sets = None;
     for scc in 0..sccs {
         let scc_u = scc as u32;
         let list = &members[start[scc] as usize..start[scc + 1] as usize];
@@ -924,6 +923,13 @@ pub(crate) fn infer_ranges(st: &mut State) {
             }
             continue;
         }
+        let (wl, wwl, visited) = sets.get_or_insert_with(|| {
+            (
+                Bits::new_in(n, scratch),
+                Bits::new_in(n, scratch),
+                Bits::new_in(n, scratch),
+            )
+        });
         wl.clear_members(list);
         for &j in list {
             if st.ssa.vars[j].scc_entry && st.vars[j].type_ & REF == 0 {
@@ -941,11 +947,11 @@ pub(crate) fn infer_ranges(st: &mut State) {
                 }
                 visited.clear_members(list);
                 let mut sweep = Sweep::new();
-                while let Some(j) = sweep.next(&mut wwl) {
+                while let Some(j) = sweep.next(wwl) {
                     if let Some(r) = calc_range(st, j, false) {
                         if narrowing_meet(st, j, r) {
                             visited.incl(j);
-                            add_scc_usages(st, j, scc_u, &mut wwl, Some(&visited));
+                            add_scc_usages(st, j, scc_u, wwl, Some(visited));
                         }
                     }
                 }
@@ -958,24 +964,24 @@ pub(crate) fn infer_ranges(st: &mut State) {
         }
         // Widening.
         let mut sweep = Sweep::new();
-        while let Some(j) = sweep.next(&mut wl) {
+        while let Some(j) = sweep.next(wl) {
             if let Some(r) = calc_range(st, j, false) {
                 if widening_meet(st, j, r) {
-                    add_scc_usages(st, j, scc_u, &mut wl, None);
+                    add_scc_usages(st, j, scc_u, wl, None);
                 }
             }
         }
         for &j in list {
             if !st.vars[j].has_range && st.vars[j].type_ & REF == 0 {
                 init_range(st, j, FULL);
-                add_scc_usages(st, j, scc_u, &mut wl, None);
+                add_scc_usages(st, j, scc_u, wl, None);
             }
         }
         let mut sweep = Sweep::new();
-        while let Some(j) = sweep.next(&mut wl) {
+        while let Some(j) = sweep.next(wl) {
             if let Some(r) = calc_range(st, j, false) {
                 if widening_meet(st, j, r) {
-                    add_scc_usages(st, j, scc_u, &mut wl, None);
+                    add_scc_usages(st, j, scc_u, wl, None);
                 }
             }
         }
@@ -992,10 +998,10 @@ pub(crate) fn infer_ranges(st: &mut State) {
         }
         // Narrowing.
         let mut sweep = Sweep::new();
-        while let Some(j) = sweep.next(&mut wl) {
+        while let Some(j) = sweep.next(wl) {
             if let Some(r) = calc_range(st, j, true) {
                 if narrowing_meet(st, j, r) {
-                    add_scc_usages(st, j, scc_u, &mut wl, None);
+                    add_scc_usages(st, j, scc_u, wl, None);
                     let mut p = st.ssa.vars[j].sym_use_chain;
                     while let Some(pid) = p {
                         let phi = &st.ssa.phis[pid.index()];

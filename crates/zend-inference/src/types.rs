@@ -475,42 +475,9 @@ fn sv(v: Option<SsaVar>) -> Option<usize> {
 
 impl Upd<'_, '_, '_> {
     fn add_usages(&mut self, var: usize) {
-        let wl = &mut *self.wl;
-        let ssa = self.st.ssa;
-        let opcodes = &self.st.op_array.opcodes[..];
-        // add_usages: phis, then defs of using ops (with OP_DATA neighbours). The worklist
-        // is a set: the order of insertion does not matter.
-        let info = &ssa.vars[var];
-        if info.phi_use_chain.is_some() {
-            for p in &self.st.phi_uses[var] {
-                wl.insert(ssa.phis[p.index()].ssa_var.index());
-            }
-        }
-        let me = Some(SsaVar::new(var as u32));
-        let mut each = |o: &zend_ssa::SsaOp| {
-            for d in [o.result_def, o.op1_def, o.op2_def].into_iter().flatten() {
-                wl.insert(d.index());
-            }
-        };
-        // The use chain walked here rather than through Ssa::uses: one load of the op
-        // serves both its defs and the next link (`zend_ssa_next_use`).
-        let mut next = info.use_chain;
-        while let Some(u) = next {
-            let u = u.index();
-            let o = &ssa.ops[u];
-            next = if o.op1_use == me {
-                o.op1_use_chain
-            } else if o.op2_use == me {
-                o.op2_use_chain
-            } else {
-                o.res_use_chain
-            };
-            each(o);
-            if opcodes[u].opcode == ZEND_OP_DATA {
-                each(&ssa.ops[u - 1]);
-            } else if opcodes.get(u + 1).is_some_and(|d| d.opcode == ZEND_OP_DATA) {
-                each(&ssa.ops[u + 1]);
-            }
+        // The worklist is a set: the order of insertion does not matter.
+        for u in &self.st.usages[var] {
+            self.wl.insert(u.index());
         }
     }
 
@@ -594,24 +561,26 @@ impl Upd<'_, '_, '_> {
         let opline = &op_array.opcodes[line];
         let ssa = st.ssa;
         let ssa_op = &ssa.ops[line];
-        let data = op_array.opcodes.get(line + 1);
-        let data_ssa = ssa.ops.get(line + 1).unwrap_or(&NO_SSA_OP);
+        let data = || op_array.opcodes.get(line + 1);
+        let data_ssa = || ssa.ops.get(line + 1).unwrap_or(&NO_SSA_OP);
         let op1_info = |st: &State| st.operand_info(opline.op1, ssa_op.op1_use);
         let mut t1 = op1_info(st);
         let mut t2 = st.operand_info(opline.op2, ssa_op.op2_use);
-        let op1_data_info = |st: &State| match data {
-            Some(d) => st.operand_info(d.op1, data_ssa.op1_use),
+        let op1_data_info = |st: &State| match data() {
+            Some(d) => st.operand_info(d.op1, data_ssa().op1_use),
             None => st.var_type(None),
         };
         let res_use_info = |st: &State| st.var_type(ssa_op.result_use);
-        let op1_def = sv(ssa_op.op1_def);
-        let op2_def = sv(ssa_op.op2_def);
-        let result_def = sv(ssa_op.result_def);
-        let op1_use = sv(ssa_op.op1_use);
-        let op2_use = sv(ssa_op.op2_use);
-        let op1_type = opline.op1.op_type();
-        let op2_type = opline.op2.op_type();
-        let result_type = opline.result.op_type();
+        // Read where used rather than all up front: most opcodes need one or two of them,
+        // and holding all of them across the match spilled them on every call.
+        let op1_def = || sv(ssa_op.op1_def);
+        let op2_def = || sv(ssa_op.op2_def);
+        let result_def = || sv(ssa_op.result_def);
+        let op1_use = || sv(ssa_op.op1_use);
+        let op2_use = || sv(ssa_op.op2_use);
+        let op1_type = || opline.op1.op_type();
+        let op2_type = || opline.op2.op_type();
+        let result_type = || opline.result.op_type();
         let opcode = opline.opcode;
         let ext = opline.extended_value;
         let is_assign_data = matches!(
@@ -630,13 +599,13 @@ impl Upd<'_, '_, '_> {
         {
             let empty_ok =
                 |st: &State, v: Option<usize>| v.is_some_and(|v| st.vars[v].type_ & REF == 0);
-            for v in [result_def, op1_def, op2_def] {
+            for v in [result_def(), op1_def(), op2_def()] {
                 if empty_ok(self.st, v) {
                     self.update_type(0, v);
                 }
             }
             if is_assign_data {
-                let d = sv(data_ssa.op1_def);
+                let d = sv(data_ssa().op1_def);
                 if empty_ok(self.st, d) {
                     self.update_type(0, d);
                 }
@@ -650,8 +619,8 @@ impl Upd<'_, '_, '_> {
         match opcode {
             ZEND_ADD | ZEND_SUB | ZEND_MUL | ZEND_DIV | ZEND_POW | ZEND_MOD | ZEND_BW_OR
             | ZEND_BW_AND | ZEND_BW_XOR | ZEND_SL | ZEND_SR | ZEND_CONCAT => {
-                let tmp = binary_op_result_type(st, opcode, t1, t2, result_def, opt);
-                self.update_type(tmp, result_def);
+                let tmp = binary_op_result_type(st, opcode, t1, t2, result_def(), opt);
+                self.update_type(tmp, result_def());
             }
             ZEND_BW_NOT => {
                 let mut tmp = 0;
@@ -664,9 +633,9 @@ impl Upd<'_, '_, '_> {
                 if !ignore_overloading && t1 & OBJECT != 0 {
                     tmp |= OBJECT | RC1;
                 }
-                self.update_type(tmp, result_def);
+                self.update_type(tmp, result_def());
             }
-            ZEND_BEGIN_SILENCE => self.update_type(LONG, result_def),
+            ZEND_BEGIN_SILENCE => self.update_type(LONG, result_def()),
             ZEND_BOOL_NOT
             | ZEND_BOOL_XOR
             | ZEND_IS_IDENTICAL
@@ -688,17 +657,17 @@ impl Upd<'_, '_, '_> {
             | ZEND_ISSET_ISEMPTY_STATIC_PROP
             | ZEND_ASSERT_CHECK
             | ZEND_IN_ARRAY
-            | ZEND_ARRAY_KEY_EXISTS => self.update_type(FALSE | TRUE, result_def),
+            | ZEND_ARRAY_KEY_EXISTS => self.update_type(FALSE | TRUE, result_def()),
             ZEND_CAST => {
-                if op1_def.is_some() {
+                if op1_def().is_some() {
                     let mut tmp = t1;
                     if t1 & (ARRAY | OBJECT) != 0 && (ext == 7 || ext == 8) {
                         tmp |= RCN;
                     } else if t1 & STRING != 0 && ext == 6 {
                         tmp |= RCN;
                     }
-                    self.update_type(tmp, op1_def);
-                    self.copy_obj(op1_use, op1_def);
+                    self.update_type(tmp, op1_def());
+                    self.copy_obj(op1_use(), op1_def());
                 }
                 let mut tmp = 1u32 << ext;
                 if tmp & (STRING | ARRAY | OBJECT | RESOURCE) != 0 {
@@ -733,16 +702,16 @@ impl Upd<'_, '_, '_> {
                             };
                     }
                 }
-                self.update_type(tmp, result_def);
+                self.update_type(tmp, result_def());
             }
             ZEND_QM_ASSIGN | ZEND_JMP_SET | ZEND_COALESCE | ZEND_COPY_TMP => {
-                if op1_def.is_some() {
+                if op1_def().is_some() {
                     let mut tmp = t1;
                     if t1 & (RC1 | REF) != 0 {
                         tmp |= RCN;
                     }
-                    self.update_type(tmp, op1_def);
-                    self.copy_obj(op1_use, op1_def);
+                    self.update_type(tmp, op1_def());
+                    self.copy_obj(op1_use(), op1_def());
                 }
                 let mut tmp = t1 & !(UNDEF | REF);
                 if t1 & UNDEF != 0 {
@@ -750,7 +719,7 @@ impl Upd<'_, '_, '_> {
                 }
                 if t1 & (RC1 | RCN) != 0 {
                     tmp |= t1 & (RC1 | RCN);
-                    if opcode == ZEND_COPY_TMP || op1_type == IS_CV {
+                    if opcode == ZEND_COPY_TMP || op1_type() == IS_CV {
                         tmp |= RCN;
                     }
                 }
@@ -760,8 +729,8 @@ impl Upd<'_, '_, '_> {
                         tmp &= !FALSE;
                     }
                 }
-                self.update_type(tmp, result_def);
-                self.copy_obj(op1_use, result_def);
+                self.update_type(tmp, result_def());
+                self.copy_obj(op1_use(), result_def());
             }
             ZEND_JMP_NULL => {
                 let tmp = match ext & 3 {
@@ -769,7 +738,7 @@ impl Upd<'_, '_, '_> {
                     1 => FALSE,
                     _ => TRUE,
                 };
-                self.update_type(tmp, result_def);
+                self.update_type(tmp, result_def());
             }
             ZEND_ASSIGN_OP
             | ZEND_ASSIGN_DIM_OP
@@ -788,7 +757,7 @@ impl Upd<'_, '_, '_> {
                         tmp |= REF;
                     }
                     orig = t1;
-                    t1 = array_element_type(t1, op1_type, true, false);
+                    t1 = array_element_type(t1, op1_type(), true, false);
                     t2 = op1_data_info(st);
                 } else if opcode == ZEND_ASSIGN_STATIC_PROP_OP {
                     prop = fetch_static_prop_info(st, line);
@@ -798,7 +767,7 @@ impl Upd<'_, '_, '_> {
                     tmp |= REF;
                 }
                 let rv = if opcode == ZEND_ASSIGN_OP {
-                    op1_def
+                    op1_def()
                 } else {
                     None
                 };
@@ -810,29 +779,29 @@ impl Upd<'_, '_, '_> {
                     tmp |= RC1 | RCN;
                 }
                 if opcode == ZEND_ASSIGN_DIM_OP {
-                    if op1_type == IS_CV {
+                    if op1_type() == IS_CV {
                         let o2 = st.operand_info(opline.op2, ssa_op.op2_use);
-                        let o = assign_dim_result_type(orig, o2, tmp, op2_type);
-                        self.update_type(o, op1_def);
-                        self.copy_obj(op1_use, op1_def);
+                        let o = assign_dim_result_type(orig, o2, tmp, op2_type());
+                        self.update_type(o, op1_def());
+                        self.copy_obj(op1_use(), op1_def());
                     }
                 } else if opcode == ZEND_ASSIGN_OBJ_OP {
-                    if op1_type == IS_CV {
+                    if op1_type() == IS_CV {
                         let o = (orig & (REF | OBJECT)) | RC1 | RCN;
-                        self.update_type(o, op1_def);
-                        self.copy_obj(op1_use, op1_def);
+                        self.update_type(o, op1_def());
+                        self.copy_obj(op1_use(), op1_def());
                     }
                 } else if opcode == ZEND_ASSIGN_STATIC_PROP_OP {
                 } else {
-                    if opcode == ZEND_ASSIGN_OP && result_def.is_some() && tmp & RC1 != 0 {
+                    if opcode == ZEND_ASSIGN_OP && result_def().is_some() && tmp & RC1 != 0 {
                         tmp |= RCN;
                     }
-                    self.update_type(tmp, op1_def);
+                    self.update_type(tmp, op1_def());
                 }
-                if result_def.is_some() {
+                if result_def().is_some() {
                     let mut ce = None;
                     if opcode == ZEND_ASSIGN_DIM_OP {
-                        if op2_type == IS_UNUSED {
+                        if op2_type() == IS_UNUSED {
                             tmp |= NULL;
                         }
                         if t2 & (ARRAY | OBJECT) != 0 {
@@ -865,9 +834,9 @@ impl Upd<'_, '_, '_> {
                         tmp |= ANY;
                     }
                     tmp &= !REF;
-                    self.update_type(tmp, result_def);
+                    self.update_type(tmp, result_def());
                     if ce.is_some() {
-                        self.update_obj(Ce::Name(ce), true, result_def);
+                        self.update_obj(Ce::Name(ce), true, result_def());
                     }
                 }
             }
@@ -875,23 +844,23 @@ impl Upd<'_, '_, '_> {
                 let mut tmp = 0;
                 if t1 & (RC1 | RCN) != 0 {
                     tmp |= RC1;
-                    if result_def.is_some() {
+                    if result_def().is_some() {
                         tmp |= RCN;
                     }
                 }
-                tmp |= inc_dec_type(st, t1, op1_use, opcode == ZEND_PRE_INC, false);
-                if result_def.is_some() {
-                    self.update_type(tmp, result_def);
+                tmp |= inc_dec_type(st, t1, op1_use(), opcode == ZEND_PRE_INC, false);
+                if result_def().is_some() {
+                    self.update_type(tmp, result_def());
                 }
-                if op1_def.is_some() {
+                if op1_def().is_some() {
                     if t1 & REF != 0 {
                         tmp |= REF;
                     }
-                    self.update_type(tmp, op1_def);
+                    self.update_type(tmp, op1_def());
                 }
             }
             ZEND_POST_INC | ZEND_POST_DEC => {
-                if result_def.is_some() {
+                if result_def().is_some() {
                     let mut tmp = 0;
                     if t1 & (RC1 | RCN) != 0 {
                         tmp |= RC1 | RCN;
@@ -900,7 +869,7 @@ impl Upd<'_, '_, '_> {
                     if t1 & UNDEF != 0 {
                         tmp |= NULL;
                     }
-                    self.update_type(tmp, result_def);
+                    self.update_type(tmp, result_def());
                 }
                 let mut tmp = 0;
                 if t1 & REF != 0 {
@@ -909,23 +878,23 @@ impl Upd<'_, '_, '_> {
                 if t1 & (RC1 | RCN) != 0 {
                     tmp |= RC1;
                 }
-                tmp |= inc_dec_type(self.st, t1, op1_use, opcode == ZEND_POST_INC, true);
-                if op1_def.is_some() {
-                    self.update_type(tmp, op1_def);
+                tmp |= inc_dec_type(self.st, t1, op1_use(), opcode == ZEND_POST_INC, true);
+                if op1_def().is_some() {
+                    self.update_type(tmp, op1_def());
                 }
             }
             ZEND_ASSIGN_DIM => {
                 let d = op1_data_info(st);
-                if op1_type == IS_CV {
-                    let mut tmp = assign_dim_result_type(t1, t2, d, op2_type);
-                    if let Some(o) = op1_def {
+                if op1_type() == IS_CV {
+                    let mut tmp = assign_dim_result_type(t1, t2, d, op2_type());
+                    if let Some(o) = op1_def() {
                         tmp |= st.vars[o].type_
                             & (ARRAY_PACKED | ARRAY_NUMERIC_HASH | ARRAY_STRING_HASH);
                     }
-                    self.update_type(tmp, op1_def);
-                    self.copy_obj(op1_use, op1_def);
+                    self.update_type(tmp, op1_def());
+                    self.copy_obj(op1_use(), op1_def());
                 }
-                if result_def.is_some() {
+                if result_def().is_some() {
                     let mut tmp = 0;
                     if t1 & STRING != 0 {
                         tmp |= STRING | NULL;
@@ -946,49 +915,49 @@ impl Upd<'_, '_, '_> {
                         tmp |= NULL;
                     }
                     tmp |= RC1 | RCN;
-                    self.update_type(tmp, result_def);
+                    self.update_type(tmp, result_def());
                 }
                 self.op_data_def(line, false);
             }
             ZEND_ASSIGN_OBJ => {
-                if op1_type == IS_CV {
+                if op1_type() == IS_CV {
                     let tmp = (t1 & (REF | OBJECT)) | RC1 | RCN;
-                    self.update_type(tmp, op1_def);
-                    self.copy_obj(op1_use, op1_def);
+                    self.update_type(tmp, op1_def());
+                    self.copy_obj(op1_use(), op1_def());
                 }
-                if result_def.is_some() {
+                if result_def().is_some() {
                     let p = fetch_prop_info(self.st, line);
                     let (tmp, ce) = prop_type(self.st, p.as_ref());
-                    self.update_type(tmp, result_def);
+                    self.update_type(tmp, result_def());
                     if ce.is_some() {
-                        self.update_obj(Ce::Name(ce), true, result_def);
+                        self.update_obj(Ce::Name(ce), true, result_def());
                     }
                 }
                 self.op_data_def(line, true);
             }
             ZEND_ASSIGN_STATIC_PROP => {
-                if result_def.is_some() {
-                    self.update_type(UNKNOWN | RC1 | RCN, result_def);
+                if result_def().is_some() {
+                    self.update_type(UNKNOWN | RC1 | RCN, result_def());
                 }
                 self.op_data_def(line, true);
             }
             ZEND_PRE_INC_OBJ | ZEND_PRE_DEC_OBJ | ZEND_POST_INC_OBJ | ZEND_POST_DEC_OBJ => {
-                if op1_type == IS_CV {
+                if op1_type() == IS_CV {
                     let tmp = (t1 & (REF | OBJECT)) | RC1 | RCN;
-                    self.update_type(tmp, op1_def);
-                    self.copy_obj(op1_use, op1_def);
+                    self.update_type(tmp, op1_def());
+                    self.copy_obj(op1_use(), op1_def());
                 }
-                if result_def.is_some() {
-                    self.update_type(RC1 | RCN | UNKNOWN, result_def);
+                if result_def().is_some() {
+                    self.update_type(RC1 | RCN | UNKNOWN, result_def());
                 }
             }
             ZEND_ASSIGN => {
-                if op2_def.is_some() {
+                if op2_def().is_some() {
                     let mut tmp = t2;
                     if tmp & RC1 != 0 {
                         tmp |= RCN;
                     }
-                    self.update_type(tmp, op2_def);
+                    self.update_type(tmp, op2_def());
                 }
                 let mut tmp = t2 & !(UNDEF | REF | RC1 | RCN);
                 if t2 & UNDEF != 0 {
@@ -999,23 +968,23 @@ impl Upd<'_, '_, '_> {
                 }
                 if t2 & REF != 0 {
                     tmp |= RC1 | RCN;
-                } else if op2_type & (IS_TMP_VAR | IS_VAR) != 0 {
+                } else if op2_type() & (IS_TMP_VAR | IS_VAR) != 0 {
                     tmp |= t2 & (RC1 | RCN);
                 } else if t2 & (RC1 | RCN) != 0 {
                     tmp |= RCN;
                 }
-                if result_type != IS_UNUSED && tmp & RC1 != 0 {
+                if result_type() != IS_UNUSED && tmp & RC1 != 0 {
                     tmp |= RCN;
                 }
-                if let Some(d) = op1_def {
+                if let Some(d) = op1_def() {
                     if self.st.vars[d].use_as_double {
                         tmp &= !LONG;
                         tmp |= DOUBLE;
                     }
-                    self.update_type(tmp, op1_def);
-                    self.copy_obj(op2_use, op1_def);
+                    self.update_type(tmp, op1_def());
+                    self.copy_obj(op2_use(), op1_def());
                 }
-                if let Some(rd) = result_def {
+                if let Some(rd) = result_def() {
                     if tmp & REF != 0 {
                         tmp &= !REF;
                         tmp |= NULL | FALSE | TRUE | LONG | DOUBLE | STRING | RC1 | RCN;
@@ -1023,19 +992,19 @@ impl Upd<'_, '_, '_> {
                     if tmp & (RC1 | RCN) == RCN && !result_use_chain_next(self.st, rd) {
                         tmp |= RC1;
                     }
-                    self.update_type(tmp, result_def);
-                    self.copy_obj(op2_use, result_def);
+                    self.update_type(tmp, result_def());
+                    self.copy_obj(op2_use(), result_def());
                 }
             }
             ZEND_ASSIGN_REF => {
-                if op2_type == IS_CV {
+                if op2_type() == IS_CV {
                     let mut tmp = (REF | t2) & !(UNDEF | RC1 | RCN);
                     if t2 & UNDEF != 0 {
                         tmp |= NULL;
                     }
-                    self.update_type(tmp, op2_def);
+                    self.update_type(tmp, op2_def());
                 }
-                let mut tmp = if op2_type == IS_VAR && ext == 1 {
+                let mut tmp = if op2_type() == IS_VAR && ext == 1 {
                     (REF | RCN | RC1 | t2) & !UNDEF
                 } else {
                     (REF | t2) & !(UNDEF | RC1 | RCN)
@@ -1043,22 +1012,22 @@ impl Upd<'_, '_, '_> {
                 if t2 & UNDEF != 0 {
                     tmp |= NULL;
                 }
-                self.update_type(tmp, op1_def);
-                if result_def.is_some() {
-                    self.update_type(tmp, result_def);
+                self.update_type(tmp, op1_def());
+                if result_def().is_some() {
+                    self.update_type(tmp, result_def());
                 }
             }
             ZEND_ASSIGN_OBJ_REF => {
-                if op1_type == IS_CV {
+                if op1_type() == IS_CV {
                     let mut tmp = t1;
                     if tmp & OBJECT != 0 {
                         tmp |= RC1 | RCN;
                     }
-                    self.update_type(tmp, op1_def);
-                    self.copy_obj(op1_use, op1_def);
+                    self.update_type(tmp, op1_def());
+                    self.copy_obj(op1_use(), op1_def());
                 }
                 let t2 = op1_data_info(self.st);
-                let dtype = data.map_or(0, |d| d.op1.op_type());
+                let dtype = data().map_or(0, |d| d.op1.op_type());
                 let mut tmp = if dtype == IS_VAR && ext & 1 != 0 {
                     (REF | RCN | RC1 | t2) & !UNDEF
                 } else {
@@ -1067,45 +1036,45 @@ impl Upd<'_, '_, '_> {
                 if t2 & UNDEF != 0 {
                     tmp |= NULL;
                 }
-                if result_def.is_some() {
-                    self.update_type(tmp, result_def);
+                if result_def().is_some() {
+                    self.update_type(tmp, result_def());
                 }
                 if dtype == IS_CV {
                     let mut tmp = (REF | t2) & !(UNDEF | RC1 | RCN);
                     if t2 & UNDEF != 0 {
                         tmp |= NULL;
                     }
-                    self.update_type(tmp, sv(data_ssa.op1_def));
+                    self.update_type(tmp, sv(data_ssa().op1_def));
                 }
             }
             ZEND_ASSIGN_STATIC_PROP_REF => {
-                if result_def.is_some() {
-                    self.update_type(REF, result_def);
+                if result_def().is_some() {
+                    self.update_type(REF, result_def());
                 }
-                if data.is_some_and(|d| d.op1.op_type() == IS_CV) {
-                    self.update_type(REF, sv(data_ssa.op1_def));
+                if data().is_some_and(|d| d.op1.op_type() == IS_CV) {
+                    self.update_type(REF, sv(data_ssa().op1_def));
                 }
             }
-            ZEND_BIND_GLOBAL => self.update_type(REF | UNKNOWN, op1_def),
+            ZEND_BIND_GLOBAL => self.update_type(REF | UNKNOWN, op1_def()),
             ZEND_BIND_STATIC => {
                 let mut tmp = UNKNOWN | if ext & 1 != 0 { REF } else { RC1 | RCN };
                 if ext & 2 != 0 {
                     tmp |= UNDEF;
                 }
-                self.update_type(tmp, op1_def);
+                self.update_type(tmp, op1_def());
             }
             ZEND_SEND_VAR => {
-                if op1_def.is_some() {
+                if op1_def().is_some() {
                     let mut tmp = t1;
                     if t1 & (RC1 | REF) != 0 {
                         tmp |= RCN;
                     }
-                    self.update_type(tmp, op1_def);
-                    self.copy_obj(op1_use, op1_def);
+                    self.update_type(tmp, op1_def());
+                    self.copy_obj(op1_use(), op1_def());
                 }
             }
             ZEND_BIND_LEXICAL => {
-                if op2_def.is_some() {
+                if op2_def().is_some() {
                     let tmp = if ext & 1 != 0 {
                         t2 | REF
                     } else {
@@ -1115,12 +1084,12 @@ impl Upd<'_, '_, '_> {
                         }
                         tmp
                     };
-                    self.update_type(tmp, op2_def);
-                    self.copy_obj(op2_use, op2_def);
+                    self.update_type(tmp, op2_def());
+                    self.copy_obj(op2_use(), op2_def());
                 }
             }
             ZEND_YIELD => {
-                if op1_def.is_some() {
+                if op1_def().is_some() {
                     let tmp = if op_array.fn_flags & ZEND_ACC_RETURN_REFERENCE != 0 {
                         t1 | REF
                     } else {
@@ -1130,26 +1099,26 @@ impl Upd<'_, '_, '_> {
                         }
                         tmp
                     };
-                    self.update_type(tmp, op1_def);
-                    self.copy_obj(op1_use, op1_def);
+                    self.update_type(tmp, op1_def());
+                    self.copy_obj(op1_use(), op1_def());
                 }
-                if result_def.is_some() {
-                    self.update_type(UNKNOWN | RC1 | RCN, result_def);
+                if result_def().is_some() {
+                    self.update_type(UNKNOWN | RC1 | RCN, result_def());
                 }
             }
             ZEND_SEND_VAR_EX | ZEND_SEND_FUNC_ARG => {
-                if op1_def.is_some() {
+                if op1_def().is_some() {
                     let tmp = (t1 & UNDEF) | REF | RC1 | RCN | UNKNOWN;
-                    self.update_type(tmp, op1_def);
+                    self.update_type(tmp, op1_def());
                 }
             }
             ZEND_SEND_REF => {
-                if op1_def.is_some() {
-                    self.update_type(REF | RC1 | RCN | UNKNOWN, op1_def);
+                if op1_def().is_some() {
+                    self.update_type(REF | RC1 | RCN | UNKNOWN, op1_def());
                 }
             }
             ZEND_SEND_UNPACK => {
-                if op1_def.is_some() {
+                if op1_def().is_some() {
                     let mut tmp = t1;
                     if t1 & ARRAY != 0 {
                         tmp |= RC1 | RCN;
@@ -1160,11 +1129,11 @@ impl Upd<'_, '_, '_> {
                     if t1 & OBJECT != 0 {
                         tmp |= RC1 | RCN;
                     }
-                    self.update_type(tmp, op1_def);
+                    self.update_type(tmp, op1_def());
                 }
             }
             ZEND_FAST_CONCAT | ZEND_ROPE_INIT | ZEND_ROPE_ADD | ZEND_ROPE_END => {
-                self.update_type(STRING | RC1 | RCN, result_def)
+                self.update_type(STRING | RC1 | RCN, result_def())
             }
             ZEND_RECV | ZEND_RECV_INIT | ZEND_RECV_VARIADIC => {
                 let num = match opline.op1 {
@@ -1193,9 +1162,9 @@ impl Upd<'_, '_, '_> {
                     tmp = RC1 | RCN | ARRAY | ARRAY_KEY_ANY | elem;
                     ce = None;
                 }
-                self.update_type(tmp, result_def);
+                self.update_type(tmp, result_def());
                 let inst = ce.is_some();
-                self.update_obj(Ce::Name(ce), inst, result_def);
+                self.update_obj(Ce::Name(ce), inst, result_def());
             }
             ZEND_DECLARE_ANON_CLASS => {
                 let ce = st.literal(opline.op1).and_then(|l| match l {
@@ -1209,9 +1178,9 @@ impl Upd<'_, '_, '_> {
                         .map(|(_, c)| c.name.as_bytes()),
                     _ => None,
                 });
-                self.update_type(CLASS, result_def);
+                self.update_type(CLASS, result_def());
                 if ce.is_some() {
-                    self.update_obj(Ce::Name(ce), false, result_def);
+                    self.update_obj(Ce::Name(ce), false, result_def());
                 }
             }
             ZEND_FETCH_CLASS => {
@@ -1237,32 +1206,32 @@ impl Upd<'_, '_, '_> {
                     }),
                     _ => None,
                 };
-                self.update_type(CLASS, result_def);
+                self.update_type(CLASS, result_def());
                 match ce {
-                    Some(ce) => self.update_obj(Ce::Name(ce), false, result_def),
-                    None => self.copy_obj(op2_use, result_def),
+                    Some(ce) => self.update_obj(Ce::Name(ce), false, result_def()),
+                    None => self.copy_obj(op2_use(), result_def()),
                 }
             }
             ZEND_NEW => {
                 let tmp = RC1 | RCN | OBJECT;
                 let ce = class_from_op1(st, opline);
                 if ce.is_some() {
-                    self.update_obj(Ce::Name(ce), false, result_def);
-                } else if t1 & CLASS != 0 && op1_use.is_some_and(|u| st.vars[u].ce.is_some()) {
-                    let u = op1_use.unwrap();
+                    self.update_obj(Ce::Name(ce), false, result_def());
+                } else if t1 & CLASS != 0 && op1_use().is_some_and(|u| st.vars[u].ce.is_some()) {
+                    let u = op1_use().unwrap();
                     let i = st.vars[u].is_instanceof;
-                    self.update_obj(Ce::Of(u), i, result_def);
+                    self.update_obj(Ce::Of(u), i, result_def());
                 } else {
-                    self.update_obj(Ce::Name(None), false, result_def);
+                    self.update_obj(Ce::Name(None), false, result_def());
                 }
-                self.update_type(tmp, result_def);
+                self.update_type(tmp, result_def());
             }
             ZEND_CLONE => {
-                self.update_type(RC1 | RCN | OBJECT, result_def);
-                self.copy_obj(op1_use, result_def);
+                self.update_type(RC1 | RCN | OBJECT, result_def());
+                self.copy_obj(op1_use(), result_def());
             }
             ZEND_INIT_ARRAY | ZEND_ADD_ARRAY_ELEMENT => {
-                if op1_def.is_some() {
+                if op1_def().is_some() {
                     let tmp = if ext & 1 != 0 || t1 & (REF | RC1 | RCN) == REF {
                         let mut tmp = (REF | t1) & !(UNDEF | RC1 | RCN);
                         if t1 & UNDEF != 0 {
@@ -1278,30 +1247,30 @@ impl Upd<'_, '_, '_> {
                         }
                         tmp
                     };
-                    self.update_type(tmp, op1_def);
+                    self.update_type(tmp, op1_def());
                 }
-                if result_def.is_some() {
+                if result_def().is_some() {
                     let arr_type = if opcode == ZEND_INIT_ARRAY {
                         0
                     } else {
                         res_use_info(self.st)
                     };
                     let mut tmp = RC1 | ARRAY | arr_type;
-                    if opcode == ZEND_INIT_ARRAY && op1_type == IS_UNUSED {
+                    if opcode == ZEND_INIT_ARRAY && op1_type() == IS_UNUSED {
                         tmp |= ARRAY_EMPTY;
                     }
-                    if op1_type != IS_UNUSED
-                        && (op2_type == IS_UNUSED
+                    if op1_type() != IS_UNUSED
+                        && (op2_type() == IS_UNUSED
                             || t2
                                 & (UNDEF | NULL | FALSE | TRUE | LONG | DOUBLE | RESOURCE | STRING)
                                 != 0)
                     {
-                        tmp |= assign_dim_array_result_type(arr_type, t2, t1, op2_type);
+                        tmp |= assign_dim_array_result_type(arr_type, t2, t1, op2_type());
                         if ext & 1 != 0 {
                             tmp |= ARRAY_OF_ANY | ARRAY_OF_REF;
                         }
                     }
-                    self.update_type(tmp, result_def);
+                    self.update_type(tmp, result_def());
                 }
             }
             ZEND_ADD_ARRAY_UNPACK => {
@@ -1310,31 +1279,31 @@ impl Upd<'_, '_, '_> {
                 if t1 & OBJECT != 0 {
                     tmp |= ARRAY_KEY_ANY | ARRAY_OF_ANY;
                 }
-                self.update_type(tmp, result_def);
+                self.update_type(tmp, result_def());
             }
             ZEND_UNSET_CV => {
                 let mut tmp = UNDEF;
                 if op_array.function_name.is_none() {
                     tmp |= REF;
                 }
-                self.update_type(tmp, op1_def);
+                self.update_type(tmp, op1_def());
             }
             ZEND_UNSET_DIM | ZEND_UNSET_OBJ => {
-                if op1_def.is_some() {
-                    self.update_type(t1, op1_def);
-                    self.copy_obj(op1_use, op1_def);
+                if op1_def().is_some() {
+                    self.update_type(t1, op1_def());
+                    self.copy_obj(op1_use(), op1_def());
                 }
             }
             ZEND_FE_RESET_R | ZEND_FE_RESET_RW => {
-                if op1_def.is_some() {
+                if op1_def().is_some() {
                     let mut tmp = t1;
                     if opcode == ZEND_FE_RESET_RW {
                         tmp |= REF;
                     } else if t1 & RC1 != 0 {
                         tmp |= RCN;
                     }
-                    self.update_type(tmp, op1_def);
-                    self.copy_obj(op1_use, op1_def);
+                    self.update_type(tmp, op1_def());
+                    self.copy_obj(op1_use(), op1_def());
                 }
                 let mut tmp = if opcode == ZEND_FE_RESET_RW {
                     REF | (t1 & (ARRAY | OBJECT))
@@ -1345,13 +1314,13 @@ impl Upd<'_, '_, '_> {
                 if (t1 & (ANY | UNDEF)) & !(ARRAY | OBJECT) != 0 {
                     tmp |= UNDEF;
                 }
-                self.update_type(tmp, result_def);
-                self.copy_obj(op1_use, result_def);
+                self.update_type(tmp, result_def());
+                self.copy_obj(op1_use(), result_def());
             }
             ZEND_FE_FETCH_R | ZEND_FE_FETCH_RW => {
                 let rw = opcode == ZEND_FE_FETCH_RW;
                 let mut tmp = 0;
-                if op2_type == IS_CV {
+                if op2_type() == IS_CV {
                     tmp = t2 & REF;
                 }
                 if t1 & OBJECT != 0 {
@@ -1359,7 +1328,7 @@ impl Upd<'_, '_, '_> {
                         tmp |= REF | UNKNOWN;
                     } else {
                         tmp |= RCN | UNKNOWN;
-                        if op2_type != IS_CV {
+                        if op2_type() != IS_CV {
                             tmp |= REF;
                         }
                     }
@@ -1374,7 +1343,7 @@ impl Upd<'_, '_, '_> {
                         }
                         if t1 & ARRAY_OF_REF != 0 {
                             tmp |= RC1 | RCN;
-                            if op2_type != IS_CV {
+                            if op2_type() != IS_CV {
                                 tmp |= REF;
                             }
                         } else if tmp & (STRING | ARRAY | OBJECT | RESOURCE) != 0 {
@@ -1382,8 +1351,8 @@ impl Upd<'_, '_, '_> {
                         }
                     }
                 }
-                self.update_type(tmp, op2_def);
-                if result_def.is_some() {
+                self.update_type(tmp, op2_def());
+                if result_def().is_some() {
                     let mut tmp = if ssa_op.result_use.is_some() {
                         res_use_info(self.st)
                     } else {
@@ -1400,7 +1369,7 @@ impl Upd<'_, '_, '_> {
                             tmp |= STRING | RCN;
                         }
                     }
-                    self.update_type(tmp, result_def);
+                    self.update_type(tmp, result_def());
                 }
             }
             ZEND_FETCH_DIM_R
@@ -1411,7 +1380,7 @@ impl Upd<'_, '_, '_> {
             | ZEND_FETCH_DIM_FUNC_ARG
             | ZEND_FETCH_LIST_R
             | ZEND_FETCH_LIST_W => {
-                if op1_def.is_some() {
+                if op1_def().is_some() {
                     let mut key_type = 0;
                     let mut tmp = t1 & !(RC1 | RCN);
                     let w = matches!(
@@ -1451,7 +1420,7 @@ impl Upd<'_, '_, '_> {
                         if t1 & (OBJECT | RESOURCE) != 0 {
                             tmp |= t1 & (RC1 | RCN);
                         }
-                        if op2_type == IS_UNUSED {
+                        if op2_type() == IS_UNUSED {
                             key_type |= long_key(t1);
                         } else {
                             if t2 & (LONG | FALSE | TRUE | RESOURCE | DOUBLE) != 0 {
@@ -1459,7 +1428,7 @@ impl Upd<'_, '_, '_> {
                             }
                             if t2 & STRING != 0 {
                                 key_type |= ARRAY_KEY_STRING;
-                                if op2_type != IS_CONST {
+                                if op2_type() != IS_CONST {
                                     key_type |= long_key(t1);
                                 }
                             }
@@ -1476,7 +1445,7 @@ impl Upd<'_, '_, '_> {
                         }
                     }
                     if key_type & (ARRAY_KEY_LONG | ARRAY_KEY_STRING) != 0 && w {
-                        let rd = result_def.unwrap();
+                        let rd = result_def().unwrap();
                         let uses: Vec<usize> = self
                             .st
                             .ssa
@@ -1540,11 +1509,11 @@ impl Upd<'_, '_, '_> {
                                 | ZEND_FETCH_LIST_R
                         )
                     {
-                        self.update_type(tmp, op1_def);
+                        self.update_type(tmp, op1_def());
                     } else {
                         return;
                     }
-                    self.copy_obj(op1_use, op1_def);
+                    self.copy_obj(op1_use(), op1_def());
                 }
                 let t = if opcode != ZEND_FETCH_LIST_R {
                     t1
@@ -1555,7 +1524,7 @@ impl Upd<'_, '_, '_> {
                     opcode,
                     ZEND_FETCH_DIM_R | ZEND_FETCH_DIM_IS | ZEND_FETCH_LIST_R
                 );
-                let mut tmp = array_element_type(t, op1_type, write, op2_type == IS_UNUSED);
+                let mut tmp = array_element_type(t, op1_type(), write, op2_type() == IS_UNUSED);
                 if opcode == ZEND_FETCH_DIM_FUNC_ARG && t1 & (TRUE | LONG | DOUBLE | RESOURCE) != 0
                 {
                     tmp |= NULL;
@@ -1563,22 +1532,22 @@ impl Upd<'_, '_, '_> {
                 if opcode == ZEND_FETCH_DIM_IS && t1 & STRING != 0 {
                     tmp |= NULL;
                 }
-                if tmp & (RC1 | RCN) == RCN && result_type == IS_TMP_VAR {
-                    if let Some(rd) = result_def {
+                if tmp & (RC1 | RCN) == RCN && result_type() == IS_TMP_VAR {
+                    if let Some(rd) = result_def() {
                         if !result_use_chain_next(self.st, rd) {
                             tmp |= RC1;
                         }
                     }
                 }
-                self.update_type(tmp, result_def);
+                self.update_type(tmp, result_def());
             }
             ZEND_FETCH_THIS => {
                 if op_array.fn_flags & ZEND_ACC_TRAIT_CLONE == 0 {
                     let ce = scope_class(st);
                     let inst = true;
-                    self.update_obj(Ce::Name(ce), inst, result_def);
+                    self.update_obj(Ce::Name(ce), inst, result_def());
                 }
-                self.update_type(RCN | OBJECT, result_def);
+                self.update_type(RCN | OBJECT, result_def());
             }
             ZEND_FETCH_OBJ_R
             | ZEND_FETCH_OBJ_IS
@@ -1586,13 +1555,13 @@ impl Upd<'_, '_, '_> {
             | ZEND_FETCH_OBJ_W
             | ZEND_FETCH_OBJ_UNSET
             | ZEND_FETCH_OBJ_FUNC_ARG => {
-                if result_def.is_some() {
+                if result_def().is_some() {
                     let mut tmp = 0;
                     let mut ce = None;
-                    if op1_type != IS_UNUSED && t1 & (ANY | UNDEF) & !OBJECT != 0 {
+                    if op1_type() != IS_UNUSED && t1 & (ANY | UNDEF) & !OBJECT != 0 {
                         tmp |= NULL;
                     }
-                    if op1_type == IS_UNUSED || t1 & OBJECT != 0 {
+                    if op1_type() == IS_UNUSED || t1 & OBJECT != 0 {
                         let p = fetch_prop_info(st, line);
                         let (pt, pce) = prop_type(st, p.as_ref());
                         tmp |= pt;
@@ -1603,10 +1572,11 @@ impl Upd<'_, '_, '_> {
                                 tmp |= UNDEF;
                             }
                             ce = None;
-                        } else if op1_type & (IS_VAR | IS_TMP_VAR) == 0 || t1 & RC1 == 0 {
-                            let obj_ce = if op1_type == IS_UNUSED {
+                        } else if op1_type() & (IS_VAR | IS_TMP_VAR) == 0 || t1 & RC1 == 0 {
+                            let obj_ce = if op1_type() == IS_UNUSED {
                                 scope_class(st)
-                            } else if let Some(u) = op1_use.filter(|&u| !st.vars[u].is_instanceof) {
+                            } else if let Some(u) = op1_use().filter(|&u| !st.vars[u].is_instanceof)
+                            {
                                 st.vars[u].ce.as_ref().map(|c| c.name.as_slice())
                             } else {
                                 None
@@ -1621,9 +1591,9 @@ impl Upd<'_, '_, '_> {
                             }
                         }
                     }
-                    self.update_type(tmp, result_def);
+                    self.update_type(tmp, result_def());
                     if ce.is_some() {
-                        self.update_obj(Ce::Name(ce), true, result_def);
+                        self.update_obj(Ce::Name(ce), true, result_def());
                     }
                 }
             }
@@ -1649,18 +1619,18 @@ impl Upd<'_, '_, '_> {
                         tmp |= UNDEF;
                     }
                 }
-                self.update_type(tmp, result_def);
+                self.update_type(tmp, result_def());
                 if ce.is_some() {
-                    self.update_obj(Ce::Name(ce), true, result_def);
+                    self.update_obj(Ce::Name(ce), true, result_def());
                 }
             }
             ZEND_DO_FCALL | ZEND_DO_ICALL | ZEND_DO_UCALL | ZEND_DO_FCALL_BY_NAME => {
-                if result_def.is_some() {
+                if result_def().is_some() {
                     match func_info(st, line) {
                         Some((tmp, ce, inst)) => {
-                            self.update_type(tmp, result_def);
+                            self.update_type(tmp, result_def());
                             if ce.is_some() {
-                                self.update_obj(Ce::Name(ce), inst, result_def);
+                                self.update_obj(Ce::Name(ce), inst, result_def());
                             }
                         }
                         None => self.unknown(line),
@@ -1668,28 +1638,28 @@ impl Upd<'_, '_, '_> {
                 }
             }
             ZEND_CALLABLE_CONVERT => {
-                self.update_type(OBJECT | RC1 | RCN, result_def);
-                self.update_obj(Ce::Name(Some(b"Closure")), false, result_def);
+                self.update_type(OBJECT | RC1 | RCN, result_def());
+                self.update_obj(Ce::Name(Some(b"Closure")), false, result_def());
             }
             ZEND_FETCH_CONSTANT | ZEND_FETCH_CLASS_CONSTANT => {
-                self.update_type(RC1 | RCN | ANY | ARRAY_KEY_ANY | ARRAY_OF_ANY, result_def)
+                self.update_type(RC1 | RCN | ANY | ARRAY_KEY_ANY | ARRAY_OF_ANY, result_def())
             }
             ZEND_STRLEN => {
                 let mut tmp = LONG;
                 if t1 & (ANY - (NULL | FALSE | TRUE | LONG | DOUBLE | STRING)) != 0 {
                     tmp |= NULL;
                 }
-                self.update_type(tmp, result_def);
+                self.update_type(tmp, result_def());
             }
-            ZEND_COUNT | ZEND_FUNC_NUM_ARGS => self.update_type(LONG, result_def),
+            ZEND_COUNT | ZEND_FUNC_NUM_ARGS => self.update_type(LONG, result_def()),
             ZEND_FUNC_GET_ARGS => self.update_type(
                 RC1 | RCN | ARRAY | ARRAY_EMPTY | ARRAY_PACKED | ARRAY_OF_ANY,
-                result_def,
+                result_def(),
             ),
             ZEND_GET_CLASS | ZEND_GET_CALLED_CLASS => {
-                self.update_type(FALSE | STRING | RCN, result_def)
+                self.update_type(FALSE | STRING | RCN, result_def())
             }
-            ZEND_GET_TYPE => self.update_type(STRING | RC1 | RCN, result_def),
+            ZEND_GET_TYPE => self.update_type(STRING | RC1 | RCN, result_def()),
             ZEND_TYPE_CHECK => {
                 let expected = ext;
                 if t1 & UNDEF != 0 {
@@ -1705,9 +1675,9 @@ impl Upd<'_, '_, '_> {
                 if t1 & (ANY - expected) != 0 {
                     tmp |= FALSE;
                 }
-                self.update_type(tmp, result_def);
+                self.update_type(tmp, result_def());
             }
-            ZEND_DEFINED => self.update_type(FALSE | TRUE, result_def),
+            ZEND_DEFINED => self.update_type(FALSE | TRUE, result_def()),
             ZEND_VERIFY_RETURN_TYPE => {
                 let (tmp, ce) = if t1 & REF != 0 {
                     (t1, None)
@@ -1719,7 +1689,7 @@ impl Upd<'_, '_, '_> {
                         }
                         None => (UNKNOWN | RC1 | RCN, None),
                     };
-                    if tmp & NULL != 0 && op1_type == IS_CV {
+                    if tmp & NULL != 0 && op1_type() == IS_CV {
                         tmp |= UNDEF;
                     }
                     tmp |= t1 & INDIRECT;
@@ -1728,10 +1698,10 @@ impl Upd<'_, '_, '_> {
                     }
                     (tmp, ce)
                 };
-                let target = if op1_type & (IS_TMP_VAR | IS_VAR | IS_CV) != 0 {
-                    op1_def
+                let target = if op1_type() & (IS_TMP_VAR | IS_VAR | IS_CV) != 0 {
+                    op1_def()
                 } else {
-                    result_def
+                    result_def()
                 };
                 self.update_type(tmp, target);
                 let inst = ce.is_some();
@@ -1739,9 +1709,9 @@ impl Upd<'_, '_, '_> {
             }
             ZEND_MAKE_REF => {
                 let tmp = REF | RC1 | RCN | UNKNOWN;
-                self.update_type(tmp, result_def);
-                if op1_def.is_some() {
-                    self.update_type(tmp, op1_def);
+                self.update_type(tmp, result_def());
+                if op1_def().is_some() {
+                    self.update_type(tmp, op1_def());
                 }
             }
             _ => self.unknown(line),

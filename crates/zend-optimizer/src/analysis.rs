@@ -500,10 +500,11 @@ fn analyze(
     }
     ssa.find_false_dependencies_in(op_array, scratch);
     let phi_uses = ssa.all_phi_uses(scratch);
-    ssa.find_sccs_in(op_array, &phi_uses, scratch);
+    let usages = ssa.var_usages_in(op_array, &phi_uses, scratch);
+    ssa.find_sccs_in(&usages, scratch);
     lap(times, &mut clock, |t| &mut t.sccs);
     let inference = zend_inference::infer_in(
-        op_array, index, &cfg, &ssa, ctx, returns, &phi_uses, scratch,
+        op_array, index, &cfg, &ssa, ctx, returns, &phi_uses, &usages, scratch,
     );
     lap(times, &mut clock, |t| &mut t.inference);
     if inference.failed {

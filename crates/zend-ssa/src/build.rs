@@ -930,10 +930,9 @@ fn rename_op(
             ops[k].result_use = map.get(v);
         }
     }
-    let next = op_array.opcodes.get(k + 1);
     // The OP_DATA's operand: used, and maybe defined.
     let op_data = |ops: &mut [SsaOp], map: &mut VarMap<'_>, defines: bool| {
-        if let Some(next) = next {
+        if let Some(next) = op_array.opcodes.get(k + 1) {
             if let Some(v) = var_of(next.op1) {
                 ops[k + 1].op1_use = map.get(v);
                 if defines && matches!(next.op1, Operand::Cv(_)) {

@@ -132,65 +132,95 @@ impl Ssa {
             return;
         }
         let n = self.vars.len();
-        let mut worklist = BVec::with_capacity_in(n, scratch);
+        // Only a phi passes the use of its value on (to its sources), so only phis go on
+        // the worklist: each at most once, when its value is first found used.
+        let mut worklist = BVec::with_capacity_in(self.phis.len(), scratch);
         for i in 0..n {
             let var = SsaVar::new(i as u32);
             let used = self
                 .uses(var)
                 .any(|u| !self.is_no_val_use(op_array, u, var));
             self.vars[i].no_val = !used;
-            if used {
-                worklist.push(var);
+            if let Some(p) = self.vars[i].definition_phi.filter(|_| used) {
+                worklist.push(p);
             }
         }
-        while let Some(var) = worklist.pop() {
-            let Some(p) = self.vars[var.index()].definition_phi else {
-                continue;
-            };
+        while let Some(p) = worklist.pop() {
             let phi = &self.phis[p.index()];
             for j in 0..phi.num_sources() {
                 if let Some(source) = phi.sources[j] {
-                    if self.vars[source.index()].no_val {
-                        self.vars[source.index()].no_val = false;
-                        worklist.push(source);
+                    let source = &mut self.vars[source.index()];
+                    if source.no_val {
+                        source.no_val = false;
+                        if let Some(q) = source.definition_phi {
+                            worklist.push(q);
+                        }
                     }
                 }
             }
         }
     }
 
-    /// Variables defined by the ops using `var` (and by their OP_DATA or the op an OP_DATA
-    /// belongs to), then by the phis using it: the edges of the SSA graph, in the order
-    /// PHP's `FOR_EACH_VAR_USAGE` visits them, appended to `out`.
-    fn var_usages(
+    /// `FOR_EACH_VAR_USAGE` of every variable, found once: the variables defined by the ops
+    /// using it (and by their OP_DATA or the op an OP_DATA belongs to), in use-chain
+    /// order, then by the phis using it. These are the edges of the SSA graph the SCC
+    /// search walks and the worklists of type and range inference follow.
+    pub fn var_usages_in<'a>(
         &self,
         op_array: &OpArray,
         phi_uses: &crate::PhiUses<'_>,
-        var: SsaVar,
-        out: &mut BVec<SsaVar>,
-    ) {
-        let last = op_array.opcodes.len();
-        let mut push_defs = |op: &crate::SsaOp| {
-            out.extend(
-                [op.op1_def, op.op2_def, op.result_def]
-                    .into_iter()
-                    .flatten(),
-            );
-        };
-        for use_ in self.uses(var) {
-            let u = use_.index();
-            push_defs(&self.ops[u]);
-            if op_array.opcodes[u].opcode == ZEND_OP_DATA && u > 0 {
-                push_defs(&self.ops[u - 1]);
-            } else if u + 1 < last && op_array.opcodes[u + 1].opcode == ZEND_OP_DATA {
-                push_defs(&self.ops[u + 1]);
+        scratch: &'a Bump,
+    ) -> crate::VarUsages<'a> {
+        let n = self.vars.len();
+        let ops = &self.ops;
+        let opcodes = &op_array.opcodes[..];
+        let last = opcodes.len();
+        let mut start = BVec::with_capacity_in(n + 1, scratch);
+        // Most variables have one or two successors: one reservation covers the common case.
+        let mut edges: BVec<SsaVar> = BVec::with_capacity_in(2 * n + self.phis.len(), scratch);
+        for (v, info) in self.vars.iter().enumerate() {
+            start.push(edges.len() as u32);
+            // Spelled out: flattening an array of the three left a loop over its slots in
+            // this, the hottest loop of the edge search.
+            let mut push_defs = |op: &crate::SsaOp| {
+                if let Some(d) = op.op1_def {
+                    edges.push(d);
+                }
+                if let Some(d) = op.op2_def {
+                    edges.push(d);
+                }
+                if let Some(d) = op.result_def {
+                    edges.push(d);
+                }
+            };
+            // The use chain walked here rather than through Ssa::uses: one load of the op
+            // serves its defs and the next link (`zend_ssa_next_use`).
+            let me = Some(SsaVar::new(v as u32));
+            let mut next = info.use_chain;
+            while let Some(u) = next {
+                let u = u.index();
+                let op = &ops[u];
+                next = if op.op1_use == me {
+                    op.op1_use_chain
+                } else if op.op2_use == me {
+                    op.op2_use_chain
+                } else {
+                    op.res_use_chain
+                };
+                push_defs(op);
+                if opcodes[u].opcode == ZEND_OP_DATA && u > 0 {
+                    push_defs(&ops[u - 1]);
+                } else if u + 1 < last && opcodes[u + 1].opcode == ZEND_OP_DATA {
+                    push_defs(&ops[u + 1]);
+                }
             }
+            edges.extend(phi_uses[v].iter().map(|p| self.phis[p.index()].ssa_var));
         }
-        out.extend(
-            phi_uses[var.index()]
-                .iter()
-                .map(|p| self.phis[p.index()].ssa_var),
-        );
+        start.push(edges.len() as u32);
+        crate::VarUsages {
+            start: start.into_bump_slice(),
+            edges: edges.into_bump_slice(),
+        }
     }
 
     /// `zend_ssa_find_sccs`: strongly connected components of the def-use graph (Pearce's
@@ -199,129 +229,127 @@ impl Ssa {
     pub fn find_sccs(&mut self, op_array: &OpArray) {
         let scratch = Bump::new();
         let phi_uses = self.all_phi_uses(&scratch);
-        self.find_sccs_in(op_array, &phi_uses, &scratch);
+        let usages = self.var_usages_in(op_array, &phi_uses, &scratch);
+        self.find_sccs_in(&usages, &scratch);
     }
 
-    /// [`Ssa::find_sccs`] given the phi uses ([`Ssa::all_phi_uses`], which type inference
-    /// needs too), with its working arrays in `scratch`.
-    pub fn find_sccs_in(
-        &mut self,
-        op_array: &OpArray,
-        phi_uses: &crate::PhiUses<'_>,
-        scratch: &Bump,
-    ) {
+    /// [`Ssa::find_sccs`] given the variables' usages ([`Ssa::var_usages_in`], which type
+    /// inference follows too), with its working arrays in `scratch`.
+    pub fn find_sccs_in(&mut self, usages: &crate::VarUsages<'_>, scratch: &Bump) {
         let n = self.vars.len();
-        // Every variable's successors, found once for the search and the entry marking:
-        // `edges[start[v]..start[v + 1]]`. A no_val variable is never visited and has no
-        // component, so its list stays empty.
-        let mut start = BVec::with_capacity_in(n + 1, scratch);
-        // Most variables have one or two successors: one reservation covers the common case.
-        let mut edges = BVec::with_capacity_in(2 * n + self.phis.len(), scratch);
-        for v in 0..n {
-            start.push(edges.len() as u32);
-            if !self.vars[v].no_val {
-                self.var_usages(op_array, phi_uses, SsaVar::new(v as u32), &mut edges);
-            }
-        }
-        start.push(edges.len() as u32);
-
-        // PHP's signed numbering: visit indices count up, component numbers count down
-        // from `n`; -1 is "not visited".
-        let scc = scratch.alloc_slice_fill_copy(n, -1i64);
-        let entry = scratch.alloc_slice_fill_copy(n, false);
-        let mut index: i64 = 0;
-        let mut sccs: i64 = n as i64;
-        let mut stack = BVec::with_capacity_in(n, scratch);
-        let mut vstack = BVec::with_capacity_in(n, scratch);
-        /// Per variable being visited: the cursor into its successors, then into its
-        /// chain of symbolic range constraints (`zend_scc_next` follows SYM_RANGE too,
-        /// bounded as a cycle guard), and the last successor returned.
-        #[derive(Clone, Copy)]
-        struct Visit {
-            cursor: u32,
-            sym: Option<PhiId>,
-            steps: u32,
-            last: u32,
-        }
-        const NO_LAST: u32 = u32::MAX;
-        let visit = scratch.alloc_slice_fill_copy(
-            n,
-            Visit {
-                cursor: 0,
-                sym: None,
-                steps: 0,
-                last: NO_LAST,
-            },
-        );
         let vars = &self.vars;
         let phis = &self.phis;
-        // The next successor of `var` in the search (no_val variables are not edges).
-        let next_edge = |v: &mut Visit, var: usize| -> Option<usize> {
-            let end = start[var + 1];
-            while v.cursor < end {
-                let e = edges[v.cursor as usize].index();
-                v.cursor += 1;
-                if !vars[e].no_val {
-                    return Some(e);
-                }
-            }
-            while let Some(id) = v.sym {
-                let e = phis[id.index()].ssa_var.index();
-                v.sym = phis[id.index()].sym_use_chain;
-                v.steps += 1;
-                if v.steps as usize > phis.len() {
-                    v.sym = None;
-                }
-                if !vars[e].no_val {
-                    return Some(e);
-                }
-            }
-            None
-        };
+        let start = usages.start;
+        let edges = usages.edges;
+
+        // PHP's signed numbering: visit indices count up, component numbers count down
+        // from `n`; -1 is "not visited". Every live component number is above every index
+        // in use (the visited variables without a component number at most `n`), so an
+        // edge to a finished variable never lowers the visiting one's.
+        let scc = scratch.alloc_slice_fill_copy(n, -1i32);
+        let entry = scratch.alloc_slice_fill_copy(n, false);
+        let mut index: i32 = 0;
+        let mut sccs: i32 = n as i32;
+        let mut stack: BVec<u32> = BVec::new_in(scratch);
+        /// A variable being visited: the cursor into its successors, then into its chain
+        /// of symbolic range constraints (`zend_scc_next` follows SYM_RANGE too, bounded as
+        /// a cycle guard), and the successor being visited from it.
+        #[derive(Clone, Copy)]
+        struct Frame {
+            var: u32,
+            cursor: u32,
+            end: u32,
+            sym: Option<PhiId>,
+            steps: u32,
+            last: Option<u32>,
+        }
+        let mut vstack: BVec<Frame> = BVec::new_in(scratch);
+        // Whether `var` has no usage at all: its visit is its own component, at once. Most
+        // variables (a temporary read once by an op defining nothing) are such leaves.
+        let leaf = |var: usize| start[var] == start[var + 1] && vars[var].sym_use_chain.is_none();
 
         for root in 0..n {
             if vars[root].no_val || scc[root] >= 0 {
                 continue;
             }
+            if leaf(root) {
+                sccs -= 1;
+                scc[root] = sccs;
+                entry[root] = true;
+                continue;
+            }
             let mut begin = Some(root);
             loop {
                 if let Some(var) = begin.take() {
-                    // Begin visiting `var`.
-                    vstack.push(var);
-                    visit[var] = Visit {
+                    vstack.push(Frame {
+                        var: var as u32,
                         cursor: start[var],
+                        end: start[var + 1],
                         sym: vars[var].sym_use_chain,
                         steps: 0,
-                        last: NO_LAST,
-                    };
+                        last: None,
+                    });
                     entry[var] = true;
                     scc[var] = index;
                     index += 1;
                 }
-                let Some(&var) = vstack.last() else { break };
-                let mut descend = None;
-                loop {
-                    let v = &mut visit[var];
-                    if v.last != NO_LAST {
-                        // Finish the edge.
-                        let var2 = v.last as usize;
-                        if scc[var2] < scc[var] {
-                            scc[var] = scc[var2];
-                            entry[var] = false;
-                        }
-                    }
-                    let Some(var2) = next_edge(v, var) else {
-                        v.last = NO_LAST;
-                        break;
-                    };
-                    v.last = var2 as u32;
-                    if scc[var2] < 0 {
-                        descend = Some(var2);
-                        break;
+                let Some(f) = vstack.last_mut() else { break };
+                let var = f.var as usize;
+                if let Some(var2) = f.last.take() {
+                    // Back from visiting `var2`: finish that edge.
+                    if scc[var2 as usize] < scc[var] {
+                        scc[var] = scc[var2 as usize];
+                        entry[var] = false;
                     }
                 }
-                if descend.is_some() {
-                    begin = descend;
+                loop {
+                    let mut found = None;
+                    while f.cursor < f.end {
+                        let e = edges[f.cursor as usize].index();
+                        f.cursor += 1;
+                        if !vars[e].no_val {
+                            found = Some(e);
+                            break;
+                        }
+                    }
+                    let var2 = if let Some(e) = found {
+                        e
+                    } else {
+                        while let Some(id) = f.sym {
+                            let e = phis[id.index()].ssa_var.index();
+                            f.sym = phis[id.index()].sym_use_chain;
+                            f.steps += 1;
+                            if f.steps as usize > phis.len() {
+                                f.sym = None;
+                            }
+                            if !vars[e].no_val {
+                                found = Some(e);
+                                break;
+                            }
+                        }
+                        match found {
+                            Some(e) => e,
+                            None => break,
+                        }
+                    };
+                    if scc[var2] < 0 {
+                        if leaf(var2) {
+                            // Visited and finished in place; the edge then changes nothing.
+                            sccs -= 1;
+                            scc[var2] = sccs;
+                            entry[var2] = true;
+                            continue;
+                        }
+                        f.last = Some(var2 as u32);
+                        begin = Some(var2);
+                        break;
+                    }
+                    if scc[var2] < scc[var] {
+                        scc[var] = scc[var2];
+                        entry[var] = false;
+                    }
+                }
+                if begin.is_some() {
                     continue;
                 }
                 // Finish visiting `var`.
@@ -329,38 +357,37 @@ impl Ssa {
                 if entry[var] {
                     sccs -= 1;
                     while let Some(&var2) = stack.last() {
-                        if scc[var2] < scc[var] {
+                        if scc[var2 as usize] < scc[var] {
                             break;
                         }
                         stack.pop();
-                        scc[var2] = sccs;
+                        scc[var2 as usize] = sccs;
                         index -= 1;
                     }
                     scc[var] = sccs;
                     index -= 1;
                 } else {
-                    stack.push(var);
+                    stack.push(var as u32);
                 }
             }
         }
 
-        if sccs != 0 {
-            for s in scc.iter_mut().filter(|s| **s >= 0) {
-                *s -= sccs;
-            }
-        }
-        self.sccs = (n as i64 - sccs) as u32;
-        for ((v, s), e) in self.vars.iter_mut().zip(scc.iter()).zip(entry.iter()) {
-            v.scc = (*s >= 0).then_some(*s as u32);
-            v.scc_entry = *e;
-        }
+        // PHP's entry marking: a successor in another component (or in none: a no_val
+        // variable) is entered from outside.
         for j in 0..n {
-            let Some(s) = self.vars[j].scc else { continue };
+            if scc[j] < 0 {
+                continue;
+            }
             for &var2 in &edges[start[j] as usize..start[j + 1] as usize] {
-                if self.vars[var2.index()].scc != Some(s) {
-                    self.vars[var2.index()].scc_entry = true;
+                if scc[var2.index()] != scc[j] {
+                    entry[var2.index()] = true;
                 }
             }
+        }
+        self.sccs = (n as i32 - sccs) as u32;
+        for ((v, &s), &e) in self.vars.iter_mut().zip(scc.iter()).zip(entry.iter()) {
+            v.scc = (s >= 0).then(|| (s - sccs) as u32);
+            v.scc_entry = e;
         }
     }
 

@@ -352,3 +352,20 @@ impl std::ops::Index<usize> for PhiUses<'_> {
         &self.list[self.start[v] as usize..self.start[v + 1] as usize]
     }
 }
+
+/// `FOR_EACH_VAR_USAGE` of every SSA variable ([`Ssa::var_usages_in`]): one flat list,
+/// `usages[v]` is variable `v`'s slice of it, in the analysis' arena.
+#[derive(Debug, Clone, Copy)]
+pub struct VarUsages<'a> {
+    start: &'a [u32],
+    edges: &'a [SsaVar],
+}
+
+impl std::ops::Index<usize> for VarUsages<'_> {
+    type Output = [SsaVar];
+
+    #[inline]
+    fn index(&self, v: usize) -> &[SsaVar] {
+        &self.edges[self.start[v] as usize..self.start[v + 1] as usize]
+    }
+}
