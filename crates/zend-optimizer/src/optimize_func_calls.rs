@@ -57,14 +57,16 @@ impl CallInfo {
 /// What of the callee the walk needs once the borrow of the script ends.
 #[derive(Clone)]
 struct CalleeFacts {
-    /// The send mode bits of each argument: few, so kept inline.
-    modes: SmallVec<[u32; 8]>,
+    /// The send mode bits of each argument (`ZEND_SEND_BY_REF`, `ZEND_SEND_PREFER_REF`):
+    /// few, so kept inline.
+    modes: SmallVec<[u8; 16]>,
     num_args: u32,
     fn_flags: u32,
     used_stack_base: Option<(u32, u32, u32)>,
     call_op: zend_ir::Opcode,
     is_user: bool,
-    inline: Option<InlineFacts>,
+    /// Boxed: rare, and the facts are moved with every call the walk opens.
+    inline: Option<Box<InlineFacts>>,
 }
 
 #[derive(Clone)]
@@ -73,7 +75,7 @@ struct InlineFacts {
     /// The constant the function returns right after its RECVs.
     ret: Option<Literal>,
     /// Whether RECV_INIT default `i` (from 0) is a constant expression.
-    default_is_ast: SmallVec<[bool; 8]>,
+    default_is_ast: Vec<bool>,
 }
 
 impl CalleeFacts {
@@ -92,39 +94,40 @@ impl CalleeFacts {
                 if callee.check_arg_send_type(a, ZEND_SEND_PREFER_REF) {
                     m |= ZEND_SEND_PREFER_REF;
                 }
-                m
+                m as u8
             })
             .collect();
         let (used_stack_base, inline) = match callee {
             Callee::User(f) => {
-                let ret = f.opcodes.get(f.num_args as usize).and_then(|op| {
-                    (op.opcode == ZEND_RETURN).then(|| match op.op1 {
-                        Operand::Const(l) => f.literals.get(l.index()).cloned(),
-                        _ => None,
-                    })?
-                });
-                let default_is_ast = (0..f.num_args as usize)
-                    .map(|i| {
-                        f.opcodes.get(i).is_some_and(|op| match op.op2 {
-                            Operand::Const(l) => {
-                                matches!(f.literals.get(l.index()), Some(Literal::Ast(_)))
-                            }
-                            _ => false,
-                        })
-                    })
-                    .collect();
                 let returns_const = f
                     .opcodes
                     .get(f.num_args as usize)
                     .is_some_and(|op| op.opcode == ZEND_RETURN);
-                (
-                    Some((f.last_var(), f.T, f.num_args)),
-                    (f.type_ == ZEND_USER_FUNCTION && returns_const).then_some(InlineFacts {
+                let inline = (f.type_ == ZEND_USER_FUNCTION && returns_const).then(|| {
+                    let ret = f
+                        .opcodes
+                        .get(f.num_args as usize)
+                        .and_then(|op| match op.op1 {
+                            Operand::Const(l) => f.literals.get(l.index()).cloned(),
+                            _ => None,
+                        });
+                    let default_is_ast = (0..f.num_args as usize)
+                        .map(|i| {
+                            f.opcodes.get(i).is_some_and(|op| match op.op2 {
+                                Operand::Const(l) => {
+                                    matches!(f.literals.get(l.index()), Some(Literal::Ast(_)))
+                                }
+                                _ => false,
+                            })
+                        })
+                        .collect();
+                    Box::new(InlineFacts {
                         required_num_args: f.required_num_args,
                         ret,
                         default_is_ast,
-                    }),
-                )
+                    })
+                });
+                (Some((f.last_var(), f.T, f.num_args)), inline)
             }
             Callee::Internal(_) => (None, None),
         };
@@ -150,7 +153,9 @@ impl CalleeFacts {
         } else {
             i
         };
-        self.modes.get(i as usize).is_some_and(|m| m & mask != 0)
+        self.modes
+            .get(i as usize)
+            .is_some_and(|&m| u32::from(m) & mask != 0)
     }
 
     fn used_stack(&self, num_args: u32) -> u32 {
