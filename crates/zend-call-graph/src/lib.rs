@@ -121,6 +121,7 @@ pub fn call_sites(info: &ScriptInfo, op_array: &OpArray) -> Vec<CallSite> {
 /// [`call_sites`], found in `sites` (emptied first) and moved out into a list of the exact
 /// size: a caller finding the calls of many op_arrays passes the same buffer, which grows
 /// once, instead of counting each op_array's calls in a pass of its own.
+#[allow(clippy::drain_collect, clippy::let_and_return)]
 pub fn call_sites_with(
     info: &ScriptInfo,
     op_array: &OpArray,
@@ -156,7 +157,9 @@ pub fn call_sites_with(
             }
         }
     }
-    sites.drain(..).collect()
+    // Moved out, not taken (`mem::take`): the buffer keeps its room for the next op_array.
+    let moved = sites.drain(..).collect();
+    moved
 }
 
 /// Callers and callees of every op_array of a script.
