@@ -88,7 +88,9 @@ read -r php_all zopt_all <<< "$counts"
 printf '%-10s %10s %10s %7s\n' "pass" "PHP" "zopt" "ratio"
 row() {
     awk -v n="$1" -v p="$2" -v z="$3" 'BEGIN {
-        r = (p > 0) ? sprintf("%.2fx", z / p) : "-";
+        # A ratio only where both sides cost something (a pass that removes work, or one
+        # the level does not change, has none).
+        r = (p >= 1e5 && z >= 1e5) ? sprintf("%.2fx", z / p) : "-";
         printf "%-10s %10.1f %10.1f %7s\n", n, p / 1e6, z / 1e6, r }'
 }
 row "all" "$php_all" "$zopt_all"
