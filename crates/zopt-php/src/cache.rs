@@ -375,18 +375,30 @@ unsafe fn leave_unopened(shm: &'static ShmCache, handle: *mut zend_file_handle) 
     true
 }
 
-/// Whether PHP is executing an `include_once` / `require_once` of user code.
-unsafe fn in_include_once() -> bool {
+/// The `ZEND_INCLUDE_OR_EVAL` op of user code PHP is executing, if it is executing one: the
+/// op whose handler calls the compiler (`zend_include_or_eval`; whatever else runs code
+/// meanwhile, an autoloader, a user stream wrapper, an error handler, pushes a frame of its
+/// own).
+///
+/// # Safety
+/// On PHP's thread, during a request.
+#[inline(always)]
+pub(crate) unsafe fn current_include_op() -> Option<&'static php::zend_op> {
     let eg = ptr::addr_of!(php::executor_globals);
     let ex = (*eg).current_execute_data;
     if ex.is_null() || (*ex).func.is_null() || (*ex).opline.is_null() {
-        return false;
+        return None;
     }
     // ZEND_USER_CODE(type): user functions and eval'd code have the low bit clear.
     let user_code = (*(*ex).func).type_ & 1 == 0;
     let opline = &*(*ex).opline;
-    let once = [ZEND_INCLUDE_ONCE, ZEND_REQUIRE_ONCE].contains(&opline.extended_value);
-    user_code && opline.opcode == zend_ir::opcode::ZEND_INCLUDE_OR_EVAL.0 && once
+    (user_code && opline.opcode == zend_ir::opcode::ZEND_INCLUDE_OR_EVAL.0).then_some(opline)
+}
+
+/// Whether PHP is executing an `include_once` / `require_once` of user code.
+unsafe fn in_include_once() -> bool {
+    current_include_op()
+        .is_some_and(|op| [ZEND_INCLUDE_ONCE, ZEND_REQUIRE_ONCE].contains(&op.extended_value))
 }
 
 type ResolvePath = unsafe extern "C" fn(*mut php::zend_string) -> *mut php::zend_string;

@@ -45,7 +45,7 @@ use zend_cache::load::{ClassView, LiteralView, OpArrayView, ScriptView};
 use zend_ir::model::{
     self as ir, Attribute, ClassEntry, Literal, OpArray, PhpStr, Script, TypeNames, ZendType,
 };
-use zend_ir::opcode::{ZEND_DECLARE_CLASS_DELAYED, ZEND_INCLUDE_OR_EVAL, ZEND_RETURN};
+use zend_ir::opcode::{ZEND_DECLARE_CLASS_DELAYED, ZEND_RETURN};
 
 use crate::engine::Engine;
 use crate::php::{
@@ -599,26 +599,14 @@ const ZEND_FAKE_OP_ARRAY: *mut zend_op_array = usize::MAX as *mut zend_op_array;
 /// compile hook (no extension wraps it, which could read the op_array): its
 /// `ZEND_INCLUDE_OR_EVAL` then does nothing with `ZEND_FAKE_OP_ARRAY` but skip it, where
 /// a lone `RETURN` would be copied, handed over unexecuted and freed. The include's op is
-/// the current opline of the current frame: `zend_include_or_eval` calls the compiler from
-/// its handler, and whatever else runs code meanwhile (an autoloader, a user stream
-/// wrapper, an error handler) pushes a frame of its own.
+/// [`crate::cache::current_include_op`].
 #[inline(always)]
 unsafe fn include_discards_result() -> bool {
-    let eg = ptr::addr_of!(php::executor_globals);
-    let ex = (*eg).current_execute_data;
-    if ex.is_null() || (*ex).func.is_null() || (*ex).opline.is_null() {
-        return false;
-    }
-    // ZEND_USER_CODE(type): user functions and eval'd code have the low bit clear.
-    let user_code = (*(*ex).func).type_ & 1 == 0;
-    let opline = &*(*ex).opline;
-    user_code
-        && opline.opcode == ZEND_INCLUDE_OR_EVAL.0
-        && opline.extended_value != ZEND_EVAL
-        && u32::from(opline.result_type) == php::IS_UNUSED
-        && ptr::addr_of!(php::zend_compile_file)
-            .read()
-            .is_some_and(|f| f as *const std::ffi::c_void == crate::cache::compile_hook())
+    crate::cache::current_include_op().is_some_and(|opline| {
+        opline.extended_value != ZEND_EVAL && u32::from(opline.result_type) == php::IS_UNUSED
+    }) && ptr::addr_of!(php::zend_compile_file)
+        .read()
+        .is_some_and(|f| f as *const std::ffi::c_void == crate::cache::compile_hook())
         && ptr::addr_of!(php::zend_execute_ex).read().is_some_and(|f| {
             // Both are the executable's (the library takes addresses through its GOT).
             f as *const std::ffi::c_void == php::execute_ex as *const std::ffi::c_void
