@@ -121,7 +121,7 @@ pub fn call_sites(info: &ScriptInfo, op_array: &OpArray) -> Vec<CallSite> {
 /// [`call_sites`], found in `sites` (emptied first) and moved out into a list of the exact
 /// size: a caller finding the calls of many op_arrays passes the same buffer, which grows
 /// once, instead of counting each op_array's calls in a pass of its own.
-#[allow(clippy::drain_collect, clippy::let_and_return)]
+#[allow(clippy::drain_collect)]
 pub fn call_sites_with(
     info: &ScriptInfo,
     op_array: &OpArray,
@@ -158,8 +158,7 @@ pub fn call_sites_with(
         }
     }
     // Moved out, not taken (`mem::take`): the buffer keeps its room for the next op_array.
-    let moved = sites.drain(..).collect();
-    moved
+    sites.drain(..).collect()
 }
 
 /// Callers and callees of every op_array of a script.

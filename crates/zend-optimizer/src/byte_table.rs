@@ -38,56 +38,36 @@ impl ByteKeyTable {
     /// The value of key `(kind, parts concatenated)`, or `None` after inserting it with
     /// `value`.
     pub fn get_or_insert(&mut self, kind: u32, parts: &[&[u8]], value: u32) -> Option<u32> {
-        if let [key] = parts {
-            // Most keys are one string: looked up where it is, copied only when new.
-            let hash = self.hasher.hash_one((kind, *key));
-            if let Some(found) = self.find(hash, kind, key) {
-                return Some(found);
-            }
-            let start = self.arena.len();
-            self.arena.extend_from_slice(key);
-            self.insert(hash, kind, start, value);
-            return None;
-        }
         let start = self.arena.len();
         for part in parts {
             self.arena.extend_from_slice(part);
         }
         let key = &self.arena[start..];
         let hash = self.hasher.hash_one((kind, key));
-        match self.find(hash, kind, &self.arena[start..]) {
-            Some(found) => {
-                self.arena.truncate(start);
-                Some(found)
-            }
-            None => {
-                self.insert(hash, kind, start, value);
-                None
-            }
-        }
-    }
-
-    #[inline]
-    fn find(&self, hash: u64, kind: u32, key: &[u8]) -> Option<u32> {
         let arena = &self.arena;
-        self.table
+        let found = self
+            .table
             .find(hash, |e| {
                 e.kind == kind && &arena[e.start as usize..(e.start + e.len) as usize] == key
             })
-            .map(|e| e.value)
-    }
-
-    /// Inserts the key the arena holds from `start` to its end.
-    #[inline]
-    fn insert(&mut self, hash: u64, kind: u32, start: usize, value: u32) {
-        let entry = Entry {
-            hash,
-            kind,
-            start: start as u32,
-            len: (self.arena.len() - start) as u32,
-            value,
-        };
-        self.table.insert_unique(hash, entry, |e| e.hash);
+            .map(|e| e.value);
+        match found {
+            Some(value) => {
+                self.arena.truncate(start);
+                Some(value)
+            }
+            None => {
+                let entry = Entry {
+                    hash,
+                    kind,
+                    start: start as u32,
+                    len: (self.arena.len() - start) as u32,
+                    value,
+                };
+                self.table.insert_unique(hash, entry, |e| e.hash);
+                None
+            }
+        }
     }
 }
 

@@ -99,18 +99,17 @@ impl CalleeFacts {
             .collect();
         let (used_stack_base, inline) = match callee {
             Callee::User(f) => {
-                let returns_const = f
+                // The op right after the RECVs, when it is a RETURN.
+                let ret_op = f
                     .opcodes
                     .get(f.num_args as usize)
-                    .is_some_and(|op| op.opcode == ZEND_RETURN);
-                let inline = (f.type_ == ZEND_USER_FUNCTION && returns_const).then(|| {
-                    let ret = f
-                        .opcodes
-                        .get(f.num_args as usize)
-                        .and_then(|op| match op.op1 {
-                            Operand::Const(l) => f.literals.get(l.index()).cloned(),
-                            _ => None,
-                        });
+                    .filter(|op| op.opcode == ZEND_RETURN);
+                let user = f.type_ == ZEND_USER_FUNCTION;
+                let inline = ret_op.filter(|_| user).map(|ret_op| {
+                    let ret = match ret_op.op1 {
+                        Operand::Const(l) => f.literals.get(l.index()).cloned(),
+                        _ => None,
+                    };
                     let default_is_ast = (0..f.num_args as usize)
                         .map(|i| {
                             f.opcodes.get(i).is_some_and(|op| match op.op2 {
