@@ -103,16 +103,21 @@ impl Context<'_> {
     }
 
     /// `add_operands_to_worklists`.
+    // Inlined into its loops: it runs for every live op, most with one or two uses, and
+    // the op's SSA record and opcode are read once for all three operands.
+    #[inline]
     fn add_operands_to_worklists(&mut self, n: usize, check: bool) {
-        let s = self.ssa.ops[n];
+        let s = &self.ssa.ops[n];
+        let (result_use, op1_use, op2_use) = (s.result_use, s.op1_use, s.op2_use);
+        if result_use.is_none() && op1_use.is_none() && op2_use.is_none() {
+            return;
+        }
         let opcode = self.op_array.opcodes[n].opcode;
-        if let Some(v) = s.result_use {
+        if let Some(v) = result_use {
             self.add_to_worklists(v, check);
         }
-        if let Some(v) = s.op1_use {
-            if !self
-                .ssa
-                .is_no_val_use(self.op_array, OpNum::new(n as u32), v)
+        if let Some(v) = op1_use {
+            if !self.ssa.ops[n].is_no_val_use(opcode, v)
                 || (opcode == ZEND_ASSIGN && self.type_of(v) & mb::REF != 0)
             {
                 self.add_to_worklists(v, check);
@@ -120,10 +125,8 @@ impl Context<'_> {
                 self.add_to_phi_worklist_no_val(v);
             }
         }
-        if let Some(v) = s.op2_use {
-            if !self
-                .ssa
-                .is_no_val_use(self.op_array, OpNum::new(n as u32), v)
+        if let Some(v) = op2_use {
+            if !self.ssa.ops[n].is_no_val_use(opcode, v)
                 || (opcode == ZEND_FE_FETCH_R && self.type_of(v) & mb::REF != 0)
             {
                 self.add_to_worklists(v, check);

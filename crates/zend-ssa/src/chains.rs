@@ -101,23 +101,11 @@ impl Ssa {
 
     /// `zend_ssa_is_no_val_use`: whether op `use_` reads `var` only to overwrite it.
     pub fn is_no_val_use(&self, op_array: &OpArray, use_: OpNum, var: SsaVar) -> bool {
-        let opline = &op_array.opcodes[use_.index()];
-        let op = &self.ops[use_.index()];
-        let var = Some(var);
-        match opline.opcode {
-            ZEND_ASSIGN | ZEND_UNSET_CV | ZEND_BIND_GLOBAL | ZEND_BIND_STATIC => {
-                return op.op1_use == var && op.op2_use != var;
-            }
-            ZEND_FE_FETCH_R | ZEND_FE_FETCH_RW => return op.op2_use == var && op.op1_use != var,
-            _ => {}
-        }
-        if op.result_use == var
-            && opline.opcode != ZEND_ADD_ARRAY_ELEMENT
-            && opline.opcode != ZEND_ADD_ARRAY_UNPACK
-        {
-            return op.op1_use != var && op.op2_use != var;
-        }
-        false
+        crate::SsaOp::is_no_val_use(
+            &self.ops[use_.index()],
+            op_array.opcodes[use_.index()].opcode,
+            var,
+        )
     }
 
     /// `zend_ssa_find_false_dependencies`: marks `no_val` the variables whose value is

@@ -164,6 +164,28 @@ impl SsaOp {
             result_def: n(self.result_def),
         }
     }
+
+    /// `zend_ssa_is_no_val_use` on an op already at hand (its `opcode` and SSA operands):
+    /// whether it reads `var` only to overwrite it. [`Ssa::is_no_val_use`] looks the op up.
+    #[inline]
+    pub fn is_no_val_use(&self, opcode: zend_ir::Opcode, var: SsaVar) -> bool {
+        use zend_ir::opcode::*;
+        let var = Some(var);
+        match opcode {
+            ZEND_ASSIGN | ZEND_UNSET_CV | ZEND_BIND_GLOBAL | ZEND_BIND_STATIC => {
+                return self.op1_use == var && self.op2_use != var;
+            }
+            ZEND_FE_FETCH_R | ZEND_FE_FETCH_RW => {
+                return self.op2_use == var && self.op1_use != var
+            }
+            _ => {}
+        }
+        self.result_use == var
+            && opcode != ZEND_ADD_ARRAY_ELEMENT
+            && opcode != ZEND_ADD_ARRAY_UNPACK
+            && self.op1_use != var
+            && self.op2_use != var
+    }
 }
 
 /// `zend_ssa_alias_kind`.
