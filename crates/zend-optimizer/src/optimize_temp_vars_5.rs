@@ -134,29 +134,13 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
             }
         }
     }
-    for (n, op) in op_array.opcodes.iter_mut().enumerate().rev() {
-        let (opcode, op1, op2, result) = (op.opcode, op.op1, op.op2, op.result);
-        if let Some(cur) = tmp(op1) {
-            let slot = if opcode == ZEND_ROPE_END {
-                // The rope's slots go right above the highest slot taken so far.
-                let num = rope_slots(op.extended_value.saturating_add(1));
-                let mut top = slots.max;
-                while let Some(v) = top {
-                    if slots.is_taken(v) {
-                        break;
-                    }
-                    top = v.checked_sub(1);
-                }
-                let var = top.map_or(0, |v| v + 1);
-                let highest = var + num - 1;
-                if slots.max.map_or(true, |m| highest > m) {
-                    slots.max = Some(highest);
-                }
-                map[cur] = Some(var as u32);
-                for k in 0..num {
-                    slots.take(var + k);
-                }
-                var as u32
+    // By index, each operand read where it is tested: the op's fields held across the whole
+    // body were kept on the stack, and most ops name no TMP/VAR at all.
+    for n in (0..op_array.opcodes.len()).rev() {
+        let op = &mut op_array.opcodes[n];
+        if let Some(cur) = tmp(op.op1) {
+            let slot = if op.opcode == ZEND_ROPE_END {
+                place_rope(&mut slots, &mut map, cur, op.extended_value)
             } else {
                 match map[cur] {
                     Some(slot) => slot,
@@ -174,27 +158,27 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
                     }
                 }
             };
-            op.op1 = renamed(op1, slot);
+            op.op1 = renamed(op.op1, slot);
         }
-        if let Some(cur) = tmp(op2) {
+        if let Some(cur) = tmp(op.op2) {
             let slot = *map[cur].get_or_insert_with(|| slots.take_lowest(t) as u32);
-            op.op2 = renamed(op2, slot);
+            op.op2 = renamed(op.op2, slot);
         }
-        if let Some(cur) = tmp(result) {
+        if let Some(cur) = tmp(op.result) {
             // A result nothing reads gets a slot too (PHP 8.2 frees it again right away,
             // like any first definition: the nullsafe JMP_NULL of an unused chain).
             let slot = *map[cur].get_or_insert_with(|| slots.take_lowest(t) as u32);
             if start_of[cur] == Some(OpNum::new(n as u32)) {
-                if opcode != ZEND_FAST_CALL {
+                if op.opcode != ZEND_FAST_CALL {
                     slots.free(slot as usize);
                 }
-                if opcode == ZEND_ROPE_INIT {
+                if op.opcode == ZEND_ROPE_INIT {
                     for k in 1..rope_slots(op.extended_value) {
                         slots.free(slot as usize + k);
                     }
                 }
             }
-            op.result = renamed(result, slot);
+            op.result = renamed(op.result, slot);
         }
     }
     let new_t = slots.max.map_or(0, |m| m + 1) as u32;
@@ -230,6 +214,29 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
         map,
         taken: slots.taken,
     };
+}
+
+/// The slots of the rope a `ROPE_END` (of `extended_value + 1` strings) reads as TMP
+/// `cur`: right above the highest slot taken so far. Returns the first.
+fn place_rope(slots: &mut Slots, map: &mut [Option<u32>], cur: usize, extended_value: u32) -> u32 {
+    let num = rope_slots(extended_value.saturating_add(1));
+    let mut top = slots.max;
+    while let Some(v) = top {
+        if slots.is_taken(v) {
+            break;
+        }
+        top = v.checked_sub(1);
+    }
+    let var = top.map_or(0, |v| v + 1);
+    let highest = var + num - 1;
+    if slots.max.map_or(true, |m| highest > m) {
+        slots.max = Some(highest);
+    }
+    map[cur] = Some(var as u32);
+    for k in 0..num {
+        slots.take(var + k);
+    }
+    var as u32
 }
 
 /// Whether the value op `n` (a return or a free) reads must survive a `FAST_CALL` just
