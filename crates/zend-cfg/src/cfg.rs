@@ -437,7 +437,8 @@ impl Cfg {
         let mut func_flags = FuncFlags::empty();
         let mut targets = BVec::new_in(scratch);
         starts[0] += 1;
-        for (i, op) in (0..last).zip(&op_array.opcodes) {
+        for (i, op) in op_array.opcodes.iter().enumerate() {
+            let i = i as u32;
             // Operands first: an op's jump is only looked at once its operands are valid.
             validate_operands(op_array, i, op, vars)?;
             let mut start = |n: u32| starts[n as usize] += 1;
@@ -572,15 +573,19 @@ impl Cfg {
         if extra_entry_block {
             blocks.push(BasicBlock::new(0));
         }
-        for i in 0..last {
-            if starts[i as usize] > 0 || blocks.is_empty() {
-                if let Some(prev) = blocks.last_mut() {
-                    prev.len = i - prev.start;
-                    let id = BlockId::new(blocks.len() as u32 - 1);
-                    map.resize(i as usize, id);
-                }
-                blocks.push(BasicBlock::new(i));
+        // Op 0 is always among the starts (counted before the scan).
+        for (i, _) in starts[..last as usize]
+            .iter()
+            .enumerate()
+            .filter(|(_, &n)| n > 0)
+        {
+            let i = i as u32;
+            if let Some(prev) = blocks.last_mut() {
+                prev.len = i - prev.start;
+                let id = BlockId::new(blocks.len() as u32 - 1);
+                map.resize(i as usize, id);
             }
+            blocks.push(BasicBlock::new(i));
         }
         if let Some(prev) = blocks.last_mut() {
             prev.len = last - prev.start;
