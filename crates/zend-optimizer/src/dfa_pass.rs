@@ -1516,8 +1516,8 @@ fn rewrite_vars(op_array: &mut OpArray, ctx: &mut OptimizerCtx, fa: &mut FuncAna
                 }
             }
         } else {
-            let op = op_array.opcodes[op_1];
-            match op.opcode {
+            // The op is copied only where an arm needs it: this runs for every variable.
+            match op_array.opcodes[op_1].opcode {
                 ZEND_ADD
                 | ZEND_SUB
                 | ZEND_MUL
@@ -1525,6 +1525,7 @@ fn rewrite_vars(op_array: &mut OpArray, ctx: &mut OptimizerCtx, fa: &mut FuncAna
                 | ZEND_IS_NOT_EQUAL
                 | ZEND_IS_SMALLER
                 | ZEND_IS_SMALLER_OR_EQUAL => {
+                    let op = op_array.opcodes[op_1];
                     let c1 = op.op1.op_type() == zend_ir::IS_CONST;
                     let c2 = op.op2.op_type() == zend_ir::IS_CONST;
                     if c1 && !c2 {
@@ -1622,7 +1623,7 @@ fn rewrite_vars(op_array: &mut OpArray, ctx: &mut OptimizerCtx, fa: &mut FuncAna
                     }
                 }
                 ZEND_VERIFY_RETURN_TYPE
-                    if op.op1.op_type() != zend_ir::IS_CONST
+                    if op_array.opcodes[op_1].op1.op_type() != zend_ir::IS_CONST
                         && fa.ssa.ops[op_1].op1_def == Some(v)
                         && fa.ssa.ops[op_1].op1_use.is_some()
                         && can_elide_return_type_check(ctx, op_array, fa, op_1) =>
@@ -1652,7 +1653,7 @@ fn rewrite_vars(op_array: &mut OpArray, ctx: &mut OptimizerCtx, fa: &mut FuncAna
         }
 
         // A temporary computed only to be copied into this variable is computed into it.
-        let op = op_array.opcodes[op_1];
+        let op = &op_array.opcodes[op_1];
         if op.opcode == ZEND_QM_ASSIGN
             && fa.ssa.ops[op_1].result_def == Some(v)
             && op.op1.op_type() & (IS_TMP_VAR | IS_VAR) != 0
@@ -1697,7 +1698,7 @@ fn rewrite_vars(op_array: &mut OpArray, ctx: &mut OptimizerCtx, fa: &mut FuncAna
             continue; // TMP and VAR
         }
 
-        let op = op_array.opcodes[op_1];
+        let op = &op_array.opcodes[op_1];
         let result_used = op.result.op_type() != IS_UNUSED;
         if fa.ssa.ops[op_1].op1_def == Some(v) && result_used {
             match op.opcode {
@@ -1742,7 +1743,11 @@ fn rewrite_vars(op_array: &mut OpArray, ctx: &mut OptimizerCtx, fa: &mut FuncAna
             }
         }
 
-        let op = op_array.opcodes[op_1];
+        let op = &op_array.opcodes[op_1];
+        if !matches!(op.opcode, ZEND_ASSIGN | ZEND_ASSIGN_OP) {
+            continue;
+        }
+        let op = *op;
         let s = fa.ssa.ops[op_1];
         let result_used = op.result.op_type() != IS_UNUSED;
         let not_numeric = mb::FALSE | mb::TRUE | REFCOUNTED;
