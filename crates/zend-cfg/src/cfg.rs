@@ -332,6 +332,80 @@ const ZEND_FETCH_GLOBAL: u32 = 1 << 1;
 const ZEND_FETCH_LOCAL: u32 = 1 << 2;
 const ZEND_FETCH_GLOBAL_LOCK: u32 = 1 << 3;
 
+/// What the block scan of [`Cfg::build_successors_reusing`] does with an op, by opcode.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum ScanKind {
+    /// Nothing: neither a block boundary nor a function flag.
+    Plain,
+    /// RECV, RECV_INIT: a block boundary with `RECV_ENTRY`.
+    Recv,
+    /// Ends its block. FAST_RET too: after the optimizer's jump passes, what follows it
+    /// need not be a jump target.
+    Return,
+    /// MATCH_ERROR, EXIT, THROW: end their block unless used as an expression.
+    Throw,
+    /// Include, generator creation, yields: a boundary with `STACKLESS`.
+    Suspend,
+    /// A call the VM may run stackless: `HAS_CALLS`, a boundary with `STACKLESS`.
+    Call,
+    /// DO_ICALL: `HAS_CALLS`.
+    InternalCall,
+    /// INIT_FCALL, INIT_NS_FCALL_BY_NAME: the callee may access variables indirectly.
+    InitCall,
+    /// Fetches of variables by name: local or (in the main script) global symbol tables.
+    FetchVar,
+    FuncGetArgs,
+    ExtStmt,
+    ExtFcall,
+    /// FREE, FE_FREE: the free of a loop variable starts a block.
+    Free,
+    /// A jump ([`is_branch`]).
+    Branch,
+}
+
+const fn scan_kind(opcode: Opcode) -> ScanKind {
+    match opcode {
+        ZEND_RECV | ZEND_RECV_INIT => ScanKind::Recv,
+        ZEND_RETURN
+        | ZEND_RETURN_BY_REF
+        | ZEND_GENERATOR_RETURN
+        | ZEND_VERIFY_NEVER_TYPE
+        | ZEND_FAST_RET => ScanKind::Return,
+        ZEND_MATCH_ERROR | ZEND_EXIT | ZEND_THROW => ScanKind::Throw,
+        ZEND_INCLUDE_OR_EVAL | ZEND_GENERATOR_CREATE | ZEND_YIELD | ZEND_YIELD_FROM => {
+            ScanKind::Suspend
+        }
+        ZEND_DO_FCALL | ZEND_DO_UCALL | ZEND_DO_FCALL_BY_NAME => ScanKind::Call,
+        ZEND_DO_ICALL => ScanKind::InternalCall,
+        ZEND_INIT_FCALL | ZEND_INIT_NS_FCALL_BY_NAME => ScanKind::InitCall,
+        ZEND_FETCH_R
+        | ZEND_FETCH_W
+        | ZEND_FETCH_RW
+        | ZEND_FETCH_FUNC_ARG
+        | ZEND_FETCH_IS
+        | ZEND_FETCH_UNSET
+        | ZEND_UNSET_VAR
+        | ZEND_ISSET_ISEMPTY_VAR => ScanKind::FetchVar,
+        ZEND_FUNC_GET_ARGS => ScanKind::FuncGetArgs,
+        ZEND_EXT_STMT => ScanKind::ExtStmt,
+        ZEND_EXT_FCALL_BEGIN | ZEND_EXT_FCALL_END => ScanKind::ExtFcall,
+        ZEND_FREE | ZEND_FE_FREE => ScanKind::Free,
+        _ if is_branch(opcode) => ScanKind::Branch,
+        _ => ScanKind::Plain,
+    }
+}
+
+/// [`scan_kind`] of every opcode number.
+static SCAN_KINDS: [ScanKind; 256] = {
+    let mut kinds = [ScanKind::Plain; 256];
+    let mut n = 0;
+    while n < 256 {
+        kinds[n] = scan_kind(Opcode(n as u8));
+        n += 1;
+    }
+    kinds
+};
+
 /// `zend_optimizer_is_loop_var_free`: a FE_FREE or switch FREE of a loop variable.
 pub fn is_loop_var_free(op: &zend_ir::Op) -> bool {
     (op.opcode == ZEND_FE_FREE && op.extended_value != ZEND_FREE_ON_RETURN)
@@ -441,32 +515,33 @@ impl Cfg {
             let i = i as u32;
             // Operands first: an op's jump is only looked at once its operands are valid.
             validate_operands(op_array, i, op, vars)?;
+            let kind = SCAN_KINDS[usize::from(op.opcode.0)];
+            // Most ops neither end a block nor tell anything about the function: one
+            // well-predicted test skips them, where the dispatch below is an indirect jump.
+            if kind == ScanKind::Plain {
+                continue;
+            }
             let mut start = |n: u32| starts[n as usize] += 1;
-            match op.opcode {
-                ZEND_RECV | ZEND_RECV_INIT => {
+            match kind {
+                ScanKind::Plain => {}
+                ScanKind::Recv => {
                     if flags.contains(BuildFlags::RECV_ENTRY) {
                         start(i + 1);
                     }
                 }
-                // FAST_RET ends its block too: after the optimizer's jump passes, what
-                // follows it need not be a jump target.
-                ZEND_RETURN
-                | ZEND_RETURN_BY_REF
-                | ZEND_GENERATOR_RETURN
-                | ZEND_VERIFY_NEVER_TYPE
-                | ZEND_FAST_RET => {
+                ScanKind::Return => {
                     if i + 1 < last {
                         start(i + 1);
                     }
                 }
-                ZEND_MATCH_ERROR | ZEND_EXIT | ZEND_THROW => {
+                ScanKind::Throw => {
                     // A THROW used as an expression does not end its block: live ranges
                     // would be lost when unreachable code is removed.
                     if op.extended_value != ZEND_THROW_IS_EXPR && i + 1 < last {
                         start(i + 1);
                     }
                 }
-                ZEND_INCLUDE_OR_EVAL | ZEND_GENERATOR_CREATE | ZEND_YIELD | ZEND_YIELD_FROM => {
+                ScanKind::Suspend => {
                     if op.opcode == ZEND_INCLUDE_OR_EVAL {
                         func_flags |= FuncFlags::INDIRECT_VAR_ACCESS;
                     }
@@ -474,14 +549,14 @@ impl Cfg {
                         start(i + 1);
                     }
                 }
-                ZEND_DO_FCALL | ZEND_DO_UCALL | ZEND_DO_FCALL_BY_NAME => {
+                ScanKind::Call => {
                     func_flags |= FuncFlags::HAS_CALLS;
                     if flags.contains(BuildFlags::STACKLESS) {
                         start(i + 1);
                     }
                 }
-                ZEND_DO_ICALL => func_flags |= FuncFlags::HAS_CALLS,
-                ZEND_INIT_FCALL | ZEND_INIT_NS_FCALL_BY_NAME => {
+                ScanKind::InternalCall => func_flags |= FuncFlags::HAS_CALLS,
+                ScanKind::InitCall => {
                     if let Operand::Const(lit) = op.op2 {
                         // INIT_NS_FCALL_BY_NAME: the third literal is the lowercased
                         // unqualified name.
@@ -496,14 +571,7 @@ impl Cfg {
                         }
                     }
                 }
-                ZEND_FETCH_R
-                | ZEND_FETCH_W
-                | ZEND_FETCH_RW
-                | ZEND_FETCH_FUNC_ARG
-                | ZEND_FETCH_IS
-                | ZEND_FETCH_UNSET
-                | ZEND_UNSET_VAR
-                | ZEND_ISSET_ISEMPTY_VAR => {
+                ScanKind::FetchVar => {
                     if op.extended_value & ZEND_FETCH_LOCAL != 0
                         || (op.extended_value & (ZEND_FETCH_GLOBAL | ZEND_FETCH_GLOBAL_LOCK) != 0
                             && op_array.function_name.is_none())
@@ -511,12 +579,10 @@ impl Cfg {
                         func_flags |= FuncFlags::INDIRECT_VAR_ACCESS;
                     }
                 }
-                ZEND_FUNC_GET_ARGS => func_flags |= FuncFlags::VARARG,
-                ZEND_EXT_STMT => func_flags |= FuncFlags::HAS_EXTENDED_STMT,
-                ZEND_EXT_FCALL_BEGIN | ZEND_EXT_FCALL_END => {
-                    func_flags |= FuncFlags::HAS_EXTENDED_FCALL
-                }
-                ZEND_FREE | ZEND_FE_FREE => {
+                ScanKind::FuncGetArgs => func_flags |= FuncFlags::VARARG,
+                ScanKind::ExtStmt => func_flags |= FuncFlags::HAS_EXTENDED_STMT,
+                ScanKind::ExtFcall => func_flags |= FuncFlags::HAS_EXTENDED_FCALL,
+                ScanKind::Free => {
                     let after_match_error_expr = i > 0 && {
                         let prev = &op_array.opcodes[i as usize - 1];
                         prev.opcode == ZEND_MATCH_ERROR && prev.extended_value == ZEND_THROW_IS_EXPR
@@ -526,8 +592,7 @@ impl Cfg {
                         func_flags |= FuncFlags::FREE_LOOP_VAR;
                     }
                 }
-                _ if !is_branch(op.opcode) => {}
-                _ => {
+                ScanKind::Branch => {
                     if let Some(falls_through) = jump_targets(op_array, i, &mut targets)? {
                         for &target in &targets {
                             start(target);
@@ -1057,7 +1122,7 @@ impl Cfg {
 /// Whether [`jump_targets`] has targets for `opcode`: a cheap test that spares the scan
 /// of every other op the call.
 #[inline(always)]
-fn is_branch(opcode: Opcode) -> bool {
+const fn is_branch(opcode: Opcode) -> bool {
     matches!(
         opcode,
         ZEND_JMP
