@@ -816,6 +816,10 @@ impl Builder<'_> {
         let Ssa { blocks, phis, .. } = &mut self.ssa;
         for (i, &succ) in cfg.successors(n).iter().enumerate() {
             let succ_phis = &blocks[succ.index()].phis;
+            // Most blocks have no phi: the edge's position is looked up only for one.
+            if succ_phis.is_empty() {
+                continue;
+            }
             let edge = cfg.predecessor_index(succ, n);
             for &p in succ_phis {
                 let phi = &mut phis[p.index()];
