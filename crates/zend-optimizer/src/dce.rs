@@ -102,16 +102,22 @@ impl Context<'_> {
         }
     }
 
-    /// `add_operands_to_worklists`.
-    // Inlined into its loops: it runs for every live op, most with one or two uses, and
-    // the op's SSA record and opcode are read once for all three operands.
-    #[inline]
+    /// `add_operands_to_worklists`. About half the ops it is called for use nothing: that
+    /// test is inlined into the callers, the rest is not.
+    #[inline(always)]
     fn add_operands_to_worklists(&mut self, n: usize, check: bool) {
         let s = &self.ssa.ops[n];
-        let (result_use, op1_use, op2_use) = (s.result_use, s.op1_use, s.op2_use);
-        if result_use.is_none() && op1_use.is_none() && op2_use.is_none() {
-            return;
+        if s.result_use.is_some() || s.op1_use.is_some() || s.op2_use.is_some() {
+            self.add_uses_to_worklists(n, check);
         }
+    }
+
+    /// [`Context::add_operands_to_worklists`] of an op that uses something. The op's SSA
+    /// record and opcode are read once for its three operands.
+    #[inline(never)]
+    fn add_uses_to_worklists(&mut self, n: usize, check: bool) {
+        let s = &self.ssa.ops[n];
+        let (result_use, op1_use, op2_use) = (s.result_use, s.op1_use, s.op2_use);
         let opcode = self.op_array.opcodes[n].opcode;
         if let Some(v) = result_use {
             self.add_to_worklists(v, check);
