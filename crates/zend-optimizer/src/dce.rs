@@ -84,6 +84,7 @@ impl Context<'_> {
     }
 
     /// `add_to_worklists`.
+    #[inline(always)]
     fn add_to_worklists(&mut self, v: SsaVar, check: bool) {
         let var = &self.ssa.vars[v.index()];
         if let Some(def) = var.definition {
