@@ -79,7 +79,9 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
     let n = op_array.opcodes.len();
     let mut i = 0;
     while i < n {
-        let op = op_array.opcodes[i];
+        // Borrowed, not copied: most ops are none of those below. An arm that changes the
+        // op_array and reads the op afterwards copies it first.
+        let op = &op_array.opcodes[i];
         match op.opcode {
             ZEND_CONCAT
             | ZEND_FAST_CONCAT
@@ -104,6 +106,7 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
             | ZEND_SPACESHIP
             | ZEND_CASE
             | ZEND_CASE_STRICT => {
+                let op = *op;
                 if matches!(op.opcode, ZEND_CONCAT | ZEND_FAST_CONCAT) {
                     concat_operand_to_string(op_array, op.op1);
                     concat_operand_to_string(op_array, op.op2);
@@ -142,8 +145,10 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
             }
             ZEND_FETCH_CONSTANT => fetch_constant(op_array, ctx, i),
             ZEND_FETCH_CLASS_CONSTANT => fetch_class_constant(op_array, ctx, i),
-            ZEND_DO_ICALL if !do_icall(op_array, ctx, i, collect_constants) => {
-                collect_constants = false;
+            ZEND_DO_ICALL => {
+                if !do_icall(op_array, ctx, i, collect_constants) {
+                    collect_constants = false;
+                }
             }
             ZEND_STRLEN => {
                 if let Some(result) =
