@@ -394,6 +394,9 @@ fn strip_nops(op_array: &mut OpArray, b: &mut Block) {
 /// - backward, a slot not written since the extended block started (epoch below `restart`)
 ///   reads `used_ext`; one written before the last `usage |= used_ext` (epoch below the
 ///   current one) reads its bit or `used_ext`; one written since reads its bit.
+///
+/// Epochs number at most three per block, and the pass gives up on more than 64M blocks x
+/// slots, so they stay far below 2^31.
 fn t_usage(pass: &mut Pass) {
     let op_array = &mut *pass.op_array;
     let cfg = &*pass.cfg;

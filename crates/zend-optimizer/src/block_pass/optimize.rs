@@ -144,7 +144,9 @@ const REWRITTEN: [bool; 256] = {
     table
 };
 
-/// `zend_optimize_block`.
+/// `zend_optimize_block`. Inlined into its one caller's loop over the blocks, which then
+/// sets up its tables once per round rather than once per block.
+#[inline(always)]
 pub(crate) fn optimize_block(pass: &mut Pass, b: usize) {
     let Pass {
         op_array,
