@@ -40,39 +40,46 @@ pub(crate) use crate::helpers::{ZEND_ACC_HAS_FINALLY_BLOCK, ZEND_LAST_CATCH};
 /// PHP's `PASSES`: at most three rounds.
 const PASSES: u32 = 3;
 
-/// The pass's per-variable sets, kept in the optimization context so that optimizing an
-/// op_array reuses the memory of the previous one.
+/// The pass's CFG and per-variable sets, kept in the optimization context so that
+/// optimizing an op_array reuses the memory of the previous one. Boxed, so that taking it
+/// out of the context for a run moves a pointer.
 #[derive(Default)]
-pub(crate) struct Scratch {
+pub(crate) struct Scratch(Option<Box<Memory>>);
+
+/// What [`Scratch`] keeps between runs.
+#[derive(Default)]
+struct Memory {
     used_ext: Vec<bool>,
-    /// [`Usage::touched`]'s memory.
-    touched: Vec<usize>,
-    tsource: StampedSlots<Option<usize>>,
-    defined_here: StampedSlots<bool>,
-    cfg: cfg::BlockCfgBuffers,
+    /// [`Pass::var_stamps`]' memory.
+    var_stamps: Vec<u32>,
+    /// [`Pass::dropped`]'s memory.
+    dropped: Vec<u32>,
+    tsource: VarSources,
+    cfg: BlockCfg,
 }
 
-/// One value per TMP/VAR slot, all reset to the default in O(1): each slot keeps the
-/// generation it was written in, and [`StampedSlots::clear`] starts a new one. PHP resets
-/// `Tsource` and `defined_here` with a memset of every slot at the start of each extended
-/// block, which costs blocks x slots: 40 million slot writes for a function of 2000
-/// try/catch blocks.
+/// `Tsource`: the op defining each TMP/VAR slot in the current extended block, all reset
+/// to none in O(1): each slot keeps the generation it was written in (and the op, `NONE`
+/// for none), and [`VarSources::clear`] starts a new one. PHP resets `Tsource` with a
+/// memset of every slot at the start of each extended block, which costs blocks x slots:
+/// 40 million slot writes for a function of 2000 try/catch blocks.
 #[derive(Default)]
-pub(crate) struct StampedSlots<T> {
-    slots: Vec<(u32, T)>,
+pub(crate) struct VarSources {
+    slots: Vec<(u32, u32)>,
     generation: u32,
-    empty: T,
 }
 
-impl<T: Copy + Default> StampedSlots<T> {
-    /// `len` slots, every one at the default.
+impl VarSources {
+    const NONE: u32 = u32::MAX;
+
+    /// `len` slots, every one none.
     fn reset(&mut self, len: usize) {
         self.slots.clear();
-        self.slots.resize(len, (0, T::default()));
+        self.slots.resize(len, (0, Self::NONE));
         self.generation = 1;
     }
 
-    /// Every slot back to the default.
+    /// Every slot back to none.
     pub fn clear(&mut self) {
         self.generation += 1;
         if self.generation == u32::MAX {
@@ -80,97 +87,32 @@ impl<T: Copy + Default> StampedSlots<T> {
             self.reset(len);
         }
     }
-}
 
-impl<T> StampedSlots<T> {
-    /// The value of `slot` if it was written since the last clear.
-    fn written(&self, slot: usize) -> Option<&T> {
-        let (generation, value) = &self.slots[slot];
-        (*generation == self.generation).then_some(value)
+    /// The op defining `slot`, if one did since the last clear.
+    pub fn get(&self, slot: usize) -> Option<usize> {
+        let (generation, op) = self.slots[slot];
+        (generation == self.generation && op != Self::NONE).then_some(op as usize)
     }
 
-    /// `slot` for writing, set to `fresh` first if it was not written since the last clear
-    /// (the flag says whether it was not).
-    fn write(&mut self, slot: usize, fresh: T) -> (&mut T, bool) {
-        let current = self.generation;
-        let (generation, value) = &mut self.slots[slot];
-        let first = *generation != current;
-        if first {
-            *generation = current;
-            *value = fresh;
-        }
-        (value, first)
+    pub fn set(&mut self, slot: usize, op: Option<usize>) {
+        self.slots[slot] = (self.generation, op.map_or(Self::NONE, |op| op as u32));
     }
 }
 
-impl<T> std::ops::Index<usize> for StampedSlots<T> {
-    type Output = T;
-    fn index(&self, slot: usize) -> &T {
-        self.written(slot).unwrap_or(&self.empty)
-    }
-}
-
-impl<T: Copy + Default> std::ops::IndexMut<usize> for StampedSlots<T> {
-    fn index_mut(&mut self, slot: usize) -> &mut T {
-        self.write(slot, T::default()).0
-    }
-}
-
-/// `zend_t_usage`'s `usage` during its backward walk: `used_ext` as each extended block
-/// starts, then changed by the walk. The slots the walk wrote since the block started are
-/// stamped over `used_ext`, so that starting a block costs nothing and folding `used_ext`
-/// back in at a branch costs the slots written (PHP copies the whole set each time).
-struct Usage<'u> {
-    base: &'u [bool],
-    written: &'u mut StampedSlots<bool>,
-    /// The slots written since the block started.
-    touched: Vec<usize>,
-}
-
-impl Usage<'_> {
-    /// `usage = used_ext`.
-    fn restart(&mut self) {
-        self.written.clear();
-        self.touched.clear();
-    }
-
-    /// `usage |= used_ext`.
-    fn or_base(&mut self) {
-        for &v in &self.touched {
-            *self.written.write(v, false).0 |= self.base[v];
-        }
-    }
-}
-
-impl std::ops::Index<usize> for Usage<'_> {
-    type Output = bool;
-    fn index(&self, slot: usize) -> &bool {
-        self.written.written(slot).unwrap_or(&self.base[slot])
-    }
-}
-
-impl std::ops::IndexMut<usize> for Usage<'_> {
-    fn index_mut(&mut self, slot: usize) -> &mut bool {
-        let (value, first) = self.written.write(slot, self.base[slot]);
-        if first {
-            self.touched.push(slot);
-        }
-        value
-    }
-}
-
-/// The state of one run of the pass over one op_array.
+/// The state of one run of the pass over one op_array: the op_array, and the CFG and
+/// per-variable sets in the optimization context's [`Scratch`].
 pub(crate) struct Pass<'a, 'c> {
     pub op_array: &'a mut OpArray,
-    pub cfg: BlockCfg,
+    pub cfg: &'a mut BlockCfg,
     /// `used_ext`: TMP/VARs read outside the (extended) block defining them.
-    pub used_ext: Vec<bool>,
+    pub used_ext: &'a mut Vec<bool>,
     /// `Tsource`: the op defining each TMP/VAR in the current extended block.
-    pub tsource: StampedSlots<Option<usize>>,
-    /// `zend_t_usage`'s `defined_here` / `usage` set.
-    defined_here: StampedSlots<bool>,
-    /// [`Usage::touched`]'s memory between rounds.
-    touched: Vec<usize>,
+    pub tsource: &'a mut VarSources,
+    /// `zend_t_usage`'s `defined_here` and `usage` sets, one word per TMP/VAR slot (see
+    /// [`t_usage`]).
+    var_stamps: &'a mut Vec<u32>,
+    /// The ops whose unread results [`t_usage`] drops once its walk is done.
+    dropped: &'a mut Vec<u32>,
     pub opt_count: u32,
     pub ctx: &'a mut OptimizerCtx<'c>,
 }
@@ -180,24 +122,28 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
     if op_array.opcodes.is_empty() {
         return;
     }
-    let original_try_catch = op_array.try_catch_array.clone();
     ctx.state.work.pass_arena.reset();
     // The CFG's vectors and the per-variable sets live in the optimization context
     // between op_arrays.
-    let Scratch {
-        mut used_ext,
-        touched,
-        mut tsource,
-        defined_here,
-        cfg: buffers,
-    } = std::mem::take(&mut ctx.state.work.block_pass);
-    let cfg = match BlockCfg::build(op_array, &ctx.state.work.pass_arena, buffers) {
-        Ok(cfg) => cfg,
-        Err(_) => {
-            op_array.try_catch_array = original_try_catch;
-            return;
-        }
-    };
+    let mut memory = ctx.state.work.block_pass.0.take().unwrap_or_default();
+    optimize_cfg(op_array, ctx, &mut memory);
+    ctx.state.work.block_pass.0 = Some(memory);
+}
+
+/// [`run`] with the pass's memory out of the context.
+fn optimize_cfg(op_array: &mut OpArray, ctx: &mut OptimizerCtx, memory: &mut Memory) {
+    let Memory {
+        used_ext,
+        var_stamps,
+        dropped,
+        tsource,
+        cfg,
+    } = memory;
+    let original_try_catch = op_array.try_catch_array.clone();
+    if cfg.rebuild(op_array, &ctx.state.work.pass_arena).is_err() {
+        op_array.try_catch_array = original_try_catch;
+        return;
+    }
     let slots = (op_array.last_var() + op_array.T) as usize;
     if cfg.blocks.len() * slots > 64 * 1024 * 1024 {
         return;
@@ -207,7 +153,7 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
         dump::dump_cfg(
             &mut ctx.state.dumps,
             op_array,
-            &cfg,
+            cfg,
             false,
             "before block pass",
             info.as_ref(),
@@ -221,8 +167,8 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
         cfg,
         used_ext,
         tsource,
-        defined_here,
-        touched,
+        var_stamps,
+        dropped,
         opt_count: 0,
         ctx,
     };
@@ -269,12 +215,12 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
         pass.opt_count = 0;
         for b in 0..pass.cfg.blocks.len() {
             if pass.cfg.blocks[b].reachable() {
-                jumps::jmp_optimization(pass.op_array, &mut pass.cfg, b, &mut pass.opt_count);
+                jumps::jmp_optimization(pass.op_array, pass.cfg, b, &mut pass.opt_count);
             }
         }
 
         pass.cfg.remark_reachable_blocks(pass.op_array);
-        merge_blocks(pass.op_array, &mut pass.cfg, &mut pass.opt_count);
+        merge_blocks(pass.op_array, pass.cfg, &mut pass.opt_count);
 
         if pass.opt_count == 0 {
             break;
@@ -287,19 +233,12 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
         dump::dump_cfg(
             &mut pass.ctx.state.dumps,
             pass.op_array,
-            &pass.cfg,
+            pass.cfg,
             true,
             "after block pass",
             info.as_ref(),
         );
     }
-    pass.ctx.state.work.block_pass = Scratch {
-        used_ext: pass.used_ext,
-        touched: pass.touched,
-        tsource: pass.tsource,
-        defined_here: pass.defined_here,
-        cfg: pass.cfg.into_buffers(),
-    };
 }
 
 /// The op_array's `zend_func_info` as the dumps see it during the block pass: with the call
@@ -424,18 +363,20 @@ fn strip_nops(op_array: &mut OpArray, b: &mut Block) {
     if b.len == 0 {
         return;
     }
-    let end = (b.start + b.len) as usize;
-    let mut j = b.start as usize + 1;
-    for i in b.start as usize + 1..end {
-        if op_array.opcodes[i].opcode != ZEND_NOP {
-            if i != j {
-                op_array.opcodes[j] = op_array.opcodes[i];
-            }
+    let ops = &mut op_array.opcodes[b.start as usize..(b.start + b.len) as usize];
+    // The ops before the first inner NOP stay where they are (most blocks have none).
+    let Some(first) = ops[1..].iter().position(|op| op.opcode == ZEND_NOP) else {
+        return;
+    };
+    let mut j = first + 1;
+    for i in j + 1..ops.len() {
+        if ops[i].opcode != ZEND_NOP {
+            ops[j] = ops[i];
             j += 1;
         }
     }
-    b.len = j as u32 - b.start;
-    for op in &mut op_array.opcodes[j..end] {
+    b.len = j as u32;
+    for op in &mut ops[j..] {
         make_nop(op);
     }
 }
@@ -443,9 +384,22 @@ fn strip_nops(op_array: &mut OpArray, b: &mut Block) {
 /// `zend_t_usage`: finds the TMP/VARs used outside the extended block that defines them
 /// (`used_ext`), prints them when asked (`NON-LOCAL-VARS`), then walks every block
 /// backwards dropping results nobody reads.
+///
+/// PHP keeps `defined_here` and `usage` as bitsets, cleared (or copied from `used_ext`) at
+/// the start of every extended block, which costs blocks x slots. Here both live in
+/// `var_stamps`, one word per slot holding the epoch of its last write (shifted left by
+/// one, the low bit holding `usage`'s value). Epochs only grow, so a clear is one
+/// increment:
+/// - forward, a slot is in `defined_here` when its epoch is the current extended block's;
+/// - backward, a slot not written since the extended block started (epoch below `restart`)
+///   reads `used_ext`; one written before the last `usage |= used_ext` (epoch below the
+///   current one) reads its bit or `used_ext`; one written since reads its bit.
+///
+/// Epochs number at most three per block, and the pass gives up on more than 64M blocks x
+/// slots, so they stay far below 2^31.
 fn t_usage(pass: &mut Pass) {
     let op_array = &mut *pass.op_array;
-    let cfg = &pass.cfg;
+    let cfg = &*pass.cfg;
     let slots = (op_array.last_var() + op_array.T) as usize;
     let used_ext = &mut pass.used_ext;
     used_ext.clear();
@@ -453,24 +407,30 @@ fn t_usage(pass: &mut Pass) {
     if op_array.T == 0 {
         return;
     }
-    let defined_here = &mut pass.defined_here;
-    defined_here.reset(slots);
+    pass.var_stamps.clear();
+    pass.var_stamps.resize(slots, 0);
+    let stamps = &mut pass.var_stamps[..];
     let slot = |o: Operand| match o {
         Operand::TmpVar(v) | Operand::Var(v) => Some(v.index()),
         _ => None,
     };
+    // The current extended block's epoch, shifted as stored; 0 is no block.
+    let mut here = 0u32;
     // PHP starts at block 1.
     for block in cfg.blocks.iter().skip(1) {
         if !block.reachable() {
             continue;
         }
-        if !block.flags.contains(BlockFlags::FOLLOW) || block.flags.contains(BlockFlags::TARGET) {
-            defined_here.clear();
+        if here == 0
+            || !block.flags.contains(BlockFlags::FOLLOW)
+            || block.flags.contains(BlockFlags::TARGET)
+        {
+            here += 2;
         }
-        for i in block.start..block.start + block.len {
-            let op = &op_array.opcodes[i as usize];
+        let ops = &op_array.opcodes[block.start as usize..(block.start + block.len) as usize];
+        for op in ops {
             if let Some(v) = slot(op.op1) {
-                if !defined_here[v] {
+                if stamps[v] != here {
                     used_ext[v] = true;
                 }
             }
@@ -478,27 +438,27 @@ fn t_usage(pass: &mut Pass) {
                 Operand::Var(v) => {
                     if matches!(op.opcode, ZEND_FE_FETCH_R | ZEND_FE_FETCH_RW) {
                         // FE_FETCH writes its op2.
-                        defined_here[v.index()] = true;
-                    } else if !defined_here[v.index()] {
+                        stamps[v.index()] = here;
+                    } else if stamps[v.index()] != here {
                         used_ext[v.index()] = true;
                     }
                 }
-                Operand::TmpVar(v) if !defined_here[v.index()] => used_ext[v.index()] = true,
+                Operand::TmpVar(v) if stamps[v.index()] != here => used_ext[v.index()] = true,
                 _ => {}
             }
             match op.result {
-                Operand::Var(v) => defined_here[v.index()] = true,
+                Operand::Var(v) => stamps[v.index()] = here,
                 Operand::TmpVar(v) => {
                     if matches!(
                         op.opcode,
                         ZEND_ADD_ARRAY_ELEMENT | ZEND_ADD_ARRAY_UNPACK | ZEND_ROPE_ADD
                     ) {
                         // These read their result too.
-                        if !defined_here[v.index()] {
+                        if stamps[v.index()] != here {
                             used_ext[v.index()] = true;
                         }
                     } else {
-                        defined_here[v.index()] = true;
+                        stamps[v.index()] = here;
                     }
                 }
                 _ => {}
@@ -510,11 +470,27 @@ fn t_usage(pass: &mut Pass) {
         dump::dump_non_local_vars(&mut pass.ctx.state.dumps, op_array, used_ext);
     }
 
-    let mut usage = Usage {
-        base: used_ext,
-        written: defined_here,
-        touched: std::mem::take(&mut pass.touched),
+    let used_ext = &used_ext[..];
+    // Epochs (unshifted): every forward one is below the first `restart`.
+    let mut epoch = here >> 1;
+    let mut restart = epoch;
+    let read = |stamps: &[u32], epoch: u32, restart: u32, v: usize| {
+        let s = stamps[v];
+        let e = s >> 1;
+        if e < restart {
+            used_ext[v]
+        } else if e < epoch {
+            s & 1 != 0 || used_ext[v]
+        } else {
+            s & 1 != 0
+        }
     };
+    // The walk only reads the ops: the results nobody reads are dropped after it, in the
+    // order PHP drops them. Each op is read once, so dropping later reads the same
+    // operands, but for the op2 that convert_to_free_op1 clears.
+    let ops = &op_array.opcodes[..];
+    let dropped = &mut pass.dropped;
+    dropped.clear();
     let mut next_block: Option<usize> = None;
     for n in (0..cfg.blocks.len()).rev() {
         let block = &cfg.blocks[n];
@@ -526,94 +502,118 @@ fn t_usage(pass: &mut Pass) {
             f.contains(BlockFlags::FOLLOW) && !f.contains(BlockFlags::TARGET)
         });
         if !continues {
-            usage.restart();
+            // usage = used_ext
+            epoch += 1;
+            restart = epoch;
         } else if block.successors_count > 1 {
-            usage.or_base();
+            // usage |= used_ext
+            epoch += 1;
         }
         next_block = Some(n);
+        let written = |value: bool| epoch << 1 | u32::from(value);
 
-        for i in (block.start..block.start + block.len).rev() {
-            let i = i as usize;
-            let op = &op_array.opcodes[i];
+        let start = block.start as usize;
+        let block_ops = &ops[start..start + block.len as usize];
+        for (k, op) in block_ops.iter().enumerate().rev() {
+            let mut op2 = op.op2;
             if let Some(r) = slot(op.result) {
                 let accumulates = matches!(
                     op.opcode,
                     ZEND_ADD_ARRAY_ELEMENT | ZEND_ADD_ARRAY_UNPACK | ZEND_ROPE_ADD
                 );
-                if !usage[r] {
-                    let opcode = op.opcode;
-                    let mut dropped = true;
-                    match opcode {
-                        ZEND_ASSIGN_OP
-                        | ZEND_ASSIGN_DIM_OP
-                        | ZEND_ASSIGN_OBJ_OP
-                        | ZEND_ASSIGN_STATIC_PROP_OP
-                        | ZEND_PRE_INC
-                        | ZEND_PRE_DEC
-                        | ZEND_ASSIGN
-                        | ZEND_ASSIGN_REF
-                        | ZEND_DO_FCALL
-                        | ZEND_DO_ICALL
-                        | ZEND_DO_UCALL
-                        | ZEND_DO_FCALL_BY_NAME => {
-                            op_array.opcodes[i].result = Operand::Unused(0);
+                if !read(stamps, epoch, restart, r) {
+                    if drops_unused_result(op.opcode) {
+                        dropped.push((start + k) as u32);
+                        if matches!(op.opcode, ZEND_QM_ASSIGN | ZEND_BOOL | ZEND_BOOL_NOT) {
+                            op2 = Operand::Unused(0);
                         }
-                        ZEND_POST_INC
-                        | ZEND_POST_DEC
-                        | ZEND_POST_INC_OBJ
-                        | ZEND_POST_DEC_OBJ
-                        | ZEND_POST_INC_STATIC_PROP
-                        | ZEND_POST_DEC_STATIC_PROP => {
-                            // The pre- form needs no copy of the old value.
-                            let o = &mut op_array.opcodes[i];
-                            o.opcode = Opcode(opcode.0 - 2);
-                            o.result = Operand::Unused(0);
-                        }
-                        ZEND_QM_ASSIGN | ZEND_BOOL | ZEND_BOOL_NOT => {
-                            convert_to_free_op1(op_array, i);
-                        }
-                        ZEND_JMPZ_EX | ZEND_JMPNZ_EX => {
-                            let o = &mut op_array.opcodes[i];
-                            o.opcode = if opcode == ZEND_JMPZ_EX {
-                                ZEND_JMPZ
-                            } else {
-                                ZEND_JMPNZ
-                            };
-                            o.result = Operand::Unused(0);
-                        }
-                        _ => {
-                            dropped = false;
-                            if accumulates {
-                                usage[r] = true;
-                            }
-                        }
-                    }
-                    if dropped {
-                        pass.ctx.note(
-                            op_array,
-                            OpNum::new(i as u32),
-                            ChangeKind::Rewritten,
-                            || format!("result T{r} is never read"),
-                        );
+                    } else if accumulates {
+                        stamps[r] = written(true);
                     }
                 } else if !accumulates {
-                    usage[r] = false;
+                    stamps[r] = written(false);
                 }
             }
-            let op = &op_array.opcodes[i];
-            match op.op2 {
+            match op2 {
                 Operand::Var(v) => {
-                    usage[v.index()] = !matches!(op.opcode, ZEND_FE_FETCH_R | ZEND_FE_FETCH_RW);
+                    let read = !matches!(op.opcode, ZEND_FE_FETCH_R | ZEND_FE_FETCH_RW);
+                    stamps[v.index()] = written(read);
                 }
-                Operand::TmpVar(v) => usage[v.index()] = true,
+                Operand::TmpVar(v) => stamps[v.index()] = written(true),
                 _ => {}
             }
             if let Some(v) = slot(op.op1) {
-                usage[v] = true;
+                stamps[v] = written(true);
             }
         }
     }
-    pass.touched = usage.touched;
+
+    for &i in pass.dropped.iter() {
+        let i = i as usize;
+        let opcode = op_array.opcodes[i].opcode;
+        let r = slot(op_array.opcodes[i].result).unwrap_or(0);
+        match opcode {
+            ZEND_POST_INC
+            | ZEND_POST_DEC
+            | ZEND_POST_INC_OBJ
+            | ZEND_POST_DEC_OBJ
+            | ZEND_POST_INC_STATIC_PROP
+            | ZEND_POST_DEC_STATIC_PROP => {
+                // The pre- form needs no copy of the old value.
+                let o = &mut op_array.opcodes[i];
+                o.opcode = Opcode(opcode.0 - 2);
+                o.result = Operand::Unused(0);
+            }
+            ZEND_QM_ASSIGN | ZEND_BOOL | ZEND_BOOL_NOT => convert_to_free_op1(op_array, i),
+            ZEND_JMPZ_EX | ZEND_JMPNZ_EX => {
+                let o = &mut op_array.opcodes[i];
+                o.opcode = if opcode == ZEND_JMPZ_EX {
+                    ZEND_JMPZ
+                } else {
+                    ZEND_JMPNZ
+                };
+                o.result = Operand::Unused(0);
+            }
+            _ => op_array.opcodes[i].result = Operand::Unused(0),
+        }
+        pass.ctx.note(
+            op_array,
+            OpNum::new(i as u32),
+            ChangeKind::Rewritten,
+            || format!("result T{r} is never read"),
+        );
+    }
+}
+
+/// Whether `zend_t_usage` drops (or, for the post- increments, rewrites away) the result of
+/// an op with `opcode` when nobody reads it.
+fn drops_unused_result(opcode: Opcode) -> bool {
+    matches!(
+        opcode,
+        ZEND_ASSIGN_OP
+            | ZEND_ASSIGN_DIM_OP
+            | ZEND_ASSIGN_OBJ_OP
+            | ZEND_ASSIGN_STATIC_PROP_OP
+            | ZEND_PRE_INC
+            | ZEND_PRE_DEC
+            | ZEND_ASSIGN
+            | ZEND_ASSIGN_REF
+            | ZEND_DO_FCALL
+            | ZEND_DO_ICALL
+            | ZEND_DO_UCALL
+            | ZEND_DO_FCALL_BY_NAME
+            | ZEND_POST_INC
+            | ZEND_POST_DEC
+            | ZEND_POST_INC_OBJ
+            | ZEND_POST_DEC_OBJ
+            | ZEND_POST_INC_STATIC_PROP
+            | ZEND_POST_DEC_STATIC_PROP
+            | ZEND_QM_ASSIGN
+            | ZEND_BOOL
+            | ZEND_BOOL_NOT
+            | ZEND_JMPZ_EX
+            | ZEND_JMPNZ_EX
+    )
 }
 
 /// `zend_merge_blocks`: a block entered only by falling through from a predecessor that
@@ -688,7 +688,7 @@ fn assemble(pass: &mut Pass) {
         .php_bugs
         .contains(PhpBugs::UNREACHABLE_FREE_KEPT_WHOLE);
     let op_array = &mut *pass.op_array;
-    let cfg = &mut pass.cfg;
+    let cfg = &mut *pass.cfg;
     let n = cfg.blocks.len();
     for b in 0..n {
         if cfg.blocks[b].len == 0 {
@@ -761,7 +761,9 @@ fn assemble(pass: &mut Pass) {
         let mut kept = 0;
         for b in cfg.blocks.iter_mut().filter(|b| kept_block(b)) {
             let (start, len) = (b.start as usize, b.len as usize);
-            op_array.opcodes.copy_within(start..start + len, kept);
+            if start != kept {
+                op_array.opcodes.copy_within(start..start + len, kept);
+            }
             b.start = kept as u32;
             kept += len;
         }

@@ -70,7 +70,10 @@ impl Block {
     }
 }
 
-/// The CFG of one op_array during the block pass.
+/// The CFG of one op_array during the block pass. It stays in the optimization context
+/// between op_arrays (see [`BlockCfg::rebuild`]), so that building the next one allocates
+/// nothing once its vectors have grown.
+#[derive(Default)]
 pub(crate) struct BlockCfg {
     pub blocks: Vec<Block>,
     /// `cfg->map`: the block of each original op; after assembly only block starts map.
@@ -82,35 +85,20 @@ pub(crate) struct BlockCfg {
     spare: CfgBuffers,
 }
 
-/// The vectors of a block pass CFG, kept in the optimization context between op_arrays
-/// so that building the next one allocates nothing once they have grown.
-#[derive(Default)]
-pub(crate) struct BlockCfgBuffers {
-    blocks: Vec<Block>,
-    map: Vec<Option<BlockId>>,
-    stack: Vec<usize>,
-    cfg: CfgBuffers,
-}
-
 impl BlockCfg {
-    /// `zend_build_cfg` with no flags, into `buffers`. PHP's build moves the `try_op` of a
-    /// try block whose first blocks are unreachable; that move is written back into
+    /// `zend_build_cfg` with no flags, replacing this CFG. PHP's build moves the `try_op`
+    /// of a try block whose first blocks are unreachable; that move is written back into
     /// `op_array`.
-    pub fn build(
+    pub fn rebuild(
+        &mut self,
         op_array: &mut OpArray,
         scratch: &bumpalo::Bump,
-        buffers: BlockCfgBuffers,
-    ) -> Result<BlockCfg, CfgError> {
-        let BlockCfgBuffers {
-            mut blocks,
-            mut map,
-            stack,
-            cfg,
-        } = buffers;
-        let mut cfg = Cfg::build_successors_reusing(op_array, BuildFlags::empty(), scratch, cfg)?;
+    ) -> Result<(), CfgError> {
+        let spare = std::mem::take(&mut self.spare);
+        let mut cfg = Cfg::build_successors_reusing(op_array, BuildFlags::empty(), scratch, spare)?;
         std::mem::swap(&mut op_array.try_catch_array, &mut cfg.try_catch);
-        blocks.clear();
-        blocks.extend((0..cfg.blocks_count()).map(|n| {
+        self.blocks.clear();
+        self.blocks.extend((0..cfg.blocks_count()).map(|n| {
             let b = BlockId::new(n as u32);
             let block = cfg.block(b);
             // zend_build_cfg keeps the successors of unreachable blocks (only
@@ -130,25 +118,11 @@ impl BlockCfg {
                 successors,
             }
         }));
-        map.clear();
-        map.extend(cfg.map.iter().map(|&b| Some(b)));
-        Ok(BlockCfg {
-            blocks,
-            map,
-            func_flags: cfg.func_flags,
-            stack,
-            spare: cfg.into_buffers(),
-        })
-    }
-
-    /// Gives up the CFG for its vectors' memory (see [`BlockCfg::build`]).
-    pub fn into_buffers(self) -> BlockCfgBuffers {
-        BlockCfgBuffers {
-            blocks: self.blocks,
-            map: self.map,
-            stack: self.stack,
-            cfg: self.spare,
-        }
+        self.map.clear();
+        self.map.extend(cfg.map.iter().map(|&b| Some(b)));
+        self.func_flags = cfg.func_flags;
+        self.spare = cfg.into_buffers();
+        Ok(())
     }
 
     pub fn succ(&self, b: usize, n: usize) -> usize {

@@ -77,7 +77,8 @@ fn plain_cond(opcode: zend_ir::Opcode) -> zend_ir::Opcode {
     }
 }
 
-/// `zend_jmp_optimization` for block `b`.
+/// `zend_jmp_optimization` for block `b`: only blocks ending in a jump have anything to
+/// thread, so the others cost a look at their last op.
 pub(crate) fn jmp_optimization(
     op_array: &mut OpArray,
     cfg: &mut BlockCfg,
@@ -87,6 +88,30 @@ pub(crate) fn jmp_optimization(
     let Some(last) = cfg.blocks[b].last() else {
         return;
     };
+    if matches!(
+        op_array.opcodes[last].opcode,
+        ZEND_JMP
+            | ZEND_JMP_SET
+            | ZEND_COALESCE
+            | ZEND_JMP_NULL
+            | ZEND_JMPZ
+            | ZEND_JMPNZ
+            | ZEND_JMPZ_EX
+            | ZEND_JMPNZ_EX
+    ) {
+        optimize_jump(op_array, cfg, b, last, opt_count);
+    }
+}
+
+/// [`jmp_optimization`] of block `b` ending in the jump `last` (the arms of its `switch`
+/// are the opcodes it checks for).
+fn optimize_jump(
+    op_array: &mut OpArray,
+    cfg: &mut BlockCfg,
+    b: usize,
+    last: usize,
+    opt_count: &mut u32,
+) {
     // The hit list stops threading when a chain comes back to a block it already went to.
     let mut hits: Vec<usize> = Vec::new();
     let check_loop = |hits: &mut Vec<usize>, next: usize| -> bool {

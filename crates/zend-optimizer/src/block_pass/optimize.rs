@@ -12,7 +12,7 @@ use zend_ir::{ArrayKey, Literal, OpArray, Operand, PhpStr};
 
 use super::cfg::BlockCfg;
 use super::{
-    inv_cond, is_tmp, is_tmp_or_var, lit, literal_dtor, make_nop, set_lit, Pass, StampedSlots,
+    inv_cond, is_tmp, is_tmp_or_var, lit, literal_dtor, make_nop, set_lit, Pass, VarSources,
 };
 use crate::helpers::{update_op1_const, update_op2_const};
 use crate::php_bugs::PhpBugs;
@@ -88,7 +88,65 @@ fn slot(o: Operand) -> Option<usize> {
     }
 }
 
-/// `zend_optimize_block`.
+/// The opcodes [`optimize_block`] rewrites by themselves (the arms of its `switch`): an op
+/// with another opcode and no TMP operand is left as it is.
+const REWRITTEN: [bool; 256] = {
+    let opcodes = [
+        ZEND_ECHO,
+        ZEND_MATCH_ERROR,
+        ZEND_FREE,
+        ZEND_FETCH_LIST_R,
+        ZEND_FETCH_LIST_W,
+        ZEND_SWITCH_LONG,
+        ZEND_SWITCH_STRING,
+        ZEND_MATCH,
+        ZEND_CASE,
+        ZEND_CASE_STRICT,
+        ZEND_COPY_TMP,
+        ZEND_IS_EQUAL,
+        ZEND_IS_NOT_EQUAL,
+        ZEND_BOOL,
+        ZEND_BOOL_NOT,
+        ZEND_JMPZ,
+        ZEND_JMPNZ,
+        ZEND_JMPZ_EX,
+        ZEND_JMPNZ_EX,
+        ZEND_CONCAT,
+        ZEND_FAST_CONCAT,
+        ZEND_ADD,
+        ZEND_SUB,
+        ZEND_MUL,
+        ZEND_DIV,
+        ZEND_MOD,
+        ZEND_SL,
+        ZEND_SR,
+        ZEND_IS_SMALLER,
+        ZEND_IS_SMALLER_OR_EQUAL,
+        ZEND_IS_IDENTICAL,
+        ZEND_IS_NOT_IDENTICAL,
+        ZEND_BOOL_XOR,
+        ZEND_BW_OR,
+        ZEND_BW_AND,
+        ZEND_BW_XOR,
+        ZEND_BW_NOT,
+        ZEND_CAST,
+        ZEND_STRLEN,
+        ZEND_RETURN,
+        ZEND_EXIT,
+        ZEND_QM_ASSIGN,
+    ];
+    let mut table = [false; 256];
+    let mut k = 0;
+    while k < opcodes.len() {
+        table[opcodes[k].0 as usize] = true;
+        k += 1;
+    }
+    table
+};
+
+/// `zend_optimize_block`. Inlined into its one caller's loop over the blocks, which then
+/// sets up its tables once per round rather than once per block.
+#[inline(always)]
 pub(crate) fn optimize_block(pass: &mut Pass, b: usize) {
     let Pass {
         op_array,
@@ -111,17 +169,27 @@ pub(crate) fn optimize_block(pass: &mut Pass, b: usize) {
     let mut i = cfg.blocks[b].start as usize;
     let end = (cfg.blocks[b].start + cfg.blocks[b].len) as usize;
     while i < end {
+        let op = &op_array.opcodes[i];
+        if !is_tmp(op.op1) && !is_tmp(op.op2) && !REWRITTEN[usize::from(op.opcode.0)] {
+            // Nothing to propagate and no rewrite of its own (most ops): it only defines
+            // its result.
+            if let Some(r) = slot(op.result) {
+                tsource.set(r, Some(i));
+            }
+            i += 1;
+            continue;
+        }
         // Constant propagation into op1: T = QM_ASSIGN const; OP T => OP const.
-        let op1 = op_array.opcodes[i].op1;
-        if is_tmp(op1) && op_array.opcodes[i].opcode != ZEND_FREE {
+        let op1 = op.op1;
+        if is_tmp(op1) && op.opcode != ZEND_FREE {
             let s1 = slot(op1).unwrap_or(0);
-            if let Some(src) = tsource[s1] {
+            if let Some(src) = tsource.get(s1) {
                 if op_array.opcodes[src].opcode == ZEND_QM_ASSIGN {
                     if let Operand::Const(src_lit) = op_array.opcodes[src].op1 {
                         if op_array.opcodes[i].opcode == ZEND_VERIFY_RETURN_TYPE {
                             op_array.opcodes[i].result = op1;
                             op_array.opcodes[i].op1 = Operand::Const(src_lit);
-                            tsource[s1] = None;
+                            tsource.set(s1, None);
                             make_nop(&mut op_array.opcodes[src]);
                             *opt_count += 1;
                         } else {
@@ -137,7 +205,7 @@ pub(crate) fn optimize_block(pass: &mut Pass, b: usize) {
                             );
                             let mut c = lit(op_array, src_lit).clone();
                             if !excluded && update_op1_const(op_array, i, &mut c) {
-                                tsource[s1] = None;
+                                tsource.set(s1, None);
                                 let src_res = slot(op_array.opcodes[src].result);
                                 if opcode != ZEND_JMP_NULL && !src_res.is_some_and(used) {
                                     literal_dtor(op_array, src_lit);
@@ -161,12 +229,12 @@ pub(crate) fn optimize_block(pass: &mut Pass, b: usize) {
         let op2 = op_array.opcodes[i].op2;
         if is_tmp(op2) {
             let s2 = slot(op2).unwrap_or(0);
-            if let Some(src) = tsource[s2] {
+            if let Some(src) = tsource.get(s2) {
                 if op_array.opcodes[src].opcode == ZEND_QM_ASSIGN {
                     if let Operand::Const(src_lit) = op_array.opcodes[src].op1 {
                         let mut c = lit(op_array, src_lit).clone();
                         if update_op2_const(op_array, i, &mut c) {
-                            tsource[s2] = None;
+                            tsource.set(s2, None);
                             let src_res = slot(op_array.opcodes[src].result);
                             if !src_res.is_some_and(used) {
                                 literal_dtor(op_array, src_lit);
@@ -181,16 +249,17 @@ pub(crate) fn optimize_block(pass: &mut Pass, b: usize) {
 
         let mut opcode = op_array.opcodes[i].opcode;
         let mut next = Next::Done;
+        // Every opcode with an arm here is in REWRITTEN.
         match opcode {
             ZEND_ECHO => {
                 let o = op_array.opcodes[i].op1;
                 if is_tmp_or_var(o) {
                     let s = slot(o).unwrap_or(0);
-                    if let Some(src) = tsource[s] {
+                    if let Some(src) = tsource.get(s) {
                         let sop = &op_array.opcodes[src];
                         if sop.opcode == ZEND_CAST && sop.extended_value == u32::from(IS_STRING) {
                             // T = CAST(X, string); ECHO T => ECHO X
-                            tsource[s] = None;
+                            tsource.set(s, None);
                             op_array.opcodes[i].op1 = op_array.opcodes[src].op1;
                             make_nop(&mut op_array.opcodes[src]);
                             *opt_count += 1;
@@ -224,18 +293,18 @@ pub(crate) fn optimize_block(pass: &mut Pass, b: usize) {
             ZEND_MATCH_ERROR => {
                 let o = op_array.opcodes[i].op1;
                 if let Some(s) = slot(o) {
-                    tsource[s] = None;
+                    tsource.set(s, None);
                 }
             }
             ZEND_FREE => {
                 let o = op_array.opcodes[i].op1;
                 let block_start = cfg.blocks[b].start as usize;
                 if let Operand::TmpVar(v) = o {
-                    if let Some(src) = tsource[v.index()] {
+                    if let Some(src) = tsource.get(v.index()) {
                         match op_array.opcodes[src].opcode {
                             ZEND_BOOL | ZEND_BOOL_NOT => {
                                 // T = BOOL(X); FREE T => T = BOOL(X) (removed later as unused)
-                                tsource[v.index()] = None;
+                                tsource.set(v.index(), None);
                                 make_nop(&mut op_array.opcodes[i]);
                                 *opt_count += 1;
                             }
@@ -256,7 +325,7 @@ pub(crate) fn optimize_block(pass: &mut Pass, b: usize) {
                                 if src >= block_start =>
                             {
                                 op_array.opcodes[src].result = Operand::Unused(0);
-                                tsource[v.index()] = None;
+                                tsource.set(v.index(), None);
                                 make_nop(&mut op_array.opcodes[i]);
                                 *opt_count += 1;
                             }
@@ -265,7 +334,7 @@ pub(crate) fn optimize_block(pass: &mut Pass, b: usize) {
                     }
                 } else if let Operand::Var(v) = o {
                     // V = OP; FREE V => OP
-                    if let Some(src) = tsource[v.index()] {
+                    if let Some(src) = tsource.get(v.index()) {
                         let sop = op_array.opcodes[src].opcode;
                         if src >= block_start
                             && !matches!(
@@ -295,14 +364,14 @@ pub(crate) fn optimize_block(pass: &mut Pass, b: usize) {
             ZEND_FETCH_LIST_R | ZEND_FETCH_LIST_W => {
                 // The list source is freed later: keep it.
                 if let Some(s) = slot(op_array.opcodes[i].op1) {
-                    tsource[s] = None;
+                    tsource.set(s, None);
                 }
             }
             ZEND_SWITCH_LONG | ZEND_SWITCH_STRING | ZEND_MATCH => {
                 let o = op_array.opcodes[i].op1;
                 if let Some(s) = slot(o) {
                     // The switch subject is freed later: keep it.
-                    tsource[s] = None;
+                    tsource.set(s, None);
                 } else if let Operand::Const(l) = o {
                     let val = lit(op_array, l).clone();
                     let target = const_switch_target(cfg, op_array, b, i, &val);
@@ -331,7 +400,7 @@ pub(crate) fn optimize_block(pass: &mut Pass, b: usize) {
                 {
                     // The subject is freed later: keep it.
                     if let Some(s) = slot(o) {
-                        tsource[s] = None;
+                        tsource.set(s, None);
                     }
                 } else {
                     let op = &op_array.opcodes[i];
@@ -406,11 +475,13 @@ pub(crate) fn optimize_block(pass: &mut Pass, b: usize) {
                     if used(v.index()) {
                         break;
                     }
-                    let Some(src) = tsource[v.index()] else { break };
+                    let Some(src) = tsource.get(v.index()) else {
+                        break;
+                    };
                     match op_array.opcodes[src].opcode {
                         ZEND_BOOL_NOT => {
                             // T = BOOL_NOT(X); JMPZ T => JMPNZ X
-                            tsource[v.index()] = None;
+                            tsource.set(v.index(), None);
                             op_array.opcodes[i].op1 = op_array.opcodes[src].op1;
                             let op = &mut op_array.opcodes[i];
                             op.opcode = inv_cond(op.opcode);
@@ -418,7 +489,7 @@ pub(crate) fn optimize_block(pass: &mut Pass, b: usize) {
                             *opt_count += 1;
                         }
                         ZEND_BOOL | ZEND_QM_ASSIGN => {
-                            tsource[v.index()] = None;
+                            tsource.set(v.index(), None);
                             op_array.opcodes[i].op1 = op_array.opcodes[src].op1;
                             make_nop(&mut op_array.opcodes[src]);
                             *opt_count += 1;
@@ -459,9 +530,11 @@ pub(crate) fn optimize_block(pass: &mut Pass, b: usize) {
                     if used(v.index()) && !same_result {
                         break;
                     }
-                    let Some(src) = tsource[v.index()] else { break };
+                    let Some(src) = tsource.get(v.index()) else {
+                        break;
+                    };
                     if matches!(op_array.opcodes[src].opcode, ZEND_BOOL | ZEND_QM_ASSIGN) {
-                        tsource[v.index()] = None;
+                        tsource.set(v.index(), None);
                         op_array.opcodes[i].op1 = op_array.opcodes[src].op1;
                         make_nop(&mut op_array.opcodes[src]);
                         *opt_count += 1;
@@ -526,7 +599,7 @@ pub(crate) fn optimize_block(pass: &mut Pass, b: usize) {
             ZEND_RETURN | ZEND_EXIT => {
                 let o = op_array.opcodes[i].op1;
                 if let Operand::TmpVar(v) = o {
-                    if let Some(src) = tsource[v.index()] {
+                    if let Some(src) = tsource.get(v.index()) {
                         if op_array.opcodes[src].opcode == ZEND_QM_ASSIGN {
                             // Only when nothing between reads T.
                             let reads = (src + 1..i).any(|k| {
@@ -535,7 +608,7 @@ pub(crate) fn optimize_block(pass: &mut Pass, b: usize) {
                             });
                             if !reads {
                                 // T = QM_ASSIGN X; RETURN T => RETURN X
-                                tsource[v.index()] = None;
+                                tsource.set(v.index(), None);
                                 op_array.opcodes[i].op1 = op_array.opcodes[src].op1;
                                 make_nop(&mut op_array.opcodes[src]);
                                 *opt_count += 1;
@@ -552,7 +625,7 @@ pub(crate) fn optimize_block(pass: &mut Pass, b: usize) {
                     *opt_count += 1;
                 } else if let (Operand::TmpVar(v), Operand::TmpVar(_)) = (op.op1, op.result) {
                     if !used(v.index()) {
-                        if let Some(src) = tsource[v.index()] {
+                        if let Some(src) = tsource.get(v.index()) {
                             let sop = op_array.opcodes[src].opcode;
                             if sop != ZEND_COPY_TMP
                                 && sop != ZEND_ADD_ARRAY_ELEMENT
@@ -562,9 +635,9 @@ pub(crate) fn optimize_block(pass: &mut Pass, b: usize) {
                                 // T1 = ...; T2 = QM_ASSIGN T1 => T2 = ...
                                 let result = op_array.opcodes[i].result;
                                 op_array.opcodes[src].result = result;
-                                tsource[v.index()] = None;
+                                tsource.set(v.index(), None);
                                 if let Some(r) = slot(result) {
-                                    tsource[r] = Some(src);
+                                    tsource.set(r, Some(src));
                                 }
                                 make_nop(&mut op_array.opcodes[i]);
                                 *opt_count += 1;
@@ -592,13 +665,15 @@ pub(crate) fn optimize_block(pass: &mut Pass, b: usize) {
                     if used(v.index()) {
                         break;
                     }
-                    let Some(src) = tsource[v.index()] else { break };
+                    let Some(src) = tsource.get(v.index()) else {
+                        break;
+                    };
                     let sop = op_array.opcodes[src].opcode;
                     let not = opcode == ZEND_BOOL_NOT;
                     match sop {
                         ZEND_BOOL_NOT | ZEND_BOOL => {
                             // T = BOOL_NOT(X); BOOL T => BOOL_NOT X (and the like)
-                            tsource[v.index()] = None;
+                            tsource.set(v.index(), None);
                             op_array.opcodes[i].op1 = op_array.opcodes[src].op1;
                             if sop == ZEND_BOOL_NOT {
                                 op_array.opcodes[i].opcode = if opcode == ZEND_BOOL {
@@ -698,7 +773,7 @@ pub(crate) fn optimize_block(pass: &mut Pass, b: usize) {
 
         // The op now defines its result here.
         if let Some(r) = slot(op_array.opcodes[i].result) {
-            tsource[r] = Some(i);
+            tsource.set(r, Some(i));
         }
         i += 1;
     }
@@ -706,16 +781,11 @@ pub(crate) fn optimize_block(pass: &mut Pass, b: usize) {
 
 /// `COPY_NODE(src->result, opline->result); SET_VAR_SOURCE(src); MAKE_NOP(opline)`: the
 /// source writes the BOOL's result directly.
-fn fold_into_source(
-    op_array: &mut OpArray,
-    tsource: &mut StampedSlots<Option<usize>>,
-    i: usize,
-    src: usize,
-) {
+fn fold_into_source(op_array: &mut OpArray, tsource: &mut VarSources, i: usize, src: usize) {
     let result = op_array.opcodes[i].result;
     op_array.opcodes[src].result = result;
     if let Some(r) = slot(result) {
-        tsource[r] = Some(src);
+        tsource.set(r, Some(src));
     }
     make_nop(&mut op_array.opcodes[i]);
 }
@@ -737,7 +807,7 @@ fn raw(o: Operand) -> u32 {
 /// The CONCAT/FAST_CONCAT case of `zend_optimize_block`.
 fn concat(
     op_array: &mut OpArray,
-    tsource: &mut StampedSlots<Option<usize>>,
+    tsource: &mut VarSources,
     i: usize,
     opt_count: &mut u32,
     next: &mut Next,
@@ -748,7 +818,7 @@ fn concat(
         return;
     }
     if let (Operand::TmpVar(v), Operand::Const(l2)) = (op.op1, op.op2) {
-        if let Some(src) = tsource[v.index()] {
+        if let Some(src) = tsource.get(v.index()) {
             let sop = &op_array.opcodes[src];
             if matches!(sop.opcode, ZEND_CONCAT | ZEND_FAST_CONCAT) {
                 if let Operand::Const(sl2) = sop.op2 {
@@ -756,7 +826,7 @@ fn concat(
                     let a = to_string(lit(op_array, sl2));
                     let c = to_string(lit(op_array, l2));
                     if let (Some(mut a), Some(c)) = (a, c) {
-                        tsource[v.index()] = None;
+                        tsource.set(v.index(), None);
                         op_array.opcodes[i].op1 = op_array.opcodes[src].op1;
                         a.0.extend_from_slice(&c.0);
                         set_lit(op_array, l2, Literal::String(a));
@@ -775,14 +845,14 @@ fn concat(
             op_array.opcodes[i].op2
         };
         let Some(s) = slot(o) else { continue };
-        let Some(src) = tsource[s] else { continue };
+        let Some(src) = tsource.get(s) else { continue };
         let sop = &op_array.opcodes[src];
         if sop.opcode == ZEND_CAST
             && sop.extended_value == u32::from(IS_STRING)
             && !matches!(sop.op1, Operand::Const(_))
         {
             // T1 = CAST(string, X); CONCAT T1, Y => CONCAT X, Y
-            tsource[s] = None;
+            tsource.set(s, None);
             let x = sop.op1;
             if which == 1 {
                 op_array.opcodes[i].op1 = x;
@@ -800,7 +870,7 @@ fn concat(
     let op = &op_array.opcodes[i];
     let fast_source = |o: Operand| match o {
         Operand::Const(_) => true,
-        Operand::TmpVar(v) => tsource[v.index()].is_some_and(|s| {
+        Operand::TmpVar(v) => tsource.get(v.index()).is_some_and(|s| {
             matches!(
                 op_array.opcodes[s].opcode,
                 ZEND_FAST_CONCAT | ZEND_ROPE_END | ZEND_FETCH_CONSTANT | ZEND_FETCH_CLASS_CONSTANT
