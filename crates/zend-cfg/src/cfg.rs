@@ -1,6 +1,7 @@
 //! Basic blocks and edges: `zend_build_cfg`, `zend_cfg_build_predecessors` and the
 //! reachability marking of zend_cfg.c.
 
+use crate::bitset;
 use crate::BlockId;
 use bitflags::bitflags;
 use bumpalo::collections::Vec as BVec;
@@ -505,12 +506,15 @@ impl Cfg {
         let last = op_array.opcodes.len() as u32;
         let vars = op_array.last_var() + op_array.T;
         let flags = build_flags & (BuildFlags::STACKLESS | BuildFlags::RECV_ENTRY);
-        // How many times each op starts a block (BB_START); one extra slot absorbs a start
-        // past the last op.
-        let starts = scratch.alloc_slice_fill_copy(last as usize + 1, 0u32);
+        // The ops that start a block (BB_START), one bit each (one extra bit absorbs a
+        // start past the last op): the blocks are then found a word at a time. How many
+        // times op 0 is a start matters (an entry that is also a jump target gets a block
+        // of its own), so that one is counted.
+        let starts = scratch.alloc_slice_fill_copy(bitset::words_for(last as usize + 1), 0u64);
+        bitset::insert(starts, 0);
+        let mut entry_starts = 1u32;
         let mut func_flags = FuncFlags::empty();
         let mut targets = BVec::new_in(scratch);
-        starts[0] += 1;
         for (i, op) in op_array.opcodes.iter().enumerate() {
             let i = i as u32;
             // Operands first: an op's jump is only looked at once its operands are valid.
@@ -521,7 +525,10 @@ impl Cfg {
             if kind == ScanKind::Plain {
                 continue;
             }
-            let mut start = |n: u32| starts[n as usize] += 1;
+            let mut start = |n: u32| {
+                entry_starts += u32::from(n == 0);
+                bitset::insert(starts, n as usize);
+            };
             match kind {
                 ScanKind::Plain => {}
                 ScanKind::Recv => {
@@ -609,7 +616,7 @@ impl Cfg {
         }
 
         let extra_entry_block =
-            build_flags.contains(BuildFlags::NO_ENTRY_PREDECESSORS) && last > 0 && starts[0] > 1;
+            build_flags.contains(BuildFlags::NO_ENTRY_PREDECESSORS) && last > 0 && entry_starts > 1;
 
         for (k, tc) in op_array.try_catch_array.iter().enumerate() {
             let parts = [Some(tc.try_op), tc.catch_op, tc.finally_op, tc.finally_end];
@@ -621,12 +628,14 @@ impl Cfg {
                         Problem::TryCatchOutOfRange { element: k },
                     ));
                 }
-                starts[op.index()] += 1;
+                bitset::insert(starts, op.index());
             }
         }
+        // A start past the last op starts no block.
+        bitset::remove(starts, last as usize);
 
         // Step 2: the blocks.
-        let block_count = starts[..last as usize].iter().filter(|&&n| n > 0).count() + 2;
+        let block_count = starts.iter().map(|w| w.count_ones() as usize).sum::<usize>() + 2;
         let CfgBuffers {
             blocks,
             edges,
@@ -638,24 +647,22 @@ impl Cfg {
         if extra_entry_block {
             blocks.push(BasicBlock::new(0));
         }
-        // Op 0 is always among the starts (counted before the scan).
-        for (i, _) in starts[..last as usize]
-            .iter()
-            .enumerate()
-            .filter(|(_, &n)| n > 0)
-        {
+        // Op 0 is always among the starts.
+        for i in bitset::iter(starts) {
             let i = i as u32;
+            let count = blocks.len() as u32;
             if let Some(prev) = blocks.last_mut() {
                 prev.len = i - prev.start;
-                let id = BlockId::new(blocks.len() as u32 - 1);
-                map.resize(i as usize, id);
+                let id = BlockId::new(count - 1);
+                map.extend(std::iter::repeat_n(id, prev.len as usize));
             }
             blocks.push(BasicBlock::new(i));
         }
+        let count = blocks.len() as u32;
         if let Some(prev) = blocks.last_mut() {
             prev.len = last - prev.start;
-            let id = BlockId::new(blocks.len() as u32 - 1);
-            map.resize(last as usize, id);
+            let id = BlockId::new(count - 1);
+            map.extend(std::iter::repeat_n(id, prev.len as usize));
         }
         if blocks.is_empty() {
             // An op_array always has at least one op; keep one empty block regardless.
