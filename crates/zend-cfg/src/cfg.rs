@@ -255,7 +255,8 @@ fn out_of_range(operand: Operand, vars: u32, literals: usize) -> bool {
 }
 
 /// Checks the operands of op `i` that later analyses rely on: every variable below
-/// `vars` (`last_var + T`), every literal present, OP_DATA where the op needs one.
+/// `vars` (`last_var + T`), every literal present. ([`missing_op_data`] checks that an op
+/// needing OP_DATA has one.)
 #[inline(always)]
 fn validate_operands(
     op_array: &OpArray,
@@ -274,10 +275,19 @@ fn validate_operands(
             return Err(e);
         }
     }
-    if needs_op_data(op.opcode) && i as usize + 1 >= op_array.opcodes.len() {
-        return Err(error(op_array, i, Problem::MissingOpData));
-    }
     Ok(())
+}
+
+/// The error for a last op that needs an OP_DATA after it (any other op has one).
+fn missing_op_data(op_array: &OpArray) -> Result<(), CfgError> {
+    match op_array.opcodes.last() {
+        Some(op) if needs_op_data(op.opcode) => Err(error(
+            op_array,
+            op_array.opcodes.len() as u32 - 1,
+            Problem::MissingOpData,
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// The error for the first operand of op `i` that is [`out_of_range`], if one is.
@@ -614,6 +624,9 @@ impl Cfg {
                 }
             }
         }
+
+        // After the last op's operands, as if checked with them.
+        missing_op_data(op_array)?;
 
         let extra_entry_block =
             build_flags.contains(BuildFlags::NO_ENTRY_PREDECESSORS) && last > 0 && entry_starts > 1;
