@@ -706,16 +706,11 @@ impl Cfg {
                     }
                 };
                 let op = &op_array.opcodes[last_op as usize];
-                match op.opcode {
-                    ZEND_FAST_RET
-                    | ZEND_RETURN
-                    | ZEND_RETURN_BY_REF
-                    | ZEND_GENERATOR_RETURN
-                    | ZEND_EXIT
-                    | ZEND_THROW
-                    | ZEND_MATCH_ERROR
-                    | ZEND_VERIFY_NEVER_TYPE => {}
-                    _ => match jump_targets(op_array, last_op, &mut targets)? {
+                match SCAN_KINDS[usize::from(op.opcode.0)] {
+                    // Returns, FAST_RET, EXIT, THROW and MATCH_ERROR (even as an
+                    // expression) have no successor.
+                    ScanKind::Return | ScanKind::Throw => {}
+                    ScanKind::Branch => match jump_targets(op_array, last_op, &mut targets)? {
                         Some(falls_through) => {
                             for &target in &targets {
                                 edges.push(map[target as usize]);
@@ -726,6 +721,7 @@ impl Cfg {
                         }
                         None => next(&mut edges),
                     },
+                    _ => next(&mut edges),
                 }
             }
             let block = &mut blocks[j as usize];
