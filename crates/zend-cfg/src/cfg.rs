@@ -445,12 +445,17 @@ fn classify_function(name: &[u8]) -> FuncFlags {
 
 impl Cfg {
     /// Gives up the CFG for its vectors' memory (see [`Cfg::build_successors_reusing`]).
-    pub fn into_buffers(self) -> CfgBuffers {
+    pub fn into_buffers(mut self) -> CfgBuffers {
+        self.take_buffers()
+    }
+
+    /// [`Cfg::into_buffers`] of a CFG not owned: it is left without blocks or edges.
+    pub fn take_buffers(&mut self) -> CfgBuffers {
         CfgBuffers {
-            blocks: self.blocks,
-            edges: self.edges,
-            map: self.map,
-            try_catch: self.try_catch,
+            blocks: std::mem::take(&mut self.blocks),
+            edges: std::mem::take(&mut self.edges),
+            map: std::mem::take(&mut self.map),
+            try_catch: std::mem::take(&mut self.try_catch),
         }
     }
 
@@ -468,7 +473,18 @@ impl Cfg {
         build_flags: BuildFlags,
         scratch: &Bump,
     ) -> Result<Cfg, CfgError> {
-        let mut cfg = Cfg::build_blocks_in(op_array, build_flags, scratch)?;
+        Cfg::build_reusing(op_array, build_flags, scratch, CfgBuffers::default())
+    }
+
+    /// [`Cfg::build_in`] into the vectors of a CFG built before (see [`Cfg::into_buffers`]).
+    pub fn build_reusing(
+        op_array: &OpArray,
+        build_flags: BuildFlags,
+        scratch: &Bump,
+        buffers: CfgBuffers,
+    ) -> Result<Cfg, CfgError> {
+        let mut cfg = Cfg::build_successors_reusing(op_array, build_flags, scratch, buffers)?;
+        cfg.build_predecessors(scratch);
         cfg.compute_dominators_tree_in(scratch);
         cfg.identify_loops_in(scratch);
         Ok(cfg)

@@ -38,6 +38,16 @@ pub struct Dfg {
 }
 
 impl Dfg {
+    /// Gives up the DFG for its sets' memory (see [`Dfg::build_reusing`]).
+    pub fn into_words(mut self) -> Vec<u64> {
+        self.take_words()
+    }
+
+    /// [`Dfg::into_words`] of a DFG not owned: it is left without sets.
+    pub fn take_words(&mut self) -> Vec<u64> {
+        std::mem::take(&mut self.words)
+    }
+
     /// One of the four matrices.
     fn matrix(&self, k: usize) -> BitMatrix<&[u64]> {
         let len = self.words.len() / 4;
@@ -232,10 +242,29 @@ impl Dfg {
     /// [`Dfg::build`], with its worklist in `scratch` (an analysis reuses one arena for
     /// every op_array).
     pub fn build_in(op_array: &OpArray, cfg: &Cfg, build_flags: BuildFlags, scratch: &Bump) -> Dfg {
+        Dfg::build_reusing(op_array, cfg, build_flags, scratch, Vec::new())
+    }
+
+    /// [`Dfg::build_in`] into the sets' memory of a DFG built before (see
+    /// [`Dfg::into_words`]).
+    pub fn build_reusing(
+        op_array: &OpArray,
+        cfg: &Cfg,
+        build_flags: BuildFlags,
+        scratch: &Bump,
+        mut words: Vec<u64>,
+    ) -> Dfg {
         let vars = op_array.last_var() + op_array.T;
         let blocks = cfg.blocks_count();
         let row_words = bitset::words_for(vars as usize);
-        let mut words = vec![0u64; 4 * blocks * row_words];
+        let n = 4 * blocks * row_words;
+        if words.capacity() < n {
+            // A zeroed allocation costs no fill.
+            words = vec![0; n];
+        } else {
+            words.clear();
+            words.resize(n, 0);
+        }
         let (def, rest) = words.split_at_mut(blocks * row_words);
         let (use_, rest) = rest.split_at_mut(blocks * row_words);
         let (in_, out) = rest.split_at_mut(blocks * row_words);

@@ -141,6 +141,8 @@ pub struct Workspace {
     /// The call-graph DFA pass's working arrays while it analyses an op_array, emptied
     /// for each.
     pub(crate) analysis_arena: bumpalo::Bump,
+    /// The vectors of the analyses the last scripts no longer need, for the next ones.
+    pub(crate) analysis_pool: crate::analysis::AnalysisPool,
 }
 
 /// What outlives one op_array: the constants pass 1 collects from `define()` in the main

@@ -288,6 +288,10 @@ pub fn optimize_script_in(script: &mut Script, options: &Options, work: &mut Wor
                     None => d.recalc_live_ranges(op_array, had),
                 }
             });
+            // Its vectors serve the analyses of the next scripts.
+            if let Some(mut analysed) = analysed {
+                driver.state().work.analysis_pool.give(&mut analysed.0);
+            }
         }
     } else {
         // Without the call graph, the DFA pass of each op_array looks the script's
@@ -593,6 +597,7 @@ impl Driver<'_> {
                 let mut returns = ictx.initial_return_infos();
                 // The workspace's arena, out of the state while the dumps borrow it.
                 let mut scratch = std::mem::take(&mut self.state().work.analysis_arena);
+                let mut pool = std::mem::take(&mut self.state().work.analysis_pool);
                 for (i, &op_array) in info.op_arrays.iter().enumerate() {
                     let Some(&k) = by_address.get(&(op_array as *const OpArray)) else {
                         continue;
@@ -603,13 +608,14 @@ impl Driver<'_> {
                         debug_level: debug,
                         header: Some(info.header(i)),
                     });
-                    let Ok(fa) = crate::analysis::analyze_op_array_dumped_in(
+                    let Ok(fa) = crate::analysis::analyze_op_array_pooled(
                         &info,
                         &ictx,
                         i,
                         &mut returns,
                         dumps,
                         &scratch,
+                        &mut pool,
                     ) else {
                         continue;
                     };
@@ -627,6 +633,7 @@ impl Driver<'_> {
                     analysed.push((k, i));
                 }
                 self.state().work.analysis_arena = scratch;
+                self.state().work.analysis_pool = pool;
             }
             // The analyses are done with the call sites: move them, not copy them.
             let mut calls = std::sync::Arc::try_unwrap(std::mem::take(&mut info.calls))

@@ -1,7 +1,7 @@
 //! `zend_build_ssa`: pi placement, phi placement and renaming.
 
 use crate::{
-    Constraint, NegativeLat, Phi, PhiId, RangeConstraint, Ssa, SsaBlock, SsaOp, SsaVar,
+    Constraint, NegativeLat, Phi, PhiId, RangeConstraint, Ssa, SsaBlock, SsaBuffers, SsaOp, SsaVar,
     SsaVariable, TypeConstraint,
 };
 use bumpalo::collections::Vec as BVec;
@@ -133,19 +133,45 @@ impl Ssa {
         build_flags: BuildFlags,
         scratch: &Bump,
     ) -> Result<Ssa, SsaError> {
+        let buffers = SsaBuffers::default();
+        Ssa::build_reusing(op_array, cfg, dfg, classes, build_flags, scratch, buffers)
+    }
+
+    /// [`Ssa::build_in`] into the vectors of an SSA form built before (see
+    /// [`Ssa::into_buffers`]): a driver analysing op_array after op_array allocates none
+    /// once they have grown.
+    pub fn build_reusing(
+        op_array: &OpArray,
+        cfg: &Cfg,
+        dfg: &Dfg,
+        classes: &dyn ClassLookup,
+        build_flags: BuildFlags,
+        scratch: &Bump,
+        buffers: SsaBuffers,
+    ) -> Result<Ssa, SsaError> {
         let vars = op_array.last_var() + op_array.T;
         let blocks_count = cfg.blocks_count();
         check_inputs(op_array, cfg, dfg, vars)?;
         Ssa::check_size(op_array, cfg)?;
+        let SsaBuffers {
+            blocks,
+            mut ops,
+            mut vars_buffer,
+            mut phis,
+        } = buffers;
+        let blocks = refilled(blocks, blocks_count, SsaBlock::default());
+        ops.clear();
+        vars_buffer.clear();
+        phis.clear();
         let mut b = Builder {
             op_array,
             scratch,
             cfg,
             ssa: Ssa {
-                blocks: vec![SsaBlock::default(); blocks_count],
-                ops: Vec::new(),
-                vars: Vec::new(),
-                phis: Vec::new(),
+                blocks,
+                ops,
+                vars: vars_buffer,
+                phis,
                 sccs: 0,
             },
             def: dfg.def().copy_in(scratch),
@@ -175,6 +201,17 @@ impl Ssa {
         ssa.compute_use_def_chains(op_array, cfg);
         Ok(ssa)
     }
+}
+
+/// `v` holding `n` copies of `value`: in its own memory when it has room, else in a new
+/// allocation of exactly `n` (growing it would copy what is thrown away).
+fn refilled<T: Clone>(mut v: Vec<T>, n: usize, value: T) -> Vec<T> {
+    if v.capacity() < n {
+        return vec![value; n];
+    }
+    v.clear();
+    v.resize(n, value);
+    v
 }
 
 /// Refuses inputs that would make construction index out of range or read a dominator tree
@@ -738,7 +775,8 @@ impl Builder<'_> {
         let op_array = self.op_array;
         let cfg = self.cfg;
         let total = (op_array.last_var() + op_array.T) as usize;
-        self.ssa.ops = vec![SsaOp::default(); op_array.opcodes.len()];
+        let ops = std::mem::take(&mut self.ssa.ops);
+        self.ssa.ops = refilled(ops, op_array.opcodes.len(), SsaOp::default());
         let mut map = VarMap {
             var: self.scratch.alloc_slice_fill_copy(total, None),
             // Every definition and phi logs one entry at most once per dominator-tree path.
@@ -796,7 +834,8 @@ impl Builder<'_> {
             }
             stack[first..].reverse();
         }
-        self.ssa.vars = vec![SsaVariable::default(); map.count as usize];
+        let vars = std::mem::take(&mut self.ssa.vars);
+        self.ssa.vars = refilled(vars, map.count as usize, SsaVariable::default());
     }
 
     /// Fills the sources of the successors' phis and pis for the edges out of `n` (the

@@ -240,7 +240,31 @@ pub struct Ssa {
     pub sccs: u32,
 }
 
+/// The vectors of an SSA form no longer needed, kept for [`Ssa::build_reusing`].
+#[derive(Debug, Default)]
+pub struct SsaBuffers {
+    blocks: Vec<SsaBlock>,
+    ops: Vec<SsaOp>,
+    vars_buffer: Vec<SsaVariable>,
+    phis: Vec<Phi>,
+}
+
 impl Ssa {
+    /// Gives up the SSA form for its vectors' memory (see [`Ssa::build_reusing`]).
+    pub fn into_buffers(mut self) -> SsaBuffers {
+        self.take_buffers()
+    }
+
+    /// [`Ssa::into_buffers`] of an SSA form not owned: it is left empty.
+    pub fn take_buffers(&mut self) -> SsaBuffers {
+        SsaBuffers {
+            blocks: std::mem::take(&mut self.blocks),
+            ops: std::mem::take(&mut self.ops),
+            vars_buffer: std::mem::take(&mut self.vars),
+            phis: std::mem::take(&mut self.phis),
+        }
+    }
+
     pub fn vars_count(&self) -> usize {
         self.vars.len()
     }
