@@ -309,6 +309,16 @@ fn ct_eval_add_array_elem(result: &mut Value, value: &Value, key: Option<&Value>
             None => return false,
         },
     };
+    // A constant element into a constant array stays constant: insert it in place, where
+    // going through the elements as lattice values would copy the array twice (arrays are
+    // built one element at a time, so those copies made a long literal quadratic).
+    if let (Value::Const(Literal::Array(a)), Value::Const(l)) = (&mut *result, value) {
+        match k {
+            Some(k) => a.update(k, l.clone()),
+            None => return a.next_index_insert(l.clone()),
+        }
+        return true;
+    }
     let partial = result.is_partial_array();
     let Some(mut h) = result.elements() else {
         return false;
@@ -332,11 +342,29 @@ fn rebuild(h: Ht, partial: bool) -> Value {
     Value::PartialArray(h)
 }
 
+/// [`Value::elements`] of a value no longer needed: a partial one's table moves out.
+fn into_elements(v: Value) -> Option<Ht> {
+    match v {
+        Value::PartialArray(h) | Value::PartialObject(h) => Some(h),
+        Value::Const(Literal::Array(a)) => {
+            let next_free = a.next_free();
+            let elements = a.into_elements().into_iter();
+            Some(Ht::with_next_free(
+                elements.map(|(k, l)| (k, Value::Const(l))).collect(),
+                next_free,
+            ))
+        }
+        _ => None,
+    }
+}
+
 /// `MAKE_PARTIAL_ARRAY` on an array value.
 fn make_partial(v: Value) -> Value {
-    match v.elements() {
-        Some(h) => Value::PartialArray(h),
-        None => v,
+    match v {
+        Value::PartialArray(_) | Value::PartialObject(_) | Value::Const(Literal::Array(_)) => {
+            Value::PartialArray(into_elements(v).unwrap_or_default())
+        }
+        v => v,
     }
 }
 
@@ -674,6 +702,10 @@ fn var_type(info: &[VarInfo], v: SsaVar) -> u32 {
 impl Sccp<'_> {
     /// `set_value`: lowers `var` to `new` and queues its uses when it changed.
     fn set_value(&mut self, scdf: &mut Scdf<'_>, var: SsaVar, new: &Value) {
+        if new.is_bot() {
+            self.set_bot(scdf, var);
+            return;
+        }
         let cur = &self.values[var.index()];
         if cur.is_bot() || new.is_top() {
             return;
@@ -695,17 +727,67 @@ impl Sccp<'_> {
         }
     }
 
+    /// [`Sccp::set_value`] of a value the caller no longer needs: the same tests, the
+    /// value moved in instead of copied.
+    fn set_value_owned(&mut self, scdf: &mut Scdf<'_>, var: SsaVar, new: Value) {
+        if new.is_bot() {
+            self.set_bot(scdf, var);
+            return;
+        }
+        let cur = &self.values[var.index()];
+        let changed = !cur.is_bot()
+            && !new.is_top()
+            && (cur.is_top()
+                || ((new.is_partial_array() || new.is_partial_object())
+                    && (cur.type_code() != new.type_code()
+                        || cur.num_elements() != new.num_elements())));
+        if changed {
+            discard(std::mem::replace(&mut self.values[var.index()], new));
+            scdf.add_to_worklist(var);
+        } else {
+            discard(new);
+        }
+    }
+
+    /// `set_value` to BOT, the most common lowering (every op SCCP does not evaluate):
+    /// nothing to copy, and the old value is TOP or a scalar but for partial values.
+    #[inline]
+    fn set_bot(&mut self, scdf: &mut Scdf<'_>, var: SsaVar) {
+        let cur = &mut self.values[var.index()];
+        if cur.is_bot() {
+            return;
+        }
+        discard(std::mem::replace(cur, Value::Bot));
+        scdf.add_to_worklist(var);
+    }
+
     /// Every definition of the op BOT (the result, and op1's and op2's for ops that
     /// define them).
+    #[inline]
     fn set_defs_bot(&mut self, scdf: &mut Scdf<'_>, sop: &zend_ssa::SsaOp) {
-        for def in [sop.result_def, sop.op1_def, sop.op2_def] {
-            self.set(scdf, def, BOT);
+        // Three tests rather than a loop over an array: this runs for most ops.
+        if let Some(d) = sop.result_def {
+            self.set_bot(scdf, d);
+        }
+        if let Some(d) = sop.op1_def {
+            self.set_bot(scdf, d);
+        }
+        if let Some(d) = sop.op2_def {
+            self.set_bot(scdf, d);
         }
     }
 
     fn set(&mut self, scdf: &mut Scdf<'_>, def: Option<SsaVar>, v: &Value) {
         if let Some(d) = def {
             self.set_value(scdf, d, v);
+        }
+    }
+
+    /// [`Sccp::set`] of a value the caller no longer needs: moved in, not copied.
+    fn set_owned(&mut self, scdf: &mut Scdf<'_>, def: Option<SsaVar>, v: Value) {
+        match def {
+            Some(d) => self.set_value_owned(scdf, d, v),
+            None => discard(v),
         }
     }
 
@@ -782,6 +864,13 @@ impl Sccp<'_> {
         origin
     }
 
+    /// Whether the value [`Sccp::operand_value`] gives is BOT, without copying it.
+    #[inline]
+    fn operand_is_bot(&self, operand: Operand, use_: Option<SsaVar>) -> bool {
+        !matches!(operand, Operand::Const(_))
+            && use_.is_some_and(|v| self.values[v.index()].is_bot())
+    }
+
     fn op1_value(&self, scdf: &Scdf<'_>, op: OpNum) -> Option<Value> {
         let o = &scdf.op_array.opcodes[op.index()];
         self.operand_value(scdf.op_array, o.op1, scdf.ssa.ops[op.index()].op1_use)
@@ -846,7 +935,14 @@ fn value_from_type_and_range(
 }
 
 impl ScdfHandlers for Sccp<'_> {
+    #[inline]
     fn visit_instr(&mut self, scdf: &mut Scdf<'_>, op: OpNum) {
+        if !evaluates_operands(scdf.op_array.opcodes[op.index()].opcode) {
+            // Most ops: what `visit` does for them, without its large frame.
+            let ssa = scdf.ssa;
+            self.set_defs_bot(scdf, &ssa.ops[op.index()]);
+            return;
+        }
         self.visit(scdf, op);
     }
 
@@ -1037,6 +1133,22 @@ macro_rules! binary_ops {
 /// gets BOT for each of its definitions, whatever its operands. Keep this list and the
 /// arms in step: an arm whose opcode is missing here is never reached.
 fn evaluates_operands(opcode: Opcode) -> bool {
+    EVALUATES_OPERANDS[opcode.0 as usize]
+}
+
+/// [`evaluates_operands`] by opcode: one load per visited op instead of a chain of tests.
+static EVALUATES_OPERANDS: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut i = 0;
+    while i < 256 {
+        table[i] = evaluated_opcode(Opcode(i as u8));
+        i += 1;
+    }
+    table
+};
+
+/// The opcodes of [`evaluates_operands`], as a pattern.
+const fn evaluated_opcode(opcode: Opcode) -> bool {
     matches!(
         opcode,
         ZEND_ASSIGN
@@ -1157,6 +1269,7 @@ fn join_phi_values(
 
 impl Sccp<'_> {
     /// `sccp_visit_instr`.
+    #[inline(never)]
     fn visit(&mut self, scdf: &mut Scdf<'_>, op: OpNum) {
         let op_array = scdf.op_array;
         let ssa = scdf.ssa;
@@ -1187,6 +1300,29 @@ impl Sccp<'_> {
             cur = c;
             opline = &op_array.opcodes[cur.index()];
             sop = ssa.ops[cur.index()];
+        }
+        if !matches!(
+            opline.opcode,
+            ZEND_ASSIGN
+                | ZEND_ASSIGN_DIM
+                | ZEND_ASSIGN_OBJ
+                | ZEND_INIT_ARRAY
+                | ZEND_ADD_ARRAY_ELEMENT
+                | ZEND_ADD_ARRAY_UNPACK
+                | ZEND_NEW
+                | ZEND_ASSIGN_STATIC_PROP_REF
+                | ZEND_ASSIGN_OBJ_REF
+        ) && (self.operand_is_bot(
+            op_array.opcodes[op.index()].op1,
+            ssa.ops[op.index()].op1_use,
+        ) || self.operand_is_bot(
+            op_array.opcodes[op.index()].op2,
+            ssa.ops[op.index()].op2_use,
+        )) {
+            // What the test after the first match below does, before copying the
+            // operands' values (strings and arrays): the most common outcome.
+            self.set_defs_bot(scdf, &sop);
+            return;
         }
         let op1 = self.op1_value(scdf, op);
         let op2 = self.op2_value(scdf, op);
@@ -1815,14 +1951,16 @@ impl Sccp<'_> {
         let ssa = scdf.ssa;
         let opline = &scdf.op_array.opcodes[op.index()];
         let sop = ssa.ops[op.index()];
-        let mut result: Option<Value> = None;
+        // The array so far (ADD_ARRAY_ELEMENT): read in place, and moved out rather than
+        // copied where PHP takes it over.
+        let mut result: Option<SsaVar> = None;
         if opline.opcode == ZEND_ADD_ARRAY_ELEMENT {
             let Some(ru) = sop.result_use else {
                 self.set(scdf, sop.result_def, BOT);
                 self.set(scdf, sop.op1_def, BOT);
                 return;
             };
-            let r = self.values[ru.index()].clone();
+            let r = &self.values[ru.index()];
             if r.is_bot() {
                 self.set(scdf, sop.result_def, BOT);
                 self.set(scdf, sop.op1_def, BOT);
@@ -1831,19 +1969,18 @@ impl Sccp<'_> {
             if r.is_top() {
                 return;
             }
-            result = Some(r);
+            result = Some(ru);
         }
         if op1.as_ref().is_some_and(|v| v.is_top()) || op2.as_ref().is_some_and(|v| v.is_top()) {
             return;
         }
-        if result.as_ref().is_some_and(|r| r.type_code() == IS_NULL) {
+        if result.is_some_and(|ru| self.values[ru.index()].type_code() == IS_NULL) {
             self.set(scdf, sop.result_def, BOT);
             return;
         }
-        let take_result = |this: &mut Self| {
-            if let Some(ru) = sop.result_use {
-                this.values[ru.index()] = Value::Const(Literal::Null);
-            }
+        // The array moves on to this op's result; the operand keeps a null.
+        let take_result = |this: &mut Self, ru: SsaVar| {
+            std::mem::replace(&mut this.values[ru.index()], Value::Const(Literal::Null))
         };
         if op2.as_ref().is_some_and(|v| v.is_bot()) {
             // Update of an unknown index.
@@ -1860,19 +1997,15 @@ impl Sccp<'_> {
         {
             self.set(scdf, sop.op1_def, BOT);
             if sop.result_def.is_some() {
-                let mut h = match &result {
+                let mut h = match result {
                     None => Ht::new(),
-                    Some(r) => {
-                        let h = r.elements().unwrap_or_default();
-                        take_result(self);
-                        h
-                    }
+                    Some(ru) => into_elements(take_result(self, ru)).unwrap_or_default(),
                 };
                 match &op2 {
-                    None => self.set(scdf, sop.result_def, &Value::PartialArray(h)),
+                    None => self.set_owned(scdf, sop.result_def, Value::PartialArray(h)),
                     Some(k) => {
                         if ct_eval_del_array_elem(&mut h, k) {
-                            self.set(scdf, sop.result_def, &Value::PartialArray(h));
+                            self.set_owned(scdf, sop.result_def, Value::PartialArray(h));
                         } else {
                             self.set(scdf, sop.result_def, BOT);
                         }
@@ -1883,28 +2016,24 @@ impl Sccp<'_> {
             }
             return;
         }
-        let mut zv = match &result {
-            Some(r) => {
-                let r = r.clone();
-                take_result(self);
-                r
-            }
+        let mut zv = match result {
+            Some(ru) => take_result(self, ru),
             None => Value::Const(Literal::Array(PhpArray::new())),
         };
         match &op1 {
             Some(v) => {
                 if op2.is_none() && zv.is_partial_array() {
-                    self.set(scdf, sop.result_def, &zv);
+                    self.set_owned(scdf, sop.result_def, zv);
                 } else if ct_eval_add_array_elem(&mut zv, v, op2.as_ref()) {
                     if v.is_partial_array() {
                         zv = make_partial(zv);
                     }
-                    self.set(scdf, sop.result_def, &zv);
+                    self.set_owned(scdf, sop.result_def, zv);
                 } else {
                     self.set(scdf, sop.result_def, BOT);
                 }
             }
-            None => self.set(scdf, sop.result_def, &zv),
+            None => self.set_owned(scdf, sop.result_def, zv),
         }
     }
 
@@ -2352,6 +2481,10 @@ impl Replacer<'_> {
             }
             let value = if let Value::Const(l) = &self.values[i] {
                 l.clone()
+            } else if ssa.vars[i].use_chain.is_none() {
+                // A value from the type and range would replace no operand, and only a
+                // known lattice value removes the definition: nothing to do.
+                continue;
             } else {
                 match value_from_type_and_range(self.var_info, ssa, op_array, var) {
                     Some(l) => l,
