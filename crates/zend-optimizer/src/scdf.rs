@@ -52,6 +52,7 @@ pub struct Scdf<'a> {
 impl<'a> Scdf<'a> {
     /// `scdf_init`: nothing on the worklists but the entry block, which is executable.
     /// The worklists live in `scratch`.
+    #[inline(never)]
     pub fn new_in(
         op_array: &'a OpArray,
         ssa: &'a Ssa,
@@ -104,14 +105,31 @@ impl<'a> Scdf<'a> {
         self.executable_blocks.contains(b.index())
     }
 
-    /// `scdf_add_to_worklist`: the ops and phis using `var` are to be revisited.
+    /// `scdf_add_to_worklist`: the ops and phis using `var` are to be revisited. Kept out
+    /// of line: inlined, its loops made every caller's frame large, and callers run for
+    /// every op while a value changes far less often.
+    #[inline(never)]
     pub fn add_to_worklist(&mut self, var: SsaVar) {
         let ssa = self.ssa;
-        for op in ssa.uses(var) {
+        let v = &ssa.vars[var.index()];
+        // `Ssa::uses` walked by hand (`zend_ssa_next_use`): the iterator adaptor cost more
+        // than the walk, and this runs for every variable whose value changes.
+        let mut next = v.use_chain;
+        while let Some(op) = next {
             self.instr_worklist.insert(op.index());
+            let o = &ssa.ops[op.index()];
+            next = if o.op1_use == Some(var) {
+                o.op1_use_chain
+            } else if o.op2_use == Some(var) {
+                o.op2_use_chain
+            } else {
+                o.res_use_chain
+            };
         }
-        for phi in ssa.phi_uses(var) {
-            self.phi_var_worklist.insert(ssa.phi(phi).ssa_var.index());
+        if v.phi_use_chain.is_some() {
+            for phi in ssa.phi_uses(var) {
+                self.phi_var_worklist.insert(ssa.phi(phi).ssa_var.index());
+            }
         }
     }
 
@@ -152,6 +170,7 @@ impl<'a> Scdf<'a> {
     }
 
     /// `scdf_solve`: runs the worklists dry.
+    #[inline(never)]
     pub fn solve<H: ScdfHandlers + ?Sized>(&mut self, handlers: &mut H) {
         let ssa = self.ssa;
         let cfg = self.cfg;
@@ -254,6 +273,7 @@ impl<'a> Scdf<'a> {
     /// `scdf_remove_unreachable_blocks` does with each: a block holding a live loop
     /// variable FREE (`kept_alive_by_loop_var_free`) keeps those FREEs (temporary
     /// compaction needs them), every other is removed.
+    #[inline(never)]
     pub fn unreachable_blocks(&self) -> Vec<Unreachable> {
         let mut out = Vec::new();
         for b in (0..self.cfg.blocks_count()).map(|b| BlockId::new(b as u32)) {
@@ -302,6 +322,7 @@ impl Unreachable {
 
 /// `scdf_remove_unreachable_blocks`: removes `blocks` (from [`Scdf::unreachable_blocks`])
 /// through the SSA edit API; returns the number of ops removed.
+#[inline(never)]
 pub fn remove_unreachable_blocks(
     op_array: &mut OpArray,
     ssa: &mut Ssa,

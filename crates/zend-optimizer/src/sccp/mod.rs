@@ -749,6 +749,30 @@ impl Sccp<'_> {
         }
     }
 
+    /// [`Sccp::set_value`] of the value of `src`, copied only when `var` changes.
+    fn set_value_from(&mut self, scdf: &mut Scdf<'_>, var: SsaVar, src: SsaVar) {
+        if src == var {
+            // Lowering a value to itself changes nothing.
+            return;
+        }
+        let (cur, new) = (&self.values[var.index()], &self.values[src.index()]);
+        if new.is_bot() {
+            self.set_bot(scdf, var);
+            return;
+        }
+        let changed = !cur.is_bot()
+            && !new.is_top()
+            && (cur.is_top()
+                || ((new.is_partial_array() || new.is_partial_object())
+                    && (cur.type_code() != new.type_code()
+                        || cur.num_elements() != new.num_elements())));
+        if changed {
+            let new = new.clone();
+            discard(std::mem::replace(&mut self.values[var.index()], new));
+            scdf.add_to_worklist(var);
+        }
+    }
+
     /// `set_value` to BOT, the most common lowering (every op SCCP does not evaluate):
     /// nothing to copy, and the old value is TOP or a scalar but for partial values.
     #[inline]
@@ -864,6 +888,49 @@ impl Sccp<'_> {
         origin
     }
 
+    /// Whether [`Sccp::operand_value`] gives a value.
+    #[inline]
+    fn operand_present(&self, op_array: &OpArray, operand: Operand, use_: Option<SsaVar>) -> bool {
+        match operand {
+            Operand::Const(l) => l.index() < op_array.literals.len(),
+            _ => use_.is_some(),
+        }
+    }
+
+    /// Whether `def` is a variable that does not escape.
+    fn no_escape(&self, ssa: &Ssa, def: Option<SsaVar>) -> bool {
+        def.is_some_and(|d| ssa.vars[d.index()].escape_state == EscapeState::NoEscape)
+    }
+
+    /// [`Sccp::set`] of the value [`Sccp::operand_value`] gives (nothing when it gives
+    /// none), copied only when `def` changes.
+    fn set_from_operand(
+        &mut self,
+        scdf: &mut Scdf<'_>,
+        def: Option<SsaVar>,
+        operand: Operand,
+        use_: Option<SsaVar>,
+    ) {
+        let Some(d) = def else {
+            return;
+        };
+        match operand {
+            Operand::Const(l) => {
+                // A constant changes only a TOP variable.
+                let lit = scdf.op_array.literals.get(l.index());
+                if let (Some(lit), true) = (lit, self.values[d.index()].is_top()) {
+                    self.values[d.index()] = Value::Const(lit.clone());
+                    scdf.add_to_worklist(d);
+                }
+            }
+            _ => {
+                if let Some(u) = use_ {
+                    self.set_value_from(scdf, d, u);
+                }
+            }
+        }
+    }
+
     /// Whether the value [`Sccp::operand_value`] gives is BOT, without copying it.
     #[inline]
     fn operand_is_bot(&self, operand: Operand, use_: Option<SsaVar>) -> bool {
@@ -893,6 +960,7 @@ impl Sccp<'_> {
 
 /// `value_from_type_and_range`: the constant a variable's inferred type and range pin it
 /// to (null, false, true, or a one-value integer range).
+#[inline(always)]
 fn value_from_type_and_range(
     var_info: &[VarInfo],
     ssa: &Ssa,
@@ -955,10 +1023,10 @@ impl ScdfHandlers for Sccp<'_> {
         }
         let escape = ssa.vars[var.index()].escape_state != EscapeState::NoEscape;
         let zeros_joined = self.php_bugs.contains(PhpBugs::SIGNED_ZERO_PHI);
-        let mut result = Value::Top;
+        let mut result = Meet::Top;
         // The source `result` was copied from (when an array constant: whose HashTable).
         let mut first: Option<SsaVar> = None;
-        let mut join = |this: &Self, result: &mut Value, src: SsaVar| {
+        let mut join = |this: &Self, result: &mut Meet, src: SsaVar| {
             let b = &this.values[src.index()];
             let prev = first;
             let same_table = || {
@@ -969,10 +1037,22 @@ impl ScdfHandlers for Sccp<'_> {
                     origin.is_some() && this.array_origin(scdf, src, &mut memo) == origin
                 })
             };
-            if result.is_top() && !b.is_top() {
+            let a = match result {
+                Meet::Top => TOP,
+                Meet::Bot => BOT,
+                Meet::Source(s) => &this.values[s.index()],
+                Meet::Made(v) => &*v,
+            };
+            if a.is_top() && !b.is_top() {
                 first = Some(src);
             }
-            join_phi_values(result, b, escape, zeros_joined, same_table);
+            match join_phi_values(a, b, escape, zeros_joined, same_table) {
+                Joined::Unchanged => {}
+                Joined::Bot => *result = Meet::Bot,
+                Joined::Other if b.is_bot() => *result = Meet::Bot,
+                Joined::Other => *result = Meet::Source(src),
+                Joined::Made(v) => *result = Meet::Made(v),
+            }
         };
         if let Some(from) = phi.pi {
             if let Some(Some(src)) = phi.sources.first() {
@@ -991,7 +1071,12 @@ impl ScdfHandlers for Sccp<'_> {
                 }
             }
         }
-        self.set_value(scdf, var, &result);
+        match result {
+            Meet::Top => {}
+            Meet::Bot => self.set_bot(scdf, var),
+            Meet::Source(src) => self.set_value_from(scdf, var, src),
+            Meet::Made(v) => self.set_value_owned(scdf, var, v),
+        }
     }
 
     fn mark_feasible_successors(&mut self, scdf: &mut Scdf<'_>, block: BlockId, op: OpNum) {
@@ -1223,47 +1308,67 @@ fn join_hash_tables(a: &Value, b: &Value, zeros_joined: bool) -> Ht {
     joined
 }
 
-/// `join_phi_values`: the meet of `a` and `b` into `a`. `same_table` says whether two
-/// array constants are the same HashTable, which `zend_is_identical` takes as identical
-/// before comparing elements (so an array holding NAN meets itself as a constant).
-/// `zeros_joined` meets `0.0` and `-0.0` as PHP 8.2 does ([`PhpBugs::SIGNED_ZERO_PHI`]).
+/// The meet of the sources a phi has joined so far (see [`join_phi_values`]), held
+/// without a copy while it is one of them.
+enum Meet {
+    Top,
+    Bot,
+    /// Equal to this source's value.
+    Source(SsaVar),
+    /// A value no source holds (a join of partial arrays or objects).
+    Made(Value),
+}
+
+/// What [`join_phi_values`] makes of its first operand.
+enum Joined {
+    Unchanged,
+    Bot,
+    /// The second operand's value.
+    Other,
+    Made(Value),
+}
+
+/// `join_phi_values`: the meet of `a` and `b`, as a change to `a`. `same_table` says
+/// whether two array constants are the same HashTable, which `zend_is_identical` takes as
+/// identical before comparing elements (so an array holding NAN meets itself as a
+/// constant). `zeros_joined` meets `0.0` and `-0.0` as PHP 8.2 does
+/// ([`PhpBugs::SIGNED_ZERO_PHI`]).
 fn join_phi_values(
-    a: &mut Value,
+    a: &Value,
     b: &Value,
     escape: bool,
     zeros_joined: bool,
     same_table: impl FnOnce() -> bool,
-) {
+) -> Joined {
     if a.is_bot() || b.is_top() {
-        return;
+        return Joined::Unchanged;
     }
     if a.is_top() {
-        *a = b.clone();
-        return;
+        return Joined::Other;
     }
     if b.is_bot() {
-        *a = Value::Bot;
-        return;
+        return Joined::Bot;
     }
     let arrays = |x: &Value| x.is_array() || x.is_partial_array();
+    let partial_arrays = || {
+        if arrays(a) && arrays(b) {
+            Joined::Made(Value::PartialArray(join_hash_tables(a, b, zeros_joined)))
+        } else {
+            Joined::Bot
+        }
+    };
     if a.is_partial_array() || b.is_partial_array() {
-        *a = if arrays(a) && arrays(b) {
-            Value::PartialArray(join_hash_tables(a, b, zeros_joined))
-        } else {
-            Value::Bot
-        };
+        partial_arrays()
     } else if a.is_partial_object() || b.is_partial_object() {
-        *a = if !escape && a.is_partial_object() && b.is_partial_object() {
-            Value::PartialObject(join_hash_tables(a, b, zeros_joined))
+        if !escape && a.is_partial_object() && b.is_partial_object() {
+            Joined::Made(Value::PartialObject(join_hash_tables(a, b, zeros_joined)))
         } else {
-            Value::Bot
-        };
+            Joined::Bot
+        }
     } else if !(identical(a, b, zeros_joined) || (a.is_array() && b.is_array() && same_table())) {
-        *a = if arrays(a) && arrays(b) {
-            Value::PartialArray(join_hash_tables(a, b, zeros_joined))
-        } else {
-            Value::Bot
-        };
+        partial_arrays()
+    } else {
+        Joined::Unchanged
     }
 }
 
@@ -1324,24 +1429,58 @@ impl Sccp<'_> {
             self.set_defs_bot(scdf, &sop);
             return;
         }
-        let op1 = self.op1_value(scdf, op);
-        let op2 = self.op2_value(scdf, op);
-
+        // The ops whose outcome needs no copy of an operand's value (strings and arrays
+        // are deep copies): a copied operand, an operand that is missing, or none read.
+        // Each arm does what the two matches below do for it.
         match opline.opcode {
             ZEND_ASSIGN => {
-                let op1_bot = op1.as_ref().is_some_and(|v| v.is_bot());
+                let op1_bot = self.operand_is_bot(opline.op1, sop.op1_use);
                 let may_ref = sop
                     .op1_use
                     .is_some_and(|u| var_type(self.var_info, u) & MayBe::REF.bits() != 0);
                 if op1_bot && may_ref {
                     self.set(scdf, sop.op1_def, BOT);
                     self.set(scdf, sop.result_def, BOT);
-                } else if let Some(v) = &op2 {
-                    self.set(scdf, sop.op1_def, v);
-                    self.set(scdf, sop.result_def, v);
+                } else {
+                    self.set_from_operand(scdf, sop.op1_def, opline.op2, sop.op2_use);
+                    self.set_from_operand(scdf, sop.result_def, opline.op2, sop.op2_use);
                 }
                 return;
             }
+            ZEND_ASSIGN_OBJ if !self.no_escape(ssa, sop.op1_def) => {
+                self.set(scdf, sop.result_def, BOT);
+                self.set(scdf, sop.op1_def, BOT);
+                return;
+            }
+            ZEND_NEW => {
+                if self.no_escape(ssa, sop.result_def) {
+                    self.set_owned(scdf, sop.result_def, Value::PartialObject(Ht::new()));
+                } else {
+                    self.set(scdf, sop.result_def, BOT);
+                }
+                return;
+            }
+            // (Past the BOT test above.)
+            ZEND_QM_ASSIGN | ZEND_JMP_SET | ZEND_COALESCE | ZEND_COPY_TMP => {
+                self.set_from_operand(scdf, sop.result_def, opline.op1, sop.op1_use);
+                return;
+            }
+            ZEND_FETCH_CLASS => {
+                self.set_from_operand(scdf, sop.result_def, opline.op2, sop.op2_use);
+                return;
+            }
+            ZEND_FETCH_OBJ_R | ZEND_FETCH_OBJ_IS | ZEND_ISSET_ISEMPTY_PROP_OBJ
+                if !self.operand_present(op_array, opline.op1, sop.op1_use) =>
+            {
+                self.set(scdf, sop.result_def, BOT);
+                return;
+            }
+            _ => {}
+        }
+        let op1 = self.op1_value(scdf, op);
+        let op2 = self.op2_value(scdf, op);
+
+        match opline.opcode {
             ZEND_ASSIGN_DIM => {
                 self.visit_assign_dim(scdf, op, op1, op2);
                 return;
@@ -1378,17 +1517,6 @@ impl Sccp<'_> {
                 let bug = self.php_bugs.contains(PhpBugs::UNPACK_INTO_PARTIAL_ARRAY);
                 if ct_eval_add_array_unpack(&mut zv, &op1v, bug) {
                     self.set(scdf, sop.result_def, &zv);
-                } else {
-                    self.set(scdf, sop.result_def, BOT);
-                }
-                return;
-            }
-            ZEND_NEW => {
-                let no_escape = sop
-                    .result_def
-                    .is_some_and(|r| ssa.vars[r.index()].escape_state == EscapeState::NoEscape);
-                if no_escape {
-                    self.set(scdf, sop.result_def, &Value::PartialObject(Ht::new()));
                 } else {
                     self.set(scdf, sop.result_def, BOT);
                 }
@@ -1598,11 +1726,6 @@ impl Sccp<'_> {
                 }
                 result(self, scdf, None);
             }
-            ZEND_QM_ASSIGN | ZEND_JMP_SET | ZEND_COALESCE | ZEND_COPY_TMP => {
-                if let Some(v) = &op1 {
-                    self.set(scdf, sop.result_def, v);
-                }
-            }
             ZEND_JMP_NULL => {
                 let v = match opline.extended_value & ZEND_SHORT_CIRCUITING_CHAIN_MASK {
                     ZEND_SHORT_CIRCUITING_CHAIN_ISSET => Literal::False,
@@ -1610,11 +1733,6 @@ impl Sccp<'_> {
                     _ => Literal::Null,
                 };
                 self.set(scdf, sop.result_def, &Value::Const(v));
-            }
-            ZEND_FETCH_CLASS => {
-                if let Some(v) = &op2 {
-                    self.set(scdf, sop.result_def, v);
-                }
             }
             ZEND_ISSET_ISEMPTY_CV => {
                 skip_if_top!(o1);
@@ -1732,17 +1850,17 @@ impl Sccp<'_> {
             }
             return;
         }
-        let mut zv = op1.clone();
+        let mut zv = op1;
         if op2.is_none() && zv.is_partial_array() {
             // No next element can be added to a partial array.
-            self.set(scdf, sop.result_def, &data);
-            self.set(scdf, sop.op1_def, &zv);
+            self.set_owned(scdf, sop.result_def, data);
+            self.set_owned(scdf, sop.op1_def, zv);
         } else if ct_eval_assign_dim(&mut zv, &data, op2.as_ref()) {
             if data.is_partial_array() {
                 zv = make_partial(zv);
             }
-            self.set(scdf, sop.result_def, &data);
-            self.set(scdf, sop.op1_def, &zv);
+            self.set_owned(scdf, sop.result_def, data);
+            self.set_owned(scdf, sop.op1_def, zv);
         } else {
             self.set(scdf, sop.result_def, BOT);
             self.set(scdf, sop.op1_def, BOT);
@@ -1816,10 +1934,10 @@ impl Sccp<'_> {
             }
             return;
         }
-        let mut zv = op1.clone();
+        let mut zv = op1;
         if ct_eval_assign_obj(&mut zv, &data, &op2) {
-            self.set(scdf, sop.result_def, &data);
-            self.set(scdf, sop.op1_def, &zv);
+            self.set_owned(scdf, sop.result_def, data);
+            self.set_owned(scdf, sop.op1_def, zv);
         } else {
             self.set(scdf, sop.result_def, BOT);
             self.set(scdf, sop.op1_def, BOT);
@@ -2318,6 +2436,8 @@ pub fn analyze_in(
 /// `cfg` consistent with the changed `op_array` (removed ops are NOPs; the caller compacts).
 /// Returns the number of ops removed (PHP's `removed_ops`: the DFA pass compacts when it
 /// is non-zero).
+// Never inlined: called once per op_array, and profiles then show SCCP's cost as its own.
+#[inline(never)]
 pub fn sccp_optimize_op_array(
     ctx: &mut OptimizerCtx,
     op_array: &mut OpArray,
@@ -2466,6 +2586,7 @@ impl Replacer<'_> {
 
     /// `replace_constant_operands`: variables from the last down, so chains (ropes, array
     /// construction) fall from their end.
+    #[inline(never)]
     fn replace_constant_operands(&mut self, op_array: &mut OpArray, ssa: &mut Ssa) -> usize {
         let mut removed = 0;
         let last_var = op_array.last_var() as usize;
