@@ -74,7 +74,15 @@ const TOP: &Value = &Value::Top;
 /// overwrites and discards a lattice value per variable, almost all TOP, BOT or scalars.
 #[inline]
 fn discard(v: Value) {
-    let owns_nothing = matches!(
+    if owns_nothing(&v) {
+        std::mem::forget(v);
+    }
+}
+
+/// Whether `v` has no heap data (its drop does nothing).
+#[inline]
+fn owns_nothing(v: &Value) -> bool {
+    matches!(
         v,
         Value::Top
             | Value::Bot
@@ -85,10 +93,7 @@ fn discard(v: Value) {
                     | Literal::Long(_)
                     | Literal::Double(_)
             )
-    );
-    if owns_nothing {
-        std::mem::forget(v);
-    }
+    )
 }
 
 impl Value {
@@ -316,6 +321,14 @@ fn ct_eval_add_array_elem(result: &mut Value, value: &Value, key: Option<&Value>
         match k {
             Some(k) => a.update(k, l.clone()),
             None => return a.next_index_insert(l.clone()),
+        }
+        return true;
+    }
+    // Likewise any element into a partial array, which stays partial.
+    if let Value::PartialArray(h) = result {
+        match k {
+            Some(k) => h.update(k, value.clone()),
+            None => return h.next_index_insert(value.clone()),
         }
         return true;
     }
@@ -777,11 +790,22 @@ impl Sccp<'_> {
     /// nothing to copy, and the old value is TOP or a scalar but for partial values.
     #[inline]
     fn set_bot(&mut self, scdf: &mut Scdf<'_>, var: SsaVar) {
-        let cur = &mut self.values[var.index()];
-        if cur.is_bot() {
-            return;
+        if !self.values[var.index()].is_bot() {
+            self.lower_to_bot(scdf, var);
         }
-        discard(std::mem::replace(cur, Value::Bot));
+    }
+
+    /// [`Sccp::set_bot`] of a variable that is not BOT yet. Out of line: the test before
+    /// it is what most callers need inline.
+    #[inline(never)]
+    fn lower_to_bot(&mut self, scdf: &mut Scdf<'_>, var: SsaVar) {
+        let cur = &mut self.values[var.index()];
+        if owns_nothing(cur) {
+            // Overwritten without running the drop glue (an out-of-line call).
+            std::mem::forget(std::mem::replace(cur, Value::Bot));
+        } else {
+            drop(std::mem::replace(cur, Value::Bot));
+        }
         scdf.add_to_worklist(var);
     }
 
@@ -886,6 +910,55 @@ impl Sccp<'_> {
             slot.1 = origin;
         }
         origin
+    }
+
+    /// One source of a phi into its meet (`join_phi_values` on `visit_phi`'s result).
+    #[inline]
+    fn join(&self, scdf: &Scdf<'_>, meet: &mut PhiMeet, src: SsaVar) {
+        let b = &self.values[src.index()];
+        // The cases `join_phi_values` decides from TOP and BOT alone, without its operands.
+        if b.is_top() {
+            return;
+        }
+        match meet.result {
+            Meet::Bot => return,
+            Meet::Top => {
+                meet.first = Some(src);
+                meet.result = if b.is_bot() {
+                    Meet::Bot
+                } else {
+                    Meet::Source(src)
+                };
+                return;
+            }
+            Meet::Source(_) | Meet::Made(_) => {}
+        }
+        if b.is_bot() {
+            meet.result = Meet::Bot;
+            return;
+        }
+        let prev = meet.first;
+        let var = meet.var;
+        let same_table = || {
+            prev.is_some_and(|f| {
+                let mut memo = vec![(var, None)];
+                let origin = self.array_origin(scdf, f, &mut memo);
+                memo[0].1 = origin;
+                origin.is_some() && self.array_origin(scdf, src, &mut memo) == origin
+            })
+        };
+        let a = match &meet.result {
+            Meet::Source(s) => &self.values[s.index()],
+            Meet::Made(v) => v,
+            Meet::Top | Meet::Bot => unreachable!("decided above"),
+        };
+        match join_phi_values(a, b, meet.escape, meet.zeros_joined, same_table) {
+            Joined::Unchanged => {}
+            Joined::Bot => meet.result = Meet::Bot,
+            Joined::Other if b.is_bot() => meet.result = Meet::Bot,
+            Joined::Other => meet.result = Meet::Source(src),
+            Joined::Made(v) => meet.result = Meet::Made(v),
+        }
     }
 
     /// Whether [`Sccp::operand_value`] gives a value.
@@ -1023,41 +1096,17 @@ impl ScdfHandlers for Sccp<'_> {
         }
         let escape = ssa.vars[var.index()].escape_state != EscapeState::NoEscape;
         let zeros_joined = self.php_bugs.contains(PhpBugs::SIGNED_ZERO_PHI);
-        let mut result = Meet::Top;
-        // The source `result` was copied from (when an array constant: whose HashTable).
-        let mut first: Option<SsaVar> = None;
-        let mut join = |this: &Self, result: &mut Meet, src: SsaVar| {
-            let b = &this.values[src.index()];
-            let prev = first;
-            let same_table = || {
-                prev.is_some_and(|f| {
-                    let mut memo = vec![(var, None)];
-                    let origin = this.array_origin(scdf, f, &mut memo);
-                    memo[0].1 = origin;
-                    origin.is_some() && this.array_origin(scdf, src, &mut memo) == origin
-                })
-            };
-            let a = match result {
-                Meet::Top => TOP,
-                Meet::Bot => BOT,
-                Meet::Source(s) => &this.values[s.index()],
-                Meet::Made(v) => &*v,
-            };
-            if a.is_top() && !b.is_top() {
-                first = Some(src);
-            }
-            match join_phi_values(a, b, escape, zeros_joined, same_table) {
-                Joined::Unchanged => {}
-                Joined::Bot => *result = Meet::Bot,
-                Joined::Other if b.is_bot() => *result = Meet::Bot,
-                Joined::Other => *result = Meet::Source(src),
-                Joined::Made(v) => *result = Meet::Made(v),
-            }
+        let mut meet = PhiMeet {
+            var,
+            escape,
+            zeros_joined,
+            result: Meet::Top,
+            first: None,
         };
         if let Some(from) = phi.pi {
             if let Some(Some(src)) = phi.sources.first() {
                 if scdf.is_edge_feasible(from, phi.block) {
-                    join(self, &mut result, *src);
+                    self.join(scdf, &mut meet, *src);
                 }
             }
         } else {
@@ -1067,10 +1116,15 @@ impl ScdfHandlers for Sccp<'_> {
                     continue;
                 };
                 if scdf.is_edge_feasible(pred, phi.block) {
-                    join(self, &mut result, *src);
+                    self.join(scdf, &mut meet, *src);
+                    if matches!(meet.result, Meet::Bot) {
+                        // BOT meets everything to BOT: the other sources change nothing.
+                        break;
+                    }
                 }
             }
         }
+        let result = meet.result;
         match result {
             Meet::Top => {}
             Meet::Bot => self.set_bot(scdf, var),
@@ -1317,6 +1371,16 @@ enum Meet {
     Source(SsaVar),
     /// A value no source holds (a join of partial arrays or objects).
     Made(Value),
+}
+
+/// A phi's meet in progress ([`Sccp::join`]).
+struct PhiMeet {
+    var: SsaVar,
+    escape: bool,
+    zeros_joined: bool,
+    result: Meet,
+    /// The source `result` was copied from (when an array constant: whose HashTable).
+    first: Option<SsaVar>,
 }
 
 /// What [`join_phi_values`] makes of its first operand.
