@@ -47,6 +47,9 @@ pub struct Scdf<'a> {
     /// Where each block's incoming edges start in the edge numbering (PHP's
     /// `predecessor_offset`: edge = offset + position in the predecessor list).
     edge_offsets: &'a [u32],
+    /// The ops `from..to` the block being visited has yet to visit (none outside
+    /// `solve`'s visit of a block's phis and ops): see [`Scdf::queues`].
+    ahead: (u32, u32),
 }
 
 impl<'a> Scdf<'a> {
@@ -76,6 +79,7 @@ impl<'a> Scdf<'a> {
             executable_blocks: Worklist::new_in(blocks, scratch),
             feasible_edges: Worklist::new_in(edges as usize, scratch),
             edge_offsets,
+            ahead: (0, 0),
         };
         if blocks > 0 {
             scdf.block_worklist.insert(0);
@@ -116,7 +120,9 @@ impl<'a> Scdf<'a> {
         // than the walk, and this runs for every variable whose value changes.
         let mut next = v.use_chain;
         while let Some(op) = next {
-            self.instr_worklist.insert(op.index());
+            if self.queues(op) {
+                self.instr_worklist.insert(op.index());
+            }
             let o = &ssa.ops[op.index()];
             next = if o.op1_use == Some(var) {
                 o.op1_use_chain
@@ -131,6 +137,22 @@ impl<'a> Scdf<'a> {
                 self.phi_var_worklist.insert(ssa.phi(phi).ssa_var.index());
             }
         }
+    }
+
+    /// Whether queuing op `op` for a visit can change anything. PHP queues every use,
+    /// and its solve skips the queued ops of blocks not executable, and unqueues each
+    /// op of a block it visits as a whole just before visiting it; so queuing an op
+    /// changes nothing when its block is not executable yet (it is visited, and
+    /// unqueued, with its block if ever) or when the block being visited will reach it
+    /// (it is unqueued then). Queuing neither makes that unqueuing a no-op: `solve`
+    /// skips it.
+    #[inline]
+    fn queues(&self, op: OpNum) -> bool {
+        let i = op.as_u32();
+        !(self.ahead.0 <= i && i < self.ahead.1)
+            && self
+                .executable_blocks
+                .contains(self.cfg.map[op.index()].index())
     }
 
     /// `scdf_add_def_to_worklist`: the op or phi defining `var` is to be revisited.
@@ -206,26 +228,33 @@ impl<'a> Scdf<'a> {
 
             while let Some(i) = self.block_worklist.pop_first() {
                 let b = BlockId::new(i as u32);
+                let block = cfg.block(b);
+                let end = block.start + block.len;
                 self.executable_blocks.insert(i);
+                // No op of the block is queued (it was not executable), and none is
+                // queued before the loop below visits it (`queues`): PHP's
+                // `zend_bitset_excl` of each op before its visit has nothing to do.
+                self.ahead = (block.start, end);
                 for &phi in &ssa.blocks[i].phis {
                     self.phi_var_worklist.remove(ssa.phi(phi).ssa_var.index());
                     handlers.visit_phi(self, phi);
                 }
-                let block = cfg.block(b);
                 if block.len == 0 {
+                    self.ahead = (0, 0);
                     // An empty block has no last op to mark its edge.
                     if let Some(&s) = cfg.successors(b).first() {
                         self.mark_edge_feasible(handlers, b, s);
                     }
                     continue;
                 }
-                let end = block.start + block.len;
                 for j in block.start..end {
-                    self.instr_worklist.remove(j as usize);
+                    // The op itself may be queued by its own visit, as in PHP.
+                    self.ahead.0 = j + 1;
                     if op_array.opcodes[j as usize].opcode != ZEND_OP_DATA {
                         handlers.visit_instr(self, OpNum::new(j));
                     }
                 }
+                self.ahead = (0, 0);
                 let mut last = end - 1;
                 if op_array.opcodes[last as usize].opcode == ZEND_OP_DATA && last > block.start {
                     last -= 1;
