@@ -1045,6 +1045,16 @@ fn value_from_type_and_range(
         let t = info.type_;
         let any = MayBe::ANY.bits();
         let undef = MayBe::UNDEF.bits();
+        // Only null, false, true or int alone pin a value (the tests below): one test
+        // first, which most variables fail.
+        let m = t & (any | undef);
+        if m != MayBe::NULL.bits()
+            && m != MayBe::FALSE.bits()
+            && m != MayBe::TRUE.bits()
+            && m != MayBe::LONG.bits()
+        {
+            return None;
+        }
         if t & undef != 0 || t & any == 0 {
             return None;
         }
