@@ -55,7 +55,6 @@ pub struct Scdf<'a> {
 impl<'a> Scdf<'a> {
     /// `scdf_init`: nothing on the worklists but the entry block, which is executable.
     /// The worklists live in `scratch`.
-    #[inline(never)]
     pub fn new_in(
         op_array: &'a OpArray,
         ssa: &'a Ssa,
@@ -114,6 +113,12 @@ impl<'a> Scdf<'a> {
     /// every op while a value changes far less often.
     #[inline(never)]
     pub fn add_to_worklist(&mut self, var: SsaVar) {
+        self.add_to_worklist_inline(var);
+    }
+
+    /// [`Scdf::add_to_worklist`] inlined, for a caller that is itself out of line.
+    #[inline(always)]
+    pub fn add_to_worklist_inline(&mut self, var: SsaVar) {
         let ssa = self.ssa;
         let v = &ssa.vars[var.index()];
         // `Ssa::uses` walked by hand (`zend_ssa_next_use`): the iterator adaptor cost more

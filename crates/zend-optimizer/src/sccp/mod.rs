@@ -806,7 +806,7 @@ impl Sccp<'_> {
         } else {
             drop(std::mem::replace(cur, Value::Bot));
         }
-        scdf.add_to_worklist(var);
+        scdf.add_to_worklist_inline(var);
     }
 
     /// Every definition of the op BOT (the result, and op1's and op2's for ops that
