@@ -164,7 +164,10 @@ impl<'a> Scdf<'a> {
     pub fn add_def_to_worklist(&mut self, var: SsaVar) {
         let v = &self.ssa.vars[var.index()];
         if let Some(def) = v.definition {
-            self.instr_worklist.insert(def.index());
+            // Under the same rule as the uses (`queues`), which `solve` relies on.
+            if self.queues(def) {
+                self.instr_worklist.insert(def.index());
+            }
         } else if v.definition_phi.is_some() {
             self.phi_var_worklist.insert(var.index());
         }
