@@ -47,6 +47,9 @@ pub struct Scdf<'a> {
     /// Where each block's incoming edges start in the edge numbering (PHP's
     /// `predecessor_offset`: edge = offset + position in the predecessor list).
     edge_offsets: &'a [u32],
+    /// The ops `from..to` the block being visited has yet to visit (none outside
+    /// `solve`'s visit of a block's phis and ops): see [`Scdf::queues`].
+    ahead: (u32, u32),
 }
 
 impl<'a> Scdf<'a> {
@@ -75,6 +78,7 @@ impl<'a> Scdf<'a> {
             executable_blocks: Worklist::new_in(blocks, scratch),
             feasible_edges: Worklist::new_in(edges as usize, scratch),
             edge_offsets,
+            ahead: (0, 0),
         };
         if blocks > 0 {
             scdf.block_worklist.insert(0);
@@ -104,22 +108,66 @@ impl<'a> Scdf<'a> {
         self.executable_blocks.contains(b.index())
     }
 
-    /// `scdf_add_to_worklist`: the ops and phis using `var` are to be revisited.
+    /// `scdf_add_to_worklist`: the ops and phis using `var` are to be revisited. Kept out
+    /// of line: inlined, its loops made every caller's frame large, and callers run for
+    /// every op while a value changes far less often.
+    #[inline(never)]
     pub fn add_to_worklist(&mut self, var: SsaVar) {
+        self.add_to_worklist_inline(var);
+    }
+
+    /// [`Scdf::add_to_worklist`] inlined, for a caller that is itself out of line.
+    #[inline(always)]
+    pub fn add_to_worklist_inline(&mut self, var: SsaVar) {
         let ssa = self.ssa;
-        for op in ssa.uses(var) {
-            self.instr_worklist.insert(op.index());
+        let v = &ssa.vars[var.index()];
+        // `Ssa::uses` walked by hand (`zend_ssa_next_use`): the iterator adaptor cost more
+        // than the walk, and this runs for every variable whose value changes.
+        let mut next = v.use_chain;
+        while let Some(op) = next {
+            if self.queues(op) {
+                self.instr_worklist.insert(op.index());
+            }
+            let o = &ssa.ops[op.index()];
+            next = if o.op1_use == Some(var) {
+                o.op1_use_chain
+            } else if o.op2_use == Some(var) {
+                o.op2_use_chain
+            } else {
+                o.res_use_chain
+            };
         }
-        for phi in ssa.phi_uses(var) {
-            self.phi_var_worklist.insert(ssa.phi(phi).ssa_var.index());
+        if v.phi_use_chain.is_some() {
+            for phi in ssa.phi_uses(var) {
+                self.phi_var_worklist.insert(ssa.phi(phi).ssa_var.index());
+            }
         }
+    }
+
+    /// Whether queuing op `op` for a visit can change anything. PHP queues every use,
+    /// and its solve skips the queued ops of blocks not executable, and unqueues each
+    /// op of a block it visits as a whole just before visiting it; so queuing an op
+    /// changes nothing when its block is not executable yet (it is visited, and
+    /// unqueued, with its block if ever) or when the block being visited will reach it
+    /// (it is unqueued then). Queuing neither makes that unqueuing a no-op: `solve`
+    /// skips it.
+    #[inline]
+    fn queues(&self, op: OpNum) -> bool {
+        let i = op.as_u32();
+        !(self.ahead.0 <= i && i < self.ahead.1)
+            && self
+                .executable_blocks
+                .contains(self.cfg.map[op.index()].index())
     }
 
     /// `scdf_add_def_to_worklist`: the op or phi defining `var` is to be revisited.
     pub fn add_def_to_worklist(&mut self, var: SsaVar) {
         let v = &self.ssa.vars[var.index()];
         if let Some(def) = v.definition {
-            self.instr_worklist.insert(def.index());
+            // Under the same rule as the uses (`queues`), which `solve` relies on.
+            if self.queues(def) {
+                self.instr_worklist.insert(def.index());
+            }
         } else if v.definition_phi.is_some() {
             self.phi_var_worklist.insert(var.index());
         }
@@ -152,6 +200,7 @@ impl<'a> Scdf<'a> {
     }
 
     /// `scdf_solve`: runs the worklists dry.
+    #[inline(never)]
     pub fn solve<H: ScdfHandlers + ?Sized>(&mut self, handlers: &mut H) {
         let ssa = self.ssa;
         let cfg = self.cfg;
@@ -187,26 +236,33 @@ impl<'a> Scdf<'a> {
 
             while let Some(i) = self.block_worklist.pop_first() {
                 let b = BlockId::new(i as u32);
+                let block = cfg.block(b);
+                let end = block.start + block.len;
                 self.executable_blocks.insert(i);
+                // No op of the block is queued (it was not executable), and none is
+                // queued before the loop below visits it (`queues`): PHP's
+                // `zend_bitset_excl` of each op before its visit has nothing to do.
+                self.ahead = (block.start, end);
                 for &phi in &ssa.blocks[i].phis {
                     self.phi_var_worklist.remove(ssa.phi(phi).ssa_var.index());
                     handlers.visit_phi(self, phi);
                 }
-                let block = cfg.block(b);
                 if block.len == 0 {
+                    self.ahead = (0, 0);
                     // An empty block has no last op to mark its edge.
                     if let Some(&s) = cfg.successors(b).first() {
                         self.mark_edge_feasible(handlers, b, s);
                     }
                     continue;
                 }
-                let end = block.start + block.len;
                 for j in block.start..end {
-                    self.instr_worklist.remove(j as usize);
+                    // The op itself may be queued by its own visit, as in PHP.
+                    self.ahead.0 = j + 1;
                     if op_array.opcodes[j as usize].opcode != ZEND_OP_DATA {
                         handlers.visit_instr(self, OpNum::new(j));
                     }
                 }
+                self.ahead = (0, 0);
                 let mut last = end - 1;
                 if op_array.opcodes[last as usize].opcode == ZEND_OP_DATA && last > block.start {
                     last -= 1;
@@ -254,6 +310,7 @@ impl<'a> Scdf<'a> {
     /// `scdf_remove_unreachable_blocks` does with each: a block holding a live loop
     /// variable FREE (`kept_alive_by_loop_var_free`) keeps those FREEs (temporary
     /// compaction needs them), every other is removed.
+    #[inline(never)]
     pub fn unreachable_blocks(&self) -> Vec<Unreachable> {
         let mut out = Vec::new();
         for b in (0..self.cfg.blocks_count()).map(|b| BlockId::new(b as u32)) {
@@ -302,6 +359,7 @@ impl Unreachable {
 
 /// `scdf_remove_unreachable_blocks`: removes `blocks` (from [`Scdf::unreachable_blocks`])
 /// through the SSA edit API; returns the number of ops removed.
+#[inline(never)]
 pub fn remove_unreachable_blocks(
     op_array: &mut OpArray,
     ssa: &mut Ssa,

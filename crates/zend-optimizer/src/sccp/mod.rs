@@ -74,7 +74,15 @@ const TOP: &Value = &Value::Top;
 /// overwrites and discards a lattice value per variable, almost all TOP, BOT or scalars.
 #[inline]
 fn discard(v: Value) {
-    let owns_nothing = matches!(
+    if owns_nothing(&v) {
+        std::mem::forget(v);
+    }
+}
+
+/// Whether `v` has no heap data (its drop does nothing).
+#[inline]
+fn owns_nothing(v: &Value) -> bool {
+    matches!(
         v,
         Value::Top
             | Value::Bot
@@ -85,10 +93,7 @@ fn discard(v: Value) {
                     | Literal::Long(_)
                     | Literal::Double(_)
             )
-    );
-    if owns_nothing {
-        std::mem::forget(v);
-    }
+    )
 }
 
 impl Value {
@@ -309,6 +314,24 @@ fn ct_eval_add_array_elem(result: &mut Value, value: &Value, key: Option<&Value>
             None => return false,
         },
     };
+    // A constant element into a constant array stays constant: insert it in place, where
+    // going through the elements as lattice values would copy the array twice (arrays are
+    // built one element at a time, so those copies made a long literal quadratic).
+    if let (Value::Const(Literal::Array(a)), Value::Const(l)) = (&mut *result, value) {
+        match k {
+            Some(k) => a.update(k, l.clone()),
+            None => return a.next_index_insert(l.clone()),
+        }
+        return true;
+    }
+    // Likewise any element into a partial array, which stays partial.
+    if let Value::PartialArray(h) = result {
+        match k {
+            Some(k) => h.update(k, value.clone()),
+            None => return h.next_index_insert(value.clone()),
+        }
+        return true;
+    }
     let partial = result.is_partial_array();
     let Some(mut h) = result.elements() else {
         return false;
@@ -332,11 +355,29 @@ fn rebuild(h: Ht, partial: bool) -> Value {
     Value::PartialArray(h)
 }
 
+/// [`Value::elements`] of a value no longer needed: a partial one's table moves out.
+fn into_elements(v: Value) -> Option<Ht> {
+    match v {
+        Value::PartialArray(h) | Value::PartialObject(h) => Some(h),
+        Value::Const(Literal::Array(a)) => {
+            let next_free = a.next_free();
+            let elements = a.into_elements().into_iter();
+            Some(Ht::with_next_free(
+                elements.map(|(k, l)| (k, Value::Const(l))).collect(),
+                next_free,
+            ))
+        }
+        _ => None,
+    }
+}
+
 /// `MAKE_PARTIAL_ARRAY` on an array value.
 fn make_partial(v: Value) -> Value {
-    match v.elements() {
-        Some(h) => Value::PartialArray(h),
-        None => v,
+    match v {
+        Value::PartialArray(_) | Value::PartialObject(_) | Value::Const(Literal::Array(_)) => {
+            Value::PartialArray(into_elements(v).unwrap_or_default())
+        }
+        v => v,
     }
 }
 
@@ -674,6 +715,10 @@ fn var_type(info: &[VarInfo], v: SsaVar) -> u32 {
 impl Sccp<'_> {
     /// `set_value`: lowers `var` to `new` and queues its uses when it changed.
     fn set_value(&mut self, scdf: &mut Scdf<'_>, var: SsaVar, new: &Value) {
+        if new.is_bot() {
+            self.set_bot(scdf, var);
+            return;
+        }
         let cur = &self.values[var.index()];
         if cur.is_bot() || new.is_top() {
             return;
@@ -695,17 +740,102 @@ impl Sccp<'_> {
         }
     }
 
+    /// [`Sccp::set_value`] of a value the caller no longer needs: the same tests, the
+    /// value moved in instead of copied.
+    fn set_value_owned(&mut self, scdf: &mut Scdf<'_>, var: SsaVar, new: Value) {
+        if new.is_bot() {
+            self.set_bot(scdf, var);
+            return;
+        }
+        let cur = &self.values[var.index()];
+        let changed = !cur.is_bot()
+            && !new.is_top()
+            && (cur.is_top()
+                || ((new.is_partial_array() || new.is_partial_object())
+                    && (cur.type_code() != new.type_code()
+                        || cur.num_elements() != new.num_elements())));
+        if changed {
+            discard(std::mem::replace(&mut self.values[var.index()], new));
+            scdf.add_to_worklist(var);
+        } else {
+            discard(new);
+        }
+    }
+
+    /// [`Sccp::set_value`] of the value of `src`, copied only when `var` changes.
+    fn set_value_from(&mut self, scdf: &mut Scdf<'_>, var: SsaVar, src: SsaVar) {
+        if src == var {
+            // Lowering a value to itself changes nothing.
+            return;
+        }
+        let (cur, new) = (&self.values[var.index()], &self.values[src.index()]);
+        if new.is_bot() {
+            self.set_bot(scdf, var);
+            return;
+        }
+        let changed = !cur.is_bot()
+            && !new.is_top()
+            && (cur.is_top()
+                || ((new.is_partial_array() || new.is_partial_object())
+                    && (cur.type_code() != new.type_code()
+                        || cur.num_elements() != new.num_elements())));
+        if changed {
+            let new = new.clone();
+            discard(std::mem::replace(&mut self.values[var.index()], new));
+            scdf.add_to_worklist(var);
+        }
+    }
+
+    /// `set_value` to BOT, the most common lowering (every op SCCP does not evaluate):
+    /// nothing to copy, and the old value is TOP or a scalar but for partial values.
+    #[inline]
+    fn set_bot(&mut self, scdf: &mut Scdf<'_>, var: SsaVar) {
+        if !self.values[var.index()].is_bot() {
+            self.lower_to_bot(scdf, var);
+        }
+    }
+
+    /// [`Sccp::set_bot`] of a variable that is not BOT yet. Out of line: the test before
+    /// it is what most callers need inline.
+    #[inline(never)]
+    fn lower_to_bot(&mut self, scdf: &mut Scdf<'_>, var: SsaVar) {
+        let cur = &mut self.values[var.index()];
+        if owns_nothing(cur) {
+            // Overwritten without running the drop glue (an out-of-line call).
+            std::mem::forget(std::mem::replace(cur, Value::Bot));
+        } else {
+            drop(std::mem::replace(cur, Value::Bot));
+        }
+        scdf.add_to_worklist_inline(var);
+    }
+
     /// Every definition of the op BOT (the result, and op1's and op2's for ops that
     /// define them).
+    #[inline]
     fn set_defs_bot(&mut self, scdf: &mut Scdf<'_>, sop: &zend_ssa::SsaOp) {
-        for def in [sop.result_def, sop.op1_def, sop.op2_def] {
-            self.set(scdf, def, BOT);
+        // Three tests rather than a loop over an array: this runs for most ops.
+        if let Some(d) = sop.result_def {
+            self.set_bot(scdf, d);
+        }
+        if let Some(d) = sop.op1_def {
+            self.set_bot(scdf, d);
+        }
+        if let Some(d) = sop.op2_def {
+            self.set_bot(scdf, d);
         }
     }
 
     fn set(&mut self, scdf: &mut Scdf<'_>, def: Option<SsaVar>, v: &Value) {
         if let Some(d) = def {
             self.set_value(scdf, d, v);
+        }
+    }
+
+    /// [`Sccp::set`] of a value the caller no longer needs: moved in, not copied.
+    fn set_owned(&mut self, scdf: &mut Scdf<'_>, def: Option<SsaVar>, v: Value) {
+        match def {
+            Some(d) => self.set_value_owned(scdf, d, v),
+            None => discard(v),
         }
     }
 
@@ -782,6 +912,105 @@ impl Sccp<'_> {
         origin
     }
 
+    /// One source of a phi into its meet (`join_phi_values` on `visit_phi`'s result).
+    #[inline]
+    fn join(&self, scdf: &Scdf<'_>, meet: &mut PhiMeet, src: SsaVar) {
+        let b = &self.values[src.index()];
+        // The cases `join_phi_values` decides from TOP and BOT alone, without its operands.
+        if b.is_top() {
+            return;
+        }
+        match meet.result {
+            Meet::Bot => return,
+            Meet::Top => {
+                meet.first = Some(src);
+                meet.result = if b.is_bot() {
+                    Meet::Bot
+                } else {
+                    Meet::Source(src)
+                };
+                return;
+            }
+            Meet::Source(_) | Meet::Made(_) => {}
+        }
+        if b.is_bot() {
+            meet.result = Meet::Bot;
+            return;
+        }
+        let prev = meet.first;
+        let var = meet.var;
+        let same_table = || {
+            prev.is_some_and(|f| {
+                let mut memo = vec![(var, None)];
+                let origin = self.array_origin(scdf, f, &mut memo);
+                memo[0].1 = origin;
+                origin.is_some() && self.array_origin(scdf, src, &mut memo) == origin
+            })
+        };
+        let a = match &meet.result {
+            Meet::Source(s) => &self.values[s.index()],
+            Meet::Made(v) => v,
+            Meet::Top | Meet::Bot => unreachable!("decided above"),
+        };
+        match join_phi_values(a, b, meet.escape, meet.zeros_joined, same_table) {
+            Joined::Unchanged => {}
+            Joined::Bot => meet.result = Meet::Bot,
+            Joined::Other if b.is_bot() => meet.result = Meet::Bot,
+            Joined::Other => meet.result = Meet::Source(src),
+            Joined::Made(v) => meet.result = Meet::Made(v),
+        }
+    }
+
+    /// Whether [`Sccp::operand_value`] gives a value.
+    #[inline]
+    fn operand_present(&self, op_array: &OpArray, operand: Operand, use_: Option<SsaVar>) -> bool {
+        match operand {
+            Operand::Const(l) => l.index() < op_array.literals.len(),
+            _ => use_.is_some(),
+        }
+    }
+
+    /// Whether `def` is a variable that does not escape.
+    fn no_escape(&self, ssa: &Ssa, def: Option<SsaVar>) -> bool {
+        def.is_some_and(|d| ssa.vars[d.index()].escape_state == EscapeState::NoEscape)
+    }
+
+    /// [`Sccp::set`] of the value [`Sccp::operand_value`] gives (nothing when it gives
+    /// none), copied only when `def` changes.
+    fn set_from_operand(
+        &mut self,
+        scdf: &mut Scdf<'_>,
+        def: Option<SsaVar>,
+        operand: Operand,
+        use_: Option<SsaVar>,
+    ) {
+        let Some(d) = def else {
+            return;
+        };
+        match operand {
+            Operand::Const(l) => {
+                // A constant changes only a TOP variable.
+                let lit = scdf.op_array.literals.get(l.index());
+                if let (Some(lit), true) = (lit, self.values[d.index()].is_top()) {
+                    self.values[d.index()] = Value::Const(lit.clone());
+                    scdf.add_to_worklist(d);
+                }
+            }
+            _ => {
+                if let Some(u) = use_ {
+                    self.set_value_from(scdf, d, u);
+                }
+            }
+        }
+    }
+
+    /// Whether the value [`Sccp::operand_value`] gives is BOT, without copying it.
+    #[inline]
+    fn operand_is_bot(&self, operand: Operand, use_: Option<SsaVar>) -> bool {
+        !matches!(operand, Operand::Const(_))
+            && use_.is_some_and(|v| self.values[v.index()].is_bot())
+    }
+
     fn op1_value(&self, scdf: &Scdf<'_>, op: OpNum) -> Option<Value> {
         let o = &scdf.op_array.opcodes[op.index()];
         self.operand_value(scdf.op_array, o.op1, scdf.ssa.ops[op.index()].op1_use)
@@ -804,6 +1033,7 @@ impl Sccp<'_> {
 
 /// `value_from_type_and_range`: the constant a variable's inferred type and range pin it
 /// to (null, false, true, or a one-value integer range).
+#[inline(always)]
 fn value_from_type_and_range(
     var_info: &[VarInfo],
     ssa: &Ssa,
@@ -815,6 +1045,16 @@ fn value_from_type_and_range(
         let t = info.type_;
         let any = MayBe::ANY.bits();
         let undef = MayBe::UNDEF.bits();
+        // Only null, false, true or int alone pin a value (the tests below): one test
+        // first, which most variables fail.
+        let m = t & (any | undef);
+        if m != MayBe::NULL.bits()
+            && m != MayBe::FALSE.bits()
+            && m != MayBe::TRUE.bits()
+            && m != MayBe::LONG.bits()
+        {
+            return None;
+        }
         if t & undef != 0 || t & any == 0 {
             return None;
         }
@@ -846,7 +1086,14 @@ fn value_from_type_and_range(
 }
 
 impl ScdfHandlers for Sccp<'_> {
+    #[inline]
     fn visit_instr(&mut self, scdf: &mut Scdf<'_>, op: OpNum) {
+        if !evaluates_operands(scdf.op_array.opcodes[op.index()].opcode) {
+            // Most ops: what `visit` does for them, without its large frame.
+            let ssa = scdf.ssa;
+            self.set_defs_bot(scdf, &ssa.ops[op.index()]);
+            return;
+        }
         self.visit(scdf, op);
     }
 
@@ -859,29 +1106,17 @@ impl ScdfHandlers for Sccp<'_> {
         }
         let escape = ssa.vars[var.index()].escape_state != EscapeState::NoEscape;
         let zeros_joined = self.php_bugs.contains(PhpBugs::SIGNED_ZERO_PHI);
-        let mut result = Value::Top;
-        // The source `result` was copied from (when an array constant: whose HashTable).
-        let mut first: Option<SsaVar> = None;
-        let mut join = |this: &Self, result: &mut Value, src: SsaVar| {
-            let b = &this.values[src.index()];
-            let prev = first;
-            let same_table = || {
-                prev.is_some_and(|f| {
-                    let mut memo = vec![(var, None)];
-                    let origin = this.array_origin(scdf, f, &mut memo);
-                    memo[0].1 = origin;
-                    origin.is_some() && this.array_origin(scdf, src, &mut memo) == origin
-                })
-            };
-            if result.is_top() && !b.is_top() {
-                first = Some(src);
-            }
-            join_phi_values(result, b, escape, zeros_joined, same_table);
+        let mut meet = PhiMeet {
+            var,
+            escape,
+            zeros_joined,
+            result: Meet::Top,
+            first: None,
         };
         if let Some(from) = phi.pi {
             if let Some(Some(src)) = phi.sources.first() {
                 if scdf.is_edge_feasible(from, phi.block) {
-                    join(self, &mut result, *src);
+                    self.join(scdf, &mut meet, *src);
                 }
             }
         } else {
@@ -891,11 +1126,21 @@ impl ScdfHandlers for Sccp<'_> {
                     continue;
                 };
                 if scdf.is_edge_feasible(pred, phi.block) {
-                    join(self, &mut result, *src);
+                    self.join(scdf, &mut meet, *src);
+                    if matches!(meet.result, Meet::Bot) {
+                        // BOT meets everything to BOT: the other sources change nothing.
+                        break;
+                    }
                 }
             }
         }
-        self.set_value(scdf, var, &result);
+        let result = meet.result;
+        match result {
+            Meet::Top => {}
+            Meet::Bot => self.set_bot(scdf, var),
+            Meet::Source(src) => self.set_value_from(scdf, var, src),
+            Meet::Made(v) => self.set_value_owned(scdf, var, v),
+        }
     }
 
     fn mark_feasible_successors(&mut self, scdf: &mut Scdf<'_>, block: BlockId, op: OpNum) {
@@ -1037,6 +1282,22 @@ macro_rules! binary_ops {
 /// gets BOT for each of its definitions, whatever its operands. Keep this list and the
 /// arms in step: an arm whose opcode is missing here is never reached.
 fn evaluates_operands(opcode: Opcode) -> bool {
+    EVALUATES_OPERANDS[opcode.0 as usize]
+}
+
+/// [`evaluates_operands`] by opcode: one load per visited op instead of a chain of tests.
+static EVALUATES_OPERANDS: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut i = 0;
+    while i < 256 {
+        table[i] = evaluated_opcode(Opcode(i as u8));
+        i += 1;
+    }
+    table
+};
+
+/// The opcodes of [`evaluates_operands`], as a pattern.
+const fn evaluated_opcode(opcode: Opcode) -> bool {
     matches!(
         opcode,
         ZEND_ASSIGN
@@ -1111,52 +1372,83 @@ fn join_hash_tables(a: &Value, b: &Value, zeros_joined: bool) -> Ht {
     joined
 }
 
-/// `join_phi_values`: the meet of `a` and `b` into `a`. `same_table` says whether two
-/// array constants are the same HashTable, which `zend_is_identical` takes as identical
-/// before comparing elements (so an array holding NAN meets itself as a constant).
-/// `zeros_joined` meets `0.0` and `-0.0` as PHP 8.2 does ([`PhpBugs::SIGNED_ZERO_PHI`]).
+/// The meet of the sources a phi has joined so far (see [`join_phi_values`]), held
+/// without a copy while it is one of them.
+enum Meet {
+    Top,
+    Bot,
+    /// Equal to this source's value.
+    Source(SsaVar),
+    /// A value no source holds (a join of partial arrays or objects).
+    Made(Value),
+}
+
+/// A phi's meet in progress ([`Sccp::join`]).
+struct PhiMeet {
+    var: SsaVar,
+    escape: bool,
+    zeros_joined: bool,
+    result: Meet,
+    /// The source `result` was copied from (when an array constant: whose HashTable).
+    first: Option<SsaVar>,
+}
+
+/// What [`join_phi_values`] makes of its first operand.
+enum Joined {
+    Unchanged,
+    Bot,
+    /// The second operand's value.
+    Other,
+    Made(Value),
+}
+
+/// `join_phi_values`: the meet of `a` and `b`, as a change to `a`. `same_table` says
+/// whether two array constants are the same HashTable, which `zend_is_identical` takes as
+/// identical before comparing elements (so an array holding NAN meets itself as a
+/// constant). `zeros_joined` meets `0.0` and `-0.0` as PHP 8.2 does
+/// ([`PhpBugs::SIGNED_ZERO_PHI`]).
 fn join_phi_values(
-    a: &mut Value,
+    a: &Value,
     b: &Value,
     escape: bool,
     zeros_joined: bool,
     same_table: impl FnOnce() -> bool,
-) {
+) -> Joined {
     if a.is_bot() || b.is_top() {
-        return;
+        return Joined::Unchanged;
     }
     if a.is_top() {
-        *a = b.clone();
-        return;
+        return Joined::Other;
     }
     if b.is_bot() {
-        *a = Value::Bot;
-        return;
+        return Joined::Bot;
     }
     let arrays = |x: &Value| x.is_array() || x.is_partial_array();
+    let partial_arrays = || {
+        if arrays(a) && arrays(b) {
+            Joined::Made(Value::PartialArray(join_hash_tables(a, b, zeros_joined)))
+        } else {
+            Joined::Bot
+        }
+    };
     if a.is_partial_array() || b.is_partial_array() {
-        *a = if arrays(a) && arrays(b) {
-            Value::PartialArray(join_hash_tables(a, b, zeros_joined))
-        } else {
-            Value::Bot
-        };
+        partial_arrays()
     } else if a.is_partial_object() || b.is_partial_object() {
-        *a = if !escape && a.is_partial_object() && b.is_partial_object() {
-            Value::PartialObject(join_hash_tables(a, b, zeros_joined))
+        if !escape && a.is_partial_object() && b.is_partial_object() {
+            Joined::Made(Value::PartialObject(join_hash_tables(a, b, zeros_joined)))
         } else {
-            Value::Bot
-        };
+            Joined::Bot
+        }
     } else if !(identical(a, b, zeros_joined) || (a.is_array() && b.is_array() && same_table())) {
-        *a = if arrays(a) && arrays(b) {
-            Value::PartialArray(join_hash_tables(a, b, zeros_joined))
-        } else {
-            Value::Bot
-        };
+        partial_arrays()
+    } else {
+        Joined::Unchanged
     }
 }
 
 impl Sccp<'_> {
     /// `sccp_visit_instr`.
+    #[inline(never)]
     fn visit(&mut self, scdf: &mut Scdf<'_>, op: OpNum) {
         let op_array = scdf.op_array;
         let ssa = scdf.ssa;
@@ -1188,24 +1480,81 @@ impl Sccp<'_> {
             opline = &op_array.opcodes[cur.index()];
             sop = ssa.ops[cur.index()];
         }
-        let op1 = self.op1_value(scdf, op);
-        let op2 = self.op2_value(scdf, op);
-
+        if !matches!(
+            opline.opcode,
+            ZEND_ASSIGN
+                | ZEND_ASSIGN_DIM
+                | ZEND_ASSIGN_OBJ
+                | ZEND_INIT_ARRAY
+                | ZEND_ADD_ARRAY_ELEMENT
+                | ZEND_ADD_ARRAY_UNPACK
+                | ZEND_NEW
+                | ZEND_ASSIGN_STATIC_PROP_REF
+                | ZEND_ASSIGN_OBJ_REF
+        ) && (self.operand_is_bot(
+            op_array.opcodes[op.index()].op1,
+            ssa.ops[op.index()].op1_use,
+        ) || self.operand_is_bot(
+            op_array.opcodes[op.index()].op2,
+            ssa.ops[op.index()].op2_use,
+        )) {
+            // What the test after the first match below does, before copying the
+            // operands' values (strings and arrays): the most common outcome.
+            self.set_defs_bot(scdf, &sop);
+            return;
+        }
+        // The ops whose outcome needs no copy of an operand's value (strings and arrays
+        // are deep copies): a copied operand, an operand that is missing, or none read.
+        // Each arm does what the two matches below do for it.
         match opline.opcode {
             ZEND_ASSIGN => {
-                let op1_bot = op1.as_ref().is_some_and(|v| v.is_bot());
+                let op1_bot = self.operand_is_bot(opline.op1, sop.op1_use);
                 let may_ref = sop
                     .op1_use
                     .is_some_and(|u| var_type(self.var_info, u) & MayBe::REF.bits() != 0);
                 if op1_bot && may_ref {
                     self.set(scdf, sop.op1_def, BOT);
                     self.set(scdf, sop.result_def, BOT);
-                } else if let Some(v) = &op2 {
-                    self.set(scdf, sop.op1_def, v);
-                    self.set(scdf, sop.result_def, v);
+                } else {
+                    self.set_from_operand(scdf, sop.op1_def, opline.op2, sop.op2_use);
+                    self.set_from_operand(scdf, sop.result_def, opline.op2, sop.op2_use);
                 }
                 return;
             }
+            ZEND_ASSIGN_OBJ if !self.no_escape(ssa, sop.op1_def) => {
+                self.set(scdf, sop.result_def, BOT);
+                self.set(scdf, sop.op1_def, BOT);
+                return;
+            }
+            ZEND_NEW => {
+                if self.no_escape(ssa, sop.result_def) {
+                    self.set_owned(scdf, sop.result_def, Value::PartialObject(Ht::new()));
+                } else {
+                    self.set(scdf, sop.result_def, BOT);
+                }
+                return;
+            }
+            // (Past the BOT test above.)
+            ZEND_QM_ASSIGN | ZEND_JMP_SET | ZEND_COALESCE | ZEND_COPY_TMP => {
+                self.set_from_operand(scdf, sop.result_def, opline.op1, sop.op1_use);
+                return;
+            }
+            ZEND_FETCH_CLASS => {
+                self.set_from_operand(scdf, sop.result_def, opline.op2, sop.op2_use);
+                return;
+            }
+            ZEND_FETCH_OBJ_R | ZEND_FETCH_OBJ_IS | ZEND_ISSET_ISEMPTY_PROP_OBJ
+                if !self.operand_present(op_array, opline.op1, sop.op1_use) =>
+            {
+                self.set(scdf, sop.result_def, BOT);
+                return;
+            }
+            _ => {}
+        }
+        let op1 = self.op1_value(scdf, op);
+        let op2 = self.op2_value(scdf, op);
+
+        match opline.opcode {
             ZEND_ASSIGN_DIM => {
                 self.visit_assign_dim(scdf, op, op1, op2);
                 return;
@@ -1242,17 +1591,6 @@ impl Sccp<'_> {
                 let bug = self.php_bugs.contains(PhpBugs::UNPACK_INTO_PARTIAL_ARRAY);
                 if ct_eval_add_array_unpack(&mut zv, &op1v, bug) {
                     self.set(scdf, sop.result_def, &zv);
-                } else {
-                    self.set(scdf, sop.result_def, BOT);
-                }
-                return;
-            }
-            ZEND_NEW => {
-                let no_escape = sop
-                    .result_def
-                    .is_some_and(|r| ssa.vars[r.index()].escape_state == EscapeState::NoEscape);
-                if no_escape {
-                    self.set(scdf, sop.result_def, &Value::PartialObject(Ht::new()));
                 } else {
                     self.set(scdf, sop.result_def, BOT);
                 }
@@ -1462,11 +1800,6 @@ impl Sccp<'_> {
                 }
                 result(self, scdf, None);
             }
-            ZEND_QM_ASSIGN | ZEND_JMP_SET | ZEND_COALESCE | ZEND_COPY_TMP => {
-                if let Some(v) = &op1 {
-                    self.set(scdf, sop.result_def, v);
-                }
-            }
             ZEND_JMP_NULL => {
                 let v = match opline.extended_value & ZEND_SHORT_CIRCUITING_CHAIN_MASK {
                     ZEND_SHORT_CIRCUITING_CHAIN_ISSET => Literal::False,
@@ -1474,11 +1807,6 @@ impl Sccp<'_> {
                     _ => Literal::Null,
                 };
                 self.set(scdf, sop.result_def, &Value::Const(v));
-            }
-            ZEND_FETCH_CLASS => {
-                if let Some(v) = &op2 {
-                    self.set(scdf, sop.result_def, v);
-                }
             }
             ZEND_ISSET_ISEMPTY_CV => {
                 skip_if_top!(o1);
@@ -1596,17 +1924,17 @@ impl Sccp<'_> {
             }
             return;
         }
-        let mut zv = op1.clone();
+        let mut zv = op1;
         if op2.is_none() && zv.is_partial_array() {
             // No next element can be added to a partial array.
-            self.set(scdf, sop.result_def, &data);
-            self.set(scdf, sop.op1_def, &zv);
+            self.set_owned(scdf, sop.result_def, data);
+            self.set_owned(scdf, sop.op1_def, zv);
         } else if ct_eval_assign_dim(&mut zv, &data, op2.as_ref()) {
             if data.is_partial_array() {
                 zv = make_partial(zv);
             }
-            self.set(scdf, sop.result_def, &data);
-            self.set(scdf, sop.op1_def, &zv);
+            self.set_owned(scdf, sop.result_def, data);
+            self.set_owned(scdf, sop.op1_def, zv);
         } else {
             self.set(scdf, sop.result_def, BOT);
             self.set(scdf, sop.op1_def, BOT);
@@ -1680,10 +2008,10 @@ impl Sccp<'_> {
             }
             return;
         }
-        let mut zv = op1.clone();
+        let mut zv = op1;
         if ct_eval_assign_obj(&mut zv, &data, &op2) {
-            self.set(scdf, sop.result_def, &data);
-            self.set(scdf, sop.op1_def, &zv);
+            self.set_owned(scdf, sop.result_def, data);
+            self.set_owned(scdf, sop.op1_def, zv);
         } else {
             self.set(scdf, sop.result_def, BOT);
             self.set(scdf, sop.op1_def, BOT);
@@ -1815,14 +2143,16 @@ impl Sccp<'_> {
         let ssa = scdf.ssa;
         let opline = &scdf.op_array.opcodes[op.index()];
         let sop = ssa.ops[op.index()];
-        let mut result: Option<Value> = None;
+        // The array so far (ADD_ARRAY_ELEMENT): read in place, and moved out rather than
+        // copied where PHP takes it over.
+        let mut result: Option<SsaVar> = None;
         if opline.opcode == ZEND_ADD_ARRAY_ELEMENT {
             let Some(ru) = sop.result_use else {
                 self.set(scdf, sop.result_def, BOT);
                 self.set(scdf, sop.op1_def, BOT);
                 return;
             };
-            let r = self.values[ru.index()].clone();
+            let r = &self.values[ru.index()];
             if r.is_bot() {
                 self.set(scdf, sop.result_def, BOT);
                 self.set(scdf, sop.op1_def, BOT);
@@ -1831,19 +2161,18 @@ impl Sccp<'_> {
             if r.is_top() {
                 return;
             }
-            result = Some(r);
+            result = Some(ru);
         }
         if op1.as_ref().is_some_and(|v| v.is_top()) || op2.as_ref().is_some_and(|v| v.is_top()) {
             return;
         }
-        if result.as_ref().is_some_and(|r| r.type_code() == IS_NULL) {
+        if result.is_some_and(|ru| self.values[ru.index()].type_code() == IS_NULL) {
             self.set(scdf, sop.result_def, BOT);
             return;
         }
-        let take_result = |this: &mut Self| {
-            if let Some(ru) = sop.result_use {
-                this.values[ru.index()] = Value::Const(Literal::Null);
-            }
+        // The array moves on to this op's result; the operand keeps a null.
+        let take_result = |this: &mut Self, ru: SsaVar| {
+            std::mem::replace(&mut this.values[ru.index()], Value::Const(Literal::Null))
         };
         if op2.as_ref().is_some_and(|v| v.is_bot()) {
             // Update of an unknown index.
@@ -1860,19 +2189,15 @@ impl Sccp<'_> {
         {
             self.set(scdf, sop.op1_def, BOT);
             if sop.result_def.is_some() {
-                let mut h = match &result {
+                let mut h = match result {
                     None => Ht::new(),
-                    Some(r) => {
-                        let h = r.elements().unwrap_or_default();
-                        take_result(self);
-                        h
-                    }
+                    Some(ru) => into_elements(take_result(self, ru)).unwrap_or_default(),
                 };
                 match &op2 {
-                    None => self.set(scdf, sop.result_def, &Value::PartialArray(h)),
+                    None => self.set_owned(scdf, sop.result_def, Value::PartialArray(h)),
                     Some(k) => {
                         if ct_eval_del_array_elem(&mut h, k) {
-                            self.set(scdf, sop.result_def, &Value::PartialArray(h));
+                            self.set_owned(scdf, sop.result_def, Value::PartialArray(h));
                         } else {
                             self.set(scdf, sop.result_def, BOT);
                         }
@@ -1883,28 +2208,24 @@ impl Sccp<'_> {
             }
             return;
         }
-        let mut zv = match &result {
-            Some(r) => {
-                let r = r.clone();
-                take_result(self);
-                r
-            }
+        let mut zv = match result {
+            Some(ru) => take_result(self, ru),
             None => Value::Const(Literal::Array(PhpArray::new())),
         };
         match &op1 {
             Some(v) => {
                 if op2.is_none() && zv.is_partial_array() {
-                    self.set(scdf, sop.result_def, &zv);
+                    self.set_owned(scdf, sop.result_def, zv);
                 } else if ct_eval_add_array_elem(&mut zv, v, op2.as_ref()) {
                     if v.is_partial_array() {
                         zv = make_partial(zv);
                     }
-                    self.set(scdf, sop.result_def, &zv);
+                    self.set_owned(scdf, sop.result_def, zv);
                 } else {
                     self.set(scdf, sop.result_def, BOT);
                 }
             }
-            None => self.set(scdf, sop.result_def, &zv),
+            None => self.set_owned(scdf, sop.result_def, zv),
         }
     }
 
@@ -2189,6 +2510,8 @@ pub fn analyze_in(
 /// `cfg` consistent with the changed `op_array` (removed ops are NOPs; the caller compacts).
 /// Returns the number of ops removed (PHP's `removed_ops`: the DFA pass compacts when it
 /// is non-zero).
+// Never inlined: called once per op_array, and profiles then show SCCP's cost as its own.
+#[inline(never)]
 pub fn sccp_optimize_op_array(
     ctx: &mut OptimizerCtx,
     op_array: &mut OpArray,
@@ -2337,6 +2660,7 @@ impl Replacer<'_> {
 
     /// `replace_constant_operands`: variables from the last down, so chains (ropes, array
     /// construction) fall from their end.
+    #[inline(never)]
     fn replace_constant_operands(&mut self, op_array: &mut OpArray, ssa: &mut Ssa) -> usize {
         let mut removed = 0;
         let last_var = op_array.last_var() as usize;
@@ -2352,6 +2676,10 @@ impl Replacer<'_> {
             }
             let value = if let Value::Const(l) = &self.values[i] {
                 l.clone()
+            } else if ssa.vars[i].use_chain.is_none() {
+                // A value from the type and range would replace no operand, and only a
+                // known lattice value removes the definition: nothing to do.
+                continue;
             } else {
                 match value_from_type_and_range(self.var_info, ssa, op_array, var) {
                     Some(l) => l,
