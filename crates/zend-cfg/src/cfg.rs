@@ -664,7 +664,11 @@ impl Cfg {
         bitset::remove(starts, last as usize);
 
         // Step 2: the blocks.
-        let block_count = starts.iter().map(|w| w.count_ones() as usize).sum::<usize>() + 2;
+        let block_count = starts
+            .iter()
+            .map(|w| w.count_ones() as usize)
+            .sum::<usize>()
+            + 2;
         let CfgBuffers {
             blocks,
             edges,
@@ -683,7 +687,7 @@ impl Cfg {
             if let Some(prev) = blocks.last_mut() {
                 prev.len = i - prev.start;
                 let id = BlockId::new(count - 1);
-                map.extend(std::iter::repeat_n(id, prev.len as usize));
+                map.extend(std::iter::repeat(id).take(prev.len as usize));
             }
             blocks.push(BasicBlock::new(i));
         }
@@ -691,7 +695,7 @@ impl Cfg {
         if let Some(prev) = blocks.last_mut() {
             prev.len = last - prev.start;
             let id = BlockId::new(count - 1);
-            map.extend(std::iter::repeat_n(id, prev.len as usize));
+            map.extend(std::iter::repeat(id).take(prev.len as usize));
         }
         if blocks.is_empty() {
             // An op_array always has at least one op; keep one empty block regardless.

@@ -153,8 +153,13 @@ fn dfa_cfg_in(op_array: &OpArray, scratch: &Bump, buffers: CfgBuffers) -> Result
     if !op_array.try_catch_array.is_empty() {
         return Err(Refused::TryCatch);
     }
-    let cfg = Cfg::build_reusing(op_array, BuildFlags::NO_ENTRY_PREDECESSORS, scratch, buffers)
-        .map_err(Refused::Cfg)?;
+    let cfg = Cfg::build_reusing(
+        op_array,
+        BuildFlags::NO_ENTRY_PREDECESSORS,
+        scratch,
+        buffers,
+    )
+    .map_err(Refused::Cfg)?;
     if cfg.func_flags.contains(FuncFlags::INDIRECT_VAR_ACCESS) {
         return Err(Refused::IndirectVarAccess);
     }
@@ -178,7 +183,14 @@ fn dfa_ssa_from(
     dfg: &Dfg,
     info: &ScriptInfo,
 ) -> Result<Ssa, SsaError> {
-    dfa_ssa_in(op_array, cfg, dfg, info, &Bump::new(), SsaBuffers::default())
+    dfa_ssa_in(
+        op_array,
+        cfg,
+        dfg,
+        info,
+        &Bump::new(),
+        SsaBuffers::default(),
+    )
 }
 
 fn dfa_ssa_in(

@@ -145,11 +145,7 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
             }
             ZEND_FETCH_CONSTANT => fetch_constant(op_array, ctx, i),
             ZEND_FETCH_CLASS_CONSTANT => fetch_class_constant(op_array, ctx, i),
-            ZEND_DO_ICALL => {
-                if !do_icall(op_array, ctx, i, collect_constants) {
-                    collect_constants = false;
-                }
-            }
+            ZEND_DO_ICALL => collect_constants &= do_icall(op_array, ctx, i, collect_constants),
             ZEND_STRLEN => {
                 if let Some(result) =
                     literal(op_array, op.op1).and_then(zend_operators::eval_strlen)
