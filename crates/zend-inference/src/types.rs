@@ -481,39 +481,50 @@ impl Upd<'_, '_, '_> {
         }
     }
 
-    /// `UPDATE_SSA_TYPE`.
+    /// `UPDATE_SSA_TYPE`. Inlined into its many call sites: most updates change nothing,
+    /// and the out-of-line call cost more than the check itself.
+    #[inline]
     fn update_type(&mut self, t: u32, var: Option<usize>) {
         let Some(var) = var else { return };
         let mut t = t & !GUARD;
         if t & REF != 0 {
             t |= RC1 | RCN | UNKNOWN;
         }
-        let orig_var = self.st.ssa.vars[var].var;
-        if orig_var < self.st.op_array.num_args && t & RC1 != 0 {
+        let v = &self.st.ssa.vars[var];
+        let orig_var = v.var;
+        let op_array = self.st.op_array;
+        if orig_var < op_array.num_args && t & RC1 != 0 {
             t |= RCN;
         }
-        if orig_var < self.st.op_array.last_var() {
+        if orig_var < op_array.last_var() {
             if t & (REF | RCN) != 0 {
                 t |= RC1 | RCN;
             }
             if t & RC1 != 0 && t & STRING != 0 {
                 t |= RCN;
             }
-            if self.st.ssa.vars[var].alias != zend_ssa::Alias::NoAlias {
-                t |= alias_types(self.st.ssa.vars[var].alias);
+            if v.alias != zend_ssa::Alias::NoAlias {
+                t |= alias_types(v.alias);
             }
         }
         if self.st.vars[var].type_ != t {
-            // PHP fails the whole inference on narrowing; keep the union to stay monotone
-            // (after zend_type_narrowing reset the visited types, the union is the new type).
-            if self.st.vars[var].type_ & !t != 0 {
-                self.st.failed = true;
-            }
-            let t = t | self.st.vars[var].type_;
-            if self.st.vars[var].type_ != t {
-                self.st.vars[var].type_ = t;
-                self.add_usages(var);
-            }
+            self.type_changed(t, var);
+        }
+    }
+
+    /// The rest of `UPDATE_SSA_TYPE` when the type differs: out of line, it is rare.
+    #[inline(never)]
+    fn type_changed(&mut self, t: u32, var: usize) {
+        let old = self.st.vars[var].type_;
+        // PHP fails the whole inference on narrowing; keep the union to stay monotone
+        // (after zend_type_narrowing reset the visited types, the union is the new type).
+        if old & !t != 0 {
+            self.st.failed = true;
+        }
+        let t = t | old;
+        if old != t {
+            self.st.vars[var].type_ = t;
+            self.add_usages(var);
         }
     }
 
@@ -1573,16 +1584,21 @@ impl Upd<'_, '_, '_> {
                             }
                             ce = None;
                         } else if op1_type() & (IS_VAR | IS_TMP_VAR) == 0 || t1 & RC1 == 0 {
-                            let obj_ce = if op1_type() == IS_UNUSED {
-                                scope_class(st)
-                            } else if let Some(u) = op1_use().filter(|&u| !st.vars[u].is_instanceof)
-                            {
-                                st.vars[u].ce.as_ref().map(|c| c.name.as_slice())
-                            } else {
-                                None
-                            };
-                            if let Some(c) = obj_ce {
-                                if plain_user_class(st, c) && !result_may_be_separated(st, line) {
+                            // The cheap use test first: the class test looks the class up
+                            // and scans its methods. The scope's entry directly: looking its
+                            // name up again finds the same one.
+                            if !result_may_be_separated(st, line) {
+                                let obj_ce = if op1_type() == IS_UNUSED {
+                                    st.scope_ce
+                                } else if let Some(u) =
+                                    op1_use().filter(|&u| !st.vars[u].is_instanceof)
+                                {
+                                    let c = st.vars[u].ce.as_ref();
+                                    c.and_then(|c| script_class(st, &c.name))
+                                } else {
+                                    None
+                                };
+                                if obj_ce.is_some_and(plain_user_class) {
                                     tmp &= !RC1;
                                 }
                             }
@@ -2147,13 +2163,8 @@ fn script_class<'a>(st: &State<'a>, name: &[u8]) -> Option<&'a zend_ir::ClassEnt
 }
 
 /// A user class without `create_object` or `__get`.
-fn plain_user_class(st: &State, c: &[u8]) -> bool {
-    match script_class(st, c) {
-        Some(ce) => {
-            ce.parent_name.is_none() && !ce.methods.iter().any(|(k, _)| k.as_bytes() == b"__get")
-        }
-        None => false,
-    }
+fn plain_user_class(ce: &zend_ir::ClassEntry) -> bool {
+    ce.parent_name.is_none() && !ce.methods.iter().any(|(k, _)| k.as_bytes() == b"__get")
 }
 
 fn result_may_be_separated(st: &State, line: usize) -> bool {
@@ -2196,7 +2207,12 @@ fn lookup_prop<'a>(
     // rejects most properties before the name is unmangled.
     let prop = class.properties.iter().find(|p| {
         let n = p.name.as_bytes();
-        n.ends_with(name) && unmangled(n) == name
+        // Only the name itself or a mangled name with a NUL just before `name` can
+        // unmangle to it: the lengths and that byte reject most properties without a
+        // comparison of the bytes.
+        let fits =
+            n.len() == name.len() || (n.len() > name.len() && n[n.len() - name.len() - 1] == 0);
+        fits && n.ends_with(name) && unmangled(n) == name
     })?;
     let scope = st.op_array.scope.as_ref();
     let same_scope = scope.is_some_and(|s| s.as_bytes().eq_ignore_ascii_case(prop.ce.as_bytes()));
@@ -2279,9 +2295,8 @@ fn class_from_op1<'s>(st: &State<'s>, opline: &zend_ir::Op) -> Option<&'s [u8]> 
             _ => None,
         },
         Operand::Unused(n) => {
-            let c = scope_class(st)?;
-            let ce = script_class(st, c)?;
-            (ce.ce_flags & 2 == 0 && n & 0xf == 1).then_some(c)
+            let ce = st.scope_ce?;
+            (ce.ce_flags & 2 == 0 && n & 0xf == 1).then_some(ce.name.as_bytes())
         }
         _ => None,
     }
