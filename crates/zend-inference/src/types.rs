@@ -531,24 +531,33 @@ impl Upd<'_, '_, '_> {
     }
 
     /// `UPDATE_SSA_OBJ_TYPE`. The name is only copied when the class changes (once per
-    /// variable, mostly), not on every evaluation.
+    /// variable, mostly), not on every evaluation. Inlined: each call site passes one kind
+    /// of class, mostly none, and the check is then a couple of loads.
+    #[inline]
     fn update_obj(&mut self, ce: Ce<'_>, is_instanceof: bool, var: Option<usize>) {
         let Some(var) = var else { return };
-        let vars = &mut self.st.vars;
+        let vars = &self.st.vars;
         let same = match &ce {
             Ce::Name(n) => vars[var].ce.as_ref().map(|c| c.name.as_slice()) == *n,
             Ce::Of(f) => *f == var || vars[*f].ce == vars[var].ce,
             Ce::Owned(c) => vars[var].ce == *c,
         };
         if !same || vars[var].is_instanceof != is_instanceof {
-            vars[var].ce = match ce {
-                Ce::Name(n) => n.map(|n| ClassInfo { name: n.to_vec() }),
-                Ce::Of(f) => vars[f].ce.clone(),
-                Ce::Owned(c) => c,
-            };
-            vars[var].is_instanceof = is_instanceof;
-            self.add_usages(var);
+            self.set_obj(ce, is_instanceof, var);
         }
+    }
+
+    /// The change `update_obj` found.
+    #[inline(never)]
+    fn set_obj(&mut self, ce: Ce<'_>, is_instanceof: bool, var: usize) {
+        let vars = &mut self.st.vars;
+        vars[var].ce = match ce {
+            Ce::Name(n) => n.map(|n| ClassInfo { name: n.to_vec() }),
+            Ce::Of(f) => vars[f].ce.clone(),
+            Ce::Owned(c) => c,
+        };
+        vars[var].is_instanceof = is_instanceof;
+        self.add_usages(var);
     }
 
     /// `COPY_SSA_OBJ_TYPE`.
