@@ -483,9 +483,9 @@ impl Upd<'_, '_, '_> {
         }
     }
 
-    /// `UPDATE_SSA_TYPE`. Inlined into its many call sites: most updates change nothing,
-    /// and the out-of-line call cost more than the check itself.
-    #[inline]
+    /// `UPDATE_SSA_TYPE`. Always inlined (the hint alone was not taken in
+    /// `update_type_info`): the call cost about as much as computing the type.
+    #[inline(always)]
     fn update_type(&mut self, t: u32, var: Option<usize>) {
         let Some(var) = var else { return };
         let mut t = t & !GUARD;
@@ -514,7 +514,8 @@ impl Upd<'_, '_, '_> {
         }
     }
 
-    /// The rest of `UPDATE_SSA_TYPE` when the type differs: out of line, it is rare.
+    /// The rest of `UPDATE_SSA_TYPE` when the type differs, out of line: it walks the
+    /// usages, and inlined at every call site it made `update_type_info` spill more.
     #[inline(never)]
     fn type_changed(&mut self, t: u32, var: usize) {
         let old = self.st.vars[var].type_;
@@ -531,9 +532,9 @@ impl Upd<'_, '_, '_> {
     }
 
     /// `UPDATE_SSA_OBJ_TYPE`. The name is only copied when the class changes (once per
-    /// variable, mostly), not on every evaluation. Inlined: each call site passes one kind
-    /// of class, mostly none, and the check is then a couple of loads.
-    #[inline]
+    /// variable, mostly), not on every evaluation. Always inlined: each call site passes
+    /// one kind of class, mostly none, and the check is then a couple of loads.
+    #[inline(always)]
     fn update_obj(&mut self, ce: Ce<'_>, is_instanceof: bool, var: Option<usize>) {
         let Some(var) = var else { return };
         let vars = &self.st.vars;
