@@ -561,7 +561,8 @@ impl Upd<'_, '_, '_> {
         self.add_usages(var);
     }
 
-    /// `COPY_SSA_OBJ_TYPE`.
+    /// `COPY_SSA_OBJ_TYPE`. Inlined like `update_obj`: mostly there is no class to copy.
+    #[inline(always)]
     fn copy_obj(&mut self, from: Option<usize>, to: Option<usize>) {
         let Some(to) = to else { return };
         if let Some(f) = from {
