@@ -1470,52 +1470,51 @@ impl Upd<'_, '_, '_> {
                     }
                     if key_type & (ARRAY_KEY_LONG | ARRAY_KEY_STRING) != 0 && w {
                         let rd = result_def().unwrap();
-                        let uses: Vec<usize> = self
-                            .st
-                            .ssa
-                            .uses(SsaVar::new(rd as u32))
-                            .map(|u| u.index())
-                            .collect();
-                        if uses.is_empty() {
-                            tmp |= key_type | ARRAY | ARRAY_OF_NULL;
-                        }
-                        for (k, &j) in uses.iter().enumerate() {
-                            if j != line + 1 {
+                        // Only the first use and whether there is a second one matter: walk
+                        // the chain that far, without collecting it.
+                        let mut uses = self.st.ssa.uses(SsaVar::new(rd as u32));
+                        match uses.next().map(|u| u.index()) {
+                            None => tmp |= key_type | ARRAY | ARRAY_OF_NULL,
+                            Some(j) if j != line + 1 => {
                                 tmp |= key_type | ARRAY_OF_ANY | ARRAY_OF_REF;
-                                break;
                             }
-                            match op_array.opcodes[j].opcode {
-                                ZEND_FETCH_DIM_W
-                                | ZEND_FETCH_DIM_RW
-                                | ZEND_FETCH_DIM_FUNC_ARG
-                                | ZEND_FETCH_LIST_W
-                                | ZEND_ASSIGN_DIM
-                                | ZEND_ASSIGN_DIM_OP => tmp |= key_type | ARRAY | ARRAY_OF_ARRAY,
-                                ZEND_SEND_VAR_EX
-                                | ZEND_SEND_FUNC_ARG
-                                | ZEND_SEND_VAR_NO_REF
-                                | ZEND_SEND_VAR_NO_REF_EX
-                                | ZEND_SEND_REF
-                                | ZEND_ASSIGN_REF
-                                | ZEND_YIELD
-                                | ZEND_INIT_ARRAY
-                                | ZEND_ADD_ARRAY_ELEMENT
-                                | ZEND_RETURN_BY_REF
-                                | ZEND_VERIFY_RETURN_TYPE
-                                | ZEND_MAKE_REF
-                                | ZEND_FE_RESET_RW => tmp |= key_type | ARRAY_OF_ANY | ARRAY_OF_REF,
-                                ZEND_PRE_INC | ZEND_PRE_DEC | ZEND_POST_INC | ZEND_POST_DEC => {
-                                    if tmp & ARRAY_OF_LONG != 0 {
-                                        tmp |= key_type | ARRAY_OF_DOUBLE;
-                                    } else if tmp & (ARRAY_OF_LONG | ARRAY_OF_DOUBLE) == 0 {
-                                        tmp |= key_type | ARRAY_OF_LONG | ARRAY_OF_DOUBLE;
+                            Some(j) => {
+                                match op_array.opcodes[j].opcode {
+                                    ZEND_FETCH_DIM_W
+                                    | ZEND_FETCH_DIM_RW
+                                    | ZEND_FETCH_DIM_FUNC_ARG
+                                    | ZEND_FETCH_LIST_W
+                                    | ZEND_ASSIGN_DIM
+                                    | ZEND_ASSIGN_DIM_OP => {
+                                        tmp |= key_type | ARRAY | ARRAY_OF_ARRAY
                                     }
+                                    ZEND_SEND_VAR_EX
+                                    | ZEND_SEND_FUNC_ARG
+                                    | ZEND_SEND_VAR_NO_REF
+                                    | ZEND_SEND_VAR_NO_REF_EX
+                                    | ZEND_SEND_REF
+                                    | ZEND_ASSIGN_REF
+                                    | ZEND_YIELD
+                                    | ZEND_INIT_ARRAY
+                                    | ZEND_ADD_ARRAY_ELEMENT
+                                    | ZEND_RETURN_BY_REF
+                                    | ZEND_VERIFY_RETURN_TYPE
+                                    | ZEND_MAKE_REF
+                                    | ZEND_FE_RESET_RW => {
+                                        tmp |= key_type | ARRAY_OF_ANY | ARRAY_OF_REF
+                                    }
+                                    ZEND_PRE_INC | ZEND_PRE_DEC | ZEND_POST_INC | ZEND_POST_DEC => {
+                                        if tmp & ARRAY_OF_LONG != 0 {
+                                            tmp |= key_type | ARRAY_OF_DOUBLE;
+                                        } else if tmp & (ARRAY_OF_LONG | ARRAY_OF_DOUBLE) == 0 {
+                                            tmp |= key_type | ARRAY_OF_LONG | ARRAY_OF_DOUBLE;
+                                        }
+                                    }
+                                    _ => {}
                                 }
-                                _ => {}
-                            }
-                            if k + 1 < uses.len() {
-                                tmp |= key_type | ARRAY_OF_ANY | ARRAY_OF_REF;
-                                break;
+                                if uses.next().is_some() {
+                                    tmp |= key_type | ARRAY_OF_ANY | ARRAY_OF_REF;
+                                }
                             }
                         }
                         if opcode != ZEND_FETCH_DIM_FUNC_ARG {
