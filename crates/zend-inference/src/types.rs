@@ -476,6 +476,7 @@ fn sv(v: Option<SsaVar>) -> Option<usize> {
 }
 
 impl Upd<'_, '_, '_> {
+    #[inline(always)]
     fn add_usages(&mut self, var: usize) {
         // The worklist is a set: the order of insertion does not matter.
         for u in &self.st.usages[var] {
