@@ -387,7 +387,7 @@ impl<W: AsRef<[u64]> + AsMut<[u64]>> Worklist<W> {
     }
 
     /// Removes and returns the smallest member.
-    #[inline]
+    #[inline(always)]
     pub fn pop_first(&mut self) -> Option<usize> {
         if self.len == 0 {
             return None;

@@ -19,8 +19,11 @@ pub struct InternalFunc {
 
 /// The internal function `lcname`, if the PHP binary has it.
 pub fn lookup(lcname: &[u8]) -> Option<InternalFunc> {
-    let name = std::str::from_utf8(lcname).ok()?;
-    let i = table::TABLE.binary_search_by(|e| e.0.cmp(name)).ok()?;
+    // Bytes order as strings do, and a name that is not UTF-8 matches no entry: no need
+    // to validate it first.
+    let i = table::TABLE
+        .binary_search_by(|e| e.0.as_bytes().cmp(lcname))
+        .ok()?;
     let (_, info, sig, class) = table::TABLE[i];
     let signature = if sig == u32::MAX {
         Some(crate::mb::UNKNOWN | crate::mb::RC1 | crate::mb::RCN)

@@ -252,34 +252,40 @@ impl State<'_> {
 }
 
 /// `_const_op_type`: the type of a literal operand.
+#[inline]
 pub fn const_type(lit: &Literal) -> u32 {
     match lit {
         Literal::Ast(_) => mb::RC1 | mb::RCN | mb::ANY | mb::ARRAY_KEY_ANY | mb::ARRAY_OF_ANY,
-        Literal::Array(items) => {
-            // Literal arrays are immutable: not refcounted.
-            let mut tmp = mb::ARRAY | mb::RCN;
-            if items.is_empty() {
-                tmp |= mb::ARRAY_EMPTY;
-            } else {
-                let packed = literal_array_is_packed(items);
-                for (k, v) in items {
-                    if !packed {
-                        tmp |= match k {
-                            zend_ir::ArrayKey::Str(_) => mb::ARRAY_STRING_HASH,
-                            zend_ir::ArrayKey::Long(_) => mb::ARRAY_NUMERIC_HASH,
-                        };
-                    }
-                    tmp |= 1 << (v.type_code() as u32 + mb::SHIFT);
-                }
-                if packed {
-                    tmp |= mb::ARRAY_PACKED;
-                }
-            }
-            tmp
-        }
+        Literal::Array(items) => array_const_type(items),
         Literal::String(_) => mb::STRING | mb::RCN,
         other => 1 << other.type_code(),
     }
+}
+
+/// [`const_type`] of a literal array, out of line: the scalars are a load and a shift
+/// where the operands are read, and a call there spilled the caller's registers.
+#[inline(never)]
+fn array_const_type(items: &[(zend_ir::ArrayKey, Literal)]) -> u32 {
+    // Literal arrays are immutable: not refcounted.
+    let mut tmp = mb::ARRAY | mb::RCN;
+    if items.is_empty() {
+        tmp |= mb::ARRAY_EMPTY;
+    } else {
+        let packed = literal_array_is_packed(items);
+        for (k, v) in items {
+            if !packed {
+                tmp |= match k {
+                    zend_ir::ArrayKey::Str(_) => mb::ARRAY_STRING_HASH,
+                    zend_ir::ArrayKey::Long(_) => mb::ARRAY_NUMERIC_HASH,
+                };
+            }
+            tmp |= 1 << (v.type_code() as u32 + mb::SHIFT);
+        }
+        if packed {
+            tmp |= mb::ARRAY_PACKED;
+        }
+    }
+    tmp
 }
 
 /// Whether a compile-time array ends up packed: `HT_IS_PACKED` after the compiler

@@ -126,9 +126,11 @@ pub(crate) fn mark_cv_references(st: &mut State) {
 /// `zend_infer_types`, then `zend_type_narrowing` when `ZEND_OPTIMIZER_NARROW_TO_DOUBLE` is set.
 pub(crate) fn infer_types(st: &mut State) {
     let n = st.vars.len();
-    let mut wl = Worklist::new_in(n, st.scratch);
-    for j in st.op_array.last_var() as usize..n {
-        wl.insert(j);
+    // Every variable but the CVs' initial values: filling the set and taking those out
+    // costs a word per 64 variables and one removal per CV, not an insertion per variable.
+    let mut wl = Worklist::full_in(n, st.scratch);
+    for j in 0..(st.op_array.last_var() as usize).min(n) {
+        wl.remove(j);
     }
     infer_types_ex(st, wl);
     if st.ctx.optimization_level & (1 << 17) != 0 {
@@ -474,6 +476,7 @@ fn sv(v: Option<SsaVar>) -> Option<usize> {
 }
 
 impl Upd<'_, '_, '_> {
+    #[inline(always)]
     fn add_usages(&mut self, var: usize) {
         // The worklist is a set: the order of insertion does not matter.
         for u in &self.st.usages[var] {
@@ -481,64 +484,86 @@ impl Upd<'_, '_, '_> {
         }
     }
 
-    /// `UPDATE_SSA_TYPE`.
+    /// `UPDATE_SSA_TYPE`. Always inlined (the hint alone was not taken in
+    /// `update_type_info`): the call cost about as much as computing the type.
+    #[inline(always)]
     fn update_type(&mut self, t: u32, var: Option<usize>) {
         let Some(var) = var else { return };
         let mut t = t & !GUARD;
         if t & REF != 0 {
             t |= RC1 | RCN | UNKNOWN;
         }
-        let orig_var = self.st.ssa.vars[var].var;
-        if orig_var < self.st.op_array.num_args && t & RC1 != 0 {
+        let v = &self.st.ssa.vars[var];
+        let orig_var = v.var;
+        let op_array = self.st.op_array;
+        if orig_var < op_array.num_args && t & RC1 != 0 {
             t |= RCN;
         }
-        if orig_var < self.st.op_array.last_var() {
+        if orig_var < op_array.last_var() {
             if t & (REF | RCN) != 0 {
                 t |= RC1 | RCN;
             }
             if t & RC1 != 0 && t & STRING != 0 {
                 t |= RCN;
             }
-            if self.st.ssa.vars[var].alias != zend_ssa::Alias::NoAlias {
-                t |= alias_types(self.st.ssa.vars[var].alias);
+            if v.alias != zend_ssa::Alias::NoAlias {
+                t |= alias_types(v.alias);
             }
         }
         if self.st.vars[var].type_ != t {
-            // PHP fails the whole inference on narrowing; keep the union to stay monotone
-            // (after zend_type_narrowing reset the visited types, the union is the new type).
-            if self.st.vars[var].type_ & !t != 0 {
-                self.st.failed = true;
-            }
-            let t = t | self.st.vars[var].type_;
-            if self.st.vars[var].type_ != t {
-                self.st.vars[var].type_ = t;
-                self.add_usages(var);
-            }
+            self.type_changed(t, var);
+        }
+    }
+
+    /// The rest of `UPDATE_SSA_TYPE` when the type differs, out of line: it walks the
+    /// usages, and inlined at every call site it made `update_type_info` spill more.
+    #[inline(never)]
+    fn type_changed(&mut self, t: u32, var: usize) {
+        let old = self.st.vars[var].type_;
+        // PHP fails the whole inference on narrowing; keep the union to stay monotone
+        // (after zend_type_narrowing reset the visited types, the union is the new type).
+        if old & !t != 0 {
+            self.st.failed = true;
+        }
+        let t = t | old;
+        if old != t {
+            self.st.vars[var].type_ = t;
+            self.add_usages(var);
         }
     }
 
     /// `UPDATE_SSA_OBJ_TYPE`. The name is only copied when the class changes (once per
-    /// variable, mostly), not on every evaluation.
+    /// variable, mostly), not on every evaluation. Always inlined: each call site passes
+    /// one kind of class, mostly none, and the check is then a couple of loads.
+    #[inline(always)]
     fn update_obj(&mut self, ce: Ce<'_>, is_instanceof: bool, var: Option<usize>) {
         let Some(var) = var else { return };
-        let vars = &mut self.st.vars;
+        let vars = &self.st.vars;
         let same = match &ce {
             Ce::Name(n) => vars[var].ce.as_ref().map(|c| c.name.as_slice()) == *n,
             Ce::Of(f) => *f == var || vars[*f].ce == vars[var].ce,
             Ce::Owned(c) => vars[var].ce == *c,
         };
         if !same || vars[var].is_instanceof != is_instanceof {
-            vars[var].ce = match ce {
-                Ce::Name(n) => n.map(|n| ClassInfo { name: n.to_vec() }),
-                Ce::Of(f) => vars[f].ce.clone(),
-                Ce::Owned(c) => c,
-            };
-            vars[var].is_instanceof = is_instanceof;
-            self.add_usages(var);
+            self.set_obj(ce, is_instanceof, var);
         }
     }
 
-    /// `COPY_SSA_OBJ_TYPE`.
+    /// The change `update_obj` found.
+    #[inline(never)]
+    fn set_obj(&mut self, ce: Ce<'_>, is_instanceof: bool, var: usize) {
+        let vars = &mut self.st.vars;
+        vars[var].ce = match ce {
+            Ce::Name(n) => n.map(|n| ClassInfo { name: n.to_vec() }),
+            Ce::Of(f) => vars[f].ce.clone(),
+            Ce::Owned(c) => c,
+        };
+        vars[var].is_instanceof = is_instanceof;
+        self.add_usages(var);
+    }
+
+    /// `COPY_SSA_OBJ_TYPE`. Inlined like `update_obj`: mostly there is no class to copy.
+    #[inline(always)]
     fn copy_obj(&mut self, from: Option<usize>, to: Option<usize>) {
         let Some(to) = to else { return };
         if let Some(f) = from {
@@ -1446,52 +1471,51 @@ impl Upd<'_, '_, '_> {
                     }
                     if key_type & (ARRAY_KEY_LONG | ARRAY_KEY_STRING) != 0 && w {
                         let rd = result_def().unwrap();
-                        let uses: Vec<usize> = self
-                            .st
-                            .ssa
-                            .uses(SsaVar::new(rd as u32))
-                            .map(|u| u.index())
-                            .collect();
-                        if uses.is_empty() {
-                            tmp |= key_type | ARRAY | ARRAY_OF_NULL;
-                        }
-                        for (k, &j) in uses.iter().enumerate() {
-                            if j != line + 1 {
+                        // Only the first use and whether there is a second one matter: walk
+                        // the chain that far, without collecting it.
+                        let mut uses = self.st.ssa.uses(SsaVar::new(rd as u32));
+                        match uses.next().map(|u| u.index()) {
+                            None => tmp |= key_type | ARRAY | ARRAY_OF_NULL,
+                            Some(j) if j != line + 1 => {
                                 tmp |= key_type | ARRAY_OF_ANY | ARRAY_OF_REF;
-                                break;
                             }
-                            match op_array.opcodes[j].opcode {
-                                ZEND_FETCH_DIM_W
-                                | ZEND_FETCH_DIM_RW
-                                | ZEND_FETCH_DIM_FUNC_ARG
-                                | ZEND_FETCH_LIST_W
-                                | ZEND_ASSIGN_DIM
-                                | ZEND_ASSIGN_DIM_OP => tmp |= key_type | ARRAY | ARRAY_OF_ARRAY,
-                                ZEND_SEND_VAR_EX
-                                | ZEND_SEND_FUNC_ARG
-                                | ZEND_SEND_VAR_NO_REF
-                                | ZEND_SEND_VAR_NO_REF_EX
-                                | ZEND_SEND_REF
-                                | ZEND_ASSIGN_REF
-                                | ZEND_YIELD
-                                | ZEND_INIT_ARRAY
-                                | ZEND_ADD_ARRAY_ELEMENT
-                                | ZEND_RETURN_BY_REF
-                                | ZEND_VERIFY_RETURN_TYPE
-                                | ZEND_MAKE_REF
-                                | ZEND_FE_RESET_RW => tmp |= key_type | ARRAY_OF_ANY | ARRAY_OF_REF,
-                                ZEND_PRE_INC | ZEND_PRE_DEC | ZEND_POST_INC | ZEND_POST_DEC => {
-                                    if tmp & ARRAY_OF_LONG != 0 {
-                                        tmp |= key_type | ARRAY_OF_DOUBLE;
-                                    } else if tmp & (ARRAY_OF_LONG | ARRAY_OF_DOUBLE) == 0 {
-                                        tmp |= key_type | ARRAY_OF_LONG | ARRAY_OF_DOUBLE;
+                            Some(j) => {
+                                match op_array.opcodes[j].opcode {
+                                    ZEND_FETCH_DIM_W
+                                    | ZEND_FETCH_DIM_RW
+                                    | ZEND_FETCH_DIM_FUNC_ARG
+                                    | ZEND_FETCH_LIST_W
+                                    | ZEND_ASSIGN_DIM
+                                    | ZEND_ASSIGN_DIM_OP => {
+                                        tmp |= key_type | ARRAY | ARRAY_OF_ARRAY
                                     }
+                                    ZEND_SEND_VAR_EX
+                                    | ZEND_SEND_FUNC_ARG
+                                    | ZEND_SEND_VAR_NO_REF
+                                    | ZEND_SEND_VAR_NO_REF_EX
+                                    | ZEND_SEND_REF
+                                    | ZEND_ASSIGN_REF
+                                    | ZEND_YIELD
+                                    | ZEND_INIT_ARRAY
+                                    | ZEND_ADD_ARRAY_ELEMENT
+                                    | ZEND_RETURN_BY_REF
+                                    | ZEND_VERIFY_RETURN_TYPE
+                                    | ZEND_MAKE_REF
+                                    | ZEND_FE_RESET_RW => {
+                                        tmp |= key_type | ARRAY_OF_ANY | ARRAY_OF_REF
+                                    }
+                                    ZEND_PRE_INC | ZEND_PRE_DEC | ZEND_POST_INC | ZEND_POST_DEC => {
+                                        if tmp & ARRAY_OF_LONG != 0 {
+                                            tmp |= key_type | ARRAY_OF_DOUBLE;
+                                        } else if tmp & (ARRAY_OF_LONG | ARRAY_OF_DOUBLE) == 0 {
+                                            tmp |= key_type | ARRAY_OF_LONG | ARRAY_OF_DOUBLE;
+                                        }
+                                    }
+                                    _ => {}
                                 }
-                                _ => {}
-                            }
-                            if k + 1 < uses.len() {
-                                tmp |= key_type | ARRAY_OF_ANY | ARRAY_OF_REF;
-                                break;
+                                if uses.next().is_some() {
+                                    tmp |= key_type | ARRAY_OF_ANY | ARRAY_OF_REF;
+                                }
                             }
                         }
                         if opcode != ZEND_FETCH_DIM_FUNC_ARG {
@@ -1573,16 +1597,21 @@ impl Upd<'_, '_, '_> {
                             }
                             ce = None;
                         } else if op1_type() & (IS_VAR | IS_TMP_VAR) == 0 || t1 & RC1 == 0 {
-                            let obj_ce = if op1_type() == IS_UNUSED {
-                                scope_class(st)
-                            } else if let Some(u) = op1_use().filter(|&u| !st.vars[u].is_instanceof)
-                            {
-                                st.vars[u].ce.as_ref().map(|c| c.name.as_slice())
-                            } else {
-                                None
-                            };
-                            if let Some(c) = obj_ce {
-                                if plain_user_class(st, c) && !result_may_be_separated(st, line) {
+                            // The cheap use test first: the class test looks the class up
+                            // and scans its methods. The scope's entry directly: looking its
+                            // name up again finds the same one.
+                            if !result_may_be_separated(st, line) {
+                                let obj_ce = if op1_type() == IS_UNUSED {
+                                    st.scope_ce
+                                } else if let Some(u) =
+                                    op1_use().filter(|&u| !st.vars[u].is_instanceof)
+                                {
+                                    let c = st.vars[u].ce.as_ref();
+                                    c.and_then(|c| script_class(st, &c.name))
+                                } else {
+                                    None
+                                };
+                                if obj_ce.is_some_and(plain_user_class) {
                                     tmp &= !RC1;
                                 }
                             }
@@ -2147,13 +2176,8 @@ fn script_class<'a>(st: &State<'a>, name: &[u8]) -> Option<&'a zend_ir::ClassEnt
 }
 
 /// A user class without `create_object` or `__get`.
-fn plain_user_class(st: &State, c: &[u8]) -> bool {
-    match script_class(st, c) {
-        Some(ce) => {
-            ce.parent_name.is_none() && !ce.methods.iter().any(|(k, _)| k.as_bytes() == b"__get")
-        }
-        None => false,
-    }
+fn plain_user_class(ce: &zend_ir::ClassEntry) -> bool {
+    ce.parent_name.is_none() && !ce.methods.iter().any(|(k, _)| k.as_bytes() == b"__get")
 }
 
 fn result_may_be_separated(st: &State, line: usize) -> bool {
@@ -2196,7 +2220,12 @@ fn lookup_prop<'a>(
     // rejects most properties before the name is unmangled.
     let prop = class.properties.iter().find(|p| {
         let n = p.name.as_bytes();
-        n.ends_with(name) && unmangled(n) == name
+        // Only the name itself or a mangled name with a NUL just before `name` can
+        // unmangle to it: the lengths and that byte reject most properties without a
+        // comparison of the bytes.
+        let fits =
+            n.len() == name.len() || (n.len() > name.len() && n[n.len() - name.len() - 1] == 0);
+        fits && n.ends_with(name) && unmangled(n) == name
     })?;
     let scope = st.op_array.scope.as_ref();
     let same_scope = scope.is_some_and(|s| s.as_bytes().eq_ignore_ascii_case(prop.ce.as_bytes()));
@@ -2279,9 +2308,8 @@ fn class_from_op1<'s>(st: &State<'s>, opline: &zend_ir::Op) -> Option<&'s [u8]> 
             _ => None,
         },
         Operand::Unused(n) => {
-            let c = scope_class(st)?;
-            let ce = script_class(st, c)?;
-            (ce.ce_flags & 2 == 0 && n & 0xf == 1).then_some(c)
+            let ce = st.scope_ce?;
+            (ce.ce_flags & 2 == 0 && n & 0xf == 1).then_some(ce.name.as_bytes())
         }
         _ => None,
     }
