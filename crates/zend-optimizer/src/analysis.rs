@@ -382,32 +382,13 @@ pub fn analyze_op_array_dumped(
     returns: &mut [Option<ReturnInfo>],
     dumps: Option<AnalysisDumps>,
 ) -> Result<FuncAnalysis, Refused> {
-    analyze_op_array_dumped_in(info, ctx, index, returns, dumps, &Bump::new())
+    let pool = &mut AnalysisPool::default();
+    analyze_op_array_pooled(info, ctx, index, returns, dumps, &Bump::new(), pool)
 }
 
-/// [`analyze_op_array_dumped`], with the working arrays in `scratch` (a driver analysing
-/// many op_arrays resets one arena between them).
-pub fn analyze_op_array_dumped_in(
-    info: &ScriptInfo,
-    ctx: &Context,
-    index: usize,
-    returns: &mut [Option<ReturnInfo>],
-    dumps: Option<AnalysisDumps>,
-    scratch: &Bump,
-) -> Result<FuncAnalysis, Refused> {
-    analyze_op_array_pooled(
-        info,
-        ctx,
-        index,
-        returns,
-        dumps,
-        scratch,
-        &mut AnalysisPool::default(),
-    )
-}
-
-/// [`analyze_op_array_dumped_in`], the results' vectors taken from `pool` where it has
-/// some.
+/// [`analyze_op_array_dumped`] for a driver analysing many op_arrays: the working arrays
+/// in `scratch` (reset between op_arrays), the results' vectors taken from `pool` where it
+/// has some.
 pub fn analyze_op_array_pooled(
     info: &ScriptInfo,
     ctx: &Context,

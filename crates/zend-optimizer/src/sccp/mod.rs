@@ -70,6 +70,19 @@ pub enum Value {
 const BOT: &Value = &Value::Bot;
 const TOP: &Value = &Value::Top;
 
+/// Whether `set_value` of `new` (not BOT) changes `cur`: a value only goes down the
+/// lattice from TOP, and partial values are replaced when their shape changed (joins
+/// shrink them).
+#[inline]
+fn replaces(cur: &Value, new: &Value) -> bool {
+    !cur.is_bot()
+        && !new.is_top()
+        && (cur.is_top()
+            || ((new.is_partial_array() || new.is_partial_object())
+                && (cur.type_code() != new.type_code()
+                    || cur.num_elements() != new.num_elements())))
+}
+
 /// Drops `v`, skipping its drop glue (an out-of-line call) when it owns nothing: SCCP
 /// overwrites and discards a lattice value per variable, almost all TOP, BOT or scalars.
 #[inline]
@@ -719,23 +732,11 @@ impl Sccp<'_> {
             self.set_bot(scdf, var);
             return;
         }
-        let cur = &self.values[var.index()];
-        if cur.is_bot() || new.is_top() {
-            return;
-        }
-        if cur.is_top() || new.is_bot() {
+        if replaces(&self.values[var.index()], new) {
             discard(std::mem::replace(
                 &mut self.values[var.index()],
                 new.clone(),
             ));
-            scdf.add_to_worklist(var);
-            return;
-        }
-        // Partial values are always replaced when their shape changed (joins shrink them).
-        if (new.is_partial_array() || new.is_partial_object())
-            && (cur.type_code() != new.type_code() || cur.num_elements() != new.num_elements())
-        {
-            self.values[var.index()] = new.clone();
             scdf.add_to_worklist(var);
         }
     }
@@ -747,14 +748,7 @@ impl Sccp<'_> {
             self.set_bot(scdf, var);
             return;
         }
-        let cur = &self.values[var.index()];
-        let changed = !cur.is_bot()
-            && !new.is_top()
-            && (cur.is_top()
-                || ((new.is_partial_array() || new.is_partial_object())
-                    && (cur.type_code() != new.type_code()
-                        || cur.num_elements() != new.num_elements())));
-        if changed {
+        if replaces(&self.values[var.index()], &new) {
             discard(std::mem::replace(&mut self.values[var.index()], new));
             scdf.add_to_worklist(var);
         } else {
@@ -773,13 +767,7 @@ impl Sccp<'_> {
             self.set_bot(scdf, var);
             return;
         }
-        let changed = !cur.is_bot()
-            && !new.is_top()
-            && (cur.is_top()
-                || ((new.is_partial_array() || new.is_partial_object())
-                    && (cur.type_code() != new.type_code()
-                        || cur.num_elements() != new.num_elements())));
-        if changed {
+        if replaces(cur, new) {
             let new = new.clone();
             discard(std::mem::replace(&mut self.values[var.index()], new));
             scdf.add_to_worklist(var);
