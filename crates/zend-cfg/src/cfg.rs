@@ -2,6 +2,7 @@
 //! reachability marking of zend_cfg.c.
 
 use crate::bitset;
+use crate::reuse::emptied;
 use crate::BlockId;
 use bitflags::bitflags;
 use bumpalo::collections::Vec as BVec;
@@ -222,17 +223,6 @@ pub struct Cfg {
     /// The op_array's try/catch table as reachability marking leaves it (PHP moves the
     /// `try_op` of an element whose first blocks are unreachable).
     pub try_catch: Vec<TryCatchElement>,
-}
-
-/// `v` emptied, with room for `n` elements. Too small, it is replaced rather than grown:
-/// growing would copy contents that are garbage now.
-fn emptied<T>(mut v: Vec<T>, n: usize) -> Vec<T> {
-    if v.capacity() < n {
-        // Doubling, as growth would: the next op_array is often as large.
-        return Vec::with_capacity(n.max(2 * v.capacity()));
-    }
-    v.clear();
-    v
 }
 
 /// The vectors of a CFG no longer needed, kept for [`Cfg::build_successors_reusing`].

@@ -21,6 +21,7 @@ pub mod bitset;
 pub mod cfg;
 pub mod dom;
 pub mod dump;
+pub mod reuse;
 pub mod scc;
 pub mod synthetic;
 

@@ -14,6 +14,7 @@
 use bumpalo::Bump;
 use std::io::Write;
 use zend_cfg::bitset::{self, BitMatrix};
+use zend_cfg::reuse::refilled;
 use zend_cfg::{BlockId, BuildFlags, Cfg};
 use zend_ir::opcode::*;
 use zend_ir::{OpArray, Operand};
@@ -252,19 +253,12 @@ impl Dfg {
         cfg: &Cfg,
         build_flags: BuildFlags,
         scratch: &Bump,
-        mut words: Vec<u64>,
+        words: Vec<u64>,
     ) -> Dfg {
         let vars = op_array.last_var() + op_array.T;
         let blocks = cfg.blocks_count();
         let row_words = bitset::words_for(vars as usize);
-        let n = 4 * blocks * row_words;
-        if words.capacity() < n {
-            // A zeroed allocation costs no fill.
-            words = vec![0; n];
-        } else {
-            words.clear();
-            words.resize(n, 0);
-        }
+        let mut words = refilled(words, 4 * blocks * row_words, 0);
         let (def, rest) = words.split_at_mut(blocks * row_words);
         let (use_, rest) = rest.split_at_mut(blocks * row_words);
         let (in_, out) = rest.split_at_mut(blocks * row_words);

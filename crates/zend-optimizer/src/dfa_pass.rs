@@ -1743,11 +1743,11 @@ fn rewrite_vars(op_array: &mut OpArray, ctx: &mut OptimizerCtx, fa: &mut FuncAna
             }
         }
 
-        let op = &op_array.opcodes[op_1];
-        if !matches!(op.opcode, ZEND_ASSIGN | ZEND_ASSIGN_OP) {
+        // What follows rewrites assignments only.
+        if !matches!(op_array.opcodes[op_1].opcode, ZEND_ASSIGN | ZEND_ASSIGN_OP) {
             continue;
         }
-        let op = *op;
+        let op = op_array.opcodes[op_1];
         let s = fa.ssa.ops[op_1];
         let result_used = op.result.op_type() != IS_UNUSED;
         let not_numeric = mb::FALSE | mb::TRUE | REFCOUNTED;

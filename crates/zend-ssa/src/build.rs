@@ -8,6 +8,7 @@ use bumpalo::collections::Vec as BVec;
 use bumpalo::Bump;
 use zend_cfg::bitset::{self, BitMatrix};
 use zend_cfg::dom::DomIntervals;
+use zend_cfg::reuse::refilled;
 use zend_cfg::{BlockFlags, BlockId, BuildFlags, Cfg};
 use zend_dfg::Dfg;
 use zend_ir::dump::SsaRange;
@@ -201,17 +202,6 @@ impl Ssa {
         ssa.compute_use_def_chains(op_array, cfg);
         Ok(ssa)
     }
-}
-
-/// `v` holding `n` copies of `value`: in its own memory when it has room, else in a new
-/// allocation of exactly `n` (growing it would copy what is thrown away).
-fn refilled<T: Clone>(mut v: Vec<T>, n: usize, value: T) -> Vec<T> {
-    if v.capacity() < n {
-        return vec![value; n];
-    }
-    v.clear();
-    v.resize(n, value);
-    v
 }
 
 /// Refuses inputs that would make construction index out of range or read a dominator tree

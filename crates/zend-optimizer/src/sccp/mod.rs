@@ -87,15 +87,7 @@ fn replaces(cur: &Value, new: &Value) -> bool {
 /// overwrites and discards a lattice value per variable, almost all TOP, BOT or scalars.
 #[inline]
 fn discard(v: Value) {
-    if owns_nothing(&v) {
-        std::mem::forget(v);
-    }
-}
-
-/// Whether `v` has no heap data (its drop does nothing).
-#[inline]
-fn owns_nothing(v: &Value) -> bool {
-    matches!(
+    let owns_nothing = matches!(
         v,
         Value::Top
             | Value::Bot
@@ -106,7 +98,10 @@ fn owns_nothing(v: &Value) -> bool {
                     | Literal::Long(_)
                     | Literal::Double(_)
             )
-    )
+    );
+    if owns_nothing {
+        std::mem::forget(v);
+    }
 }
 
 impl Value {
@@ -787,13 +782,7 @@ impl Sccp<'_> {
     /// it is what most callers need inline.
     #[inline(never)]
     fn lower_to_bot(&mut self, scdf: &mut Scdf<'_>, var: SsaVar) {
-        let cur = &mut self.values[var.index()];
-        if owns_nothing(cur) {
-            // Overwritten without running the drop glue (an out-of-line call).
-            std::mem::forget(std::mem::replace(cur, Value::Bot));
-        } else {
-            drop(std::mem::replace(cur, Value::Bot));
-        }
+        discard(std::mem::replace(&mut self.values[var.index()], Value::Bot));
         scdf.add_to_worklist_inline(var);
     }
 
@@ -943,7 +932,6 @@ impl Sccp<'_> {
         match join_phi_values(a, b, meet.escape, meet.zeros_joined, same_table) {
             Joined::Unchanged => {}
             Joined::Bot => meet.result = Meet::Bot,
-            Joined::Other if b.is_bot() => meet.result = Meet::Bot,
             Joined::Other => meet.result = Meet::Source(src),
             Joined::Made(v) => meet.result = Meet::Made(v),
         }
