@@ -29,9 +29,9 @@ use zend_cfg::{Cfg, FuncFlags};
 use zend_inference::{mb, VarInfo};
 use zend_ir::opcode::*;
 use zend_ir::{
-    Literal, OpArray, OpNum, Operand, Script, VarNum, IS_CONST, IS_TMP_VAR, IS_UNUSED, IS_VAR,
+    Literal, Op, OpArray, OpNum, Operand, Script, VarNum, IS_CONST, IS_TMP_VAR, IS_UNUSED, IS_VAR,
 };
-use zend_ssa::{EscapeState, PhiId, Ssa, SsaVar, VarTypes};
+use zend_ssa::{EscapeState, Phi, PhiId, Ssa, SsaOp, SsaVar, SsaVariable, VarTypes};
 
 use crate::may_throw::{
     may_throw, TypeView, ZEND_BIND_EXPLICIT, ZEND_BIND_IMPLICIT, ZEND_BIND_REF,
@@ -64,42 +64,55 @@ impl VarTypes for Types<'_> {
     }
 }
 
-/// dce.c's `context`.
-struct Context<'a> {
-    op_array: &'a mut OpArray,
-    ssa: &'a mut Ssa,
-    vars: &'a mut [VarInfo],
-    instr_dead: Worklist<&'a mut [u64]>,
-    phi_dead: Worklist<&'a mut [u64]>,
-    instr_worklist: Worklist<&'a mut [u64]>,
-    phi_worklist: Worklist<&'a mut [u64]>,
-    phi_worklist_no_val: Worklist<&'a mut [u64]>,
+/// dce.c's `context`, while liveness is computed: the op_array and its analyses are only
+/// read, so they are held as plain slices (kept in registers across the worklist updates,
+/// where fields behind `&mut` were reloaded at every step).
+struct Marking<'a, 'w> {
+    ops: &'a [Op],
+    ssa_ops: &'a [SsaOp],
+    ssa_vars: &'a [SsaVariable],
+    phis: &'a [Phi],
+    types: &'a [VarInfo],
+    work: Worklists<'w>,
 }
 
-impl Context<'_> {
-    fn type_of(&self, v: SsaVar) -> u32 {
-        self.vars
-            .get(v.index())
-            .map_or(crate::may_throw::UNKNOWN_INFO, |i| i.type_)
-    }
+/// dce.c's bitsets of dead ops and phis and its three worklists.
+struct Worklists<'w> {
+    instr_dead: Worklist<&'w mut [u64]>,
+    phi_dead: Worklist<&'w mut [u64]>,
+    instr_worklist: Worklist<&'w mut [u64]>,
+    phi_worklist: Worklist<&'w mut [u64]>,
+    phi_worklist_no_val: Worklist<&'w mut [u64]>,
+}
 
+/// The inferred type mask of `v` (`UNKNOWN_INFO` past the inferred variables).
+fn type_in(types: &[VarInfo], v: SsaVar) -> u32 {
+    types
+        .get(v.index())
+        .map_or(crate::may_throw::UNKNOWN_INFO, |i| i.type_)
+}
+
+impl Marking<'_, '_> {
     /// `add_to_worklists`.
     #[inline(always)]
     fn add_to_worklists(&mut self, v: SsaVar, check: bool) {
-        let var = &self.ssa.vars[v.index()];
+        let var = &self.ssa_vars[v.index()];
+        let work = &mut self.work;
         if let Some(def) = var.definition {
-            if !check || self.instr_dead.contains(def.index()) {
-                self.instr_worklist.insert(def.index());
+            if !check || work.instr_dead.contains(def.index()) {
+                work.instr_worklist.insert(def.index());
             }
-        } else if var.definition_phi.is_some() && (!check || self.phi_dead.contains(v.index())) {
-            self.phi_worklist.insert(v.index());
+        } else if var.definition_phi.is_some() && (!check || work.phi_dead.contains(v.index())) {
+            work.phi_worklist.insert(v.index());
         }
     }
 
     /// `add_to_phi_worklist_no_val`.
     fn add_to_phi_worklist_no_val(&mut self, v: SsaVar) {
-        if self.ssa.vars[v.index()].definition_phi.is_some() && self.phi_dead.contains(v.index()) {
-            self.phi_worklist_no_val.insert(v.index());
+        if self.ssa_vars[v.index()].definition_phi.is_some()
+            && self.work.phi_dead.contains(v.index())
+        {
+            self.work.phi_worklist_no_val.insert(v.index());
         }
     }
 
@@ -107,34 +120,33 @@ impl Context<'_> {
     /// test is inlined into the callers, the rest is not.
     #[inline(always)]
     fn add_operands_to_worklists(&mut self, n: usize, check: bool) {
-        let s = &self.ssa.ops[n];
+        let s = &self.ssa_ops[n];
         if s.result_use.is_some() || s.op1_use.is_some() || s.op2_use.is_some() {
             self.add_uses_to_worklists(n, check);
         }
     }
 
-    /// [`Context::add_operands_to_worklists`] of an op that uses something. The op's SSA
+    /// [`Marking::add_operands_to_worklists`] of an op that uses something. The op's SSA
     /// record and opcode are read once for its three operands.
     #[inline(never)]
     fn add_uses_to_worklists(&mut self, n: usize, check: bool) {
-        let s = &self.ssa.ops[n];
-        let (result_use, op1_use, op2_use) = (s.result_use, s.op1_use, s.op2_use);
-        let opcode = self.op_array.opcodes[n].opcode;
-        if let Some(v) = result_use {
+        let s = &self.ssa_ops[n];
+        let opcode = self.ops[n].opcode;
+        if let Some(v) = s.result_use {
             self.add_to_worklists(v, check);
         }
-        if let Some(v) = op1_use {
-            if !self.ssa.ops[n].is_no_val_use(opcode, v)
-                || (opcode == ZEND_ASSIGN && self.type_of(v) & mb::REF != 0)
+        if let Some(v) = s.op1_use {
+            if !s.is_no_val_use(opcode, v)
+                || (opcode == ZEND_ASSIGN && type_in(self.types, v) & mb::REF != 0)
             {
                 self.add_to_worklists(v, check);
             } else {
                 self.add_to_phi_worklist_no_val(v);
             }
         }
-        if let Some(v) = op2_use {
-            if !self.ssa.ops[n].is_no_val_use(opcode, v)
-                || (opcode == ZEND_FE_FETCH_R && self.type_of(v) & mb::REF != 0)
+        if let Some(v) = s.op2_use {
+            if !s.is_no_val_use(opcode, v)
+                || (opcode == ZEND_FE_FETCH_R && type_in(self.types, v) & mb::REF != 0)
             {
                 self.add_to_worklists(v, check);
             } else {
@@ -145,10 +157,32 @@ impl Context<'_> {
 
     /// `add_phi_sources_to_worklists`.
     fn add_phi_sources_to_worklists(&mut self, p: PhiId, check: bool) {
-        for k in 0..self.ssa.phis[p.index()].num_sources() {
-            if let Some(s) = self.ssa.phis[p.index()].sources[k] {
-                self.add_to_worklists(s, check);
-            }
+        let phi = &self.phis[p.index()];
+        for &s in phi.sources[..phi.num_sources()].iter().flatten() {
+            self.add_to_worklists(s, check);
+        }
+    }
+}
+
+/// dce.c's `context`, once liveness is known: removing ops and phis edits the SSA form.
+struct Context<'a> {
+    op_array: &'a mut OpArray,
+    ssa: &'a mut Ssa,
+    vars: &'a mut [VarInfo],
+    instr_dead: Worklist<&'a mut [u64]>,
+    phi_dead: Worklist<&'a mut [u64]>,
+    phi_worklist_no_val: Worklist<&'a mut [u64]>,
+}
+
+impl Context<'_> {
+    fn type_of(&self, v: SsaVar) -> u32 {
+        type_in(self.vars, v)
+    }
+
+    /// `add_to_phi_worklist_no_val`.
+    fn add_to_phi_worklist_no_val(&mut self, v: SsaVar) {
+        if self.ssa.vars[v.index()].definition_phi.is_some() && self.phi_dead.contains(v.index()) {
+            self.phi_worklist_no_val.insert(v.index());
         }
     }
 
@@ -549,113 +583,124 @@ pub fn dce_optimize_op_array_in(
     }
     let has_varargs = cfg.func_flags.contains(FuncFlags::VARARG);
     let nvars = ssa.vars.len();
-    let mut ctx = Context {
-        op_array,
-        ssa,
-        vars,
+    let work = Worklists {
         instr_dead: Worklist::new_in(last, scratch),
         phi_dead: Worklist::full_in(nvars, scratch),
         instr_worklist: Worklist::new_in(last, scratch),
         phi_worklist: Worklist::new_in(nvars, scratch),
         phi_worklist_no_val: Worklist::new_in(nvars, scratch),
     };
-    let last_var = ctx.op_array.last_var();
+    let work = {
+        let (op_array, ssa, vars): (&OpArray, &Ssa, &[VarInfo]) = (op_array, ssa, vars);
+        let view = TypeView {
+            op_array,
+            ssa,
+            vars,
+        };
+        let mut m = Marking {
+            ops: &op_array.opcodes,
+            ssa_ops: &ssa.ops,
+            ssa_vars: &ssa.vars,
+            phis: &ssa.phis,
+            types: vars,
+            work,
+        };
+        let last_var = op_array.last_var();
 
-    // Phis of temporaries that may be refcounted stay: their producers combine the value
-    // with control flow.
-    for b in 0..ctx.ssa.blocks.len() {
-        for k in 0..ctx.ssa.blocks[b].phis.len() {
-            let p = ctx.ssa.blocks[b].phis[k];
-            let phi = &ctx.ssa.phis[p.index()];
-            if phi.var >= last_var && may_be_refcounted(ctx.type_of(phi.ssa_var)) {
-                ctx.phi_dead.remove(phi.ssa_var.index());
-                ctx.add_phi_sources_to_worklists(p, false);
+        // Phis of temporaries that may be refcounted stay: their producers combine the
+        // value with control flow.
+        for block in &ssa.blocks {
+            for &p in &block.phis {
+                let phi = &m.phis[p.index()];
+                if phi.var >= last_var && may_be_refcounted(type_in(vars, phi.ssa_var)) {
+                    m.work.phi_dead.remove(phi.ssa_var.index());
+                    m.add_phi_sources_to_worklists(p, false);
+                }
             }
         }
-    }
 
-    // Reachable ops without effects are presumed dead, backwards.
-    let has_effect = |ctx: &Context, i: usize| {
-        let view = TypeView {
-            op_array: ctx.op_array,
-            ssa: ctx.ssa,
-            vars: ctx.vars,
+        // Reachable ops without effects are presumed dead, backwards.
+        let has_effect = |i: usize| {
+            may_have_side_effects(op_array, ssa, vars, i, reorder_dtor_effects)
+                || (may_throw(&view, script, i) && !may_throw_dce_exception(op_array, i))
+                || (has_varargs && may_break_varargs(op_array, ssa, i))
+                || (keep_float_keys && may_deprecate_float_key(&view, i))
         };
-        may_have_side_effects(ctx.op_array, ctx.ssa, ctx.vars, i, reorder_dtor_effects)
-            || (may_throw(&view, script, i) && !may_throw_dce_exception(ctx.op_array, i))
-            || (has_varargs && may_break_varargs(ctx.op_array, ctx.ssa, i))
-            || (keep_float_keys && may_deprecate_float_key(&view, i))
-    };
-    for b in (0..cfg.blocks.len()).rev() {
-        let block = &cfg.blocks[b];
-        if !block.is_reachable() {
-            continue;
-        }
-        let mut op_data: Option<usize> = None;
-        let start = block.start as usize;
-        let end = (start + block.len as usize).min(last);
-        for i in (start..end).rev() {
-            if ctx.op_array.opcodes[i].opcode == ZEND_OP_DATA {
-                op_data = Some(i);
+        let ops = m.ops;
+        for block in cfg.blocks.iter().rev() {
+            if !block.is_reachable() {
                 continue;
             }
-            if ctx.instr_worklist.contains(i) {
-                ctx.instr_worklist.remove(i);
-                ctx.add_operands_to_worklists(i, false);
-                if let Some(d) = op_data {
-                    ctx.add_operands_to_worklists(d, false);
+            let mut op_data: Option<usize> = None;
+            let start = block.start as usize;
+            let end = (start + block.len as usize).min(last);
+            for i in (start..end).rev() {
+                if ops[i].opcode == ZEND_OP_DATA {
+                    op_data = Some(i);
+                    continue;
                 }
-            } else if has_effect(&ctx, i) {
-                let new_noesc = ctx.op_array.opcodes[i].opcode == ZEND_NEW
-                    && ctx
-                        .op_array
-                        .opcodes
-                        .get(i + 1)
-                        .is_some_and(|o| o.opcode == ZEND_DO_FCALL)
-                    && ctx.ssa.ops[i].result_def.is_some_and(|d| {
-                        ctx.ssa.vars[d.index()].escape_state == EscapeState::NoEscape
-                    });
-                if new_noesc {
-                    ctx.instr_dead.insert(i);
-                    ctx.instr_dead.insert(i + 1);
-                } else {
-                    ctx.add_operands_to_worklists(i, false);
+                if m.work.instr_worklist.contains(i) {
+                    m.work.instr_worklist.remove(i);
+                    m.add_operands_to_worklists(i, false);
                     if let Some(d) = op_data {
-                        ctx.add_operands_to_worklists(d, false);
+                        m.add_operands_to_worklists(d, false);
+                    }
+                } else if has_effect(i) {
+                    let new_noesc = ops[i].opcode == ZEND_NEW
+                        && ops.get(i + 1).is_some_and(|o| o.opcode == ZEND_DO_FCALL)
+                        && m.ssa_ops[i].result_def.is_some_and(|d| {
+                            m.ssa_vars[d.index()].escape_state == EscapeState::NoEscape
+                        });
+                    if new_noesc {
+                        m.work.instr_dead.insert(i);
+                        m.work.instr_dead.insert(i + 1);
+                    } else {
+                        m.add_operands_to_worklists(i, false);
+                        if let Some(d) = op_data {
+                            m.add_operands_to_worklists(d, false);
+                        }
+                    }
+                } else {
+                    m.work.instr_dead.insert(i);
+                    if let Some(d) = op_data {
+                        m.work.instr_dead.insert(d);
                     }
                 }
-            } else {
-                ctx.instr_dead.insert(i);
-                if let Some(d) = op_data {
-                    ctx.instr_dead.insert(d);
+                op_data = None;
+            }
+        }
+
+        // Liveness flows back to the definitions of what live ops and phis use.
+        while !m.work.instr_worklist.is_empty() || !m.work.phi_worklist.is_empty() {
+            while let Some(i) = m.work.instr_worklist.pop_first() {
+                m.work.instr_dead.remove(i);
+                m.add_operands_to_worklists(i, true);
+                if i + 1 < last
+                    && (ops[i + 1].opcode == ZEND_OP_DATA
+                        || (ops[i].opcode == ZEND_NEW && ops[i + 1].opcode == ZEND_DO_FCALL))
+                {
+                    m.work.instr_dead.remove(i + 1);
+                    m.add_operands_to_worklists(i + 1, true);
                 }
             }
-            op_data = None;
-        }
-    }
-
-    // Liveness flows back to the definitions of what live ops and phis use.
-    while !ctx.instr_worklist.is_empty() || !ctx.phi_worklist.is_empty() {
-        while let Some(i) = ctx.instr_worklist.pop_first() {
-            ctx.instr_dead.remove(i);
-            ctx.add_operands_to_worklists(i, true);
-            if i + 1 < last
-                && (ctx.op_array.opcodes[i + 1].opcode == ZEND_OP_DATA
-                    || (ctx.op_array.opcodes[i].opcode == ZEND_NEW
-                        && ctx.op_array.opcodes[i + 1].opcode == ZEND_DO_FCALL))
-            {
-                ctx.instr_dead.remove(i + 1);
-                ctx.add_operands_to_worklists(i + 1, true);
+            while let Some(i) = m.work.phi_worklist.pop_first() {
+                m.work.phi_dead.remove(i);
+                m.work.phi_worklist_no_val.remove(i);
+                if let Some(p) = m.ssa_vars[i].definition_phi {
+                    m.add_phi_sources_to_worklists(p, true);
+                }
             }
         }
-        while let Some(i) = ctx.phi_worklist.pop_first() {
-            ctx.phi_dead.remove(i);
-            ctx.phi_worklist_no_val.remove(i);
-            if let Some(p) = ctx.ssa.vars[i].definition_phi {
-                ctx.add_phi_sources_to_worklists(p, true);
-            }
-        }
-    }
+        m.work
+    };
+    let mut ctx = Context {
+        op_array,
+        ssa,
+        vars,
+        instr_dead: work.instr_dead,
+        phi_dead: work.phi_dead,
+        phi_worklist_no_val: work.phi_worklist_no_val,
+    };
 
     // The dead ops go, in op order.
     let mut removed = 0;

@@ -40,7 +40,8 @@ pub(crate) struct Scratch {
 /// grows on demand.
 struct Slots {
     taken: Vec<u64>,
-    max: Option<usize>,
+    /// One past the highest slot ever taken (PHP's `max + 1`): the new `T`.
+    top: usize,
 }
 
 impl Slots {
@@ -48,10 +49,17 @@ impl Slots {
         bitset::contains(&self.taken, i)
     }
 
+    #[inline]
     fn take(&mut self, i: usize) {
-        if i / 64 >= self.taken.len() {
-            self.taken.resize(i / 64 + 1, 0);
+        match self.taken.get_mut(i / 64) {
+            Some(w) => *w |= 1 << (i % 64),
+            None => self.grow_and_take(i),
         }
+    }
+
+    #[cold]
+    fn grow_and_take(&mut self, i: usize) {
+        self.taken.resize(i / 64 + 1, 0);
         bitset::insert(&mut self.taken, i);
     }
 
@@ -62,22 +70,21 @@ impl Slots {
     }
 
     fn bump_max(&mut self, i: usize) {
-        if self.max.map_or(true, |m| i > m) {
-            self.max = Some(i);
-        }
+        self.top = self.top.max(i + 1);
     }
 
     /// `GET_AVAILABLE_T`: the lowest free slot below `t` (`t` itself when all are taken),
     /// now taken.
     fn take_lowest(&mut self, t: usize) -> usize {
-        let i = self
-            .taken
-            .iter()
-            .position(|&w| w != u64::MAX)
-            .map_or(self.taken.len() * 64, |k| {
-                k * 64 + self.taken[k].trailing_ones() as usize
-            })
-            .min(t);
+        let mut k = 0;
+        let i = loop {
+            match self.taken.get(k) {
+                Some(&u64::MAX) => k += 1,
+                Some(&w) => break k * 64 + w.trailing_ones() as usize,
+                None => break k * 64,
+            }
+        }
+        .min(t);
         self.take(i);
         self.bump_max(i);
         i
@@ -122,7 +129,7 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
     map.resize(t, None);
     taken.clear();
     taken.resize(bitset::words_for(t), 0);
-    let mut slots = Slots { taken, max: None };
+    let mut slots = Slots { taken, top: 0 };
     // In an op_array with `finally`, the reads that must outlive a `FAST_CALL` (rare: found
     // before the walk, which then edits ops in place).
     let mut relives = Vec::new();
@@ -136,8 +143,11 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
     }
     // By index, each operand read where it is tested: the op's fields held across the whole
     // body were kept on the stack, and most ops name no TMP/VAR at all.
-    for n in (0..op_array.opcodes.len()).rev() {
-        let op = &mut op_array.opcodes[n];
+    // The ops as a slice: its pointer and length stay in registers (through `op_array`
+    // they were reloaded at every op).
+    let ops = &mut op_array.opcodes[..];
+    for n in (0..ops.len()).rev() {
+        let op = &mut ops[n];
         if let Some(cur) = tmp(op.op1) {
             let slot = if op.opcode == ZEND_ROPE_END {
                 place_rope(&mut slots, &mut map, cur, op.extended_value)
@@ -146,8 +156,8 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
                     Some(slot) => slot,
                     None => {
                         let slot = if bitset::contains(&relives, n) {
-                            let i = slots.max.map_or(0, |m| m + 1);
-                            slots.max = Some(i);
+                            let i = slots.top;
+                            slots.top = i + 1;
                             slots.take(i);
                             i
                         } else {
@@ -181,7 +191,7 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
             op.result = renamed(op.result, slot);
         }
     }
-    let new_t = slots.max.map_or(0, |m| m + 1) as u32;
+    let new_t = slots.top as u32;
     if new_t != op_array.T {
         let old = op_array.T;
         ctx.note(op_array, OpNum::new(0), ChangeKind::Renumbered, || {
@@ -220,7 +230,7 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
 /// `cur`: right above the highest slot taken so far. Returns the first.
 fn place_rope(slots: &mut Slots, map: &mut [Option<u32>], cur: usize, extended_value: u32) -> u32 {
     let num = rope_slots(extended_value.saturating_add(1));
-    let mut top = slots.max;
+    let mut top = slots.top.checked_sub(1);
     while let Some(v) = top {
         if slots.is_taken(v) {
             break;
@@ -229,9 +239,7 @@ fn place_rope(slots: &mut Slots, map: &mut [Option<u32>], cur: usize, extended_v
     }
     let var = top.map_or(0, |v| v + 1);
     let highest = var + num - 1;
-    if slots.max.map_or(true, |m| highest > m) {
-        slots.max = Some(highest);
-    }
+    slots.bump_max(highest);
     map[cur] = Some(var as u32);
     for k in 0..num {
         slots.take(var + k);
