@@ -18,7 +18,7 @@ pub mod types;
 pub mod zop;
 
 pub use model::*;
-pub use opcode::Opcode;
+pub use opcode::{Opcode, OpcodeSet};
 pub use types::MayBe;
 
 /// The name of the internal class (interface, trait) PHP 8.2 knows as `lcname` before any

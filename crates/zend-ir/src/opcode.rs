@@ -15,6 +15,29 @@ pub use crate::opcode_table::*;
 #[derive(Copy, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct Opcode(pub u8);
 
+/// A set of opcodes as a table by opcode number, built at compile time: a pass whose
+/// `match` handles a few opcodes tests an op against the set first, one load where the
+/// match is an indirect jump, for the majority of ops it leaves alone.
+#[derive(Copy, Clone)]
+pub struct OpcodeSet([bool; 256]);
+
+impl OpcodeSet {
+    pub const fn of(opcodes: &[Opcode]) -> OpcodeSet {
+        let mut table = [false; 256];
+        let mut k = 0;
+        while k < opcodes.len() {
+            table[opcodes[k].0 as usize] = true;
+            k += 1;
+        }
+        OpcodeSet(table)
+    }
+
+    #[inline(always)]
+    pub fn contains(&self, opcode: Opcode) -> bool {
+        self.0[opcode.0 as usize]
+    }
+}
+
 // VM operand flags, exactly as zend_vm_opcodes.h defines them.
 pub const ZEND_VM_OP_SPEC: u32 = 0x0000_0001;
 pub const ZEND_VM_OP_CONST: u32 = 0x0000_0002;

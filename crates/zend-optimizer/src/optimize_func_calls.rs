@@ -14,8 +14,8 @@
 use smallvec::SmallVec;
 use zend_ir::opcode::*;
 use zend_ir::{
-    Literal, OpArray, OpNum, Operand, ZEND_ACC_ABSTRACT, ZEND_ACC_TRAIT_CLONE, ZEND_ACC_VARIADIC,
-    ZEND_USER_FUNCTION,
+    Literal, OpArray, OpNum, OpcodeSet, Operand, ZEND_ACC_ABSTRACT, ZEND_ACC_TRAIT_CLONE,
+    ZEND_ACC_VARIADIC, ZEND_USER_FUNCTION,
 };
 
 use crate::ctx::OptimizerCtx;
@@ -304,45 +304,36 @@ fn end_call(
 
 /// The opcodes `run` looks at (its match's arms): the other ops, most of them, are skipped
 /// by one table test instead of the match's indirect jump.
-static HANDLED: [bool; 256] = {
-    let mut handled = [false; 256];
-    let opcodes = [
-        ZEND_INIT_FCALL_BY_NAME,
-        ZEND_INIT_NS_FCALL_BY_NAME,
-        ZEND_INIT_STATIC_METHOD_CALL,
-        ZEND_INIT_METHOD_CALL,
-        ZEND_INIT_FCALL,
-        ZEND_NEW,
-        ZEND_INIT_DYNAMIC_CALL,
-        ZEND_INIT_USER_CALL,
-        ZEND_DO_FCALL,
-        ZEND_DO_ICALL,
-        ZEND_DO_UCALL,
-        ZEND_DO_FCALL_BY_NAME,
-        ZEND_CALLABLE_CONVERT,
-        ZEND_FETCH_FUNC_ARG,
-        ZEND_FETCH_STATIC_PROP_FUNC_ARG,
-        ZEND_FETCH_OBJ_FUNC_ARG,
-        ZEND_FETCH_DIM_FUNC_ARG,
-        ZEND_SEND_VAL_EX,
-        ZEND_CHECK_FUNC_ARG,
-        ZEND_SEND_VAR_EX,
-        ZEND_SEND_FUNC_ARG,
-        ZEND_SEND_VAR_NO_REF_EX,
-        ZEND_SEND_VAL,
-        ZEND_SEND_VAR,
-        ZEND_SEND_REF,
-        ZEND_SEND_UNPACK,
-        ZEND_SEND_USER,
-        ZEND_SEND_ARRAY,
-    ];
-    let mut k = 0;
-    while k < opcodes.len() {
-        handled[opcodes[k].0 as usize] = true;
-        k += 1;
-    }
-    handled
-};
+static HANDLED: OpcodeSet = OpcodeSet::of(&[
+    ZEND_INIT_FCALL_BY_NAME,
+    ZEND_INIT_NS_FCALL_BY_NAME,
+    ZEND_INIT_STATIC_METHOD_CALL,
+    ZEND_INIT_METHOD_CALL,
+    ZEND_INIT_FCALL,
+    ZEND_NEW,
+    ZEND_INIT_DYNAMIC_CALL,
+    ZEND_INIT_USER_CALL,
+    ZEND_DO_FCALL,
+    ZEND_DO_ICALL,
+    ZEND_DO_UCALL,
+    ZEND_DO_FCALL_BY_NAME,
+    ZEND_CALLABLE_CONVERT,
+    ZEND_FETCH_FUNC_ARG,
+    ZEND_FETCH_STATIC_PROP_FUNC_ARG,
+    ZEND_FETCH_OBJ_FUNC_ARG,
+    ZEND_FETCH_DIM_FUNC_ARG,
+    ZEND_SEND_VAL_EX,
+    ZEND_CHECK_FUNC_ARG,
+    ZEND_SEND_VAR_EX,
+    ZEND_SEND_FUNC_ARG,
+    ZEND_SEND_VAR_NO_REF_EX,
+    ZEND_SEND_VAL,
+    ZEND_SEND_VAR,
+    ZEND_SEND_REF,
+    ZEND_SEND_UNPACK,
+    ZEND_SEND_USER,
+    ZEND_SEND_ARRAY,
+]);
 
 /// `zend_optimize_func_calls`.
 pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
@@ -356,7 +347,7 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
     let mut facts: SmallVec<[Option<CalleeFacts>; 8]> = SmallVec::new();
     for i in 0..n {
         let op = &op_array.opcodes[i];
-        if !HANDLED[op.opcode.0 as usize] {
+        if !HANDLED.contains(op.opcode) {
             continue;
         }
         match op.opcode {

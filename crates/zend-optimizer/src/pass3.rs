@@ -7,7 +7,7 @@
 //! on its path anyway (cycles of jumps are followed once, as PHP's hit list does).
 
 use zend_ir::opcode::*;
-use zend_ir::{OpArray, OpNum, Operand};
+use zend_ir::{OpArray, OpNum, OpcodeSet, Operand};
 
 use crate::ctx::OptimizerCtx;
 use crate::helpers::{self, make_nop, ZEND_ACC_HAS_FINALLY_BLOCK};
@@ -38,12 +38,27 @@ fn check_loop(hitlist: &mut Vec<usize>, target: usize) -> bool {
     true
 }
 
+/// The opcodes [`run`] optimizes (its match's arms); the others are skipped by one table
+/// test instead of the match's indirect jump.
+static JUMPS: OpcodeSet = OpcodeSet::of(&[
+    ZEND_JMP,
+    ZEND_JMP_SET,
+    ZEND_COALESCE,
+    ZEND_JMPZ,
+    ZEND_JMPNZ,
+    ZEND_JMPZ_EX,
+    ZEND_JMPNZ_EX,
+]);
+
 /// `zend_optimizer_pass3`.
 pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
     let n = op_array.opcodes.len();
     let mut hitlist: Vec<usize> = Vec::new();
     for i in 0..n {
         let opcode = op_array.opcodes[i].opcode;
+        if !JUMPS.contains(opcode) {
+            continue;
+        }
         match opcode {
             ZEND_JMP => {
                 hitlist.clear();
