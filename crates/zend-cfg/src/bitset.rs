@@ -392,30 +392,37 @@ impl<W: AsRef<[u64]> + AsMut<[u64]>> Worklist<W> {
         if self.len == 0 {
             return None;
         }
+        self.len -= 1;
         // A member exists, so some word (summary word) at or above `first` is set.
-        let summary = self.summary.as_mut();
-        let words = self.words.as_mut();
-        let k = if summary.is_empty() {
+        if self.summary.as_ref().is_empty() {
+            // Most worklists are a word or a few: no summary to keep.
+            let words = self.words.as_mut();
             while words[self.first] == 0 {
                 self.first += 1;
             }
-            self.first
-        } else {
-            while summary[self.first] == 0 {
-                self.first += 1;
-            }
-            self.first * 64 + summary[self.first].trailing_zeros() as usize
-        };
+            let w = &mut words[self.first];
+            let bit = w.trailing_zeros() as usize;
+            *w &= *w - 1;
+            return Some(self.first * 64 + bit);
+        }
+        Some(self.pop_first_summarized())
+    }
+
+    /// [`Worklist::pop_first`] of a set with a summary (`len` already decremented).
+    fn pop_first_summarized(&mut self) -> usize {
+        let summary = self.summary.as_mut();
+        let words = self.words.as_mut();
+        while summary[self.first] == 0 {
+            self.first += 1;
+        }
+        let k = self.first * 64 + summary[self.first].trailing_zeros() as usize;
         let w = &mut words[k];
         let bit = w.trailing_zeros() as usize;
         *w &= *w - 1;
         if *w == 0 {
-            if let Some(s) = summary.get_mut(k / 64) {
-                *s &= !(1u64 << (k % 64));
-            }
+            summary[k / 64] &= !(1u64 << (k % 64));
         }
-        self.len -= 1;
-        Some(k * 64 + bit)
+        k * 64 + bit
     }
 
     /// The members in increasing order.
