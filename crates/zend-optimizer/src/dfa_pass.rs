@@ -431,13 +431,24 @@ fn operand_info(
     }
 }
 
-/// `(op1_info, op2_info, res_info)` of every op as `zend_redo_pass_two_ex` hands them to
+/// `zend_redo_pass_two_ex`'s handler selection as far as it changes the op_array, and the
+/// `(op1_info, op2_info, res_info)` of every op as it hands them to
 /// `zend_vm_set_opcode_handler_ex`: the operands' inferred types cut to the bits handler
 /// selection looks at. As in PHP 8.2, op2's is 0 when *op1* is unused, and the result of an
 /// increment or decrement is the type the variable gets (`OP1_DEF_INFO`, any value when
 /// the op defines none). Unless `bugs` reproduces [`PhpBugs::NARROWED_LONG_HANDLERS`], a
 /// variable's type includes what narrowing to doubles took out of it.
-pub fn handler_types(op_array: &OpArray, fa: &FuncAnalysis, bugs: PhpBugs) -> Vec<(u32, u32, u32)> {
+///
+/// Handler selection swaps the operands of commutative ops so that the operand with the
+/// larger type (CV > VAR > TMP > CONST) comes first, for `MUL`, the (non-)identity and
+/// (non-)equality comparisons, the bitwise ops and `XOR` always, for `ADD` when both
+/// operands are longs or both doubles; the swapped ops' entries are swapped too. One walk
+/// over the ops does both.
+pub fn redo_pass_two_ex(
+    op_array: &mut OpArray,
+    fa: &FuncAnalysis,
+    bugs: PhpBugs,
+) -> Vec<(u32, u32, u32)> {
     const MASK: u32 = mb::UNDEF | mb::ANY | mb::REF | mb::ARRAY_OF_ANY | mb::ARRAY_KEY_ANY;
     // The type of a variable as the VM may find it: the inferred type with what narrowing
     // to doubles took out of it, unless PHP 8.2's bug is reproduced.
@@ -446,58 +457,54 @@ pub fn handler_types(op_array: &OpArray, fa: &FuncAnalysis, bugs: PhpBugs) -> Ve
     } else {
         u32::MAX
     };
-    let var_type = |fa: &FuncAnalysis, v: SsaVar| {
-        fa.inference
-            .vars
-            .get(v.index())
+    let vars = &fa.inference.vars[..];
+    let var_type = |v: SsaVar| {
+        vars.get(v.index())
             .map_or(UNKNOWN_INFO, |i| i.type_ | (i.narrowed_away & narrowed))
     };
-    (0..op_array.opcodes.len().min(fa.ssa.ops.len()))
-        .map(|i| {
-            let op = &op_array.opcodes[i];
-            let s = &fa.ssa.ops[i];
-            let op1_unused = op.op1.op_type() == IS_UNUSED;
-            let op1 = if op1_unused {
-                0
-            } else {
-                operand_info(op_array, fa, op.op1, s.op1_use, &var_type) & MASK
-            };
-            let op2 = if op1_unused {
-                0
-            } else {
-                operand_info(op_array, fa, op.op2, s.op2_use, &var_type) & MASK
-            };
-            let res = match op.opcode {
-                ZEND_PRE_INC | ZEND_PRE_DEC | ZEND_POST_INC | ZEND_POST_DEC => {
-                    s.op1_def.map_or(mb::ANY, |v| var_type(fa, v) & MASK)
-                }
-                _ if op.result.op_type() == IS_UNUSED => 0,
-                _ => s.result_def.map_or(UNKNOWN_INFO, |v| var_type(fa, v)) & MASK,
-            };
-            (op1, op2, res)
-        })
-        .collect()
-}
-
-/// `zend_redo_pass_two_ex`'s handler selection as far as it changes the op_array:
-/// `zend_vm_set_opcode_handler_ex` swaps the operands of commutative ops so that the
-/// operand with the larger type (CV > VAR > TMP > CONST) comes first, for `MUL`, the
-/// (non-)identity and (non-)equality comparisons, the bitwise ops and `XOR` always, for
-/// `ADD` when both operands are longs or both doubles. `types` are the ops'
-/// [`handler_types`]; the swapped ops' entries are swapped too.
-pub fn swap_commutative_operands(op_array: &mut OpArray, types: &mut [(u32, u32, u32)]) {
-    for (op, t) in op_array.opcodes.iter_mut().zip(types.iter_mut()) {
-        let both = |m: u32| t.0 == m && t.1 == m;
-        let consts = op.op1.op_type() == zend_ir::IS_CONST && op.op2.op_type() == zend_ir::IS_CONST;
+    let OpArray {
+        opcodes, literals, ..
+    } = op_array;
+    let info = |operand: Operand, used: Option<SsaVar>| -> u32 {
+        match operand {
+            Operand::Const(l) => literals.get(l.index()).map_or(UNKNOWN_INFO, const_type),
+            _ => used.map_or(UNKNOWN_INFO, var_type),
+        }
+    };
+    let mut types = Vec::with_capacity(opcodes.len());
+    for (op, s) in opcodes.iter_mut().zip(&fa.ssa.ops) {
+        let mut t = if op.op1.op_type() == IS_UNUSED {
+            (0, 0, 0)
+        } else {
+            (
+                info(op.op1, s.op1_use) & MASK,
+                info(op.op2, s.op2_use) & MASK,
+                0,
+            )
+        };
+        t.2 = match op.opcode {
+            ZEND_PRE_INC | ZEND_PRE_DEC | ZEND_POST_INC | ZEND_POST_DEC => {
+                s.op1_def.map_or(mb::ANY, |v| var_type(v) & MASK)
+            }
+            _ if op.result.op_type() == IS_UNUSED => 0,
+            _ => s.result_def.map_or(UNKNOWN_INFO, var_type) & MASK,
+        };
         let swap = match op.opcode {
-            ZEND_ADD => (both(mb::LONG) || both(mb::DOUBLE)) && !consts,
+            ZEND_ADD => {
+                let both = |m: u32| t.0 == m && t.1 == m;
+                (both(mb::LONG) || both(mb::DOUBLE))
+                    && !(op.op1.op_type() == zend_ir::IS_CONST
+                        && op.op2.op_type() == zend_ir::IS_CONST)
+            }
             opcode => crate::helpers::always_commutative(opcode),
         };
         if swap && op.op1.op_type() < op.op2.op_type() {
             std::mem::swap(&mut op.op1, &mut op.op2);
             std::mem::swap(&mut t.0, &mut t.1);
         }
+        types.push(t);
     }
+    types
 }
 
 /// `needs_live_range` (zend_optimizer.c): whether the TMP/VAR defined at `def` may hold a

@@ -274,9 +274,8 @@ pub fn optimize_script_in(script: &mut Script, options: &Options, work: &mut Wor
                     Some((fa, _)) => {
                         // zend_redo_pass_two_ex: handlers picked by the inferred types, live
                         // ranges only for values that may be refcounted.
-                        let mut types = dfa_pass::handler_types(op_array, fa, d.options.php_bugs);
-                        dfa_pass::swap_commutative_operands(op_array, &mut types);
-                        handler_types[k] = Some(types);
+                        handler_types[k] =
+                            Some(dfa_pass::redo_pass_two_ex(op_array, fa, d.options.php_bugs));
                         if had && op_array.type_ != ZEND_EVAL_CODE {
                             let start = d.clock();
                             live_ranges::recalc_with(op_array, &|_, def| {
