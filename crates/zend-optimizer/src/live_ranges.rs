@@ -105,10 +105,20 @@ fn calc_into(
         on_heap.resize(t, None);
         &mut on_heap
     };
+    // [`tmp_num`] with the op_array's counts in registers (read through `op_array`, they
+    // were reloaded after every store to `last_use`).
+    let (last_var, temporaries) = (op_array.last_var(), op_array.T);
+    let temp = |operand: Operand| match operand {
+        Operand::TmpVar(v) | Operand::Var(v) => {
+            let n = v.as_u32().wrapping_sub(last_var);
+            (n < temporaries).then_some(n as usize)
+        }
+        _ => None,
+    };
     for opnum in (0..ops.len()).rev() {
         let op = &ops[opnum];
         let opnum = opnum as u32;
-        if let Some(var) = tmp_num(op_array, op.result) {
+        if let Some(var) = temp(op.result) {
             if !is_fake_def(op) {
                 // A def without a use: a genuinely unused result, or one of several defs
                 // of the same value (JMPZ_EX and QM_ASSIGN), where the last one opens the
@@ -120,7 +130,7 @@ fn calc_into(
                 }
             }
         }
-        if let Some(var) = tmp_num(op_array, op.op1) {
+        if let Some(var) = temp(op.op1) {
             if last_use[var].is_none() && !keeps_op1_alive(op) {
                 // OP_DATA belongs to the op before it.
                 let at = if op.opcode == ZEND_OP_DATA {
@@ -131,7 +141,7 @@ fn calc_into(
                 last_use[var] = Some(at);
             }
         }
-        if let Some(var) = tmp_num(op_array, op.op2) {
+        if let Some(var) = temp(op.op2) {
             if matches!(op.opcode, ZEND_FE_FETCH_R | ZEND_FE_FETCH_RW) {
                 // FE_FETCH's op2 is where it stores the value: a definition.
                 if let Some(used) = last_use[var].take() {
