@@ -773,8 +773,8 @@ fn merge_blocks(op_array: &mut OpArray, cfg: &mut BlockCfg, opt_count: &mut u32)
 
 /// `assemble_code_blocks`: the reachable blocks (and the kept FREE of unreachable loop-var
 /// frees) laid out in order without NOPs or jumps to the next block; jump targets,
-/// SWITCH tables, the exception table and FAST_RET indexes renumbered; `cfg.map` left
-/// mapping each block's new start (for the dump).
+/// SWITCH tables, the exception table and FAST_RET indexes renumbered. `cfg.map` stays the
+/// map of the CFG as built (the exception table is renumbered through it).
 fn assemble(pass: &mut Pass) {
     let kept_whole = pass
         .ctx
@@ -783,23 +783,44 @@ fn assemble(pass: &mut Pass) {
     let op_array = &mut *pass.op_array;
     let cfg = &mut *pass.cfg;
     let n = cfg.blocks.len();
+    let kept_block = |b: &Block| {
+        b.flags
+            .intersects(BlockFlags::REACHABLE | BlockFlags::UNREACHABLE_FREE)
+    };
+    // Blocks never overlap and stay in op order (merging and NOP stripping only move a
+    // block's start forward), so the kept ops move down in place; should that ever not
+    // hold, they are gathered into a new array instead.
+    let mut in_order = true;
+    let mut end = 0;
     for b in 0..n {
-        if cfg.blocks[b].len == 0 {
-            continue;
-        }
-        let flags = cfg.blocks[b].flags;
-        if flags.intersects(BlockFlags::REACHABLE | BlockFlags::UNREACHABLE_FREE) {
+        'trim: {
+            if cfg.blocks[b].len == 0 {
+                break 'trim;
+            }
+            let flags = cfg.blocks[b].flags;
+            if !flags.intersects(BlockFlags::REACHABLE | BlockFlags::UNREACHABLE_FREE) {
+                // Unused code: its constants go.
+                let (start, len) = (cfg.blocks[b].start, cfg.blocks[b].len);
+                for k in start..start + len {
+                    let op = &op_array.opcodes[k as usize];
+                    let (o1, o2) = (op.op1, op.op2);
+                    for o in [o1, o2] {
+                        if let Operand::Const(l) = o {
+                            literal_dtor(op_array, l);
+                        }
+                    }
+                }
+                break 'trim;
+            }
             if flags.contains(BlockFlags::UNREACHABLE_FREE)
                 && !flags.contains(BlockFlags::REACHABLE)
                 && !kept_whole
             {
                 // Only the loop variable's FREE is kept.
                 cfg.blocks[b].len = 1;
-                continue;
+                break 'trim;
             }
-            let Some(last) = cfg.blocks[b].last() else {
-                continue;
-            };
+            let last = (cfg.blocks[b].start + cfg.blocks[b].len - 1) as usize;
             if op_array.opcodes[last].opcode == ZEND_JMP {
                 let mut next = b + 1;
                 while next < n && !cfg.blocks[next].reachable() {
@@ -813,34 +834,13 @@ fn assemble(pass: &mut Pass) {
             } else if cfg.blocks[b].len == 1 && op_array.opcodes[last].opcode == ZEND_NOP {
                 cfg.blocks[b].len = 0;
             }
-        } else {
-            // Unused code: its constants go.
-            let (start, len) = (cfg.blocks[b].start, cfg.blocks[b].len);
-            for k in start..start + len {
-                let op = &op_array.opcodes[k as usize];
-                let (o1, o2) = (op.op1, op.op2);
-                for o in [o1, o2] {
-                    if let Operand::Const(l) = o {
-                        literal_dtor(op_array, l);
-                    }
-                }
-            }
+        }
+        let block = &cfg.blocks[b];
+        if kept_block(block) {
+            in_order &= block.start >= end;
+            end = block.start + block.len;
         }
     }
-
-    let kept_block = |b: &Block| {
-        b.flags
-            .intersects(BlockFlags::REACHABLE | BlockFlags::UNREACHABLE_FREE)
-    };
-    // Blocks never overlap and stay in op order (merging and NOP stripping only move a
-    // block's start forward), so the kept ops move down in place; should that ever not
-    // hold, they are gathered into a new array instead.
-    let mut end = 0;
-    let in_order = cfg.blocks.iter().filter(|b| kept_block(b)).all(|b| {
-        let ok = b.start >= end;
-        end = b.start + b.len;
-        ok
-    });
     // Where the kept unreachable blocks started (PHP 8.2 keeps their jumps' offsets).
     let unreachable_starts: Vec<(usize, u32)> = if kept_whole {
         (0..n)
@@ -870,7 +870,6 @@ fn assemble(pass: &mut Pass) {
         }
         op_array.opcodes = new_ops;
     }
-    let old_map = std::mem::take(&mut cfg.map);
     let len = op_array.opcodes.len() as u32;
 
     let start_of = |cfg: &BlockCfg, s: BlockId| OpNum::new(cfg.blocks[s.index()].start);
@@ -937,7 +936,7 @@ fn assemble(pass: &mut Pass) {
 
     // The exception table: entries whose try block is gone are dropped.
     if !op_array.try_catch_array.is_empty() {
-        let block_of = |op: OpNum| old_map.get(op.index()).copied().flatten();
+        let block_of = |op: OpNum| cfg.map.get(op.index()).copied();
         let mut kept = Vec::new();
         let mut index_map = Vec::new();
         for tc in &op_array.try_catch_array {
@@ -986,21 +985,5 @@ fn assemble(pass: &mut Pass) {
     for lr in &mut op_array.live_range {
         lr.start = OpNum::new(lr.start.as_u32().min(len));
         lr.end = OpNum::new(lr.end.as_u32().min(len).max(lr.start.as_u32()));
-    }
-
-    // The map, for the dump: each kept block's start (in the old map's memory).
-    let mut map = old_map;
-    map.clear();
-    map.resize(len as usize, None);
-    cfg.map = map;
-    for (b, block) in cfg.blocks.iter().enumerate() {
-        if block
-            .flags
-            .intersects(BlockFlags::REACHABLE | BlockFlags::UNREACHABLE_FREE)
-        {
-            if let Some(slot) = cfg.map.get_mut(block.start as usize) {
-                *slot = Some(BlockId::new(b as u32));
-            }
-        }
     }
 }
