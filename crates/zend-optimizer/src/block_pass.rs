@@ -50,10 +50,10 @@ pub(crate) struct Scratch(Option<Box<Memory>>);
 #[derive(Default)]
 struct Memory {
     used_ext: Vec<bool>,
-    /// [`Pass::var_stamps`]' memory.
-    var_stamps: Vec<u32>,
-    /// [`Pass::dropped`]'s memory.
-    dropped: Vec<u32>,
+    /// [`Pass::var_states`]' memory.
+    var_states: Vec<VarState>,
+    /// [`Pass::candidates`]' memory.
+    candidates: Vec<Candidate>,
     tsource: VarSources,
     cfg: BlockCfg,
 }
@@ -108,11 +108,10 @@ pub(crate) struct Pass<'a, 'c> {
     pub used_ext: &'a mut Vec<bool>,
     /// `Tsource`: the op defining each TMP/VAR in the current extended block.
     pub tsource: &'a mut VarSources,
-    /// `zend_t_usage`'s `defined_here` and `usage` sets, one word per TMP/VAR slot (see
-    /// [`t_usage`]).
-    var_stamps: &'a mut Vec<u32>,
-    /// The ops whose unread results [`t_usage`] drops once its walk is done.
-    dropped: &'a mut Vec<u32>,
+    /// [`t_usage`]'s state of each TMP/VAR slot.
+    var_states: &'a mut Vec<VarState>,
+    /// The ops whose results [`t_usage`] drops if nobody reads them.
+    candidates: &'a mut Vec<Candidate>,
     pub opt_count: u32,
     pub ctx: &'a mut OptimizerCtx<'c>,
 }
@@ -134,8 +133,8 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
 fn optimize_cfg(op_array: &mut OpArray, ctx: &mut OptimizerCtx, memory: &mut Memory) {
     let Memory {
         used_ext,
-        var_stamps,
-        dropped,
+        var_states,
+        candidates,
         tsource,
         cfg,
     } = memory;
@@ -159,16 +158,15 @@ fn optimize_cfg(op_array: &mut OpArray, ctx: &mut OptimizerCtx, memory: &mut Mem
             info.as_ref(),
         );
     }
-    used_ext.clear();
-    used_ext.resize(slots, false);
+    // t_usage sizes used_ext.
     tsource.reset(slots);
     let mut pass = Pass {
         op_array,
         cfg,
         used_ext,
         tsource,
-        var_stamps,
-        dropped,
+        var_states,
+        candidates,
         opt_count: 0,
         ctx,
     };
@@ -382,21 +380,20 @@ fn strip_nops(op_array: &mut OpArray, b: &mut Block) {
 }
 
 /// `zend_t_usage`: finds the TMP/VARs used outside the extended block that defines them
-/// (`used_ext`), prints them when asked (`NON-LOCAL-VARS`), then walks every block
-/// backwards dropping results nobody reads.
+/// (`used_ext`), prints them when asked (`NON-LOCAL-VARS`), then drops the results nobody
+/// reads.
 ///
-/// PHP keeps `defined_here` and `usage` as bitsets, cleared (or copied from `used_ext`) at
-/// the start of every extended block, which costs blocks x slots. Here both live in
-/// `var_stamps`, one word per slot holding the epoch of its last write (shifted left by
-/// one, the low bit holding `usage`'s value). Epochs only grow, so a clear is one
-/// increment:
-/// - forward, a slot is in `defined_here` when its epoch is the current extended block's;
-/// - backward, a slot not written since the extended block started (epoch below `restart`)
-///   reads `used_ext`; one written before the last `usage |= used_ext` (epoch below the
-///   current one) reads its bit or `used_ext`; one written since reads its bit.
-///
-/// Epochs number at most three per block, and the pass gives up on more than 64M blocks x
-/// slots, so they stay far below 2^31.
+/// PHP walks the blocks twice: forward for `used_ext` (a `defined_here` bitset cleared at
+/// every extended block), then backward with a `usage` bitset (copied from `used_ext` at
+/// the end of every extended block, and or-ed with it at the end of a block with two
+/// successors inside one), dropping the result of an op whose result is not in `usage`.
+/// Here one forward walk does both, each slot's `defined_here` kept as the epoch of its
+/// last write (a clear is one increment). A droppable result is a [`Candidate`]: the
+/// backward walk finds it unread when the next event on its slot in the extended block is
+/// a write with no or-ed block end in between, read when it is a read, and `used_ext`
+/// decides otherwise — which the forward walk sees in the same order, reversed. The drops
+/// are applied after the walk, in the order PHP's backward walk makes them (the reverse
+/// of the walk's).
 fn t_usage(pass: &mut Pass) {
     let op_array = &mut *pass.op_array;
     let cfg = &*pass.cfg;
@@ -407,61 +404,59 @@ fn t_usage(pass: &mut Pass) {
     if op_array.T == 0 {
         return;
     }
-    pass.var_stamps.clear();
-    pass.var_stamps.resize(slots, 0);
-    let stamps = &mut pass.var_stamps[..];
-    let slot = |o: Operand| match o {
-        Operand::TmpVar(v) | Operand::Var(v) => Some(v.index()),
-        _ => None,
+    pass.var_states.clear();
+    pass.var_states.resize(
+        slots,
+        VarState {
+            defined: 0,
+            pending: NO_CANDIDATE,
+        },
+    );
+    pass.candidates.clear();
+    let mut walk = Walk {
+        vars: &mut pass.var_states[..],
+        used_ext: &mut used_ext[..],
+        candidates: &mut *pass.candidates,
+        here: 0,
+        generation: 0,
+        ext_start: 0,
     };
-    // The current extended block's epoch, shifted as stored; 0 is no block.
-    let mut here = 0u32;
-    // PHP starts at block 1.
-    for block in cfg.blocks.iter().skip(1) {
+    // The successor count of the last reachable block with ops, for the backward walk's
+    // extended blocks (which skip empty blocks, where the forward walk's do not).
+    let mut prev_successors: Option<usize> = None;
+    let ops = &op_array.opcodes[..];
+    for (n, block) in cfg.blocks.iter().enumerate() {
         if !block.reachable() {
             continue;
         }
-        if here == 0
-            || !block.flags.contains(BlockFlags::FOLLOW)
-            || block.flags.contains(BlockFlags::TARGET)
-        {
-            here += 2;
+        let starts_ext =
+            !block.flags.contains(BlockFlags::FOLLOW) || block.flags.contains(BlockFlags::TARGET);
+        // PHP's forward walk starts at block 1.
+        if n > 0 && (walk.here == 0 || starts_ext) {
+            walk.here += 1;
         }
-        let ops = &op_array.opcodes[block.start as usize..(block.start + block.len) as usize];
-        for op in ops {
-            if let Some(v) = slot(op.op1) {
-                if stamps[v] != here {
-                    used_ext[v] = true;
-                }
+        if block.len == 0 {
+            continue;
+        }
+        match prev_successors {
+            // usage |= used_ext at the end of the previous block
+            Some(count) if !starts_ext => walk.generation += u32::from(count > 1),
+            // usage = used_ext at the end of the previous block
+            _ => {
+                walk.generation += 1;
+                walk.ext_start = walk.generation;
             }
-            match op.op2 {
-                Operand::Var(v) => {
-                    if matches!(op.opcode, ZEND_FE_FETCH_R | ZEND_FE_FETCH_RW) {
-                        // FE_FETCH writes its op2.
-                        stamps[v.index()] = here;
-                    } else if stamps[v.index()] != here {
-                        used_ext[v.index()] = true;
-                    }
-                }
-                Operand::TmpVar(v) if stamps[v.index()] != here => used_ext[v.index()] = true,
-                _ => {}
+        }
+        prev_successors = Some(block.successors_count);
+        let start = block.start as usize;
+        let block_ops = &ops[start..start + block.len as usize];
+        if n == 0 {
+            for (k, op) in block_ops.iter().enumerate() {
+                walk.op::<false>(op, (start + k) as u32);
             }
-            match op.result {
-                Operand::Var(v) => stamps[v.index()] = here,
-                Operand::TmpVar(v) => {
-                    if matches!(
-                        op.opcode,
-                        ZEND_ADD_ARRAY_ELEMENT | ZEND_ADD_ARRAY_UNPACK | ZEND_ROPE_ADD
-                    ) {
-                        // These read their result too.
-                        if stamps[v.index()] != here {
-                            used_ext[v.index()] = true;
-                        }
-                    } else {
-                        stamps[v.index()] = here;
-                    }
-                }
-                _ => {}
+        } else {
+            for (k, op) in block_ops.iter().enumerate() {
+                walk.op::<true>(op, (start + k) as u32);
             }
         }
     }
@@ -470,88 +465,24 @@ fn t_usage(pass: &mut Pass) {
         dump::dump_non_local_vars(&mut pass.ctx.state.dumps, op_array, used_ext);
     }
 
-    let used_ext = &used_ext[..];
-    // Epochs (unshifted): every forward one is below the first `restart`.
-    let mut epoch = here >> 1;
-    let mut restart = epoch;
-    let read = |stamps: &[u32], epoch: u32, restart: u32, v: usize| {
-        let s = stamps[v];
-        let e = s >> 1;
-        if e < restart {
-            used_ext[v]
-        } else if e < epoch {
-            s & 1 != 0 || used_ext[v]
-        } else {
-            s & 1 != 0
-        }
-    };
-    // The walk only reads the ops: the results nobody reads are dropped after it, in the
-    // order PHP drops them. Each op is read once, so dropping later reads the same
-    // operands, but for the op2 that convert_to_free_op1 clears.
-    let ops = &op_array.opcodes[..];
-    let dropped = &mut pass.dropped;
-    dropped.clear();
-    let mut next_block: Option<usize> = None;
-    for n in (0..cfg.blocks.len()).rev() {
-        let block = &cfg.blocks[n];
-        if !block.reachable() || block.len == 0 {
+    let candidates = &mut pass.candidates[..];
+    for c in (0..candidates.len()).rev() {
+        let candidate = candidates[c];
+        let unread = match candidate.fate {
+            Fate::Read => false,
+            Fate::Unread => true,
+            Fate::UsedExt => !used_ext[candidate.slot as usize],
+        };
+        if !unread {
+            if let Some(earlier) = candidates.get_mut(candidate.then_read as usize) {
+                // The op stays, and so does its op2's read.
+                earlier.fate = Fate::Read;
+            }
             continue;
         }
-        let continues = next_block.is_some_and(|nb| {
-            let f = cfg.blocks[nb].flags;
-            f.contains(BlockFlags::FOLLOW) && !f.contains(BlockFlags::TARGET)
-        });
-        if !continues {
-            // usage = used_ext
-            epoch += 1;
-            restart = epoch;
-        } else if block.successors_count > 1 {
-            // usage |= used_ext
-            epoch += 1;
-        }
-        next_block = Some(n);
-        let written = |value: bool| epoch << 1 | u32::from(value);
-
-        let start = block.start as usize;
-        let block_ops = &ops[start..start + block.len as usize];
-        for (k, op) in block_ops.iter().enumerate().rev() {
-            let mut op2 = op.op2;
-            if let Some(r) = slot(op.result) {
-                let accumulates = matches!(
-                    op.opcode,
-                    ZEND_ADD_ARRAY_ELEMENT | ZEND_ADD_ARRAY_UNPACK | ZEND_ROPE_ADD
-                );
-                if !read(stamps, epoch, restart, r) {
-                    if drops_unused_result(op.opcode) {
-                        dropped.push((start + k) as u32);
-                        if matches!(op.opcode, ZEND_QM_ASSIGN | ZEND_BOOL | ZEND_BOOL_NOT) {
-                            op2 = Operand::Unused(0);
-                        }
-                    } else if accumulates {
-                        stamps[r] = written(true);
-                    }
-                } else if !accumulates {
-                    stamps[r] = written(false);
-                }
-            }
-            match op2 {
-                Operand::Var(v) => {
-                    let read = !matches!(op.opcode, ZEND_FE_FETCH_R | ZEND_FE_FETCH_RW);
-                    stamps[v.index()] = written(read);
-                }
-                Operand::TmpVar(v) => stamps[v.index()] = written(true),
-                _ => {}
-            }
-            if let Some(v) = slot(op.op1) {
-                stamps[v] = written(true);
-            }
-        }
-    }
-
-    for &i in pass.dropped.iter() {
-        let i = i as usize;
+        let i = candidate.op as usize;
         let opcode = op_array.opcodes[i].opcode;
-        let r = slot(op_array.opcodes[i].result).unwrap_or(0);
+        let r = candidate.slot;
         match opcode {
             ZEND_POST_INC
             | ZEND_POST_DEC
@@ -582,6 +513,168 @@ fn t_usage(pass: &mut Pass) {
             ChangeKind::Rewritten,
             || format!("result T{r} is never read"),
         );
+    }
+}
+
+/// No [`Candidate`].
+const NO_CANDIDATE: u32 = u32::MAX;
+
+/// [`t_usage`]'s state of one TMP/VAR slot.
+#[derive(Clone, Copy)]
+pub(crate) struct VarState {
+    /// The `defined_here` epoch of the slot's last write (0: none yet).
+    defined: u32,
+    /// The candidate whose result the slot holds, while its fate is open.
+    pending: u32,
+}
+
+/// A result [`t_usage`] drops if nobody reads it.
+#[derive(Clone, Copy)]
+pub(crate) struct Candidate {
+    op: u32,
+    slot: u32,
+    /// The walk's generation when the op ran (see [`Walk::generation`]).
+    generation: u32,
+    fate: Fate,
+    /// The candidate an op2 read by this op (a QM_ASSIGN, BOOL or BOOL_NOT) reads first,
+    /// or [`NO_CANDIDATE`]: the op drops its op2 if its own result goes, so that read
+    /// counts only if it stays.
+    then_read: u32,
+}
+
+/// What the backward walk finds of a [`Candidate`]'s result.
+#[derive(Clone, Copy, PartialEq)]
+enum Fate {
+    Read,
+    Unread,
+    /// Read if and only if `used_ext` has it.
+    UsedExt,
+}
+
+/// [`t_usage`]'s forward walk.
+struct Walk<'a> {
+    vars: &'a mut [VarState],
+    used_ext: &'a mut [bool],
+    candidates: &'a mut Vec<Candidate>,
+    /// The current `defined_here` epoch; 0 before block 1.
+    here: u32,
+    /// Counts the backward walk's extended blocks and its `usage |= used_ext` points:
+    /// a candidate whose slot is written again at its own generation is unread.
+    generation: u32,
+    /// The generation the current extended block (as the backward walk cuts them) started
+    /// at: reads and writes before it do not decide a candidate's fate.
+    ext_start: u32,
+}
+
+impl Walk<'_> {
+    /// A read of slot `v`; `EXT`: counted for `used_ext` (blocks after the first).
+    #[inline(always)]
+    fn read<const EXT: bool>(&mut self, v: usize) {
+        let var = &mut self.vars[v];
+        if EXT && var.defined != self.here {
+            self.used_ext[v] = true;
+        }
+        if var.pending != NO_CANDIDATE {
+            let candidate = &mut self.candidates[var.pending as usize];
+            if candidate.generation >= self.ext_start {
+                candidate.fate = Fate::Read;
+            }
+            var.pending = NO_CANDIDATE;
+        }
+    }
+
+    /// A write of slot `v` by op `op`, a candidate if `droppable`.
+    #[inline(always)]
+    fn write<const EXT: bool>(&mut self, v: usize, op: u32, droppable: bool) {
+        let var = &mut self.vars[v];
+        if EXT {
+            var.defined = self.here;
+        }
+        if var.pending != NO_CANDIDATE {
+            let candidate = &mut self.candidates[var.pending as usize];
+            if candidate.generation == self.generation {
+                candidate.fate = Fate::Unread;
+            }
+        }
+        var.pending = if droppable {
+            self.candidates.push(Candidate {
+                op,
+                slot: v as u32,
+                generation: self.generation,
+                fate: Fate::UsedExt,
+                then_read: NO_CANDIDATE,
+            });
+            (self.candidates.len() - 1) as u32
+        } else {
+            NO_CANDIDATE
+        };
+    }
+
+    /// The reads and writes of op `i`, in the order PHP's forward walk makes them (the
+    /// reverse of its backward walk's).
+    #[inline(always)]
+    fn op<const EXT: bool>(&mut self, op: &Op, i: u32) {
+        let opcode = op.opcode;
+        if let Operand::TmpVar(v) | Operand::Var(v) = op.op1 {
+            self.read::<EXT>(v.index());
+        }
+        let mut then_read = NO_CANDIDATE;
+        match op.op2 {
+            // FE_FETCH writes its op2.
+            Operand::Var(v) if matches!(opcode, ZEND_FE_FETCH_R | ZEND_FE_FETCH_RW) => {
+                self.write::<EXT>(v.index(), i, false);
+            }
+            Operand::TmpVar(v) | Operand::Var(v) => {
+                let v = v.index();
+                if matches!(opcode, ZEND_QM_ASSIGN | ZEND_BOOL | ZEND_BOOL_NOT)
+                    && matches!(op.result, Operand::TmpVar(_) | Operand::Var(_))
+                {
+                    // Dropping the result drops this read (see Candidate::then_read).
+                    let var = &mut self.vars[v];
+                    if EXT && var.defined != self.here {
+                        self.used_ext[v] = true;
+                    }
+                    let pending = var.pending;
+                    if self
+                        .candidates
+                        .get(pending as usize)
+                        .is_some_and(|c| c.generation >= self.ext_start)
+                    {
+                        then_read = pending;
+                    }
+                } else {
+                    self.read::<EXT>(v);
+                }
+            }
+            _ => {}
+        }
+        match op.result {
+            Operand::TmpVar(v) | Operand::Var(v) => {
+                let r = v.index();
+                if matches!(
+                    opcode,
+                    ZEND_ADD_ARRAY_ELEMENT | ZEND_ADD_ARRAY_UNPACK | ZEND_ROPE_ADD
+                ) {
+                    // These read their result too (only a TMP one, in PHP's forward walk).
+                    if matches!(op.result, Operand::Var(_)) {
+                        if EXT {
+                            self.vars[r].defined = self.here;
+                        }
+                        self.read::<false>(r);
+                    } else {
+                        self.read::<EXT>(r);
+                    }
+                } else {
+                    self.write::<EXT>(r, i, drops_unused_result(opcode));
+                    if then_read != NO_CANDIDATE {
+                        if let Some(c) = self.candidates.last_mut() {
+                            c.then_read = then_read;
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
     }
 }
 
@@ -680,8 +773,8 @@ fn merge_blocks(op_array: &mut OpArray, cfg: &mut BlockCfg, opt_count: &mut u32)
 
 /// `assemble_code_blocks`: the reachable blocks (and the kept FREE of unreachable loop-var
 /// frees) laid out in order without NOPs or jumps to the next block; jump targets,
-/// SWITCH tables, the exception table and FAST_RET indexes renumbered; `cfg.map` left
-/// mapping each block's new start (for the dump).
+/// SWITCH tables, the exception table and FAST_RET indexes renumbered. `cfg.map` stays the
+/// map of the CFG as built (the exception table is renumbered through it).
 fn assemble(pass: &mut Pass) {
     let kept_whole = pass
         .ctx
@@ -690,23 +783,44 @@ fn assemble(pass: &mut Pass) {
     let op_array = &mut *pass.op_array;
     let cfg = &mut *pass.cfg;
     let n = cfg.blocks.len();
+    let kept_block = |b: &Block| {
+        b.flags
+            .intersects(BlockFlags::REACHABLE | BlockFlags::UNREACHABLE_FREE)
+    };
+    // Blocks never overlap and stay in op order (merging and NOP stripping only move a
+    // block's start forward), so the kept ops move down in place; should that ever not
+    // hold, they are gathered into a new array instead.
+    let mut in_order = true;
+    let mut end = 0;
     for b in 0..n {
-        if cfg.blocks[b].len == 0 {
-            continue;
-        }
-        let flags = cfg.blocks[b].flags;
-        if flags.intersects(BlockFlags::REACHABLE | BlockFlags::UNREACHABLE_FREE) {
+        'trim: {
+            if cfg.blocks[b].len == 0 {
+                break 'trim;
+            }
+            let flags = cfg.blocks[b].flags;
+            if !flags.intersects(BlockFlags::REACHABLE | BlockFlags::UNREACHABLE_FREE) {
+                // Unused code: its constants go.
+                let (start, len) = (cfg.blocks[b].start, cfg.blocks[b].len);
+                for k in start..start + len {
+                    let op = &op_array.opcodes[k as usize];
+                    let (o1, o2) = (op.op1, op.op2);
+                    for o in [o1, o2] {
+                        if let Operand::Const(l) = o {
+                            literal_dtor(op_array, l);
+                        }
+                    }
+                }
+                break 'trim;
+            }
             if flags.contains(BlockFlags::UNREACHABLE_FREE)
                 && !flags.contains(BlockFlags::REACHABLE)
                 && !kept_whole
             {
                 // Only the loop variable's FREE is kept.
                 cfg.blocks[b].len = 1;
-                continue;
+                break 'trim;
             }
-            let Some(last) = cfg.blocks[b].last() else {
-                continue;
-            };
+            let last = (cfg.blocks[b].start + cfg.blocks[b].len - 1) as usize;
             if op_array.opcodes[last].opcode == ZEND_JMP {
                 let mut next = b + 1;
                 while next < n && !cfg.blocks[next].reachable() {
@@ -720,34 +834,13 @@ fn assemble(pass: &mut Pass) {
             } else if cfg.blocks[b].len == 1 && op_array.opcodes[last].opcode == ZEND_NOP {
                 cfg.blocks[b].len = 0;
             }
-        } else {
-            // Unused code: its constants go.
-            let (start, len) = (cfg.blocks[b].start, cfg.blocks[b].len);
-            for k in start..start + len {
-                let op = &op_array.opcodes[k as usize];
-                let (o1, o2) = (op.op1, op.op2);
-                for o in [o1, o2] {
-                    if let Operand::Const(l) = o {
-                        literal_dtor(op_array, l);
-                    }
-                }
-            }
+        }
+        let block = &cfg.blocks[b];
+        if kept_block(block) {
+            in_order &= block.start >= end;
+            end = block.start + block.len;
         }
     }
-
-    let kept_block = |b: &Block| {
-        b.flags
-            .intersects(BlockFlags::REACHABLE | BlockFlags::UNREACHABLE_FREE)
-    };
-    // Blocks never overlap and stay in op order (merging and NOP stripping only move a
-    // block's start forward), so the kept ops move down in place; should that ever not
-    // hold, they are gathered into a new array instead.
-    let mut end = 0;
-    let in_order = cfg.blocks.iter().filter(|b| kept_block(b)).all(|b| {
-        let ok = b.start >= end;
-        end = b.start + b.len;
-        ok
-    });
     // Where the kept unreachable blocks started (PHP 8.2 keeps their jumps' offsets).
     let unreachable_starts: Vec<(usize, u32)> = if kept_whole {
         (0..n)
@@ -777,7 +870,6 @@ fn assemble(pass: &mut Pass) {
         }
         op_array.opcodes = new_ops;
     }
-    let old_map = std::mem::take(&mut cfg.map);
     let len = op_array.opcodes.len() as u32;
 
     let start_of = |cfg: &BlockCfg, s: BlockId| OpNum::new(cfg.blocks[s.index()].start);
@@ -844,7 +936,7 @@ fn assemble(pass: &mut Pass) {
 
     // The exception table: entries whose try block is gone are dropped.
     if !op_array.try_catch_array.is_empty() {
-        let block_of = |op: OpNum| old_map.get(op.index()).copied().flatten();
+        let block_of = |op: OpNum| cfg.map.get(op.index()).copied();
         let mut kept = Vec::new();
         let mut index_map = Vec::new();
         for tc in &op_array.try_catch_array {
@@ -893,21 +985,5 @@ fn assemble(pass: &mut Pass) {
     for lr in &mut op_array.live_range {
         lr.start = OpNum::new(lr.start.as_u32().min(len));
         lr.end = OpNum::new(lr.end.as_u32().min(len).max(lr.start.as_u32()));
-    }
-
-    // The map, for the dump: each kept block's start (in the old map's memory).
-    let mut map = old_map;
-    map.clear();
-    map.resize(len as usize, None);
-    cfg.map = map;
-    for (b, block) in cfg.blocks.iter().enumerate() {
-        if block
-            .flags
-            .intersects(BlockFlags::REACHABLE | BlockFlags::UNREACHABLE_FREE)
-        {
-            if let Some(slot) = cfg.map.get_mut(block.start as usize) {
-                *slot = Some(BlockId::new(b as u32));
-            }
-        }
     }
 }

@@ -76,8 +76,8 @@ impl Block {
 #[derive(Default)]
 pub(crate) struct BlockCfg {
     pub blocks: Vec<Block>,
-    /// `cfg->map`: the block of each original op; after assembly only block starts map.
-    pub map: Vec<Option<BlockId>>,
+    /// `cfg->map`: the block of each op as the CFG was built (the pass does not update it).
+    pub map: Vec<BlockId>,
     pub func_flags: FuncFlags,
     /// [`BlockCfg::mark_reachable`]'s worklist, reused by every marking.
     stack: Vec<usize>,
@@ -97,6 +97,8 @@ impl BlockCfg {
         let spare = std::mem::take(&mut self.spare);
         let mut cfg = Cfg::build_successors_reusing(op_array, BuildFlags::empty(), scratch, spare)?;
         std::mem::swap(&mut op_array.try_catch_array, &mut cfg.try_catch);
+        // The map is taken as built; the next build gets this CFG's old one.
+        std::mem::swap(&mut self.map, &mut cfg.map);
         self.blocks.clear();
         self.blocks.extend((0..cfg.blocks_count()).map(|n| {
             let b = BlockId::new(n as u32);
@@ -118,8 +120,6 @@ impl BlockCfg {
                 successors,
             }
         }));
-        self.map.clear();
-        self.map.extend(cfg.map.iter().map(|&b| Some(b)));
         self.func_flags = cfg.func_flags;
         self.spare = cfg.into_buffers();
         Ok(())
@@ -130,11 +130,7 @@ impl BlockCfg {
     }
 
     fn block_of(&self, op: OpNum) -> usize {
-        self.map
-            .get(op.index())
-            .copied()
-            .flatten()
-            .map_or(0, BlockId::index)
+        self.map.get(op.index()).map_or(0, |b| b.index())
     }
 
     /// `zend_cfg_remark_reachable_blocks`: clears every block's flags and marks again from

@@ -4,7 +4,7 @@
 
 use std::io::Write;
 
-use zend_cfg::BlockFlags;
+use zend_cfg::{BlockFlags, BlockId};
 use zend_ir::dump::{self as ir_dump, FuncInfoHeader, OpContext};
 use zend_ir::{OpArray, OpNum};
 
@@ -90,7 +90,20 @@ pub(crate) fn dump_cfg(
     }
     if !op_array.try_catch_array.is_empty() {
         let block = |op: OpNum| -> String {
-            match cfg.map.get(op.index()).copied().flatten() {
+            // After assembly PHP's cfg->map maps each kept block's new start (the last
+            // such block where several start at one op) and nothing else.
+            let b = if hide {
+                let kept = BlockFlags::REACHABLE | BlockFlags::UNREACHABLE_FREE;
+                let at = cfg.blocks.iter().rposition(|b| {
+                    b.flags.intersects(kept)
+                        && b.start == op.as_u32()
+                        && op.index() < op_array.opcodes.len()
+                });
+                at.map(|b| BlockId::new(b as u32))
+            } else {
+                cfg.map.get(op.index()).copied()
+            };
+            match b {
                 Some(b) => b.as_u32().to_string(),
                 // cfg->map holds -1 there, printed with %u.
                 None => u32::MAX.to_string(),

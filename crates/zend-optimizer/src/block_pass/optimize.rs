@@ -61,8 +61,6 @@ fn const_switch_target(
         Some((_, Literal::Long(target))) => cfg
             .map
             .get(*target as usize)
-            .copied()
-            .flatten()
             .map_or_else(last, |b| b.index()),
         Some(_) => last(),
         None => {
