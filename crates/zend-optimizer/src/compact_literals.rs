@@ -21,7 +21,7 @@
 
 use hashbrown::HashMap;
 
-use crate::byte_table::ByteKeyTable;
+use crate::byte_table::{concat_eq, key_hash, ByteKeyTable, StoredKey};
 use crate::helpers::{
     set_literal_extra, ZEND_EXTRA_VALUE, ZEND_FETCH_OBJ_FLAGS, ZEND_ISEMPTY, ZEND_LAST_CATCH,
 };
@@ -48,9 +48,20 @@ const LITERAL_STATIC_METHOD: u32 = 2;
 const LITERAL_STATIC_PROPERTY: u32 = 3;
 
 /// The bias PHP adds to the hash of a string merge key: 0..2 for a group of 1..3 strings;
-/// these two for an integer offset with its string and for a double's bytes.
+/// this one for an integer offset with its string. (Doubles, keyed by their bytes with bias
+/// 200, have a table of their own.)
 const KEY_LONG_WITH_STRING: u32 = 101;
-const KEY_DOUBLE: u32 = 200;
+
+/// `kept_at` of a literal dropped.
+const DROPPED: u32 = u32::MAX;
+
+/// The bytes of string literal `i` (none for another literal or none at all).
+fn string_at(literals: &[Literal], i: usize) -> &[u8] {
+    match literals.get(i) {
+        Some(Literal::String(s)) => s.as_bytes(),
+        _ => &[],
+    }
+}
 
 /// The pass's tables, kept in the optimization context between op_arrays so that
 /// compacting an op_array allocates nothing once they have grown.
@@ -58,10 +69,16 @@ const KEY_DOUBLE: u32 = 200;
 pub(crate) struct Scratch {
     related: Vec<u8>,
     map: Vec<u32>,
+    kept_at: Vec<u32>,
     /// Integer literals by value (a HashTable's integer keys).
     longs: HashMap<i64, u32>,
-    /// String keys: literal groups, doubles' bytes, integer offsets by their string.
+    /// Doubles by bit pattern (PHP keys them by their bytes).
+    doubles: HashMap<u64, u32>,
+    /// String keys: literal groups (`a`: the first literal, `b`: how many), integer
+    /// offsets by their string (`a`: the string).
     strings: ByteKeyTable,
+    /// A key of several parts, concatenated to be hashed.
+    concat: Vec<u8>,
     /// `add_static_slot`'s `class::member` keys.
     statics: ByteKeyTable,
     /// Per literal, the shared cache slot of each kind of name (`None`: not yet given).
@@ -166,44 +183,31 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
         }
     }
 
-    // Merge equal literals: `map[old]` is the new index of the group old starts. The array
-    // is compacted in place: the kept literals keep their order, so the `kept` first slots
-    // hold them and every slot from `kept` up to the walk's position holds one already
-    // walked past and dropped (a group's keys are read before it is moved, and the walk
-    // never looks back).
-    let mut old_literals = std::mem::take(&mut op_array.literals);
-    let old_extra = std::mem::take(&mut op_array.literal_extra);
-    let extra_of = |i: usize| {
-        old_extra
-            .iter()
-            .find(|(l, _)| l.index() == i)
-            .map_or(0, |&(_, v)| v)
-    };
-    let mut kept = 0usize;
-    let mut extra: Vec<(LiteralId, u32)> = Vec::new();
+    // Merge equal literals: `map[old]` is the new index of the group old starts, and
+    // `kept_at[old]` the new index of every literal kept (`DROPPED`: not kept). The walk
+    // reads the literals where they are; the array is compacted after it, in one pass.
+    let literals = &op_array.literals;
     let map = &mut scratch.map;
     map.clear();
     map.resize(count, 0);
-    let (longs, strings) = (&mut scratch.longs, &mut scratch.strings);
+    let kept_at = &mut scratch.kept_at;
+    kept_at.clear();
+    kept_at.resize(count, DROPPED);
+    let (longs, doubles, strings) = (
+        &mut scratch.longs,
+        &mut scratch.doubles,
+        &mut scratch.strings,
+    );
     longs.clear();
-    strings.clear();
-    let (mut l_null, mut l_false, mut l_true, mut l_empty_arr) = (None, None, None, None);
-    let mut keep = |old: &mut [Literal], kept: &mut usize, i: usize| {
-        let x = extra_of(i);
-        if x != 0 {
-            extra.push((LiteralId::from(*kept), x));
-        }
-        if *kept != i {
-            old.swap(*kept, i);
-        }
+    doubles.clear();
+    strings.clear(count);
+    let concat = &mut scratch.concat;
+    let mut kept = 0u32;
+    let mut keep = |k: usize, kept: &mut u32| {
+        kept_at[k] = *kept;
         *kept += 1;
     };
-    fn string_at(old: &[Literal], i: usize) -> &[u8] {
-        match old.get(i) {
-            Some(Literal::String(s)) => s.as_bytes(),
-            _ => &[],
-        }
-    }
+    let (mut l_null, mut l_false, mut l_true, mut l_empty_arr) = (None, None, None, None);
     let mut i = 0;
     while i < count {
         let n = related[i];
@@ -211,11 +215,10 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
             i += 1;
             continue;
         }
-        let j = kept as u32;
-        let old = &mut old_literals[..];
-        match &old[i] {
+        let j = kept;
+        match &literals[i] {
             Literal::Null | Literal::False | Literal::True => {
-                let slot = match &old[i] {
+                let slot = match &literals[i] {
                     Literal::Null => &mut l_null,
                     Literal::False => &mut l_false,
                     _ => &mut l_true,
@@ -224,7 +227,7 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
                     Some(at) => map[i] = at,
                     None => {
                         *slot = Some(j);
-                        keep(old, &mut kept, i);
+                        keep(i, &mut kept);
                         map[i] = j;
                     }
                 }
@@ -233,46 +236,75 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
                 Some(&at) => map[i] = at,
                 None => {
                     longs.insert(*value, j);
-                    keep(old, &mut kept, i);
+                    keep(i, &mut kept);
                     map[i] = j;
                 }
             },
             Literal::Long(_) => {
                 // An integer offset with the numeric string it came from: merged by the
                 // string.
-                let key = string_at(old, i + 1);
-                match strings.get_or_insert(KEY_LONG_WITH_STRING, &[key], j) {
+                let bytes = string_at(literals, i + 1);
+                let key = StoredKey {
+                    kind: KEY_LONG_WITH_STRING,
+                    a: (i + 1) as u32,
+                    b: 1,
+                };
+                let hash = key_hash(KEY_LONG_WITH_STRING, bytes);
+                match strings.get_or_insert(hash, key, j, |k| {
+                    concat_eq(bytes, &[string_at(literals, k.a as usize)])
+                }) {
                     Some(at) => map[i] = at,
                     None => {
-                        keep(old, &mut kept, i);
+                        keep(i, &mut kept);
                         if i + 1 < count {
-                            keep(old, &mut kept, i + 1);
+                            keep(i + 1, &mut kept);
                         }
                         map[i] = j;
                     }
                 }
                 i += 1;
             }
-            Literal::Double(d) => {
-                match strings.get_or_insert(KEY_DOUBLE, &[&d.0.to_ne_bytes()], j) {
-                    Some(at) => map[i] = at,
-                    None => {
-                        keep(old, &mut kept, i);
-                        map[i] = j;
-                    }
+            // A double's bytes as a key of their own kind: equal bytes, equal bits.
+            Literal::Double(d) => match doubles.get(&d.0) {
+                Some(&at) => map[i] = at,
+                None => {
+                    doubles.insert(d.0, j);
+                    keep(i, &mut kept);
+                    map[i] = j;
                 }
-            }
-            Literal::String(_) => {
+            },
+            Literal::String(s) => {
+                // The group's strings, concatenated as PHP does for its key (a group of
+                // one is its own bytes).
                 let end = (i + n as usize).min(count);
-                let mut parts: [&[u8]; 3] = [&[]; 3];
-                for (part, k) in parts.iter_mut().zip(i..end) {
-                    *part = string_at(old, k);
-                }
-                match strings.get_or_insert(u32::from(n) - 1, &parts[..end - i], j) {
+                let bytes = if end - i == 1 {
+                    s.as_bytes()
+                } else {
+                    concat.clear();
+                    for k in i..end {
+                        concat.extend_from_slice(string_at(literals, k));
+                    }
+                    &concat[..]
+                };
+                let kind = u32::from(n) - 1;
+                let key = StoredKey {
+                    kind,
+                    a: i as u32,
+                    b: (end - i) as u32,
+                };
+                let found = strings.get_or_insert(key_hash(kind, bytes), key, j, |k| {
+                    let at = k.a as usize;
+                    let mut parts: [&[u8]; 3] = [&[]; 3];
+                    for (part, l) in parts.iter_mut().zip(at..at + k.b as usize) {
+                        *part = string_at(literals, l);
+                    }
+                    concat_eq(bytes, &parts[..k.b as usize])
+                });
+                match found {
                     Some(at) => map[i] = at,
                     None => {
                         for k in i..end {
-                            keep(old, &mut kept, k);
+                            keep(k, &mut kept);
                         }
                         map[i] = j;
                     }
@@ -283,25 +315,61 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
                 Some(at) => map[i] = at,
                 None => {
                     l_empty_arr = Some(j);
-                    keep(old, &mut kept, i);
+                    keep(i, &mut kept);
                     map[i] = j;
                 }
             },
             _ => {
-                keep(old, &mut kept, i);
+                keep(i, &mut kept);
                 map[i] = j;
             }
         }
         i += 1;
     }
+    let kept = kept as usize;
     if kept != count && ctx.logging() {
         ctx.note(op_array, OpNum::new(0), ChangeKind::LiteralMerged, || {
             format!("literals compacted: {count} -> {kept} (unused dropped, equal merged)")
         });
     }
-    old_literals.truncate(kept);
-    op_array.literals = old_literals;
-    op_array.literal_extra = extra;
+    // The extras of the kept literals, in their order.
+    let old_extra = std::mem::take(&mut op_array.literal_extra);
+    if !old_extra.is_empty() {
+        let extra = &mut op_array.literal_extra;
+        if old_extra.windows(2).all(|w| w[0].0 < w[1].0) {
+            // Sorted without repeats (as set_literal_extra keeps them): one walk.
+            for &(l, x) in &old_extra {
+                match kept_at.get(l.index()) {
+                    Some(&at) if at != DROPPED && x != 0 => {
+                        extra.push((LiteralId::new(at), x));
+                    }
+                    _ => {}
+                }
+            }
+        } else {
+            // Otherwise each kept literal's first extra.
+            for (k, &at) in kept_at.iter().enumerate() {
+                if at == DROPPED {
+                    continue;
+                }
+                let x = old_extra
+                    .iter()
+                    .find(|(l, _)| l.index() == k)
+                    .map_or(0, |&(_, v)| v);
+                if x != 0 {
+                    extra.push((LiteralId::new(at), x));
+                }
+            }
+        }
+    }
+    if kept != count {
+        let mut k = 0;
+        op_array.literals.retain(|_| {
+            let keep = kept_at[k] != DROPPED;
+            k += 1;
+            keep
+        });
+    }
     let new_count = op_array.literals.len();
     assign_cache_slots(op_array, new_count, &mut scratch);
     ctx.state.work.compact_literals = scratch;
@@ -320,8 +388,10 @@ const METHOD_SLOT: usize = 5;
 /// Cache slots as they are handed out.
 struct SlotTables<'a> {
     cache_size: u32,
-    /// `class::member` keys of static members.
+    /// `class::member` keys of static members (`a`: the class, `b`: the member).
     statics: &'a mut ByteKeyTable,
+    /// A key being looked up, concatenated.
+    concat: &'a mut Vec<u8>,
     /// Per literal, its shared slot of each kind.
     slots: &'a mut Vec<[Option<u32>; SLOT_KINDS]>,
 }
@@ -342,20 +412,31 @@ impl SlotTables<'_> {
         member: LiteralId,
         kind: u32,
     ) -> u32 {
-        let bytes = |l: LiteralId| match op_array.literals.get(l.index()) {
-            Some(Literal::String(s)) => s.as_bytes(),
-            _ => &[],
-        };
+        let literals = &op_array.literals;
         let size = if kind == LITERAL_STATIC_PROPERTY {
             3
         } else {
             2
         } * PTR;
+        let concat = &mut *self.concat;
+        concat.clear();
+        concat.extend_from_slice(string_at(literals, class.index()));
+        concat.extend_from_slice(b"::");
+        concat.extend_from_slice(string_at(literals, member.index()));
+        let key = StoredKey {
+            kind,
+            a: class.index() as u32,
+            b: member.index() as u32,
+        };
         let next = self.cache_size;
-        match self
+        let found = self
             .statics
-            .get_or_insert(kind, &[bytes(class), b"::", bytes(member)], next)
-        {
+            .get_or_insert(key_hash(kind, concat), key, next, |k| {
+                let class = string_at(literals, k.a as usize);
+                let member = string_at(literals, k.b as usize);
+                concat_eq(concat, &[class, b"::", member])
+            });
+        match found {
             Some(slot) => slot,
             None => self.fresh(size),
         }
@@ -429,13 +510,14 @@ fn type_num_classes(op_array: &OpArray, arg_num: u32) -> u32 {
 /// `scratch.map` (old literal to new), and in the same visit its run-time cache slot (which
 /// reads that op's new literals only); then the RECV_INIT constant-expression slots.
 fn assign_cache_slots(op_array: &mut OpArray, literal_count: usize, scratch: &mut Scratch) {
-    scratch.statics.clear();
+    scratch.statics.clear(0);
     scratch.slots.clear();
     scratch.slots.resize(literal_count, [None; SLOT_KINDS]);
     let map = &scratch.map;
     let mut t = SlotTables {
         cache_size: EXTENSION_HANDLES_SIZE,
         statics: &mut scratch.statics,
+        concat: &mut scratch.concat,
         slots: &mut scratch.slots,
     };
     for n in 0..op_array.opcodes.len() {
