@@ -23,6 +23,14 @@ impl Ssa {
                 u32::MAX
             };
         }
+        self.link_use_def_chains(op_array, cfg);
+    }
+
+    /// [`Ssa::compute_use_def_chains`] on variables as it starts them (as renaming leaves
+    /// them): `Default`, with their CV numbers for the first `last_var`, `u32::MAX` for
+    /// the others.
+    pub(crate) fn link_use_def_chains(&mut self, op_array: &OpArray, cfg: &Cfg) {
+        let last_var = op_array.last_var();
         let Ssa { ops, vars, .. } = self;
         for (i, (op, opline)) in ops.iter_mut().zip(&op_array.opcodes).enumerate().rev() {
             let num = Some(OpNum::new(i as u32));
@@ -84,12 +92,19 @@ impl Ssa {
         let indirect = cfg
             .func_flags
             .contains(zend_cfg::FuncFlags::INDIRECT_VAR_ACCESS);
+        let mut aliased = false;
         for i in 0..last_var as usize {
             if indirect {
                 self.vars[i].alias = Alias::Symtable;
+                aliased = true;
             } else if op_array.vars[i].as_bytes() == b"http_response_header" {
                 self.vars[i].alias = Alias::HttpResponseHeader;
+                aliased = true;
             }
+        }
+        // Most functions alias no CV: their variables keep the default.
+        if !aliased {
+            return;
         }
         for i in last_var as usize..self.vars.len() {
             let var = self.vars[i].var;
