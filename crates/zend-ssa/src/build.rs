@@ -182,8 +182,8 @@ impl Ssa {
         };
         // Pis add definitions, so they come before def propagation.
         b.place_essa_pis(classes);
-        b.propagate_defs();
-        b.place_phis();
+        let joins = b.propagate_defs();
+        b.place_phis(joins);
         b.rename(build_flags);
         let mut ssa = b.ssa;
         // Renaming reaches every phi placed from a DFG of this CFG; one it never reached
@@ -199,7 +199,7 @@ impl Ssa {
                 ),
             });
         }
-        ssa.compute_use_def_chains(op_array, cfg);
+        ssa.link_use_def_chains(op_array, cfg);
         Ok(ssa)
     }
 }
@@ -225,30 +225,27 @@ fn check_inputs(op_array: &OpArray, cfg: &Cfg, dfg: &Dfg, vars: u32) -> Result<(
             dfg.vars
         )));
     }
-    for (name, m) in [
-        ("def", dfg.def()),
-        ("use", dfg.use_()),
-        ("in", dfg.in_()),
-        ("out", dfg.out()),
-    ] {
-        if let Some(rows) = m.rows().filter(|&rows| rows != blocks) {
-            return Err(mismatch(format!(
-                "the DFG's {name} sets have {rows} blocks, the CFG {blocks}"
-            )));
-        }
+    // The four sets are one allocation cut in four equal matrices: checking one checks
+    // them all.
+    if let Some(rows) = dfg.def().rows().filter(|&rows| rows != blocks) {
+        return Err(mismatch(format!(
+            "the DFG's def sets have {rows} blocks, the CFG {blocks}"
+        )));
     }
+    // One pass for both tests; a dominator link out of the CFG is reported first.
+    let in_range = |b: Option<zend_cfg::BlockId>| !matches!(b, Some(b) if b.index() >= blocks);
+    let mut links_in_range = true;
+    let mut levels = true;
     for block in &cfg.blocks {
-        let in_range = |b: Option<zend_cfg::BlockId>| !matches!(b, Some(b) if b.index() >= blocks);
-        if !in_range(block.idom) || !in_range(block.children) || !in_range(block.next_child) {
-            return Err(mismatch("a dominator link leaves the CFG".to_string()));
-        }
+        links_in_range &=
+            in_range(block.idom) && in_range(block.children) && in_range(block.next_child);
+        // compute_dominators_tree gives every reachable block a level (the entry 0).
+        levels &= !(block.is_reachable() && block.level.is_none());
     }
-    // compute_dominators_tree gives every reachable block a level (the entry 0).
-    if cfg
-        .blocks
-        .iter()
-        .any(|b| b.is_reachable() && b.level.is_none())
-    {
+    if !links_in_range {
+        return Err(mismatch("a dominator link leaves the CFG".to_string()));
+    }
+    if !levels {
         return Err(SsaError::NoDominators {
             function: op_array.display_name(),
         });
@@ -368,7 +365,7 @@ fn mask_for_type_check(t: u32) -> u32 {
     }
 }
 
-impl Builder<'_> {
+impl<'a> Builder<'a> {
     /// `will_rejoin`: the value reaching `block` from another predecessor is the original
     /// one coming from `other_successor`, so a pi would change nothing.
     fn will_rejoin(
@@ -686,18 +683,30 @@ impl Builder<'_> {
 
     /// Step 1: propagate "def" sets into merge points until nothing changes. A merge point
     /// needs a phi for every live variable defined on a path from its immediate dominator;
-    /// irreducible loop headers get phis for everything live.
-    fn propagate_defs(&mut self) {
+    /// irreducible loop headers get phis for everything live. Returns the merge points
+    /// (the reachable blocks with several predecessors), in block order.
+    fn propagate_defs(&mut self) -> &'a [u32] {
         let cfg = self.cfg;
         let words = self.def.row_words();
         let row = self.scratch.alloc_slice_fill_copy(words, 0u64);
+        let joins = BVec::from_iter_in(
+            (0..cfg.blocks_count() as u32).filter(|&j| {
+                let block = &cfg.blocks[j as usize];
+                block.is_reachable() && block.predecessors_count() > 1
+            }),
+            self.scratch,
+        )
+        .into_bump_slice();
         loop {
             let mut changed = false;
-            for j in 0..cfg.blocks_count() {
+            // Whether a merge point read the def set of a block not yet updated in this
+            // pass (at or after it: a loop's back edge). Without such a read, every block
+            // read from was final when read, and another pass would change nothing: the
+            // fixpoint is reached without it.
+            let mut stale = false;
+            for &j in joins {
+                let j = j as usize;
                 let block = &cfg.blocks[j];
-                if !block.is_reachable() || block.predecessors_count() <= 1 {
-                    continue;
-                }
                 row.copy_from_slice(self.phi.row(j));
                 if block.flags.contains(BlockFlags::IRREDUCIBLE_LOOP) {
                     bitset::union_with(row, self.live_in.row(j));
@@ -708,6 +717,7 @@ impl Builder<'_> {
                             if Some(b) == block.idom {
                                 break;
                             }
+                            stale |= b.index() >= j;
                             let (def_i, in_j) = (self.def.row(b.index()), self.live_in.row(j));
                             for w in 0..words {
                                 row[w] |= def_i[w] & in_j[w];
@@ -722,19 +732,18 @@ impl Builder<'_> {
                     changed = true;
                 }
             }
-            if !changed {
+            if !changed || !stale {
                 break;
             }
         }
+        joins
     }
 
-    /// Step 2: one phi per variable of each block's phi set, after its pis, in variable
-    /// order.
-    fn place_phis(&mut self) {
-        for j in 0..self.cfg.blocks_count() {
-            if !self.cfg.blocks[j].is_reachable() {
-                continue;
-            }
+    /// Step 2: one phi per variable of each merge point's phi set (no other block has
+    /// one), after its pis, in variable order.
+    fn place_phis(&mut self, joins: &[u32]) {
+        for &j in joins {
+            let j = j as usize;
             let preds = self.cfg.blocks[j].predecessors_count();
             if bitset::iter(self.phi.row(j)).next().is_none() {
                 continue;
@@ -824,8 +833,21 @@ impl Builder<'_> {
             }
             stack[first..].reverse();
         }
+        // What `zend_ssa_compute_use_def_chains` starts from: the CVs' values on entry know
+        // their CV, every other variable gets its number from its definition (see
+        // `link_use_def_chains`).
+        let unknown = SsaVariable {
+            var: u32::MAX,
+            ..SsaVariable::default()
+        };
         let vars = std::mem::take(&mut self.ssa.vars);
-        self.ssa.vars = refilled(vars, map.count as usize, SsaVariable::default());
+        self.ssa.vars = refilled(vars, map.count as usize, unknown);
+        for (j, v) in self.ssa.vars[..op_array.last_var() as usize]
+            .iter_mut()
+            .enumerate()
+        {
+            v.var = j as u32;
+        }
     }
 
     /// Fills the sources of the successors' phis and pis for the edges out of `n` (the

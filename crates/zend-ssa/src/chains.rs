@@ -23,6 +23,14 @@ impl Ssa {
                 u32::MAX
             };
         }
+        self.link_use_def_chains(op_array, cfg);
+    }
+
+    /// [`Ssa::compute_use_def_chains`] on variables as it starts them (as renaming leaves
+    /// them): `Default`, with their CV numbers for the first `last_var`, `u32::MAX` for
+    /// the others.
+    pub(crate) fn link_use_def_chains(&mut self, op_array: &OpArray, cfg: &Cfg) {
+        let last_var = op_array.last_var();
         let Ssa { ops, vars, .. } = self;
         for (i, (op, opline)) in ops.iter_mut().zip(&op_array.opcodes).enumerate().rev() {
             let num = Some(OpNum::new(i as u32));
@@ -84,12 +92,19 @@ impl Ssa {
         let indirect = cfg
             .func_flags
             .contains(zend_cfg::FuncFlags::INDIRECT_VAR_ACCESS);
+        let mut aliased = false;
         for i in 0..last_var as usize {
             if indirect {
                 self.vars[i].alias = Alias::Symtable;
+                aliased = true;
             } else if op_array.vars[i].as_bytes() == b"http_response_header" {
                 self.vars[i].alias = Alias::HttpResponseHeader;
+                aliased = true;
             }
+        }
+        // Most functions alias no CV: their variables keep the default.
+        if !aliased {
+            return;
         }
         for i in last_var as usize..self.vars.len() {
             let var = self.vars[i].var;
@@ -160,13 +175,20 @@ impl Ssa {
         scratch: &'a Bump,
     ) -> crate::VarUsages<'a> {
         let n = self.vars.len();
+        assert!(
+            phi_uses.len() >= n,
+            "the phi uses of {} variables, the SSA form has {n}",
+            phi_uses.len()
+        );
         let ops = &self.ops;
         let opcodes = &op_array.opcodes[..];
         let last = opcodes.len();
         let mut start = BVec::with_capacity_in(n + 1, scratch);
         // Most variables have one or two successors: one reservation covers the common case.
         let mut edges: BVec<SsaVar> = BVec::with_capacity_in(2 * n + self.phis.len(), scratch);
-        for (v, info) in self.vars.iter().enumerate() {
+        // Each variable's slice of the phi uses, as bounds into their flat list.
+        let phi_bounds = phi_uses.start.windows(2);
+        for ((v, info), bounds) in self.vars.iter().enumerate().zip(phi_bounds) {
             start.push(edges.len() as u32);
             // Spelled out: flattening an array of the three left a loop over its slots in
             // this, the hottest loop of the edge search.
@@ -202,7 +224,12 @@ impl Ssa {
                     push_defs(&ops[u + 1]);
                 }
             }
-            edges.extend(phi_uses[v].iter().map(|p| self.phis[p.index()].ssa_var));
+            // Most variables feed no phi.
+            let (first, end) = (bounds[0] as usize, bounds[1] as usize);
+            if first != end {
+                let phis = &phi_uses.list[first..end];
+                edges.extend(phis.iter().map(|p| self.phis[p.index()].ssa_var));
+            }
         }
         start.push(edges.len() as u32);
         crate::VarUsages {
@@ -362,12 +389,15 @@ impl Ssa {
 
         // PHP's entry marking: a successor in another component (or in none: a no_val
         // variable) is entered from outside.
-        for j in 0..n {
-            if scc[j] < 0 {
+        // Each variable's successors as bounds into `edges`, walked in step with `scc`.
+        for (&scc_j, bounds) in scc.iter().zip(start.windows(2)) {
+            let (first, end) = (bounds[0] as usize, bounds[1] as usize);
+            // Most variables have no successor.
+            if scc_j < 0 || first == end {
                 continue;
             }
-            for &var2 in &edges[start[j] as usize..start[j + 1] as usize] {
-                if scc[var2.index()] != scc[j] {
+            for &var2 in &edges[first..end] {
+                if scc[var2.index()] != scc_j {
                     entry[var2.index()] = true;
                 }
             }
