@@ -30,8 +30,8 @@ fn rope_slots(n: u32) -> usize {
 /// The pass's per-slot arrays, kept in the optimization context between op_arrays.
 #[derive(Default)]
 pub(crate) struct Scratch {
-    start_of: Vec<Option<OpNum>>,
-    map: Vec<Option<u32>>,
+    start_of: Vec<u32>,
+    map: Vec<u32>,
     taken: Vec<u64>,
 }
 
@@ -91,42 +91,31 @@ impl Slots {
     }
 }
 
+/// No op defines the TMP/VAR yet (`start_of`), or it has no slot yet (`map`).
+const NONE: u32 = u32::MAX;
+
 /// `zend_optimize_temporary_variables`.
 pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
     let t = op_array.T as usize;
     let offset = op_array.last_var();
-    let tmp = |operand: Operand| -> Option<usize> {
-        match operand {
-            Operand::TmpVar(v) | Operand::Var(v) => {
-                let n = v.as_u32().wrapping_sub(offset) as usize;
-                (n < t).then_some(n)
-            }
-            _ => None,
-        }
-    };
-    let renamed = |operand: Operand, slot: u32| -> Operand {
-        let v = VarNum::new(offset + slot);
-        match operand {
-            Operand::TmpVar(_) => Operand::TmpVar(v),
-            Operand::Var(_) => Operand::Var(v),
-            other => other,
-        }
-    };
     let Scratch {
         mut start_of,
         mut map,
         mut taken,
     } = std::mem::take(&mut ctx.state.work.temp_vars);
-    // The first op defining each TMP/VAR.
+    // The first op defining each TMP/VAR, as a raw op number (`NONE`: none): the walk
+    // compares it with its own counter, no index type to build per op.
     start_of.clear();
-    start_of.resize(t, None);
+    start_of.resize(t, NONE);
     for (n, op) in op_array.opcodes.iter().enumerate().rev() {
-        if let Some(v) = tmp(op.result) {
-            start_of[v] = Some(OpNum::new(n as u32));
+        if let Operand::TmpVar(v) | Operand::Var(v) = op.result {
+            if let Some(first) = start_of.get_mut(v.as_u32().wrapping_sub(offset) as usize) {
+                *first = n as u32;
+            }
         }
     }
     map.clear();
-    map.resize(t, None);
+    map.resize(t, NONE);
     taken.clear();
     taken.resize(bitset::words_for(t), 0);
     let mut slots = Slots { taken, top: 0 };
@@ -141,54 +130,61 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
             }
         }
     }
-    // By index, each operand read where it is tested: the op's fields held across the whole
-    // body were kept on the stack, and most ops name no TMP/VAR at all.
-    // The ops as a slice: its pointer and length stay in registers (through `op_array`
-    // they were reloaded at every op).
+    // By index, each operand read where it is tested (most ops name no TMP/VAR at all):
+    // the slice's pointer and length stay in registers (an iterator over it cost more).
+    // A TMP/VAR operand is renamed by rewriting its number in place (the operand keeps its
+    // kind): no second match to rebuild it.
     let ops = &mut op_array.opcodes[..];
     for n in (0..ops.len()).rev() {
         let op = &mut ops[n];
-        if let Some(cur) = tmp(op.op1) {
-            let slot = if op.opcode == ZEND_ROPE_END {
-                place_rope(&mut slots, &mut map, cur, op.extended_value)
-            } else {
-                match map[cur] {
-                    Some(slot) => slot,
-                    None => {
-                        let slot = if bitset::contains(&relives, n) {
-                            let i = slots.top;
-                            slots.top = i + 1;
-                            slots.take(i);
-                            i
-                        } else {
-                            slots.take_lowest(t)
-                        } as u32;
-                        map[cur] = Some(slot);
-                        slot
-                    }
-                }
-            };
-            op.op1 = renamed(op.op1, slot);
-        }
-        if let Some(cur) = tmp(op.op2) {
-            let slot = *map[cur].get_or_insert_with(|| slots.take_lowest(t) as u32);
-            op.op2 = renamed(op.op2, slot);
-        }
-        if let Some(cur) = tmp(op.result) {
-            // A result nothing reads gets a slot too (PHP 8.2 frees it again right away,
-            // like any first definition: the nullsafe JMP_NULL of an unused chain).
-            let slot = *map[cur].get_or_insert_with(|| slots.take_lowest(t) as u32);
-            if start_of[cur] == Some(OpNum::new(n as u32)) {
-                if op.opcode != ZEND_FAST_CALL {
-                    slots.free(slot as usize);
-                }
-                if op.opcode == ZEND_ROPE_INIT {
-                    for k in 1..rope_slots(op.extended_value) {
-                        slots.free(slot as usize + k);
-                    }
-                }
+        if let Operand::TmpVar(v) | Operand::Var(v) = &mut op.op1 {
+            let cur = v.as_u32().wrapping_sub(offset) as usize;
+            if cur < t {
+                let slot = if op.opcode == ZEND_ROPE_END {
+                    place_rope(&mut slots, &mut map, cur, op.extended_value)
+                } else if map[cur] != NONE {
+                    map[cur]
+                } else {
+                    let slot = if bitset::contains(&relives, n) {
+                        let i = slots.top;
+                        slots.top = i + 1;
+                        slots.take(i);
+                        i
+                    } else {
+                        slots.take_lowest(t)
+                    } as u32;
+                    map[cur] = slot;
+                    slot
+                };
+                *v = VarNum::new(offset + slot);
             }
-            op.result = renamed(op.result, slot);
+        }
+        if let Operand::TmpVar(v) | Operand::Var(v) = &mut op.op2 {
+            let cur = v.as_u32().wrapping_sub(offset) as usize;
+            if cur < t {
+                let slot = slot_of(&mut map, &mut slots, cur, t);
+                *v = VarNum::new(offset + slot);
+            }
+        }
+        if let Operand::TmpVar(v) | Operand::Var(v) = &mut op.result {
+            let cur = v.as_u32().wrapping_sub(offset) as usize;
+            if cur < t {
+                // A result nothing reads gets a slot too (PHP 8.2 frees it again right
+                // away, like any first definition: the nullsafe JMP_NULL of an unused
+                // chain).
+                let slot = slot_of(&mut map, &mut slots, cur, t);
+                if start_of[cur] == n as u32 {
+                    if op.opcode != ZEND_FAST_CALL {
+                        slots.free(slot as usize);
+                    }
+                    if op.opcode == ZEND_ROPE_INIT {
+                        for k in 1..rope_slots(op.extended_value) {
+                            slots.free(slot as usize + k);
+                        }
+                    }
+                }
+                *v = VarNum::new(offset + slot);
+            }
         }
     }
     let new_t = slots.top as u32;
@@ -209,7 +205,7 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
             .checked_sub(offset)
             .and_then(|n| map.get(n as usize))
         {
-            Some(&Some(slot)) => {
+            Some(&slot) if slot != NONE => {
                 range.var = VarNum::new(offset + slot);
                 true
             }
@@ -226,9 +222,18 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
     };
 }
 
+/// The slot of TMP/VAR `cur`: the one it has, or else the lowest free one, now its own.
+#[inline(always)]
+fn slot_of(map: &mut [u32], slots: &mut Slots, cur: usize, t: usize) -> u32 {
+    if map[cur] == NONE {
+        map[cur] = slots.take_lowest(t) as u32;
+    }
+    map[cur]
+}
+
 /// The slots of the rope a `ROPE_END` (of `extended_value + 1` strings) reads as TMP
 /// `cur`: right above the highest slot taken so far. Returns the first.
-fn place_rope(slots: &mut Slots, map: &mut [Option<u32>], cur: usize, extended_value: u32) -> u32 {
+fn place_rope(slots: &mut Slots, map: &mut [u32], cur: usize, extended_value: u32) -> u32 {
     let num = rope_slots(extended_value.saturating_add(1));
     let mut top = slots.top.checked_sub(1);
     while let Some(v) = top {
@@ -240,7 +245,7 @@ fn place_rope(slots: &mut Slots, map: &mut [Option<u32>], cur: usize, extended_v
     let var = top.map_or(0, |v| v + 1);
     let highest = var + num - 1;
     slots.bump_max(highest);
-    map[cur] = Some(var as u32);
+    map[cur] = var as u32;
     for k in 0..num {
         slots.take(var + k);
     }
