@@ -24,8 +24,9 @@ use zend_ssa::{PhiId, Ssa, SsaVar};
 pub trait ScdfHandlers {
     /// Recomputes the values of everything op `op` defines (never called on an OP_DATA:
     /// the op before it is visited instead). Calls [`Scdf::add_to_worklist`] for every
-    /// variable whose value was lowered.
-    fn visit_instr(&mut self, scdf: &mut Scdf<'_>, op: OpNum);
+    /// variable whose value was lowered. `opcode` is the op's (the solve has read it
+    /// already: most visits need nothing else of the op to lower its definitions).
+    fn visit_instr(&mut self, scdf: &mut Scdf<'_>, op: OpNum, opcode: Opcode);
     /// Recomputes the value of phi `phi` from its sources on feasible edges
     /// ([`Scdf::is_edge_feasible`]).
     fn visit_phi(&mut self, scdf: &mut Scdf<'_>, phi: PhiId);
@@ -101,6 +102,24 @@ impl<'a> Scdf<'a> {
     pub fn is_edge_feasible(&self, from: BlockId, to: BlockId) -> bool {
         self.edge(from, to)
             .is_some_and(|e| self.feasible_edges.contains(e))
+    }
+
+    /// [`Scdf::is_edge_feasible`] of the edge from `preds[i]` to `to`, `preds` being the
+    /// predecessors of `to`, without searching for the edge: only the first of the edges
+    /// from a predecessor listed twice is ever marked feasible ([`Scdf::edge`]), so edge
+    /// `i`, when marked, is that first one; when not marked, an earlier listing of the same
+    /// predecessor decides. (A phi visit asks this of every predecessor in turn.)
+    #[inline]
+    pub fn is_pred_edge_feasible(&self, to: BlockId, preds: &[BlockId], i: usize) -> bool {
+        let offset = self.edge_offsets[to.index()] as usize;
+        if self.feasible_edges.contains(offset + i) {
+            return true;
+        }
+        let pred = preds[i];
+        preds[..i]
+            .iter()
+            .position(|&p| p == pred)
+            .is_some_and(|k| self.feasible_edges.contains(offset + k))
     }
 
     /// Whether block `b` was found executable.
@@ -224,10 +243,12 @@ impl<'a> Scdf<'a> {
                     continue;
                 }
                 let mut op = OpNum::new(i as u32);
-                if op_array.opcodes[i].opcode == ZEND_OP_DATA && i > 0 {
+                let mut opcode = op_array.opcodes[i].opcode;
+                if opcode == ZEND_OP_DATA && i > 0 {
                     op = OpNum::new(i as u32 - 1);
+                    opcode = op_array.opcodes[i - 1].opcode;
                 }
-                handlers.visit_instr(self, op);
+                handlers.visit_instr(self, op, opcode);
                 let block = cfg.block(b);
                 if block.len > 0 && i as u32 == block.start + block.len - 1 {
                     self.after_last_op(handlers, b, op);
@@ -255,11 +276,14 @@ impl<'a> Scdf<'a> {
                     }
                     continue;
                 }
-                for j in block.start..end {
+                // The block's ops as a slice: one bounds check for the block, not one
+                // per op.
+                let ops = &op_array.opcodes[block.start as usize..end as usize];
+                for (j, o) in (block.start..).zip(ops) {
                     // The op itself may be queued by its own visit, as in PHP.
                     self.ahead.0 = j + 1;
-                    if op_array.opcodes[j as usize].opcode != ZEND_OP_DATA {
-                        handlers.visit_instr(self, OpNum::new(j));
+                    if o.opcode != ZEND_OP_DATA {
+                        handlers.visit_instr(self, OpNum::new(j), o.opcode);
                     }
                 }
                 self.ahead = (0, 0);

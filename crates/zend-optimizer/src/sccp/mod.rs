@@ -87,7 +87,15 @@ fn replaces(cur: &Value, new: &Value) -> bool {
 /// overwrites and discards a lattice value per variable, almost all TOP, BOT or scalars.
 #[inline]
 fn discard(v: Value) {
-    let owns_nothing = matches!(
+    if owns_nothing(&v) {
+        std::mem::forget(v);
+    }
+}
+
+/// Whether `v` has nothing for its drop glue to free.
+#[inline]
+fn owns_nothing(v: &Value) -> bool {
+    matches!(
         v,
         Value::Top
             | Value::Bot
@@ -98,10 +106,21 @@ fn discard(v: Value) {
                     | Literal::Long(_)
                     | Literal::Double(_)
             )
-    );
-    if owns_nothing {
-        std::mem::forget(v);
+    )
+}
+
+/// Drops SCCP's lattice values, running the drop glue only of those that own something
+/// (few: strings, arrays, partial values), where dropping the vector would call it for
+/// every value.
+fn discard_all(mut values: Vec<Value>) {
+    for v in &mut values {
+        if !owns_nothing(v) {
+            *v = Value::Bot;
+        }
     }
+    // Nothing left owns anything: forgetting each value frees the vector alone (the
+    // loop does nothing and compiles to nothing).
+    values.into_iter().for_each(std::mem::forget);
 }
 
 impl Value {
@@ -1063,8 +1082,8 @@ fn value_from_type_and_range(
 
 impl ScdfHandlers for Sccp<'_> {
     #[inline]
-    fn visit_instr(&mut self, scdf: &mut Scdf<'_>, op: OpNum) {
-        if !evaluates_operands(scdf.op_array.opcodes[op.index()].opcode) {
+    fn visit_instr(&mut self, scdf: &mut Scdf<'_>, op: OpNum, opcode: Opcode) {
+        if !evaluates_operands(opcode) {
             // Most ops: what `visit` does for them, without its large frame.
             let ssa = scdf.ssa;
             self.set_defs_bot(scdf, &ssa.ops[op.index()]);
@@ -1097,11 +1116,11 @@ impl ScdfHandlers for Sccp<'_> {
             }
         } else {
             let preds = scdf.cfg.predecessors(phi.block);
-            for (i, &pred) in preds.iter().enumerate() {
-                let Some(Some(src)) = phi.sources.get(i) else {
+            for (i, src) in phi.sources.iter().take(preds.len()).enumerate() {
+                let Some(src) = src else {
                     continue;
                 };
-                if scdf.is_edge_feasible(pred, phi.block) {
+                if scdf.is_pred_edge_feasible(phi.block, preds, i) {
                     self.join(scdf, &mut meet, *src);
                     if matches!(meet.result, Meet::Bot) {
                         // BOT meets everything to BOT: the other sources change nothing.
@@ -2451,15 +2470,21 @@ pub fn analyze_in(
     scratch: &bumpalo::Bump,
 ) -> Analysis {
     let class_ok = |name: &[u8]| class_allows_propagation(ctx, op_array, name);
-    let mut values = Vec::with_capacity(ssa.vars.len());
-    for (i, v) in ssa.vars.iter().enumerate() {
-        // CVs on entry are undefined: BOT keeps the "undefined variable" warning.
-        if (i as u32) < op_array.last_var() || v.alias != zend_ssa::Alias::NoAlias {
-            values.push(Value::Bot);
-        } else {
-            values.push(Value::Top);
-        }
-    }
+    let last_var = op_array.last_var() as usize;
+    // One pass that knows its length (no capacity test per value).
+    let values: Vec<Value> = ssa
+        .vars
+        .iter()
+        .enumerate()
+        .map(|(i, v)| {
+            // CVs on entry are undefined: BOT keeps the "undefined variable" warning.
+            if i < last_var || v.alias != zend_ssa::Alias::NoAlias {
+                Value::Bot
+            } else {
+                Value::Top
+            }
+        })
+        .collect();
     let mut sccp = Sccp {
         values,
         var_info,
@@ -2537,7 +2562,7 @@ pub fn sccp_optimize_op_array(
             ctx.note(op_array, op, kind, || why);
         }
     }
-    rep.values.into_iter().for_each(discard);
+    discard_all(rep.values);
     removed
 }
 
@@ -2642,24 +2667,27 @@ impl Replacer<'_> {
         let last_var = op_array.last_var() as usize;
         for i in (last_var..ssa.vars.len()).rev() {
             let var = SsaVar::new(i as u32);
-            if self.values[i].is_partial_array() || self.values[i].is_partial_object() {
-                self.values[i] = Value::Bot;
-                let v = &ssa.vars[i];
-                if (v.use_chain.is_none() && v.phi_use_chain.is_none()) || v.no_val {
-                    removed += self.try_remove_definition(op_array, ssa, var, None);
+            // One look at the value's kind (known: a constant, not TOP or BOT).
+            let (value, known) = match &self.values[i] {
+                Value::PartialArray(_) | Value::PartialObject(_) => {
+                    self.values[i] = Value::Bot;
+                    let v = &ssa.vars[i];
+                    if (v.use_chain.is_none() && v.phi_use_chain.is_none()) || v.no_val {
+                        removed += self.try_remove_definition(op_array, ssa, var, None);
+                    }
+                    continue;
                 }
-                continue;
-            }
-            let value = if let Value::Const(l) = &self.values[i] {
-                l.clone()
-            } else if ssa.vars[i].use_chain.is_none() {
-                // A value from the type and range would replace no operand, and only a
-                // known lattice value removes the definition: nothing to do.
-                continue;
-            } else {
-                match value_from_type_and_range(self.var_info, ssa, op_array, var) {
-                    Some(l) => l,
-                    None => continue,
+                Value::Const(l) => (l.clone(), true),
+                Value::Top | Value::Bot => {
+                    if ssa.vars[i].use_chain.is_none() {
+                        // A value from the type and range would replace no operand, and
+                        // only a known lattice value removes the definition: nothing to do.
+                        continue;
+                    }
+                    match value_from_type_and_range(self.var_info, ssa, op_array, var) {
+                        Some(l) => (l, false),
+                        None => continue,
+                    }
                 }
             };
             let uses: SmallVec<[OpNum; 8]> = ssa.uses(var).collect();
@@ -2705,7 +2733,7 @@ impl Replacer<'_> {
                     }
                 }
             }
-            if self.values[i].known() {
+            if known {
                 removed += self.try_remove_definition(op_array, ssa, var, Some(&value));
             }
         }
