@@ -244,6 +244,79 @@ fn out_of_range(operand: Operand, vars: u32, literals: usize) -> bool {
     }
 }
 
+/// The number an operand holds, plus one (the raw `u32` for `Unused`). Index types hold
+/// the number plus one, so every arm reads the operand's second word unchanged: the match
+/// compiles to no branch.
+#[inline(always)]
+fn raw_number(operand: Operand) -> u32 {
+    match operand {
+        Operand::Unused(n) => n,
+        Operand::JmpAddr(t) => t.as_u32().wrapping_add(1),
+        Operand::Const(lit) => lit.as_u32().wrapping_add(1),
+        Operand::TmpVar(v) | Operand::Var(v) | Operand::Cv(v) => v.as_u32().wrapping_add(1),
+    }
+}
+
+/// The integer `Discriminant::hash` writes: the discriminant of an [`Operand`] (0 to 5, in
+/// declaration order). Read this way it is the operand's tag word as stored, where every
+/// `match` on the operand compiles to a jump per operand kind. What `hash` writes is not
+/// promised by std: `operand_limits_agree_with_out_of_range` checks it.
+#[derive(Default)]
+struct DiscriminantOf(u64);
+
+impl std::hash::Hasher for DiscriminantOf {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        let mut word = [0u8; 8];
+        let n = bytes.len().min(8);
+        word[..n].copy_from_slice(&bytes[..n]);
+        self.0 = u64::from_ne_bytes(word);
+    }
+
+    fn write_isize(&mut self, i: isize) {
+        self.0 = i as u64;
+    }
+}
+
+/// The kind of `operand`: its discriminant, 0 (`Unused`) to 5 (`Cv`).
+#[inline(always)]
+fn operand_kind(operand: &Operand) -> usize {
+    use std::hash::{Hash, Hasher};
+    let mut kind = DiscriminantOf::default();
+    std::mem::discriminant(operand).hash(&mut kind);
+    kind.finish() as usize
+}
+
+/// The operand limits of [`validate_operands`]: by [`operand_kind`], the greatest number
+/// plus one an operand of that kind may hold. `Unused` and `JmpAddr` may hold anything
+/// (jump targets are checked by [`jump_targets`]); the last two entries pad the table to
+/// a power of two.
+fn operand_limits(vars: u32, literals: usize) -> [u32; 8] {
+    // More literals than a u32 counts: every literal number is then in range.
+    let literals = u32::try_from(literals).unwrap_or(u32::MAX);
+    [
+        u32::MAX,
+        u32::MAX,
+        literals,
+        vars,
+        vars,
+        vars,
+        u32::MAX,
+        u32::MAX,
+    ]
+}
+
+/// How far `operand` is past its kind's limit (0 when in range: [`out_of_range`] is
+/// false), by one table load: a number `n` of kind `k` is out of range when
+/// `n + 1 > limits[k]`, i.e. `n >= limits[k]`.
+#[inline(always)]
+fn excess(limits: &[u32; 8], operand: Operand) -> u32 {
+    raw_number(operand).saturating_sub(limits[operand_kind(&operand) & 7])
+}
+
 /// Checks the operands of op `i` that later analyses rely on: every variable below
 /// `vars` (`last_var + T`), every literal present. ([`missing_op_data`] checks that an op
 /// needing OP_DATA has one.)
@@ -253,14 +326,11 @@ fn validate_operands(
     i: u32,
     op: &zend_ir::Op,
     vars: u32,
+    limits: &[u32; 8],
 ) -> Result<(), CfgError> {
-    let literals = op_array.literals.len();
     // One test of the three (`|`, not `||`): every op of every CFG build passes here, and
     // which operand is wrong matters only once one is.
-    if out_of_range(op.op1, vars, literals)
-        | out_of_range(op.op2, vars, literals)
-        | out_of_range(op.result, vars, literals)
-    {
+    if excess(limits, op.op1) | excess(limits, op.op2) | excess(limits, op.result) != 0 {
         if let Some(e) = operand_error(op_array, i, op, vars) {
             return Err(e);
         }
@@ -531,10 +601,14 @@ impl Cfg {
         let mut entry_starts = 1u32;
         let mut func_flags = FuncFlags::empty();
         let mut targets = BVec::new_in(scratch);
+        let limits = operand_limits(vars, op_array.literals.len());
+        // Read through an opaque reference: with the table's values known, LLVM turns the
+        // lookup back into a jump per operand kind (an indirect jump per operand).
+        let limits = std::hint::black_box(&limits);
         for (i, op) in op_array.opcodes.iter().enumerate() {
             let i = i as u32;
             // Operands first: an op's jump is only looked at once its operands are valid.
-            validate_operands(op_array, i, op, vars)?;
+            validate_operands(op_array, i, op, vars, limits)?;
             let kind = SCAN_KINDS[usize::from(op.opcode.0)];
             // Most ops neither end a block nor tell anything about the function: one
             // well-predicted test skips them, where the dispatch below is an indirect jump.
@@ -1250,4 +1324,40 @@ fn jump_targets(
     };
     debug_assert!(is_branch(op.opcode), "is_branch and jump_targets disagree");
     Ok(Some(falls_through))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use zend_ir::{LiteralId, VarNum};
+
+    /// The table test agrees with the match it stands for, at and around every limit, for
+    /// every operand kind (and [`operand_kind`] reads the discriminants in order: it relies
+    /// on what `Discriminant::hash` writes).
+    #[test]
+    fn operand_limits_agree_with_out_of_range() {
+        let numbers = [0, 1, 2, 6, 7, 8, 1000, u32::MAX - 2, u32::MAX - 1];
+        for (vars, literals) in [(0, 0), (7, 3), (1, 1000), (u32::MAX - 1, 5)] {
+            let limits = operand_limits(vars, literals);
+            for n in numbers {
+                let operands = [
+                    (0, Operand::Unused(n)),
+                    (0, Operand::Unused(u32::MAX)),
+                    (1, Operand::JmpAddr(OpNum::new(n))),
+                    (2, Operand::Const(LiteralId::new(n))),
+                    (3, Operand::TmpVar(VarNum::new(n))),
+                    (4, Operand::Var(VarNum::new(n))),
+                    (5, Operand::Cv(VarNum::new(n))),
+                ];
+                for (kind, operand) in operands {
+                    assert_eq!(operand_kind(&operand), kind, "{operand:?}");
+                    assert_eq!(
+                        excess(&limits, operand) != 0,
+                        out_of_range(operand, vars, literals),
+                        "{operand:?} with {vars} vars, {literals} literals"
+                    );
+                }
+            }
+        }
+    }
 }
