@@ -88,59 +88,50 @@ fn slot(o: Operand) -> Option<usize> {
 
 /// The opcodes [`optimize_block`] rewrites by themselves (the arms of its `switch`): an op
 /// with another opcode and no TMP operand is left as it is.
-const REWRITTEN: [bool; 256] = {
-    let opcodes = [
-        ZEND_ECHO,
-        ZEND_MATCH_ERROR,
-        ZEND_FREE,
-        ZEND_FETCH_LIST_R,
-        ZEND_FETCH_LIST_W,
-        ZEND_SWITCH_LONG,
-        ZEND_SWITCH_STRING,
-        ZEND_MATCH,
-        ZEND_CASE,
-        ZEND_CASE_STRICT,
-        ZEND_COPY_TMP,
-        ZEND_IS_EQUAL,
-        ZEND_IS_NOT_EQUAL,
-        ZEND_BOOL,
-        ZEND_BOOL_NOT,
-        ZEND_JMPZ,
-        ZEND_JMPNZ,
-        ZEND_JMPZ_EX,
-        ZEND_JMPNZ_EX,
-        ZEND_CONCAT,
-        ZEND_FAST_CONCAT,
-        ZEND_ADD,
-        ZEND_SUB,
-        ZEND_MUL,
-        ZEND_DIV,
-        ZEND_MOD,
-        ZEND_SL,
-        ZEND_SR,
-        ZEND_IS_SMALLER,
-        ZEND_IS_SMALLER_OR_EQUAL,
-        ZEND_IS_IDENTICAL,
-        ZEND_IS_NOT_IDENTICAL,
-        ZEND_BOOL_XOR,
-        ZEND_BW_OR,
-        ZEND_BW_AND,
-        ZEND_BW_XOR,
-        ZEND_BW_NOT,
-        ZEND_CAST,
-        ZEND_STRLEN,
-        ZEND_RETURN,
-        ZEND_EXIT,
-        ZEND_QM_ASSIGN,
-    ];
-    let mut table = [false; 256];
-    let mut k = 0;
-    while k < opcodes.len() {
-        table[opcodes[k].0 as usize] = true;
-        k += 1;
-    }
-    table
-};
+static REWRITTEN: zend_ir::OpcodeSet = zend_ir::OpcodeSet::of(&[
+    ZEND_ECHO,
+    ZEND_MATCH_ERROR,
+    ZEND_FREE,
+    ZEND_FETCH_LIST_R,
+    ZEND_FETCH_LIST_W,
+    ZEND_SWITCH_LONG,
+    ZEND_SWITCH_STRING,
+    ZEND_MATCH,
+    ZEND_CASE,
+    ZEND_CASE_STRICT,
+    ZEND_COPY_TMP,
+    ZEND_IS_EQUAL,
+    ZEND_IS_NOT_EQUAL,
+    ZEND_BOOL,
+    ZEND_BOOL_NOT,
+    ZEND_JMPZ,
+    ZEND_JMPNZ,
+    ZEND_JMPZ_EX,
+    ZEND_JMPNZ_EX,
+    ZEND_CONCAT,
+    ZEND_FAST_CONCAT,
+    ZEND_ADD,
+    ZEND_SUB,
+    ZEND_MUL,
+    ZEND_DIV,
+    ZEND_MOD,
+    ZEND_SL,
+    ZEND_SR,
+    ZEND_IS_SMALLER,
+    ZEND_IS_SMALLER_OR_EQUAL,
+    ZEND_IS_IDENTICAL,
+    ZEND_IS_NOT_IDENTICAL,
+    ZEND_BOOL_XOR,
+    ZEND_BW_OR,
+    ZEND_BW_AND,
+    ZEND_BW_XOR,
+    ZEND_BW_NOT,
+    ZEND_CAST,
+    ZEND_STRLEN,
+    ZEND_RETURN,
+    ZEND_EXIT,
+    ZEND_QM_ASSIGN,
+]);
 
 /// `zend_optimize_block`. Inlined into its one caller's loop over the blocks, which then
 /// sets up its tables once per round rather than once per block.
@@ -168,7 +159,7 @@ pub(crate) fn optimize_block(pass: &mut Pass, b: usize) {
     let end = (cfg.blocks[b].start + cfg.blocks[b].len) as usize;
     while i < end {
         let op = &op_array.opcodes[i];
-        if !is_tmp(op.op1) && !is_tmp(op.op2) && !REWRITTEN[usize::from(op.opcode.0)] {
+        if !is_tmp(op.op1) && !is_tmp(op.op2) && !REWRITTEN.contains(op.opcode) {
             // Nothing to propagate and no rewrite of its own (most ops): it only defines
             // its result.
             if let Some(r) = slot(op.result) {
