@@ -85,6 +85,19 @@ struct Worklists<'w> {
     phi_worklist_no_val: Worklist<&'w mut [u64]>,
 }
 
+/// `add_to_phi_worklist_no_val`: a phi still presumed dead whose value is used without
+/// being read must stay.
+fn add_to_phi_worklist_no_val(
+    vars: &[SsaVariable],
+    phi_dead: &Worklist<&mut [u64]>,
+    no_val: &mut Worklist<&mut [u64]>,
+    v: SsaVar,
+) {
+    if vars[v.index()].definition_phi.is_some() && phi_dead.contains(v.index()) {
+        no_val.insert(v.index());
+    }
+}
+
 /// The inferred type mask of `v` (`UNKNOWN_INFO` past the inferred variables).
 fn type_in(types: &[VarInfo], v: SsaVar) -> u32 {
     types
@@ -107,13 +120,14 @@ impl Marking<'_, '_> {
         }
     }
 
-    /// `add_to_phi_worklist_no_val`.
     fn add_to_phi_worklist_no_val(&mut self, v: SsaVar) {
-        if self.ssa_vars[v.index()].definition_phi.is_some()
-            && self.work.phi_dead.contains(v.index())
-        {
-            self.work.phi_worklist_no_val.insert(v.index());
-        }
+        let work = &mut self.work;
+        add_to_phi_worklist_no_val(
+            self.ssa_vars,
+            &work.phi_dead,
+            &mut work.phi_worklist_no_val,
+            v,
+        );
     }
 
     /// `add_operands_to_worklists`. About half the ops it is called for use nothing: that
@@ -179,11 +193,13 @@ impl Context<'_> {
         type_in(self.vars, v)
     }
 
-    /// `add_to_phi_worklist_no_val`.
     fn add_to_phi_worklist_no_val(&mut self, v: SsaVar) {
-        if self.ssa.vars[v.index()].definition_phi.is_some() && self.phi_dead.contains(v.index()) {
-            self.phi_worklist_no_val.insert(v.index());
-        }
+        add_to_phi_worklist_no_val(
+            &self.ssa.vars,
+            &self.phi_dead,
+            &mut self.phi_worklist_no_val,
+            v,
+        );
     }
 
     /// `is_var_dead`.
