@@ -27,6 +27,43 @@ use crate::ctx::{ClassLookup, OptimizerCtx};
 #[path = "internal_table.rs"]
 mod internal_table;
 
+/// The TMP/VAR slots of an op_array, `last_var .. last_var + T`, read once: a walk over
+/// every op that asks which temporary an operand names keeps the two counts in registers
+/// (read through the op_array, they were reloaded after every store of the walk).
+#[derive(Clone, Copy)]
+pub(crate) struct Temporaries {
+    first: u32,
+    count: u32,
+}
+
+impl Temporaries {
+    pub(crate) fn of(op_array: &OpArray) -> Temporaries {
+        let first = op_array.last_var();
+        Temporaries {
+            first,
+            // No variable number reaches past u32::MAX: with the count cut there, a number
+            // below `first` wraps to one at least `count` (one test instead of two).
+            count: op_array.T.min(u32::MAX - first),
+        }
+    }
+
+    /// The TMP/VAR number (0-based above the CVs) of variable `v`, if it is one.
+    #[inline(always)]
+    pub(crate) fn number(self, v: VarNum) -> Option<usize> {
+        let n = v.as_u32().wrapping_sub(self.first);
+        (n < self.count).then_some(n as usize)
+    }
+
+    /// [`Temporaries::number`] of an operand, if it is a TMP/VAR.
+    #[inline(always)]
+    pub(crate) fn of_operand(self, operand: Operand) -> Option<usize> {
+        match operand {
+            Operand::TmpVar(v) | Operand::Var(v) => self.number(v),
+            _ => None,
+        }
+    }
+}
+
 pub const ZEND_ACC_PUBLIC: u32 = 1 << 0;
 pub const ZEND_ACC_PRIVATE: u32 = 1 << 2;
 pub const ZEND_ACC_PPP_MASK: u32 = 0b111;

@@ -17,9 +17,11 @@
 
 use zend_ir::opcode::*;
 use zend_ir::{
-    LiveRange, Op, OpArray, OpNum, Operand, VarNum, ZEND_LIVE_LOOP, ZEND_LIVE_NEW, ZEND_LIVE_ROPE,
+    LiveRange, Op, OpArray, OpNum, VarNum, ZEND_LIVE_LOOP, ZEND_LIVE_NEW, ZEND_LIVE_ROPE,
     ZEND_LIVE_SILENCE, ZEND_LIVE_TMPVAR,
 };
+
+use crate::helpers::Temporaries;
 
 /// `zend_needs_live_range_cb`: given the op that defines a TMP/VAR, whether it needs a
 /// range at all (the DFA pass answers from type inference: a value that can never be
@@ -43,17 +45,6 @@ fn recalc_in_place(op_array: &mut OpArray, needs_live_range: Option<NeedsLiveRan
     out.clear();
     calc_into(op_array, needs_live_range, &mut out);
     op_array.live_range = out;
-}
-
-/// The TMP/VAR number (0-based above the CVs) an operand names, if it is a TMP/VAR in range.
-fn tmp_num(op_array: &OpArray, operand: Operand) -> Option<usize> {
-    match operand {
-        Operand::TmpVar(v) | Operand::Var(v) => {
-            let n = v.as_u32().checked_sub(op_array.last_var())?;
-            (n < op_array.T).then_some(n as usize)
-        }
-        _ => None,
-    }
 }
 
 /// Opcodes that only add to a value defined earlier (their result is not a new definition).
@@ -105,20 +96,11 @@ fn calc_into(
         on_heap.resize(t, None);
         &mut on_heap
     };
-    // [`tmp_num`] with the op_array's counts in registers (read through `op_array`, they
-    // were reloaded after every store to `last_use`).
-    let (last_var, temporaries) = (op_array.last_var(), op_array.T);
-    let temp = |operand: Operand| match operand {
-        Operand::TmpVar(v) | Operand::Var(v) => {
-            let n = v.as_u32().wrapping_sub(last_var);
-            (n < temporaries).then_some(n as usize)
-        }
-        _ => None,
-    };
+    let temps = Temporaries::of(op_array);
     for opnum in (0..ops.len()).rev() {
         let op = &ops[opnum];
         let opnum = opnum as u32;
-        if let Some(var) = temp(op.result) {
+        if let Some(var) = temps.of_operand(op.result) {
             if !is_fake_def(op) {
                 // A def without a use: a genuinely unused result, or one of several defs
                 // of the same value (JMPZ_EX and QM_ASSIGN), where the last one opens the
@@ -130,7 +112,7 @@ fn calc_into(
                 }
             }
         }
-        if let Some(var) = temp(op.op1) {
+        if let Some(var) = temps.of_operand(op.op1) {
             if last_use[var].is_none() && !keeps_op1_alive(op) {
                 // OP_DATA belongs to the op before it.
                 let at = if op.opcode == ZEND_OP_DATA {
@@ -141,7 +123,7 @@ fn calc_into(
                 last_use[var] = Some(at);
             }
         }
-        if let Some(var) = temp(op.op2) {
+        if let Some(var) = temps.of_operand(op.op2) {
             if matches!(op.opcode, ZEND_FE_FETCH_R | ZEND_FE_FETCH_RW) {
                 // FE_FETCH's op2 is where it stores the value: a definition.
                 if let Some(used) = last_use[var].take() {
@@ -226,19 +208,20 @@ fn emit(
                     push(op_array, out, var, kind, block_start, end);
                 }
                 // ...and from the definition to its use in the null branch.
+                let temps = Temporaries::of(op_array);
                 let mut use_at = end;
                 loop {
                     use_at -= 1;
                     let op = &ops[use_at as usize];
                     if use_at == def
-                        || (op.opcode == ZEND_COPY_TMP && tmp_num(op_array, op.result) == Some(var))
+                        || (op.opcode == ZEND_COPY_TMP && temps.of_operand(op.result) == Some(var))
                     {
                         // The use was optimized away: we reached the definition.
                         push(op_array, out, var, kind, def + 1, end);
                         return;
                     }
-                    if tmp_num(op_array, op.op1) == Some(var)
-                        || tmp_num(op_array, op.op2) == Some(var)
+                    if temps.of_operand(op.op1) == Some(var)
+                        || temps.of_operand(op.op2) == Some(var)
                     {
                         break;
                     }

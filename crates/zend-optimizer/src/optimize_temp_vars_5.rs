@@ -20,7 +20,7 @@ use crate::ctx::OptimizerCtx;
 use crate::live_ranges;
 use crate::provenance::ChangeKind;
 
-use crate::helpers::ZEND_ACC_HAS_FINALLY_BLOCK;
+use crate::helpers::{Temporaries, ZEND_ACC_HAS_FINALLY_BLOCK};
 
 /// The slots a rope of `n` strings takes (`zend_string*` pointers packed into zvals).
 fn rope_slots(n: u32) -> usize {
@@ -98,6 +98,7 @@ const NONE: u32 = u32::MAX;
 pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
     let t = op_array.T as usize;
     let offset = op_array.last_var();
+    let temps = Temporaries::of(op_array);
     let Scratch {
         mut start_of,
         mut map,
@@ -108,10 +109,8 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
     start_of.clear();
     start_of.resize(t, NONE);
     for (n, op) in op_array.opcodes.iter().enumerate().rev() {
-        if let Operand::TmpVar(v) | Operand::Var(v) = op.result {
-            if let Some(first) = start_of.get_mut(v.as_u32().wrapping_sub(offset) as usize) {
-                *first = n as u32;
-            }
+        if let Some(v) = temps.of_operand(op.result) {
+            start_of[v] = n as u32;
         }
     }
     map.clear();
@@ -138,8 +137,7 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
     for n in (0..ops.len()).rev() {
         let op = &mut ops[n];
         if let Operand::TmpVar(v) | Operand::Var(v) = &mut op.op1 {
-            let cur = v.as_u32().wrapping_sub(offset) as usize;
-            if cur < t {
+            if let Some(cur) = temps.number(*v) {
                 let slot = if op.opcode == ZEND_ROPE_END {
                     place_rope(&mut slots, &mut map, cur, op.extended_value)
                 } else if map[cur] != NONE {
@@ -160,15 +158,13 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
             }
         }
         if let Operand::TmpVar(v) | Operand::Var(v) = &mut op.op2 {
-            let cur = v.as_u32().wrapping_sub(offset) as usize;
-            if cur < t {
+            if let Some(cur) = temps.number(*v) {
                 let slot = slot_of(&mut map, &mut slots, cur, t);
                 *v = VarNum::new(offset + slot);
             }
         }
         if let Operand::TmpVar(v) | Operand::Var(v) = &mut op.result {
-            let cur = v.as_u32().wrapping_sub(offset) as usize;
-            if cur < t {
+            if let Some(cur) = temps.number(*v) {
                 // A result nothing reads gets a slot too (PHP 8.2 frees it again right
                 // away, like any first definition: the nullsafe JMP_NULL of an unused
                 // chain).
