@@ -2,7 +2,7 @@
 
 use crate::{
     Constraint, NegativeLat, Phi, PhiId, RangeConstraint, Ssa, SsaBlock, SsaBuffers, SsaOp, SsaVar,
-    SsaVariable, TypeConstraint,
+    TypeConstraint,
 };
 use bumpalo::collections::Vec as BVec;
 use bumpalo::Bump;
@@ -833,21 +833,9 @@ impl<'a> Builder<'a> {
             }
             stack[first..].reverse();
         }
-        // What `zend_ssa_compute_use_def_chains` starts from: the CVs' values on entry know
-        // their CV, every other variable gets its number from its definition (see
-        // `link_use_def_chains`).
-        let unknown = SsaVariable {
-            var: u32::MAX,
-            ..SsaVariable::default()
-        };
+        // What `zend_ssa_compute_use_def_chains` starts from (see `link_use_def_chains`).
         let vars = std::mem::take(&mut self.ssa.vars);
-        self.ssa.vars = refilled(vars, map.count as usize, unknown);
-        for (j, v) in self.ssa.vars[..op_array.last_var() as usize]
-            .iter_mut()
-            .enumerate()
-        {
-            v.var = j as u32;
-        }
+        self.ssa.vars = crate::chains::unlinked_vars(vars, map.count as usize, op_array.last_var());
     }
 
     /// Fills the sources of the successors' phis and pis for the edges out of `n` (the

@@ -2,33 +2,44 @@
 //! (`zend_ssa_find_false_dependencies`: `no_val`) and strongly connected components
 //! (`zend_ssa_find_sccs`).
 
-use crate::{Alias, PhiId, Ssa, SsaVar};
+use crate::{Alias, PhiId, Ssa, SsaVar, SsaVariable};
 use bumpalo::collections::Vec as BVec;
 use bumpalo::Bump;
 use zend_cfg::Cfg;
 use zend_ir::opcode::*;
 use zend_ir::{OpArray, OpNum};
 
+/// `count` variables in `vars`' memory as use-def chains start them: no definition, no
+/// use, the CVs' values on entry numbered by their CV (the first `last_var`), every other
+/// variable's CV (`var`) unknown until its definition is found (`u32::MAX`).
+pub(crate) fn unlinked_vars(
+    vars: Vec<SsaVariable>,
+    count: usize,
+    last_var: u32,
+) -> Vec<SsaVariable> {
+    let unknown = SsaVariable {
+        var: u32::MAX,
+        ..SsaVariable::default()
+    };
+    let mut vars = zend_cfg::reuse::refilled(vars, count, unknown);
+    for (j, v) in vars.iter_mut().take(last_var as usize).enumerate() {
+        v.var = j as u32;
+    }
+    vars
+}
+
 impl Ssa {
     /// Links every use of every SSA variable: ops through `op1_use_chain`/`op2_use_chain`/
     /// `res_use_chain` (in op order), phis through `use_chains` (most recent first), pis'
     /// range bounds through `sym_use_chain`; records definitions and aliasing.
     pub fn compute_use_def_chains(&mut self, op_array: &OpArray, cfg: &Cfg) {
-        let last_var = op_array.last_var();
-        for (i, v) in self.vars.iter_mut().enumerate() {
-            *v = Default::default();
-            v.var = if (i as u32) < last_var {
-                i as u32
-            } else {
-                u32::MAX
-            };
-        }
+        let count = self.vars.len();
+        self.vars = unlinked_vars(std::mem::take(&mut self.vars), count, op_array.last_var());
         self.link_use_def_chains(op_array, cfg);
     }
 
-    /// [`Ssa::compute_use_def_chains`] on variables as it starts them (as renaming leaves
-    /// them): `Default`, with their CV numbers for the first `last_var`, `u32::MAX` for
-    /// the others.
+    /// [`Ssa::compute_use_def_chains`] on variables as it starts them ([`unlinked_vars`],
+    /// as renaming leaves them).
     pub(crate) fn link_use_def_chains(&mut self, op_array: &OpArray, cfg: &Cfg) {
         let last_var = op_array.last_var();
         let Ssa { ops, vars, .. } = self;
