@@ -1,7 +1,7 @@
 //! Recordings on disk: finding `.zop` files under a directory and decoding either form
 //! (binary, recognised by its magic, or text), with errors that name the file.
 
-use crate::model::Script;
+use crate::model::{BoundsError, OpArray, Script};
 use crate::zop::{self, BinaryError, ParseError};
 use std::path::{Path, PathBuf};
 
@@ -22,10 +22,53 @@ pub enum ReadError {
     },
     #[error("{path}:{source}")]
     Text { path: PathBuf, source: ParseError },
+    /// Well formed, but an op_array holds a number pointing outside it.
+    #[error("{path}: {function}: {source}")]
+    Bounds {
+        path: PathBuf,
+        function: String,
+        source: BoundsError,
+    },
 }
 
-/// Decodes a recording in either form; `path` only names it in errors.
+/// Decodes a recording in either form, and checks that the numbers of its op_arrays
+/// point inside them ([`OpArray::check_bounds`]); `path` only names it in errors.
 pub fn decode(path: &Path, bytes: &[u8]) -> Result<Script, ReadError> {
+    let script = decode_unchecked(path, bytes)?;
+    check_bounds(&script).map_err(|(function, source)| ReadError::Bounds {
+        path: path.to_path_buf(),
+        function,
+        source,
+    })?;
+    Ok(script)
+}
+
+/// [`OpArray::check_bounds`] for every op_array of `script`: main, functions and every
+/// method of every class, each with its closures; the first failure, with the op_array's
+/// name.
+pub fn check_bounds(script: &Script) -> Result<(), (String, BoundsError)> {
+    fn with_dynamic(op_array: &OpArray) -> Result<(), (String, BoundsError)> {
+        op_array
+            .check_bounds()
+            .map_err(|e| (op_array.display_name(), e))?;
+        op_array
+            .dynamic_func_defs
+            .iter()
+            .try_for_each(|d| with_dynamic(d))
+    }
+    with_dynamic(&script.main_op_array)?;
+    for (_, func) in &script.function_table {
+        with_dynamic(func)?;
+    }
+    for (_, ce) in &script.class_table {
+        for (_, method) in &ce.methods {
+            with_dynamic(method)?;
+        }
+    }
+    Ok(())
+}
+
+fn decode_unchecked(path: &Path, bytes: &[u8]) -> Result<Script, ReadError> {
     let path = || path.to_path_buf();
     match zop::from_binary(bytes) {
         Ok(script) => return Ok(script),

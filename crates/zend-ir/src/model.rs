@@ -686,7 +686,87 @@ impl OpArray {
             (Some(f), None) => f.to_string(),
         }
     }
+
+    /// Checks that every number this op_array holds points inside it: CVs below `last_var`,
+    /// TMP/VARs in `last_var..last_var + T`, literals in the table, jumps to an op, try/catch
+    /// and live-range offsets within the ops. PHP's op_arrays always pass; a recording edited
+    /// by hand or damaged may not, and every analysis indexes by these numbers.
+    pub fn check_bounds(&self) -> Result<(), BoundsError> {
+        let fail = |op: Option<usize>, message: String| {
+            Err(BoundsError {
+                op: op.map(|n| OpNum::new(n as u32)),
+                message,
+            })
+        };
+        let ops = self.opcodes.len();
+        let vars = self.last_var() as usize;
+        let slots = vars + self.T as usize;
+        for (i, op) in self.opcodes.iter().enumerate() {
+            for (what, operand) in [("op1", op.op1), ("op2", op.op2), ("result", op.result)] {
+                let bad = match operand {
+                    Operand::Const(lit) => (lit.index() >= self.literals.len()).then(|| {
+                        format!("{what} literal {} of {}", lit.as_u32(), self.literals.len())
+                    }),
+                    Operand::Cv(v) => {
+                        (v.index() >= vars).then(|| format!("{what} CV {} of {vars}", v.as_u32()))
+                    }
+                    Operand::TmpVar(v) | Operand::Var(v) => (v.index() < vars
+                        || v.index() >= slots)
+                        .then(|| format!("{what} TMP/VAR {} outside {vars}..{slots}", v.as_u32())),
+                    Operand::JmpAddr(t) => (t.index() >= ops)
+                        .then(|| format!("{what} jumps to op {} of {ops}", t.as_u32())),
+                    Operand::Unused(_) => None,
+                };
+                if let Some(message) = bad {
+                    return fail(Some(i), message);
+                }
+            }
+        }
+        for tc in &self.try_catch_array {
+            for at in [Some(tc.try_op), tc.catch_op, tc.finally_op, tc.finally_end]
+                .into_iter()
+                .flatten()
+            {
+                if at.index() > ops {
+                    return fail(None, format!("try/catch offset {} of {ops}", at.as_u32()));
+                }
+            }
+        }
+        for lr in &self.live_range {
+            if lr.start > lr.end || lr.end.index() > ops || lr.var.index() >= slots {
+                return fail(
+                    None,
+                    format!(
+                        "live range of var {} [{}, {}) of {ops} ops",
+                        lr.var.as_u32(),
+                        lr.start.as_u32(),
+                        lr.end.as_u32()
+                    ),
+                );
+            }
+        }
+        Ok(())
+    }
 }
+
+/// A number of an op_array pointing outside it ([`OpArray::check_bounds`]), with the op
+/// holding it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BoundsError {
+    pub op: Option<OpNum>,
+    pub message: String,
+}
+
+impl fmt::Display for BoundsError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.op {
+            Some(op) => write!(f, "op {}: {}", op.as_u32(), self.message),
+            None => f.write_str(&self.message),
+        }
+    }
+}
+
+impl std::error::Error for BoundsError {}
 
 /// A `zend_class_constant`.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]

@@ -399,3 +399,39 @@ fn max_index_numbers_are_errors() {
         "4:12: literal number out of range"
     );
 }
+
+/// Text that parses but points outside its op_array: decoding it as a recording fails, naming
+/// the file, the function and the op; `parse` alone (the format) accepts it.
+#[test]
+fn out_of_bounds_numbers_are_read_errors() {
+    let cases = [
+        (
+            "T 1\n0000 ECHO T3",
+            "$_main: op 0: op1 TMP/VAR 3 outside 0..1",
+        ),
+        ("0000 ECHO #2", "$_main: op 0: op1 literal 2 of 0"),
+        ("vars $a\n0000 ECHO CV1", "$_main: op 0: op1 CV 1 of 1"),
+        ("0000 JMP 0007", "$_main: op 0: op1 jumps to op 7 of 1"),
+    ];
+    let path = std::path::Path::new("bad.zop");
+    for (body, expected) in cases {
+        let text = main_with(body);
+        assert!(parse(&text).is_ok(), "the format itself is fine: {body}");
+        let e = zend_ir::corpus::decode(path, text.as_bytes()).unwrap_err();
+        assert_eq!(e.to_string(), format!("bad.zop: {expected}"), "{body}");
+    }
+    // Every op_array is checked, a closure's too.
+    let mut script = loop_script();
+    assert_eq!(zend_ir::corpus::check_bounds(&script), Ok(()));
+    let mut closure = (*script.main_op_array).clone();
+    closure.function_name = Some(s("{closure}"));
+    closure.opcodes[0].op2 = zend_ir::Operand::Const(zend_ir::LiteralId::new(9999));
+    let name = closure.display_name();
+    script
+        .main_op_array
+        .dynamic_func_defs
+        .push(Box::new(closure));
+    let (function, e) = zend_ir::corpus::check_bounds(&script).unwrap_err();
+    assert_eq!((function, e.op), (name, Some(zend_ir::OpNum::new(0))));
+    assert!(e.message.starts_with("op2 literal 9999 of "), "{e}");
+}

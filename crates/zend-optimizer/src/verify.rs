@@ -7,7 +7,7 @@ use std::fmt;
 
 use zend_cfg::{BuildFlags, Cfg, FuncFlags};
 use zend_dfg::Dfg;
-use zend_ir::{OpArray, OpNum, Operand};
+use zend_ir::{OpArray, OpNum};
 use zend_ssa::{NoClasses, Ssa};
 
 /// A problem found after a pass, with the op it concerns.
@@ -62,57 +62,10 @@ pub fn ssa(op_array: &OpArray, cfg: &Cfg, ssa: &Ssa) -> Result<(), zend_ssa::ver
 /// pass removed are NOPs (possibly a NOP last, in a block no edge reaches any more) until
 /// `zend_ssa_remove_nops` compacts them.
 pub fn operands(op_array: &OpArray) -> Result<(), VerifyError> {
-    let ops = op_array.opcodes.len();
-    let vars = op_array.last_var() as usize;
-    let slots = vars + op_array.T as usize;
-    for (i, op) in op_array.opcodes.iter().enumerate() {
-        for (what, operand) in [("op1", op.op1), ("op2", op.op2), ("result", op.result)] {
-            let bad = match operand {
-                Operand::Const(lit) => (lit.index() >= op_array.literals.len()).then(|| {
-                    format!(
-                        "{what} literal {} of {}",
-                        lit.as_u32(),
-                        op_array.literals.len()
-                    )
-                }),
-                Operand::Cv(v) => {
-                    (v.index() >= vars).then(|| format!("{what} CV {} of {vars}", v.as_u32()))
-                }
-                Operand::TmpVar(v) | Operand::Var(v) => (v.index() < vars || v.index() >= slots)
-                    .then(|| format!("{what} TMP/VAR {} outside {vars}..{slots}", v.as_u32())),
-                Operand::JmpAddr(t) => (t.index() >= ops)
-                    .then(|| format!("{what} jumps to op {} of {ops}", t.as_u32())),
-                Operand::Unused(_) => None,
-            };
-            if let Some(message) = bad {
-                return fail(Some(i), message);
-            }
-        }
-    }
-    for tc in &op_array.try_catch_array {
-        for at in [Some(tc.try_op), tc.catch_op, tc.finally_op, tc.finally_end]
-            .into_iter()
-            .flatten()
-        {
-            if at.index() > ops {
-                return fail(None, format!("try/catch offset {} of {ops}", at.as_u32()));
-            }
-        }
-    }
-    for lr in &op_array.live_range {
-        if lr.start > lr.end || lr.end.index() > ops || lr.var.index() >= slots {
-            return fail(
-                None,
-                format!(
-                    "live range of var {} [{}, {}) of {ops} ops",
-                    lr.var.as_u32(),
-                    lr.start.as_u32(),
-                    lr.end.as_u32()
-                ),
-            );
-        }
-    }
-    Ok(())
+    op_array.check_bounds().map_err(|e| VerifyError {
+        op: e.op,
+        message: e.message,
+    })
 }
 
 /// The SSA part of [`op_array`]: the SSA form the DFA pass would build for `op_array` as it
