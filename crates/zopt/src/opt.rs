@@ -17,7 +17,12 @@ use crate::php::Php;
 pub fn load_script(php: Option<&Php>, file: &Path) -> Result<Script> {
     let is_php = file.extension().is_some_and(|e| e == "php");
     if !is_php {
-        return crate::corpus::load_recording(file).with_context(|| {
+        let recording = crate::corpus::load_recording(file);
+        // Only a file not named as a recording may have been meant as PHP source.
+        if file.extension().is_some_and(|e| e == "zop") {
+            return recording;
+        }
+        return recording.with_context(|| {
             format!(
                 "{} is read as a recording (.zop); PHP source files must end in .php",
                 file.display()

@@ -1,7 +1,8 @@
 //! The command line as a new user meets it: `conformance` never reports success on nothing
 //! (a syntax error, an empty directory, a PHP binary that is not PHP, a recording given as
 //! source), `record` refuses an empty directory, error messages say each cause once, a
-//! closed pipe ends zopt quietly, and the analysis dumps say what they leave out.
+//! closed pipe ends zopt quietly, a recording pointing outside its op_array is refused, and
+//! the analysis dumps say what they leave out.
 
 mod common;
 
@@ -104,6 +105,30 @@ fn error_messages_say_each_cause_once() {
     let out = zopt(dir.path(), &["dump", "ok.php.zop"]);
     let err = stderr(&out);
     assert_eq!(err.matches("No such file").count(), 1, "{err}");
+}
+
+#[test]
+fn a_recording_pointing_outside_its_op_array_is_refused() {
+    let dir = setup();
+    // Well-formed text whose ECHO reads TMP 3 of an op_array with one temporary.
+    std::fs::write(
+        dir.path().join("bad.zop"),
+        "zop 1\nscript \"bad.php\"\n\nmain {\n  T 1\n0000 ECHO T3\n0001 RETURN _\n}\n",
+    )
+    .unwrap();
+    for args in [
+        &["opt", "bad.zop"][..],
+        &["dump", "--level", "0", "bad.zop"],
+    ] {
+        let out = zopt(dir.path(), args);
+        assert!(!out.status.success(), "{args:?}");
+        let err = stderr(&out);
+        assert!(
+            err.contains("bad.zop: $_main: op 0: op1 TMP/VAR 3 outside 0..1"),
+            "{args:?}: {err}"
+        );
+        assert!(!err.contains("must end in .php"), "{err}");
+    }
 }
 
 #[test]
