@@ -38,7 +38,20 @@ impl OpArrayPath {
     /// function definitions.
     pub fn all(script: &Script) -> Vec<OpArrayPath> {
         fn with_dynamic(root: Root, op_array: &OpArray, out: &mut Vec<OpArrayPath>) {
-            let mut stack = vec![(Vec::new(), op_array)];
+            out.push(OpArrayPath {
+                root,
+                dynamic: Vec::new(),
+            });
+            if op_array.dynamic_func_defs.is_empty() {
+                return; // the common case: no stack to allocate
+            }
+            let mut stack: Vec<(Vec<u32>, &OpArray)> = op_array
+                .dynamic_func_defs
+                .iter()
+                .enumerate()
+                .rev()
+                .map(|(i, def)| (vec![i as u32], &**def))
+                .collect();
             while let Some((dynamic, op_array)) = stack.pop() {
                 for (i, def) in op_array.dynamic_func_defs.iter().enumerate().rev() {
                     let mut path = dynamic.clone();
@@ -48,7 +61,13 @@ impl OpArrayPath {
                 out.push(OpArrayPath { root, dynamic });
             }
         }
-        let mut out = Vec::new();
+        // Room for every op_array without closures, the usual script.
+        let methods: usize = script
+            .class_table
+            .iter()
+            .map(|(_, ce)| ce.methods.len())
+            .sum();
+        let mut out = Vec::with_capacity(1 + script.function_table.len() + methods);
         with_dynamic(Root::Main, &script.main_op_array, &mut out);
         for (i, (_, func)) in script.function_table.iter().enumerate() {
             with_dynamic(Root::Function(i as u32), func, &mut out);
