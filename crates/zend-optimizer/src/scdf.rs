@@ -44,10 +44,9 @@ pub struct Scdf<'a> {
     phi_var_worklist: Worklist<&'a mut [u64]>,
     block_worklist: Worklist<&'a mut [u64]>,
     executable_blocks: Worklist<&'a mut [u64]>,
+    /// By edge, numbered as PHP's: [`Cfg::predecessor_offset`] of the target plus the
+    /// position of the source in its predecessor list.
     feasible_edges: Worklist<&'a mut [u64]>,
-    /// Where each block's incoming edges start in the edge numbering (PHP's
-    /// `predecessor_offset`: edge = offset + position in the predecessor list).
-    edge_offsets: &'a [u32],
     /// The ops `from..to` the block being visited has yet to visit (none outside
     /// `solve`'s visit of a block's phis and ops): see [`Scdf::queues`].
     ahead: (u32, u32),
@@ -63,12 +62,6 @@ impl<'a> Scdf<'a> {
         scratch: &'a bumpalo::Bump,
     ) -> Scdf<'a> {
         let blocks = cfg.blocks_count();
-        let mut edges = 0u32;
-        let edge_offsets = scratch.alloc_slice_fill_with(blocks, |b| {
-            let offset = edges;
-            edges += cfg.predecessors(BlockId::new(b as u32)).len() as u32;
-            offset
-        });
         let mut scdf = Scdf {
             op_array,
             ssa,
@@ -77,8 +70,7 @@ impl<'a> Scdf<'a> {
             phi_var_worklist: Worklist::new_in(ssa.vars.len(), scratch),
             block_worklist: Worklist::new_in(blocks, scratch),
             executable_blocks: Worklist::new_in(blocks, scratch),
-            feasible_edges: Worklist::new_in(edges as usize, scratch),
-            edge_offsets,
+            feasible_edges: Worklist::new_in(cfg.predecessor_slots(), scratch),
             ahead: (0, 0),
         };
         if blocks > 0 {
@@ -95,7 +87,7 @@ impl<'a> Scdf<'a> {
         preds
             .iter()
             .position(|&p| p == from)
-            .map(|i| self.edge_offsets[to.index()] as usize + i)
+            .map(|i| self.cfg.predecessor_offset(to) + i)
     }
 
     /// `scdf_is_edge_feasible`.
@@ -111,7 +103,7 @@ impl<'a> Scdf<'a> {
     /// predecessor decides. (A phi visit asks this of every predecessor in turn.)
     #[inline]
     pub fn is_pred_edge_feasible(&self, to: BlockId, preds: &[BlockId], i: usize) -> bool {
-        let offset = self.edge_offsets[to.index()] as usize;
+        let offset = self.cfg.predecessor_offset(to);
         if self.feasible_edges.contains(offset + i) {
             return true;
         }

@@ -801,7 +801,13 @@ impl Sccp<'_> {
     /// it is what most callers need inline.
     #[inline(never)]
     fn lower_to_bot(&mut self, scdf: &mut Scdf<'_>, var: SsaVar) {
-        discard(std::mem::replace(&mut self.values[var.index()], Value::Bot));
+        // The old value tested where it is: moving it out to test it copied all of it.
+        let v = &mut self.values[var.index()];
+        if owns_nothing(v) {
+            std::mem::forget(std::mem::replace(v, Value::Bot));
+        } else {
+            drop(std::mem::replace(v, Value::Bot));
+        }
         scdf.add_to_worklist_inline(var);
     }
 
