@@ -599,12 +599,14 @@ pub fn dce_optimize_op_array_in(
     }
     let has_varargs = cfg.func_flags.contains(FuncFlags::VARARG);
     let nvars = ssa.vars.len();
+    let [instr_dead, instr_worklist, phi_worklist, phi_worklist_no_val] =
+        Worklist::many_new_in([last, last, nvars, nvars], scratch);
     let work = Worklists {
-        instr_dead: Worklist::new_in(last, scratch),
+        instr_dead,
         phi_dead: Worklist::full_in(nvars, scratch),
-        instr_worklist: Worklist::new_in(last, scratch),
-        phi_worklist: Worklist::new_in(nvars, scratch),
-        phi_worklist_no_val: Worklist::new_in(nvars, scratch),
+        instr_worklist,
+        phi_worklist,
+        phi_worklist_no_val,
     };
     let work = {
         let (op_array, ssa, vars): (&OpArray, &Ssa, &[VarInfo]) = (op_array, ssa, vars);

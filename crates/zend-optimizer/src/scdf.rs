@@ -62,15 +62,26 @@ impl<'a> Scdf<'a> {
         scratch: &'a bumpalo::Bump,
     ) -> Scdf<'a> {
         let blocks = cfg.blocks_count();
+        let [instr_worklist, phi_var_worklist, block_worklist, executable_blocks, feasible_edges] =
+            Worklist::many_new_in(
+                [
+                    op_array.opcodes.len(),
+                    ssa.vars.len(),
+                    blocks,
+                    blocks,
+                    cfg.predecessor_slots(),
+                ],
+                scratch,
+            );
         let mut scdf = Scdf {
             op_array,
             ssa,
             cfg,
-            instr_worklist: Worklist::new_in(op_array.opcodes.len(), scratch),
-            phi_var_worklist: Worklist::new_in(ssa.vars.len(), scratch),
-            block_worklist: Worklist::new_in(blocks, scratch),
-            executable_blocks: Worklist::new_in(blocks, scratch),
-            feasible_edges: Worklist::new_in(cfg.predecessor_slots(), scratch),
+            instr_worklist,
+            phi_var_worklist,
+            block_worklist,
+            executable_blocks,
+            feasible_edges,
             ahead: (0, 0),
         };
         if blocks > 0 {
