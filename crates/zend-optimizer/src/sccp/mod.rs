@@ -109,15 +109,18 @@ fn owns_nothing(v: &Value) -> bool {
     )
 }
 
-/// Drops SCCP's lattice values, running the drop glue only of those that own something
-/// (few: strings, arrays, partial values), where dropping the vector would call it for
-/// every value.
-fn discard_all(mut values: Vec<Value>) {
-    for v in &mut values {
+/// Drops SCCP's lattice values, running the drop glue only of those that own something,
+/// where dropping the vector would call it for every value. Only the first `unchecked`
+/// values are looked at: the replacement leaves none past them owning anything
+/// ([`Replacer::replace_constant_operands`]).
+fn discard_all(mut values: Vec<Value>, unchecked: usize) {
+    let len = values.len();
+    for v in &mut values[..unchecked.min(len)] {
         if !owns_nothing(v) {
             *v = Value::Bot;
         }
     }
+    debug_assert!(values.iter().all(owns_nothing));
     // Nothing left owns anything: forgetting each value frees the vector alone (the
     // loop does nothing and compiles to nothing).
     values.into_iter().for_each(std::mem::forget);
@@ -2568,7 +2571,7 @@ pub fn sccp_optimize_op_array(
             ctx.note(op_array, op, kind, || why);
         }
     }
-    discard_all(rep.values);
+    discard_all(rep.values, op_array.last_var() as usize);
     removed
 }
 
@@ -2666,15 +2669,18 @@ impl Replacer<'_> {
     }
 
     /// `replace_constant_operands`: variables from the last down, so chains (ropes, array
-    /// construction) fall from their end.
+    /// construction) fall from their end. Leaves no value past the CVs' owning anything:
+    /// a constant is moved out, a partial value dropped (later steps only ask whether a
+    /// value is known, and whether it is partial).
     #[inline(never)]
     fn replace_constant_operands(&mut self, op_array: &mut OpArray, ssa: &mut Ssa) -> usize {
         let mut removed = 0;
         let last_var = op_array.last_var() as usize;
-        for i in (last_var..ssa.vars.len()).rev() {
+        debug_assert_eq!(self.values.len(), ssa.vars.len());
+        for i in (last_var..self.values.len()).rev() {
             let var = SsaVar::new(i as u32);
             // One look at the value's kind (known: a constant, not TOP or BOT).
-            let (value, known) = match &self.values[i] {
+            let (value, known) = match &mut self.values[i] {
                 Value::PartialArray(_) | Value::PartialObject(_) => {
                     self.values[i] = Value::Bot;
                     let v = &ssa.vars[i];
@@ -2683,7 +2689,8 @@ impl Replacer<'_> {
                     }
                     continue;
                 }
-                Value::Const(l) => (l.clone(), true),
+                // Moved out, not copied: a NULL constant stays, as known as the value was.
+                Value::Const(l) => (std::mem::replace(l, Literal::Null), true),
                 Value::Top | Value::Bot => {
                     if ssa.vars[i].use_chain.is_none() {
                         // A value from the type and range would replace no operand, and
