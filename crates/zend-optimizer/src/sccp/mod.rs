@@ -1148,55 +1148,93 @@ impl ScdfHandlers for Sccp<'_> {
     }
 
     fn mark_feasible_successors(&mut self, scdf: &mut Scdf<'_>, block: BlockId, op: OpNum) {
-        let opline = &scdf.op_array.opcodes[op.index()];
         // The CFG outlives the solver's borrow: its successor list needs no copy.
         let cfg = scdf.cfg;
         let succs = cfg.successors(block);
-        let all = |this: &mut Self, scdf: &mut Scdf<'_>| {
-            for &s in succs {
-                scdf.mark_edge_feasible(this, block, s);
+        match self.feasible_successors(scdf, block, op) {
+            Feasible::All => {
+                for &s in succs {
+                    scdf.mark_edge_feasible(self, block, s);
+                }
             }
-        };
-        match opline.opcode {
-            ZEND_ASSERT_CHECK | ZEND_CATCH | ZEND_FE_FETCH_R | ZEND_FE_FETCH_RW => {
+            Feasible::FirstTwo => {
                 scdf.mark_edge_feasible(self, block, succs[0]);
                 scdf.mark_edge_feasible(self, block, succs[1]);
-                return;
+            }
+            Feasible::Nth(s) => {
+                if let Some(&t) = succs.get(s) {
+                    scdf.mark_edge_feasible(self, block, t);
+                }
+            }
+            Feasible::Block(b) => scdf.mark_edge_feasible(self, block, b),
+            Feasible::None => {}
+        }
+    }
+}
+
+/// Which successors of a block ending with a conditional branch are feasible
+/// ([`Sccp::feasible_successors`]).
+enum Feasible {
+    All,
+    /// The first two (branches that take both whatever their operand).
+    FirstTwo,
+    /// The successor at this position, if any.
+    Nth(usize),
+    /// The successor that is this block (a switch's target).
+    Block(BlockId),
+    /// None yet: the operand is TOP.
+    None,
+}
+
+impl Sccp<'_> {
+    /// The decision of `sccp_mark_feasible_successors` for the branch `op` ending
+    /// `block`, read from the lattice without copying its operand's value.
+    fn feasible_successors(&self, scdf: &Scdf<'_>, block: BlockId, op: OpNum) -> Feasible {
+        let opline = &scdf.op_array.opcodes[op.index()];
+        match opline.opcode {
+            ZEND_ASSERT_CHECK | ZEND_CATCH | ZEND_FE_FETCH_R | ZEND_FE_FETCH_RW => {
+                return Feasible::FirstTwo;
             }
             _ => {}
         }
-        let mut op1 = self.op1_value(scdf, op);
-        if op1.as_ref().is_some_and(|v| v.is_bot()) {
-            op1 = scdf.ssa.ops[op.index()].op1_use.and_then(|v| {
-                self.value_from_type_and_range(scdf.ssa, scdf.op_array, v)
-                    .map(Value::Const)
-            });
-        }
-        let Some(op1) = op1 else {
-            all(self, scdf);
-            return;
+        let from_range: Value;
+        let op1: &Value = match opline.op1 {
+            Operand::Const(l) => match scdf.op_array.literals.get(l.index()) {
+                Some(lit) => {
+                    from_range = Value::Const(lit.clone());
+                    &from_range
+                }
+                None => return Feasible::All,
+            },
+            _ => {
+                let Some(u) = scdf.ssa.ops[op.index()].op1_use else {
+                    return Feasible::All;
+                };
+                let v = &self.values[u.index()];
+                if v.is_bot() {
+                    match self.value_from_type_and_range(scdf.ssa, scdf.op_array, u) {
+                        Some(l) => {
+                            from_range = Value::Const(l);
+                            &from_range
+                        }
+                        None => return Feasible::All,
+                    }
+                } else {
+                    v
+                }
+            }
         };
-        if op1.is_bot() {
-            all(self, scdf);
-            return;
-        }
         if op1.is_top() {
-            return;
+            return Feasible::None;
         }
         let s: usize = match opline.opcode {
-            ZEND_JMPZ | ZEND_JMPZ_EX => match ct_eval_bool_cast(&op1) {
+            ZEND_JMPZ | ZEND_JMPZ_EX => match ct_eval_bool_cast(op1) {
                 Some(b) => usize::from(b),
-                None => {
-                    all(self, scdf);
-                    return;
-                }
+                None => return Feasible::All,
             },
-            ZEND_JMPNZ | ZEND_JMPNZ_EX | ZEND_JMP_SET => match ct_eval_bool_cast(&op1) {
+            ZEND_JMPNZ | ZEND_JMPNZ_EX | ZEND_JMP_SET => match ct_eval_bool_cast(op1) {
                 Some(b) => usize::from(!b),
-                None => {
-                    all(self, scdf);
-                    return;
-                }
+                None => return Feasible::All,
             },
             ZEND_COALESCE => usize::from(op1.type_code() == IS_NULL),
             ZEND_JMP_NULL => usize::from(op1.type_code() != IS_NULL),
@@ -1204,8 +1242,7 @@ impl ScdfHandlers for Sccp<'_> {
                 // A partial array counts as an array here only when non-empty (8.2's
                 // IS_ARRAY test never sees a partial one: it falls to "both").
                 if !op1.is_array() {
-                    all(self, scdf);
-                    return;
+                    return Feasible::All;
                 }
                 usize::from(op1.num_elements() != 0)
             }
@@ -1235,21 +1272,16 @@ impl ScdfHandlers for Sccp<'_> {
                             }
                         }
                     }
-                    if let Some(&b) = scdf.cfg.map.get(target) {
-                        scdf.mark_edge_feasible(self, block, b);
-                    }
-                    return;
+                    return match scdf.cfg.map.get(target) {
+                        Some(&b) => Feasible::Block(b),
+                        None => Feasible::None,
+                    };
                 }
-                succs.len() - 1
+                scdf.cfg.successors(block).len() - 1
             }
-            _ => {
-                all(self, scdf);
-                return;
-            }
+            _ => return Feasible::All,
         };
-        if let Some(&t) = succs.get(s) {
-            scdf.mark_edge_feasible(self, block, t);
-        }
+        Feasible::Nth(s)
     }
 }
 
