@@ -24,7 +24,7 @@
 //! with `zend_ssa_remove_nops`), and nothing changes for an op PHP would keep.
 
 use smallvec::SmallVec;
-use zend_cfg::bitset::Worklist;
+use zend_cfg::bitset::{self, Worklist};
 use zend_cfg::{Cfg, FuncFlags};
 use zend_inference::{mb, VarInfo};
 use zend_ir::opcode::*;
@@ -76,10 +76,30 @@ struct Marking<'a, 'w> {
     work: Worklists<'w>,
 }
 
+/// A set of ops or of phi variables presumed dead (dce.c's `instr_dead`, `phi_dead`):
+/// only tested, added to, taken from and walked once, so plain bits, without a
+/// worklist's bookkeeping.
+struct DeadSet<'w>(&'w mut [u64]);
+
+impl DeadSet<'_> {
+    #[inline]
+    fn contains(&self, i: usize) -> bool {
+        bitset::contains(self.0, i)
+    }
+    #[inline]
+    fn insert(&mut self, i: usize) {
+        bitset::insert(self.0, i);
+    }
+    #[inline]
+    fn remove(&mut self, i: usize) {
+        bitset::remove(self.0, i);
+    }
+}
+
 /// dce.c's bitsets of dead ops and phis and its three worklists.
 struct Worklists<'w> {
-    instr_dead: Worklist<&'w mut [u64]>,
-    phi_dead: Worklist<&'w mut [u64]>,
+    instr_dead: DeadSet<'w>,
+    phi_dead: DeadSet<'w>,
     instr_worklist: Worklist<&'w mut [u64]>,
     phi_worklist: Worklist<&'w mut [u64]>,
     phi_worklist_no_val: Worklist<&'w mut [u64]>,
@@ -89,7 +109,7 @@ struct Worklists<'w> {
 /// being read must stay.
 fn add_to_phi_worklist_no_val(
     vars: &[SsaVariable],
-    phi_dead: &Worklist<&mut [u64]>,
+    phi_dead: &DeadSet<'_>,
     no_val: &mut Worklist<&mut [u64]>,
     v: SsaVar,
 ) {
@@ -183,8 +203,8 @@ struct Context<'a> {
     op_array: &'a mut OpArray,
     ssa: &'a mut Ssa,
     vars: &'a mut [VarInfo],
-    instr_dead: Worklist<&'a mut [u64]>,
-    phi_dead: Worklist<&'a mut [u64]>,
+    instr_dead: DeadSet<'a>,
+    phi_dead: DeadSet<'a>,
     phi_worklist_no_val: Worklist<&'a mut [u64]>,
 }
 
@@ -581,6 +601,8 @@ pub fn dce_optimize_op_array(
 }
 
 /// [`dce_optimize_op_array`], with its worklists in `scratch`.
+// Never inlined: called once per op_array, and profiles then show DCE's cost as its own.
+#[inline(never)]
 #[allow(clippy::too_many_arguments)]
 pub fn dce_optimize_op_array_in(
     op_array: &mut OpArray,
@@ -599,11 +621,18 @@ pub fn dce_optimize_op_array_in(
     }
     let has_varargs = cfg.func_flags.contains(FuncFlags::VARARG);
     let nvars = ssa.vars.len();
-    let [instr_dead, instr_worklist, phi_worklist, phi_worklist_no_val] =
-        Worklist::many_new_in([last, last, nvars, nvars], scratch);
+    let [instr_worklist, phi_worklist, phi_worklist_no_val] =
+        Worklist::many_new_in([last, nvars, nvars], scratch);
+    // Every phi is presumed dead.
+    let phi_dead = scratch.alloc_slice_fill_copy(bitset::words_for(nvars), u64::MAX);
+    if nvars % 64 != 0 {
+        if let Some(w) = phi_dead.last_mut() {
+            *w = (1u64 << (nvars % 64)) - 1;
+        }
+    }
     let work = Worklists {
-        instr_dead,
-        phi_dead: Worklist::full_in(nvars, scratch),
+        instr_dead: DeadSet(scratch.alloc_slice_fill_copy(bitset::words_for(last), 0)),
+        phi_dead: DeadSet(phi_dead),
         instr_worklist,
         phi_worklist,
         phi_worklist_no_val,
@@ -722,11 +751,17 @@ pub fn dce_optimize_op_array_in(
 
     // The dead ops go, in op order.
     let mut removed = 0;
-    let dead: SmallVec<[usize; 16]> = ctx.instr_dead.iter().filter(|&i| i < last).collect();
-    for i in dead {
-        // An op kept alive by an earlier removal is no longer in the set.
-        if ctx.instr_dead.contains(i) && ctx.dce_instr(i) {
-            removed += 1;
+    for k in 0..ctx.instr_dead.0.len() {
+        // A removal takes nothing but its own op out of the set: the rest of the word
+        // read before it stays as it was.
+        let mut word = ctx.instr_dead.0[k];
+        while word != 0 {
+            let i = k * 64 + word.trailing_zeros() as usize;
+            word &= word - 1;
+            // An op kept alive by an earlier removal is no longer in the set.
+            if ctx.instr_dead.contains(i) && ctx.dce_instr(i) {
+                removed += 1;
+            }
         }
     }
 
