@@ -393,6 +393,102 @@ impl Context<'_> {
     }
 }
 
+/// The opcodes `may_have_side_effects` says have no side effect, whatever the op (a
+/// pattern).
+macro_rules! effect_free_ops {
+    () => {
+        ZEND_NOP
+            | ZEND_IS_IDENTICAL
+            | ZEND_IS_NOT_IDENTICAL
+            | ZEND_QM_ASSIGN
+            | ZEND_FREE
+            | ZEND_FE_FREE
+            | ZEND_TYPE_CHECK
+            | ZEND_DEFINED
+            | ZEND_ADD
+            | ZEND_SUB
+            | ZEND_MUL
+            | ZEND_POW
+            | ZEND_BW_OR
+            | ZEND_BW_AND
+            | ZEND_BW_XOR
+            | ZEND_CONCAT
+            | ZEND_FAST_CONCAT
+            | ZEND_DIV
+            | ZEND_MOD
+            | ZEND_BOOL_XOR
+            | ZEND_BOOL
+            | ZEND_BOOL_NOT
+            | ZEND_BW_NOT
+            | ZEND_SL
+            | ZEND_SR
+            | ZEND_IS_EQUAL
+            | ZEND_IS_NOT_EQUAL
+            | ZEND_IS_SMALLER
+            | ZEND_IS_SMALLER_OR_EQUAL
+            | ZEND_CASE
+            | ZEND_CASE_STRICT
+            | ZEND_CAST
+            | ZEND_ROPE_INIT
+            | ZEND_ROPE_ADD
+            | ZEND_INIT_ARRAY
+            | ZEND_SPACESHIP
+            | ZEND_STRLEN
+            | ZEND_COUNT
+            | ZEND_GET_TYPE
+            | ZEND_ISSET_ISEMPTY_THIS
+            | ZEND_ISSET_ISEMPTY_DIM_OBJ
+            | ZEND_FETCH_DIM_IS
+            | ZEND_ISSET_ISEMPTY_CV
+            | ZEND_ISSET_ISEMPTY_VAR
+            | ZEND_FETCH_IS
+            | ZEND_IN_ARRAY
+            | ZEND_FUNC_NUM_ARGS
+            | ZEND_FUNC_GET_ARGS
+            | ZEND_ARRAY_KEY_EXISTS
+    };
+}
+
+/// The opcodes of which `may_have_side_effects` can say false: the effect-free ones and
+/// those whose arm decides from the op. Keep this list and those arms in step: an arm
+/// whose opcode is missing here is never reached (the op is kept).
+const fn may_be_effect_free(opcode: Opcode) -> bool {
+    matches!(
+        opcode,
+        effect_free_ops!()
+            | ZEND_ADD_ARRAY_ELEMENT
+            | ZEND_ASSIGN
+            | ZEND_UNSET_CV
+            | ZEND_PRE_INC
+            | ZEND_POST_INC
+            | ZEND_PRE_DEC
+            | ZEND_POST_DEC
+            | ZEND_ASSIGN_OP
+            | ZEND_ASSIGN_DIM
+            | ZEND_ASSIGN_OBJ
+            | ZEND_PRE_INC_OBJ
+            | ZEND_PRE_DEC_OBJ
+            | ZEND_POST_INC_OBJ
+            | ZEND_POST_DEC_OBJ
+            | ZEND_BIND_STATIC
+            | ZEND_CHECK_VAR
+            | ZEND_FE_RESET_R
+            | ZEND_FE_RESET_RW
+    )
+}
+
+/// [`may_be_effect_free`] by opcode: most ops the backward walk asks about are calls,
+/// jumps and the like, answered by one load.
+static MAY_BE_EFFECT_FREE: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut i = 0;
+    while i < 256 {
+        table[i] = may_be_effect_free(Opcode(i as u8));
+        i += 1;
+    }
+    table
+};
+
 /// `may_have_side_effects`: whether op `n` does something beyond computing its result
 /// (jumps count), judged with its operands' inferred types and escape states.
 fn may_have_side_effects(
@@ -403,6 +499,9 @@ fn may_have_side_effects(
     reorder_dtor_effects: bool,
 ) -> bool {
     let opline = &op_array.opcodes[n];
+    if !MAY_BE_EFFECT_FREE[opline.opcode.0 as usize] {
+        return true;
+    }
     let s = &ssa.ops[n];
     let view = TypeView {
         op_array,
@@ -418,55 +517,7 @@ fn may_have_side_effects(
             .map_or(true, |v| v.escape_state != EscapeState::NoEscape)
     };
     match opline.opcode {
-        ZEND_NOP
-        | ZEND_IS_IDENTICAL
-        | ZEND_IS_NOT_IDENTICAL
-        | ZEND_QM_ASSIGN
-        | ZEND_FREE
-        | ZEND_FE_FREE
-        | ZEND_TYPE_CHECK
-        | ZEND_DEFINED
-        | ZEND_ADD
-        | ZEND_SUB
-        | ZEND_MUL
-        | ZEND_POW
-        | ZEND_BW_OR
-        | ZEND_BW_AND
-        | ZEND_BW_XOR
-        | ZEND_CONCAT
-        | ZEND_FAST_CONCAT
-        | ZEND_DIV
-        | ZEND_MOD
-        | ZEND_BOOL_XOR
-        | ZEND_BOOL
-        | ZEND_BOOL_NOT
-        | ZEND_BW_NOT
-        | ZEND_SL
-        | ZEND_SR
-        | ZEND_IS_EQUAL
-        | ZEND_IS_NOT_EQUAL
-        | ZEND_IS_SMALLER
-        | ZEND_IS_SMALLER_OR_EQUAL
-        | ZEND_CASE
-        | ZEND_CASE_STRICT
-        | ZEND_CAST
-        | ZEND_ROPE_INIT
-        | ZEND_ROPE_ADD
-        | ZEND_INIT_ARRAY
-        | ZEND_SPACESHIP
-        | ZEND_STRLEN
-        | ZEND_COUNT
-        | ZEND_GET_TYPE
-        | ZEND_ISSET_ISEMPTY_THIS
-        | ZEND_ISSET_ISEMPTY_DIM_OBJ
-        | ZEND_FETCH_DIM_IS
-        | ZEND_ISSET_ISEMPTY_CV
-        | ZEND_ISSET_ISEMPTY_VAR
-        | ZEND_FETCH_IS
-        | ZEND_IN_ARRAY
-        | ZEND_FUNC_NUM_ARGS
-        | ZEND_FUNC_GET_ARGS
-        | ZEND_ARRAY_KEY_EXISTS => false,
+        effect_free_ops!() => false,
         // Removing it would have to free two values: kept.
         ZEND_ADD_ARRAY_ELEMENT => {
             opline.op1.op_type() & (IS_VAR | IS_TMP_VAR) != 0
