@@ -322,15 +322,15 @@ impl<'b> Worklist<&'b mut [u64]> {
     /// from `arena`: a pass making several per op_array pays for one allocation and one
     /// clearing instead of one each.
     pub fn many_new_in<const N: usize>(sizes: [usize; N], arena: &'b bumpalo::Bump) -> [Self; N] {
-        let total = sizes
-            .iter()
-            .map(|&n| words_for(n) + summary_words(words_for(n)))
-            .sum();
-        let mut rest: &'b mut [u64] = arena.alloc_slice_fill_copy(total, 0);
-        sizes.map(|n| {
+        let lens = sizes.map(|n| {
             let words = words_for(n);
+            (words, summary_words(words))
+        });
+        let total = lens.iter().map(|&(words, summary)| words + summary).sum();
+        let mut rest: &'b mut [u64] = arena.alloc_slice_fill_copy(total, 0);
+        lens.map(|(words, summary)| {
             let (words, tail) = std::mem::take(&mut rest).split_at_mut(words);
-            let (summary, tail) = tail.split_at_mut(summary_words(words.len()));
+            let (summary, tail) = tail.split_at_mut(summary);
             rest = tail;
             Worklist {
                 words,

@@ -681,13 +681,7 @@ pub fn dce_optimize_op_array_in(
             *w = (1u64 << (nvars % 64)) - 1;
         }
     }
-    let work = Worklists {
-        instr_dead: DeadSet(scratch.alloc_slice_fill_copy(bitset::words_for(last), 0)),
-        phi_dead: DeadSet(phi_dead),
-        instr_worklist,
-        phi_worklist,
-        phi_worklist_no_val,
-    };
+    let instr_dead = scratch.alloc_slice_fill_copy(bitset::words_for(last), 0);
     let work = {
         let (op_array, ssa, vars): (&OpArray, &Ssa, &[VarInfo]) = (op_array, ssa, vars);
         let view = TypeView {
@@ -701,7 +695,14 @@ pub fn dce_optimize_op_array_in(
             ssa_vars: &ssa.vars,
             phis: &ssa.phis,
             types: vars,
-            work,
+            // Made here rather than moved in: it is many words.
+            work: Worklists {
+                instr_dead: DeadSet(instr_dead),
+                phi_dead: DeadSet(phi_dead),
+                instr_worklist,
+                phi_worklist,
+                phi_worklist_no_val,
+            },
         };
         let last_var = op_array.last_var();
 
