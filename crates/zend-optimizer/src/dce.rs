@@ -23,7 +23,6 @@
 //! verifier in tests), ops only become NOPs or FREEs in place (the caller compacts them
 //! with `zend_ssa_remove_nops`), and nothing changes for an op PHP would keep.
 
-use smallvec::SmallVec;
 use zend_cfg::bitset::{self, Worklist};
 use zend_cfg::{Cfg, FuncFlags};
 use zend_inference::{mb, VarInfo};
@@ -367,11 +366,11 @@ impl Context<'_> {
     }
 
     /// `try_remove_trivial_phi`: a phi whose sources are one value (besides itself) is
-    /// that value. Pis are kept.
-    fn try_remove_trivial_phi(&mut self, p: PhiId) {
+    /// that value. Pis are kept. True when the phi was removed.
+    fn try_remove_trivial_phi(&mut self, p: PhiId) -> bool {
         let phi = &self.ssa.phis[p.index()];
         if phi.is_pi() {
-            return;
+            return false;
         }
         let mut common: Option<SsaVar> = None;
         for &source in phi.sources[..phi.num_sources()].iter().flatten() {
@@ -380,16 +379,17 @@ impl Context<'_> {
             }
             match common {
                 None => common = Some(source),
-                Some(c) if c != source => return,
+                Some(c) if c != source => return false,
                 _ => {}
             }
         }
         // All sources the phi itself: an unreachable cycle, with nothing to replace it by.
-        let Some(common) = common else { return };
+        let Some(common) = common else { return false };
         let var = phi.ssa_var;
         self.ssa
             .rename_var_uses(var, common, Some(&mut Types(self.vars)));
         self.ssa.remove_phi(p);
+        true
     }
 }
 
@@ -835,18 +835,21 @@ pub fn dce_optimize_op_array_in(
         if ctx.ssa.blocks[b].phis.is_empty() {
             continue;
         }
-        // Removing a phi takes it out of the block's list: walk a copy.
-        let phis: SmallVec<[PhiId; 8]> = ctx.ssa.blocks[b].phis.iter().copied().collect();
-        for p in phis {
-            if ctx.ssa.is_phi_removed(p) {
-                continue;
-            }
+        // Removing a phi takes it, and nothing else, out of the block's list, the others
+        // keeping their order: the next one is then where it was.
+        let mut k = 0;
+        while let Some(&p) = ctx.ssa.blocks[b].phis.get(k) {
+            debug_assert!(!ctx.ssa.is_phi_removed(p));
             let var = ctx.ssa.phis[p.index()].ssa_var;
-            if ctx.phi_dead.contains(var.index()) {
+            let removed = if ctx.phi_dead.contains(var.index()) {
                 ctx.ssa.remove_uses_of_var(var);
                 ctx.ssa.remove_phi(p);
+                true
             } else {
-                ctx.try_remove_trivial_phi(p);
+                ctx.try_remove_trivial_phi(p)
+            };
+            if !removed {
+                k += 1;
             }
         }
     }
