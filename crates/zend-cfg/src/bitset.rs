@@ -227,6 +227,36 @@ impl<W: AsRef<[u64]> + AsMut<[u64]>> BitMatrix<W> {
     }
 }
 
+/// A set of small integers over words borrowed from elsewhere (an arena), for a set that
+/// is only tested, added to, taken from and walked: plain bits, where a [`Worklist`] also
+/// keeps its size and where its first member is at every change. Indices outside the
+/// words are never members, and adding or removing one panics.
+#[derive(Debug)]
+pub struct BitSlice<'a>(pub &'a mut [u64]);
+
+impl BitSlice<'_> {
+    #[inline]
+    pub fn contains(&self, i: usize) -> bool {
+        contains(self.0, i)
+    }
+
+    /// Adds `i`; returns whether it was absent.
+    #[inline]
+    pub fn insert(&mut self, i: usize) -> bool {
+        insert(self.0, i)
+    }
+
+    #[inline]
+    pub fn remove(&mut self, i: usize) {
+        remove(self.0, i)
+    }
+
+    /// The elements in increasing order.
+    pub fn iter(&self) -> Iter<'_> {
+        iter(self.0)
+    }
+}
+
 /// A bit set used as a worklist: [`Worklist::pop_first`] takes the smallest member, as
 /// `zend_bitset_pop_first` does, so the order of a fixpoint is PHP's; but it resumes at
 /// the lowest word that can hold a member instead of rescanning from the start, and knows
@@ -339,6 +369,12 @@ impl<'b> Worklist<&'b mut [u64]> {
                 len: 0,
             }
         })
+    }
+
+    /// The words of this worklist as a plain set ([`BitSlice`]), for a set made by
+    /// [`Worklist::many_new_in`] with worklists but never used as one.
+    pub fn into_bits(self) -> BitSlice<'b> {
+        BitSlice(self.words)
     }
 
     /// [`Worklist::full`], its words in `arena`.
@@ -523,6 +559,12 @@ mod tests {
         assert_eq!(b.pop_first(), Some(n - 1));
         assert!(b.is_empty() && c.is_empty());
         assert_eq!(a.pop_first(), Some(4));
+        let [d] = Worklist::many_new_in([130], &arena);
+        let mut d = d.into_bits();
+        assert!(d.insert(129) && !d.insert(129) && d.insert(3));
+        assert!(d.contains(3) && !d.contains(4) && !d.contains(500));
+        d.remove(3);
+        assert_eq!(d.iter().collect::<Vec<_>>(), vec![129]);
     }
 
     /// The summary level: members many words apart, words emptied by pops and by removals,

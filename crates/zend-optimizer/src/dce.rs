@@ -23,7 +23,7 @@
 //! verifier in tests), ops only become NOPs or FREEs in place (the caller compacts them
 //! with `zend_ssa_remove_nops`), and nothing changes for an op PHP would keep.
 
-use zend_cfg::bitset::{self, Worklist};
+use zend_cfg::bitset::{self, BitSlice, Worklist};
 use zend_cfg::{Cfg, FuncFlags};
 use zend_inference::{mb, VarInfo};
 use zend_ir::opcode::*;
@@ -75,30 +75,10 @@ struct Marking<'a, 'w> {
     work: Worklists<'w>,
 }
 
-/// A set of ops or of phi variables presumed dead (dce.c's `instr_dead`, `phi_dead`):
-/// only tested, added to, taken from and walked once, so plain bits, without a
-/// worklist's bookkeeping.
-struct DeadSet<'w>(&'w mut [u64]);
-
-impl DeadSet<'_> {
-    #[inline]
-    fn contains(&self, i: usize) -> bool {
-        bitset::contains(self.0, i)
-    }
-    #[inline]
-    fn insert(&mut self, i: usize) {
-        bitset::insert(self.0, i);
-    }
-    #[inline]
-    fn remove(&mut self, i: usize) {
-        bitset::remove(self.0, i);
-    }
-}
-
 /// dce.c's bitsets of dead ops and phis and its three worklists.
 struct Worklists<'w> {
-    instr_dead: DeadSet<'w>,
-    phi_dead: DeadSet<'w>,
+    instr_dead: BitSlice<'w>,
+    phi_dead: BitSlice<'w>,
     instr_worklist: Worklist<&'w mut [u64]>,
     phi_worklist: Worklist<&'w mut [u64]>,
     phi_worklist_no_val: Worklist<&'w mut [u64]>,
@@ -108,7 +88,7 @@ struct Worklists<'w> {
 /// being read must stay.
 fn add_to_phi_worklist_no_val(
     vars: &[SsaVariable],
-    phi_dead: &DeadSet<'_>,
+    phi_dead: &BitSlice<'_>,
     no_val: &mut Worklist<&mut [u64]>,
     v: SsaVar,
 ) {
@@ -202,8 +182,8 @@ struct Context<'a> {
     op_array: &'a mut OpArray,
     ssa: &'a mut Ssa,
     vars: &'a mut [VarInfo],
-    instr_dead: DeadSet<'a>,
-    phi_dead: DeadSet<'a>,
+    instr_dead: BitSlice<'a>,
+    phi_dead: BitSlice<'a>,
     phi_worklist_no_val: Worklist<&'a mut [u64]>,
 }
 
@@ -672,8 +652,8 @@ pub fn dce_optimize_op_array_in(
     }
     let has_varargs = cfg.func_flags.contains(FuncFlags::VARARG);
     let nvars = ssa.vars.len();
-    let [instr_worklist, phi_worklist, phi_worklist_no_val] =
-        Worklist::many_new_in([last, nvars, nvars], scratch);
+    let [instr_dead, instr_worklist, phi_worklist, phi_worklist_no_val] =
+        Worklist::many_new_in([last, last, nvars, nvars], scratch);
     // Every phi is presumed dead.
     let phi_dead = scratch.alloc_slice_fill_copy(bitset::words_for(nvars), u64::MAX);
     if nvars % 64 != 0 {
@@ -681,7 +661,6 @@ pub fn dce_optimize_op_array_in(
             *w = (1u64 << (nvars % 64)) - 1;
         }
     }
-    let instr_dead = scratch.alloc_slice_fill_copy(bitset::words_for(last), 0);
     let work = {
         let (op_array, ssa, vars): (&OpArray, &Ssa, &[VarInfo]) = (op_array, ssa, vars);
         let view = TypeView {
@@ -697,8 +676,8 @@ pub fn dce_optimize_op_array_in(
             types: vars,
             // Made here rather than moved in: it is many words.
             work: Worklists {
-                instr_dead: DeadSet(instr_dead),
-                phi_dead: DeadSet(phi_dead),
+                instr_dead: instr_dead.into_bits(),
+                phi_dead: BitSlice(phi_dead),
                 instr_worklist,
                 phi_worklist,
                 phi_worklist_no_val,

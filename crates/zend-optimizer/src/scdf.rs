@@ -14,7 +14,7 @@
 //! for an op or phi of a block that is not executable (except the phis of a block whose new
 //! edge just became feasible, which PHP revisits at once); the solve never recurses.
 
-use zend_cfg::bitset::Worklist;
+use zend_cfg::bitset::{BitSlice, Worklist};
 use zend_cfg::{BlockFlags, BlockId, Cfg, FuncFlags};
 use zend_ir::opcode::*;
 use zend_ir::{OpArray, OpNum};
@@ -43,10 +43,10 @@ pub struct Scdf<'a> {
     instr_worklist: Worklist<&'a mut [u64]>,
     phi_var_worklist: Worklist<&'a mut [u64]>,
     block_worklist: Worklist<&'a mut [u64]>,
-    executable_blocks: Worklist<&'a mut [u64]>,
+    executable_blocks: BitSlice<'a>,
     /// By edge, numbered as PHP's: [`Cfg::predecessor_offset`] of the target plus the
     /// position of the source in its predecessor list.
-    feasible_edges: Worklist<&'a mut [u64]>,
+    feasible_edges: BitSlice<'a>,
     /// The ops `from..to` the block being visited has yet to visit (none outside
     /// `solve`'s visit of a block's phis and ops): see [`Scdf::queues`].
     ahead: (u32, u32),
@@ -80,8 +80,8 @@ impl<'a> Scdf<'a> {
             instr_worklist,
             phi_var_worklist,
             block_worklist,
-            executable_blocks,
-            feasible_edges,
+            executable_blocks: executable_blocks.into_bits(),
+            feasible_edges: feasible_edges.into_bits(),
             ahead: (0, 0),
         };
         if blocks > 0 {
