@@ -1092,13 +1092,15 @@ fn value_from_type_and_range(
 impl ScdfHandlers for Sccp<'_> {
     #[inline]
     fn visit_instr(&mut self, scdf: &mut Scdf<'_>, op: OpNum, opcode: Opcode) {
-        if !evaluates_operands(opcode) {
-            // Most ops: what `visit` does for them, without its large frame.
-            let ssa = scdf.ssa;
-            self.set_defs_bot(scdf, &ssa.ops[op.index()]);
-            return;
+        // What `visit` does for most ops, without its large frame.
+        let ssa = scdf.ssa;
+        match VISITS[opcode.0 as usize] {
+            Visit::DefsBot => {
+                self.set_defs_bot(scdf, &ssa.ops[op.index()]);
+            }
+            Visit::UnlessBotOperand => self.visit_unless_bot_operand(scdf, op),
+            Visit::Evaluate => self.visit(scdf, op),
         }
-        self.visit(scdf, op);
     }
 
     fn visit_phi(&mut self, scdf: &mut Scdf<'_>, p: PhiId) {
@@ -1321,6 +1323,54 @@ fn evaluates_operands(opcode: Opcode) -> bool {
     EVALUATES_OPERANDS[opcode.0 as usize]
 }
 
+/// How [`Sccp::visit_instr`] handles an op, by its opcode.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Visit {
+    /// Not evaluated: every definition BOT.
+    DefsBot,
+    /// Every definition BOT when an operand is ([`Sccp::visit`]'s test before it copies
+    /// the operands' values), else evaluated.
+    UnlessBotOperand,
+    /// Evaluated ([`Sccp::visit`]).
+    Evaluate,
+}
+
+/// [`Visit`] by opcode: one load per visited op.
+static VISITS: [Visit; 256] = {
+    let mut table = [Visit::DefsBot; 256];
+    let mut i = 0;
+    while i < 256 {
+        let opcode = Opcode(i as u8);
+        table[i] = if !evaluated_opcode(opcode) {
+            Visit::DefsBot
+        } else if bot_operand_kept(opcode) || matches!(opcode, ZEND_SEND_VAL | ZEND_SEND_VAR) {
+            // (A SEND's operands decide its call's value, not its own.)
+            Visit::Evaluate
+        } else {
+            Visit::UnlessBotOperand
+        };
+        i += 1;
+    }
+    table
+};
+
+/// The evaluated opcodes whose definitions a BOT operand does not make BOT by itself:
+/// writes into arrays and objects, and assignments (their operands' values are copied).
+const fn bot_operand_kept(opcode: Opcode) -> bool {
+    matches!(
+        opcode,
+        ZEND_ASSIGN
+            | ZEND_ASSIGN_DIM
+            | ZEND_ASSIGN_OBJ
+            | ZEND_INIT_ARRAY
+            | ZEND_ADD_ARRAY_ELEMENT
+            | ZEND_ADD_ARRAY_UNPACK
+            | ZEND_NEW
+            | ZEND_ASSIGN_STATIC_PROP_REF
+            | ZEND_ASSIGN_OBJ_REF
+    )
+}
+
 /// [`evaluates_operands`] by opcode: one load per visited op instead of a chain of tests.
 static EVALUATES_OPERANDS: [bool; 256] = {
     let mut table = [false; 256];
@@ -1483,6 +1533,19 @@ fn join_phi_values(
 }
 
 impl Sccp<'_> {
+    /// [`Visit::UnlessBotOperand`]: about half such ops have a BOT operand, and are done
+    /// without [`Sccp::visit`]'s large frame.
+    #[inline(never)]
+    fn visit_unless_bot_operand(&mut self, scdf: &mut Scdf<'_>, op: OpNum) {
+        let sop = &scdf.ssa.ops[op.index()];
+        let o = &scdf.op_array.opcodes[op.index()];
+        if self.operand_is_bot(o.op1, sop.op1_use) || self.operand_is_bot(o.op2, sop.op2_use) {
+            self.set_defs_bot(scdf, sop);
+        } else {
+            self.visit(scdf, op);
+        }
+    }
+
     /// `sccp_visit_instr`.
     #[inline(never)]
     fn visit(&mut self, scdf: &mut Scdf<'_>, op: OpNum) {
@@ -1516,24 +1579,15 @@ impl Sccp<'_> {
             opline = &op_array.opcodes[cur.index()];
             sop = ssa.ops[cur.index()];
         }
-        if !matches!(
-            opline.opcode,
-            ZEND_ASSIGN
-                | ZEND_ASSIGN_DIM
-                | ZEND_ASSIGN_OBJ
-                | ZEND_INIT_ARRAY
-                | ZEND_ADD_ARRAY_ELEMENT
-                | ZEND_ADD_ARRAY_UNPACK
-                | ZEND_NEW
-                | ZEND_ASSIGN_STATIC_PROP_REF
-                | ZEND_ASSIGN_OBJ_REF
-        ) && (self.operand_is_bot(
-            op_array.opcodes[op.index()].op1,
-            ssa.ops[op.index()].op1_use,
-        ) || self.operand_is_bot(
-            op_array.opcodes[op.index()].op2,
-            ssa.ops[op.index()].op2_use,
-        )) {
+        if !bot_operand_kept(opline.opcode)
+            && (self.operand_is_bot(
+                op_array.opcodes[op.index()].op1,
+                ssa.ops[op.index()].op1_use,
+            ) || self.operand_is_bot(
+                op_array.opcodes[op.index()].op2,
+                ssa.ops[op.index()].op2_use,
+            ))
+        {
             // What the test after the first match below does, before copying the
             // operands' values (strings and arrays): the most common outcome.
             self.set_defs_bot(scdf, &sop);
