@@ -437,6 +437,41 @@ impl<W: AsRef<[u64]> + AsMut<[u64]>> Worklist<W> {
         }
     }
 
+    /// [`Worklist::insert`] without keeping the size, the resume point and the summary
+    /// up to date: for a run of changes accounted for at once by [`Worklist::recount`]
+    /// after it. Until then, only [`Worklist::contains`] and the other uncounted changes
+    /// may be used.
+    #[inline]
+    pub fn insert_uncounted(&mut self, i: usize) {
+        if let Some(w) = self.words.as_mut().get_mut(i / 64) {
+            *w |= 1u64 << (i % 64);
+        }
+    }
+
+    /// [`Worklist::remove`] without keeping the size and the summary up to date (see
+    /// [`Worklist::insert_uncounted`]).
+    #[inline]
+    pub fn remove_uncounted(&mut self, i: usize) {
+        if let Some(w) = self.words.as_mut().get_mut(i / 64) {
+            *w &= !(1u64 << (i % 64));
+        }
+    }
+
+    /// Accounts for the changes made by [`Worklist::insert_uncounted`] and
+    /// [`Worklist::remove_uncounted`]: the size and the summary are read off the words.
+    pub fn recount(&mut self) {
+        let words = self.words.as_ref();
+        self.len = words.iter().map(|w| w.count_ones() as usize).sum();
+        let summary = self.summary.as_mut();
+        if !summary.is_empty() {
+            summary.fill(0);
+            for (k, _) in words.iter().enumerate().filter(|(_, &w)| w != 0) {
+                summary[k / 64] |= 1u64 << (k % 64);
+            }
+        }
+        self.first = 0;
+    }
+
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
@@ -565,6 +600,29 @@ mod tests {
         assert!(d.contains(3) && !d.contains(4) && !d.contains(500));
         d.remove(3);
         assert_eq!(d.iter().collect::<Vec<_>>(), vec![129]);
+    }
+
+    /// Uncounted changes, then one recount: the same worklist as counted changes make.
+    #[test]
+    fn worklist_recounted() {
+        let n = 64 * 70 + 3;
+        let mut w = Worklist::new(n);
+        let mut model = Worklist::new(n);
+        for i in [5, 4000, 64, 5, n - 1, 4470] {
+            w.insert_uncounted(i);
+            model.insert(i);
+        }
+        w.remove_uncounted(64);
+        model.remove(64);
+        w.remove_uncounted(65);
+        w.insert_uncounted(n + 10);
+        assert!(w.contains(4000) && !w.contains(64));
+        w.recount();
+        assert_eq!(w.len(), model.len());
+        while let Some(i) = model.pop_first() {
+            assert_eq!(w.pop_first(), Some(i));
+        }
+        assert!(w.is_empty() && w.pop_first().is_none());
     }
 
     /// The summary level: members many words apart, words emptied by pops and by removals,

@@ -105,17 +105,25 @@ fn type_in(types: &[VarInfo], v: SsaVar) -> u32 {
 }
 
 impl Marking<'_, '_> {
-    /// `add_to_worklists`.
+    /// `add_to_worklists`. Without `check` (before the fixpoint: the phis kept and the
+    /// backward walk), the worklists are changed uncounted, and recounted once before
+    /// the fixpoint pops them.
     #[inline(always)]
     fn add_to_worklists(&mut self, v: SsaVar, check: bool) {
         let var = &self.ssa_vars[v.index()];
         let work = &mut self.work;
         if let Some(def) = var.definition {
-            if !check || work.instr_dead.contains(def.index()) {
+            if !check {
+                work.instr_worklist.insert_uncounted(def.index());
+            } else if work.instr_dead.contains(def.index()) {
                 work.instr_worklist.insert(def.index());
             }
-        } else if var.definition_phi.is_some() && (!check || work.phi_dead.contains(v.index())) {
-            work.phi_worklist.insert(v.index());
+        } else if var.definition_phi.is_some() {
+            if !check {
+                work.phi_worklist.insert_uncounted(v.index());
+            } else if work.phi_dead.contains(v.index()) {
+                work.phi_worklist.insert(v.index());
+            }
         }
     }
 
@@ -718,7 +726,7 @@ pub fn dce_optimize_op_array_in(
                     continue;
                 }
                 if m.work.instr_worklist.contains(i) {
-                    m.work.instr_worklist.remove(i);
+                    m.work.instr_worklist.remove_uncounted(i);
                     m.add_operands_to_worklists(i, false);
                     if let Some(d) = op_data {
                         m.add_operands_to_worklists(d, false);
@@ -749,6 +757,8 @@ pub fn dce_optimize_op_array_in(
         }
 
         // Liveness flows back to the definitions of what live ops and phis use.
+        m.work.instr_worklist.recount();
+        m.work.phi_worklist.recount();
         while !m.work.instr_worklist.is_empty() || !m.work.phi_worklist.is_empty() {
             while let Some(i) = m.work.instr_worklist.pop_first() {
                 m.work.instr_dead.remove(i);
