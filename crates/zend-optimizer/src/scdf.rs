@@ -18,15 +18,16 @@ use zend_cfg::bitset::{BitSlice, Worklist};
 use zend_cfg::{BlockFlags, BlockId, Cfg, FuncFlags};
 use zend_ir::opcode::*;
 use zend_ir::{OpArray, OpNum};
-use zend_ssa::{PhiId, Ssa, SsaVar};
+use zend_ssa::{PhiId, Ssa, SsaOp, SsaVar};
 
 /// The callbacks of an analysis run by [`Scdf::solve`] (`scdf_ctx.handlers`).
 pub trait ScdfHandlers {
     /// Recomputes the values of everything op `op` defines (never called on an OP_DATA:
     /// the op before it is visited instead). Calls [`Scdf::add_to_worklist`] for every
-    /// variable whose value was lowered. `opcode` is the op's (the solve has read it
-    /// already: most visits need nothing else of the op to lower its definitions).
-    fn visit_instr(&mut self, scdf: &mut Scdf<'_>, op: OpNum, opcode: Opcode);
+    /// variable whose value was lowered. `opcode` and `sop` are the op's opcode and SSA
+    /// record (the solve has them at hand: most visits need nothing else of the op to
+    /// lower its definitions).
+    fn visit_instr(&mut self, scdf: &mut Scdf<'_>, op: OpNum, opcode: Opcode, sop: &SsaOp);
     /// Recomputes the value of phi `phi` from its sources on feasible edges
     /// ([`Scdf::is_edge_feasible`]).
     fn visit_phi(&mut self, scdf: &mut Scdf<'_>, phi: PhiId);
@@ -251,7 +252,7 @@ impl<'a> Scdf<'a> {
                     op = OpNum::new(i as u32 - 1);
                     opcode = op_array.opcodes[i - 1].opcode;
                 }
-                handlers.visit_instr(self, op, opcode);
+                handlers.visit_instr(self, op, opcode, &ssa.ops[op.index()]);
                 let block = cfg.block(b);
                 if block.len > 0 && i as u32 == block.start + block.len - 1 {
                     self.after_last_op(handlers, b, op);
@@ -279,14 +280,15 @@ impl<'a> Scdf<'a> {
                     }
                     continue;
                 }
-                // The block's ops as a slice: one bounds check for the block, not one
-                // per op.
-                let ops = &op_array.opcodes[block.start as usize..end as usize];
-                for (j, o) in (block.start..).zip(ops) {
+                // The block's ops and their SSA records as slices: one bounds check for
+                // the block, not one per op.
+                let range = block.start as usize..end as usize;
+                let ops = op_array.opcodes[range.clone()].iter().zip(&ssa.ops[range]);
+                for (j, (o, sop)) in (block.start..).zip(ops) {
                     // The op itself may be queued by its own visit, as in PHP.
                     self.ahead.0 = j + 1;
                     if o.opcode != ZEND_OP_DATA {
-                        handlers.visit_instr(self, OpNum::new(j), o.opcode);
+                        handlers.visit_instr(self, OpNum::new(j), o.opcode, sop);
                     }
                 }
                 self.ahead = (0, 0);

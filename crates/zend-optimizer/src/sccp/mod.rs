@@ -1091,14 +1091,17 @@ fn value_from_type_and_range(
 
 impl ScdfHandlers for Sccp<'_> {
     #[inline]
-    fn visit_instr(&mut self, scdf: &mut Scdf<'_>, op: OpNum, opcode: Opcode) {
+    fn visit_instr(
+        &mut self,
+        scdf: &mut Scdf<'_>,
+        op: OpNum,
+        opcode: Opcode,
+        sop: &zend_ssa::SsaOp,
+    ) {
         // What `visit` does for most ops, without its large frame.
-        let ssa = scdf.ssa;
         match VISITS[opcode.0 as usize] {
-            Visit::DefsBot => {
-                self.set_defs_bot(scdf, &ssa.ops[op.index()]);
-            }
-            Visit::UnlessBotOperand => self.visit_unless_bot_operand(scdf, op),
+            Visit::DefsBot => self.set_defs_bot(scdf, sop),
+            Visit::UnlessBotOperand => self.visit_unless_bot_operand(scdf, op, sop),
             Visit::Evaluate => self.visit(scdf, op),
         }
     }
@@ -1536,8 +1539,7 @@ impl Sccp<'_> {
     /// [`Visit::UnlessBotOperand`]: about half such ops have a BOT operand, and are done
     /// without [`Sccp::visit`]'s large frame.
     #[inline(never)]
-    fn visit_unless_bot_operand(&mut self, scdf: &mut Scdf<'_>, op: OpNum) {
-        let sop = &scdf.ssa.ops[op.index()];
+    fn visit_unless_bot_operand(&mut self, scdf: &mut Scdf<'_>, op: OpNum, sop: &zend_ssa::SsaOp) {
         let o = &scdf.op_array.opcodes[op.index()];
         if self.operand_is_bot(o.op1, sop.op1_use) || self.operand_is_bot(o.op2, sop.op2_use) {
             self.set_defs_bot(scdf, sop);
