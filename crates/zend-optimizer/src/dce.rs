@@ -141,7 +141,13 @@ impl Marking<'_, '_> {
     /// test is inlined into the callers, the rest is not.
     #[inline(always)]
     fn add_operands_to_worklists(&mut self, n: usize, check: bool) {
-        let s = &self.ssa_ops[n];
+        self.add_operands_of(&self.ssa_ops[n], n, check);
+    }
+
+    /// [`Marking::add_operands_to_worklists`] of op `n`, whose SSA record `s` the caller
+    /// has at hand.
+    #[inline(always)]
+    fn add_operands_of(&mut self, s: &SsaOp, n: usize, check: bool) {
         if s.result_use.is_some() || s.op1_use.is_some() || s.op2_use.is_some() {
             self.add_uses_to_worklists(n, check);
         }
@@ -712,7 +718,7 @@ pub fn dce_optimize_op_array_in(
                 || (has_varargs && may_break_varargs(op_array, ssa, i))
                 || (keep_float_keys && may_deprecate_float_key(&view, i))
         };
-        let ops = m.ops;
+        let (ops, ssa_ops) = (m.ops, m.ssa_ops);
         for block in cfg.blocks.iter().rev() {
             if !block.is_reachable() {
                 continue;
@@ -720,28 +726,31 @@ pub fn dce_optimize_op_array_in(
             let mut op_data: Option<usize> = None;
             let start = block.start as usize;
             let end = (start + block.len as usize).min(last);
-            for i in (start..end).rev() {
-                if ops[i].opcode == ZEND_OP_DATA {
+            // The block's ops and their SSA records as slices walked in step: no bounds
+            // check per op.
+            let block_ops = ops[start..end].iter().zip(&ssa_ops[start..end]);
+            for (i, (o, s)) in (start..end).zip(block_ops).rev() {
+                if o.opcode == ZEND_OP_DATA {
                     op_data = Some(i);
                     continue;
                 }
                 if m.work.instr_worklist.contains(i) {
                     m.work.instr_worklist.remove_uncounted(i);
-                    m.add_operands_to_worklists(i, false);
+                    m.add_operands_of(s, i, false);
                     if let Some(d) = op_data {
                         m.add_operands_to_worklists(d, false);
                     }
                 } else if has_effect(i) {
-                    let new_noesc = ops[i].opcode == ZEND_NEW
+                    let new_noesc = o.opcode == ZEND_NEW
                         && ops.get(i + 1).is_some_and(|o| o.opcode == ZEND_DO_FCALL)
-                        && m.ssa_ops[i].result_def.is_some_and(|d| {
+                        && s.result_def.is_some_and(|d| {
                             m.ssa_vars[d.index()].escape_state == EscapeState::NoEscape
                         });
                     if new_noesc {
                         m.work.instr_dead.insert(i);
                         m.work.instr_dead.insert(i + 1);
                     } else {
-                        m.add_operands_to_worklists(i, false);
+                        m.add_operands_of(s, i, false);
                         if let Some(d) = op_data {
                             m.add_operands_to_worklists(d, false);
                         }
