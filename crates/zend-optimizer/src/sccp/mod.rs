@@ -2568,20 +2568,18 @@ pub fn analyze_in(
 ) -> Analysis {
     let class_ok = |name: &[u8]| class_allows_propagation(ctx, op_array, name);
     let last_var = op_array.last_var() as usize;
-    // One pass that knows its length (no capacity test per value).
-    let values: Vec<Value> = ssa
-        .vars
-        .iter()
-        .enumerate()
-        .map(|(i, v)| {
-            // CVs on entry are undefined: BOT keeps the "undefined variable" warning.
-            if i < last_var || v.alias != zend_ssa::Alias::NoAlias {
-                Value::Bot
-            } else {
-                Value::Top
-            }
-        })
-        .collect();
+    // Passes that know their length (no capacity test per value). CVs on entry are
+    // undefined: BOT keeps the "undefined variable" warning.
+    let (cvs, others) = ssa.vars.split_at(last_var.min(ssa.vars.len()));
+    let mut values: Vec<Value> = Vec::with_capacity(ssa.vars.len());
+    values.extend(cvs.iter().map(|_| Value::Bot));
+    values.extend(others.iter().map(|v| {
+        if v.alias != zend_ssa::Alias::NoAlias {
+            Value::Bot
+        } else {
+            Value::Top
+        }
+    }));
     let mut sccp = Sccp {
         values,
         var_info,
