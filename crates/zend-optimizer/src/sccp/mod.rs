@@ -942,6 +942,14 @@ impl Sccp<'_> {
             meet.result = Meet::Bot;
             return;
         }
+        self.join_known(scdf, meet, src);
+    }
+
+    /// [`Sccp::join`] of a known source into a meet that has a known value: out of line,
+    /// as the cases decided by TOP and BOT alone are most joins.
+    #[inline(never)]
+    fn join_known(&self, scdf: &Scdf<'_>, meet: &mut PhiMeet, src: SsaVar) {
+        let b = &self.values[src.index()];
         let prev = meet.first;
         let var = meet.var;
         let same_table = || {
