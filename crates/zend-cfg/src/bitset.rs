@@ -585,7 +585,8 @@ mod tests {
         let n = 64 * 70 + 3;
         let [mut a, mut b, mut c] = Worklist::many_new_in([5, n, 0], &arena);
         assert!(a.insert(4));
-        assert!(!a.insert(5));
+        // Past its one word: not a member, and the next worklist's words untouched.
+        assert!(!a.insert(64));
         assert!(b.insert(n - 1));
         assert!(b.insert(0));
         assert!(!c.insert(0));
@@ -615,7 +616,8 @@ mod tests {
         w.remove_uncounted(64);
         model.remove(64);
         w.remove_uncounted(65);
-        w.insert_uncounted(n + 10);
+        // Past the words: ignored.
+        w.insert_uncounted(64 * 71 + 5);
         assert!(w.contains(4000) && !w.contains(64));
         w.recount();
         assert_eq!(w.len(), model.len());
