@@ -227,6 +227,36 @@ impl<W: AsRef<[u64]> + AsMut<[u64]>> BitMatrix<W> {
     }
 }
 
+/// A set of small integers over words borrowed from elsewhere (an arena), for a set that
+/// is only tested, added to, taken from and walked: plain bits, where a [`Worklist`] also
+/// keeps its size and where its first member is at every change. Indices outside the
+/// words are never members, and adding or removing one panics.
+#[derive(Debug)]
+pub struct BitSlice<'a>(pub &'a mut [u64]);
+
+impl BitSlice<'_> {
+    #[inline]
+    pub fn contains(&self, i: usize) -> bool {
+        contains(self.0, i)
+    }
+
+    /// Adds `i`; returns whether it was absent.
+    #[inline]
+    pub fn insert(&mut self, i: usize) -> bool {
+        insert(self.0, i)
+    }
+
+    #[inline]
+    pub fn remove(&mut self, i: usize) {
+        remove(self.0, i)
+    }
+
+    /// The elements in increasing order.
+    pub fn iter(&self) -> Iter<'_> {
+        iter(self.0)
+    }
+}
+
 /// A bit set used as a worklist: [`Worklist::pop_first`] takes the smallest member, as
 /// `zend_bitset_pop_first` does, so the order of a fixpoint is PHP's; but it resumes at
 /// the lowest word that can hold a member instead of rescanning from the start, and knows
@@ -318,6 +348,35 @@ impl<'b> Worklist<&'b mut [u64]> {
         }
     }
 
+    /// An empty worklist for `0..n` of each `n` of `sizes`, their words in one allocation
+    /// from `arena`: a pass making several per op_array pays for one allocation and one
+    /// clearing instead of one each.
+    pub fn many_new_in<const N: usize>(sizes: [usize; N], arena: &'b bumpalo::Bump) -> [Self; N] {
+        let lens = sizes.map(|n| {
+            let words = words_for(n);
+            (words, summary_words(words))
+        });
+        let total = lens.iter().map(|&(words, summary)| words + summary).sum();
+        let mut rest: &'b mut [u64] = arena.alloc_slice_fill_copy(total, 0);
+        lens.map(|(words, summary)| {
+            let (words, tail) = std::mem::take(&mut rest).split_at_mut(words);
+            let (summary, tail) = tail.split_at_mut(summary);
+            rest = tail;
+            Worklist {
+                words,
+                summary,
+                first: 0,
+                len: 0,
+            }
+        })
+    }
+
+    /// The words of this worklist as a plain set ([`BitSlice`]), for a set made by
+    /// [`Worklist::many_new_in`] with worklists but never used as one.
+    pub fn into_bits(self) -> BitSlice<'b> {
+        BitSlice(self.words)
+    }
+
     /// [`Worklist::full`], its words in `arena`.
     pub fn full_in(n: usize, arena: &'b bumpalo::Bump) -> Self {
         let (words, summary) = Self::words_in(n, u64::MAX, arena);
@@ -376,6 +435,41 @@ impl<W: AsRef<[u64]> + AsMut<[u64]>> Worklist<W> {
                 }
             }
         }
+    }
+
+    /// [`Worklist::insert`] without keeping the size, the resume point and the summary
+    /// up to date: for a run of changes accounted for at once by [`Worklist::recount`]
+    /// after it. Until then, only [`Worklist::contains`] and the other uncounted changes
+    /// may be used.
+    #[inline]
+    pub fn insert_uncounted(&mut self, i: usize) {
+        if let Some(w) = self.words.as_mut().get_mut(i / 64) {
+            *w |= 1u64 << (i % 64);
+        }
+    }
+
+    /// [`Worklist::remove`] without keeping the size and the summary up to date (see
+    /// [`Worklist::insert_uncounted`]).
+    #[inline]
+    pub fn remove_uncounted(&mut self, i: usize) {
+        if let Some(w) = self.words.as_mut().get_mut(i / 64) {
+            *w &= !(1u64 << (i % 64));
+        }
+    }
+
+    /// Accounts for the changes made by [`Worklist::insert_uncounted`] and
+    /// [`Worklist::remove_uncounted`]: the size and the summary are read off the words.
+    pub fn recount(&mut self) {
+        let words = self.words.as_ref();
+        self.len = words.iter().map(|w| w.count_ones() as usize).sum();
+        let summary = self.summary.as_mut();
+        if !summary.is_empty() {
+            summary.fill(0);
+            for (k, _) in words.iter().enumerate().filter(|(_, &w)| w != 0) {
+                summary[k / 64] |= 1u64 << (k % 64);
+            }
+        }
+        self.first = 0;
     }
 
     pub fn is_empty(&self) -> bool {
@@ -482,6 +576,55 @@ mod tests {
         let f = Worklist::full(70);
         assert_eq!(f.len(), 70);
         assert_eq!(f.iter().last(), Some(69));
+    }
+
+    /// Worklists sharing one allocation: each holds its own range, summaries included.
+    #[test]
+    fn worklists_in_one_allocation() {
+        let arena = bumpalo::Bump::new();
+        let n = 64 * 70 + 3;
+        let [mut a, mut b, mut c] = Worklist::many_new_in([5, n, 0], &arena);
+        assert!(a.insert(4));
+        // Past its one word: not a member, and the next worklist's words untouched.
+        assert!(!a.insert(64));
+        assert!(b.insert(n - 1));
+        assert!(b.insert(0));
+        assert!(!c.insert(0));
+        assert_eq!(a.iter().collect::<Vec<_>>(), vec![4]);
+        assert_eq!(b.pop_first(), Some(0));
+        assert_eq!(b.pop_first(), Some(n - 1));
+        assert!(b.is_empty() && c.is_empty());
+        assert_eq!(a.pop_first(), Some(4));
+        let [d] = Worklist::many_new_in([130], &arena);
+        let mut d = d.into_bits();
+        assert!(d.insert(129) && !d.insert(129) && d.insert(3));
+        assert!(d.contains(3) && !d.contains(4) && !d.contains(500));
+        d.remove(3);
+        assert_eq!(d.iter().collect::<Vec<_>>(), vec![129]);
+    }
+
+    /// Uncounted changes, then one recount: the same worklist as counted changes make.
+    #[test]
+    fn worklist_recounted() {
+        let n = 64 * 70 + 3;
+        let mut w = Worklist::new(n);
+        let mut model = Worklist::new(n);
+        for i in [5, 4000, 64, 5, n - 1, 4470] {
+            w.insert_uncounted(i);
+            model.insert(i);
+        }
+        w.remove_uncounted(64);
+        model.remove(64);
+        w.remove_uncounted(65);
+        // Past the words: ignored.
+        w.insert_uncounted(64 * 71 + 5);
+        assert!(w.contains(4000) && !w.contains(64));
+        w.recount();
+        assert_eq!(w.len(), model.len());
+        while let Some(i) = model.pop_first() {
+            assert_eq!(w.pop_first(), Some(i));
+        }
+        assert!(w.is_empty() && w.pop_first().is_none());
     }
 
     /// The summary level: members many words apart, words emptied by pops and by removals,

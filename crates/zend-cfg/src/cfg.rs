@@ -869,6 +869,19 @@ impl Cfg {
         &self.edges[start..start + block.predecessors_count as usize]
     }
 
+    /// Where the predecessors of `b` start in one numbering of every block's predecessor
+    /// slots, `0..predecessor_slots()` (PHP's `predecessor_offset`, by which scdf numbers
+    /// the edges): predecessor `i` of `b` is slot `predecessor_offset(b) + i`.
+    #[inline]
+    pub fn predecessor_offset(&self, b: BlockId) -> usize {
+        (self.blocks[b.index()].predecessor_offset - self.predecessors_start) as usize
+    }
+
+    /// The number of slots [`Cfg::predecessor_offset`] numbers.
+    pub fn predecessor_slots(&self) -> usize {
+        self.edges.len() - self.predecessors_start as usize
+    }
+
     /// Position of `pred` among the predecessors of `b`. They are in increasing order as
     /// built; the DFA pass's `replace_predecessor` puts a new predecessor in the old one's
     /// place (PHP's lists, and so its dumps and phi source order, are then unordered), so

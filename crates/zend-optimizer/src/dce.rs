@@ -23,8 +23,7 @@
 //! verifier in tests), ops only become NOPs or FREEs in place (the caller compacts them
 //! with `zend_ssa_remove_nops`), and nothing changes for an op PHP would keep.
 
-use smallvec::SmallVec;
-use zend_cfg::bitset::Worklist;
+use zend_cfg::bitset::{self, BitSlice, Worklist};
 use zend_cfg::{Cfg, FuncFlags};
 use zend_inference::{mb, VarInfo};
 use zend_ir::opcode::*;
@@ -78,8 +77,8 @@ struct Marking<'a, 'w> {
 
 /// dce.c's bitsets of dead ops and phis and its three worklists.
 struct Worklists<'w> {
-    instr_dead: Worklist<&'w mut [u64]>,
-    phi_dead: Worklist<&'w mut [u64]>,
+    instr_dead: BitSlice<'w>,
+    phi_dead: BitSlice<'w>,
     instr_worklist: Worklist<&'w mut [u64]>,
     phi_worklist: Worklist<&'w mut [u64]>,
     phi_worklist_no_val: Worklist<&'w mut [u64]>,
@@ -89,7 +88,7 @@ struct Worklists<'w> {
 /// being read must stay.
 fn add_to_phi_worklist_no_val(
     vars: &[SsaVariable],
-    phi_dead: &Worklist<&mut [u64]>,
+    phi_dead: &BitSlice<'_>,
     no_val: &mut Worklist<&mut [u64]>,
     v: SsaVar,
 ) {
@@ -106,17 +105,25 @@ fn type_in(types: &[VarInfo], v: SsaVar) -> u32 {
 }
 
 impl Marking<'_, '_> {
-    /// `add_to_worklists`.
+    /// `add_to_worklists`. Without `check` (before the fixpoint: the phis kept and the
+    /// backward walk), the worklists are changed uncounted, and recounted once before
+    /// the fixpoint pops them.
     #[inline(always)]
     fn add_to_worklists(&mut self, v: SsaVar, check: bool) {
         let var = &self.ssa_vars[v.index()];
         let work = &mut self.work;
         if let Some(def) = var.definition {
-            if !check || work.instr_dead.contains(def.index()) {
+            if !check {
+                work.instr_worklist.insert_uncounted(def.index());
+            } else if work.instr_dead.contains(def.index()) {
                 work.instr_worklist.insert(def.index());
             }
-        } else if var.definition_phi.is_some() && (!check || work.phi_dead.contains(v.index())) {
-            work.phi_worklist.insert(v.index());
+        } else if var.definition_phi.is_some() {
+            if !check {
+                work.phi_worklist.insert_uncounted(v.index());
+            } else if work.phi_dead.contains(v.index()) {
+                work.phi_worklist.insert(v.index());
+            }
         }
     }
 
@@ -134,7 +141,13 @@ impl Marking<'_, '_> {
     /// test is inlined into the callers, the rest is not.
     #[inline(always)]
     fn add_operands_to_worklists(&mut self, n: usize, check: bool) {
-        let s = &self.ssa_ops[n];
+        self.add_operands_of(&self.ssa_ops[n], n, check);
+    }
+
+    /// [`Marking::add_operands_to_worklists`] of op `n`, whose SSA record `s` the caller
+    /// has at hand.
+    #[inline(always)]
+    fn add_operands_of(&mut self, s: &SsaOp, n: usize, check: bool) {
         if s.result_use.is_some() || s.op1_use.is_some() || s.op2_use.is_some() {
             self.add_uses_to_worklists(n, check);
         }
@@ -183,8 +196,8 @@ struct Context<'a> {
     op_array: &'a mut OpArray,
     ssa: &'a mut Ssa,
     vars: &'a mut [VarInfo],
-    instr_dead: Worklist<&'a mut [u64]>,
-    phi_dead: Worklist<&'a mut [u64]>,
+    instr_dead: BitSlice<'a>,
+    phi_dead: BitSlice<'a>,
     phi_worklist_no_val: Worklist<&'a mut [u64]>,
 }
 
@@ -347,11 +360,11 @@ impl Context<'_> {
     }
 
     /// `try_remove_trivial_phi`: a phi whose sources are one value (besides itself) is
-    /// that value. Pis are kept.
-    fn try_remove_trivial_phi(&mut self, p: PhiId) {
+    /// that value. Pis are kept. True when the phi was removed.
+    fn try_remove_trivial_phi(&mut self, p: PhiId) -> bool {
         let phi = &self.ssa.phis[p.index()];
         if phi.is_pi() {
-            return;
+            return false;
         }
         let mut common: Option<SsaVar> = None;
         for &source in phi.sources[..phi.num_sources()].iter().flatten() {
@@ -360,18 +373,115 @@ impl Context<'_> {
             }
             match common {
                 None => common = Some(source),
-                Some(c) if c != source => return,
+                Some(c) if c != source => return false,
                 _ => {}
             }
         }
         // All sources the phi itself: an unreachable cycle, with nothing to replace it by.
-        let Some(common) = common else { return };
+        let Some(common) = common else { return false };
         let var = phi.ssa_var;
         self.ssa
             .rename_var_uses(var, common, Some(&mut Types(self.vars)));
         self.ssa.remove_phi(p);
+        true
     }
 }
+
+/// The opcodes `may_have_side_effects` says have no side effect, whatever the op (a
+/// pattern).
+macro_rules! effect_free_ops {
+    () => {
+        ZEND_NOP
+            | ZEND_IS_IDENTICAL
+            | ZEND_IS_NOT_IDENTICAL
+            | ZEND_QM_ASSIGN
+            | ZEND_FREE
+            | ZEND_FE_FREE
+            | ZEND_TYPE_CHECK
+            | ZEND_DEFINED
+            | ZEND_ADD
+            | ZEND_SUB
+            | ZEND_MUL
+            | ZEND_POW
+            | ZEND_BW_OR
+            | ZEND_BW_AND
+            | ZEND_BW_XOR
+            | ZEND_CONCAT
+            | ZEND_FAST_CONCAT
+            | ZEND_DIV
+            | ZEND_MOD
+            | ZEND_BOOL_XOR
+            | ZEND_BOOL
+            | ZEND_BOOL_NOT
+            | ZEND_BW_NOT
+            | ZEND_SL
+            | ZEND_SR
+            | ZEND_IS_EQUAL
+            | ZEND_IS_NOT_EQUAL
+            | ZEND_IS_SMALLER
+            | ZEND_IS_SMALLER_OR_EQUAL
+            | ZEND_CASE
+            | ZEND_CASE_STRICT
+            | ZEND_CAST
+            | ZEND_ROPE_INIT
+            | ZEND_ROPE_ADD
+            | ZEND_INIT_ARRAY
+            | ZEND_SPACESHIP
+            | ZEND_STRLEN
+            | ZEND_COUNT
+            | ZEND_GET_TYPE
+            | ZEND_ISSET_ISEMPTY_THIS
+            | ZEND_ISSET_ISEMPTY_DIM_OBJ
+            | ZEND_FETCH_DIM_IS
+            | ZEND_ISSET_ISEMPTY_CV
+            | ZEND_ISSET_ISEMPTY_VAR
+            | ZEND_FETCH_IS
+            | ZEND_IN_ARRAY
+            | ZEND_FUNC_NUM_ARGS
+            | ZEND_FUNC_GET_ARGS
+            | ZEND_ARRAY_KEY_EXISTS
+    };
+}
+
+/// The opcodes of which `may_have_side_effects` can say false: the effect-free ones and
+/// those whose arm decides from the op. Keep this list and those arms in step: an arm
+/// whose opcode is missing here is never reached (the op is kept).
+const fn may_be_effect_free(opcode: Opcode) -> bool {
+    matches!(
+        opcode,
+        effect_free_ops!()
+            | ZEND_ADD_ARRAY_ELEMENT
+            | ZEND_ASSIGN
+            | ZEND_UNSET_CV
+            | ZEND_PRE_INC
+            | ZEND_POST_INC
+            | ZEND_PRE_DEC
+            | ZEND_POST_DEC
+            | ZEND_ASSIGN_OP
+            | ZEND_ASSIGN_DIM
+            | ZEND_ASSIGN_OBJ
+            | ZEND_PRE_INC_OBJ
+            | ZEND_PRE_DEC_OBJ
+            | ZEND_POST_INC_OBJ
+            | ZEND_POST_DEC_OBJ
+            | ZEND_BIND_STATIC
+            | ZEND_CHECK_VAR
+            | ZEND_FE_RESET_R
+            | ZEND_FE_RESET_RW
+    )
+}
+
+/// [`may_be_effect_free`] by opcode: most ops the backward walk asks about are calls,
+/// jumps and the like, answered by one load.
+static MAY_BE_EFFECT_FREE: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut i = 0;
+    while i < 256 {
+        table[i] = may_be_effect_free(Opcode(i as u8));
+        i += 1;
+    }
+    table
+};
 
 /// `may_have_side_effects`: whether op `n` does something beyond computing its result
 /// (jumps count), judged with its operands' inferred types and escape states.
@@ -383,6 +493,9 @@ fn may_have_side_effects(
     reorder_dtor_effects: bool,
 ) -> bool {
     let opline = &op_array.opcodes[n];
+    if !MAY_BE_EFFECT_FREE[opline.opcode.0 as usize] {
+        return true;
+    }
     let s = &ssa.ops[n];
     let view = TypeView {
         op_array,
@@ -398,55 +511,7 @@ fn may_have_side_effects(
             .map_or(true, |v| v.escape_state != EscapeState::NoEscape)
     };
     match opline.opcode {
-        ZEND_NOP
-        | ZEND_IS_IDENTICAL
-        | ZEND_IS_NOT_IDENTICAL
-        | ZEND_QM_ASSIGN
-        | ZEND_FREE
-        | ZEND_FE_FREE
-        | ZEND_TYPE_CHECK
-        | ZEND_DEFINED
-        | ZEND_ADD
-        | ZEND_SUB
-        | ZEND_MUL
-        | ZEND_POW
-        | ZEND_BW_OR
-        | ZEND_BW_AND
-        | ZEND_BW_XOR
-        | ZEND_CONCAT
-        | ZEND_FAST_CONCAT
-        | ZEND_DIV
-        | ZEND_MOD
-        | ZEND_BOOL_XOR
-        | ZEND_BOOL
-        | ZEND_BOOL_NOT
-        | ZEND_BW_NOT
-        | ZEND_SL
-        | ZEND_SR
-        | ZEND_IS_EQUAL
-        | ZEND_IS_NOT_EQUAL
-        | ZEND_IS_SMALLER
-        | ZEND_IS_SMALLER_OR_EQUAL
-        | ZEND_CASE
-        | ZEND_CASE_STRICT
-        | ZEND_CAST
-        | ZEND_ROPE_INIT
-        | ZEND_ROPE_ADD
-        | ZEND_INIT_ARRAY
-        | ZEND_SPACESHIP
-        | ZEND_STRLEN
-        | ZEND_COUNT
-        | ZEND_GET_TYPE
-        | ZEND_ISSET_ISEMPTY_THIS
-        | ZEND_ISSET_ISEMPTY_DIM_OBJ
-        | ZEND_FETCH_DIM_IS
-        | ZEND_ISSET_ISEMPTY_CV
-        | ZEND_ISSET_ISEMPTY_VAR
-        | ZEND_FETCH_IS
-        | ZEND_IN_ARRAY
-        | ZEND_FUNC_NUM_ARGS
-        | ZEND_FUNC_GET_ARGS
-        | ZEND_ARRAY_KEY_EXISTS => false,
+        effect_free_ops!() => false,
         // Removing it would have to free two values: kept.
         ZEND_ADD_ARRAY_ELEMENT => {
             opline.op1.op_type() & (IS_VAR | IS_TMP_VAR) != 0
@@ -581,6 +646,8 @@ pub fn dce_optimize_op_array(
 }
 
 /// [`dce_optimize_op_array`], with its worklists in `scratch`.
+// Never inlined: called once per op_array, and profiles then show DCE's cost as its own.
+#[inline(never)]
 #[allow(clippy::too_many_arguments)]
 pub fn dce_optimize_op_array_in(
     op_array: &mut OpArray,
@@ -599,13 +666,15 @@ pub fn dce_optimize_op_array_in(
     }
     let has_varargs = cfg.func_flags.contains(FuncFlags::VARARG);
     let nvars = ssa.vars.len();
-    let work = Worklists {
-        instr_dead: Worklist::new_in(last, scratch),
-        phi_dead: Worklist::full_in(nvars, scratch),
-        instr_worklist: Worklist::new_in(last, scratch),
-        phi_worklist: Worklist::new_in(nvars, scratch),
-        phi_worklist_no_val: Worklist::new_in(nvars, scratch),
-    };
+    let [instr_dead, instr_worklist, phi_worklist, phi_worklist_no_val] =
+        Worklist::many_new_in([last, last, nvars, nvars], scratch);
+    // Every phi is presumed dead.
+    let phi_dead = scratch.alloc_slice_fill_copy(bitset::words_for(nvars), u64::MAX);
+    if nvars % 64 != 0 {
+        if let Some(w) = phi_dead.last_mut() {
+            *w = (1u64 << (nvars % 64)) - 1;
+        }
+    }
     let work = {
         let (op_array, ssa, vars): (&OpArray, &Ssa, &[VarInfo]) = (op_array, ssa, vars);
         let view = TypeView {
@@ -619,7 +688,14 @@ pub fn dce_optimize_op_array_in(
             ssa_vars: &ssa.vars,
             phis: &ssa.phis,
             types: vars,
-            work,
+            // Made here rather than moved in: it is many words.
+            work: Worklists {
+                instr_dead: instr_dead.into_bits(),
+                phi_dead: BitSlice(phi_dead),
+                instr_worklist,
+                phi_worklist,
+                phi_worklist_no_val,
+            },
         };
         let last_var = op_array.last_var();
 
@@ -642,7 +718,7 @@ pub fn dce_optimize_op_array_in(
                 || (has_varargs && may_break_varargs(op_array, ssa, i))
                 || (keep_float_keys && may_deprecate_float_key(&view, i))
         };
-        let ops = m.ops;
+        let (ops, ssa_ops) = (m.ops, m.ssa_ops);
         for block in cfg.blocks.iter().rev() {
             if !block.is_reachable() {
                 continue;
@@ -650,28 +726,31 @@ pub fn dce_optimize_op_array_in(
             let mut op_data: Option<usize> = None;
             let start = block.start as usize;
             let end = (start + block.len as usize).min(last);
-            for i in (start..end).rev() {
-                if ops[i].opcode == ZEND_OP_DATA {
+            // The block's ops and their SSA records as slices walked in step: no bounds
+            // check per op.
+            let block_ops = ops[start..end].iter().zip(&ssa_ops[start..end]);
+            for (i, (o, s)) in (start..end).zip(block_ops).rev() {
+                if o.opcode == ZEND_OP_DATA {
                     op_data = Some(i);
                     continue;
                 }
                 if m.work.instr_worklist.contains(i) {
-                    m.work.instr_worklist.remove(i);
-                    m.add_operands_to_worklists(i, false);
+                    m.work.instr_worklist.remove_uncounted(i);
+                    m.add_operands_of(s, i, false);
                     if let Some(d) = op_data {
                         m.add_operands_to_worklists(d, false);
                     }
                 } else if has_effect(i) {
-                    let new_noesc = ops[i].opcode == ZEND_NEW
+                    let new_noesc = o.opcode == ZEND_NEW
                         && ops.get(i + 1).is_some_and(|o| o.opcode == ZEND_DO_FCALL)
-                        && m.ssa_ops[i].result_def.is_some_and(|d| {
+                        && s.result_def.is_some_and(|d| {
                             m.ssa_vars[d.index()].escape_state == EscapeState::NoEscape
                         });
                     if new_noesc {
                         m.work.instr_dead.insert(i);
                         m.work.instr_dead.insert(i + 1);
                     } else {
-                        m.add_operands_to_worklists(i, false);
+                        m.add_operands_of(s, i, false);
                         if let Some(d) = op_data {
                             m.add_operands_to_worklists(d, false);
                         }
@@ -687,6 +766,8 @@ pub fn dce_optimize_op_array_in(
         }
 
         // Liveness flows back to the definitions of what live ops and phis use.
+        m.work.instr_worklist.recount();
+        m.work.phi_worklist.recount();
         while !m.work.instr_worklist.is_empty() || !m.work.phi_worklist.is_empty() {
             while let Some(i) = m.work.instr_worklist.pop_first() {
                 m.work.instr_dead.remove(i);
@@ -720,11 +801,17 @@ pub fn dce_optimize_op_array_in(
 
     // The dead ops go, in op order.
     let mut removed = 0;
-    let dead: SmallVec<[usize; 16]> = ctx.instr_dead.iter().filter(|&i| i < last).collect();
-    for i in dead {
-        // An op kept alive by an earlier removal is no longer in the set.
-        if ctx.instr_dead.contains(i) && ctx.dce_instr(i) {
-            removed += 1;
+    for k in 0..ctx.instr_dead.0.len() {
+        // A removal takes nothing but its own op out of the set: the rest of the word
+        // read before it stays as it was.
+        let mut word = ctx.instr_dead.0[k];
+        while word != 0 {
+            let i = k * 64 + word.trailing_zeros() as usize;
+            word &= word - 1;
+            // An op kept alive by an earlier removal is no longer in the set.
+            if ctx.instr_dead.contains(i) && ctx.dce_instr(i) {
+                removed += 1;
+            }
         }
     }
 
@@ -746,18 +833,21 @@ pub fn dce_optimize_op_array_in(
         if ctx.ssa.blocks[b].phis.is_empty() {
             continue;
         }
-        // Removing a phi takes it out of the block's list: walk a copy.
-        let phis: SmallVec<[PhiId; 8]> = ctx.ssa.blocks[b].phis.iter().copied().collect();
-        for p in phis {
-            if ctx.ssa.is_phi_removed(p) {
-                continue;
-            }
+        // Removing a phi takes it, and nothing else, out of the block's list, the others
+        // keeping their order: the next one is then where it was.
+        let mut k = 0;
+        while let Some(&p) = ctx.ssa.blocks[b].phis.get(k) {
+            debug_assert!(!ctx.ssa.is_phi_removed(p));
             let var = ctx.ssa.phis[p.index()].ssa_var;
-            if ctx.phi_dead.contains(var.index()) {
+            let removed = if ctx.phi_dead.contains(var.index()) {
                 ctx.ssa.remove_uses_of_var(var);
                 ctx.ssa.remove_phi(p);
+                true
             } else {
-                ctx.try_remove_trivial_phi(p);
+                ctx.try_remove_trivial_phi(p)
+            };
+            if !removed {
+                k += 1;
             }
         }
     }

@@ -14,19 +14,20 @@
 //! for an op or phi of a block that is not executable (except the phis of a block whose new
 //! edge just became feasible, which PHP revisits at once); the solve never recurses.
 
-use zend_cfg::bitset::Worklist;
+use zend_cfg::bitset::{BitSlice, Worklist};
 use zend_cfg::{BlockFlags, BlockId, Cfg, FuncFlags};
 use zend_ir::opcode::*;
 use zend_ir::{OpArray, OpNum};
-use zend_ssa::{PhiId, Ssa, SsaVar};
+use zend_ssa::{PhiId, Ssa, SsaOp, SsaVar};
 
 /// The callbacks of an analysis run by [`Scdf::solve`] (`scdf_ctx.handlers`).
 pub trait ScdfHandlers {
     /// Recomputes the values of everything op `op` defines (never called on an OP_DATA:
     /// the op before it is visited instead). Calls [`Scdf::add_to_worklist`] for every
-    /// variable whose value was lowered. `opcode` is the op's (the solve has read it
-    /// already: most visits need nothing else of the op to lower its definitions).
-    fn visit_instr(&mut self, scdf: &mut Scdf<'_>, op: OpNum, opcode: Opcode);
+    /// variable whose value was lowered. `opcode` and `sop` are the op's opcode and SSA
+    /// record (the solve has them at hand: most visits need nothing else of the op to
+    /// lower its definitions).
+    fn visit_instr(&mut self, scdf: &mut Scdf<'_>, op: OpNum, opcode: Opcode, sop: &SsaOp);
     /// Recomputes the value of phi `phi` from its sources on feasible edges
     /// ([`Scdf::is_edge_feasible`]).
     fn visit_phi(&mut self, scdf: &mut Scdf<'_>, phi: PhiId);
@@ -43,11 +44,10 @@ pub struct Scdf<'a> {
     instr_worklist: Worklist<&'a mut [u64]>,
     phi_var_worklist: Worklist<&'a mut [u64]>,
     block_worklist: Worklist<&'a mut [u64]>,
-    executable_blocks: Worklist<&'a mut [u64]>,
-    feasible_edges: Worklist<&'a mut [u64]>,
-    /// Where each block's incoming edges start in the edge numbering (PHP's
-    /// `predecessor_offset`: edge = offset + position in the predecessor list).
-    edge_offsets: &'a [u32],
+    executable_blocks: BitSlice<'a>,
+    /// By edge, numbered as PHP's: [`Cfg::predecessor_offset`] of the target plus the
+    /// position of the source in its predecessor list.
+    feasible_edges: BitSlice<'a>,
     /// The ops `from..to` the block being visited has yet to visit (none outside
     /// `solve`'s visit of a block's phis and ops): see [`Scdf::queues`].
     ahead: (u32, u32),
@@ -63,22 +63,26 @@ impl<'a> Scdf<'a> {
         scratch: &'a bumpalo::Bump,
     ) -> Scdf<'a> {
         let blocks = cfg.blocks_count();
-        let mut edges = 0u32;
-        let edge_offsets = scratch.alloc_slice_fill_with(blocks, |b| {
-            let offset = edges;
-            edges += cfg.predecessors(BlockId::new(b as u32)).len() as u32;
-            offset
-        });
+        let [instr_worklist, phi_var_worklist, block_worklist, executable_blocks, feasible_edges] =
+            Worklist::many_new_in(
+                [
+                    op_array.opcodes.len(),
+                    ssa.vars.len(),
+                    blocks,
+                    blocks,
+                    cfg.predecessor_slots(),
+                ],
+                scratch,
+            );
         let mut scdf = Scdf {
             op_array,
             ssa,
             cfg,
-            instr_worklist: Worklist::new_in(op_array.opcodes.len(), scratch),
-            phi_var_worklist: Worklist::new_in(ssa.vars.len(), scratch),
-            block_worklist: Worklist::new_in(blocks, scratch),
-            executable_blocks: Worklist::new_in(blocks, scratch),
-            feasible_edges: Worklist::new_in(edges as usize, scratch),
-            edge_offsets,
+            instr_worklist,
+            phi_var_worklist,
+            block_worklist,
+            executable_blocks: executable_blocks.into_bits(),
+            feasible_edges: feasible_edges.into_bits(),
             ahead: (0, 0),
         };
         if blocks > 0 {
@@ -95,7 +99,7 @@ impl<'a> Scdf<'a> {
         preds
             .iter()
             .position(|&p| p == from)
-            .map(|i| self.edge_offsets[to.index()] as usize + i)
+            .map(|i| self.cfg.predecessor_offset(to) + i)
     }
 
     /// `scdf_is_edge_feasible`.
@@ -111,7 +115,7 @@ impl<'a> Scdf<'a> {
     /// predecessor decides. (A phi visit asks this of every predecessor in turn.)
     #[inline]
     pub fn is_pred_edge_feasible(&self, to: BlockId, preds: &[BlockId], i: usize) -> bool {
-        let offset = self.edge_offsets[to.index()] as usize;
+        let offset = self.cfg.predecessor_offset(to);
         if self.feasible_edges.contains(offset + i) {
             return true;
         }
@@ -248,7 +252,7 @@ impl<'a> Scdf<'a> {
                     op = OpNum::new(i as u32 - 1);
                     opcode = op_array.opcodes[i - 1].opcode;
                 }
-                handlers.visit_instr(self, op, opcode);
+                handlers.visit_instr(self, op, opcode, &ssa.ops[op.index()]);
                 let block = cfg.block(b);
                 if block.len > 0 && i as u32 == block.start + block.len - 1 {
                     self.after_last_op(handlers, b, op);
@@ -276,14 +280,15 @@ impl<'a> Scdf<'a> {
                     }
                     continue;
                 }
-                // The block's ops as a slice: one bounds check for the block, not one
-                // per op.
-                let ops = &op_array.opcodes[block.start as usize..end as usize];
-                for (j, o) in (block.start..).zip(ops) {
+                // The block's ops and their SSA records as slices: one bounds check for
+                // the block, not one per op.
+                let range = block.start as usize..end as usize;
+                let ops = op_array.opcodes[range.clone()].iter().zip(&ssa.ops[range]);
+                for (j, (o, sop)) in (block.start..).zip(ops) {
                     // The op itself may be queued by its own visit, as in PHP.
                     self.ahead.0 = j + 1;
                     if o.opcode != ZEND_OP_DATA {
-                        handlers.visit_instr(self, OpNum::new(j), o.opcode);
+                        handlers.visit_instr(self, OpNum::new(j), o.opcode, sop);
                     }
                 }
                 self.ahead = (0, 0);

@@ -109,15 +109,18 @@ fn owns_nothing(v: &Value) -> bool {
     )
 }
 
-/// Drops SCCP's lattice values, running the drop glue only of those that own something
-/// (few: strings, arrays, partial values), where dropping the vector would call it for
-/// every value.
-fn discard_all(mut values: Vec<Value>) {
-    for v in &mut values {
+/// Drops SCCP's lattice values, running the drop glue only of those that own something,
+/// where dropping the vector would call it for every value. Only the first `unchecked`
+/// values are looked at: the replacement leaves none past them owning anything
+/// ([`Replacer::replace_constant_operands`]).
+fn discard_all(mut values: Vec<Value>, unchecked: usize) {
+    let len = values.len();
+    for v in &mut values[..unchecked.min(len)] {
         if !owns_nothing(v) {
             *v = Value::Bot;
         }
     }
+    debug_assert!(values.iter().all(owns_nothing));
     // Nothing left owns anything: forgetting each value frees the vector alone (the
     // loop does nothing and compiles to nothing).
     values.into_iter().for_each(std::mem::forget);
@@ -801,7 +804,13 @@ impl Sccp<'_> {
     /// it is what most callers need inline.
     #[inline(never)]
     fn lower_to_bot(&mut self, scdf: &mut Scdf<'_>, var: SsaVar) {
-        discard(std::mem::replace(&mut self.values[var.index()], Value::Bot));
+        // The old value tested where it is: moving it out to test it copied all of it.
+        let v = &mut self.values[var.index()];
+        if owns_nothing(v) {
+            std::mem::forget(std::mem::replace(v, Value::Bot));
+        } else {
+            drop(std::mem::replace(v, Value::Bot));
+        }
         scdf.add_to_worklist_inline(var);
     }
 
@@ -933,6 +942,14 @@ impl Sccp<'_> {
             meet.result = Meet::Bot;
             return;
         }
+        self.join_known(scdf, meet, src);
+    }
+
+    /// [`Sccp::join`] of a known source into a meet that has a known value: out of line,
+    /// as the cases decided by TOP and BOT alone are most joins.
+    #[inline(never)]
+    fn join_known(&self, scdf: &Scdf<'_>, meet: &mut PhiMeet, src: SsaVar) {
+        let b = &self.values[src.index()];
         let prev = meet.first;
         let var = meet.var;
         let same_table = || {
@@ -1082,14 +1099,19 @@ fn value_from_type_and_range(
 
 impl ScdfHandlers for Sccp<'_> {
     #[inline]
-    fn visit_instr(&mut self, scdf: &mut Scdf<'_>, op: OpNum, opcode: Opcode) {
-        if !evaluates_operands(opcode) {
-            // Most ops: what `visit` does for them, without its large frame.
-            let ssa = scdf.ssa;
-            self.set_defs_bot(scdf, &ssa.ops[op.index()]);
-            return;
+    fn visit_instr(
+        &mut self,
+        scdf: &mut Scdf<'_>,
+        op: OpNum,
+        opcode: Opcode,
+        sop: &zend_ssa::SsaOp,
+    ) {
+        // What `visit` does for most ops, without its large frame.
+        match VISITS[opcode.0 as usize] {
+            Visit::DefsBot => self.set_defs_bot(scdf, sop),
+            Visit::UnlessBotOperand => self.visit_unless_bot_operand(scdf, op, sop),
+            Visit::Evaluate => self.visit(scdf, op),
         }
-        self.visit(scdf, op);
     }
 
     fn visit_phi(&mut self, scdf: &mut Scdf<'_>, p: PhiId) {
@@ -1139,55 +1161,93 @@ impl ScdfHandlers for Sccp<'_> {
     }
 
     fn mark_feasible_successors(&mut self, scdf: &mut Scdf<'_>, block: BlockId, op: OpNum) {
-        let opline = &scdf.op_array.opcodes[op.index()];
         // The CFG outlives the solver's borrow: its successor list needs no copy.
         let cfg = scdf.cfg;
         let succs = cfg.successors(block);
-        let all = |this: &mut Self, scdf: &mut Scdf<'_>| {
-            for &s in succs {
-                scdf.mark_edge_feasible(this, block, s);
+        match self.feasible_successors(scdf, block, op) {
+            Feasible::All => {
+                for &s in succs {
+                    scdf.mark_edge_feasible(self, block, s);
+                }
             }
-        };
-        match opline.opcode {
-            ZEND_ASSERT_CHECK | ZEND_CATCH | ZEND_FE_FETCH_R | ZEND_FE_FETCH_RW => {
+            Feasible::FirstTwo => {
                 scdf.mark_edge_feasible(self, block, succs[0]);
                 scdf.mark_edge_feasible(self, block, succs[1]);
-                return;
+            }
+            Feasible::Nth(s) => {
+                if let Some(&t) = succs.get(s) {
+                    scdf.mark_edge_feasible(self, block, t);
+                }
+            }
+            Feasible::Block(b) => scdf.mark_edge_feasible(self, block, b),
+            Feasible::None => {}
+        }
+    }
+}
+
+/// Which successors of a block ending with a conditional branch are feasible
+/// ([`Sccp::feasible_successors`]).
+enum Feasible {
+    All,
+    /// The first two (branches that take both whatever their operand).
+    FirstTwo,
+    /// The successor at this position, if any.
+    Nth(usize),
+    /// The successor that is this block (a switch's target).
+    Block(BlockId),
+    /// None yet: the operand is TOP.
+    None,
+}
+
+impl Sccp<'_> {
+    /// The decision of `sccp_mark_feasible_successors` for the branch `op` ending
+    /// `block`, read from the lattice without copying its operand's value.
+    fn feasible_successors(&self, scdf: &Scdf<'_>, block: BlockId, op: OpNum) -> Feasible {
+        let opline = &scdf.op_array.opcodes[op.index()];
+        match opline.opcode {
+            ZEND_ASSERT_CHECK | ZEND_CATCH | ZEND_FE_FETCH_R | ZEND_FE_FETCH_RW => {
+                return Feasible::FirstTwo;
             }
             _ => {}
         }
-        let mut op1 = self.op1_value(scdf, op);
-        if op1.as_ref().is_some_and(|v| v.is_bot()) {
-            op1 = scdf.ssa.ops[op.index()].op1_use.and_then(|v| {
-                self.value_from_type_and_range(scdf.ssa, scdf.op_array, v)
-                    .map(Value::Const)
-            });
-        }
-        let Some(op1) = op1 else {
-            all(self, scdf);
-            return;
+        let from_range: Value;
+        let op1: &Value = match opline.op1 {
+            Operand::Const(l) => match scdf.op_array.literals.get(l.index()) {
+                Some(lit) => {
+                    from_range = Value::Const(lit.clone());
+                    &from_range
+                }
+                None => return Feasible::All,
+            },
+            _ => {
+                let Some(u) = scdf.ssa.ops[op.index()].op1_use else {
+                    return Feasible::All;
+                };
+                let v = &self.values[u.index()];
+                if v.is_bot() {
+                    match self.value_from_type_and_range(scdf.ssa, scdf.op_array, u) {
+                        Some(l) => {
+                            from_range = Value::Const(l);
+                            &from_range
+                        }
+                        None => return Feasible::All,
+                    }
+                } else {
+                    v
+                }
+            }
         };
-        if op1.is_bot() {
-            all(self, scdf);
-            return;
-        }
         if op1.is_top() {
-            return;
+            return Feasible::None;
         }
         let s: usize = match opline.opcode {
-            ZEND_JMPZ | ZEND_JMPZ_EX => match ct_eval_bool_cast(&op1) {
+            ZEND_JMPZ | ZEND_JMPZ_EX => match ct_eval_bool_cast(op1) {
                 Some(b) => usize::from(b),
-                None => {
-                    all(self, scdf);
-                    return;
-                }
+                None => return Feasible::All,
             },
-            ZEND_JMPNZ | ZEND_JMPNZ_EX | ZEND_JMP_SET => match ct_eval_bool_cast(&op1) {
+            ZEND_JMPNZ | ZEND_JMPNZ_EX | ZEND_JMP_SET => match ct_eval_bool_cast(op1) {
                 Some(b) => usize::from(!b),
-                None => {
-                    all(self, scdf);
-                    return;
-                }
+                None => return Feasible::All,
             },
             ZEND_COALESCE => usize::from(op1.type_code() == IS_NULL),
             ZEND_JMP_NULL => usize::from(op1.type_code() != IS_NULL),
@@ -1195,8 +1255,7 @@ impl ScdfHandlers for Sccp<'_> {
                 // A partial array counts as an array here only when non-empty (8.2's
                 // IS_ARRAY test never sees a partial one: it falls to "both").
                 if !op1.is_array() {
-                    all(self, scdf);
-                    return;
+                    return Feasible::All;
                 }
                 usize::from(op1.num_elements() != 0)
             }
@@ -1226,21 +1285,16 @@ impl ScdfHandlers for Sccp<'_> {
                             }
                         }
                     }
-                    if let Some(&b) = scdf.cfg.map.get(target) {
-                        scdf.mark_edge_feasible(self, block, b);
-                    }
-                    return;
+                    return match scdf.cfg.map.get(target) {
+                        Some(&b) => Feasible::Block(b),
+                        None => Feasible::None,
+                    };
                 }
-                succs.len() - 1
+                scdf.cfg.successors(block).len() - 1
             }
-            _ => {
-                all(self, scdf);
-                return;
-            }
+            _ => return Feasible::All,
         };
-        if let Some(&t) = succs.get(s) {
-            scdf.mark_edge_feasible(self, block, t);
-        }
+        Feasible::Nth(s)
     }
 }
 
@@ -1278,6 +1332,54 @@ macro_rules! binary_ops {
 /// arms in step: an arm whose opcode is missing here is never reached.
 fn evaluates_operands(opcode: Opcode) -> bool {
     EVALUATES_OPERANDS[opcode.0 as usize]
+}
+
+/// How [`Sccp::visit_instr`] handles an op, by its opcode.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Visit {
+    /// Not evaluated: every definition BOT.
+    DefsBot,
+    /// Every definition BOT when an operand is ([`Sccp::visit`]'s test before it copies
+    /// the operands' values), else evaluated.
+    UnlessBotOperand,
+    /// Evaluated ([`Sccp::visit`]).
+    Evaluate,
+}
+
+/// [`Visit`] by opcode: one load per visited op.
+static VISITS: [Visit; 256] = {
+    let mut table = [Visit::DefsBot; 256];
+    let mut i = 0;
+    while i < 256 {
+        let opcode = Opcode(i as u8);
+        table[i] = if !evaluated_opcode(opcode) {
+            Visit::DefsBot
+        } else if bot_operand_kept(opcode) || matches!(opcode, ZEND_SEND_VAL | ZEND_SEND_VAR) {
+            // (A SEND's operands decide its call's value, not its own.)
+            Visit::Evaluate
+        } else {
+            Visit::UnlessBotOperand
+        };
+        i += 1;
+    }
+    table
+};
+
+/// The evaluated opcodes whose definitions a BOT operand does not make BOT by itself:
+/// writes into arrays and objects, and assignments (their operands' values are copied).
+const fn bot_operand_kept(opcode: Opcode) -> bool {
+    matches!(
+        opcode,
+        ZEND_ASSIGN
+            | ZEND_ASSIGN_DIM
+            | ZEND_ASSIGN_OBJ
+            | ZEND_INIT_ARRAY
+            | ZEND_ADD_ARRAY_ELEMENT
+            | ZEND_ADD_ARRAY_UNPACK
+            | ZEND_NEW
+            | ZEND_ASSIGN_STATIC_PROP_REF
+            | ZEND_ASSIGN_OBJ_REF
+    )
 }
 
 /// [`evaluates_operands`] by opcode: one load per visited op instead of a chain of tests.
@@ -1442,6 +1544,18 @@ fn join_phi_values(
 }
 
 impl Sccp<'_> {
+    /// [`Visit::UnlessBotOperand`]: about half such ops have a BOT operand, and are done
+    /// without [`Sccp::visit`]'s large frame.
+    #[inline(never)]
+    fn visit_unless_bot_operand(&mut self, scdf: &mut Scdf<'_>, op: OpNum, sop: &zend_ssa::SsaOp) {
+        let o = &scdf.op_array.opcodes[op.index()];
+        if self.operand_is_bot(o.op1, sop.op1_use) || self.operand_is_bot(o.op2, sop.op2_use) {
+            self.set_defs_bot(scdf, sop);
+        } else {
+            self.visit(scdf, op);
+        }
+    }
+
     /// `sccp_visit_instr`.
     #[inline(never)]
     fn visit(&mut self, scdf: &mut Scdf<'_>, op: OpNum) {
@@ -1475,24 +1589,15 @@ impl Sccp<'_> {
             opline = &op_array.opcodes[cur.index()];
             sop = ssa.ops[cur.index()];
         }
-        if !matches!(
-            opline.opcode,
-            ZEND_ASSIGN
-                | ZEND_ASSIGN_DIM
-                | ZEND_ASSIGN_OBJ
-                | ZEND_INIT_ARRAY
-                | ZEND_ADD_ARRAY_ELEMENT
-                | ZEND_ADD_ARRAY_UNPACK
-                | ZEND_NEW
-                | ZEND_ASSIGN_STATIC_PROP_REF
-                | ZEND_ASSIGN_OBJ_REF
-        ) && (self.operand_is_bot(
-            op_array.opcodes[op.index()].op1,
-            ssa.ops[op.index()].op1_use,
-        ) || self.operand_is_bot(
-            op_array.opcodes[op.index()].op2,
-            ssa.ops[op.index()].op2_use,
-        )) {
+        if !bot_operand_kept(opline.opcode)
+            && (self.operand_is_bot(
+                op_array.opcodes[op.index()].op1,
+                ssa.ops[op.index()].op1_use,
+            ) || self.operand_is_bot(
+                op_array.opcodes[op.index()].op2,
+                ssa.ops[op.index()].op2_use,
+            ))
+        {
             // What the test after the first match below does, before copying the
             // operands' values (strings and arrays): the most common outcome.
             self.set_defs_bot(scdf, &sop);
@@ -2471,20 +2576,18 @@ pub fn analyze_in(
 ) -> Analysis {
     let class_ok = |name: &[u8]| class_allows_propagation(ctx, op_array, name);
     let last_var = op_array.last_var() as usize;
-    // One pass that knows its length (no capacity test per value).
-    let values: Vec<Value> = ssa
-        .vars
-        .iter()
-        .enumerate()
-        .map(|(i, v)| {
-            // CVs on entry are undefined: BOT keeps the "undefined variable" warning.
-            if i < last_var || v.alias != zend_ssa::Alias::NoAlias {
-                Value::Bot
-            } else {
-                Value::Top
-            }
-        })
-        .collect();
+    // Passes that know their length (no capacity test per value). CVs on entry are
+    // undefined: BOT keeps the "undefined variable" warning.
+    let (cvs, others) = ssa.vars.split_at(last_var.min(ssa.vars.len()));
+    let mut values: Vec<Value> = Vec::with_capacity(ssa.vars.len());
+    values.extend(cvs.iter().map(|_| Value::Bot));
+    values.extend(others.iter().map(|v| {
+        if v.alias != zend_ssa::Alias::NoAlias {
+            Value::Bot
+        } else {
+            Value::Top
+        }
+    }));
     let mut sccp = Sccp {
         values,
         var_info,
@@ -2562,7 +2665,7 @@ pub fn sccp_optimize_op_array(
             ctx.note(op_array, op, kind, || why);
         }
     }
-    discard_all(rep.values);
+    discard_all(rep.values, op_array.last_var() as usize);
     removed
 }
 
@@ -2660,15 +2763,18 @@ impl Replacer<'_> {
     }
 
     /// `replace_constant_operands`: variables from the last down, so chains (ropes, array
-    /// construction) fall from their end.
+    /// construction) fall from their end. Leaves no value past the CVs' owning anything:
+    /// a constant is moved out, a partial value dropped (later steps only ask whether a
+    /// value is known, and whether it is partial).
     #[inline(never)]
     fn replace_constant_operands(&mut self, op_array: &mut OpArray, ssa: &mut Ssa) -> usize {
         let mut removed = 0;
         let last_var = op_array.last_var() as usize;
-        for i in (last_var..ssa.vars.len()).rev() {
+        debug_assert_eq!(self.values.len(), ssa.vars.len());
+        for i in (last_var..self.values.len()).rev() {
             let var = SsaVar::new(i as u32);
             // One look at the value's kind (known: a constant, not TOP or BOT).
-            let (value, known) = match &self.values[i] {
+            let (value, known) = match &mut self.values[i] {
                 Value::PartialArray(_) | Value::PartialObject(_) => {
                     self.values[i] = Value::Bot;
                     let v = &ssa.vars[i];
@@ -2677,7 +2783,8 @@ impl Replacer<'_> {
                     }
                     continue;
                 }
-                Value::Const(l) => (l.clone(), true),
+                // Moved out, not copied: a NULL constant stays, as known as the value was.
+                Value::Const(l) => (std::mem::replace(l, Literal::Null), true),
                 Value::Top | Value::Bot => {
                     if ssa.vars[i].use_chain.is_none() {
                         // A value from the type and range would replace no operand, and
