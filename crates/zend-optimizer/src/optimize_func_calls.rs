@@ -263,15 +263,20 @@ pub fn run<'s>(op_array: &mut OpArray, ctx: &mut OptimizerCtx<'s>) {
     }
     // Calls nest shallowly: the open ones are kept inline.
     let mut stack: SmallVec<[OpenCall<'s>; 8]> = SmallVec::new();
+    let n = op_array.opcodes.len();
     let mut next = 0;
-    // Most ops are none of the calls': a tight scan skips them, one table test each.
-    while let Some(skip) = op_array.opcodes[next..]
-        .iter()
-        .position(|op| HANDLED.contains(op.opcode))
-    {
-        let i = next + skip;
+    loop {
+        // Most ops are none of the calls': a tight scan skips them, one table test each.
+        let ops = &op_array.opcodes[..n];
+        let mut i = next;
+        while i < n && !HANDLED.contains(ops[i].opcode) {
+            i += 1;
+        }
+        if i == n {
+            break;
+        }
         next = i + 1;
-        let op = op_array.opcodes[i];
+        let op = ops[i];
         match op.opcode {
             ZEND_INIT_FCALL_BY_NAME
             | ZEND_INIT_NS_FCALL_BY_NAME
