@@ -127,7 +127,12 @@ impl ScriptIndex {
     /// The first class of `script.class_table` named `name` in any case.
     pub fn scope<'s>(&self, script: &'s Script, name: &[u8]) -> Option<&'s ClassEntry> {
         let classes = &script.class_table;
-        let same = |ce: &ClassEntry| ce.name.as_bytes().eq_ignore_ascii_case(name);
+        // The name asked for is mostly a class's own name, spelled alike: a byte compare
+        // settles it before the slower case-folding one.
+        let same = |ce: &ClassEntry| {
+            let n = ce.name.as_bytes();
+            n == name || n.eq_ignore_ascii_case(name)
+        };
         match &self.scopes {
             Some(t) => t
                 .find(self.hash_folded(name), |&j| same(&classes[j as usize].1))

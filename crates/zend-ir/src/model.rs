@@ -138,18 +138,26 @@ pub const IS_SMART_BRANCH_JMPNZ: u8 = 1 << 5;
 
 /// One operand of a `zend_op` (op1, op2 or result), decoded by its type and the opcode's
 /// VM flags.
+///
+/// The tags are numbered so that the usual kind tests are one comparison each, as PHP
+/// tests `op_type` bits: TMP/VAR and TMP/VAR/CV are the top two and three tags of the u32
+/// range. (The serialized form follows the declaration order, not these numbers.)
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[repr(u32)]
 pub enum Operand {
     /// `IS_UNUSED`; the raw `znode_op` value, which some opcodes use as a number
     /// (argument number, fetch type, try-catch index...).
-    Unused(u32),
+    Unused(u32) = 0,
     /// `IS_UNUSED` on an operand the VM flags mark `ZEND_VM_OP_JMP_ADDR`: a jump target.
-    JmpAddr(OpNum),
-    Const(LiteralId),
-    TmpVar(VarNum),
-    Var(VarNum),
-    Cv(VarNum),
+    JmpAddr(OpNum) = 1,
+    Const(LiteralId) = 2,
+    TmpVar(VarNum) = u32::MAX - 1,
+    Var(VarNum) = u32::MAX,
+    Cv(VarNum) = u32::MAX - 2,
 }
+
+const _: () = assert!(std::mem::size_of::<Operand>() == 8);
+const _: () = assert!(std::mem::size_of::<Option<Operand>>() == 8);
 
 impl Operand {
     /// The `zend_uchar op_type` value of this operand.

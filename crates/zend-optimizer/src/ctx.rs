@@ -14,6 +14,28 @@ use zend_ir::{ClassEntry, Literal, OpArray, OpNum, PhpStr, Script};
 use crate::php_bugs::PhpBugs;
 use crate::provenance::{Change, ChangeKind};
 
+/// A user function a lookup found: the op_array being optimized (taken out of the script,
+/// so read where the pass holds it, as it is when read) or another of the script's.
+#[derive(Clone, Copy, Debug)]
+pub enum FuncRef<'s> {
+    Current,
+    Script(&'s OpArray),
+}
+
+impl<'s> FuncRef<'s> {
+    /// The function, `current` being the op_array being optimized.
+    #[inline]
+    pub fn get<'a>(self, current: &'a OpArray) -> &'a OpArray
+    where
+        's: 'a,
+    {
+        match self {
+            FuncRef::Current => current,
+            FuncRef::Script(f) => f,
+        }
+    }
+}
+
 /// Where an op_array lives in a [`Script`]: its root and the path through nested
 /// `dynamic_func_defs` (closures and run-time declared functions).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -234,11 +256,17 @@ impl<'s> OptimizerCtx<'s> {
     where
         's: 'a,
     {
+        self.function_ref(lcname).map(|f| f.get(current))
+    }
+
+    /// [`OptimizerCtx::function`], found but not yet read: it borrows neither the context
+    /// nor the op_array being optimized, so a pass may keep it while it edits them.
+    pub fn function_ref(&self, lcname: &[u8]) -> Option<FuncRef<'s>> {
         let index = self.state.index.function(self.script, lcname)?;
         if self.current.dynamic.is_empty() && self.current.root == Root::Function(index as u32) {
-            return Some(current);
+            return Some(FuncRef::Current);
         }
-        Some(&self.script.function_table[index].1)
+        Some(FuncRef::Script(&self.script.function_table[index].1))
     }
 
     /// A class of the script by lowercased name (the script's class table only).
@@ -267,16 +295,9 @@ impl<'s> OptimizerCtx<'s> {
         self.state.index.scope(self.script, scope.as_bytes())
     }
 
-    /// A method of `ce` by lowercased name; the op_array being optimized answers for itself.
-    pub fn method<'a>(
-        &'a self,
-        current: &'a OpArray,
-        ce: &'a ClassEntry,
-        lcname: &[u8],
-    ) -> Option<&'a OpArray>
-    where
-        's: 'a,
-    {
+    /// A method of `ce` by lowercased name; the op_array being optimized answers for itself
+    /// (see [`OptimizerCtx::function_ref`]).
+    pub fn method_ref(&self, ce: &'s ClassEntry, lcname: &[u8]) -> Option<FuncRef<'s>> {
         let class = class_position(self.script, ce);
         let m = match class {
             Some(c) => self.state.index.method(self.script, c, lcname)?,
@@ -287,10 +308,10 @@ impl<'s> OptimizerCtx<'s> {
         };
         if let (Root::Method(cc, cm), true) = (self.current.root, self.current.dynamic.is_empty()) {
             if class == Some(cc as usize) && cm as usize == m {
-                return Some(current);
+                return Some(FuncRef::Current);
             }
         }
-        Some(&ce.methods[m].1)
+        Some(FuncRef::Script(&ce.methods[m].1))
     }
 }
 

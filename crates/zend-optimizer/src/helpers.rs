@@ -20,7 +20,7 @@ use zend_ir::{
     _ZEND_SEND_MODE_SHIFT, ZEND_ACC_VARIADIC, ZEND_AST_CONSTANT, ZEND_USER_FUNCTION,
 };
 
-use crate::ctx::{ClassLookup, OptimizerCtx};
+use crate::ctx::{ClassLookup, FuncRef, OptimizerCtx};
 
 // Generated: kept exactly as the tool prints it.
 #[rustfmt::skip]
@@ -841,7 +841,7 @@ impl Callee<'_> {
         }
     }
 
-    fn num_args(&self) -> u32 {
+    pub fn num_args(&self) -> u32 {
         match self {
             Callee::User(f) => f.num_args,
             Callee::Internal(f) => f.num_args,
@@ -931,15 +931,37 @@ pub fn class_entry_from_op1<'s>(
     }
 }
 
+/// A function an `INIT_*` op calls, found but not read ([`Callee`] reads it): it borrows
+/// neither the context nor the op_array being optimized, which may be the callee itself.
+#[derive(Clone, Copy, Debug)]
+pub enum CalleeRef<'s> {
+    User(FuncRef<'s>),
+    Internal(InternalFunc),
+}
+
+impl<'s> CalleeRef<'s> {
+    /// The callee, `current` being the op_array being optimized.
+    #[inline]
+    pub fn get<'a>(self, current: &'a OpArray) -> Callee<'a>
+    where
+        's: 'a,
+    {
+        match self {
+            CalleeRef::User(f) => Callee::User(f.get(current)),
+            CalleeRef::Internal(f) => Callee::Internal(f),
+        }
+    }
+}
+
 /// `zend_optimizer_get_called_func`: the function an INIT_FCALL, INIT_FCALL_BY_NAME,
 /// INIT_NS_FCALL_BY_NAME, INIT_STATIC_METHOD_CALL, INIT_METHOD_CALL on `$this` or NEW (its
 /// constructor) calls, when the script or PHP knows it; the flag says it is only a
 /// prototype (an overridable method).
-pub fn get_called_func<'a>(
-    ctx: &'a OptimizerCtx,
-    op_array: &'a OpArray,
+pub fn get_called_func<'s>(
+    ctx: &OptimizerCtx<'s>,
+    op_array: &OpArray,
     op: &Op,
-) -> Option<(Callee<'a>, bool)> {
+) -> Option<(CalleeRef<'s>, bool)> {
     match op.opcode {
         ZEND_INIT_FCALL | ZEND_INIT_FCALL_BY_NAME | ZEND_INIT_NS_FCALL_BY_NAME => {
             let offset = usize::from(op.opcode != ZEND_INIT_FCALL);
@@ -947,25 +969,26 @@ pub fn get_called_func<'a>(
                 return None;
             }
             let name = const_string(op_array, op.op2, offset)?;
-            if let Some(f) = ctx.function(op_array, name.as_bytes()) {
-                return Some((Callee::User(f), false));
+            if let Some(f) = ctx.function_ref(name.as_bytes()) {
+                return Some((CalleeRef::User(f), false));
             }
-            internal_function(name.as_bytes()).map(|f| (Callee::Internal(f), false))
+            internal_function(name.as_bytes()).map(|f| (CalleeRef::Internal(f), false))
         }
         ZEND_INIT_STATIC_METHOD_CALL => {
             const_string(op_array, op.op2, 0)?;
             let lcname = const_string(op_array, op.op2, 1)?;
             match class_entry_from_op1(ctx, op_array, op)? {
                 ClassLookup::Script(ce) => {
-                    let f = ctx.method(op_array, ce, lcname.as_bytes())?;
-                    let same_scope = f.scope.is_some() && f.scope == op_array.scope;
-                    (f.fn_flags & ZEND_ACC_PUBLIC != 0 || same_scope)
-                        .then_some((Callee::User(f), false))
+                    let f = ctx.method_ref(ce, lcname.as_bytes())?;
+                    let func = f.get(op_array);
+                    let same_scope = func.scope.is_some() && func.scope == op_array.scope;
+                    (func.fn_flags & ZEND_ACC_PUBLIC != 0 || same_scope)
+                        .then_some((CalleeRef::User(f), false))
                 }
                 ClassLookup::Internal(name) => {
                     let f =
                         internal_method(name.to_ascii_lowercase().as_bytes(), lcname.as_bytes())?;
-                    (f.flags & ZEND_ACC_PUBLIC != 0).then_some((Callee::Internal(f), false))
+                    (f.flags & ZEND_ACC_PUBLIC != 0).then_some((CalleeRef::Internal(f), false))
                 }
             }
         }
@@ -982,18 +1005,19 @@ pub fn get_called_func<'a>(
                 return None;
             }
             let lcname = const_string(op_array, op.op2, 1)?;
-            let f = ctx.method(op_array, ce, lcname.as_bytes())?;
-            if f.fn_flags & ZEND_ACC_PRIVATE != 0 {
-                let same_scope = f.scope.as_ref() == Some(scope);
-                return same_scope.then_some((Callee::User(f), false));
+            let f = ctx.method_ref(ce, lcname.as_bytes())?;
+            let func = f.get(op_array);
+            if func.fn_flags & ZEND_ACC_PRIVATE != 0 {
+                let same_scope = func.scope.as_ref() == Some(scope);
+                return same_scope.then_some((CalleeRef::User(f), false));
             }
-            Some((Callee::User(f), f.fn_flags & ZEND_ACC_FINAL == 0))
+            Some((CalleeRef::User(f), func.fn_flags & ZEND_ACC_FINAL == 0))
         }
         ZEND_NEW => match class_entry_from_op1(ctx, op_array, op)? {
             ClassLookup::Script(ce) => ctx
-                .method(op_array, ce, b"__construct")
-                .filter(|f| f.type_ == ZEND_USER_FUNCTION)
-                .map(|f| (Callee::User(f), false)),
+                .method_ref(ce, b"__construct")
+                .filter(|f| f.get(op_array).type_ == ZEND_USER_FUNCTION)
+                .map(|f| (CalleeRef::User(f), false)),
             ClassLookup::Internal(_) => None,
         },
         _ => None,

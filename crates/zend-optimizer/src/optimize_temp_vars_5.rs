@@ -27,26 +27,35 @@ fn rope_slots(n: u32) -> usize {
     (n as usize * 8).div_ceil(16)
 }
 
-/// The pass's per-slot arrays, kept in the optimization context between op_arrays.
+/// The pass's arrays, kept in the optimization context between op_arrays.
 #[derive(Default)]
 pub(crate) struct Scratch {
-    start_of: Vec<u32>,
-    map: Vec<u32>,
+    temps: Vec<Temp>,
     taken: Vec<u64>,
+}
+
+/// What the walk knows of one TMP/VAR: the two are read together.
+#[derive(Clone, Copy)]
+struct Temp {
+    /// The first op defining it, as a raw op number (`NONE`: none): the walk compares it
+    /// with its own counter, no index type to build per op.
+    start: u32,
+    /// Its slot (`NONE`: none yet; PHP's `valid_T` and `map_T`).
+    slot: u32,
 }
 
 /// The slots in use, one bit each (PHP's `taken_T` bitset): the lowest free slot is found
 /// a word at a time. Ropes and `finally` values may take slots at or above `T`, so the set
 /// grows on demand.
-struct Slots {
-    taken: Vec<u64>,
+struct Slots<'a> {
+    taken: &'a mut Vec<u64>,
     /// One past the highest slot ever taken (PHP's `max + 1`): the new `T`.
     top: usize,
 }
 
-impl Slots {
+impl Slots<'_> {
     fn is_taken(&self, i: usize) -> bool {
-        bitset::contains(&self.taken, i)
+        bitset::contains(self.taken, i)
     }
 
     #[inline]
@@ -60,12 +69,12 @@ impl Slots {
     #[cold]
     fn grow_and_take(&mut self, i: usize) {
         self.taken.resize(i / 64 + 1, 0);
-        bitset::insert(&mut self.taken, i);
+        bitset::insert(self.taken, i);
     }
 
     fn free(&mut self, i: usize) {
         if i / 64 < self.taken.len() {
-            bitset::remove(&mut self.taken, i);
+            bitset::remove(self.taken, i);
         }
     }
 
@@ -75,7 +84,22 @@ impl Slots {
 
     /// `GET_AVAILABLE_T`: the lowest free slot below `t` (`t` itself when all are taken),
     /// now taken.
+    #[inline]
     fn take_lowest(&mut self, t: usize) -> usize {
+        // Mostly fewer than 64 values are live at once: the first word has a free slot.
+        if let Some(w) = self.taken.first_mut() {
+            if *w != u64::MAX {
+                let i = (w.trailing_ones() as usize).min(t);
+                *w |= 1 << i;
+                self.bump_max(i);
+                return i;
+            }
+        }
+        self.take_lowest_past_first_word(t)
+    }
+
+    #[cold]
+    fn take_lowest_past_first_word(&mut self, t: usize) -> usize {
         let mut k = 0;
         let i = loop {
             match self.taken.get(k) {
@@ -91,30 +115,32 @@ impl Slots {
     }
 }
 
-/// No op defines the TMP/VAR yet (`start_of`), or it has no slot yet (`map`).
+/// No op defines the TMP/VAR, or it has no slot yet.
 const NONE: u32 = u32::MAX;
 
 /// `zend_optimize_temporary_variables`.
 pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
     let t = op_array.T as usize;
     let offset = op_array.last_var();
-    let temps = Temporaries::of(op_array);
-    let Scratch {
-        mut start_of,
-        mut map,
-        mut taken,
-    } = std::mem::take(&mut ctx.state.work.temp_vars);
-    // The first op defining each TMP/VAR, as a raw op number (`NONE`: none): the walk
-    // compares it with its own counter, no index type to build per op.
-    start_of.clear();
-    start_of.resize(t, NONE);
+    let of = Temporaries::of(op_array);
+    // Borrowed in place: the context is wanted again only for the change log, at the end.
+    let Scratch { temps, taken } = &mut ctx.state.work.temp_vars;
+    temps.clear();
+    temps.resize(
+        t,
+        Temp {
+            start: NONE,
+            slot: NONE,
+        },
+    );
+    // A slice: its pointer and length stay in registers, where the vector's would be
+    // reloaded after each store of the walk.
+    let temps = &mut temps[..];
     for (n, op) in op_array.opcodes.iter().enumerate().rev() {
-        if let Some(v) = temps.of_operand(op.result) {
-            start_of[v] = n as u32;
+        if let Some(v) = of.of_operand(op.result) {
+            temps[v].start = n as u32;
         }
     }
-    map.clear();
-    map.resize(t, NONE);
     taken.clear();
     taken.resize(bitset::words_for(t), 0);
     let mut slots = Slots { taken, top: 0 };
@@ -137,11 +163,11 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
     for n in (0..ops.len()).rev() {
         let op = &mut ops[n];
         if let Operand::TmpVar(v) | Operand::Var(v) = &mut op.op1 {
-            if let Some(cur) = temps.number(*v) {
+            if let Some(cur) = of.number(*v) {
                 let slot = if op.opcode == ZEND_ROPE_END {
-                    place_rope(&mut slots, &mut map, cur, op.extended_value)
-                } else if map[cur] != NONE {
-                    map[cur]
+                    place_rope(&mut slots, &mut temps[cur], op.extended_value)
+                } else if temps[cur].slot != NONE {
+                    temps[cur].slot
                 } else {
                     let slot = if bitset::contains(&relives, n) {
                         let i = slots.top;
@@ -151,25 +177,26 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
                     } else {
                         slots.take_lowest(t)
                     } as u32;
-                    map[cur] = slot;
+                    temps[cur].slot = slot;
                     slot
                 };
                 *v = VarNum::new(offset + slot);
             }
         }
         if let Operand::TmpVar(v) | Operand::Var(v) = &mut op.op2 {
-            if let Some(cur) = temps.number(*v) {
-                let slot = slot_of(&mut map, &mut slots, cur, t);
+            if let Some(cur) = of.number(*v) {
+                let slot = slot_of(&mut temps[cur], &mut slots, t);
                 *v = VarNum::new(offset + slot);
             }
         }
         if let Operand::TmpVar(v) | Operand::Var(v) = &mut op.result {
-            if let Some(cur) = temps.number(*v) {
+            if let Some(cur) = of.number(*v) {
                 // A result nothing reads gets a slot too (PHP 8.2 frees it again right
                 // away, like any first definition: the nullsafe JMP_NULL of an unused
                 // chain).
-                let slot = slot_of(&mut map, &mut slots, cur, t);
-                if start_of[cur] == n as u32 {
+                let temp = &mut temps[cur];
+                let slot = slot_of(temp, &mut slots, t);
+                if temp.start == n as u32 {
                     if op.opcode != ZEND_FAST_CALL {
                         slots.free(slot as usize);
                     }
@@ -184,12 +211,7 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
         }
     }
     let new_t = slots.top as u32;
-    if new_t != op_array.T {
-        let old = op_array.T;
-        ctx.note(op_array, OpNum::new(0), ChangeKind::Renumbered, || {
-            format!("TMP/VAR slots reused: {old} -> {new_t}")
-        });
-    }
+    let old_t = op_array.T;
     op_array.T = new_t;
     // PHP leaves the live ranges naming the old slots until it recomputes them after the
     // last pass; renaming them keeps the op_array consistent in between at no cost. A range
@@ -199,9 +221,9 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
             .var
             .as_u32()
             .checked_sub(offset)
-            .and_then(|n| map.get(n as usize))
+            .and_then(|n| temps.get(n as usize))
         {
-            Some(&slot) if slot != NONE => {
+            Some(&Temp { slot, .. }) if slot != NONE => {
                 range.var = VarNum::new(offset + slot);
                 true
             }
@@ -211,25 +233,25 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
     if !renamed_all {
         live_ranges::recalc(op_array);
     }
-    ctx.state.work.temp_vars = Scratch {
-        start_of,
-        map,
-        taken: slots.taken,
-    };
+    if new_t != old_t {
+        ctx.note(op_array, OpNum::new(0), ChangeKind::Renumbered, || {
+            format!("TMP/VAR slots reused: {old_t} -> {new_t}")
+        });
+    }
 }
 
-/// The slot of TMP/VAR `cur`: the one it has, or else the lowest free one, now its own.
+/// The slot of a TMP/VAR: the one it has, or else the lowest free one, now its own.
 #[inline(always)]
-fn slot_of(map: &mut [u32], slots: &mut Slots, cur: usize, t: usize) -> u32 {
-    if map[cur] == NONE {
-        map[cur] = slots.take_lowest(t) as u32;
+fn slot_of(temp: &mut Temp, slots: &mut Slots, t: usize) -> u32 {
+    if temp.slot == NONE {
+        temp.slot = slots.take_lowest(t) as u32;
     }
-    map[cur]
+    temp.slot
 }
 
 /// The slots of the rope a `ROPE_END` (of `extended_value + 1` strings) reads as TMP
-/// `cur`: right above the highest slot taken so far. Returns the first.
-fn place_rope(slots: &mut Slots, map: &mut [u32], cur: usize, extended_value: u32) -> u32 {
+/// `temp`: right above the highest slot taken so far. Returns the first.
+fn place_rope(slots: &mut Slots, temp: &mut Temp, extended_value: u32) -> u32 {
     let num = rope_slots(extended_value.saturating_add(1));
     let mut top = slots.top.checked_sub(1);
     while let Some(v) = top {
@@ -241,7 +263,7 @@ fn place_rope(slots: &mut Slots, map: &mut [u32], cur: usize, extended_value: u3
     let var = top.map_or(0, |v| v + 1);
     let highest = var + num - 1;
     slots.bump_max(highest);
-    map[cur] = var as u32;
+    temp.slot = var as u32;
     for k in 0..num {
         slots.take(var + k);
     }

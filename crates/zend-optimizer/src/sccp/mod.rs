@@ -658,15 +658,21 @@ pub struct CallInfo {
 #[derive(Clone, Debug, Default)]
 pub struct CallMap {
     pub calls: Vec<CallInfo>,
-    /// Per op: index into `calls`.
-    pub map: Vec<Option<u32>>,
+    /// Per op: index into `calls` (`NO_CALL`: none). Empty when there are no calls.
+    map: Vec<u32>,
 }
+
+/// An op of no call in [`CallMap`]'s map.
+const NO_CALL: u32 = u32::MAX;
 
 impl CallMap {
     /// Builds the map from the call graph's call sites (`zend_analyze_calls` +
     /// `zend_build_call_map`).
     pub fn new(op_array: &OpArray, sites: &[zend_call_graph::CallSite]) -> CallMap {
-        let mut map = vec![None; op_array.opcodes.len()];
+        if sites.is_empty() {
+            return CallMap::default();
+        }
+        let mut map = vec![NO_CALL; op_array.opcodes.len()];
         let mut calls = Vec::with_capacity(sites.len());
         for (k, site) in sites.iter().enumerate() {
             let init = &op_array.opcodes[site.init.index()];
@@ -688,11 +694,11 @@ impl CallMap {
                         args[(n - 1) as usize] = Some(a);
                     }
                 }
-                map[a.index()] = Some(k as u32);
+                map[a.index()] = k as u32;
             }
-            map[site.init.index()] = Some(k as u32);
+            map[site.init.index()] = k as u32;
             if let Some(c) = site.call {
-                map[c.index()] = Some(k as u32);
+                map[c.index()] = k as u32;
             }
             calls.push(CallInfo {
                 init: site.init,
@@ -708,12 +714,16 @@ impl CallMap {
         CallMap { calls, map }
     }
 
-    fn call_of(&self, op: OpNum) -> Option<&CallInfo> {
+    /// The index in `calls` of the call op `op` belongs to.
+    fn index_of(&self, op: OpNum) -> Option<usize> {
         self.map
             .get(op.index())
-            .copied()
-            .flatten()
-            .and_then(|k| self.calls.get(k as usize))
+            .filter(|&&k| k != NO_CALL)
+            .map(|&k| k as usize)
+    }
+
+    fn call_of(&self, op: OpNum) -> Option<&CallInfo> {
+        self.index_of(op).and_then(|k| self.calls.get(k))
     }
 }
 
@@ -2853,17 +2863,17 @@ impl Replacer<'_> {
             ssa.remove_instr(op_array, op);
             return 1;
         };
-        let Some(k) = map.map.get(op.index()).copied().flatten() else {
+        let Some(k) = map.index_of(op) else {
             ssa.remove_instr(op_array, op);
             return 1;
         };
-        let call = map.calls[k as usize].clone();
+        let call = map.calls[k].clone();
         ssa.remove_instr(op_array, op);
         ssa.remove_instr(op_array, call.init);
         for a in call.args.iter().take(call.num_args as usize).flatten() {
             ssa.remove_instr(op_array, *a);
         }
-        map.calls[k as usize].removed = true;
+        map.calls[k].removed = true;
         call.num_args as usize + 2
     }
 
