@@ -8,7 +8,7 @@ use bitflags::bitflags;
 use bumpalo::collections::Vec as BVec;
 use bumpalo::Bump;
 use zend_ir::opcode::*;
-use zend_ir::{Literal, OpArray, OpNum, Operand, TryCatchElement};
+use zend_ir::{Literal, LiteralId, OpArray, OpNum, Operand, TryCatchElement, VarNum};
 
 bitflags! {
     /// `zend_basic_block.flags` (`ZEND_BB_*`), with PHP's bit values.
@@ -257,8 +257,8 @@ fn raw_number(operand: Operand) -> u32 {
     }
 }
 
-/// The integer `Discriminant::hash` writes: the discriminant of an [`Operand`] (0 to 5, in
-/// declaration order). Read this way it is the operand's tag word as stored, where every
+/// The integer `Discriminant::hash` writes: the discriminant of an [`Operand`] (its
+/// `repr(u32)` tag). Read this way it is the operand's tag word as stored, where every
 /// `match` on the operand compiles to a jump per operand kind. What `hash` writes is not
 /// promised by std: `operand_limits_agree_with_out_of_range` checks it.
 #[derive(Default)]
@@ -281,7 +281,8 @@ impl std::hash::Hasher for DiscriminantOf {
     }
 }
 
-/// The kind of `operand`: its discriminant, 0 (`Unused`) to 5 (`Cv`).
+/// The kind of `operand`: its discriminant (see [`Operand`]'s numbering: 0 to 2 for
+/// `Unused`, `JmpAddr` and `Const`, the top of the u32 range for CV, TMP and VAR).
 #[inline(always)]
 fn operand_kind(operand: &Operand) -> usize {
     use std::hash::{Hash, Hasher};
@@ -290,23 +291,28 @@ fn operand_kind(operand: &Operand) -> usize {
     kind.finish() as usize
 }
 
-/// The operand limits of [`validate_operands`]: by [`operand_kind`], the greatest number
-/// plus one an operand of that kind may hold. `Unused` and `JmpAddr` may hold anything
-/// (jump targets are checked by [`jump_targets`]); the last two entries pad the table to
-/// a power of two.
+/// Where `operand`'s kind sits in a table of [`operand_limits`]: the low three bits of its
+/// discriminant, which differ for the six kinds (`operand_limits_agree_with_out_of_range`
+/// checks it).
+#[inline(always)]
+fn kind_slot(operand: &Operand) -> usize {
+    operand_kind(operand) & 7
+}
+
+/// The operand limits of [`validate_operands`]: by [`kind_slot`], the greatest number plus
+/// one an operand of that kind may hold. `Unused` and `JmpAddr` may hold anything (jump
+/// targets are checked by [`jump_targets`]), and so may the two slots no kind uses. The
+/// slots are found from the kinds themselves, so a renumbering of [`Operand`] moves them.
 fn operand_limits(vars: u32, literals: usize) -> [u32; 8] {
     // More literals than a u32 counts: every literal number is then in range.
     let literals = u32::try_from(literals).unwrap_or(u32::MAX);
-    [
-        u32::MAX,
-        u32::MAX,
-        literals,
-        vars,
-        vars,
-        vars,
-        u32::MAX,
-        u32::MAX,
-    ]
+    let mut limits = [u32::MAX; 8];
+    limits[kind_slot(&Operand::Const(LiteralId::new(0)))] = literals;
+    let v = VarNum::new(0);
+    for var in [Operand::TmpVar(v), Operand::Var(v), Operand::Cv(v)] {
+        limits[kind_slot(&var)] = vars;
+    }
+    limits
 }
 
 /// How far `operand` is past its kind's limit (0 when in range: [`out_of_range`] is
@@ -314,7 +320,7 @@ fn operand_limits(vars: u32, literals: usize) -> [u32; 8] {
 /// `n + 1 > limits[k]`, i.e. `n >= limits[k]`.
 #[inline(always)]
 fn excess(limits: &[u32; 8], operand: Operand) -> u32 {
-    raw_number(operand).saturating_sub(limits[operand_kind(&operand) & 7])
+    raw_number(operand).saturating_sub(limits[kind_slot(&operand)])
 }
 
 /// Checks the operands of op `i` that later analyses rely on: every variable below
@@ -1345,25 +1351,36 @@ mod tests {
     use zend_ir::{LiteralId, VarNum};
 
     /// The table test agrees with the match it stands for, at and around every limit, for
-    /// every operand kind (and [`operand_kind`] reads the discriminants in order: it relies
-    /// on what `Discriminant::hash` writes).
+    /// every operand kind, and the six kinds have slots of their own ([`operand_kind`]
+    /// relies on what `Discriminant::hash` writes, [`kind_slot`] on the numbering).
     #[test]
     fn operand_limits_agree_with_out_of_range() {
+        let kinds = [
+            Operand::Unused(0),
+            Operand::JmpAddr(OpNum::new(0)),
+            Operand::Const(LiteralId::new(0)),
+            Operand::TmpVar(VarNum::new(0)),
+            Operand::Var(VarNum::new(0)),
+            Operand::Cv(VarNum::new(0)),
+        ];
+        let mut slots: Vec<usize> = kinds.iter().map(kind_slot).collect();
+        slots.sort_unstable();
+        slots.dedup();
+        assert_eq!(slots.len(), kinds.len(), "two kinds share a slot");
         let numbers = [0, 1, 2, 6, 7, 8, 1000, u32::MAX - 2, u32::MAX - 1];
         for (vars, literals) in [(0, 0), (7, 3), (1, 1000), (u32::MAX - 1, 5)] {
             let limits = operand_limits(vars, literals);
             for n in numbers {
                 let operands = [
-                    (0, Operand::Unused(n)),
-                    (0, Operand::Unused(u32::MAX)),
-                    (1, Operand::JmpAddr(OpNum::new(n))),
-                    (2, Operand::Const(LiteralId::new(n))),
-                    (3, Operand::TmpVar(VarNum::new(n))),
-                    (4, Operand::Var(VarNum::new(n))),
-                    (5, Operand::Cv(VarNum::new(n))),
+                    Operand::Unused(n),
+                    Operand::Unused(u32::MAX),
+                    Operand::JmpAddr(OpNum::new(n)),
+                    Operand::Const(LiteralId::new(n)),
+                    Operand::TmpVar(VarNum::new(n)),
+                    Operand::Var(VarNum::new(n)),
+                    Operand::Cv(VarNum::new(n)),
                 ];
-                for (kind, operand) in operands {
-                    assert_eq!(operand_kind(&operand), kind, "{operand:?}");
+                for operand in operands {
                     assert_eq!(
                         excess(&limits, operand) != 0,
                         out_of_range(operand, vars, literals),
