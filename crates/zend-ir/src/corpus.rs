@@ -1,7 +1,7 @@
 //! Recordings on disk: finding `.zop` files under a directory and decoding either form
 //! (binary, recognised by its magic, or text), with errors that name the file.
 
-use crate::model::{BoundsError, OpArray, Script};
+use crate::model::{OpArray, OpArrayError, Script};
 use crate::zop::{self, BinaryError, ParseError};
 use std::path::{Path, PathBuf};
 
@@ -27,7 +27,7 @@ pub enum ReadError {
     Bounds {
         path: PathBuf,
         function: String,
-        source: BoundsError,
+        source: OpArrayError,
     },
 }
 
@@ -46,8 +46,8 @@ pub fn decode(path: &Path, bytes: &[u8]) -> Result<Script, ReadError> {
 /// [`OpArray::check_bounds`] for every op_array of `script`: main, functions and every
 /// method of every class, each with its closures; the first failure, with the op_array's
 /// name.
-pub fn check_bounds(script: &Script) -> Result<(), (String, BoundsError)> {
-    fn with_dynamic(op_array: &OpArray) -> Result<(), (String, BoundsError)> {
+pub fn check_bounds(script: &Script) -> Result<(), (String, OpArrayError)> {
+    fn with_dynamic(op_array: &OpArray) -> Result<(), (String, OpArrayError)> {
         op_array
             .check_bounds()
             .map_err(|e| (op_array.display_name(), e))?;

@@ -699,9 +699,9 @@ impl OpArray {
     /// TMP/VARs in `last_var..last_var + T`, literals in the table, jumps to an op, try/catch
     /// and live-range offsets within the ops. PHP's op_arrays always pass; a recording edited
     /// by hand or damaged may not, and every analysis indexes by these numbers.
-    pub fn check_bounds(&self) -> Result<(), BoundsError> {
+    pub fn check_bounds(&self) -> Result<(), OpArrayError> {
         let fail = |op: Option<usize>, message: String| {
-            Err(BoundsError {
+            Err(OpArrayError {
                 op: op.map(|n| OpNum::new(n as u32)),
                 message,
             })
@@ -757,15 +757,15 @@ impl OpArray {
     }
 }
 
-/// A number of an op_array pointing outside it ([`OpArray::check_bounds`]), with the op
-/// holding it.
+/// A problem of an op_array (a number pointing outside it, [`OpArray::check_bounds`]; a
+/// check after an optimizer pass), with the op it concerns when there is one.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BoundsError {
+pub struct OpArrayError {
     pub op: Option<OpNum>,
     pub message: String,
 }
 
-impl fmt::Display for BoundsError {
+impl fmt::Display for OpArrayError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.op {
             Some(op) => write!(f, "op {}: {}", op.as_u32(), self.message),
@@ -774,7 +774,7 @@ impl fmt::Display for BoundsError {
     }
 }
 
-impl std::error::Error for BoundsError {}
+impl std::error::Error for OpArrayError {}
 
 /// A `zend_class_constant`.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]

@@ -32,10 +32,31 @@ impl OpcodeSet {
         OpcodeSet(table)
     }
 
+    /// The set of a table by opcode number (see [`opcode_set_where!`](crate::opcode_set_where)).
+    pub const fn from_table(table: [bool; 256]) -> OpcodeSet {
+        OpcodeSet(table)
+    }
+
     #[inline(always)]
     pub fn contains(&self, opcode: Opcode) -> bool {
         self.0[opcode.0 as usize]
     }
+}
+
+/// The [`OpcodeSet`] of the opcodes a `const fn(Opcode) -> bool` accepts, built at compile
+/// time: a pass keeps its opcodes as one pattern (the `const fn`, which its `match` arms can
+/// mirror) and tests ops against the table.
+#[macro_export]
+macro_rules! opcode_set_where {
+    ($predicate:path) => {{
+        let mut table = [false; 256];
+        let mut i = 0;
+        while i < 256 {
+            table[i] = $predicate($crate::Opcode(i as u8));
+            i += 1;
+        }
+        $crate::OpcodeSet::from_table(table)
+    }};
 }
 
 // VM operand flags, exactly as zend_vm_opcodes.h defines them.

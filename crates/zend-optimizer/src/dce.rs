@@ -473,15 +473,7 @@ const fn may_be_effect_free(opcode: Opcode) -> bool {
 
 /// [`may_be_effect_free`] by opcode: most ops the backward walk asks about are calls,
 /// jumps and the like, answered by one load.
-static MAY_BE_EFFECT_FREE: [bool; 256] = {
-    let mut table = [false; 256];
-    let mut i = 0;
-    while i < 256 {
-        table[i] = may_be_effect_free(Opcode(i as u8));
-        i += 1;
-    }
-    table
-};
+static MAY_BE_EFFECT_FREE: zend_ir::OpcodeSet = zend_ir::opcode_set_where!(may_be_effect_free);
 
 /// `may_have_side_effects`: whether op `n` does something beyond computing its result
 /// (jumps count), judged with its operands' inferred types and escape states.
@@ -493,7 +485,7 @@ fn may_have_side_effects(
     reorder_dtor_effects: bool,
 ) -> bool {
     let opline = &op_array.opcodes[n];
-    if !MAY_BE_EFFECT_FREE[opline.opcode.0 as usize] {
+    if !MAY_BE_EFFECT_FREE.contains(opline.opcode) {
         return true;
     }
     let s = &ssa.ops[n];

@@ -3,28 +3,13 @@
 //! targets, try/catch and live-range offsets), and, where the DFA pass would build SSA, an
 //! SSA form that passes the integrity verifier (zend_ssa::verify).
 
-use std::fmt;
-
 use zend_cfg::{BuildFlags, Cfg, FuncFlags};
 use zend_dfg::Dfg;
 use zend_ir::{OpArray, OpNum};
 use zend_ssa::{NoClasses, Ssa};
 
 /// A problem found after a pass, with the op it concerns.
-#[derive(Debug)]
-pub struct VerifyError {
-    pub op: Option<OpNum>,
-    pub message: String,
-}
-
-impl fmt::Display for VerifyError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.op {
-            Some(op) => write!(f, "op {}: {}", op.as_u32(), self.message),
-            None => f.write_str(&self.message),
-        }
-    }
-}
+pub type VerifyError = zend_ir::OpArrayError;
 
 fn fail(op: Option<usize>, message: String) -> Result<(), VerifyError> {
     Err(VerifyError {
@@ -62,10 +47,7 @@ pub fn ssa(op_array: &OpArray, cfg: &Cfg, ssa: &Ssa) -> Result<(), zend_ssa::ver
 /// pass removed are NOPs (possibly a NOP last, in a block no edge reaches any more) until
 /// `zend_ssa_remove_nops` compacts them.
 pub fn operands(op_array: &OpArray) -> Result<(), VerifyError> {
-    op_array.check_bounds().map_err(|e| VerifyError {
-        op: e.op,
-        message: e.message,
-    })
+    op_array.check_bounds()
 }
 
 /// The SSA part of [`op_array`]: the SSA form the DFA pass would build for `op_array` as it

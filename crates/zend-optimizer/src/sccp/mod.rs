@@ -1341,7 +1341,7 @@ macro_rules! binary_ops {
 /// gets BOT for each of its definitions, whatever its operands. Keep this list and the
 /// arms in step: an arm whose opcode is missing here is never reached.
 fn evaluates_operands(opcode: Opcode) -> bool {
-    EVALUATES_OPERANDS[opcode.0 as usize]
+    EVALUATES_OPERANDS.contains(opcode)
 }
 
 /// How [`Sccp::visit_instr`] handles an op, by its opcode.
@@ -1393,15 +1393,7 @@ const fn bot_operand_kept(opcode: Opcode) -> bool {
 }
 
 /// [`evaluates_operands`] by opcode: one load per visited op instead of a chain of tests.
-static EVALUATES_OPERANDS: [bool; 256] = {
-    let mut table = [false; 256];
-    let mut i = 0;
-    while i < 256 {
-        table[i] = evaluated_opcode(Opcode(i as u8));
-        i += 1;
-    }
-    table
-};
+static EVALUATES_OPERANDS: zend_ir::OpcodeSet = zend_ir::opcode_set_where!(evaluated_opcode);
 
 /// The opcodes of [`evaluates_operands`], as a pattern.
 const fn evaluated_opcode(opcode: Opcode) -> bool {
