@@ -234,7 +234,14 @@ impl<W: AsRef<[u64]> + AsMut<[u64]>> BitMatrix<W> {
 #[derive(Debug)]
 pub struct BitSlice<'a>(pub &'a mut [u64]);
 
-impl BitSlice<'_> {
+impl<'a> BitSlice<'a> {
+    /// The set of all of `0..n`, its words in `arena`.
+    pub fn full_in(n: usize, arena: &'a bumpalo::Bump) -> Self {
+        let words = arena.alloc_slice_fill_copy(words_for(n), u64::MAX);
+        clear_past(words, n);
+        BitSlice(words)
+    }
+
     #[inline]
     pub fn contains(&self, i: usize) -> bool {
         contains(self.0, i)
@@ -601,6 +608,11 @@ mod tests {
         assert!(d.contains(3) && !d.contains(4) && !d.contains(500));
         d.remove(3);
         assert_eq!(d.iter().collect::<Vec<_>>(), vec![129]);
+        // A full set holds exactly 0..n, the last word's bits past n clear.
+        for n in [0, 1, 64, 70, 128] {
+            let full = BitSlice::full_in(n, &arena);
+            assert_eq!(full.iter().collect::<Vec<_>>(), (0..n).collect::<Vec<_>>());
+        }
     }
 
     /// Uncounted changes, then one recount: the same worklist as counted changes make.

@@ -23,7 +23,7 @@
 //! verifier in tests), ops only become NOPs or FREEs in place (the caller compacts them
 //! with `zend_ssa_remove_nops`), and nothing changes for an op PHP would keep.
 
-use zend_cfg::bitset::{self, BitSlice, Worklist};
+use zend_cfg::bitset::{BitSlice, Worklist};
 use zend_cfg::{Cfg, FuncFlags};
 use zend_inference::{mb, VarInfo};
 use zend_ir::opcode::*;
@@ -661,12 +661,7 @@ pub fn dce_optimize_op_array_in(
     let [instr_dead, instr_worklist, phi_worklist, phi_worklist_no_val] =
         Worklist::many_new_in([last, last, nvars, nvars], scratch);
     // Every phi is presumed dead.
-    let phi_dead = scratch.alloc_slice_fill_copy(bitset::words_for(nvars), u64::MAX);
-    if nvars % 64 != 0 {
-        if let Some(w) = phi_dead.last_mut() {
-            *w = (1u64 << (nvars % 64)) - 1;
-        }
-    }
+    let phi_dead = BitSlice::full_in(nvars, scratch);
     let work = {
         let (op_array, ssa, vars): (&OpArray, &Ssa, &[VarInfo]) = (op_array, ssa, vars);
         let view = TypeView {
@@ -683,7 +678,7 @@ pub fn dce_optimize_op_array_in(
             // Made here rather than moved in: it is many words.
             work: Worklists {
                 instr_dead: instr_dead.into_bits(),
-                phi_dead: BitSlice(phi_dead),
+                phi_dead,
                 instr_worklist,
                 phi_worklist,
                 phi_worklist_no_val,
