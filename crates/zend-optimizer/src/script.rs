@@ -685,13 +685,22 @@ impl Driver<'_> {
     }
 
     /// The start of a timed stretch, when timings are asked for.
+    #[inline]
     fn clock(&self) -> Option<Instant> {
         self.options.timings.then(Instant::now)
     }
 
-    /// Adds the time since `start` (from [`Driver::clock`]) to pass `name`.
+    /// Adds the time since `start` (from [`Driver::clock`]) to pass `name`. Called around
+    /// every pass of every op_array: without timings, the call itself is what costs.
+    #[inline]
     fn time(&mut self, name: &'static str, start: Option<Instant>) {
-        let Some(start) = start else { return };
+        if let Some(start) = start {
+            self.add_time(name, start);
+        }
+    }
+
+    #[cold]
+    fn add_time(&mut self, name: &'static str, start: Instant) {
         let time = start.elapsed();
         match self.timings.iter_mut().find(|t| t.name == name) {
             Some(t) => {
