@@ -1,14 +1,18 @@
 //! The optimizer's throughput (ops/s) on a recorded corpus, per optimization level.
 //!
 //! Input: every `*.zop` under `$ZOPT_BENCH_CORPUS` (default `bench-data/recordings` at the
-//! workspace root; tools/record-corpus.sh produces it). Each iteration optimizes fresh
-//! copies of every script (copying is not timed). `zopt bench optimizer` measures the same
+//! workspace root; tools/record-corpus.sh produces it). Each iteration optimizes a fresh
+//! copy of every script, made right before it (copying is not timed: see
+//! `zend_optimizer::bench`). `zopt bench optimizer` measures the same
 //! against PHP's own optimizer in one run.
 
-use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion, Throughput};
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use std::path::{Path, PathBuf};
 use zend_ir::Script;
-use zend_optimizer::{optimize_script_in, Options, Workspace, CLASSIC_OPTIMIZATION_LEVEL};
+use zend_optimizer::bench::time_on_fresh_copies;
+use zend_optimizer::{
+    optimize_script_in, Options, Workspace, CLASSIC_OPTIMIZATION_LEVEL, DEFAULT_OPTIMIZATION_LEVEL,
+};
 
 fn corpus_dir() -> PathBuf {
     std::env::var_os("ZOPT_BENCH_CORPUS")
@@ -59,7 +63,12 @@ fn bench(c: &mut Criterion) {
     let mut group = c.benchmark_group("optimizer");
     group.throughput(Throughput::Elements(ops as u64));
     group.sample_size(10);
-    for level in [CLASSIC_OPTIMIZATION_LEVEL, 0x1, 0x10] {
+    for level in [
+        DEFAULT_OPTIMIZATION_LEVEL,
+        CLASSIC_OPTIMIZATION_LEVEL,
+        0x1,
+        0x10,
+    ] {
         let mut options = Options::new(level);
         options.verify = false;
         group.bench_with_input(
@@ -67,16 +76,15 @@ fn bench(c: &mut Criterion) {
             &level,
             |b, _| {
                 let mut work = Workspace::default();
-                b.iter_batched(
-                    || scripts.clone(),
-                    |mut copies| {
-                        for script in &mut copies {
-                            optimize_script_in(script, &options, &mut work);
-                        }
-                        copies
-                    },
-                    BatchSize::LargeInput,
-                )
+                b.iter_custom(|iters| {
+                    (0..iters)
+                        .map(|_| {
+                            time_on_fresh_copies(&scripts, |script| {
+                                optimize_script_in(script, &options, &mut work);
+                            })
+                        })
+                        .sum()
+                })
             },
         );
     }

@@ -20,6 +20,7 @@
 //! [`implemented`] says which, so callers never report an unimplemented stage as identical.
 
 pub mod analysis;
+pub mod bench;
 mod byte_table;
 mod class_ancestors;
 pub mod ctx;
