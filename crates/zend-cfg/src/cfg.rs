@@ -56,6 +56,10 @@ bitflags! {
         const RECV_ENTRY = 1 << 24;
         const CALL_TREE = 1 << 23;
         const SSA_USE_CV_RESULTS = 1 << 22;
+        /// zopt's own, no PHP counterpart: the caller has checked the op_array's operands
+        /// ([`check_operands`]) and changed none since, so the build does not check them
+        /// again (a driver checks once what it builds several CFGs of).
+        const OPERANDS_CHECKED = 1 << 0;
     }
 }
 
@@ -344,6 +348,20 @@ fn validate_operands(
     Ok(())
 }
 
+/// The operand check of a CFG build on its own: every variable below `last_var + T`,
+/// every literal present; the first operand out of range is the error the build would
+/// give. Passing it lets the op_array's builds take [`BuildFlags::OPERANDS_CHECKED`].
+pub fn check_operands(op_array: &OpArray) -> Result<(), CfgError> {
+    let vars = op_array.last_var() + op_array.T;
+    let limits = operand_limits(vars, op_array.literals.len());
+    // Opaque for the reason `scan_ops` gives.
+    let limits = std::hint::black_box(&limits);
+    for (i, op) in op_array.opcodes.iter().enumerate() {
+        validate_operands(op_array, i as u32, op, vars, limits)?;
+    }
+    Ok(())
+}
+
 /// The error for a last op that needs an OP_DATA after it (any other op has one).
 fn missing_op_data(op_array: &OpArray) -> Result<(), CfgError> {
     match op_array.opcodes.last() {
@@ -509,6 +527,139 @@ fn classify_function(name: &[u8]) -> FuncFlags {
     }
 }
 
+/// What the op scan of [`Cfg::build_successors_reusing`] finds besides the block starts.
+struct Scan {
+    /// How many times op 0 is a block start.
+    entry_starts: u32,
+    func_flags: FuncFlags,
+}
+
+/// The op scan of [`Cfg::build_successors_reusing`]: marks the ops that start a block in
+/// `starts` (op 0 already is) and collects the function flags; with `CHECK_OPERANDS`,
+/// checks each op's operands before its jump. Two copies, so that a build whose caller
+/// checked the operands ([`BuildFlags::OPERANDS_CHECKED`]) pays no test per op.
+fn scan_ops<const CHECK_OPERANDS: bool>(
+    op_array: &OpArray,
+    flags: BuildFlags,
+    starts: &mut [u64],
+    scratch: &Bump,
+) -> Result<Scan, CfgError> {
+    let last = op_array.opcodes.len() as u32;
+    let vars = op_array.last_var() + op_array.T;
+    let mut entry_starts = 1u32;
+    let mut func_flags = FuncFlags::empty();
+    let mut targets = BVec::new_in(scratch);
+    let limits = operand_limits(vars, op_array.literals.len());
+    // Read through an opaque reference: with the table's values known, LLVM turns the
+    // lookup back into a jump per operand kind (an indirect jump per operand).
+    let limits = std::hint::black_box(&limits);
+    for (i, op) in op_array.opcodes.iter().enumerate() {
+        let i = i as u32;
+        // Operands first: an op's jump is only looked at once its operands are valid.
+        if CHECK_OPERANDS {
+            validate_operands(op_array, i, op, vars, limits)?;
+        }
+        let kind = SCAN_KINDS[usize::from(op.opcode.0)];
+        // Most ops neither end a block nor tell anything about the function: one
+        // well-predicted test skips them, where the dispatch below is an indirect jump.
+        if kind == ScanKind::Plain {
+            continue;
+        }
+        let mut start = |n: u32| {
+            entry_starts += u32::from(n == 0);
+            bitset::insert(starts, n as usize);
+        };
+        match kind {
+            ScanKind::Plain => {}
+            ScanKind::Recv => {
+                if flags.contains(BuildFlags::RECV_ENTRY) {
+                    start(i + 1);
+                }
+            }
+            ScanKind::Return => {
+                if i + 1 < last {
+                    start(i + 1);
+                }
+            }
+            ScanKind::Throw => {
+                // A THROW used as an expression does not end its block: live ranges
+                // would be lost when unreachable code is removed.
+                if op.extended_value != ZEND_THROW_IS_EXPR && i + 1 < last {
+                    start(i + 1);
+                }
+            }
+            ScanKind::Suspend => {
+                if op.opcode == ZEND_INCLUDE_OR_EVAL {
+                    func_flags |= FuncFlags::INDIRECT_VAR_ACCESS;
+                }
+                if flags.contains(BuildFlags::STACKLESS) {
+                    start(i + 1);
+                }
+            }
+            ScanKind::Call => {
+                func_flags |= FuncFlags::HAS_CALLS;
+                if flags.contains(BuildFlags::STACKLESS) {
+                    start(i + 1);
+                }
+            }
+            ScanKind::InternalCall => func_flags |= FuncFlags::HAS_CALLS,
+            ScanKind::InitCall => {
+                if let Operand::Const(lit) = op.op2 {
+                    // INIT_NS_FCALL_BY_NAME: the third literal is the lowercased
+                    // unqualified name.
+                    let index = lit.index()
+                        + if op.opcode == ZEND_INIT_NS_FCALL_BY_NAME {
+                            2
+                        } else {
+                            0
+                        };
+                    if let Some(Literal::String(name)) = op_array.literals.get(index) {
+                        func_flags |= classify_function(name.as_bytes());
+                    }
+                }
+            }
+            ScanKind::FetchVar => {
+                if op.extended_value & ZEND_FETCH_LOCAL != 0
+                    || (op.extended_value & (ZEND_FETCH_GLOBAL | ZEND_FETCH_GLOBAL_LOCK) != 0
+                        && op_array.function_name.is_none())
+                {
+                    func_flags |= FuncFlags::INDIRECT_VAR_ACCESS;
+                }
+            }
+            ScanKind::FuncGetArgs => func_flags |= FuncFlags::VARARG,
+            ScanKind::ExtStmt => func_flags |= FuncFlags::HAS_EXTENDED_STMT,
+            ScanKind::ExtFcall => func_flags |= FuncFlags::HAS_EXTENDED_FCALL,
+            ScanKind::Free => {
+                let after_match_error_expr = i > 0 && {
+                    let prev = &op_array.opcodes[i as usize - 1];
+                    prev.opcode == ZEND_MATCH_ERROR && prev.extended_value == ZEND_THROW_IS_EXPR
+                };
+                if is_loop_var_free(op) && !after_match_error_expr {
+                    start(i);
+                    func_flags |= FuncFlags::FREE_LOOP_VAR;
+                }
+            }
+            ScanKind::Branch => {
+                if let Some(falls_through) = jump_targets(op_array, i, &mut targets)? {
+                    for &target in &targets {
+                        start(target);
+                    }
+                    if falls_through {
+                        start(i + 1);
+                    } else if i + 1 < last {
+                        // JMP ends its block too.
+                        start(i + 1);
+                    }
+                }
+            }
+        }
+    }
+    Ok(Scan {
+        entry_starts,
+        func_flags,
+    })
+}
+
 impl Cfg {
     /// Gives up the CFG for its vectors' memory (see [`Cfg::build_successors_reusing`]).
     pub fn into_buffers(mut self) -> CfgBuffers {
@@ -596,7 +747,6 @@ impl Cfg {
         buffers: CfgBuffers,
     ) -> Result<Cfg, CfgError> {
         let last = op_array.opcodes.len() as u32;
-        let vars = op_array.last_var() + op_array.T;
         let flags = build_flags & (BuildFlags::STACKLESS | BuildFlags::RECV_ENTRY);
         // The ops that start a block (BB_START), one bit each (one extra bit absorbs a
         // start past the last op): the blocks are then found a word at a time. How many
@@ -604,112 +754,13 @@ impl Cfg {
         // of its own), so that one is counted.
         let starts = scratch.alloc_slice_fill_copy(bitset::words_for(last as usize + 1), 0u64);
         bitset::insert(starts, 0);
-        let mut entry_starts = 1u32;
-        let mut func_flags = FuncFlags::empty();
+        let scan = if build_flags.contains(BuildFlags::OPERANDS_CHECKED) {
+            scan_ops::<false>(op_array, flags, starts, scratch)?
+        } else {
+            scan_ops::<true>(op_array, flags, starts, scratch)?
+        };
+        let (entry_starts, func_flags) = (scan.entry_starts, scan.func_flags);
         let mut targets = BVec::new_in(scratch);
-        let limits = operand_limits(vars, op_array.literals.len());
-        // Read through an opaque reference: with the table's values known, LLVM turns the
-        // lookup back into a jump per operand kind (an indirect jump per operand).
-        let limits = std::hint::black_box(&limits);
-        for (i, op) in op_array.opcodes.iter().enumerate() {
-            let i = i as u32;
-            // Operands first: an op's jump is only looked at once its operands are valid.
-            validate_operands(op_array, i, op, vars, limits)?;
-            let kind = SCAN_KINDS[usize::from(op.opcode.0)];
-            // Most ops neither end a block nor tell anything about the function: one
-            // well-predicted test skips them, where the dispatch below is an indirect jump.
-            if kind == ScanKind::Plain {
-                continue;
-            }
-            let mut start = |n: u32| {
-                entry_starts += u32::from(n == 0);
-                bitset::insert(starts, n as usize);
-            };
-            match kind {
-                ScanKind::Plain => {}
-                ScanKind::Recv => {
-                    if flags.contains(BuildFlags::RECV_ENTRY) {
-                        start(i + 1);
-                    }
-                }
-                ScanKind::Return => {
-                    if i + 1 < last {
-                        start(i + 1);
-                    }
-                }
-                ScanKind::Throw => {
-                    // A THROW used as an expression does not end its block: live ranges
-                    // would be lost when unreachable code is removed.
-                    if op.extended_value != ZEND_THROW_IS_EXPR && i + 1 < last {
-                        start(i + 1);
-                    }
-                }
-                ScanKind::Suspend => {
-                    if op.opcode == ZEND_INCLUDE_OR_EVAL {
-                        func_flags |= FuncFlags::INDIRECT_VAR_ACCESS;
-                    }
-                    if flags.contains(BuildFlags::STACKLESS) {
-                        start(i + 1);
-                    }
-                }
-                ScanKind::Call => {
-                    func_flags |= FuncFlags::HAS_CALLS;
-                    if flags.contains(BuildFlags::STACKLESS) {
-                        start(i + 1);
-                    }
-                }
-                ScanKind::InternalCall => func_flags |= FuncFlags::HAS_CALLS,
-                ScanKind::InitCall => {
-                    if let Operand::Const(lit) = op.op2 {
-                        // INIT_NS_FCALL_BY_NAME: the third literal is the lowercased
-                        // unqualified name.
-                        let index = lit.index()
-                            + if op.opcode == ZEND_INIT_NS_FCALL_BY_NAME {
-                                2
-                            } else {
-                                0
-                            };
-                        if let Some(Literal::String(name)) = op_array.literals.get(index) {
-                            func_flags |= classify_function(name.as_bytes());
-                        }
-                    }
-                }
-                ScanKind::FetchVar => {
-                    if op.extended_value & ZEND_FETCH_LOCAL != 0
-                        || (op.extended_value & (ZEND_FETCH_GLOBAL | ZEND_FETCH_GLOBAL_LOCK) != 0
-                            && op_array.function_name.is_none())
-                    {
-                        func_flags |= FuncFlags::INDIRECT_VAR_ACCESS;
-                    }
-                }
-                ScanKind::FuncGetArgs => func_flags |= FuncFlags::VARARG,
-                ScanKind::ExtStmt => func_flags |= FuncFlags::HAS_EXTENDED_STMT,
-                ScanKind::ExtFcall => func_flags |= FuncFlags::HAS_EXTENDED_FCALL,
-                ScanKind::Free => {
-                    let after_match_error_expr = i > 0 && {
-                        let prev = &op_array.opcodes[i as usize - 1];
-                        prev.opcode == ZEND_MATCH_ERROR && prev.extended_value == ZEND_THROW_IS_EXPR
-                    };
-                    if is_loop_var_free(op) && !after_match_error_expr {
-                        start(i);
-                        func_flags |= FuncFlags::FREE_LOOP_VAR;
-                    }
-                }
-                ScanKind::Branch => {
-                    if let Some(falls_through) = jump_targets(op_array, i, &mut targets)? {
-                        for &target in &targets {
-                            start(target);
-                        }
-                        if falls_through {
-                            start(i + 1);
-                        } else if i + 1 < last {
-                            // JMP ends its block too.
-                            start(i + 1);
-                        }
-                    }
-                }
-            }
-        }
 
         // After the last op's operands, as if checked with them.
         missing_op_data(op_array)?;

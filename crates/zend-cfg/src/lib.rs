@@ -25,7 +25,10 @@ pub mod reuse;
 pub mod scc;
 pub mod synthetic;
 
-pub use cfg::{BasicBlock, BlockFlags, BuildFlags, Cfg, CfgBuffers, CfgError, FuncFlags, Problem};
+pub use cfg::{
+    check_operands, BasicBlock, BlockFlags, BuildFlags, Cfg, CfgBuffers, CfgError, FuncFlags,
+    Problem,
+};
 
 use std::fmt;
 

@@ -125,8 +125,11 @@ fn malformed_op_arrays_are_errors_naming_function_and_op() {
 
     let mut b = OpArrayBuilder::new("vars", 1, 0);
     b.ret(Operand::Cv(VarNum::new(7)));
-    let err = Cfg::build(&b.finish(), BuildFlags::empty()).unwrap_err();
+    let op_array = b.finish();
+    let err = Cfg::build(&op_array, BuildFlags::empty()).unwrap_err();
     assert_eq!(err.problem, Problem::VarOutOfRange { var: 7 });
+    // The check on its own finds what the build finds.
+    assert_eq!(zend_cfg::check_operands(&op_array), Err(err));
 
     let mut b = OpArrayBuilder::new("falls", 1, 0);
     b.jmpz(b.cv(0), 0);

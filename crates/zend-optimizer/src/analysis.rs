@@ -142,24 +142,26 @@ pub fn type_name(mask: u32) -> String {
 
 /// The CFG as the DFA pass builds it, or why it does not.
 pub fn dfa_cfg(op_array: &OpArray) -> Result<Cfg, Refused> {
-    dfa_cfg_in(op_array, &Bump::new(), CfgBuffers::default())
+    dfa_cfg_in(op_array, &Bump::new(), CfgBuffers::default(), false)
 }
 
-/// [`dfa_cfg`], with the CFG's working arrays in `scratch`, into `buffers`.
-fn dfa_cfg_in(op_array: &OpArray, scratch: &Bump, buffers: CfgBuffers) -> Result<Cfg, Refused> {
+/// [`dfa_cfg`], with the CFG's working arrays in `scratch`, into `buffers`; without the
+/// operand check when `operands_checked` ([`BuildFlags::OPERANDS_CHECKED`]).
+fn dfa_cfg_in(
+    op_array: &OpArray,
+    scratch: &Bump,
+    buffers: CfgBuffers,
+    operands_checked: bool,
+) -> Result<Cfg, Refused> {
     if op_array.type_ == ZEND_EVAL_CODE {
         return Err(Refused::EvalCode);
     }
     if !op_array.try_catch_array.is_empty() {
         return Err(Refused::TryCatch);
     }
-    let cfg = Cfg::build_reusing(
-        op_array,
-        BuildFlags::NO_ENTRY_PREDECESSORS,
-        scratch,
-        buffers,
-    )
-    .map_err(Refused::Cfg)?;
+    let mut flags = BuildFlags::NO_ENTRY_PREDECESSORS;
+    flags.set(BuildFlags::OPERANDS_CHECKED, operands_checked);
+    let cfg = Cfg::build_reusing(op_array, flags, scratch, buffers).map_err(Refused::Cfg)?;
     if cfg.func_flags.contains(FuncFlags::INDIRECT_VAR_ACCESS) {
         return Err(Refused::IndirectVarAccess);
     }
@@ -340,6 +342,7 @@ fn script_analysis<'s>(
                     times,
                     &scratch,
                     &mut AnalysisPool::default(),
+                    false,
                 )
             })
             .collect()
@@ -383,12 +386,14 @@ pub fn analyze_op_array_dumped(
     dumps: Option<AnalysisDumps>,
 ) -> Result<FuncAnalysis, Refused> {
     let pool = &mut AnalysisPool::default();
-    analyze_op_array_pooled(info, ctx, index, returns, dumps, &Bump::new(), pool)
+    analyze_op_array_pooled(info, ctx, index, returns, dumps, &Bump::new(), pool, false)
 }
 
 /// [`analyze_op_array_dumped`] for a driver analysing many op_arrays: the working arrays
 /// in `scratch` (reset between op_arrays), the results' vectors taken from `pool` where it
-/// has some.
+/// has some; `operands_checked` when the driver has checked the op_array's operands
+/// ([`zend_cfg::check_operands`]), which the CFG build then does not.
+#[allow(clippy::too_many_arguments)]
 pub fn analyze_op_array_pooled(
     info: &ScriptInfo,
     ctx: &Context,
@@ -397,6 +402,7 @@ pub fn analyze_op_array_pooled(
     dumps: Option<AnalysisDumps>,
     scratch: &Bump,
     pool: &mut AnalysisPool,
+    operands_checked: bool,
 ) -> Result<FuncAnalysis, Refused> {
     let op_array = info.op_arrays[index];
     analyze(
@@ -409,6 +415,7 @@ pub fn analyze_op_array_pooled(
         &mut None,
         scratch,
         pool,
+        operands_checked,
     )
 }
 
@@ -432,6 +439,7 @@ pub fn analyze_detached(
         &mut None,
         &Bump::new(),
         &mut AnalysisPool::default(),
+        false,
     )
 }
 
@@ -502,9 +510,11 @@ fn analyze(
     times: &mut Option<&mut StageTimes>,
     scratch: &Bump,
     pool: &mut AnalysisPool,
+    operands_checked: bool,
 ) -> Result<FuncAnalysis, Refused> {
     let mut clock = times.is_some().then(Instant::now);
-    let cfg = dfa_cfg_in(op_array, scratch, pool.cfg.pop().unwrap_or_default())?;
+    let buffers = pool.cfg.pop().unwrap_or_default();
+    let cfg = dfa_cfg_in(op_array, scratch, buffers, operands_checked)?;
     lap(times, &mut clock, |t| &mut t.cfg);
     if let Some(d) = dumps.as_mut() {
         if d.debug_level & debug_level::DFA_CFG != 0 {

@@ -139,7 +139,14 @@ fn optimize_cfg(op_array: &mut OpArray, ctx: &mut OptimizerCtx, memory: &mut Mem
         cfg,
     } = memory;
     let original_try_catch = op_array.try_catch_array.clone();
-    if cfg.rebuild(op_array, &ctx.state.work.pass_arena).is_err() {
+    if cfg
+        .rebuild(
+            op_array,
+            &ctx.state.work.pass_arena,
+            ctx.state.operands_checked,
+        )
+        .is_err()
+    {
         op_array.try_catch_array = original_try_catch;
         return;
     }

@@ -201,6 +201,10 @@ pub struct State {
     /// The script's function, class and method tables by name, for the lookups every call
     /// and class reference makes.
     pub(crate) index: ScriptIndex,
+    /// Whether every op_array of the script passed `zend_cfg::check_operands` when
+    /// optimizing began: their CFG builds then skip that check (the passes keep operands
+    /// in range), where each build would repeat it.
+    pub(crate) operands_checked: bool,
 }
 
 /// `zend_optimizer_ctx` for one op_array's passes.

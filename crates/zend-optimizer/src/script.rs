@@ -200,6 +200,10 @@ pub fn optimize_script_in(script: &mut Script, options: &Options, work: &mut Wor
     };
     let level = options.optimization_level;
     let paths = OpArrayPath::all(script);
+    driver.state().operands_checked = paths.iter().all(|p| {
+        p.get(script)
+            .is_none_or(|oa| zend_cfg::check_operands(oa).is_ok())
+    });
     // PHP recomputes the live ranges of the op_arrays that had any when compiled (passes
     // never drop the array, so this is the op_array's state before optimizing).
     let had_live_ranges: Vec<bool> = paths
@@ -597,6 +601,7 @@ impl Driver<'_> {
                 // The workspace's arena, out of the state while the dumps borrow it.
                 let mut scratch = std::mem::take(&mut self.state().work.analysis_arena);
                 let mut pool = std::mem::take(&mut self.state().work.analysis_pool);
+                let operands_checked = self.state().operands_checked;
                 for (i, &op_array) in info.op_arrays.iter().enumerate() {
                     let Some(&k) = by_address.get(&(op_array as *const OpArray)) else {
                         continue;
@@ -615,6 +620,7 @@ impl Driver<'_> {
                         dumps,
                         &scratch,
                         &mut pool,
+                        operands_checked,
                     ) else {
                         continue;
                     };

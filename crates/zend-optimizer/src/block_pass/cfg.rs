@@ -88,14 +88,18 @@ pub(crate) struct BlockCfg {
 impl BlockCfg {
     /// `zend_build_cfg` with no flags, replacing this CFG. PHP's build moves the `try_op`
     /// of a try block whose first blocks are unreachable; that move is written back into
-    /// `op_array`.
+    /// `op_array`. Without the operand check when `operands_checked`
+    /// ([`BuildFlags::OPERANDS_CHECKED`]).
     pub fn rebuild(
         &mut self,
         op_array: &mut OpArray,
         scratch: &bumpalo::Bump,
+        operands_checked: bool,
     ) -> Result<(), CfgError> {
         let spare = std::mem::take(&mut self.spare);
-        let mut cfg = Cfg::build_successors_reusing(op_array, BuildFlags::empty(), scratch, spare)?;
+        let mut flags = BuildFlags::empty();
+        flags.set(BuildFlags::OPERANDS_CHECKED, operands_checked);
+        let mut cfg = Cfg::build_successors_reusing(op_array, flags, scratch, spare)?;
         std::mem::swap(&mut op_array.try_catch_array, &mut cfg.try_catch);
         // The map is taken as built; the next build gets this CFG's old one.
         std::mem::swap(&mut self.map, &mut cfg.map);
