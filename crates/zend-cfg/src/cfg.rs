@@ -701,9 +701,9 @@ impl Cfg {
         buffers: CfgBuffers,
     ) -> Result<Cfg, CfgError> {
         let mut cfg = Cfg::build_successors_reusing(op_array, build_flags, scratch, buffers)?;
-        cfg.build_predecessors(scratch);
-        cfg.compute_dominators_tree_in(scratch);
-        cfg.identify_loops_in(scratch);
+        let forward = cfg.build_predecessors(scratch);
+        cfg.compute_new_dominators_tree(forward, scratch);
+        cfg.identify_new_loops(forward, scratch);
         Ok(cfg)
     }
 
@@ -1234,14 +1234,16 @@ impl Cfg {
     }
 
     /// `zend_cfg_build_predecessors`: unreachable blocks lose their successors; every
-    /// reachable block lists its distinct predecessors.
-    fn build_predecessors(&mut self, scratch: &Bump) {
+    /// reachable block lists its distinct predecessors. Returns whether every edge left
+    /// goes to a later block ([`Cfg::edges_go_forward`], found on the way).
+    fn build_predecessors(&mut self, scratch: &Bump) -> bool {
         let n = self.blocks.len();
         let counts = scratch.alloc_slice_fill_copy(n, 0u32);
         // SWITCH tables may name a block several times; `seen[s] == j + 1` marks a
         // successor block `j` already counted.
         let seen = scratch.alloc_slice_fill_copy(n, 0u32);
         let mut edges = 0;
+        let mut forward = true;
         for b in 0..n {
             if !self.blocks[b].is_reachable() {
                 self.blocks[b].successors_count = 0;
@@ -1251,6 +1253,7 @@ impl Cfg {
             let start = block.successor_offset as usize;
             for &succ in &self.edges[start..start + block.successors_count as usize] {
                 edges += 1;
+                forward &= succ.index() > b;
                 if seen[succ.index()] != b as u32 + 1 {
                     seen[succ.index()] = b as u32 + 1;
                     counts[succ.index()] += 1;
@@ -1286,6 +1289,7 @@ impl Cfg {
                 self.edges[at] = BlockId::new(j as u32);
             }
         }
+        forward
     }
 }
 

@@ -8,20 +8,11 @@ use bumpalo::collections::Vec as BVec;
 use bumpalo::Bump;
 
 /// Immediate dominators of the blocks reachable from the entry by successor edges, per
-/// block (`NONE` for the entry and unreached blocks). The dominator tree is unique, so
-/// this is the tree PHP's Cooper-Harvey-Kennedy iteration converges to, whichever way it
-/// is computed.
-fn immediate_dominators<'b>(cfg: &Cfg, scratch: &'b Bump) -> &'b mut [u32] {
-    if cfg.edges_go_forward() {
-        forward_immediate_dominators(cfg, scratch)
-    } else {
-        lengauer_tarjan(cfg, scratch)
-    }
-}
-
-/// [`immediate_dominators`] of any CFG: Lengauer and Tarjan, with path compression,
-/// iterative; near-linear even for deeply nested code.
-fn lengauer_tarjan<'b>(cfg: &Cfg, scratch: &'b Bump) -> &'b mut [u32] {
+/// block (`NONE` for the entry and unreached blocks), of any CFG: Lengauer and Tarjan,
+/// with path compression, iterative; near-linear even for deeply nested code. The
+/// dominator tree is unique, so this is the tree PHP's Cooper-Harvey-Kennedy iteration
+/// converges to, whichever way it is computed.
+fn lengauer_tarjan<'b>(cfg: &Cfg, scratch: &'b Bump) -> (&'b mut [u32], &'b [u32]) {
     let n = cfg.blocks.len();
     // Preorder numbering by an iterative depth-first walk.
     let dfn = scratch.alloc_slice_fill_copy(n, NONE);
@@ -118,10 +109,10 @@ fn lengauer_tarjan<'b>(cfg: &Cfg, scratch: &'b Bump) -> &'b mut [u32] {
     for w in 1..count {
         idom[vertex[w] as usize] = vertex[dom[w] as usize];
     }
-    idom
+    (idom, vertex.into_bump_slice())
 }
 
-/// [`immediate_dominators`] of a CFG whose edges all go to later blocks (most functions:
+/// [`lengauer_tarjan`]'s immediate dominators of a CFG whose edges all go to later blocks (most functions:
 /// no loops). Block order is then a topological order, in which every dominator comes
 /// before the blocks it dominates: one pass in that order, meeting the predecessors'
 /// dominator chains as Cooper, Harvey and Kennedy's `intersect` does, is exact.
@@ -306,58 +297,66 @@ impl Cfg {
 
     /// [`Cfg::compute_dominators_tree`], with its working arrays in `scratch`.
     pub fn compute_dominators_tree_in(&mut self, scratch: &Bump) {
-        let n = self.blocks.len();
         for block in &mut self.blocks {
             block.idom = None;
             block.children = None;
             block.next_child = None;
             block.level = None;
         }
+        let forward = self.edges_go_forward();
+        self.compute_new_dominators_tree(forward, scratch);
+    }
+
+    /// [`Cfg::compute_dominators_tree_in`] of a CFG whose blocks have no dominator links
+    /// yet (as built), `forward` being [`Cfg::edges_go_forward`]: the build knows both, and
+    /// spares the blocks' reset and the edges' scan.
+    pub(crate) fn compute_new_dominators_tree(&mut self, forward: bool, scratch: &Bump) {
+        let n = self.blocks.len();
         if n == 1 {
             self.blocks[0].level = Some(0);
             return;
         }
-        let idom = immediate_dominators(self, scratch);
+        // With the blocks in an order where every block comes after its immediate
+        // dominator, one walk gives the levels: block order when edges only go forward,
+        // else the preorder of Lengauer and Tarjan's walk.
+        let (idom, preorder) = if forward {
+            (forward_immediate_dominators(self, scratch), None)
+        } else {
+            let (idom, preorder) = lengauer_tarjan(self, scratch);
+            (idom, Some(preorder))
+        };
 
-        // Children lists sorted by block number: appending in increasing order.
+        // Children lists sorted by block number: appending in increasing order. Levels:
+        // depth in the tree; roots (the entry and blocks no walk from the entry reaches)
+        // are at level 0, and only reachable blocks are in the tree.
         let last_child: &mut [Option<BlockId>] = scratch.alloc_slice_fill_copy(n, None);
-        for (block, &d) in self.blocks.iter_mut().zip(idom.iter()) {
-            block.idom = (d != NONE).then(|| BlockId::new(d));
-        }
-        for (j, &d) in idom.iter().enumerate().skip(1) {
-            if !self.blocks[j].is_reachable() {
+        for (j, &d) in idom.iter().enumerate() {
+            let reachable = self.blocks[j].is_reachable();
+            if d == NONE {
+                if reachable {
+                    self.blocks[j].level = Some(0);
+                }
                 continue;
             }
-            if d != NONE {
-                let d = d as usize;
-                let child = BlockId::new(j as u32);
-                match last_child[d] {
-                    None => self.blocks[d].children = Some(child),
-                    Some(prev) => self.blocks[prev.index()].next_child = Some(child),
-                }
-                last_child[d] = Some(child);
+            let d = d as usize;
+            self.blocks[j].idom = Some(BlockId::new(d as u32));
+            if !reachable {
+                continue;
+            }
+            let child = BlockId::new(j as u32);
+            match last_child[d] {
+                None => self.blocks[d].children = Some(child),
+                Some(prev) => self.blocks[prev.index()].next_child = Some(child),
+            }
+            last_child[d] = Some(child);
+            if forward {
+                self.blocks[j].level = self.blocks[d].level.map(|l| l + 1);
             }
         }
-
-        // Levels: depth in the tree; roots (the entry and blocks no walk from the entry
-        // reaches) are at level 0.
-        let mut queue = BVec::with_capacity_in(n, scratch);
-        for (j, block) in self.blocks.iter_mut().enumerate() {
-            if block.is_reachable() && block.idom.is_none() {
-                block.level = Some(0);
-                queue.push(j);
-            }
-        }
-        let mut head = 0;
-        while head < queue.len() {
-            let b = queue[head];
-            head += 1;
-            let level = self.blocks[b].level.unwrap_or(0) + 1;
-            let mut child = self.blocks[b].children;
-            while let Some(c) = child {
-                self.blocks[c.index()].level = Some(level);
-                queue.push(c.index());
-                child = self.blocks[c.index()].next_child;
+        for &b in preorder.unwrap_or_default() {
+            let b = b as usize;
+            if let (true, Some(d)) = (self.blocks[b].is_reachable(), self.blocks[b].idom) {
+                self.blocks[b].level = self.blocks[d.index()].level.map(|l| l + 1);
             }
         }
     }
@@ -371,17 +370,24 @@ impl Cfg {
 
     /// [`Cfg::identify_loops`], with its working arrays in `scratch`.
     pub fn identify_loops_in(&mut self, scratch: &Bump) {
-        let n = self.blocks.len();
-        let mut flag = FuncFlags::NO_LOOPS;
         for block in &mut self.blocks {
             block.loop_header = None;
             block
                 .flags
                 .remove(BlockFlags::LOOP_HEADER | BlockFlags::IRREDUCIBLE_LOOP);
         }
+        let forward = self.edges_go_forward();
+        self.identify_new_loops(forward, scratch);
+    }
+
+    /// [`Cfg::identify_loops_in`] of a CFG whose blocks have no loop marks yet (as built),
+    /// `forward` being [`Cfg::edges_go_forward`].
+    pub(crate) fn identify_new_loops(&mut self, forward: bool, scratch: &Bump) {
+        let n = self.blocks.len();
+        let mut flag = FuncFlags::NO_LOOPS;
         // Without an edge to an earlier block (or itself) the CFG has no cycle: no loop
         // header, reducible or not.
-        if n == 1 || self.edges_go_forward() {
+        if n == 1 || forward {
             self.func_flags |= flag;
             return;
         }
@@ -540,6 +546,47 @@ mod tests {
     use crate::synthetic::{generate, Shape};
     use crate::BuildFlags;
 
+    /// Every reachable block's level is its depth in the `idom` tree, and its children are
+    /// the blocks it immediately dominates, in block order, with loops and without.
+    #[test]
+    fn levels_and_children_follow_idom() {
+        for shape in [Shape::IfChain, Shape::Switch, Shape::LoopNest] {
+            for size in [1, 10, 200] {
+                let op_array = generate(shape, size, 4);
+                let cfg = Cfg::build(&op_array, BuildFlags::NO_ENTRY_PREDECESSORS).unwrap();
+                let mut rebuilt = cfg.clone();
+                rebuilt.compute_dominators_tree();
+                assert_eq!(rebuilt, cfg, "{shape:?} {size}");
+                for (j, block) in cfg.blocks.iter().enumerate() {
+                    if !block.is_reachable() {
+                        assert_eq!(block.level, None);
+                        continue;
+                    }
+                    let mut depth = 0;
+                    let mut up = block.idom;
+                    while let Some(d) = up {
+                        depth += 1;
+                        up = cfg.blocks[d.index()].idom;
+                    }
+                    assert_eq!(block.level, Some(depth), "{shape:?} {size} BB{j}");
+                    let mut children = Vec::new();
+                    let mut child = block.children;
+                    while let Some(c) = child {
+                        children.push(c.index());
+                        child = cfg.blocks[c.index()].next_child;
+                    }
+                    let expected: Vec<usize> = (0..cfg.blocks.len())
+                        .filter(|&k| {
+                            cfg.blocks[k].is_reachable()
+                                && cfg.blocks[k].idom == Some(BlockId::new(j as u32))
+                        })
+                        .collect();
+                    assert_eq!(children, expected, "{shape:?} {size} BB{j}");
+                }
+            }
+        }
+    }
+
     /// The one-pass dominators of forward-only CFGs equal Lengauer and Tarjan's.
     #[test]
     fn forward_dominators_match_lengauer_tarjan() {
@@ -549,7 +596,7 @@ mod tests {
                 let op_array = generate(shape, size, 4);
                 let cfg = Cfg::build_blocks(&op_array, BuildFlags::empty()).unwrap();
                 let scratch = Bump::new();
-                let lt = lengauer_tarjan(&cfg, &scratch);
+                let (lt, _) = lengauer_tarjan(&cfg, &scratch);
                 if cfg.edges_go_forward() {
                     forward_seen += 1;
                     let fwd = forward_immediate_dominators(&cfg, &scratch);
