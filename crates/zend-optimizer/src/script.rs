@@ -202,7 +202,7 @@ pub fn optimize_script_in(script: &mut Script, options: &Options, work: &mut Wor
     let paths = OpArrayPath::all(script);
     driver.state().operands_checked = paths.iter().all(|p| {
         p.get(script)
-            .is_none_or(|oa| zend_cfg::check_operands(oa).is_ok())
+            .map_or(true, |oa| zend_cfg::check_operands(oa).is_ok())
     });
     // PHP recomputes the live ranges of the op_arrays that had any when compiled (passes
     // never drop the array, so this is the op_array's state before optimizing).
