@@ -1490,6 +1490,27 @@ fn long_to_double(op_array: &mut OpArray, operand: Operand) -> Option<Operand> {
 
 /// The walk over SSA variables of `zend_dfa_optimize_op_array`. Returns whether ops were
 /// turned into NOPs.
+/// The opcodes of the definitions [`rewrite_vars`] rewrites (besides a long constant used
+/// as a double): its walk over every SSA variable passes over the others at once.
+static REWRITTEN_DEFS: zend_ir::OpcodeSet = zend_ir::OpcodeSet::of(&[
+    ZEND_ADD,
+    ZEND_SUB,
+    ZEND_MUL,
+    ZEND_IS_EQUAL,
+    ZEND_IS_NOT_EQUAL,
+    ZEND_IS_SMALLER,
+    ZEND_IS_SMALLER_OR_EQUAL,
+    ZEND_CONCAT,
+    ZEND_VERIFY_RETURN_TYPE,
+    ZEND_QM_ASSIGN,
+    ZEND_ASSIGN,
+    ZEND_ASSIGN_OP,
+    ZEND_PRE_INC,
+    ZEND_PRE_DEC,
+    ZEND_POST_INC,
+    ZEND_POST_DEC,
+]);
+
 fn rewrite_vars(op_array: &mut OpArray, ctx: &mut OptimizerCtx, fa: &mut FuncAnalysis) -> bool {
     let mut remove_nops = false;
     let last_var = op_array.last_var() as usize;
@@ -1500,6 +1521,10 @@ fn rewrite_vars(op_array: &mut OpArray, ctx: &mut OptimizerCtx, fa: &mut FuncAna
         };
         let op_1 = def.index();
         let use_as_double = fa.inference.vars.get(vi).is_some_and(|i| i.use_as_double);
+        if !use_as_double && !REWRITTEN_DEFS.contains(op_array.opcodes[op_1].opcode) {
+            // No arm below takes a variable defined by this op.
+            continue;
+        }
 
         if use_as_double {
             let op = op_array.opcodes[op_1];
