@@ -79,16 +79,23 @@ pub struct DfaInput<'a> {
     pub step_checks: Option<&'a mut Vec<String>>,
 }
 
-/// Runs the verifiers after `step` when [`DfaInput::step_checks`] asks for it.
+/// Runs the verifiers after `step` when [`DfaInput::step_checks`] asks for it. Inlined
+/// into the pass, which calls it after every step of every op_array, where it rarely has
+/// anything to do.
+#[inline(always)]
 fn check_step(
     op_array: &OpArray,
     fa: &FuncAnalysis,
     step: &str,
     errors: &mut Option<&mut Vec<String>>,
 ) {
-    let Some(errors) = errors.as_deref_mut() else {
-        return;
-    };
+    if let Some(errors) = errors.as_deref_mut() {
+        verify_step(op_array, fa, step, errors);
+    }
+}
+
+#[cold]
+fn verify_step(op_array: &OpArray, fa: &FuncAnalysis, step: &str, errors: &mut Vec<String>) {
     if let Err(e) = crate::verify::operands(op_array) {
         errors.push(format!("after {step}: {}: {e}", op_array.display_name()));
     }
