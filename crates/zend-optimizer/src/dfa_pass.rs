@@ -753,6 +753,22 @@ fn jump_to(op: &mut zend_ir::Op) {
     op.op2 = Operand::Unused(0);
 }
 
+/// The last ops of a block [`optimize_jmps`] looks at (the cases of its dispatch).
+static JUMP_ENDS: zend_ir::OpcodeSet = zend_ir::OpcodeSet::of(&[
+    ZEND_JMP,
+    ZEND_JMPZ,
+    ZEND_JMPNZ,
+    ZEND_NOP,
+    ZEND_JMPZ_EX,
+    ZEND_JMPNZ_EX,
+    ZEND_JMP_SET,
+    ZEND_COALESCE,
+    ZEND_JMP_NULL,
+    ZEND_SWITCH_LONG,
+    ZEND_SWITCH_STRING,
+    ZEND_MATCH,
+]);
+
 /// `zend_dfa_optimize_jmps`: empty blocks bypassed, jumps to the next block removed,
 /// branches on constants resolved, `_EX`/`JMP_SET`/`??` whose result is unused simplified.
 /// Returns the number of ops removed.
@@ -791,6 +807,11 @@ pub fn optimize_jmps(
             continue;
         }
         let at = (fa.cfg.blocks[n].start + fa.cfg.blocks[n].len - 1) as usize;
+        if !JUMP_ENDS.contains(op_array.opcodes[at].opcode) {
+            // Most blocks end in an op no case below handles.
+            n = next;
+            continue;
+        }
         // The op as it was, for the change log only.
         let before = ctx.logging().then(|| op_array.opcodes[at]);
         // Each state is one of dfa_pass.c's labels; `Done` leaves the block.
