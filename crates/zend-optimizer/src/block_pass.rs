@@ -72,19 +72,21 @@ pub(crate) struct VarSources {
 impl VarSources {
     const NONE: u32 = u32::MAX;
 
-    /// `len` slots, every one none.
+    /// At least `len` slots, every one none: the slots of the previous op_array are reused
+    /// as they are, a new generation making them none.
     fn reset(&mut self, len: usize) {
-        self.slots.clear();
-        self.slots.resize(len, (0, Self::NONE));
-        self.generation = 1;
+        if self.slots.len() < len {
+            self.slots.resize(len, (0, Self::NONE));
+        }
+        self.clear();
     }
 
     /// Every slot back to none.
     pub fn clear(&mut self) {
         self.generation += 1;
         if self.generation == u32::MAX {
-            let len = self.slots.len();
-            self.reset(len);
+            self.slots.fill((0, Self::NONE));
+            self.generation = 1;
         }
     }
 
