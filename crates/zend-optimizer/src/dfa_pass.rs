@@ -1519,7 +1519,7 @@ fn long_to_double(op_array: &mut OpArray, operand: Operand) -> Option<Operand> {
 /// The walk over SSA variables of `zend_dfa_optimize_op_array`. Returns whether ops were
 /// turned into NOPs.
 /// The opcodes of the definitions [`rewrite_vars`] rewrites (besides a long constant used
-/// as a double): its walk over every SSA variable passes over the others at once.
+/// as a double): its walk over every SSA variable passes over the others.
 static REWRITTEN_DEFS: zend_ir::OpcodeSet = zend_ir::OpcodeSet::of(&[
     ZEND_ADD,
     ZEND_SUB,
@@ -1539,20 +1539,39 @@ static REWRITTEN_DEFS: zend_ir::OpcodeSet = zend_ir::OpcodeSet::of(&[
     ZEND_POST_DEC,
 ]);
 
+/// The first variable from `from` (below `count`) that [`rewrite_vars`] may rewrite: one
+/// with a definition, used as a double or defined by an op in [`REWRITTEN_DEFS`]. Most are
+/// not, and this loop passes over them reading nothing else.
+#[inline(always)]
+fn next_rewritable(
+    op_array: &OpArray,
+    fa: &FuncAnalysis,
+    from: usize,
+    count: usize,
+) -> Option<usize> {
+    let vars = &fa.ssa.vars[..count];
+    let infos = &fa.inference.vars;
+    (from..count).find(|&vi| {
+        vars[vi].definition.is_some_and(|def| {
+            infos.get(vi).is_some_and(|i| i.use_as_double)
+                || REWRITTEN_DEFS.contains(op_array.opcodes[def.index()].opcode)
+        })
+    })
+}
+
 fn rewrite_vars(op_array: &mut OpArray, ctx: &mut OptimizerCtx, fa: &mut FuncAnalysis) -> bool {
     let mut remove_nops = false;
     let last_var = op_array.last_var() as usize;
-    for vi in last_var..fa.ssa.vars.len() {
+    let count = fa.ssa.vars.len();
+    let mut next = last_var;
+    while let Some(vi) = next_rewritable(op_array, fa, next, count) {
+        next = vi + 1;
         let v = SsaVar::new(vi as u32);
         let Some(def) = fa.ssa.vars[vi].definition else {
             continue;
         };
         let op_1 = def.index();
         let use_as_double = fa.inference.vars.get(vi).is_some_and(|i| i.use_as_double);
-        if !use_as_double && !REWRITTEN_DEFS.contains(op_array.opcodes[op_1].opcode) {
-            // No arm below takes a variable defined by this op.
-            continue;
-        }
 
         if use_as_double {
             let op = op_array.opcodes[op_1];
