@@ -478,8 +478,8 @@ pub fn redo_pass_two_ex(
             _ => used.map_or(UNKNOWN_INFO, var_type),
         }
     };
-    let mut types = Vec::with_capacity(opcodes.len());
-    for (op, s) in opcodes.iter_mut().zip(&fa.ssa.ops) {
+    // One entry per op, written in place (the zip of two slices knows its length).
+    let types = opcodes.iter_mut().zip(&fa.ssa.ops).map(|(op, s)| {
         let mut t = if op.op1.op_type() == IS_UNUSED {
             (0, 0, 0)
         } else {
@@ -509,9 +509,9 @@ pub fn redo_pass_two_ex(
             std::mem::swap(&mut op.op1, &mut op.op2);
             std::mem::swap(&mut t.0, &mut t.1);
         }
-        types.push(t);
-    }
-    types
+        t
+    });
+    types.collect()
 }
 
 /// `needs_live_range` (zend_optimizer.c): whether the TMP/VAR defined at `def` may hold a
