@@ -72,19 +72,21 @@ pub(crate) struct VarSources {
 impl VarSources {
     const NONE: u32 = u32::MAX;
 
-    /// `len` slots, every one none.
+    /// At least `len` slots, every one none: the slots of the previous op_array are reused
+    /// as they are, a new generation making them none.
     fn reset(&mut self, len: usize) {
-        self.slots.clear();
-        self.slots.resize(len, (0, Self::NONE));
-        self.generation = 1;
+        if self.slots.len() < len {
+            self.slots.resize(len, (0, Self::NONE));
+        }
+        self.clear();
     }
 
     /// Every slot back to none.
     pub fn clear(&mut self) {
         self.generation += 1;
         if self.generation == u32::MAX {
-            let len = self.slots.len();
-            self.reset(len);
+            self.slots.fill((0, Self::NONE));
+            self.generation = 1;
         }
     }
 
@@ -621,73 +623,99 @@ impl Walk<'_> {
     /// reverse of its backward walk's).
     #[inline(always)]
     fn op<const EXT: bool>(&mut self, op: &Op, i: u32) {
-        let opcode = op.opcode;
+        let usage = USAGE[usize::from(op.opcode.0)];
         if let Operand::TmpVar(v) | Operand::Var(v) = op.op1 {
             self.read::<EXT>(v.index());
         }
         let mut then_read = NO_CANDIDATE;
-        match op.op2 {
-            // FE_FETCH writes its op2.
-            Operand::Var(v) if matches!(opcode, ZEND_FE_FETCH_R | ZEND_FE_FETCH_RW) => {
-                self.write::<EXT>(v.index(), i, false);
-            }
-            Operand::TmpVar(v) | Operand::Var(v) => {
-                let v = v.index();
-                if matches!(opcode, ZEND_QM_ASSIGN | ZEND_BOOL | ZEND_BOOL_NOT)
-                    && matches!(op.result, Operand::TmpVar(_) | Operand::Var(_))
+        if let Operand::TmpVar(v) | Operand::Var(v) = op.op2 {
+            let v = v.index();
+            if usage & OP2_WRITTEN != 0 && matches!(op.op2, Operand::Var(_)) {
+                self.write::<EXT>(v, i, false);
+            } else if usage & OP2_GOES_WITH_RESULT != 0
+                && matches!(op.result, Operand::TmpVar(_) | Operand::Var(_))
+            {
+                // Dropping the result drops this read (see Candidate::then_read).
+                let var = &mut self.vars[v];
+                if EXT && var.defined != self.here {
+                    self.used_ext[v] = true;
+                }
+                let pending = var.pending;
+                if self
+                    .candidates
+                    .get(pending as usize)
+                    .is_some_and(|c| c.generation >= self.ext_start)
                 {
-                    // Dropping the result drops this read (see Candidate::then_read).
-                    let var = &mut self.vars[v];
-                    if EXT && var.defined != self.here {
-                        self.used_ext[v] = true;
-                    }
-                    let pending = var.pending;
-                    if self
-                        .candidates
-                        .get(pending as usize)
-                        .is_some_and(|c| c.generation >= self.ext_start)
-                    {
-                        then_read = pending;
-                    }
-                } else {
-                    self.read::<EXT>(v);
+                    then_read = pending;
                 }
+            } else {
+                self.read::<EXT>(v);
             }
-            _ => {}
         }
-        match op.result {
-            Operand::TmpVar(v) | Operand::Var(v) => {
-                let r = v.index();
-                if matches!(
-                    opcode,
-                    ZEND_ADD_ARRAY_ELEMENT | ZEND_ADD_ARRAY_UNPACK | ZEND_ROPE_ADD
-                ) {
-                    // These read their result too (only a TMP one, in PHP's forward walk).
-                    if matches!(op.result, Operand::Var(_)) {
-                        if EXT {
-                            self.vars[r].defined = self.here;
-                        }
-                        self.read::<false>(r);
-                    } else {
-                        self.read::<EXT>(r);
+        if let Operand::TmpVar(v) | Operand::Var(v) = op.result {
+            let r = v.index();
+            if usage & RESULT_READ != 0 {
+                // These read their result too (only a TMP one, in PHP's forward walk).
+                if matches!(op.result, Operand::Var(_)) {
+                    if EXT {
+                        self.vars[r].defined = self.here;
                     }
+                    self.read::<false>(r);
                 } else {
-                    self.write::<EXT>(r, i, drops_unused_result(opcode));
-                    if then_read != NO_CANDIDATE {
-                        if let Some(c) = self.candidates.last_mut() {
-                            c.then_read = then_read;
-                        }
+                    self.read::<EXT>(r);
+                }
+            } else {
+                self.write::<EXT>(r, i, usage & RESULT_DROPPED != 0);
+                if then_read != NO_CANDIDATE {
+                    if let Some(c) = self.candidates.last_mut() {
+                        c.then_read = then_read;
                     }
                 }
             }
-            _ => {}
         }
     }
 }
 
+/// What [`Walk::op`] does with an op's operands beyond reading op1 and op2 and writing the
+/// result, by opcode: one table lookup per op. A VAR op2 is written (FE_FETCH).
+const OP2_WRITTEN: u8 = 1;
+/// The op2 read counts only if the result stays (QM_ASSIGN, BOOL, BOOL_NOT).
+const OP2_GOES_WITH_RESULT: u8 = 2;
+/// The result is read, not written (ADD_ARRAY_ELEMENT, ADD_ARRAY_UNPACK, ROPE_ADD).
+const RESULT_READ: u8 = 4;
+/// The result is dropped if nobody reads it ([`drops_unused_result`]).
+const RESULT_DROPPED: u8 = 8;
+
+static USAGE: [u8; 256] = {
+    let mut table = [0u8; 256];
+    let mut n = 0;
+    while n < 256 {
+        let opcode = Opcode(n as u8);
+        let mut usage = 0;
+        if matches!(opcode, ZEND_FE_FETCH_R | ZEND_FE_FETCH_RW) {
+            usage |= OP2_WRITTEN;
+        }
+        if matches!(opcode, ZEND_QM_ASSIGN | ZEND_BOOL | ZEND_BOOL_NOT) {
+            usage |= OP2_GOES_WITH_RESULT;
+        }
+        if matches!(
+            opcode,
+            ZEND_ADD_ARRAY_ELEMENT | ZEND_ADD_ARRAY_UNPACK | ZEND_ROPE_ADD
+        ) {
+            usage |= RESULT_READ;
+        }
+        if drops_unused_result(opcode) {
+            usage |= RESULT_DROPPED;
+        }
+        table[n] = usage;
+        n += 1;
+    }
+    table
+};
+
 /// Whether `zend_t_usage` drops (or, for the post- increments, rewrites away) the result of
 /// an op with `opcode` when nobody reads it.
-fn drops_unused_result(opcode: Opcode) -> bool {
+const fn drops_unused_result(opcode: Opcode) -> bool {
     matches!(
         opcode,
         ZEND_ASSIGN_OP

@@ -79,16 +79,23 @@ pub struct DfaInput<'a> {
     pub step_checks: Option<&'a mut Vec<String>>,
 }
 
-/// Runs the verifiers after `step` when [`DfaInput::step_checks`] asks for it.
+/// Runs the verifiers after `step` when [`DfaInput::step_checks`] asks for it. Inlined
+/// into the pass, which calls it after every step of every op_array, where it rarely has
+/// anything to do.
+#[inline(always)]
 fn check_step(
     op_array: &OpArray,
     fa: &FuncAnalysis,
     step: &str,
     errors: &mut Option<&mut Vec<String>>,
 ) {
-    let Some(errors) = errors.as_deref_mut() else {
-        return;
-    };
+    if let Some(errors) = errors.as_deref_mut() {
+        verify_step(op_array, fa, step, errors);
+    }
+}
+
+#[cold]
+fn verify_step(op_array: &OpArray, fa: &FuncAnalysis, step: &str, errors: &mut Vec<String>) {
     if let Err(e) = crate::verify::operands(op_array) {
         errors.push(format!("after {step}: {}: {e}", op_array.display_name()));
     }
@@ -471,8 +478,8 @@ pub fn redo_pass_two_ex(
             _ => used.map_or(UNKNOWN_INFO, var_type),
         }
     };
-    let mut types = Vec::with_capacity(opcodes.len());
-    for (op, s) in opcodes.iter_mut().zip(&fa.ssa.ops) {
+    // One entry per op, written in place (the zip of two slices knows its length).
+    let types = opcodes.iter_mut().zip(&fa.ssa.ops).map(|(op, s)| {
         let mut t = if op.op1.op_type() == IS_UNUSED {
             (0, 0, 0)
         } else {
@@ -502,9 +509,9 @@ pub fn redo_pass_two_ex(
             std::mem::swap(&mut op.op1, &mut op.op2);
             std::mem::swap(&mut t.0, &mut t.1);
         }
-        types.push(t);
-    }
-    types
+        t
+    });
+    types.collect()
 }
 
 /// `needs_live_range` (zend_optimizer.c): whether the TMP/VAR defined at `def` may hold a
@@ -746,6 +753,22 @@ fn jump_to(op: &mut zend_ir::Op) {
     op.op2 = Operand::Unused(0);
 }
 
+/// The last ops of a block [`optimize_jmps`] looks at (the cases of its dispatch).
+static JUMP_ENDS: zend_ir::OpcodeSet = zend_ir::OpcodeSet::of(&[
+    ZEND_JMP,
+    ZEND_JMPZ,
+    ZEND_JMPNZ,
+    ZEND_NOP,
+    ZEND_JMPZ_EX,
+    ZEND_JMPNZ_EX,
+    ZEND_JMP_SET,
+    ZEND_COALESCE,
+    ZEND_JMP_NULL,
+    ZEND_SWITCH_LONG,
+    ZEND_SWITCH_STRING,
+    ZEND_MATCH,
+]);
+
 /// `zend_dfa_optimize_jmps`: empty blocks bypassed, jumps to the next block removed,
 /// branches on constants resolved, `_EX`/`JMP_SET`/`??` whose result is unused simplified.
 /// Returns the number of ops removed.
@@ -784,6 +807,11 @@ pub fn optimize_jmps(
             continue;
         }
         let at = (fa.cfg.blocks[n].start + fa.cfg.blocks[n].len - 1) as usize;
+        if !JUMP_ENDS.contains(op_array.opcodes[at].opcode) {
+            // Most blocks end in an op no case below handles.
+            n = next;
+            continue;
+        }
         // The op as it was, for the change log only.
         let before = ctx.logging().then(|| op_array.opcodes[at]);
         // Each state is one of dfa_pass.c's labels; `Done` leaves the block.
@@ -1490,10 +1518,54 @@ fn long_to_double(op_array: &mut OpArray, operand: Operand) -> Option<Operand> {
 
 /// The walk over SSA variables of `zend_dfa_optimize_op_array`. Returns whether ops were
 /// turned into NOPs.
+/// The opcodes of the definitions [`rewrite_vars`] rewrites (besides a long constant used
+/// as a double): its walk over every SSA variable passes over the others.
+static REWRITTEN_DEFS: zend_ir::OpcodeSet = zend_ir::OpcodeSet::of(&[
+    ZEND_ADD,
+    ZEND_SUB,
+    ZEND_MUL,
+    ZEND_IS_EQUAL,
+    ZEND_IS_NOT_EQUAL,
+    ZEND_IS_SMALLER,
+    ZEND_IS_SMALLER_OR_EQUAL,
+    ZEND_CONCAT,
+    ZEND_VERIFY_RETURN_TYPE,
+    ZEND_QM_ASSIGN,
+    ZEND_ASSIGN,
+    ZEND_ASSIGN_OP,
+    ZEND_PRE_INC,
+    ZEND_PRE_DEC,
+    ZEND_POST_INC,
+    ZEND_POST_DEC,
+]);
+
+/// The first variable from `from` (below `count`) that [`rewrite_vars`] may rewrite: one
+/// with a definition, used as a double or defined by an op in [`REWRITTEN_DEFS`]. Most are
+/// not, and this loop passes over them reading nothing else.
+#[inline(always)]
+fn next_rewritable(
+    op_array: &OpArray,
+    fa: &FuncAnalysis,
+    from: usize,
+    count: usize,
+) -> Option<usize> {
+    let vars = &fa.ssa.vars[..count];
+    let infos = &fa.inference.vars;
+    (from..count).find(|&vi| {
+        vars[vi].definition.is_some_and(|def| {
+            infos.get(vi).is_some_and(|i| i.use_as_double)
+                || REWRITTEN_DEFS.contains(op_array.opcodes[def.index()].opcode)
+        })
+    })
+}
+
 fn rewrite_vars(op_array: &mut OpArray, ctx: &mut OptimizerCtx, fa: &mut FuncAnalysis) -> bool {
     let mut remove_nops = false;
     let last_var = op_array.last_var() as usize;
-    for vi in last_var..fa.ssa.vars.len() {
+    let count = fa.ssa.vars.len();
+    let mut next = last_var;
+    while let Some(vi) = next_rewritable(op_array, fa, next, count) {
+        next = vi + 1;
         let v = SsaVar::new(vi as u32);
         let Some(def) = fa.ssa.vars[vi].definition else {
             continue;

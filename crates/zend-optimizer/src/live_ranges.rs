@@ -79,6 +79,9 @@ pub fn calc(op_array: &OpArray, needs_live_range: Option<NeedsLiveRange>) -> Vec
     out
 }
 
+/// [`calc_into`]'s last use of a temporary its backward walk has not seen used (yet).
+const NO_USE: u32 = u32::MAX;
+
 /// [`calc`], appending to `out` (empty).
 fn calc_into(
     op_array: &OpArray,
@@ -88,12 +91,13 @@ fn calc_into(
     let ops = &op_array.opcodes;
     // Most op_arrays have few temporaries: their last uses fit on the stack.
     let t = op_array.T as usize;
-    let mut on_stack = [None; 64];
+    // A plain sentinel rather than an Option: the array is filled on every call.
+    let mut on_stack = [NO_USE; 64];
     let mut on_heap = Vec::new();
-    let last_use: &mut [Option<u32>] = if t <= on_stack.len() {
+    let last_use: &mut [u32] = if t <= on_stack.len() {
         &mut on_stack[..t]
     } else {
-        on_heap.resize(t, None);
+        on_heap.resize(t, NO_USE);
         &mut on_heap
     };
     let temps = Temporaries::of(op_array);
@@ -105,34 +109,32 @@ fn calc_into(
                 // A def without a use: a genuinely unused result, or one of several defs
                 // of the same value (JMPZ_EX and QM_ASSIGN), where the last one opens the
                 // range.
-                if let Some(used) = last_use[var].take() {
-                    if opnum + 1 != used {
-                        emit(op_array, var, opnum, used, needs_live_range, out);
-                    }
+                let used = std::mem::replace(&mut last_use[var], NO_USE);
+                if used != NO_USE && opnum + 1 != used {
+                    emit(op_array, var, opnum, used, needs_live_range, out);
                 }
             }
         }
         if let Some(var) = temps.of_operand(op.op1) {
-            if last_use[var].is_none() && !keeps_op1_alive(op) {
+            if last_use[var] == NO_USE && !keeps_op1_alive(op) {
                 // OP_DATA belongs to the op before it.
                 let at = if op.opcode == ZEND_OP_DATA {
                     opnum.saturating_sub(1)
                 } else {
                     opnum
                 };
-                last_use[var] = Some(at);
+                last_use[var] = at;
             }
         }
         if let Some(var) = temps.of_operand(op.op2) {
             if matches!(op.opcode, ZEND_FE_FETCH_R | ZEND_FE_FETCH_RW) {
                 // FE_FETCH's op2 is where it stores the value: a definition.
-                if let Some(used) = last_use[var].take() {
-                    if opnum + 1 != used {
-                        emit(op_array, var, opnum, used, needs_live_range, out);
-                    }
+                let used = std::mem::replace(&mut last_use[var], NO_USE);
+                if used != NO_USE && opnum + 1 != used {
+                    emit(op_array, var, opnum, used, needs_live_range, out);
                 }
-            } else if last_use[var].is_none() {
-                last_use[var] = Some(opnum);
+            } else if last_use[var] == NO_USE {
+                last_use[var] = opnum;
             }
         }
     }

@@ -735,8 +735,9 @@ impl Ssa {
                 new_of[i] = target as u32;
                 if op_array.opcodes[i].opcode != ZEND_NOP {
                     if i != target {
-                        // The op at `target` is a NOP or was moved already.
-                        op_array.opcodes.swap(target, i);
+                        // The op at `target` is a NOP or was moved already, and the op left
+                        // at `i` is never read again (the tail goes below).
+                        op_array.opcodes[target] = op_array.opcodes[i];
                         self.ops[target] = self.ops[i];
                         cfg.map[target] = BlockId::new(bn as u32);
                     }

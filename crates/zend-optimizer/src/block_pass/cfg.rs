@@ -166,6 +166,31 @@ impl BlockCfg {
                 continue;
             }
             let last_opcode = self.blocks[b].last().map(|i| op_array.opcodes[i].opcode);
+            if let Successors::Inline(succ) = self.blocks[b].successors {
+                // One or two successors (all but SWITCH/MATCH blocks): the flags of both
+                // edges at once.
+                let (first, second) = match (last_opcode, count) {
+                    (None, _) => (BlockFlags::FOLLOW, BlockFlags::FOLLOW),
+                    (Some(ZEND_MATCH), _) => (BlockFlags::TARGET, BlockFlags::TARGET),
+                    (Some(ZEND_SWITCH_LONG | ZEND_SWITCH_STRING), 1) => {
+                        (BlockFlags::FOLLOW | BlockFlags::TARGET, BlockFlags::empty())
+                    }
+                    (Some(ZEND_SWITCH_LONG | ZEND_SWITCH_STRING), _) => {
+                        (BlockFlags::TARGET, BlockFlags::FOLLOW | BlockFlags::TARGET)
+                    }
+                    (Some(ZEND_JMP), 1) => (BlockFlags::TARGET, BlockFlags::empty()),
+                    (Some(_), 1) => (BlockFlags::FOLLOW, BlockFlags::empty()),
+                    (Some(_), _) => (BlockFlags::TARGET, BlockFlags::FOLLOW),
+                };
+                for (succ, add) in succ.into_iter().zip([first, second]).take(count) {
+                    let block = &mut self.blocks[succ.index()];
+                    if !block.reachable() {
+                        stack.push(succ.index());
+                    }
+                    block.flags |= add | BlockFlags::REACHABLE;
+                }
+                continue;
+            }
             for i in 0..count {
                 let succ = self.succ(b, i);
                 let add = match last_opcode {

@@ -87,7 +87,8 @@ fn slot(o: Operand) -> Option<usize> {
 }
 
 /// The opcodes [`optimize_block`] rewrites by themselves (the arms of its `switch`): an op
-/// with another opcode and no TMP operand is left as it is.
+/// with another opcode and no TMP operand is left as it is. RETURN and EXIT are not here:
+/// their arm rewrites a TMP op1 only (every op_array has a RETURN of a CV or constant).
 static REWRITTEN: zend_ir::OpcodeSet = zend_ir::OpcodeSet::of(&[
     ZEND_ECHO,
     ZEND_MATCH_ERROR,
@@ -128,8 +129,6 @@ static REWRITTEN: zend_ir::OpcodeSet = zend_ir::OpcodeSet::of(&[
     ZEND_BW_NOT,
     ZEND_CAST,
     ZEND_STRLEN,
-    ZEND_RETURN,
-    ZEND_EXIT,
     ZEND_QM_ASSIGN,
 ]);
 
@@ -238,7 +237,8 @@ pub(crate) fn optimize_block(pass: &mut Pass, b: usize) {
 
         let mut opcode = op_array.opcodes[i].opcode;
         let mut next = Next::Done;
-        // Every opcode with an arm here is in REWRITTEN.
+        // Every opcode with an arm here is in REWRITTEN, but RETURN and EXIT, whose arm
+        // needs a TMP op1.
         match opcode {
             ZEND_ECHO => {
                 let o = op_array.opcodes[i].op1;
