@@ -344,6 +344,7 @@ fn script_analysis<'s>(
                     &mut AnalysisPool::default(),
                     false,
                 )
+                .map(|fa| *fa)
             })
             .collect()
     };
@@ -387,12 +388,15 @@ pub fn analyze_op_array_dumped(
 ) -> Result<FuncAnalysis, Refused> {
     let pool = &mut AnalysisPool::default();
     analyze_op_array_pooled(info, ctx, index, returns, dumps, &Bump::new(), pool, false)
+        .map(|fa| *fa)
 }
 
 /// [`analyze_op_array_dumped`] for a driver analysing many op_arrays: the working arrays
 /// in `scratch` (reset between op_arrays), the results' vectors taken from `pool` where it
 /// has some; `operands_checked` when the driver has checked the op_array's operands
-/// ([`zend_cfg::check_operands`]), which the CFG build then does not.
+/// ([`zend_cfg::check_operands`]), which the CFG build then does not. Boxed: the driver
+/// keeps every analysis of a script until its last pass, and moving the analysis (some
+/// hundred bytes) from result to result cost a copy each time.
 #[allow(clippy::too_many_arguments)]
 pub fn analyze_op_array_pooled(
     info: &ScriptInfo,
@@ -403,7 +407,7 @@ pub fn analyze_op_array_pooled(
     scratch: &Bump,
     pool: &mut AnalysisPool,
     operands_checked: bool,
-) -> Result<FuncAnalysis, Refused> {
+) -> Result<Box<FuncAnalysis>, Refused> {
     let op_array = info.op_arrays[index];
     analyze(
         info,
@@ -441,6 +445,7 @@ pub fn analyze_detached(
         &mut AnalysisPool::default(),
         false,
     )
+    .map(|fa| *fa)
 }
 
 /// Time spent in each stage of the analysis, summed over the op_arrays analysed
@@ -511,7 +516,7 @@ fn analyze(
     scratch: &Bump,
     pool: &mut AnalysisPool,
     operands_checked: bool,
-) -> Result<FuncAnalysis, Refused> {
+) -> Result<Box<FuncAnalysis>, Refused> {
     let mut clock = times.is_some().then(Instant::now);
     let buffers = pool.cfg.pop().unwrap_or_default();
     let cfg = dfa_cfg_in(op_array, scratch, buffers, operands_checked)?;
@@ -598,10 +603,10 @@ fn analyze(
             zend_inference::dump::dump_ssa_variables(d.out, op_array, &ssa, &inference);
         }
     }
-    Ok(FuncAnalysis {
+    Ok(Box::new(FuncAnalysis {
         cfg,
         dfg,
         ssa,
         inference,
-    })
+    }))
 }

@@ -274,7 +274,7 @@ pub fn optimize_script_in(script: &mut Script, options: &Options, work: &mut Wor
                 if level & PASS_12 != 0 && analysed.is_some() {
                     d.adjust_fcall_stack_size(op_array, ctx);
                 }
-                match analysed.as_deref() {
+                match analysed.as_ref() {
                     Some((fa, _)) => {
                         // zend_redo_pass_two_ex: handlers picked by the inferred types, live
                         // ranges only for values that may be refcounted.
@@ -383,9 +383,9 @@ struct Driver<'o> {
 
 type PassFn = fn(&mut OpArray, &mut OptimizerCtx);
 
-/// An op_array the call-graph DFA pass analysed: its analyses and its function info, boxed
-/// so that handing them from step to step moves a pointer.
-type Analysed = Box<(FuncAnalysis, FuncInfo)>;
+/// An op_array the call-graph DFA pass analysed: its analyses, boxed as the analysis
+/// returns them (handing them from step to step moves a pointer), and its function info.
+type Analysed = (Box<FuncAnalysis>, FuncInfo);
 
 impl Driver<'_> {
     /// Takes the op_array at `path` out of the script, runs `f` on it with a context that
@@ -634,7 +634,7 @@ impl Driver<'_> {
                         // Printed whether or not it is known, as PHP prints it.
                         fi.return_range = ri.range;
                     }
-                    results[k] = Some(Box::new((fa, fi)));
+                    results[k] = Some((fa, fi));
                     analysed.push((k, i));
                 }
                 self.state().work.analysis_arena = scratch;
@@ -651,7 +651,7 @@ impl Driver<'_> {
         }
         self.time("pass6", start);
         for (k, path) in paths.iter().enumerate() {
-            let Some((fa, fi)) = results[k].as_deref_mut() else {
+            let Some((fa, fi)) = results[k].as_mut() else {
                 continue;
             };
             self.with_op_array(script, path, |d, op_array, ctx| {
