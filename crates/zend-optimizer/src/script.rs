@@ -590,11 +590,27 @@ impl Driver<'_> {
         {
             let script: &Script = script;
             let mut info = zend_call_graph::ScriptInfo::new(script);
-            let by_address: hashbrown::HashMap<*const OpArray, usize> = paths
-                .iter()
-                .enumerate()
-                .filter_map(|(k, p)| p.get(script).map(|o| (o as *const OpArray, k)))
-                .collect();
+            // Both list the op_arrays in zend_foreach_op_array order, so op_array `i` of
+            // `info` is path `i`; the paths are indexed by address only if that ever fails
+            // (hashing every op_array of every script cost more than the check).
+            let mut by_address: Option<hashbrown::HashMap<*const OpArray, usize>> = None;
+            let mut path_of = |i: usize, op_array: &OpArray| -> Option<usize> {
+                if paths
+                    .get(i)
+                    .and_then(|p| p.get(script))
+                    .is_some_and(|o| std::ptr::eq(o, op_array))
+                {
+                    return Some(i);
+                }
+                let by_address = by_address.get_or_insert_with(|| {
+                    paths
+                        .iter()
+                        .enumerate()
+                        .filter_map(|(k, p)| p.get(script).map(|o| (o as *const OpArray, k)))
+                        .collect()
+                });
+                by_address.get(&(op_array as *const OpArray)).copied()
+            };
             // Which op_array of `info` each analysed path is: its call sites become the
             // function info's once every op_array is analysed.
             let mut analysed = Vec::new();
@@ -606,7 +622,7 @@ impl Driver<'_> {
                 let mut pool = std::mem::take(&mut self.state().work.analysis_pool);
                 let operands_checked = self.state().operands_checked;
                 for (i, &op_array) in info.op_arrays.iter().enumerate() {
-                    let Some(&k) = by_address.get(&(op_array as *const OpArray)) else {
+                    let Some(k) = path_of(i, op_array) else {
                         continue;
                     };
                     scratch.reset();
