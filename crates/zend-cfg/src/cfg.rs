@@ -1322,6 +1322,10 @@ const fn is_branch(opcode: Opcode) -> bool {
 
 /// The jump targets of op `i` (op numbers, into `targets`, which is cleared first) and
 /// whether it also falls through, for the opcodes that branch; `None` for the others.
+/// Inlined into the CFG build's two loops (each op that ends a block comes here, some
+/// 70k times over the corpus): out of line, each call paid for passing the result
+/// through memory. The jump tables, rarer and longer, stay out of line.
+#[inline(always)]
 fn jump_targets(
     op_array: &OpArray,
     i: u32,
@@ -1368,27 +1372,7 @@ fn jump_targets(
             true
         }
         ZEND_SWITCH_LONG | ZEND_SWITCH_STRING | ZEND_MATCH => {
-            let table = match op.op2 {
-                Operand::Const(lit) => match op_array.literals.get(lit.index()) {
-                    Some(Literal::Array(table)) => table,
-                    _ => return Err(error(op_array, i, Problem::BadJumpTable)),
-                },
-                _ => return Err(error(op_array, i, Problem::BadJumpTable)),
-            };
-            for (_, target) in table {
-                match target {
-                    Literal::Long(t) if *t >= 0 && *t < i64::from(last) => targets.push(*t as u32),
-                    Literal::Long(t) => {
-                        return Err(error(
-                            op_array,
-                            i,
-                            Problem::JumpOutOfRange { target: *t as u32 },
-                        ))
-                    }
-                    _ => return Err(error(op_array, i, Problem::BadJumpTable)),
-                }
-            }
-            targets.push(check(op.extended_value)?);
+            table_targets(op_array, i, targets)?;
             op.opcode != ZEND_MATCH
         }
         _ => {
@@ -1398,6 +1382,43 @@ fn jump_targets(
     };
     debug_assert!(is_branch(op.opcode), "is_branch and jump_targets disagree");
     Ok(Some(falls_through))
+}
+
+/// The targets of the jump table of SWITCH_LONG, SWITCH_STRING or MATCH op `i`, then its
+/// default target, into `targets`.
+#[inline(never)]
+fn table_targets(op_array: &OpArray, i: u32, targets: &mut BVec<u32>) -> Result<(), CfgError> {
+    let op = &op_array.opcodes[i as usize];
+    let last = op_array.opcodes.len() as u32;
+    let check = |target: u32| -> Result<u32, CfgError> {
+        if target < last {
+            Ok(target)
+        } else {
+            Err(error(op_array, i, Problem::JumpOutOfRange { target }))
+        }
+    };
+    let table = match op.op2 {
+        Operand::Const(lit) => match op_array.literals.get(lit.index()) {
+            Some(Literal::Array(table)) => table,
+            _ => return Err(error(op_array, i, Problem::BadJumpTable)),
+        },
+        _ => return Err(error(op_array, i, Problem::BadJumpTable)),
+    };
+    for (_, target) in table {
+        match target {
+            Literal::Long(t) if *t >= 0 && *t < i64::from(last) => targets.push(*t as u32),
+            Literal::Long(t) => {
+                return Err(error(
+                    op_array,
+                    i,
+                    Problem::JumpOutOfRange { target: *t as u32 },
+                ))
+            }
+            _ => return Err(error(op_array, i, Problem::BadJumpTable)),
+        }
+    }
+    targets.push(check(op.extended_value)?);
+    Ok(())
 }
 
 #[cfg(test)]
