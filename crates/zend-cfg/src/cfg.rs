@@ -537,18 +537,18 @@ struct Scan {
 /// The op scan of [`Cfg::build_successors_reusing`]: marks the ops that start a block in
 /// `starts` (op 0 already is) and collects the function flags; with `CHECK_OPERANDS`,
 /// checks each op's operands before its jump. Two copies, so that a build whose caller
-/// checked the operands ([`BuildFlags::OPERANDS_CHECKED`]) pays no test per op.
+/// checked the operands ([`BuildFlags::OPERANDS_CHECKED`]) pays no test per op. Each
+/// jump's targets go through `targets`.
 fn scan_ops<const CHECK_OPERANDS: bool>(
     op_array: &OpArray,
     flags: BuildFlags,
     starts: &mut [u64],
-    scratch: &Bump,
+    targets: &mut BVec<u32>,
 ) -> Result<Scan, CfgError> {
     let last = op_array.opcodes.len() as u32;
     let vars = op_array.last_var() + op_array.T;
     let mut entry_starts = 1u32;
     let mut func_flags = FuncFlags::empty();
-    let mut targets = BVec::new_in(scratch);
     let limits = operand_limits(vars, op_array.literals.len());
     // Read through an opaque reference: with the table's values known, LLVM turns the
     // lookup back into a jump per operand kind (an indirect jump per operand).
@@ -640,8 +640,8 @@ fn scan_ops<const CHECK_OPERANDS: bool>(
                 }
             }
             ScanKind::Branch => {
-                if let Some(falls_through) = jump_targets(op_array, i, &mut targets)? {
-                    for &target in &targets {
+                if let Some(falls_through) = jump_targets(op_array, i, targets)? {
+                    for &target in targets.iter() {
                         start(target);
                     }
                     if falls_through {
@@ -753,14 +753,16 @@ impl Cfg {
         // times op 0 is a start matters (an entry that is also a jump target gets a block
         // of its own), so that one is counted.
         let starts = scratch.alloc_slice_fill_copy(bitset::words_for(last as usize + 1), 0u64);
+        // The targets of one jump at a time, for the op scan and then the successors; room
+        // for the usual jump's, as a vector grown from empty pays a reallocation.
+        let mut targets = BVec::with_capacity_in(2, scratch);
         bitset::insert(starts, 0);
         let scan = if build_flags.contains(BuildFlags::OPERANDS_CHECKED) {
-            scan_ops::<false>(op_array, flags, starts, scratch)?
+            scan_ops::<false>(op_array, flags, starts, &mut targets)?
         } else {
-            scan_ops::<true>(op_array, flags, starts, scratch)?
+            scan_ops::<true>(op_array, flags, starts, &mut targets)?
         };
         let (entry_starts, func_flags) = (scan.entry_starts, scan.func_flags);
-        let mut targets = BVec::new_in(scratch);
 
         // After the last op's operands, as if checked with them.
         missing_op_data(op_array)?;

@@ -237,7 +237,8 @@ impl DomIntervals {
         }
         let mut interval = vec![(u32::MAX, u32::MAX); n];
         let mut time = 0u32;
-        let mut stack = BVec::new_in(scratch);
+        // A path of the tree at most: sized so, not grown from empty.
+        let mut stack = BVec::with_capacity_in(n, scratch);
         for root in 0..n {
             let block = &cfg.blocks[root];
             if !block.is_reachable() || block.idom.is_some() {

@@ -596,8 +596,9 @@ fn analyze(
     if let (Some(index), Some(ri)) = (index, &inference.return_info) {
         returns[index] = Some(ri.clone());
     }
-    let types =
-        bumpalo::collections::Vec::from_iter_in(inference.vars.iter().map(|v| v.type_), scratch);
+    // Sized first: bumpalo's collect grows the vector from empty.
+    let mut types = bumpalo::collections::Vec::with_capacity_in(inference.vars.len(), scratch);
+    types.extend(inference.vars.iter().map(|v| v.type_));
     zend_escape::set_escape_states(op_array, &cfg, &mut ssa, &types, info);
     lap(times, &mut clock, |t| &mut t.escape);
     if let Some(d) = dumps.as_mut() {
