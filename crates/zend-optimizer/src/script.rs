@@ -748,6 +748,10 @@ impl Driver<'_> {
         msg: &str,
         flags: u32,
     ) {
+        // Tested first: without the dump (the usual case) no header is made and dropped.
+        if ctx.debug_level & bit == 0 {
+            return;
+        }
         // With the call graph every op_array has a zend_func_info from the start, still
         // zeroed while the passes before the DFA pass run: their dumps print it.
         let early = (1..=5).any(|n| bit == debug_level::after_pass(n));
