@@ -351,6 +351,10 @@ impl<'a> ScriptInfo<'a> {
                 }
             }
         }
+        if edges.is_empty() {
+            // No call resolved to a function of the script: nothing is recursive.
+            return;
+        }
         let mut callees: Vec<Vec<usize>> = vec![Vec::new(); n];
         // Per callee, the callers whose calls cannot reach an override, in edge order.
         let mut callers: Vec<Vec<usize>> = vec![Vec::new(); n];

@@ -537,18 +537,18 @@ struct Scan {
 /// The op scan of [`Cfg::build_successors_reusing`]: marks the ops that start a block in
 /// `starts` (op 0 already is) and collects the function flags; with `CHECK_OPERANDS`,
 /// checks each op's operands before its jump. Two copies, so that a build whose caller
-/// checked the operands ([`BuildFlags::OPERANDS_CHECKED`]) pays no test per op.
+/// checked the operands ([`BuildFlags::OPERANDS_CHECKED`]) pays no test per op. Each
+/// jump's targets go through `targets`.
 fn scan_ops<const CHECK_OPERANDS: bool>(
     op_array: &OpArray,
     flags: BuildFlags,
     starts: &mut [u64],
-    scratch: &Bump,
+    targets: &mut BVec<u32>,
 ) -> Result<Scan, CfgError> {
     let last = op_array.opcodes.len() as u32;
     let vars = op_array.last_var() + op_array.T;
     let mut entry_starts = 1u32;
     let mut func_flags = FuncFlags::empty();
-    let mut targets = BVec::new_in(scratch);
     let limits = operand_limits(vars, op_array.literals.len());
     // Read through an opaque reference: with the table's values known, LLVM turns the
     // lookup back into a jump per operand kind (an indirect jump per operand).
@@ -640,8 +640,8 @@ fn scan_ops<const CHECK_OPERANDS: bool>(
                 }
             }
             ScanKind::Branch => {
-                if let Some(falls_through) = jump_targets(op_array, i, &mut targets)? {
-                    for &target in &targets {
+                if let Some(falls_through) = jump_targets(op_array, i, targets)? {
+                    for &target in targets.iter() {
                         start(target);
                     }
                     if falls_through {
@@ -753,14 +753,16 @@ impl Cfg {
         // times op 0 is a start matters (an entry that is also a jump target gets a block
         // of its own), so that one is counted.
         let starts = scratch.alloc_slice_fill_copy(bitset::words_for(last as usize + 1), 0u64);
+        // The targets of one jump at a time, for the op scan and then the successors; room
+        // for the usual jump's, as a vector grown from empty pays a reallocation.
+        let mut targets = BVec::with_capacity_in(2, scratch);
         bitset::insert(starts, 0);
         let scan = if build_flags.contains(BuildFlags::OPERANDS_CHECKED) {
-            scan_ops::<false>(op_array, flags, starts, scratch)?
+            scan_ops::<false>(op_array, flags, starts, &mut targets)?
         } else {
-            scan_ops::<true>(op_array, flags, starts, scratch)?
+            scan_ops::<true>(op_array, flags, starts, &mut targets)?
         };
         let (entry_starts, func_flags) = (scan.entry_starts, scan.func_flags);
-        let mut targets = BVec::new_in(scratch);
 
         // After the last op's operands, as if checked with them.
         missing_op_data(op_array)?;
@@ -1322,6 +1324,10 @@ const fn is_branch(opcode: Opcode) -> bool {
 
 /// The jump targets of op `i` (op numbers, into `targets`, which is cleared first) and
 /// whether it also falls through, for the opcodes that branch; `None` for the others.
+/// Inlined into the CFG build's two loops (each op that ends a block comes here, some
+/// 70k times over the corpus): out of line, each call paid for passing the result
+/// through memory. The jump tables, rarer and longer, stay out of line.
+#[inline(always)]
 fn jump_targets(
     op_array: &OpArray,
     i: u32,
@@ -1368,27 +1374,7 @@ fn jump_targets(
             true
         }
         ZEND_SWITCH_LONG | ZEND_SWITCH_STRING | ZEND_MATCH => {
-            let table = match op.op2 {
-                Operand::Const(lit) => match op_array.literals.get(lit.index()) {
-                    Some(Literal::Array(table)) => table,
-                    _ => return Err(error(op_array, i, Problem::BadJumpTable)),
-                },
-                _ => return Err(error(op_array, i, Problem::BadJumpTable)),
-            };
-            for (_, target) in table {
-                match target {
-                    Literal::Long(t) if *t >= 0 && *t < i64::from(last) => targets.push(*t as u32),
-                    Literal::Long(t) => {
-                        return Err(error(
-                            op_array,
-                            i,
-                            Problem::JumpOutOfRange { target: *t as u32 },
-                        ))
-                    }
-                    _ => return Err(error(op_array, i, Problem::BadJumpTable)),
-                }
-            }
-            targets.push(check(op.extended_value)?);
+            table_targets(op_array, i, targets)?;
             op.opcode != ZEND_MATCH
         }
         _ => {
@@ -1398,6 +1384,43 @@ fn jump_targets(
     };
     debug_assert!(is_branch(op.opcode), "is_branch and jump_targets disagree");
     Ok(Some(falls_through))
+}
+
+/// The targets of the jump table of SWITCH_LONG, SWITCH_STRING or MATCH op `i`, then its
+/// default target, into `targets`.
+#[inline(never)]
+fn table_targets(op_array: &OpArray, i: u32, targets: &mut BVec<u32>) -> Result<(), CfgError> {
+    let op = &op_array.opcodes[i as usize];
+    let last = op_array.opcodes.len() as u32;
+    let check = |target: u32| -> Result<u32, CfgError> {
+        if target < last {
+            Ok(target)
+        } else {
+            Err(error(op_array, i, Problem::JumpOutOfRange { target }))
+        }
+    };
+    let table = match op.op2 {
+        Operand::Const(lit) => match op_array.literals.get(lit.index()) {
+            Some(Literal::Array(table)) => table,
+            _ => return Err(error(op_array, i, Problem::BadJumpTable)),
+        },
+        _ => return Err(error(op_array, i, Problem::BadJumpTable)),
+    };
+    for (_, target) in table {
+        match target {
+            Literal::Long(t) if *t >= 0 && *t < i64::from(last) => targets.push(*t as u32),
+            Literal::Long(t) => {
+                return Err(error(
+                    op_array,
+                    i,
+                    Problem::JumpOutOfRange { target: *t as u32 },
+                ))
+            }
+            _ => return Err(error(op_array, i, Problem::BadJumpTable)),
+        }
+    }
+    targets.push(check(op.extended_value)?);
+    Ok(())
 }
 
 #[cfg(test)]

@@ -7,6 +7,55 @@ use crate::BlockId;
 use bumpalo::collections::Vec as BVec;
 use bumpalo::Bump;
 
+/// `eval` of Lengauer and Tarjan (on preorder numbers), with iterative path compression.
+/// Inlined for its common answers, a root or a child of one (nothing to compress); the
+/// compression is out of line.
+#[inline(always)]
+fn eval(
+    v: u32,
+    ancestor: &mut [u32],
+    label: &mut [u32],
+    semi: &[u32],
+    path: &mut BVec<u32>,
+) -> u32 {
+    let v = v as usize;
+    let a = ancestor[v];
+    if a == NONE {
+        return v as u32;
+    }
+    if ancestor[a as usize] == NONE {
+        return label[v];
+    }
+    compress(v, ancestor, label, semi, path)
+}
+
+/// The path compression of [`eval`], for a vertex at least two links below its root.
+#[inline(never)]
+fn compress(
+    v: usize,
+    ancestor: &mut [u32],
+    label: &mut [u32],
+    semi: &[u32],
+    path: &mut BVec<u32>,
+) -> u32 {
+    path.clear();
+    let mut x = v;
+    while ancestor[ancestor[x] as usize] != NONE {
+        path.push(x as u32);
+        x = ancestor[x] as usize;
+    }
+    // `x`'s ancestor is a root of the forest; compress from the top down.
+    while let Some(y) = path.pop() {
+        let y = y as usize;
+        let a = ancestor[y] as usize;
+        if semi[label[a] as usize] < semi[label[y] as usize] {
+            label[y] = label[a];
+        }
+        ancestor[y] = ancestor[a];
+    }
+    label[v]
+}
+
 /// Immediate dominators of the blocks reachable from the entry by successor edges, per
 /// block (`NONE` for the entry and unreached blocks), of any CFG: Lengauer and Tarjan,
 /// with path compression, iterative; near-linear even for deeply nested code. The
@@ -45,32 +94,7 @@ fn lengauer_tarjan<'b>(cfg: &Cfg, scratch: &'b Bump) -> (&'b mut [u32], &'b [u32
     let dom = scratch.alloc_slice_fill_copy(count, NONE);
     let bucket_head = scratch.alloc_slice_fill_copy(count, NONE);
     let bucket_next = scratch.alloc_slice_fill_copy(count, NONE);
-    let mut path = BVec::new_in(scratch);
-
-    // `eval` with iterative path compression.
-    let eval =
-        |v: u32, ancestor: &mut [u32], label: &mut [u32], semi: &[u32], path: &mut BVec<u32>| {
-            let v = v as usize;
-            if ancestor[v] == NONE {
-                return v as u32;
-            }
-            path.clear();
-            let mut x = v;
-            while ancestor[ancestor[x] as usize] != NONE {
-                path.push(x as u32);
-                x = ancestor[x] as usize;
-            }
-            // `x`'s ancestor is a root of the forest; compress from the top down.
-            while let Some(y) = path.pop() {
-                let y = y as usize;
-                let a = ancestor[y] as usize;
-                if semi[label[a] as usize] < semi[label[y] as usize] {
-                    label[y] = label[a];
-                }
-                ancestor[y] = ancestor[a];
-            }
-            label[v]
-        };
+    let mut path = BVec::with_capacity_in(count, scratch);
 
     for w in (1..count).rev() {
         let block = vertex[w];
@@ -237,7 +261,8 @@ impl DomIntervals {
         }
         let mut interval = vec![(u32::MAX, u32::MAX); n];
         let mut time = 0u32;
-        let mut stack = BVec::new_in(scratch);
+        // A path of the tree at most: sized so, not grown from empty.
+        let mut stack = BVec::with_capacity_in(n, scratch);
         for root in 0..n {
             let block = &cfg.blocks[root];
             if !block.is_reachable() || block.idom.is_some() {

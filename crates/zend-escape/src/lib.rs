@@ -33,6 +33,8 @@ fn root(parent: &mut [usize], mut i: usize) -> usize {
     i
 }
 
+// Inlined: called per use-def pair of the escape analysis, and its two finds are short.
+#[inline(always)]
 fn unite(parent: &mut [usize], size: &mut [usize], i: usize, j: usize) {
     let r1 = root(parent, i);
     let r2 = root(parent, j);
@@ -118,6 +120,9 @@ impl Ctx<'_> {
         }
     }
 
+    // Inlined: asked for every array or object temporary (some 50k times over the
+    // corpus), and it is mostly a test or two.
+    #[inline(always)]
     fn is_allocation_def(&self, def: usize, var: usize) -> bool {
         let so = &self.ssa.ops[def];
         let op = &self.op_array.opcodes[def];

@@ -179,6 +179,8 @@ pub struct Workspace {
     /// Working arrays of the pass running now (the block pass's CFG build, the worklists
     /// of SCCP and DCE), emptied as each starts.
     pub(crate) pass_arena: bumpalo::Bump,
+    /// SCCP's lattice values, empty between op_arrays.
+    pub(crate) sccp_values: Vec<crate::sccp::Value>,
     /// The call-graph DFA pass's working arrays while it analyses an op_array, emptied
     /// for each.
     pub(crate) analysis_arena: bumpalo::Bump,

@@ -274,7 +274,7 @@ pub fn optimize_script_in(script: &mut Script, options: &Options, work: &mut Wor
                 if level & PASS_12 != 0 && analysed.is_some() {
                     d.adjust_fcall_stack_size(op_array, ctx);
                 }
-                match analysed.as_deref() {
+                match analysed.as_ref() {
                     Some((fa, _)) => {
                         // zend_redo_pass_two_ex: handlers picked by the inferred types, live
                         // ranges only for values that may be refcounted.
@@ -383,9 +383,9 @@ struct Driver<'o> {
 
 type PassFn = fn(&mut OpArray, &mut OptimizerCtx);
 
-/// An op_array the call-graph DFA pass analysed: its analyses and its function info, boxed
-/// so that handing them from step to step moves a pointer.
-type Analysed = Box<(FuncAnalysis, FuncInfo)>;
+/// An op_array the call-graph DFA pass analysed: its analyses, boxed as the analysis
+/// returns them (handing them from step to step moves a pointer), and its function info.
+type Analysed = (Box<FuncAnalysis>, FuncInfo);
 
 impl Driver<'_> {
     /// Takes the op_array at `path` out of the script, runs `f` on it with a context that
@@ -533,7 +533,10 @@ impl Driver<'_> {
     }
 
     /// Runs pass `bit` (`PASS_N`) if it is implemented: timed, logged under its name, and
-    /// checked after.
+    /// checked after. Inlined: each call site knows its pass, so the name and the test fold
+    /// away and the pass is called directly; out of line, the ~60k pass runs of the corpus
+    /// each paid a call that saves and restores every register.
+    #[inline(always)]
     fn run(&mut self, op_array: &mut OpArray, ctx: &mut OptimizerCtx, bit: u32, f: PassFn) {
         if IMPLEMENTED_PASSES & bit == 0 {
             return;
@@ -587,11 +590,27 @@ impl Driver<'_> {
         {
             let script: &Script = script;
             let mut info = zend_call_graph::ScriptInfo::new(script);
-            let by_address: hashbrown::HashMap<*const OpArray, usize> = paths
-                .iter()
-                .enumerate()
-                .filter_map(|(k, p)| p.get(script).map(|o| (o as *const OpArray, k)))
-                .collect();
+            // Both list the op_arrays in zend_foreach_op_array order, so op_array `i` of
+            // `info` is path `i`; the paths are indexed by address only if that ever fails
+            // (hashing every op_array of every script cost more than the check).
+            let mut by_address: Option<hashbrown::HashMap<*const OpArray, usize>> = None;
+            let mut path_of = |i: usize, op_array: &OpArray| -> Option<usize> {
+                if paths
+                    .get(i)
+                    .and_then(|p| p.get(script))
+                    .is_some_and(|o| std::ptr::eq(o, op_array))
+                {
+                    return Some(i);
+                }
+                let by_address = by_address.get_or_insert_with(|| {
+                    paths
+                        .iter()
+                        .enumerate()
+                        .filter_map(|(k, p)| p.get(script).map(|o| (o as *const OpArray, k)))
+                        .collect()
+                });
+                by_address.get(&(op_array as *const OpArray)).copied()
+            };
             // Which op_array of `info` each analysed path is: its call sites become the
             // function info's once every op_array is analysed.
             let mut analysed = Vec::new();
@@ -603,7 +622,7 @@ impl Driver<'_> {
                 let mut pool = std::mem::take(&mut self.state().work.analysis_pool);
                 let operands_checked = self.state().operands_checked;
                 for (i, &op_array) in info.op_arrays.iter().enumerate() {
-                    let Some(&k) = by_address.get(&(op_array as *const OpArray)) else {
+                    let Some(k) = path_of(i, op_array) else {
                         continue;
                     };
                     scratch.reset();
@@ -634,7 +653,7 @@ impl Driver<'_> {
                         // Printed whether or not it is known, as PHP prints it.
                         fi.return_range = ri.range;
                     }
-                    results[k] = Some(Box::new((fa, fi)));
+                    results[k] = Some((fa, fi));
                     analysed.push((k, i));
                 }
                 self.state().work.analysis_arena = scratch;
@@ -651,7 +670,7 @@ impl Driver<'_> {
         }
         self.time("pass6", start);
         for (k, path) in paths.iter().enumerate() {
-            let Some((fa, fi)) = results[k].as_deref_mut() else {
+            let Some((fa, fi)) = results[k].as_mut() else {
                 continue;
             };
             self.with_op_array(script, path, |d, op_array, ctx| {
@@ -729,6 +748,10 @@ impl Driver<'_> {
         msg: &str,
         flags: u32,
     ) {
+        // Tested first: without the dump (the usual case) no header is made and dropped.
+        if ctx.debug_level & bit == 0 {
+            return;
+        }
         // With the call graph every op_array has a zend_func_info from the start, still
         // zeroed while the passes before the DFA pass run: their dumps print it.
         let early = (1..=5).any(|n| bit == debug_level::after_pass(n));

@@ -689,14 +689,13 @@ impl<'a> Builder<'a> {
         let cfg = self.cfg;
         let words = self.def.row_words();
         let row = self.scratch.alloc_slice_fill_copy(words, 0u64);
-        let joins = BVec::from_iter_in(
-            (0..cfg.blocks_count() as u32).filter(|&j| {
-                let block = &cfg.blocks[j as usize];
-                block.is_reachable() && block.predecessors_count() > 1
-            }),
-            self.scratch,
-        )
-        .into_bump_slice();
+        // Sized for every block: collected from a filter, the vector grew from empty.
+        let mut joins = BVec::with_capacity_in(cfg.blocks_count(), self.scratch);
+        joins.extend((0..cfg.blocks_count() as u32).filter(|&j| {
+            let block = &cfg.blocks[j as usize];
+            block.is_reachable() && block.predecessors_count() > 1
+        }));
+        let joins = joins.into_bump_slice();
         loop {
             let mut changed = false;
             // Whether a merge point read the def set of a block not yet updated in this

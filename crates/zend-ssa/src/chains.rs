@@ -276,7 +276,9 @@ impl Ssa {
         let entry = scratch.alloc_slice_fill_copy(n, false);
         let mut index: i32 = 0;
         let mut sccs: i32 = n as i32;
-        let mut stack: BVec<u32> = BVec::new_in(scratch);
+        // Both stacks hold each variable once at most: sized so up front, as growing
+        // them from empty copied them several times per op_array.
+        let mut stack: BVec<u32> = BVec::with_capacity_in(n, scratch);
         /// A variable being visited: the cursor into its successors, then into its chain
         /// of symbolic range constraints (`zend_scc_next` follows SYM_RANGE too, bounded as
         /// a cycle guard), and the successor being visited from it.
@@ -289,7 +291,7 @@ impl Ssa {
             steps: u32,
             last: Option<u32>,
         }
-        let mut vstack: BVec<Frame> = BVec::new_in(scratch);
+        let mut vstack: BVec<Frame> = BVec::with_capacity_in(n, scratch);
         // Whether `var` has no usage at all: its visit is its own component, at once. Most
         // variables (a temporary read once by an op defining nothing) are such leaves.
         let leaf = |var: usize| start[var] == start[var + 1] && vars[var].sym_use_chain.is_none();

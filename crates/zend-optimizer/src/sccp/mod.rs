@@ -112,8 +112,9 @@ fn owns_nothing(v: &Value) -> bool {
 /// Drops SCCP's lattice values, running the drop glue only of those that own something,
 /// where dropping the vector would call it for every value. Only the first `unchecked`
 /// values are looked at: the replacement leaves none past them owning anything
-/// ([`Replacer::replace_constant_operands`]).
-fn discard_all(mut values: Vec<Value>, unchecked: usize) {
+/// ([`Replacer::replace_constant_operands`]). Returns the emptied vector, whose memory
+/// serves the next op_array's values.
+fn discard_all(mut values: Vec<Value>, unchecked: usize) -> Vec<Value> {
     let len = values.len();
     for v in &mut values[..unchecked.min(len)] {
         if !owns_nothing(v) {
@@ -121,9 +122,10 @@ fn discard_all(mut values: Vec<Value>, unchecked: usize) {
         }
     }
     debug_assert!(values.iter().all(owns_nothing));
-    // Nothing left owns anything: forgetting each value frees the vector alone (the
-    // loop does nothing and compiles to nothing).
-    values.into_iter().for_each(std::mem::forget);
+    // SAFETY: shortening is always sound (at worst it leaks), and nothing left owns
+    // anything: the values are forgotten without a drop-glue call per value.
+    unsafe { values.set_len(0) };
+    values
 }
 
 impl Value {
@@ -2563,10 +2565,13 @@ pub fn analyze(
         var_info,
         call_map,
         &bumpalo::Bump::new(),
+        Vec::new(),
     )
 }
 
-/// [`analyze`], with the solver's worklists in `scratch`.
+/// [`analyze`], with the solver's worklists in `scratch` and the values in the memory of
+/// `values` (an empty vector).
+#[allow(clippy::too_many_arguments)]
 pub fn analyze_in(
     ctx: &OptimizerCtx,
     op_array: &OpArray,
@@ -2575,13 +2580,14 @@ pub fn analyze_in(
     var_info: &[VarInfo],
     call_map: Option<&CallMap>,
     scratch: &bumpalo::Bump,
+    mut values: Vec<Value>,
 ) -> Analysis {
     let class_ok = |name: &[u8]| class_allows_propagation(ctx, op_array, name);
     let last_var = op_array.last_var() as usize;
     // Passes that know their length (no capacity test per value). CVs on entry are
     // undefined: BOT keeps the "undefined variable" warning.
     let (cvs, others) = ssa.vars.split_at(last_var.min(ssa.vars.len()));
-    let mut values: Vec<Value> = Vec::with_capacity(ssa.vars.len());
+    values.reserve(ssa.vars.len());
     values.extend(cvs.iter().map(|_| Value::Bot));
     values.extend(others.iter().map(|v| {
         if v.alias != zend_ssa::Alias::NoAlias {
@@ -2630,6 +2636,7 @@ pub fn sccp_optimize_op_array(
         return 0;
     }
     ctx.state.work.pass_arena.reset();
+    let values = std::mem::take(&mut ctx.state.work.sccp_values);
     let Analysis {
         values,
         unreachable,
@@ -2641,6 +2648,7 @@ pub fn sccp_optimize_op_array(
         var_info,
         call_map.as_deref(),
         &ctx.state.work.pass_arena,
+        values,
     );
     if ctx.debug_level & ZEND_DUMP_SCCP != 0 {
         dump_values(&mut ctx.state.dumps, op_array, ssa, &values);
@@ -2667,7 +2675,7 @@ pub fn sccp_optimize_op_array(
             ctx.note(op_array, op, kind, || why);
         }
     }
-    discard_all(rep.values, op_array.last_var() as usize);
+    ctx.state.work.sccp_values = discard_all(rep.values, op_array.last_var() as usize);
     removed
 }
 
