@@ -1336,13 +1336,7 @@ fn jump_targets(
     targets.clear();
     let op = &op_array.opcodes[i as usize];
     let last = op_array.opcodes.len() as u32;
-    let check = |target: u32| -> Result<u32, CfgError> {
-        if target < last {
-            Ok(target)
-        } else {
-            Err(error(op_array, i, Problem::JumpOutOfRange { target }))
-        }
-    };
+    let check = |target: u32| jump_in_range(op_array, i, last, target);
     let addr = |operand: Operand| -> Result<u32, CfgError> {
         match operand {
             Operand::JmpAddr(target) => check(target.as_u32()),
@@ -1386,19 +1380,23 @@ fn jump_targets(
     Ok(Some(falls_through))
 }
 
+/// `target`, when it is an op of `op_array` (of `last` ops): else the error of jump op `i`.
+#[inline(always)]
+fn jump_in_range(op_array: &OpArray, i: u32, last: u32, target: u32) -> Result<u32, CfgError> {
+    if target < last {
+        Ok(target)
+    } else {
+        Err(error(op_array, i, Problem::JumpOutOfRange { target }))
+    }
+}
+
 /// The targets of the jump table of SWITCH_LONG, SWITCH_STRING or MATCH op `i`, then its
 /// default target, into `targets`.
 #[inline(never)]
 fn table_targets(op_array: &OpArray, i: u32, targets: &mut BVec<u32>) -> Result<(), CfgError> {
     let op = &op_array.opcodes[i as usize];
     let last = op_array.opcodes.len() as u32;
-    let check = |target: u32| -> Result<u32, CfgError> {
-        if target < last {
-            Ok(target)
-        } else {
-            Err(error(op_array, i, Problem::JumpOutOfRange { target }))
-        }
-    };
+    let check = |target: u32| jump_in_range(op_array, i, last, target);
     let table = match op.op2 {
         Operand::Const(lit) => match op_array.literals.get(lit.index()) {
             Some(Literal::Array(table)) => table,
