@@ -12,7 +12,7 @@
 use zend_cfg::cfg::{is_loop_var_free, loop_var_def};
 use zend_cfg::{BlockFlags, BlockId, BuildFlags, Cfg, CfgBuffers, CfgError, FuncFlags};
 use zend_ir::opcode::*;
-use zend_ir::{OpArray, OpNum, TryCatchElement};
+use zend_ir::{OpArray, OpNum, Opcode, TryCatchElement};
 
 /// A `zend_basic_block` as the block pass uses it.
 #[derive(Clone, Debug)]
@@ -166,23 +166,10 @@ impl BlockCfg {
                 continue;
             }
             let last_opcode = self.blocks[b].last().map(|i| op_array.opcodes[i].opcode);
+            let (first, last) = edge_flags(last_opcode, count);
             if let Successors::Inline(succ) = self.blocks[b].successors {
-                // One or two successors (all but SWITCH/MATCH blocks): the flags of both
-                // edges at once.
-                let (first, second) = match (last_opcode, count) {
-                    (None, _) => (BlockFlags::FOLLOW, BlockFlags::FOLLOW),
-                    (Some(ZEND_MATCH), _) => (BlockFlags::TARGET, BlockFlags::TARGET),
-                    (Some(ZEND_SWITCH_LONG | ZEND_SWITCH_STRING), 1) => {
-                        (BlockFlags::FOLLOW | BlockFlags::TARGET, BlockFlags::empty())
-                    }
-                    (Some(ZEND_SWITCH_LONG | ZEND_SWITCH_STRING), _) => {
-                        (BlockFlags::TARGET, BlockFlags::FOLLOW | BlockFlags::TARGET)
-                    }
-                    (Some(ZEND_JMP), 1) => (BlockFlags::TARGET, BlockFlags::empty()),
-                    (Some(_), 1) => (BlockFlags::FOLLOW, BlockFlags::empty()),
-                    (Some(_), _) => (BlockFlags::TARGET, BlockFlags::FOLLOW),
-                };
-                for (succ, add) in succ.into_iter().zip([first, second]).take(count) {
+                // One or two successors (all but SWITCH/MATCH blocks), read in place.
+                for (succ, add) in succ.into_iter().zip([first, last]).take(count) {
                     let block = &mut self.blocks[succ.index()];
                     if !block.reachable() {
                         stack.push(succ.index());
@@ -193,26 +180,7 @@ impl BlockCfg {
             }
             for i in 0..count {
                 let succ = self.succ(b, i);
-                let add = match last_opcode {
-                    None => BlockFlags::FOLLOW,
-                    Some(ZEND_MATCH) => BlockFlags::TARGET,
-                    Some(ZEND_SWITCH_LONG | ZEND_SWITCH_STRING) => {
-                        if i == count - 1 {
-                            BlockFlags::FOLLOW | BlockFlags::TARGET
-                        } else {
-                            BlockFlags::TARGET
-                        }
-                    }
-                    Some(ZEND_JMP) if count == 1 => BlockFlags::TARGET,
-                    Some(_) if count == 1 => BlockFlags::FOLLOW,
-                    Some(_) => {
-                        if i == 0 {
-                            BlockFlags::TARGET
-                        } else {
-                            BlockFlags::FOLLOW
-                        }
-                    }
-                };
+                let add = if i > 0 && i + 1 == count { last } else { first };
                 if !self.blocks[succ].reachable() {
                     stack.push(succ);
                 }
@@ -317,5 +285,27 @@ impl BlockCfg {
                 }
             }
         }
+    }
+}
+
+/// The FOLLOW/TARGET flags `zend_mark_reachable` gives the edges out of a block ending in
+/// `last_opcode` (`None`: an empty block) with `count` successors: those of the first edge,
+/// and those of the last when there are several (every edge between has the first's).
+#[inline(always)]
+fn edge_flags(last_opcode: Option<Opcode>, count: usize) -> (BlockFlags, BlockFlags) {
+    match (last_opcode, count) {
+        (None, _) => (BlockFlags::FOLLOW, BlockFlags::FOLLOW),
+        (Some(ZEND_MATCH), _) => (BlockFlags::TARGET, BlockFlags::TARGET),
+        // The default target, last, is also where the switch falls through.
+        (Some(ZEND_SWITCH_LONG | ZEND_SWITCH_STRING), 1) => {
+            (BlockFlags::FOLLOW | BlockFlags::TARGET, BlockFlags::empty())
+        }
+        (Some(ZEND_SWITCH_LONG | ZEND_SWITCH_STRING), _) => {
+            (BlockFlags::TARGET, BlockFlags::FOLLOW | BlockFlags::TARGET)
+        }
+        (Some(ZEND_JMP), 1) => (BlockFlags::TARGET, BlockFlags::empty()),
+        (Some(_), 1) => (BlockFlags::FOLLOW, BlockFlags::empty()),
+        // A conditional jump: its target, then the op after it.
+        (Some(_), _) => (BlockFlags::TARGET, BlockFlags::FOLLOW),
     }
 }
