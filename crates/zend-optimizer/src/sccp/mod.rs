@@ -1397,66 +1397,59 @@ const fn bot_operand_kept(opcode: Opcode) -> bool {
 /// [`evaluates_operands`] by opcode: one load per visited op instead of a chain of tests.
 static EVALUATES_OPERANDS: zend_ir::OpcodeSet = zend_ir::opcode_set_where!(evaluated_opcode);
 
-/// The opcodes of [`evaluates_operands`], as a pattern.
+/// The opcodes of [`evaluates_operands`]: those whose definitions keep a BOT operand's
+/// ([`bot_operand_kept`]), the SENDs, and the rest of the arms.
 const fn evaluated_opcode(opcode: Opcode) -> bool {
-    matches!(
-        opcode,
-        ZEND_ASSIGN
-            | ZEND_ASSIGN_DIM
-            | ZEND_ASSIGN_OBJ
-            | ZEND_SEND_VAL
-            | ZEND_SEND_VAR
-            | ZEND_INIT_ARRAY
-            | ZEND_ADD_ARRAY_ELEMENT
-            | ZEND_ADD_ARRAY_UNPACK
-            | ZEND_NEW
-            | ZEND_ASSIGN_STATIC_PROP_REF
-            | ZEND_ASSIGN_OBJ_REF
-            | binary_ops!()
-            | ZEND_ASSIGN_OP
-            | ZEND_ASSIGN_DIM_OP
-            | ZEND_ASSIGN_OBJ_OP
-            | ZEND_ASSIGN_STATIC_PROP_OP
-            | ZEND_PRE_INC_OBJ
-            | ZEND_PRE_DEC_OBJ
-            | ZEND_POST_INC_OBJ
-            | ZEND_POST_DEC_OBJ
-            | ZEND_PRE_INC
-            | ZEND_PRE_DEC
-            | ZEND_POST_INC
-            | ZEND_POST_DEC
-            | ZEND_BW_NOT
-            | ZEND_BOOL_NOT
-            | ZEND_CAST
-            | ZEND_BOOL
-            | ZEND_JMPZ_EX
-            | ZEND_JMPNZ_EX
-            | ZEND_STRLEN
-            | ZEND_YIELD_FROM
-            | ZEND_COUNT
-            | ZEND_IN_ARRAY
-            | ZEND_ARRAY_KEY_EXISTS
-            | ZEND_FETCH_DIM_R
-            | ZEND_FETCH_DIM_IS
-            | ZEND_FETCH_LIST_R
-            | ZEND_ISSET_ISEMPTY_DIM_OBJ
-            | ZEND_FETCH_OBJ_R
-            | ZEND_FETCH_OBJ_IS
-            | ZEND_ISSET_ISEMPTY_PROP_OBJ
-            | ZEND_QM_ASSIGN
-            | ZEND_JMP_SET
-            | ZEND_COALESCE
-            | ZEND_COPY_TMP
-            | ZEND_JMP_NULL
-            | ZEND_FETCH_CLASS
-            | ZEND_ISSET_ISEMPTY_CV
-            | ZEND_TYPE_CHECK
-            | ZEND_INSTANCEOF
-            | ZEND_ROPE_INIT
-            | ZEND_ROPE_ADD
-            | ZEND_ROPE_END
-            | ZEND_DO_ICALL
-    )
+    bot_operand_kept(opcode)
+        || matches!(
+            opcode,
+            ZEND_SEND_VAL
+                | ZEND_SEND_VAR
+                | binary_ops!()
+                | ZEND_ASSIGN_OP
+                | ZEND_ASSIGN_DIM_OP
+                | ZEND_ASSIGN_OBJ_OP
+                | ZEND_ASSIGN_STATIC_PROP_OP
+                | ZEND_PRE_INC_OBJ
+                | ZEND_PRE_DEC_OBJ
+                | ZEND_POST_INC_OBJ
+                | ZEND_POST_DEC_OBJ
+                | ZEND_PRE_INC
+                | ZEND_PRE_DEC
+                | ZEND_POST_INC
+                | ZEND_POST_DEC
+                | ZEND_BW_NOT
+                | ZEND_BOOL_NOT
+                | ZEND_CAST
+                | ZEND_BOOL
+                | ZEND_JMPZ_EX
+                | ZEND_JMPNZ_EX
+                | ZEND_STRLEN
+                | ZEND_YIELD_FROM
+                | ZEND_COUNT
+                | ZEND_IN_ARRAY
+                | ZEND_ARRAY_KEY_EXISTS
+                | ZEND_FETCH_DIM_R
+                | ZEND_FETCH_DIM_IS
+                | ZEND_FETCH_LIST_R
+                | ZEND_ISSET_ISEMPTY_DIM_OBJ
+                | ZEND_FETCH_OBJ_R
+                | ZEND_FETCH_OBJ_IS
+                | ZEND_ISSET_ISEMPTY_PROP_OBJ
+                | ZEND_QM_ASSIGN
+                | ZEND_JMP_SET
+                | ZEND_COALESCE
+                | ZEND_COPY_TMP
+                | ZEND_JMP_NULL
+                | ZEND_FETCH_CLASS
+                | ZEND_ISSET_ISEMPTY_CV
+                | ZEND_TYPE_CHECK
+                | ZEND_INSTANCEOF
+                | ZEND_ROPE_INIT
+                | ZEND_ROPE_ADD
+                | ZEND_ROPE_END
+                | ZEND_DO_ICALL
+        )
 }
 
 fn join_hash_tables(a: &Value, b: &Value, zeros_joined: bool) -> Ht {
