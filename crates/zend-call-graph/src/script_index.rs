@@ -51,7 +51,7 @@ impl ScriptIndex {
         }
         if classes.iter().any(|(_, ce)| ce.methods.len() > SCAN_LIMIT) {
             let key = |(c, m): (u32, u32)| classes[c as usize].1.methods[m as usize].0.as_bytes();
-            let count = classes.iter().map(|(_, ce)| ce.methods.len()).sum();
+            let count = script.method_count();
             let mut table = HashTable::with_capacity(count);
             for (c, (_, ce)) in classes.iter().enumerate() {
                 for m in 0..ce.methods.len() {

@@ -128,11 +128,7 @@ pub struct ScriptInfo<'a> {
 impl<'a> ScriptInfo<'a> {
     pub fn new(script: &'a Script) -> Self {
         // Sized up front: the tables are built once per script and never grow after.
-        let method_count: usize = script
-            .class_table
-            .iter()
-            .map(|(_, ce)| ce.methods.len())
-            .sum();
+        let method_count = script.method_count();
         let mut op_arrays = Vec::with_capacity(1 + script.function_table.len() + method_count);
         let mut functions =
             Map::with_capacity_and_hasher(script.function_table.len(), Default::default());

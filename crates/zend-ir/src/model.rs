@@ -886,6 +886,16 @@ pub const ZEND_ACC_VARIADIC: u32 = 1 << 14;
 pub const ZEND_ACC_STRICT_TYPES: u32 = 1 << 31;
 
 impl Script {
+    /// The methods of every class-table entry (inherited and abstract ones included):
+    /// with the main op_array and the functions, room for every op_array of a script
+    /// without closures.
+    pub fn method_count(&self) -> usize {
+        self.class_table
+            .iter()
+            .map(|(_, ce)| ce.methods.len())
+            .sum()
+    }
+
     /// Every op_array in the order `zend_foreach_op_array` visits them: the main op_array,
     /// functions, then each class's own non-abstract methods, each followed by its dynamic
     /// function definitions (depth first).

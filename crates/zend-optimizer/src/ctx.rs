@@ -84,12 +84,8 @@ impl OpArrayPath {
             }
         }
         // Room for every op_array without closures, the usual script.
-        let methods: usize = script
-            .class_table
-            .iter()
-            .map(|(_, ce)| ce.methods.len())
-            .sum();
-        let mut out = Vec::with_capacity(1 + script.function_table.len() + methods);
+        let room = 1 + script.function_table.len() + script.method_count();
+        let mut out = Vec::with_capacity(room);
         with_dynamic(Root::Main, &script.main_op_array, &mut out);
         for (i, (_, func)) in script.function_table.iter().enumerate() {
             with_dynamic(Root::Function(i as u32), func, &mut out);
