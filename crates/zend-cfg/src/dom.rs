@@ -136,8 +136,8 @@ fn lengauer_tarjan<'b>(cfg: &Cfg, scratch: &'b Bump) -> (&'b mut [u32], &'b [u32
     (idom, vertex.into_bump_slice())
 }
 
-/// [`lengauer_tarjan`]'s immediate dominators of a CFG whose edges all go to later blocks (most functions:
-/// no loops). Block order is then a topological order, in which every dominator comes
+/// [`lengauer_tarjan`]'s immediate dominators of a CFG whose edges all go to later blocks
+/// (most functions: no loops). Block order is then a topological order, in which every dominator comes
 /// before the blocks it dominates: one pass in that order, meeting the predecessors'
 /// dominator chains as Cooper, Harvey and Kennedy's `intersect` does, is exact.
 fn forward_immediate_dominators<'b>(cfg: &Cfg, scratch: &'b Bump) -> &'b mut [u32] {

@@ -1516,8 +1516,6 @@ fn long_to_double(op_array: &mut OpArray, operand: Operand) -> Option<Operand> {
     Some(Operand::Const(lit))
 }
 
-/// The walk over SSA variables of `zend_dfa_optimize_op_array`. Returns whether ops were
-/// turned into NOPs.
 /// The opcodes of the definitions [`rewrite_vars`] rewrites (besides a long constant used
 /// as a double): its walk over every SSA variable passes over the others.
 static REWRITTEN_DEFS: zend_ir::OpcodeSet = zend_ir::OpcodeSet::of(&[
@@ -1559,6 +1557,8 @@ fn next_rewritable(
     })
 }
 
+/// The walk over SSA variables of `zend_dfa_optimize_op_array`. Returns whether ops were
+/// turned into NOPs.
 fn rewrite_vars(op_array: &mut OpArray, ctx: &mut OptimizerCtx, fa: &mut FuncAnalysis) -> bool {
     let mut remove_nops = false;
     let last_var = op_array.last_var() as usize;
