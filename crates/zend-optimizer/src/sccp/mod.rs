@@ -1339,20 +1339,13 @@ macro_rules! binary_ops {
     };
 }
 
-/// The opcodes [`Sccp::visit`] evaluates: those of its two matches' arms. Every other op
-/// gets BOT for each of its definitions, whatever its operands. Keep this list and the
-/// arms in step: an arm whose opcode is missing here is never reached.
-fn evaluates_operands(opcode: Opcode) -> bool {
-    EVALUATES_OPERANDS.contains(opcode)
-}
-
 /// How [`Sccp::visit_instr`] handles an op, by its opcode.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Visit {
     /// Not evaluated: every definition BOT.
     DefsBot,
-    /// Every definition BOT when an operand is ([`Sccp::visit`]'s test before it copies
-    /// the operands' values), else evaluated.
+    /// Every definition BOT when an operand is (tested before [`Sccp::visit`], which
+    /// copies the operands' values), else evaluated.
     UnlessBotOperand,
     /// Evaluated ([`Sccp::visit`]).
     Evaluate,
@@ -1394,11 +1387,11 @@ const fn bot_operand_kept(opcode: Opcode) -> bool {
     )
 }
 
-/// [`evaluates_operands`] by opcode: one load per visited op instead of a chain of tests.
-static EVALUATES_OPERANDS: zend_ir::OpcodeSet = zend_ir::opcode_set_where!(evaluated_opcode);
-
-/// The opcodes of [`evaluates_operands`]: those whose definitions keep a BOT operand's
-/// ([`bot_operand_kept`]), the SENDs, and the rest of the arms.
+/// The opcodes [`Sccp::visit`] evaluates: those of its two matches' arms. Every other op
+/// gets BOT for each of its definitions, whatever its operands ([`VISITS`]). Keep this list
+/// and the arms in step: an arm whose opcode is missing here is never reached. They are
+/// those whose definitions keep a BOT operand's ([`bot_operand_kept`]), the SENDs, and the
+/// rest of the arms.
 const fn evaluated_opcode(opcode: Opcode) -> bool {
     bot_operand_kept(opcode)
         || matches!(
@@ -1561,12 +1554,10 @@ impl Sccp<'_> {
         let mut cur = op;
         let mut opline = &op_array.opcodes[cur.index()];
         let mut sop = ssa.ops[cur.index()];
-        if !evaluates_operands(opline.opcode) {
-            // What both matches below do for such an op, without copying its operands'
-            // values (string and array constants) first.
-            self.set_defs_bot(scdf, &sop);
-            return;
-        }
+        debug_assert!(
+            VISITS[opline.opcode.0 as usize] != Visit::DefsBot,
+            "only evaluated ops reach visit"
+        );
         if matches!(opline.opcode, ZEND_SEND_VAL | ZEND_SEND_VAR) {
             // A changed argument of an ICALL: the call's value is reconsidered (with this
             // SEND's operands: a BOT one makes the call's result BOT).
@@ -1582,23 +1573,18 @@ impl Sccp<'_> {
             if op1_top || op_array.opcodes[c.index()].opcode != ZEND_DO_ICALL {
                 return;
             }
+            if self.operand_is_bot(opline.op1, sop.op1_use)
+                || self.operand_is_bot(opline.op2, sop.op2_use)
+            {
+                // What the test after the first match below does, before copying the
+                // operands' values (strings and arrays). The other ops that a BOT operand
+                // makes BOT were tested by the caller ([`Visit::UnlessBotOperand`]).
+                self.set_defs_bot(scdf, &ssa.ops[c.index()]);
+                return;
+            }
             cur = c;
             opline = &op_array.opcodes[cur.index()];
             sop = ssa.ops[cur.index()];
-        }
-        if !bot_operand_kept(opline.opcode)
-            && (self.operand_is_bot(
-                op_array.opcodes[op.index()].op1,
-                ssa.ops[op.index()].op1_use,
-            ) || self.operand_is_bot(
-                op_array.opcodes[op.index()].op2,
-                ssa.ops[op.index()].op2_use,
-            ))
-        {
-            // What the test after the first match below does, before copying the
-            // operands' values (strings and arrays): the most common outcome.
-            self.set_defs_bot(scdf, &sop);
-            return;
         }
         // The ops whose outcome needs no copy of an operand's value (strings and arrays
         // are deep copies): a copied operand, an operand that is missing, or none read.
