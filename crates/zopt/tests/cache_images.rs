@@ -356,14 +356,19 @@ fn a_library_loads_identically_from_run_time_images() {
     let lib = Path::new("/usr/share/php/PhpParser");
     let dir = tempfile::tempdir().unwrap();
     let driver = zopt::bench::write_driver(dir.path()).unwrap();
-    let digest = |settings: &[String]| {
+    // What the extension said, with why a script got no run-time image
+    // (`ZOPT_DEBUG_RUN_TIME_FORM`): shown when a counter is not what is expected.
+    let mut said = String::new();
+    let mut digest = |settings: &[String]| {
         let mut cmd = Command::new(std::env::var_os("ZOPT_PHP").unwrap_or("php".into()));
         cmd.args(["-n", "-d", "memory_limit=1G"]);
         for s in settings {
             cmd.args(["-d", s]);
         }
+        cmd.env("ZOPT_DEBUG_RUN_TIME_FORM", "1");
         let out = cmd.arg(&driver).arg("digest").arg(lib).output().unwrap();
         assert!(out.status.success(), "{out:?}");
+        said.push_str(&String::from_utf8_lossy(&out.stderr));
         String::from_utf8(out.stdout).unwrap()
     };
     let reference = digest(&[]);
@@ -382,8 +387,16 @@ fn a_library_loads_identically_from_run_time_images() {
     let served = counters(&stats, &keys)[1];
     assert!(served > 200);
     assert_eq!(digest(&settings), reference);
-    assert_eq!(counters(&stats, &keys), [0, served, served, 0]);
+    assert_eq!(
+        counters(&stats, &keys),
+        [0, served, served, 0],
+        "the extension said:\n{said}"
+    );
     file_cache::pack(&cache_dir, true).unwrap();
     assert_eq!(digest(&settings), reference);
-    assert_eq!(counters(&stats, &keys), [0, served, served, 0]);
+    assert_eq!(
+        counters(&stats, &keys),
+        [0, served, served, 0],
+        "the extension said:\n{said}"
+    );
 }
