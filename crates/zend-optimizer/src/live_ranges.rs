@@ -109,10 +109,7 @@ fn calc_into(
                 // A def without a use: a genuinely unused result, or one of several defs
                 // of the same value (JMPZ_EX and QM_ASSIGN), where the last one opens the
                 // range.
-                let used = std::mem::replace(&mut last_use[var], NO_USE);
-                if used != NO_USE && opnum + 1 != used {
-                    emit(op_array, var, opnum, used, needs_live_range, out);
-                }
+                close(op_array, last_use, var, opnum, needs_live_range, out);
             }
         }
         if let Some(var) = temps.of_operand(op.op1) {
@@ -129,10 +126,7 @@ fn calc_into(
         if let Some(var) = temps.of_operand(op.op2) {
             if matches!(op.opcode, ZEND_FE_FETCH_R | ZEND_FE_FETCH_RW) {
                 // FE_FETCH's op2 is where it stores the value: a definition.
-                let used = std::mem::replace(&mut last_use[var], NO_USE);
-                if used != NO_USE && opnum + 1 != used {
-                    emit(op_array, var, opnum, used, needs_live_range, out);
-                }
+                close(op_array, last_use, var, opnum, needs_live_range, out);
             } else if last_use[var] == NO_USE {
                 last_use[var] = opnum;
             }
@@ -142,6 +136,24 @@ fn calc_into(
     out.reverse();
     if let Some(first_unsorted) = out.windows(2).position(|w| w[0].start > w[1].start) {
         zend_sort_by_start(&mut out[first_unsorted..]);
+    }
+}
+
+/// A definition of TMP/VAR `var` at `opnum`, met walking backwards: the range from it to
+/// the last use found since, if any and not the very next op, is emitted; earlier ops
+/// begin another one.
+#[inline(always)]
+fn close(
+    op_array: &OpArray,
+    last_use: &mut [u32],
+    var: usize,
+    opnum: u32,
+    needs_live_range: Option<NeedsLiveRange>,
+    out: &mut Vec<LiveRange>,
+) {
+    let used = std::mem::replace(&mut last_use[var], NO_USE);
+    if used != NO_USE && opnum + 1 != used {
+        emit(op_array, var, opnum, used, needs_live_range, out);
     }
 }
 
