@@ -180,11 +180,11 @@ impl<'a> ScriptInfo<'a> {
             methods,
             index: ScriptIndex::new(script),
         };
-        let mut sites = Vec::new();
+        let mut buffers = crate::CallSiteBuffers::default();
         info.calls = std::sync::Arc::new(
             info.op_arrays
                 .iter()
-                .map(|op_array| crate::call_sites_with(&info, op_array, &mut sites))
+                .map(|op_array| crate::call_sites_with(&info, op_array, &mut buffers))
                 .collect(),
         );
         info.analyze_recursion();
