@@ -366,27 +366,21 @@ impl<'a> ScriptInfo<'a> {
     /// when it calls itself, indirectly when something it calls (transitively) calls it;
     /// calls that may reach an overriding method do not make the callee recursive.
     fn analyze_recursion(&mut self) {
-        let n = self.op_arrays.len();
-        // (caller, callee, is_prototype)
-        let mut edges: Vec<(usize, usize, bool)> = Vec::new();
+        // A call that may reach an override makes nothing recursive (it still links the
+        // functions into one component below).
+        let mut cross_calls = false;
         for (caller, sites) in self.calls.iter().enumerate() {
             for site in sites {
-                if let Some(callee) = site.callee {
-                    edges.push((caller, callee.index(), site.is_prototype));
+                match site.callee {
+                    Some(callee) if !site.is_prototype => {
+                        if callee.index() == caller {
+                            self.recursion[caller] |= FUNC_RECURSIVE | FUNC_RECURSIVE_DIRECTLY;
+                        } else {
+                            cross_calls = true;
+                        }
+                    }
+                    _ => {}
                 }
-            }
-        }
-        if edges.is_empty() {
-            // No call resolved to a function of the script: nothing is recursive.
-            return;
-        }
-        let mut callees: Vec<Vec<usize>> = vec![Vec::new(); n];
-        // Per callee, the callers whose calls cannot reach an override, in edge order.
-        let mut callers: Vec<Vec<usize>> = vec![Vec::new(); n];
-        for &(caller, callee, proto) in &edges {
-            callees[caller].push(callee);
-            if !proto {
-                callers[callee].push(caller);
             }
         }
         // `i` is indirectly recursive when a caller other than itself is reachable from it,
@@ -394,21 +388,26 @@ impl<'a> ScriptInfo<'a> {
         // search instead of a walk of the whole graph from every function (quadratic on a
         // long chain of calls, as PHP's zend_is_indirectly_recursive is). Most scripts have
         // no call between two different functions, and need no search.
-        let cross_calls = callers
-            .iter()
-            .enumerate()
-            .any(|(i, incoming)| incoming.iter().any(|&c| c != i));
-        let component = cross_calls.then(|| zend_cfg::scc::component_of_each(&callees));
-        for (i, incoming) in callers.iter().enumerate() {
-            if incoming.contains(&i) {
-                self.recursion[i] |= FUNC_RECURSIVE | FUNC_RECURSIVE_DIRECTLY;
-            }
-            if let Some(component) = &component {
-                if incoming
-                    .iter()
-                    .any(|&c| c != i && component[c] == component[i])
-                {
-                    self.recursion[i] |= FUNC_RECURSIVE | FUNC_RECURSIVE_INDIRECTLY;
+        if !cross_calls {
+            return;
+        }
+        let mut callees: Vec<Vec<usize>> = vec![Vec::new(); self.op_arrays.len()];
+        for (caller, sites) in self.calls.iter().enumerate() {
+            callees[caller].extend(sites.iter().filter_map(|s| s.callee.map(|c| c.index())));
+        }
+        let component = zend_cfg::scc::component_of_each(&callees);
+        for (caller, sites) in self.calls.iter().enumerate() {
+            for site in sites {
+                match site.callee {
+                    Some(callee)
+                        if !site.is_prototype
+                            && callee.index() != caller
+                            && component[caller] == component[callee.index()] =>
+                    {
+                        self.recursion[callee.index()] |=
+                            FUNC_RECURSIVE | FUNC_RECURSIVE_INDIRECTLY;
+                    }
+                    _ => {}
                 }
             }
         }
