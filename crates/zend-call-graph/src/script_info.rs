@@ -83,21 +83,28 @@ pub struct ScriptInfo<'a> {
     pub calls: std::sync::Arc<Vec<Vec<crate::CallSite>>>,
     /// The op_array index of each function of `function_table`, by position.
     function_index: Vec<u32>,
-    /// Per class of `class_table`, where its methods start in `method_index`,
-    method_start: Vec<u32>,
-    /// and the op_array index of each method (`NONE`: not one of the op_arrays: inherited,
+    /// Per class of `class_table`, in one array (one allocation per script).
+    class_links: Vec<ClassLinks>,
+    /// The op_array index of each method (`NONE`: not one of the op_arrays: inherited,
     /// abstract, a trait clone, or of a class alias entry).
     method_index: Vec<u32>,
-    /// Per class, the next class of `class_table` with the same name in any case (`NONE`:
-    /// none; a script declaring one class in several places has several), and the first.
-    next_same_name: Vec<u32>,
-    first_same_name: Vec<u32>,
     /// The script's classes by key and by name, and each class's methods.
     index: ScriptIndex,
 }
 
 /// No op_array, or no class.
 const NONE: u32 = u32::MAX;
+
+/// Where a class's methods are in [`ScriptInfo::method_index`], and the classes sharing its
+/// name in any case (a script declaring one class in several places has several).
+#[derive(Clone, Copy)]
+struct ClassLinks {
+    method_start: u32,
+    /// The first class of `class_table` with this name,
+    first_same_name: u32,
+    /// and the next after this one (`NONE`: none).
+    next_same_name: u32,
+}
 
 impl<'a> ScriptInfo<'a> {
     pub fn new(script: &'a Script) -> Self {
@@ -106,18 +113,18 @@ impl<'a> ScriptInfo<'a> {
         let mut op_arrays = Vec::with_capacity(1 + script.function_table.len() + method_count);
         let mut function_index = Vec::with_capacity(script.function_table.len());
         let classes = &script.class_table;
-        let mut method_start = Vec::with_capacity(classes.len());
+        let mut class_links: Vec<ClassLinks> = Vec::with_capacity(classes.len());
         let mut method_index = Vec::with_capacity(method_count);
-        let mut next_same_name = vec![NONE; classes.len()];
-        let mut first_same_name = Vec::with_capacity(classes.len());
-        // Per first class of a name, the last one so far.
-        let mut last_same_name: Vec<u32> = Vec::with_capacity(classes.len());
         let index = ScriptIndex::new(script);
+        #[inline(always)]
         fn with_dynamic<'a>(op_array: &'a OpArray, out: &mut Vec<&'a OpArray>) {
             out.push(op_array);
-            if op_array.dynamic_func_defs.is_empty() {
-                return; // the common case: no stack to allocate
+            // The common case: no dynamic function, no call.
+            if !op_array.dynamic_func_defs.is_empty() {
+                dynamic(op_array, out);
             }
+        }
+        fn dynamic<'a>(op_array: &'a OpArray, out: &mut Vec<&'a OpArray>) {
             // Depth-first with an explicit stack: closures nest arbitrarily deep.
             let mut stack: Vec<&OpArray> = op_array
                 .dynamic_func_defs
@@ -136,18 +143,23 @@ impl<'a> ScriptInfo<'a> {
             with_dynamic(func, &mut op_arrays);
         }
         for (c, (key, ce)) in classes.iter().enumerate() {
-            method_start.push(method_index.len() as u32);
             // The first class of this name is found by name, in table order.
             let first = index
                 .scope(script, ce.name.as_bytes())
                 .and_then(|f| class_position(script, f))
                 .map_or(c as u32, |f| f as u32);
-            first_same_name.push(first);
-            last_same_name.push(c as u32);
+            class_links.push(ClassLinks {
+                method_start: method_index.len() as u32,
+                first_same_name: first,
+                next_same_name: NONE,
+            });
             if first != c as u32 {
-                let last = &mut last_same_name[first as usize];
-                next_same_name[*last as usize] = c as u32;
-                *last = c as u32;
+                // Appended to the chain (rarely longer than two).
+                let mut last = first as usize;
+                while class_links[last].next_same_name != NONE {
+                    last = class_links[last].next_same_name as usize;
+                }
+                class_links[last].next_same_name = c as u32;
             }
             if ce.refcount > 1 && !key.0.eq_ignore_ascii_case(&ce.name.0) {
                 method_index.resize(method_index.len() + ce.methods.len(), NONE);
@@ -171,10 +183,8 @@ impl<'a> ScriptInfo<'a> {
             op_arrays,
             calls: Default::default(),
             function_index,
-            method_start,
+            class_links,
             method_index,
-            next_same_name,
-            first_same_name,
             index,
         };
         let mut buffers = crate::CallSiteBuffers::default();
@@ -234,7 +244,7 @@ impl<'a> ScriptInfo<'a> {
         // (PHP finds the op_arrays by scope name). Mostly the method is `ce`'s own: its
         // position is known already.
         let first = match c {
-            Some(c) if scope == &ce.name => self.first_same_name[c],
+            Some(c) if scope == &ce.name => self.class_links[c].first_same_name,
             _ => self
                 .index
                 .scope(self.script, scope.as_bytes())
@@ -252,12 +262,12 @@ impl<'a> ScriptInfo<'a> {
                 self.index.method(self.script, d as usize, key)
             };
             if let Some(md) = md {
-                let i = self.method_index[self.method_start[d as usize] as usize + md];
+                let i = self.method_index[self.class_links[d as usize].method_start as usize + md];
                 if i != NONE {
                     break Some(i as usize);
                 }
             }
-            d = self.next_same_name[d as usize];
+            d = self.class_links[d as usize].next_same_name;
         };
         Some((fbc, index))
     }
