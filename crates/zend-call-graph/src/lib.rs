@@ -115,20 +115,29 @@ fn call_role(op: Opcode) -> CallRole {
 /// Every call of `op_array` (`zend_analyze_calls`), in the order of their `INIT_*` ops.
 /// Calls nest: a `DO_*` closes the innermost open `INIT_*`.
 pub fn call_sites(info: &ScriptInfo, op_array: &OpArray) -> Vec<CallSite> {
-    call_sites_with(info, op_array, &mut Vec::new())
+    call_sites_with(info, op_array, &mut CallSiteBuffers::default())
 }
 
-/// [`call_sites`], found in `sites` (emptied first) and moved out into a list of the exact
-/// size: a caller finding the calls of many op_arrays passes the same buffer, which grows
-/// once, instead of counting each op_array's calls in a pass of its own.
+/// The working vectors of [`call_sites_with`]: a caller finding the calls of many
+/// op_arrays passes the same ones, which grow once.
+#[derive(Default)]
+pub struct CallSiteBuffers {
+    sites: Vec<CallSite>,
+    /// The calls opened and not yet closed, innermost last (positions in `sites`).
+    open: Vec<u32>,
+}
+
+/// [`call_sites`], found in `buffers` (emptied first) and moved out into a list of the
+/// exact size, instead of counting each op_array's calls in a pass of its own.
 #[allow(clippy::drain_collect)]
 pub fn call_sites_with(
     info: &ScriptInfo,
     op_array: &OpArray,
-    sites: &mut Vec<CallSite>,
+    buffers: &mut CallSiteBuffers,
 ) -> Vec<CallSite> {
+    let CallSiteBuffers { sites, open } = buffers;
     sites.clear();
-    let mut stack: SmallVec<[usize; 8]> = SmallVec::new();
+    open.clear();
     for (n, op) in op_array.opcodes.iter().enumerate() {
         let role = call_role(op.opcode);
         // Most ops take no part in a call: one well-predicted test skips them, where the
@@ -141,7 +150,7 @@ pub fn call_sites_with(
             CallRole::Other => {}
             CallRole::Init => {
                 let resolved = info.called_func(op_array, op);
-                stack.push(sites.len());
+                open.push(sites.len() as u32);
                 sites.push(CallSite {
                     init: n,
                     call: None,
@@ -152,13 +161,13 @@ pub fn call_sites_with(
                 });
             }
             CallRole::Do => {
-                if let Some(s) = stack.pop() {
-                    sites[s].call = Some(n);
+                if let Some(s) = open.pop() {
+                    sites[s as usize].call = Some(n);
                 }
             }
             CallRole::Send => {
-                if let Some(&s) = stack.last() {
-                    sites[s].args.push(n);
+                if let Some(&s) = open.last() {
+                    sites[s as usize].args.push(n);
                 }
             }
         }

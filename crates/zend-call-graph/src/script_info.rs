@@ -7,9 +7,6 @@
 //! The op_arrays of a script in `zend_foreach_op_array` order and what the call graph knows
 //! of each.
 
-use rustc_hash::FxHasher;
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hash, Hasher};
 use zend_ir::dump::{FuncInfoHeader, SsaRange};
 use zend_ir::opcode::*;
 use zend_ir::{ClassEntry, Literal, OpArray, Operand, PhpStr, Script, TypeNames, ZendType};
@@ -74,38 +71,6 @@ pub enum CalledTarget<'a> {
     InternalMethod(&'static str, Vec<u8>),
 }
 
-/// A byte string hashed and compared without regard to ASCII case, as PHP compares class
-/// names.
-#[derive(Clone, Copy, Debug)]
-struct Caseless<'a>(&'a [u8]);
-
-impl PartialEq for Caseless<'_> {
-    fn eq(&self, other: &Self) -> bool {
-        self.0.eq_ignore_ascii_case(other.0)
-    }
-}
-
-impl Eq for Caseless<'_> {}
-
-impl Hash for Caseless<'_> {
-    fn hash<H: Hasher>(&self, state: &mut H) {
-        // The length and the first and last eight bytes with bit 5 set: names equal but
-        // for ASCII case agree on those (`b | 0x20` lowercases letters), and long
-        // namespaced names mostly differ at one end.
-        let n = self.0;
-        let word = |b: &[u8]| {
-            let mut w = [0u8; 8];
-            w[..b.len()].copy_from_slice(b);
-            u64::from_le_bytes(w) | 0x2020_2020_2020_2020
-        };
-        state.write_usize(n.len());
-        state.write_u64(word(&n[..n.len().min(8)]));
-        state.write_u64(word(&n[n.len().saturating_sub(8)..]));
-    }
-}
-
-type Map<K, V> = HashMap<K, V, BuildHasherDefault<FxHasher>>;
-
 /// The op_arrays of a script in `zend_foreach_op_array` order, with the call-graph facts
 /// the DFA dumps print.
 pub struct ScriptInfo<'a> {
@@ -116,13 +81,29 @@ pub struct ScriptInfo<'a> {
     /// The call sites of each op_array (`zend_analyze_calls`), found once for the call
     /// graph, the recursion flags and type inference; the call graph shares them.
     pub calls: std::sync::Arc<Vec<Vec<crate::CallSite>>>,
-    /// Lookups PHP makes in its hash tables, built once per script (the first entry wins,
-    /// as a scan in table order would find it): function key to op_array index,
-    functions: Map<&'a [u8], usize>,
-    /// (declaring class name, method key) to op_array index,
-    methods: Map<(Caseless<'a>, &'a [u8]), usize>,
-    /// and the script's classes by key and by name, and each class's methods.
+    /// The op_array index of each function of `function_table`, by position.
+    function_index: Vec<u32>,
+    /// Per class of `class_table`, in one array (one allocation per script).
+    class_links: Vec<ClassLinks>,
+    /// The op_array index of each method (`NONE`: not one of the op_arrays: inherited,
+    /// abstract, a trait clone, or of a class alias entry).
+    method_index: Vec<u32>,
+    /// The script's classes by key and by name, and each class's methods.
     index: ScriptIndex,
+}
+
+/// No op_array, or no class.
+const NONE: u32 = u32::MAX;
+
+/// Where a class's methods are in [`ScriptInfo::method_index`], and the classes sharing its
+/// name in any case (a script declaring one class in several places has several).
+#[derive(Clone, Copy)]
+struct ClassLinks {
+    method_start: u32,
+    /// The first class of `class_table` with this name,
+    first_same_name: u32,
+    /// and the next after this one (`NONE`: none).
+    next_same_name: u32,
 }
 
 impl<'a> ScriptInfo<'a> {
@@ -130,14 +111,20 @@ impl<'a> ScriptInfo<'a> {
         // Sized up front: the tables are built once per script and never grow after.
         let method_count = script.method_count();
         let mut op_arrays = Vec::with_capacity(1 + script.function_table.len() + method_count);
-        let mut functions =
-            Map::with_capacity_and_hasher(script.function_table.len(), Default::default());
-        let mut methods = Map::with_capacity_and_hasher(method_count, Default::default());
+        let mut function_index = Vec::with_capacity(script.function_table.len());
+        let classes = &script.class_table;
+        let mut class_links: Vec<ClassLinks> = Vec::with_capacity(classes.len());
+        let mut method_index = Vec::with_capacity(method_count);
+        let index = ScriptIndex::new(script);
+        #[inline(always)]
         fn with_dynamic<'a>(op_array: &'a OpArray, out: &mut Vec<&'a OpArray>) {
             out.push(op_array);
-            if op_array.dynamic_func_defs.is_empty() {
-                return; // the common case: no stack to allocate
+            // The common case: no dynamic function, no call.
+            if !op_array.dynamic_func_defs.is_empty() {
+                dynamic(op_array, out);
             }
+        }
+        fn dynamic<'a>(op_array: &'a OpArray, out: &mut Vec<&'a OpArray>) {
             // Depth-first with an explicit stack: closures nest arbitrarily deep.
             let mut stack: Vec<&OpArray> = op_array
                 .dynamic_func_defs
@@ -151,23 +138,42 @@ impl<'a> ScriptInfo<'a> {
             }
         }
         with_dynamic(&script.main_op_array, &mut op_arrays);
-        for (key, func) in &script.function_table {
-            functions.entry(key.as_bytes()).or_insert(op_arrays.len());
+        for (_, func) in &script.function_table {
+            function_index.push(op_arrays.len() as u32);
             with_dynamic(func, &mut op_arrays);
         }
-        for (key, ce) in &script.class_table {
+        for (c, (key, ce)) in classes.iter().enumerate() {
+            // The first class of this name is found by name, in table order.
+            let first = index
+                .scope(script, ce.name.as_bytes())
+                .and_then(|f| class_position(script, f))
+                .map_or(c as u32, |f| f as u32);
+            class_links.push(ClassLinks {
+                method_start: method_index.len() as u32,
+                first_same_name: first,
+                next_same_name: NONE,
+            });
+            if first != c as u32 {
+                // Appended to the chain (rarely longer than two).
+                let mut last = first as usize;
+                while class_links[last].next_same_name != NONE {
+                    last = class_links[last].next_same_name as usize;
+                }
+                class_links[last].next_same_name = c as u32;
+            }
             if ce.refcount > 1 && !key.0.eq_ignore_ascii_case(&ce.name.0) {
+                method_index.resize(method_index.len() + ce.methods.len(), NONE);
                 continue;
             }
-            for (mkey, method) in &ce.methods {
+            for (_, method) in &ce.methods {
                 if method.scope.as_ref() == Some(&ce.name)
                     && method.type_ == zend_ir::ZEND_USER_FUNCTION
                     && method.fn_flags & (zend_ir::ZEND_ACC_ABSTRACT | ZEND_ACC_TRAIT_CLONE) == 0
                 {
-                    methods
-                        .entry((Caseless(ce.name.as_bytes()), mkey.as_bytes()))
-                        .or_insert(op_arrays.len());
+                    method_index.push(op_arrays.len() as u32);
                     with_dynamic(method, &mut op_arrays);
+                } else {
+                    method_index.push(NONE);
                 }
             }
         }
@@ -176,15 +182,16 @@ impl<'a> ScriptInfo<'a> {
             recursion: vec![0; op_arrays.len()],
             op_arrays,
             calls: Default::default(),
-            functions,
-            methods,
-            index: ScriptIndex::new(script),
+            function_index,
+            class_links,
+            method_index,
+            index,
         };
-        let mut sites = Vec::new();
+        let mut buffers = crate::CallSiteBuffers::default();
         info.calls = std::sync::Arc::new(
             info.op_arrays
                 .iter()
-                .map(|op_array| crate::call_sites_with(&info, op_array, &mut sites))
+                .map(|op_array| crate::call_sites_with(&info, op_array, &mut buffers))
                 .collect(),
         );
         info.analyze_recursion();
@@ -218,18 +225,50 @@ impl<'a> ScriptInfo<'a> {
     }
 
     fn index_of_function(&self, key: &[u8]) -> Option<usize> {
-        self.functions.get(key).copied()
+        let f = self.index.function(self.script, key)?;
+        Some(self.function_index[f] as usize)
     }
 
     /// The call-graph op_array a method of `ce` resolves to (its own or an inherited one).
     fn method(&self, ce: &'a ClassEntry, key: &[u8]) -> Option<(&'a OpArray, Option<usize>)> {
-        let m = match class_position(self.script, ce) {
+        let c = class_position(self.script, ce);
+        let m = match c {
             Some(c) => self.index.method(self.script, c, key)?,
             None => ce.methods.iter().position(|(k, _)| k.as_bytes() == key)?,
         };
         let fbc = &ce.methods[m].1;
-        let scope = fbc.scope.as_ref().map_or(&[][..], |s| s.as_bytes());
-        let index = self.methods.get(&(Caseless(scope), key)).copied();
+        let Some(scope) = &fbc.scope else {
+            return Some((fbc, None));
+        };
+        // The method's op_array is that of the first class named as its scope declaring it
+        // (PHP finds the op_arrays by scope name). Mostly the method is `ce`'s own: its
+        // position is known already.
+        let first = match c {
+            Some(c) if scope == &ce.name => self.class_links[c].first_same_name,
+            _ => self
+                .index
+                .scope(self.script, scope.as_bytes())
+                .and_then(|f| class_position(self.script, f))
+                .map_or(NONE, |f| f as u32),
+        };
+        let mut d = first;
+        let index = loop {
+            if d == NONE {
+                break None;
+            }
+            let md = if Some(d as usize) == c {
+                Some(m)
+            } else {
+                self.index.method(self.script, d as usize, key)
+            };
+            if let Some(md) = md {
+                let i = self.method_index[self.class_links[d as usize].method_start as usize + md];
+                if i != NONE {
+                    break Some(i as usize);
+                }
+            }
+            d = self.class_links[d as usize].next_same_name;
+        };
         Some((fbc, index))
     }
 
@@ -337,27 +376,21 @@ impl<'a> ScriptInfo<'a> {
     /// when it calls itself, indirectly when something it calls (transitively) calls it;
     /// calls that may reach an overriding method do not make the callee recursive.
     fn analyze_recursion(&mut self) {
-        let n = self.op_arrays.len();
-        // (caller, callee, is_prototype)
-        let mut edges: Vec<(usize, usize, bool)> = Vec::new();
+        // A call that may reach an override makes nothing recursive (it still links the
+        // functions into one component below).
+        let mut cross_calls = false;
         for (caller, sites) in self.calls.iter().enumerate() {
             for site in sites {
-                if let Some(callee) = site.callee {
-                    edges.push((caller, callee.index(), site.is_prototype));
+                match site.callee {
+                    Some(callee) if !site.is_prototype => {
+                        if callee.index() == caller {
+                            self.recursion[caller] |= FUNC_RECURSIVE | FUNC_RECURSIVE_DIRECTLY;
+                        } else {
+                            cross_calls = true;
+                        }
+                    }
+                    _ => {}
                 }
-            }
-        }
-        if edges.is_empty() {
-            // No call resolved to a function of the script: nothing is recursive.
-            return;
-        }
-        let mut callees: Vec<Vec<usize>> = vec![Vec::new(); n];
-        // Per callee, the callers whose calls cannot reach an override, in edge order.
-        let mut callers: Vec<Vec<usize>> = vec![Vec::new(); n];
-        for &(caller, callee, proto) in &edges {
-            callees[caller].push(callee);
-            if !proto {
-                callers[callee].push(caller);
             }
         }
         // `i` is indirectly recursive when a caller other than itself is reachable from it,
@@ -365,21 +398,26 @@ impl<'a> ScriptInfo<'a> {
         // search instead of a walk of the whole graph from every function (quadratic on a
         // long chain of calls, as PHP's zend_is_indirectly_recursive is). Most scripts have
         // no call between two different functions, and need no search.
-        let cross_calls = callers
-            .iter()
-            .enumerate()
-            .any(|(i, incoming)| incoming.iter().any(|&c| c != i));
-        let component = cross_calls.then(|| zend_cfg::scc::component_of_each(&callees));
-        for (i, incoming) in callers.iter().enumerate() {
-            if incoming.contains(&i) {
-                self.recursion[i] |= FUNC_RECURSIVE | FUNC_RECURSIVE_DIRECTLY;
-            }
-            if let Some(component) = &component {
-                if incoming
-                    .iter()
-                    .any(|&c| c != i && component[c] == component[i])
-                {
-                    self.recursion[i] |= FUNC_RECURSIVE | FUNC_RECURSIVE_INDIRECTLY;
+        if !cross_calls {
+            return;
+        }
+        let mut callees: Vec<Vec<usize>> = vec![Vec::new(); self.op_arrays.len()];
+        for (caller, sites) in self.calls.iter().enumerate() {
+            callees[caller].extend(sites.iter().filter_map(|s| s.callee.map(|c| c.index())));
+        }
+        let component = zend_cfg::scc::component_of_each(&callees);
+        for (caller, sites) in self.calls.iter().enumerate() {
+            for site in sites {
+                match site.callee {
+                    Some(callee)
+                        if !site.is_prototype
+                            && callee.index() != caller
+                            && component[caller] == component[callee.index()] =>
+                    {
+                        self.recursion[callee.index()] |=
+                            FUNC_RECURSIVE | FUNC_RECURSIVE_INDIRECTLY;
+                    }
+                    _ => {}
                 }
             }
         }
