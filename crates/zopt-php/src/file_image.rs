@@ -85,6 +85,9 @@ struct Buffer {
     slots: usize,
     /// Each allocation's start and size, for the diagnostics of a refusal.
     allocs: Vec<(usize, usize)>,
+    /// The words that hold no pointer, one bit each ([`Arena::holds_no_pointer`] and the
+    /// strings [`Arena::intern`] made): [`make_in`] does not read them as one.
+    no_pointer: Vec<u64>,
 }
 
 impl Buffer {
@@ -100,6 +103,7 @@ impl Buffer {
             slot_base,
             slots: 0,
             allocs: Vec::new(),
+            no_pointer: Vec::new(),
         })
     }
 
@@ -112,6 +116,7 @@ impl Buffer {
         self.string_at.clear();
         self.slots = 0;
         self.allocs.clear();
+        self.no_pointer.clear();
     }
 
     fn base(&self) -> *mut u8 {
@@ -155,6 +160,7 @@ impl Arena for Buffer {
             ptr::copy_nonoverlapping(bytes.as_ptr(), p.add(header), bytes.len());
         }
         let at = p as usize - self.base() as usize;
+        self.holds_no_pointer(p, header + bytes.len() + 1);
         self.strings.insert(bytes.to_vec(), at);
         self.string_at.insert(p as usize);
         Some(p)
@@ -162,6 +168,21 @@ impl Arena for Buffer {
 
     fn is_interned_here(&self, p: *const u8) -> bool {
         self.string_at.contains(&(p as usize))
+    }
+
+    fn holds_no_pointer(&mut self, p: *const u8, len: usize) {
+        if len == 0 || !self.holds(p) {
+            return;
+        }
+        // Every word the bytes touch: a range ends in padding, never beside a pointer.
+        let at = p as usize - self.base() as usize;
+        let (first, end) = (at / 8, (at + len).div_ceil(8));
+        if self.no_pointer.len() * 64 < end {
+            self.no_pointer.resize(end.div_ceil(64), 0);
+        }
+        for w in first..end {
+            self.no_pointer[w / 64] |= 1 << (w % 64);
+        }
     }
 
     fn holds(&self, p: *const u8) -> bool {
@@ -320,6 +341,10 @@ fn mappings() -> R<Vec<(usize, usize, String)>> {
     Ok(out)
 }
 
+fn bitset_has(words: &[u64], i: usize) -> bool {
+    words.get(i / 64).is_some_and(|w| w & (1 << (i % 64)) != 0)
+}
+
 fn put32(out: &mut Vec<u8>, v: u32) {
     out.extend_from_slice(&v.to_le_bytes());
 }
@@ -403,6 +428,14 @@ unsafe fn make_in(
     let (ba, bb) = (a.bytes(), b.bytes());
     let (mut internal, mut php_relocs, mut slots) = (Vec::new(), Vec::new(), Vec::new());
     for at in (0..len).step_by(8) {
+        // Numbers and text are passed over: the same in both persists, a number below
+        // 2^48 (or the last word of a string: its last characters, then the NUL and zero
+        // padding) may fall where ASLR happened to map something. Taken for a pointer into
+        // the PHP binary, it would be relocated (changed when another process loads the
+        // image); into another mapping, it refused the image.
+        if bitset_has(&a.no_pointer, at / 8) {
+            continue;
+        }
         let wa = r64(ba, at) as usize;
         let wb = r64(bb, at) as usize;
         let stored = if wa == wb {

@@ -267,6 +267,10 @@ pub(crate) trait Arena {
     fn is_interned_here(&self, p: *const u8) -> bool;
     /// Whether `p` points into the arena.
     fn holds(&self, p: *const u8) -> bool;
+    /// The `len` bytes at `p`, in the arena, hold no pointer (numbers, operands, text):
+    /// an arena that finds its pointers by comparing two persists passes over them
+    /// rather than take a number that happens to look like an address for one.
+    fn holds_no_pointer(&mut self, _p: *const u8, _len: usize) {}
     /// A `map_ptr` slot for a persisted structure's per-request state, as the offset
     /// `ZEND_MAP_PTR_NEW` stores (`ZEND_MAP_PTR_PTR2OFFSET` of the slot, odd).
     fn map_ptr_slot(&mut self) -> R<*mut c_void>;
@@ -451,7 +455,11 @@ impl Persister<'_> {
                 (*zv).value.lval = 0;
                 Ok(())
             }
-            php::IS_LONG | php::IS_DOUBLE => Ok(()),
+            php::IS_LONG | php::IS_DOUBLE => {
+                self.w
+                    .holds_no_pointer(zv.cast(), size_of::<php::zend_value>());
+                Ok(())
+            }
             php::IS_STRING => {
                 (*zv).value.str_ = self.string((*zv).value.str_)?;
                 (*zv).u1.type_info = php::IS_STRING;
@@ -730,6 +738,13 @@ impl Persister<'_> {
             let block = self.w.alloc(size.max(1), 16).ok_or("the segment is full")?;
             ptr::copy_nonoverlapping(s.opcodes.cast::<u8>(), block, size);
             (*t).opcodes = block.cast();
+            // Past its handler, an op is numbers: relative operands and jump offsets.
+            let operands = std::mem::offset_of!(php::zend_op, op1);
+            for i in 0..s.last as usize {
+                let op = block.add(i * size_of::<php::zend_op>());
+                self.w
+                    .holds_no_pointer(op.add(operands), size_of::<php::zend_op>() - operands);
+            }
             (*t).literals = if n_lits > 0 {
                 block.add(ops_size).cast()
             } else {
@@ -761,8 +776,18 @@ impl Persister<'_> {
             }
             (*t).arg_info = infos.add(has_return);
         }
-        (*t).live_range = self.copy(s.live_range, s.last_live_range.max(0) as usize)?;
-        (*t).try_catch_array = self.copy(s.try_catch_array, s.last_try_catch.max(0) as usize)?;
+        let n_ranges = s.last_live_range.max(0) as usize;
+        (*t).live_range = self.copy(s.live_range, n_ranges)?;
+        self.w.holds_no_pointer(
+            (*t).live_range.cast(),
+            n_ranges * size_of::<php::zend_live_range>(),
+        );
+        let n_tries = s.last_try_catch.max(0) as usize;
+        (*t).try_catch_array = self.copy(s.try_catch_array, n_tries)?;
+        self.w.holds_no_pointer(
+            (*t).try_catch_array.cast(),
+            n_tries * size_of::<php::zend_try_catch_element>(),
+        );
         if !s.static_variables.is_null() {
             (*t).static_variables = self.array(s.static_variables)?;
         }

@@ -400,3 +400,70 @@ fn a_library_loads_identically_from_run_time_images() {
         "the extension said:\n{said}"
     );
 }
+
+/// Writes gen.php, whose two strings end in 6 bytes that read, with the NUL and padding
+/// after them, as an address mapped in this process (one in the PHP binary, one in a file
+/// mapped beside it), and whose two integers are those addresses. Then includes it twice: compiled and stored, then served from its
+/// entry, which makes its run-time image in this process.
+const ADDRESSES: &str = r#"<?php
+$bin = realpath(PHP_BINARY);
+$in_php = $in_other = null;
+foreach (file('/proc/self/maps', FILE_IGNORE_NEW_LINES) as $line) {
+    $f = preg_split('/\s+/', trim($line));
+    $name = $f[5] ?? '';
+    $start = hexdec(explode('-', $f[0])[0]);
+    if ($name === $bin) {
+        $in_php ??= $start + 0x100;
+    } elseif (str_starts_with($name, '/')) {
+        $in_other ??= $start + 0x100;
+    }
+}
+$text = fn(string $head, int $at) => $head . substr(pack('P', $at), 0, 6);
+$literal = fn(string $s) => '"' . implode('', array_map(
+    fn($c) => sprintf('\x%02x', ord($c)), str_split($s))) . '"';
+file_put_contents(__DIR__ . '/gen.php', '<?php return [' . $literal($text('zopt-php', $in_php))
+    . ', ' . $literal($text('zopt-lib', $in_other)) . ", $in_php, $in_other];\n");
+foreach ([1, 2] as $_) {
+    echo bin2hex(implode('|', include __DIR__ . '/gen.php')), "\n";
+}
+"#;
+
+/// A string whose last word, or an integer that, reads as an address in the PHP binary or
+/// in another mapping of the process making the image is data, not a pointer: the image is
+/// made, and the next process (mapped elsewhere) is served the same values from it.
+#[test]
+fn strings_that_read_as_addresses_stay_text_in_run_time_images() {
+    let dir = tempfile::tempdir().unwrap();
+    let make = dir.path().join("make.php");
+    let load = dir.path().join("load.php");
+    std::fs::write(&make, ADDRESSES).unwrap();
+    std::fs::write(
+        &load,
+        "<?php echo bin2hex(implode('|', include __DIR__ . '/gen.php')), \"\\n\";\n",
+    )
+    .unwrap();
+    let cache_dir = dir.path().join("cache");
+    let stats = dir.path().join("stats.json");
+    let settings = [
+        format!("extension={}", extension().display()),
+        format!("zopt.cache_dir={}", cache_dir.display()),
+        format!("zopt.cache_stats={}", stats.display()),
+    ];
+    let made = php(&make, &settings);
+    assert_eq!(made.status, Some(0), "{made:?}");
+    let lines: Vec<&str> = made.stdout.lines().collect();
+    assert_eq!(lines.len(), 2, "{made:?}");
+    assert_eq!(lines[0], lines[1], "{made:?}");
+    assert_eq!(
+        images(&cache_dir).len(),
+        1,
+        "gen.php's image was not stored"
+    );
+    let loaded = php(&load, &settings);
+    assert_eq!(loaded.stdout, format!("{}\n", lines[0]), "{loaded:?}");
+    assert_eq!(
+        counters(&stats, &["image_hits", "image_rejects"]),
+        [1, 0],
+        "gen.php was not served from its image: {loaded:?}"
+    );
+}
