@@ -11,7 +11,11 @@
 //! ([`image::persist`]: op_arrays with handlers and literals in one block, classes
 //! immutable, strings interned, values immutable), but into a private buffer, twice: into
 //! two buffers at different addresses, with `map_ptr` slots numbered from two different
-//! bases. The two images are compared word by word (every pointer field is 8-aligned):
+//! bases. The two images are compared word by word (every pointer field is 8-aligned),
+//! except the words the persist knows hold no pointer ([`image::Arena::holds_no_pointer`]:
+//! strings, integer and float values, op operands, live ranges, try/catch entries). Those
+//! are data whatever they read as: a number or a string's last word below 2^48 may fall
+//! where ASLR happened to map something in this process. The others:
 //!
 //! - a word that differs by the distance between the buffers is a pointer into the image
 //!   (stored as its offset in the image);
