@@ -972,6 +972,11 @@ pub fn get_called_func<'s>(
             if let Some(f) = ctx.function_ref(name.as_bytes()) {
                 return Some((CalleeRef::User(f), false));
             }
+            // INIT_NS_FCALL_BY_NAME names the function with its namespace, and no internal
+            // function has one: the name is not hashed for a lookup that cannot succeed.
+            if op.opcode == ZEND_INIT_NS_FCALL_BY_NAME {
+                return None;
+            }
             internal_function(name.as_bytes()).map(|f| (CalleeRef::Internal(f), false))
         }
         ZEND_INIT_STATIC_METHOD_CALL => {
@@ -1124,6 +1129,14 @@ mod tests {
     use super::*;
     use std::path::Path;
     use std::process::Command;
+
+    /// `get_called_func` does not look namespaced names up among the internal functions.
+    #[test]
+    fn no_internal_function_has_a_namespace() {
+        assert!(internal_table::FUNCTIONS
+            .iter()
+            .all(|(name, _)| !name.contains(&b'\\')));
+    }
 
     fn php(code: &str) -> Vec<u8> {
         let out = Command::new("php")
