@@ -42,6 +42,9 @@ struct OpenCall<'s> {
     /// The CHECK_FUNC_ARG whose FUNC_ARG fetches are being rewritten; it becomes a NOP
     /// at the SEND_FUNC_ARG, unless a fetch had to stay (`last_check_func_arg_opline`).
     last_check_func_arg: Option<usize>,
+    /// Whether the call this one is nested in has a known callee (`run`'s `known`, back
+    /// when this one ends).
+    outer_known: bool,
 }
 
 impl OpenCall<'_> {
@@ -256,6 +259,25 @@ static HANDLED: OpcodeSet = OpcodeSet::of(&[
     ZEND_SEND_ARRAY,
 ]);
 
+/// The ops that open or end a call: all `run` looks at while the innermost open call's
+/// callee is unknown (or no call is open), when the arguments, their fetches and checks
+/// change nothing (no callee decides their send mode, and no such call is inlined).
+static CALL_BOUNDARIES: OpcodeSet = OpcodeSet::of(&[
+    ZEND_INIT_FCALL_BY_NAME,
+    ZEND_INIT_NS_FCALL_BY_NAME,
+    ZEND_INIT_STATIC_METHOD_CALL,
+    ZEND_INIT_METHOD_CALL,
+    ZEND_INIT_FCALL,
+    ZEND_NEW,
+    ZEND_INIT_DYNAMIC_CALL,
+    ZEND_INIT_USER_CALL,
+    ZEND_DO_FCALL,
+    ZEND_DO_ICALL,
+    ZEND_DO_UCALL,
+    ZEND_DO_FCALL_BY_NAME,
+    ZEND_CALLABLE_CONVERT,
+]);
+
 /// `zend_optimize_func_calls`.
 pub fn run<'s>(op_array: &mut OpArray, ctx: &mut OptimizerCtx<'s>) {
     if op_array.opcodes.len() < 2 {
@@ -265,12 +287,22 @@ pub fn run<'s>(op_array: &mut OpArray, ctx: &mut OptimizerCtx<'s>) {
     let mut stack: SmallVec<[OpenCall<'s>; 8]> = SmallVec::new();
     let n = op_array.opcodes.len();
     let mut next = 0;
+    // Whether the innermost open call's callee is known: only then are its arguments
+    // looked at.
+    let mut known = false;
     loop {
-        // Most ops are none of the calls': a tight scan skips them, one table test each.
+        // Most ops are none of the calls': a tight scan skips them, one table test each
+        // (two scans, each with its table at a fixed address).
         let ops = &op_array.opcodes[..n];
         let mut i = next;
-        while i < n && !HANDLED.contains(ops[i].opcode) {
-            i += 1;
+        if known {
+            while i < n && !HANDLED.contains(ops[i].opcode) {
+                i += 1;
+            }
+        } else {
+            while i < n && !CALL_BOUNDARIES.contains(ops[i].opcode) {
+                i += 1;
+            }
         }
         if i == n {
             break;
@@ -286,6 +318,8 @@ pub fn run<'s>(op_array: &mut OpArray, ctx: &mut OptimizerCtx<'s>) {
             | ZEND_NEW => {
                 let found = get_called_func(ctx, op_array, &op);
                 let is_prototype = found.is_some_and(|(_, proto)| proto);
+                let outer_known = known;
+                known = found.is_some();
                 stack.push(OpenCall {
                     init: i,
                     callee: found.map(|(f, _)| f),
@@ -293,9 +327,12 @@ pub fn run<'s>(op_array: &mut OpArray, ctx: &mut OptimizerCtx<'s>) {
                     try_inline: found.is_some() && !is_prototype && op.opcode != ZEND_NEW,
                     func_arg_num: None,
                     last_check_func_arg: None,
+                    outer_known,
                 });
             }
             ZEND_INIT_DYNAMIC_CALL | ZEND_INIT_USER_CALL => {
+                let outer_known = known;
+                known = false;
                 stack.push(OpenCall {
                     init: i,
                     callee: None,
@@ -303,6 +340,7 @@ pub fn run<'s>(op_array: &mut OpArray, ctx: &mut OptimizerCtx<'s>) {
                     try_inline: false,
                     func_arg_num: None,
                     last_check_func_arg: None,
+                    outer_known,
                 });
             }
             // CALLABLE_CONVERT (`f(...)`) ends its call as a DO op does.
@@ -312,6 +350,7 @@ pub fn run<'s>(op_array: &mut OpArray, ctx: &mut OptimizerCtx<'s>) {
             | ZEND_DO_FCALL_BY_NAME
             | ZEND_CALLABLE_CONVERT => {
                 if let Some(call) = stack.pop() {
+                    known = call.outer_known;
                     if let Some(callee) = call.callee {
                         end_call(op_array, ctx, i, op.opcode, &call, callee);
                     }
