@@ -957,6 +957,8 @@ impl<'s> CalleeRef<'s> {
 /// INIT_NS_FCALL_BY_NAME, INIT_STATIC_METHOD_CALL, INIT_METHOD_CALL on `$this` or NEW (its
 /// constructor) calls, when the script or PHP knows it; the flag says it is only a
 /// prototype (an overridable method).
+// Inlined into pass 4's walk, its one caller, where the callee found is used at once.
+#[inline(always)]
 pub fn get_called_func<'s>(
     ctx: &OptimizerCtx<'s>,
     op_array: &OpArray,
