@@ -68,6 +68,9 @@ impl ScriptIndex {
         index
     }
 
+    // The lookups are `#[inline]`: in most scripts one is a few compares, which cost less
+    // than a call's register saves and restores around them.
+
     /// The positions of `entries` by key.
     fn by_key<T>(&self, entries: &[(PhpStr, T)]) -> HashTable<u32> {
         let key = |j: u32| entries[j as usize].0.as_bytes();
@@ -82,6 +85,7 @@ impl ScriptIndex {
     }
 
     /// The position of `key` in `entries`, through `table` when it has one.
+    #[inline]
     fn find_by_key<T>(
         &self,
         table: &Option<HashTable<u32>>,
@@ -114,17 +118,20 @@ impl ScriptIndex {
     }
 
     /// The position of function `lcname` in `script.function_table`.
+    #[inline]
     pub fn function(&self, script: &Script, lcname: &[u8]) -> Option<usize> {
         self.find_by_key(&self.functions, &script.function_table, lcname)
     }
 
     /// The class of `script.class_table` whose key is `lcname`.
+    #[inline]
     pub fn class<'s>(&self, script: &'s Script, lcname: &[u8]) -> Option<&'s ClassEntry> {
         let c = self.find_by_key(&self.classes, &script.class_table, lcname)?;
         Some(&script.class_table[c].1)
     }
 
     /// The first class of `script.class_table` named `name` in any case.
+    #[inline]
     pub fn scope<'s>(&self, script: &'s Script, name: &[u8]) -> Option<&'s ClassEntry> {
         let classes = &script.class_table;
         // The name asked for is mostly a class's own name, spelled alike: a byte compare
@@ -143,6 +150,7 @@ impl ScriptIndex {
 
     /// The position of method `lcname` in the `methods` of class `c` (a position in
     /// `script.class_table`).
+    #[inline]
     pub fn method(&self, script: &Script, c: usize, lcname: &[u8]) -> Option<usize> {
         let methods = &script.class_table[c].1.methods;
         match &self.methods {

@@ -187,7 +187,12 @@ impl<'a> ScriptInfo<'a> {
             method_index,
             index,
         };
-        let mut buffers = crate::CallSiteBuffers::default();
+        // Room for the calls of most op_arrays from the start: growing the list call by
+        // call moved the sites found so far at each step.
+        let mut buffers = crate::CallSiteBuffers {
+            sites: Vec::with_capacity(64),
+            open: Vec::with_capacity(16),
+        };
         info.calls = std::sync::Arc::new(
             info.op_arrays
                 .iter()

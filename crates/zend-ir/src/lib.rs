@@ -24,44 +24,60 @@ pub use types::MayBe;
 /// The name of the internal class (interface, trait) PHP 8.2 knows as `lcname` before any
 /// script runs, as `php -n` with OPcache loads it: what `zend_optimizer_get_class_entry`
 /// finds in `CG(class_table)`.
+#[inline]
 pub fn internal_class(lcname: &[u8]) -> Option<&'static str> {
-    // Asked for every class name a script does not declare, often the same few: one hash
-    // probe instead of a binary search's string comparisons. Most names asked are no
-    // internal class (the classes of the script's project): a bit per (length, first and
-    // last byte) of the internal names turns most of them away before the name is hashed.
+    // Most names asked are no internal class (the classes of the script's project): a bit
+    // per (length, first and last byte) of the internal names, set at compile time, turns
+    // most of them away here, where the caller inlines it, before the name is hashed.
+    let bit = class_filter_bit(lcname);
+    if INTERNAL_CLASS_FILTER[bit / 64] & (1 << (bit % 64)) == 0 {
+        return None;
+    }
+    internal_class_by_hash(lcname)
+}
+
+const CLASS_FILTER_WORDS: usize = 64;
+
+#[inline]
+const fn class_filter_bit(lcname: &[u8]) -> usize {
+    let (first, last) = match lcname {
+        [] => (0, 0),
+        [first, .., last] => (*first as usize, *last as usize),
+        [only] => (*only as usize, *only as usize),
+    };
+    (lcname.len().wrapping_mul(257) ^ first.wrapping_mul(31) ^ last) % (CLASS_FILTER_WORDS * 64)
+}
+
+static INTERNAL_CLASS_FILTER: [u64; CLASS_FILTER_WORDS] = {
+    let mut filter = [0; CLASS_FILTER_WORDS];
+    let classes = internal_classes::INTERNAL_CLASSES;
+    let mut i = 0;
+    while i < classes.len() {
+        let bit = class_filter_bit(classes[i].0.as_bytes());
+        filter[bit / 64] |= 1 << (bit % 64);
+        i += 1;
+    }
+    filter
+};
+
+/// [`internal_class`] past its filter. Asked for every class name a script does not
+/// declare, often the same few: one hash probe instead of a binary search's string
+/// comparisons.
+#[inline(never)]
+fn internal_class_by_hash(lcname: &[u8]) -> Option<&'static str> {
     type Names = std::collections::HashMap<
         &'static [u8],
         &'static str,
         std::hash::BuildHasherDefault<rustc_hash::FxHasher>,
     >;
-    struct Index {
-        names: Names,
-        filter: [u64; FILTER_WORDS],
-    }
-    const FILTER_WORDS: usize = 64;
-    fn filter_bit(lcname: &[u8]) -> usize {
-        let first = lcname.first().map_or(0, |&b| usize::from(b));
-        let last = lcname.last().map_or(0, |&b| usize::from(b));
-        (lcname.len().wrapping_mul(257) ^ first.wrapping_mul(31) ^ last) % (FILTER_WORDS * 64)
-    }
-    static INDEX: std::sync::OnceLock<Index> = std::sync::OnceLock::new();
-    let index = INDEX.get_or_init(|| {
-        let mut filter = [0; FILTER_WORDS];
-        for (lc, _) in internal_classes::INTERNAL_CLASSES {
-            let bit = filter_bit(lc.as_bytes());
-            filter[bit / 64] |= 1 << (bit % 64);
-        }
-        Index {
-            names: internal_classes::INTERNAL_CLASSES
+    static NAMES: std::sync::OnceLock<Names> = std::sync::OnceLock::new();
+    NAMES
+        .get_or_init(|| {
+            internal_classes::INTERNAL_CLASSES
                 .iter()
                 .map(|&(lc, name)| (lc.as_bytes(), name))
-                .collect(),
-            filter,
-        }
-    });
-    let bit = filter_bit(lcname);
-    if index.filter[bit / 64] & (1 << (bit % 64)) == 0 {
-        return None;
-    }
-    index.names.get(lcname).copied()
+                .collect()
+        })
+        .get(lcname)
+        .copied()
 }

@@ -957,6 +957,8 @@ impl<'s> CalleeRef<'s> {
 /// INIT_NS_FCALL_BY_NAME, INIT_STATIC_METHOD_CALL, INIT_METHOD_CALL on `$this` or NEW (its
 /// constructor) calls, when the script or PHP knows it; the flag says it is only a
 /// prototype (an overridable method).
+// Inlined into pass 4's walk, its one caller, where the callee found is used at once.
+#[inline(always)]
 pub fn get_called_func<'s>(
     ctx: &OptimizerCtx<'s>,
     op_array: &OpArray,
@@ -971,6 +973,11 @@ pub fn get_called_func<'s>(
             let name = const_string(op_array, op.op2, offset)?;
             if let Some(f) = ctx.function_ref(name.as_bytes()) {
                 return Some((CalleeRef::User(f), false));
+            }
+            // INIT_NS_FCALL_BY_NAME names the function with its namespace, and no internal
+            // function has one: the name is not hashed for a lookup that cannot succeed.
+            if op.opcode == ZEND_INIT_NS_FCALL_BY_NAME {
+                return None;
             }
             internal_function(name.as_bytes()).map(|f| (CalleeRef::Internal(f), false))
         }
@@ -1124,6 +1131,14 @@ mod tests {
     use super::*;
     use std::path::Path;
     use std::process::Command;
+
+    /// `get_called_func` does not look namespaced names up among the internal functions.
+    #[test]
+    fn no_internal_function_has_a_namespace() {
+        assert!(internal_table::FUNCTIONS
+            .iter()
+            .all(|(name, _)| !name.contains(&b'\\')));
+    }
 
     fn php(code: &str) -> Vec<u8> {
         let out = Command::new("php")

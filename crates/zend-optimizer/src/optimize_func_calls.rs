@@ -26,14 +26,17 @@ use crate::helpers::{
 use crate::level::PASS_16;
 use crate::provenance::ChangeKind;
 
-/// One open call: what `optimizer_call_info` keeps.
+/// One open call whose callee is known: what `optimizer_call_info` keeps. The calls
+/// whose callee is unknown are only counted (`run`'s `depth`): nothing in them changes.
 #[derive(Clone, Copy)]
 struct OpenCall<'s> {
     /// The INIT op.
     init: usize,
-    /// The callee, when known: found at the INIT, read where the walk needs it (as PHP
-    /// keeps the `zend_function*`), so a call costs nothing until an op asks.
-    callee: Option<CalleeRef<'s>>,
+    /// How many open calls enclose this one.
+    depth: u32,
+    /// The callee: found at the INIT, read where the walk needs it (as PHP keeps the
+    /// `zend_function*`), so a call costs nothing until an op asks.
+    callee: CalleeRef<'s>,
     /// The callee is only a prototype (an overridable method): arguments past its
     /// signature may be by-reference in an override.
     is_prototype: bool,
@@ -52,7 +55,7 @@ impl OpenCall<'_> {
     where
         Self: 'a,
     {
-        let f = self.callee?.get(current);
+        let f = self.callee.get(current);
         (!self.is_prototype || arg_num <= f.num_args() || f.fn_flags() & ZEND_ACC_VARIADIC != 0)
             .then_some(f)
     }
@@ -256,21 +259,52 @@ static HANDLED: OpcodeSet = OpcodeSet::of(&[
     ZEND_SEND_ARRAY,
 ]);
 
+/// The ops that open or end a call: all `run` looks at while the innermost open call's
+/// callee is unknown (or no call is open), when the arguments, their fetches and checks
+/// change nothing (no callee decides their send mode, and no such call is inlined).
+static CALL_BOUNDARIES: OpcodeSet = OpcodeSet::of(&[
+    ZEND_INIT_FCALL_BY_NAME,
+    ZEND_INIT_NS_FCALL_BY_NAME,
+    ZEND_INIT_STATIC_METHOD_CALL,
+    ZEND_INIT_METHOD_CALL,
+    ZEND_INIT_FCALL,
+    ZEND_NEW,
+    ZEND_INIT_DYNAMIC_CALL,
+    ZEND_INIT_USER_CALL,
+    ZEND_DO_FCALL,
+    ZEND_DO_ICALL,
+    ZEND_DO_UCALL,
+    ZEND_DO_FCALL_BY_NAME,
+    ZEND_CALLABLE_CONVERT,
+]);
+
 /// `zend_optimize_func_calls`.
 pub fn run<'s>(op_array: &mut OpArray, ctx: &mut OptimizerCtx<'s>) {
     if op_array.opcodes.len() < 2 {
         return;
     }
-    // Calls nest shallowly: the open ones are kept inline.
+    // Calls nest shallowly: the open ones with a known callee are kept inline.
     let mut stack: SmallVec<[OpenCall<'s>; 8]> = SmallVec::new();
+    // How many calls are open.
+    let mut depth = 0u32;
     let n = op_array.opcodes.len();
     let mut next = 0;
+    // Whether the innermost open call's callee is known (it is then `stack`'s last): only
+    // then are its arguments looked at.
+    let mut known = false;
     loop {
-        // Most ops are none of the calls': a tight scan skips them, one table test each.
+        // Most ops are none of the calls': a tight scan skips them, one table test each
+        // (two scans, each with its table at a fixed address).
         let ops = &op_array.opcodes[..n];
         let mut i = next;
-        while i < n && !HANDLED.contains(ops[i].opcode) {
-            i += 1;
+        if known {
+            while i < n && !HANDLED.contains(ops[i].opcode) {
+                i += 1;
+            }
+        } else {
+            while i < n && !CALL_BOUNDARIES.contains(ops[i].opcode) {
+                i += 1;
+            }
         }
         if i == n {
             break;
@@ -285,25 +319,23 @@ pub fn run<'s>(op_array: &mut OpArray, ctx: &mut OptimizerCtx<'s>) {
             | ZEND_INIT_FCALL
             | ZEND_NEW => {
                 let found = get_called_func(ctx, op_array, &op);
-                let is_prototype = found.is_some_and(|(_, proto)| proto);
-                stack.push(OpenCall {
-                    init: i,
-                    callee: found.map(|(f, _)| f),
-                    is_prototype,
-                    try_inline: found.is_some() && !is_prototype && op.opcode != ZEND_NEW,
-                    func_arg_num: None,
-                    last_check_func_arg: None,
-                });
+                known = found.is_some();
+                if let Some((callee, is_prototype)) = found {
+                    stack.push(OpenCall {
+                        init: i,
+                        depth,
+                        callee,
+                        is_prototype,
+                        try_inline: !is_prototype && op.opcode != ZEND_NEW,
+                        func_arg_num: None,
+                        last_check_func_arg: None,
+                    });
+                }
+                depth += 1;
             }
             ZEND_INIT_DYNAMIC_CALL | ZEND_INIT_USER_CALL => {
-                stack.push(OpenCall {
-                    init: i,
-                    callee: None,
-                    is_prototype: false,
-                    try_inline: false,
-                    func_arg_num: None,
-                    last_check_func_arg: None,
-                });
+                known = false;
+                depth += 1;
             }
             // CALLABLE_CONVERT (`f(...)`) ends its call as a DO op does.
             ZEND_DO_FCALL
@@ -311,11 +343,16 @@ pub fn run<'s>(op_array: &mut OpArray, ctx: &mut OptimizerCtx<'s>) {
             | ZEND_DO_UCALL
             | ZEND_DO_FCALL_BY_NAME
             | ZEND_CALLABLE_CONVERT => {
-                if let Some(call) = stack.pop() {
-                    if let Some(callee) = call.callee {
-                        end_call(op_array, ctx, i, op.opcode, &call, callee);
+                let Some(d) = depth.checked_sub(1) else {
+                    continue;
+                };
+                depth = d;
+                if stack.last().is_some_and(|call| call.depth == d) {
+                    if let Some(call) = stack.pop() {
+                        end_call(op_array, ctx, i, op.opcode, &call, call.callee);
                     }
                 }
+                known = stack.last().is_some_and(|call| call.depth + 1 == d);
             }
             ZEND_FETCH_FUNC_ARG
             | ZEND_FETCH_STATIC_PROP_FUNC_ARG
