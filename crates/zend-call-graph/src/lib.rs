@@ -122,9 +122,9 @@ pub fn call_sites(info: &ScriptInfo, op_array: &OpArray) -> Vec<CallSite> {
 /// op_arrays passes the same ones, which grow once.
 #[derive(Default)]
 pub struct CallSiteBuffers {
-    pub(crate) sites: Vec<CallSite>,
+    sites: Vec<CallSite>,
     /// The calls opened and not yet closed, innermost last (positions in `sites`).
-    pub(crate) open: Vec<u32>,
+    open: Vec<u32>,
 }
 
 /// [`call_sites`], found in `buffers` (emptied first) and moved out into a list of the

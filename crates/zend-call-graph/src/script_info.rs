@@ -187,12 +187,7 @@ impl<'a> ScriptInfo<'a> {
             method_index,
             index,
         };
-        // Room for the calls of most op_arrays from the start: growing the list call by
-        // call moved the sites found so far at each step.
-        let mut buffers = crate::CallSiteBuffers {
-            sites: Vec::with_capacity(64),
-            open: Vec::with_capacity(16),
-        };
+        let mut buffers = crate::CallSiteBuffers::default();
         info.calls = std::sync::Arc::new(
             info.op_arrays
                 .iter()
