@@ -228,55 +228,54 @@ fn end_call(
 
 /// The opcodes `run` looks at (its match's arms): the other ops, most of them, are skipped
 /// by one table test instead of the match's indirect jump.
-static HANDLED: OpcodeSet = OpcodeSet::of(&[
-    ZEND_INIT_FCALL_BY_NAME,
-    ZEND_INIT_NS_FCALL_BY_NAME,
-    ZEND_INIT_STATIC_METHOD_CALL,
-    ZEND_INIT_METHOD_CALL,
-    ZEND_INIT_FCALL,
-    ZEND_NEW,
-    ZEND_INIT_DYNAMIC_CALL,
-    ZEND_INIT_USER_CALL,
-    ZEND_DO_FCALL,
-    ZEND_DO_ICALL,
-    ZEND_DO_UCALL,
-    ZEND_DO_FCALL_BY_NAME,
-    ZEND_CALLABLE_CONVERT,
-    ZEND_FETCH_FUNC_ARG,
-    ZEND_FETCH_STATIC_PROP_FUNC_ARG,
-    ZEND_FETCH_OBJ_FUNC_ARG,
-    ZEND_FETCH_DIM_FUNC_ARG,
-    ZEND_SEND_VAL_EX,
-    ZEND_CHECK_FUNC_ARG,
-    ZEND_SEND_VAR_EX,
-    ZEND_SEND_FUNC_ARG,
-    ZEND_SEND_VAR_NO_REF_EX,
-    ZEND_SEND_VAL,
-    ZEND_SEND_VAR,
-    ZEND_SEND_REF,
-    ZEND_SEND_UNPACK,
-    ZEND_SEND_USER,
-    ZEND_SEND_ARRAY,
-]);
+static HANDLED: OpcodeSet = zend_ir::opcode_set_where!(handled);
 
 /// The ops that open or end a call: all `run` looks at while the innermost open call's
 /// callee is unknown (or no call is open), when the arguments, their fetches and checks
 /// change nothing (no callee decides their send mode, and no such call is inlined).
-static CALL_BOUNDARIES: OpcodeSet = OpcodeSet::of(&[
-    ZEND_INIT_FCALL_BY_NAME,
-    ZEND_INIT_NS_FCALL_BY_NAME,
-    ZEND_INIT_STATIC_METHOD_CALL,
-    ZEND_INIT_METHOD_CALL,
-    ZEND_INIT_FCALL,
-    ZEND_NEW,
-    ZEND_INIT_DYNAMIC_CALL,
-    ZEND_INIT_USER_CALL,
-    ZEND_DO_FCALL,
-    ZEND_DO_ICALL,
-    ZEND_DO_UCALL,
-    ZEND_DO_FCALL_BY_NAME,
-    ZEND_CALLABLE_CONVERT,
-]);
+static CALL_BOUNDARIES: OpcodeSet = zend_ir::opcode_set_where!(call_boundary);
+
+const fn call_boundary(opcode: Opcode) -> bool {
+    matches!(
+        opcode,
+        ZEND_INIT_FCALL_BY_NAME
+            | ZEND_INIT_NS_FCALL_BY_NAME
+            | ZEND_INIT_STATIC_METHOD_CALL
+            | ZEND_INIT_METHOD_CALL
+            | ZEND_INIT_FCALL
+            | ZEND_NEW
+            | ZEND_INIT_DYNAMIC_CALL
+            | ZEND_INIT_USER_CALL
+            | ZEND_DO_FCALL
+            | ZEND_DO_ICALL
+            | ZEND_DO_UCALL
+            | ZEND_DO_FCALL_BY_NAME
+            | ZEND_CALLABLE_CONVERT
+    )
+}
+
+/// [`call_boundary`], the arguments, and their fetches and checks.
+const fn handled(opcode: Opcode) -> bool {
+    call_boundary(opcode)
+        || matches!(
+            opcode,
+            ZEND_FETCH_FUNC_ARG
+                | ZEND_FETCH_STATIC_PROP_FUNC_ARG
+                | ZEND_FETCH_OBJ_FUNC_ARG
+                | ZEND_FETCH_DIM_FUNC_ARG
+                | ZEND_SEND_VAL_EX
+                | ZEND_CHECK_FUNC_ARG
+                | ZEND_SEND_VAR_EX
+                | ZEND_SEND_FUNC_ARG
+                | ZEND_SEND_VAR_NO_REF_EX
+                | ZEND_SEND_VAL
+                | ZEND_SEND_VAR
+                | ZEND_SEND_REF
+                | ZEND_SEND_UNPACK
+                | ZEND_SEND_USER
+                | ZEND_SEND_ARRAY
+        )
+}
 
 /// `zend_optimize_func_calls`.
 pub fn run<'s>(op_array: &mut OpArray, ctx: &mut OptimizerCtx<'s>) {
