@@ -13,7 +13,8 @@
 //! two buffers at different addresses, with `map_ptr` slots numbered from two different
 //! bases. The two images are compared word by word (every pointer field is 8-aligned),
 //! except the words the persist knows hold no pointer ([`image::Arena::holds_no_pointer`]:
-//! strings, integer and float values, op operands, live ranges, try/catch entries). Those
+//! strings, integer and float values, array keys' hashes (an integer key itself), table
+//! counts and next free keys, hash parts, op operands, live ranges, try/catch entries). Those
 //! are data whatever they read as: a number or a string's last word below 2^48 may fall
 //! where ASLR happened to map something in this process. The others:
 //!

@@ -542,6 +542,12 @@ impl Persister<'_> {
         t: *mut HashTable,
         mut value: impl FnMut(&mut Self, *mut zval) -> R<()>,
     ) -> R<()> {
+        // The counts and the next free key (the largest integer key plus one) are numbers.
+        let counts = std::mem::offset_of!(HashTable, nNumUsed);
+        self.w.holds_no_pointer(
+            t.cast::<u8>().add(counts),
+            std::mem::offset_of!(HashTable, pDestructor) - counts,
+        );
         let flags = (*t).u.flags;
         if flags & php::HASH_FLAG_UNINITIALIZED != 0 {
             return Ok(()); // arData is PHP's static uninitialized bucket
@@ -559,6 +565,8 @@ impl Persister<'_> {
         let size = hash + elem * (*t).nTableSize as usize;
         let data = (*t).__bindgen_anon_1.arData.cast::<u8>().sub(hash);
         let copy = self.copy(data, size)?;
+        // The hash part is bucket numbers.
+        self.w.holds_no_pointer(copy, hash);
         let ar = copy.add(hash);
         (*t).__bindgen_anon_1.arData = ar.cast();
         // The slots past nNumUsed were never written (whatever request memory held): the
@@ -584,6 +592,9 @@ impl Persister<'_> {
                 }
             } else {
                 let b = ar.cast::<Bucket>().add(i);
+                // A key's hash, or an integer key itself.
+                self.w
+                    .holds_no_pointer(ptr::addr_of!((*b).h).cast(), size_of::<php::zend_ulong>());
                 if u32::from(php::z_type(&(*b).val)) != php::IS_UNDEF {
                     (*b).key = self.string((*b).key)?;
                     value(self, ptr::addr_of_mut!((*b).val))?;

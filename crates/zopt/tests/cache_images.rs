@@ -403,7 +403,8 @@ fn a_library_loads_identically_from_run_time_images() {
 
 /// Writes gen.php, whose two strings end in 6 bytes that read, with the NUL and padding
 /// after them, as an address mapped in this process (one in the PHP binary, one in a file
-/// mapped beside it), and whose two integers are those addresses. Then includes it twice: compiled and stored, then served from its
+/// mapped beside it), whose two integers are those addresses, and whose array has the
+/// first as its key. Then includes it twice: compiled and stored, then served from its
 /// entry, which makes its run-time image in this process.
 const ADDRESSES: &str = r#"<?php
 $bin = realpath(PHP_BINARY);
@@ -422,24 +423,34 @@ $text = fn(string $head, int $at) => $head . substr(pack('P', $at), 0, 6);
 $literal = fn(string $s) => '"' . implode('', array_map(
     fn($c) => sprintf('\x%02x', ord($c)), str_split($s))) . '"';
 file_put_contents(__DIR__ . '/gen.php', '<?php return [' . $literal($text('zopt-php', $in_php))
-    . ', ' . $literal($text('zopt-lib', $in_other)) . ", $in_php, $in_other];\n");
+    . ', ' . $literal($text('zopt-lib', $in_other)) . ", $in_php, $in_other, [$in_php => 1]];\n");
 foreach ([1, 2] as $_) {
-    echo bin2hex(implode('|', include __DIR__ . '/gen.php')), "\n";
+    echo show(include __DIR__ . '/gen.php'), "\n";
 }
 "#;
 
-/// A string whose last word, or an integer that, reads as an address in the PHP binary or
-/// in another mapping of the process making the image is data, not a pointer: the image is
-/// made, and the next process (mapped elsewhere) is served the same values from it.
+/// What make.php and load.php print of gen.php's values (an element appended to its array
+/// takes the key after the largest).
+const SHOW: &str = r#"
+function show(array $r): string {
+    $r[4][] = 'next';
+    return bin2hex(serialize($r));
+}
+"#;
+
+/// A string whose last word, an integer or an integer key that reads as an address in the
+/// PHP binary or in another mapping of the process making the image is data, not a
+/// pointer: the image is made, and the next process (mapped elsewhere) is served the same
+/// values from it.
 #[test]
 fn strings_that_read_as_addresses_stay_text_in_run_time_images() {
     let dir = tempfile::tempdir().unwrap();
     let make = dir.path().join("make.php");
     let load = dir.path().join("load.php");
-    std::fs::write(&make, ADDRESSES).unwrap();
+    std::fs::write(&make, format!("{ADDRESSES}{SHOW}")).unwrap();
     std::fs::write(
         &load,
-        "<?php echo bin2hex(implode('|', include __DIR__ . '/gen.php')), \"\\n\";\n",
+        format!("<?php echo show(include __DIR__ . '/gen.php'), \"\\n\";\n{SHOW}"),
     )
     .unwrap();
     let cache_dir = dir.path().join("cache");
