@@ -14,9 +14,9 @@
 //! bases. The two images are compared word by word (every pointer field is 8-aligned),
 //! except the words the persist knows hold no pointer ([`image::Arena::holds_no_pointer`]:
 //! strings, integer and float values, array keys' hashes (an integer key itself), table
-//! counts and next free keys, hash parts, op operands, live ranges, try/catch entries). Those
-//! are data whatever they read as: a number or a string's last word below 2^48 may fall
-//! where ASLR happened to map something in this process. The others:
+//! counts and next free keys, hash parts, op operands, live ranges, try/catch entries).
+//! Those are data whatever they read as: a number or a string's last word below 2^48 may
+//! fall where ASLR happened to map something in this process. The others:
 //!
 //! - a word that differs by the distance between the buffers is a pointer into the image
 //!   (stored as its offset in the image);
@@ -59,6 +59,7 @@ use std::ptr;
 use std::sync::OnceLock;
 
 use xxhash_rust::xxh3::xxh3_128;
+use zend_cfg::bitset;
 
 use crate::engine::Engine;
 use crate::image::{self, Arena};
@@ -182,11 +183,11 @@ impl Arena for Buffer {
         // Every word the bytes touch: a range ends in padding, never beside a pointer.
         let at = p as usize - self.base() as usize;
         let (first, end) = (at / 8, (at + len).div_ceil(8));
-        if self.no_pointer.len() * 64 < end {
-            self.no_pointer.resize(end.div_ceil(64), 0);
+        if self.no_pointer.len() < bitset::words_for(end) {
+            self.no_pointer.resize(bitset::words_for(end), 0);
         }
         for w in first..end {
-            self.no_pointer[w / 64] |= 1 << (w % 64);
+            bitset::insert(&mut self.no_pointer, w);
         }
     }
 
@@ -346,10 +347,6 @@ fn mappings() -> R<Vec<(usize, usize, String)>> {
     Ok(out)
 }
 
-fn bitset_has(words: &[u64], i: usize) -> bool {
-    words.get(i / 64).is_some_and(|w| w & (1 << (i % 64)) != 0)
-}
-
 fn put32(out: &mut Vec<u8>, v: u32) {
     out.extend_from_slice(&v.to_le_bytes());
 }
@@ -438,7 +435,7 @@ unsafe fn make_in(
         // padding) may fall where ASLR happened to map something. Taken for a pointer into
         // the PHP binary, it would be relocated (changed when another process loads the
         // image); into another mapping, it refused the image.
-        if bitset_has(&a.no_pointer, at / 8) {
+        if bitset::contains(&a.no_pointer, at / 8) {
             continue;
         }
         let wa = r64(ba, at) as usize;

@@ -433,6 +433,13 @@ impl Persister<'_> {
         Ok(dst)
     }
 
+    /// [`Persister::copy`] of values that hold no pointer (op numbers, offsets).
+    unsafe fn copy_numbers<T>(&mut self, src: *const T, n: usize) -> R<*mut T> {
+        let dst = self.copy(src, n)?;
+        self.w.holds_no_pointer(dst.cast(), size_of::<T>() * n);
+        Ok(dst)
+    }
+
     /// The segment's interned copy of `s` (NULL stays NULL).
     unsafe fn string(&mut self, s: *mut zend_string) -> R<*mut zend_string> {
         if s.is_null() || self.w.is_interned_here(s.cast()) {
@@ -787,18 +794,9 @@ impl Persister<'_> {
             }
             (*t).arg_info = infos.add(has_return);
         }
-        let n_ranges = s.last_live_range.max(0) as usize;
-        (*t).live_range = self.copy(s.live_range, n_ranges)?;
-        self.w.holds_no_pointer(
-            (*t).live_range.cast(),
-            n_ranges * size_of::<php::zend_live_range>(),
-        );
-        let n_tries = s.last_try_catch.max(0) as usize;
-        (*t).try_catch_array = self.copy(s.try_catch_array, n_tries)?;
-        self.w.holds_no_pointer(
-            (*t).try_catch_array.cast(),
-            n_tries * size_of::<php::zend_try_catch_element>(),
-        );
+        (*t).live_range = self.copy_numbers(s.live_range, s.last_live_range.max(0) as usize)?;
+        (*t).try_catch_array =
+            self.copy_numbers(s.try_catch_array, s.last_try_catch.max(0) as usize)?;
         if !s.static_variables.is_null() {
             (*t).static_variables = self.array(s.static_variables)?;
         }
