@@ -1035,6 +1035,12 @@ impl Sccp<'_> {
             && use_.is_some_and(|v| self.values[v.index()].is_bot())
     }
 
+    /// Whether op1's or op2's value is BOT ([`Sccp::operand_is_bot`]).
+    #[inline]
+    fn has_bot_operand(&self, o: &zend_ir::Op, sop: &zend_ssa::SsaOp) -> bool {
+        self.operand_is_bot(o.op1, sop.op1_use) || self.operand_is_bot(o.op2, sop.op2_use)
+    }
+
     fn op1_value(&self, scdf: &Scdf<'_>, op: OpNum) -> Option<Value> {
         let o = &scdf.op_array.opcodes[op.index()];
         self.operand_value(scdf.op_array, o.op1, scdf.ssa.ops[op.index()].op1_use)
@@ -1539,7 +1545,7 @@ impl Sccp<'_> {
     #[inline(never)]
     fn visit_unless_bot_operand(&mut self, scdf: &mut Scdf<'_>, op: OpNum, sop: &zend_ssa::SsaOp) {
         let o = &scdf.op_array.opcodes[op.index()];
-        if self.operand_is_bot(o.op1, sop.op1_use) || self.operand_is_bot(o.op2, sop.op2_use) {
+        if self.has_bot_operand(o, sop) {
             self.set_defs_bot(scdf, sop);
         } else {
             self.visit(scdf, op);
@@ -1573,9 +1579,7 @@ impl Sccp<'_> {
             if op1_top || op_array.opcodes[c.index()].opcode != ZEND_DO_ICALL {
                 return;
             }
-            if self.operand_is_bot(opline.op1, sop.op1_use)
-                || self.operand_is_bot(opline.op2, sop.op2_use)
-            {
+            if self.has_bot_operand(opline, &sop) {
                 // What the test after the first match below does, before copying the
                 // operands' values (strings and arrays). The other ops that a BOT operand
                 // makes BOT were tested by the caller ([`Visit::UnlessBotOperand`]).
