@@ -1537,23 +1537,23 @@ static REWRITTEN_DEFS: zend_ir::OpcodeSet = zend_ir::OpcodeSet::of(&[
     ZEND_POST_DEC,
 ]);
 
-/// The first variable from `from` (below `count`) that [`rewrite_vars`] may rewrite: one
-/// with a definition, used as a double or defined by an op in [`REWRITTEN_DEFS`]. Most are
-/// not, and this loop passes over them reading nothing else.
+/// The first variable from `from` (below `count`) that [`rewrite_vars`] may rewrite, with
+/// its definition: one used as a double or defined by an op in [`REWRITTEN_DEFS`]. Most
+/// are not, and this loop passes over them reading nothing else.
 #[inline(always)]
 fn next_rewritable(
     op_array: &OpArray,
     fa: &FuncAnalysis,
     from: usize,
     count: usize,
-) -> Option<usize> {
+) -> Option<(usize, OpNum)> {
     let vars = &fa.ssa.vars[..count];
     let infos = &fa.inference.vars;
-    (from..count).find(|&vi| {
-        vars[vi].definition.is_some_and(|def| {
-            infos.get(vi).is_some_and(|i| i.use_as_double)
-                || REWRITTEN_DEFS.contains(op_array.opcodes[def.index()].opcode)
-        })
+    (from..count).find_map(|vi| {
+        let def = vars[vi].definition?;
+        (infos.get(vi).is_some_and(|i| i.use_as_double)
+            || REWRITTEN_DEFS.contains(op_array.opcodes[def.index()].opcode))
+        .then_some((vi, def))
     })
 }
 
@@ -1564,12 +1564,9 @@ fn rewrite_vars(op_array: &mut OpArray, ctx: &mut OptimizerCtx, fa: &mut FuncAna
     let last_var = op_array.last_var() as usize;
     let count = fa.ssa.vars.len();
     let mut next = last_var;
-    while let Some(vi) = next_rewritable(op_array, fa, next, count) {
+    while let Some((vi, def)) = next_rewritable(op_array, fa, next, count) {
         next = vi + 1;
         let v = SsaVar::new(vi as u32);
-        let Some(def) = fa.ssa.vars[vi].definition else {
-            continue;
-        };
         let op_1 = def.index();
         let use_as_double = fa.inference.vars.get(vi).is_some_and(|i| i.use_as_double);
 
