@@ -95,6 +95,14 @@ pub struct ScriptInfo<'a> {
 /// No op_array, or no class.
 const NONE: u32 = u32::MAX;
 
+/// The position in `script.class_table` of the first class named `name` in any case, in
+/// table order.
+fn first_class_named(index: &ScriptIndex, script: &Script, name: &[u8]) -> Option<usize> {
+    index
+        .scope(script, name)
+        .and_then(|f| class_position(script, f))
+}
+
 /// Where a class's methods are in [`ScriptInfo::method_index`], and the classes sharing its
 /// name in any case (a script declaring one class in several places has several).
 #[derive(Clone, Copy)]
@@ -143,10 +151,7 @@ impl<'a> ScriptInfo<'a> {
             with_dynamic(func, &mut op_arrays);
         }
         for (c, (key, ce)) in classes.iter().enumerate() {
-            // The first class of this name is found by name, in table order.
-            let first = index
-                .scope(script, ce.name.as_bytes())
-                .and_then(|f| class_position(script, f))
+            let first = first_class_named(&index, script, ce.name.as_bytes())
                 .map_or(c as u32, |f| f as u32);
             class_links.push(ClassLinks {
                 method_start: method_index.len() as u32,
@@ -245,10 +250,7 @@ impl<'a> ScriptInfo<'a> {
         // position is known already.
         let first = match c {
             Some(c) if scope == &ce.name => self.class_links[c].first_same_name,
-            _ => self
-                .index
-                .scope(self.script, scope.as_bytes())
-                .and_then(|f| class_position(self.script, f))
+            _ => first_class_named(&self.index, self.script, scope.as_bytes())
                 .map_or(NONE, |f| f as u32),
         };
         let mut d = first;
