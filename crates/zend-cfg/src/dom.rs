@@ -137,9 +137,10 @@ fn lengauer_tarjan<'b>(cfg: &Cfg, scratch: &'b Bump) -> (&'b mut [u32], &'b [u32
 }
 
 /// [`lengauer_tarjan`]'s immediate dominators of a CFG whose edges all go to later blocks
-/// (most functions: no loops). Block order is then a topological order, in which every dominator comes
-/// before the blocks it dominates: one pass in that order, meeting the predecessors'
-/// dominator chains as Cooper, Harvey and Kennedy's `intersect` does, is exact.
+/// (most functions: no loops). Block order is then a topological order, in which every
+/// dominator comes before the blocks it dominates: one pass in that order, meeting the
+/// predecessors' dominator chains as Cooper, Harvey and Kennedy's `intersect` does, is
+/// exact.
 fn forward_immediate_dominators<'b>(cfg: &Cfg, scratch: &'b Bump) -> &'b mut [u32] {
     let n = cfg.blocks.len();
     let idom = scratch.alloc_slice_fill_copy(n, NONE);
