@@ -13,10 +13,11 @@
 //! two buffers at different addresses, with `map_ptr` slots numbered from two different
 //! bases. The two images are compared word by word (every pointer field is 8-aligned),
 //! except the words the persist knows hold no pointer ([`image::Arena::holds_no_pointer`]:
-//! strings, integer and float values, array keys' hashes (an integer key itself), table
-//! counts and next free keys, hash parts, op operands, live ranges, try/catch entries).
-//! Those are data whatever they read as: a number or a string's last word below 2^48 may
-//! fall where ASLR happened to map something in this process. The others:
+//! strings, integer and float values, zval types, array keys' hashes (an integer key
+//! itself), table headers, hash parts, op operands, live ranges, try/catch entries, and
+//! the number fields of every structure: line numbers, counts, flags). Those are data
+//! whatever they read as: a number or a string's last word below 2^48 may fall where ASLR
+//! happened to map something in this process. The others:
 //!
 //! - a word that differs by the distance between the buffers is a pointer into the image
 //!   (stored as its offset in the image);
@@ -28,7 +29,9 @@
 //!   the handler table;
 //! - an equal word that points into any other mapping (the heap, a library) would not be
 //!   valid in another process: the script gets no image (it stays on the rebuild path);
-//!   so does any other difference. Every other equal word is data.
+//!   so does any other difference. Every other equal word is zero, or a number field
+//!   the persist failed to mark: data, but under `ZOPT_DEBUG_RUN_TIME_FORM` the image is
+//!   refused with where the word lies, so that the tests find such a field.
 //!
 //! The relocation lists, the image and a header make the body of a run-time image file
 //! (`zend_cache::entry::encode_image`: the entry header with its system id, path,
@@ -402,6 +405,16 @@ pub unsafe fn make(built: &Built, halt_offset: Option<u64>) -> R<Vec<u8>> {
     made
 }
 
+/// Where offset `at` of the image lies, for a refusal's message.
+fn allocation(a: &Buffer, at: usize) -> String {
+    a.allocs
+        .iter()
+        .rev()
+        .find(|&&(start, size)| at >= start && at < start + size)
+        .map(|&(start, size)| format!("at {} of an allocation of {size} bytes", at - start))
+        .unwrap_or_default()
+}
+
 unsafe fn make_in(
     built: &Built,
     halt_offset: Option<u64>,
@@ -426,6 +439,7 @@ unsafe fn make_in(
     let slot_delta = SLOT_SHIFT * std::mem::size_of::<*mut c_void>();
     let php = php_binary();
     let maps = mappings()?;
+    let strict = std::env::var_os("ZOPT_DEBUG_RUN_TIME_FORM").is_some();
     let mut image = a.bytes().to_vec();
     let (ba, bb) = (a.bytes(), b.bytes());
     let (mut internal, mut php_relocs, mut slots) = (Vec::new(), Vec::new(), Vec::new());
@@ -445,19 +459,19 @@ unsafe fn make_in(
                 php_relocs.push(at as u32);
                 wa.wrapping_sub(anchor())
             } else if let Some((s, _, name)) = maps.iter().find(|&&(s, e, _)| wa >= s && wa < e) {
-                let within = a
-                    .allocs
-                    .iter()
-                    .rev()
-                    .find(|&&(start, size)| at >= start && at < start + size)
-                    .map(|&(start, size)| {
-                        format!("at {} of an allocation of {size} bytes", at - start)
-                    })
-                    .unwrap_or_default();
                 return Err(format!(
-                    "a pointer outside the image and the PHP binary at offset {at} {within} \
+                    "a pointer outside the image and the PHP binary at offset {at} {} \
                      ({wa:#x}, {:#x} into {name:?})",
+                    allocation(a, at),
                     wa - s
+                ));
+            } else if wa != 0 && strict {
+                // Every number field is marked: a word no mark covers that is not a
+                // pointer is a field the persist forgot, which ASLR may one day map.
+                return Err(format!(
+                    "a word at offset {at} {} is neither a pointer nor marked as data \
+                     ({wa:#x})",
+                    allocation(a, at)
                 ));
             } else {
                 continue;

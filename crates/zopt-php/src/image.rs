@@ -312,6 +312,15 @@ impl Arena for ImageWriter<'_> {
     }
 }
 
+/// Marks the words of the persisted structure at `$t` that hold the number fields named
+/// ([`Arena::holds_no_pointer`]: line numbers, counts, flags). Every pointer field is
+/// 8-aligned, so a word that holds a number holds no pointer, whatever shares it.
+macro_rules! numbers {
+    ($p:expr, $t:expr, $($($field:ident).+),+ $(,)?) => {
+        $($p.w.holds_no_pointer(ptr::addr_of!((*$t).$($field).+).cast(), 1);)+
+    };
+}
+
 /// Persists the built, not yet bound script `built` into `w` (the segment, or a private
 /// buffer); returns the image's root, or why the script cannot be persisted. `source`:
 /// the validation of the entry it was built from, if any.
@@ -365,11 +374,28 @@ pub(crate) unsafe fn persist(
     }
     let early = load::early_bindings((*root).main);
     (*root).early_bindings = p.copy(early.as_ptr(), early.len())?;
+    for i in 0..early.len() {
+        numbers!(p, (*root).early_bindings.add(i), cache_slot);
+    }
     (*root).n_early_bindings = early.len() as u32;
     (*root).auto_globals = built.auto_globals;
     (*root).has_halt_offset = u64::from(halt_offset.is_some());
     (*root).halt_offset = halt_offset.unwrap_or(0);
     (*root).map_ptr_end = p.w.map_ptr_end();
+    numbers!(
+        p,
+        root,
+        n_functions,
+        n_classes,
+        n_early_bindings,
+        auto_globals,
+        has_halt_offset,
+        halt_offset,
+        map_ptr_end,
+        source_mtime_sec,
+        source_mtime_nsec,
+        source_size,
+    );
     (*root).source_mtime_sec = 0;
     (*root).source_mtime_nsec = 0;
     (*root).source_size = u64::MAX;
@@ -455,6 +481,7 @@ impl Persister<'_> {
     /// Makes the zval at `zv` (already in the segment) immutable: its string, array or AST
     /// persisted, its type flags cleared (not refcounted). `u2` is kept.
     unsafe fn zval(&mut self, zv: *mut zval) -> R<()> {
+        numbers!(self, zv, u1);
         match u32::from(php::z_type(&*zv)) {
             php::IS_UNDEF | php::IS_NULL | php::IS_FALSE | php::IS_TRUE => {
                 // No value: whatever request memory held there is not kept (a file-cache
@@ -527,6 +554,7 @@ impl Persister<'_> {
             let ta = p.alloc::<u8>(size.max(size_of::<php::zend_attribute>()))?;
             ptr::copy_nonoverlapping(a.cast::<u8>(), ta, size);
             let ta = ta.cast::<php::zend_attribute>();
+            numbers!(p, ta, flags, lineno, offset, argc);
             (*ta).name = p.string((*ta).name)?;
             (*ta).lcname = p.string((*ta).lcname)?;
             let args = ptr::addr_of_mut!((*ta).args).cast::<php::zend_attribute_arg>();
@@ -550,10 +578,15 @@ impl Persister<'_> {
         mut value: impl FnMut(&mut Self, *mut zval) -> R<()>,
     ) -> R<()> {
         // The counts and the next free key (the largest integer key plus one) are numbers.
-        let counts = std::mem::offset_of!(HashTable, nNumUsed);
-        self.w.holds_no_pointer(
-            t.cast::<u8>().add(counts),
-            std::mem::offset_of!(HashTable, pDestructor) - counts,
+        numbers!(
+            self,
+            t,
+            gc,
+            u,
+            nTableMask,
+            nNumUsed,
+            nTableSize,
+            nNextFreeElement
         );
         let flags = (*t).u.flags;
         if flags & php::HASH_FLAG_UNINITIALIZED != 0 {
@@ -592,6 +625,7 @@ impl Persister<'_> {
                 let zv = ar.cast::<zval>().add(i);
                 // A packed element's u2 is never written (PHP leaves it as it was).
                 (*zv).u2.next = 0;
+                numbers!(self, zv, u1);
                 if u32::from(php::z_type(&*zv)) != php::IS_UNDEF {
                     value(self, zv)?;
                 } else {
@@ -599,9 +633,8 @@ impl Persister<'_> {
                 }
             } else {
                 let b = ar.cast::<Bucket>().add(i);
-                // A key's hash, or an integer key itself.
-                self.w
-                    .holds_no_pointer(ptr::addr_of!((*b).h).cast(), size_of::<php::zend_ulong>());
+                // A key's hash, or an integer key itself; the value's type and chain.
+                numbers!(self, b, h, val.u1);
                 if u32::from(php::z_type(&(*b).val)) != php::IS_UNDEF {
                     (*b).key = self.string((*b).key)?;
                     value(self, ptr::addr_of_mut!((*b).val))?;
@@ -627,6 +660,7 @@ impl Persister<'_> {
         let tr = t.cast::<php::zend_ast_ref>();
         (*tr).gc.refcount = 1;
         (*tr).gc.u.type_info = IMMUTABLE_AST_TYPE_INFO;
+        numbers!(self, tr, gc);
         let troot = t.add(header).cast::<php::zend_ast>();
         ptr::copy_nonoverlapping(root.cast::<u8>(), troot.cast::<u8>(), own);
         clear_ast_padding(troot);
@@ -639,9 +673,15 @@ impl Persister<'_> {
         if depth > 1000 {
             return refuse("an AST nested too deeply");
         }
+        // The kind, attributes and line number (a value node's line number is in its
+        // zval's u2; a list's child count follows).
+        numbers!(self, t, kind);
         let kind = (*t).kind;
         if kind == zend_ir::model::ZEND_AST_ZVAL || kind == zend_ir::model::ZEND_AST_CONSTANT {
             return self.zval(ptr::addr_of_mut!((*t.cast::<php::zend_ast_zval>()).val));
+        }
+        if (kind >> zend_ir::model::ZEND_AST_IS_LIST_SHIFT) & 1 != 0 {
+            numbers!(self, t.cast::<php::zend_ast_list>(), children);
         }
         let (slots, n) = ast_slots(t);
         for i in 0..n {
@@ -667,6 +707,7 @@ impl Persister<'_> {
             std::mem::offset_of!(php::zend_type, type_mask) + 4,
             size_of::<php::zend_type>(),
         );
+        numbers!(self, t, type_mask);
         let mask = (*t).type_mask;
         if mask & php::_ZEND_TYPE_LIST_BIT != 0 {
             if mask & php::_ZEND_TYPE_ARENA_BIT == 0 {
@@ -685,6 +726,7 @@ impl Persister<'_> {
                 4,
                 std::mem::offset_of!(php::zend_type_list, types),
             );
+            numbers!(self, tl, num_types);
             let types = ptr::addr_of_mut!((*tl).types).cast::<php::zend_type>();
             for i in 0..n {
                 self.type_(types.add(i))?;
@@ -732,6 +774,24 @@ impl Persister<'_> {
             t.cast(),
             std::mem::offset_of!(zend_op_array, last) + 4,
             std::mem::offset_of!(zend_op_array, opcodes),
+        );
+        numbers!(
+            self,
+            t,
+            type_,
+            fn_flags,
+            num_args,
+            required_num_args,
+            T,
+            cache_size,
+            last_var,
+            last,
+            last_live_range,
+            last_try_catch,
+            line_start,
+            line_end,
+            last_literal,
+            num_dynamic_func_defs,
         );
         (*t).refcount = ptr::null_mut();
         (*t).scope = if s.scope.is_null() {
@@ -836,6 +896,7 @@ impl Persister<'_> {
         }
         let t = self.copy(src, 1)?;
         clear_class_padding(t);
+        self.class_numbers(t);
         // Immutable, as zend_persist_class_entry leaves a class: a hit binds this very
         // entry. A class linked when compiled (no parent, interface or trait) is used where
         // it is, its per-request state in map_ptr slots; an unlinked one is copied by
@@ -916,6 +977,7 @@ impl Persister<'_> {
                 return refuse("an inherited property");
             }
             let c = p.copy(info, 1)?;
+            numbers!(p, c, offset, flags);
             (*c).attributes = p.attributes((*c).attributes)?;
             (*c).name = p.string((*c).name)?;
             (*c).doc_comment = p.string((*c).doc_comment)?;
@@ -980,6 +1042,7 @@ impl Persister<'_> {
                     std::mem::offset_of!(php::zend_trait_alias, modifiers) + 4,
                     size_of::<php::zend_trait_alias>(),
                 );
+                numbers!(self, a, modifiers);
                 self.method_ref(ptr::addr_of_mut!((*a).trait_method))?;
                 (*a).alias = self.string((*a).alias)?;
                 *list.add(i) = a;
@@ -1002,6 +1065,7 @@ impl Persister<'_> {
                     std::mem::offset_of!(php::zend_trait_precedence, exclude_class_names),
                 );
                 let q = q.cast::<php::zend_trait_precedence>();
+                numbers!(self, q, num_excludes);
                 self.method_ref(ptr::addr_of_mut!((*q).trait_method))?;
                 let names = ptr::addr_of_mut!((*q).exclude_class_names).cast::<*mut zend_string>();
                 for k in 0..excludes {
@@ -1018,6 +1082,25 @@ impl Persister<'_> {
         (*r).method_name = self.string((*r).method_name)?;
         (*r).class_name = self.string((*r).class_name)?;
         Ok(())
+    }
+
+    /// Marks the number fields of the class entry `t` (its tables' are marked with their
+    /// data, see [`Persister::table_data`]).
+    unsafe fn class_numbers(&mut self, t: *mut zend_class_entry) {
+        numbers!(
+            self,
+            t,
+            type_,
+            refcount,
+            ce_flags,
+            default_properties_count,
+            default_static_members_count,
+            num_interfaces,
+            num_traits,
+            enum_backing_type,
+            info.user.line_start,
+            info.user.line_end,
+        );
     }
 }
 
@@ -1289,6 +1372,7 @@ impl Persister<'_> {
         }
         let t = self.copy(src, 1)?;
         clear_class_padding(t);
+        self.class_numbers(t);
         let mut xlat: HashMap<usize, usize> = HashMap::new();
         xlat.insert(src as usize, t as usize);
         (*t).ce_flags |= php::ZEND_ACC_IMMUTABLE | php::ZEND_ACC_CACHED;
@@ -1422,6 +1506,7 @@ impl Persister<'_> {
         self.table_data(ptr::addr_of_mut!((*t).properties_info), |p, zv| {
             let info = (*zv).value.ptr.cast::<zend_property_info>();
             let c = p.copy(info, 1)?;
+            numbers!(p, c, offset, flags);
             if (*c).ce == src {
                 (*c).ce = t;
             } else if !p.permanent_class((*c).ce) {

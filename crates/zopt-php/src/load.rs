@@ -726,7 +726,7 @@ pub(crate) struct EarlyBinding {
     lc_parent: *mut zend_string,
     /// The op's run-time cache slot (`extended_value`, a byte offset), where the class
     /// bound early is cached so that the op does not look it up ([`NO_CACHE_SLOT`]: none).
-    cache_slot: u32,
+    pub(crate) cache_slot: u32,
     /// Zero: the struct has no padding, whose undefined bytes would make two persists of a
     /// script differ (see `file_image`).
     reserved: u32,

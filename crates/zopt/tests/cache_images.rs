@@ -438,6 +438,128 @@ function show(array $r): string {
 }
 "#;
 
+/// A script with every kind of structure a run-time image holds: attributes with
+/// arguments, traits with `insteadof` and aliases, union, intersection and nullable types,
+/// typed, promoted and readonly properties, constants whose values are ASTs, arrays with
+/// integer keys, a backed enum, static variables, closures, a generator and
+/// `__halt_compiler`.
+const KINDS: &str = r#"<?php
+namespace Kinds;
+
+#[\Attribute(\Attribute::TARGET_ALL | \Attribute::IS_REPEATABLE)]
+final class Tag {
+    public function __construct(public string $name, public array $with = []) {}
+}
+
+interface Named { const PREFIX = 'n:'; function name(): string; }
+interface Sized { function size(): int; }
+
+trait Greets {
+    public function hello(): string { return 'hello ' . $this->name(); }
+    public static function make(): static { return new static(); }
+}
+trait Waves {
+    public function hello(): string { return 'wave'; }
+    protected function wave(int $n = 2): string { return str_repeat('~', $n); }
+}
+
+#[Tag('box', with: ['x' => 1, 2 => [3.5, null]])]
+#[Tag(name: 'again')]
+class Box implements Named, Sized, \Countable {
+    use Greets, Waves {
+        Greets::hello insteadof Waves;
+        Waves::hello as protected waveHello;
+        wave as public;
+    }
+    public const LIMITS = [1 => 'one', 'k' => self::PREFIX . 'x', 100000 => PHP_INT_MAX];
+    final public const FLAGS = \E_ALL & ~\E_NOTICE;
+    #[Tag('prop')]
+    public int|string|null $id = 7;
+    public (Named&Sized)|null $peer = null;
+    protected static array $seen = [];
+    private ?\Closure $f = null;
+    public function __construct(public readonly float $w = 2.5, int ...$rest) {
+        static $made = 0;
+        $made++;
+        self::$seen[] = $made;
+        $this->f = fn(int $x): int => $x + count($rest) + $made;
+    }
+    public function name(): string { return static::PREFIX . 'box'; }
+    public function size(): int { return ($this->f)(40); }
+    public function count(): int { return count(self::$seen); }
+    public function both(): string { return $this->waveHello() . $this->wave(3); }
+}
+
+enum Suit: string implements Named {
+    case Hearts = 'h';
+    case Spades = 's';
+    const Wild = self::Spades;
+    public function name(): string { return self::PREFIX . $this->value; }
+}
+
+function describe(Named&Sized $b, int|float $scale = 1.0 * 2, string ...$tail): string {
+    $r = new \ReflectionClass($b);
+    $attrs = array_map(fn($a) => $a->newInstance()->name, $r->getAttributes());
+    return implode(',', [$b->name(), $b->size() * $scale, count($b), implode('|', $attrs),
+        json_encode(Box::LIMITS), Box::FLAGS, implode('', $tail)]);
+}
+
+$b = Box::make();
+echo describe($b, 2, 'a', 'b'), "\n";
+echo $b->hello(), ' ', $b->both(), ' ', Suit::Wild->name(), ' ', Suit::from('h')->name, "\n";
+$g = function () { yield 1 => 'a'; yield 2 => 'b'; };
+foreach ($g() as $k => $v) { echo "$k=$v "; }
+echo __COMPILER_HALT_OFFSET__ > 0 ? "halt\n" : "no halt\n";
+__halt_compiler(); trailing data that is not PHP
+"#;
+
+/// Every word of a run-time image is a pointer or data the persist marked as such (a line
+/// number, a count, flags, a value): under `ZOPT_DEBUG_RUN_TIME_FORM` an image holding any
+/// other word is refused with where it lies, so a number field the persist forgot to mark
+/// fails here, rather than be taken for a pointer on the day ASLR maps something there.
+#[test]
+fn every_word_of_a_run_time_image_is_a_pointer_or_marked_data() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("kinds.php");
+    std::fs::write(&script, KINDS).unwrap();
+    let expected = php(&script, &[]);
+    assert_eq!(expected.status, Some(0), "{expected:?}");
+    assert!(expected.stdout.ends_with("halt\n"), "{expected:?}");
+    let cache_dir = dir.path().join("cache");
+    let stats = dir.path().join("stats.json");
+    let settings = [
+        format!("extension={}", extension().display()),
+        format!("zopt.cache_dir={}", cache_dir.display()),
+        format!("zopt.cache_stats={}", stats.display()),
+    ];
+    let strict = |settings: &[String]| {
+        let mut cmd = Command::new(std::env::var_os("ZOPT_PHP").unwrap_or("php".into()));
+        cmd.arg("-n");
+        for s in settings {
+            cmd.args(["-d", s]);
+        }
+        let out = cmd
+            .env("ZOPT_DEBUG_RUN_TIME_FORM", "1")
+            .arg(&script)
+            .output()
+            .unwrap();
+        (
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    // Compiled and stored; served from its entry, which makes the image; served from it.
+    for _ in 0..3 {
+        let (stdout, stderr) = strict(&settings);
+        assert_eq!(stdout, expected.stdout, "{stderr}");
+        assert!(!stderr.contains("run-time image"), "{stderr}");
+    }
+    assert_eq!(
+        counters(&stats, &["compiles", "image_hits", "image_rejects"]),
+        [0, 1, 0]
+    );
+}
+
 /// A string whose last word, an integer or an integer key that reads as an address in the
 /// PHP binary or in another mapping of the process making the image is data, not a
 /// pointer: the image is made, and the next process (mapped elsewhere) is served the same
