@@ -238,7 +238,7 @@ pub fn optimize_op_array(op_array: &mut OpArray, ctx: &mut OptimizerCtx, input: 
     let mut remove_nops = false;
 
     if level & PASS_8 != 0 && IMPLEMENTED_SSA_PASSES & PASS_8 != 0 {
-        let mut call_map = func_info
+        let call_map = func_info
             .as_deref()
             .map(|fi| crate::sccp::CallMap::new(op_array, &fi.callee_info));
         if crate::sccp::sccp_optimize_op_array(
@@ -247,7 +247,7 @@ pub fn optimize_op_array(op_array: &mut OpArray, ctx: &mut OptimizerCtx, input: 
             &mut fa.ssa,
             &mut fa.cfg,
             &mut fa.inference.vars,
-            call_map.as_mut(),
+            call_map.as_ref(),
         ) > 0
         {
             remove_nops = true;
@@ -257,8 +257,8 @@ pub fn optimize_op_array(op_array: &mut OpArray, ctx: &mut OptimizerCtx, input: 
             remove_nops = true;
         }
         check_step(op_array, fa, "jmps after sccp", &mut step_checks);
-        if let (Some(fi), Some(map)) = (func_info.as_deref(), call_map.as_ref()) {
-            if optimize_calls(op_array, ctx, fa, fi, map) > 0 {
+        if let Some(fi) = func_info.as_deref() {
+            if optimize_calls(op_array, ctx, fa, fi) > 0 {
                 remove_nops = true;
             }
             check_step(op_array, fa, "calls", &mut step_checks);
@@ -1054,16 +1054,12 @@ pub fn optimize_calls(
     ctx: &mut OptimizerCtx,
     fa: &mut FuncAnalysis,
     func_info: &FuncInfo,
-    call_map: &crate::sccp::CallMap,
 ) -> usize {
     let mut removed = 0;
-    for (k, site) in func_info.callee_info.iter().enumerate() {
-        // A call SCCP evaluated has no callee any more.
-        if call_map.calls.get(k).is_some_and(|c| c.removed) {
-            continue;
-        }
+    for site in &func_info.callee_info {
         let Some(call) = site.call else { continue };
         let (init, call) = (site.init.index(), call.index());
+        // A call SCCP evaluated (PHP clears its `callee_func`) is a NOP now.
         if op_array.opcodes[call].opcode != ZEND_DO_ICALL || !site.resolved || call < 2 {
             continue;
         }
