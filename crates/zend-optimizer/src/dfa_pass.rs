@@ -305,7 +305,7 @@ pub fn optimize_op_array(op_array: &mut OpArray, ctx: &mut OptimizerCtx, input: 
             .php_bugs
             .contains(crate::PhpBugs::DANGLING_JUMP_TABLE_ENTRY)
         {
-            retarget_dangling_jump_table_entries(op_array);
+            retarget_dangling_jump_table_entries(op_array, &fa.cfg);
         }
     }
 
@@ -324,11 +324,19 @@ pub fn optimize_op_array(op_array: &mut OpArray, ctx: &mut OptimizerCtx, input: 
 /// op's default target. PHP's compaction leaves the entry of a case that SCCP proved
 /// infeasible naming its removed target, past the new end when that was the last code;
 /// the entry is never taken, but a CFG built from the op_array reads past its end for it
-/// (php-src GH-20733, GH-21404). The default target is as unreachable through it.
-fn retarget_dangling_jump_table_entries(op_array: &mut OpArray) {
+/// (php-src GH-20733, GH-21404). The default target is as unreachable through it. A jump
+/// table ends its block, so only the last op of each kept block (`cfg` as the compaction
+/// left it) can have one.
+fn retarget_dangling_jump_table_entries(op_array: &mut OpArray, cfg: &Cfg) {
     let last = op_array.opcodes.len() as i64;
-    for i in 0..op_array.opcodes.len() {
-        let op = &op_array.opcodes[i];
+    for block in &cfg.blocks {
+        if !block.is_reachable() || block.len == 0 {
+            continue;
+        }
+        let at = (block.start + block.len - 1) as usize;
+        let Some(op) = op_array.opcodes.get(at) else {
+            continue;
+        };
         if !matches!(
             op.opcode,
             ZEND_SWITCH_LONG | ZEND_SWITCH_STRING | ZEND_MATCH
