@@ -183,6 +183,7 @@ impl Marking<'_, '_> {
     }
 
     /// `add_phi_sources_to_worklists`.
+    #[inline(always)]
     fn add_phi_sources_to_worklists(&mut self, p: PhiId, check: bool) {
         let phi = &self.phis[p.index()];
         for &s in phi.sources[..phi.num_sources()].iter().flatten() {
@@ -687,13 +688,15 @@ pub fn dce_optimize_op_array_in(
         let last_var = op_array.last_var();
 
         // Phis of temporaries that may be refcounted stay: their producers combine the
-        // value with control flow.
-        for block in &ssa.blocks {
-            for &p in &block.phis {
-                let phi = &m.phis[p.index()];
-                if phi.var >= last_var && may_be_refcounted(type_in(vars, phi.ssa_var)) {
-                    m.work.phi_dead.remove(phi.ssa_var.index());
-                    m.add_phi_sources_to_worklists(p, false);
+        // value with control flow. (Many op_arrays have no phi: no walk over the blocks.)
+        if !m.phis.is_empty() {
+            for block in &ssa.blocks {
+                for &p in &block.phis {
+                    let phi = &m.phis[p.index()];
+                    if phi.var >= last_var && may_be_refcounted(type_in(vars, phi.ssa_var)) {
+                        m.work.phi_dead.remove(phi.ssa_var.index());
+                        m.add_phi_sources_to_worklists(p, false);
+                    }
                 }
             }
         }
@@ -816,6 +819,9 @@ pub fn dce_optimize_op_array_in(
     }
 
     // The dead phis go; trivial live ones are replaced by their one source.
+    if ctx.ssa.phis.is_empty() {
+        return removed;
+    }
     for b in 0..ctx.ssa.blocks.len() {
         if ctx.ssa.blocks[b].phis.is_empty() {
             continue;
