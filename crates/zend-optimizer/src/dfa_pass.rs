@@ -787,39 +787,33 @@ pub fn optimize_jmps(
 ) -> usize {
     let mut removed = 0usize;
     let count = fa.cfg.blocks.len();
-    for n in 1..count {
+    // Only a block that is empty or ends in a NOP is changed here: the others are
+    // passed over by a scan that reads the blocks and ops and nothing else.
+    let mut from = 1;
+    while let Some(n) = next_reachable_block_where(op_array, &fa.cfg, from, |last| {
+        last.map_or(true, |o| o == ZEND_NOP)
+    }) {
         let b = BlockId::new(n as u32);
-        if !fa.cfg.blocks[n].is_reachable() {
-            continue;
-        }
         compress_block(op_array, &mut fa.cfg, b);
         if fa.cfg.blocks[n].len == 0 {
             unlink_block(op_array, fa, b);
         }
+        from = n + 1;
     }
 
     let reachable = |cfg: &Cfg, n: usize| cfg.blocks[n].is_reachable();
-    let mut n = 0usize;
-    while n < count && !reachable(&fa.cfg, n) {
-        n += 1;
-    }
-    while n < count {
+    // Most blocks end in an op no case below handles: they are passed over.
+    let mut from = 0;
+    while let Some(mut n) = next_reachable_block_where(op_array, &fa.cfg, from, |last| {
+        last.is_some_and(|o| JUMP_ENDS.contains(o))
+    }) {
         let b = BlockId::new(n as u32);
         let mut next = n + 1;
         while next < count && !reachable(&fa.cfg, next) {
             next += 1;
         }
         let next_block = BlockId::new(next as u32);
-        if fa.cfg.blocks[n].len == 0 {
-            n = next;
-            continue;
-        }
         let at = (fa.cfg.blocks[n].start + fa.cfg.blocks[n].len - 1) as usize;
-        if !JUMP_ENDS.contains(op_array.opcodes[at].opcode) {
-            // Most blocks end in an op no case below handles.
-            n = next;
-            continue;
-        }
         // The op as it was, for the change log only.
         let before = ctx.logging().then(|| op_array.opcodes[at]);
         // Each state is one of dfa_pass.c's labels; `Done` leaves the block.
@@ -1039,11 +1033,32 @@ pub fn optimize_jmps(
                 )
             });
         }
-        if !backtracked {
-            n = next;
-        }
+        from = if backtracked { n } else { next };
     }
     removed
+}
+
+/// The first reachable block from block `from` on for whose last opcode (`None`: an empty
+/// block) `wanted` holds.
+#[inline(always)]
+fn next_reachable_block_where(
+    op_array: &OpArray,
+    cfg: &Cfg,
+    from: usize,
+    wanted: impl Fn(Option<zend_ir::Opcode>) -> bool,
+) -> Option<usize> {
+    let ops = &op_array.opcodes;
+    let blocks = cfg.blocks.get(from..)?;
+    let k = blocks.iter().position(|block| {
+        block.is_reachable()
+            && match block.len {
+                0 => wanted(None),
+                len => ops
+                    .get((block.start + len - 1) as usize)
+                    .is_some_and(|o| wanted(Some(o.opcode))),
+            }
+    })?;
+    Some(from + k)
 }
 
 fn opcode_name(op: zend_ir::Opcode) -> String {
