@@ -105,21 +105,21 @@ fn type_in(types: &[VarInfo], v: SsaVar) -> u32 {
 }
 
 impl Marking<'_, '_> {
-    /// `add_to_worklists`. Without `check` (before the fixpoint: the phis kept and the
+    /// `add_to_worklists`. Without `CHECK` (before the fixpoint: the phis kept and the
     /// backward walk), the worklists are changed uncounted, and recounted once before
     /// the fixpoint pops them.
     #[inline(always)]
-    fn add_to_worklists(&mut self, v: SsaVar, check: bool) {
+    fn add_to_worklists<const CHECK: bool>(&mut self, v: SsaVar) {
         let var = &self.ssa_vars[v.index()];
         let work = &mut self.work;
         if let Some(def) = var.definition {
-            if !check {
+            if !CHECK {
                 work.instr_worklist.insert_uncounted(def.index());
             } else if work.instr_dead.contains(def.index()) {
                 work.instr_worklist.insert(def.index());
             }
         } else if var.definition_phi.is_some() {
-            if !check {
+            if !CHECK {
                 work.phi_worklist.insert_uncounted(v.index());
             } else if work.phi_dead.contains(v.index()) {
                 work.phi_worklist.insert(v.index());
@@ -140,33 +140,33 @@ impl Marking<'_, '_> {
     /// `add_operands_to_worklists`. About half the ops it is called for use nothing: that
     /// test is inlined into the callers, the rest is not.
     #[inline(always)]
-    fn add_operands_to_worklists(&mut self, n: usize, check: bool) {
-        self.add_operands_of(&self.ssa_ops[n], n, check);
+    fn add_operands_to_worklists<const CHECK: bool>(&mut self, n: usize) {
+        self.add_operands_of::<CHECK>(&self.ssa_ops[n], n);
     }
 
     /// [`Marking::add_operands_to_worklists`] of op `n`, whose SSA record `s` the caller
     /// has at hand.
     #[inline(always)]
-    fn add_operands_of(&mut self, s: &SsaOp, n: usize, check: bool) {
+    fn add_operands_of<const CHECK: bool>(&mut self, s: &SsaOp, n: usize) {
         if s.result_use.is_some() || s.op1_use.is_some() || s.op2_use.is_some() {
-            self.add_uses_to_worklists(n, check);
+            self.add_uses_to_worklists::<CHECK>(n);
         }
     }
 
     /// [`Marking::add_operands_to_worklists`] of an op that uses something. The op's SSA
     /// record and opcode are read once for its three operands.
     #[inline(never)]
-    fn add_uses_to_worklists(&mut self, n: usize, check: bool) {
+    fn add_uses_to_worklists<const CHECK: bool>(&mut self, n: usize) {
         let s = &self.ssa_ops[n];
         let opcode = self.ops[n].opcode;
         if let Some(v) = s.result_use {
-            self.add_to_worklists(v, check);
+            self.add_to_worklists::<CHECK>(v);
         }
         if let Some(v) = s.op1_use {
             if !s.is_no_val_use(opcode, v)
                 || (opcode == ZEND_ASSIGN && type_in(self.types, v) & mb::REF != 0)
             {
-                self.add_to_worklists(v, check);
+                self.add_to_worklists::<CHECK>(v);
             } else {
                 self.add_to_phi_worklist_no_val(v);
             }
@@ -175,7 +175,7 @@ impl Marking<'_, '_> {
             if !s.is_no_val_use(opcode, v)
                 || (opcode == ZEND_FE_FETCH_R && type_in(self.types, v) & mb::REF != 0)
             {
-                self.add_to_worklists(v, check);
+                self.add_to_worklists::<CHECK>(v);
             } else {
                 self.add_to_phi_worklist_no_val(v);
             }
@@ -184,10 +184,10 @@ impl Marking<'_, '_> {
 
     /// `add_phi_sources_to_worklists`.
     #[inline(always)]
-    fn add_phi_sources_to_worklists(&mut self, p: PhiId, check: bool) {
+    fn add_phi_sources_to_worklists<const CHECK: bool>(&mut self, p: PhiId) {
         let phi = &self.phis[p.index()];
         for &s in phi.sources[..phi.num_sources()].iter().flatten() {
-            self.add_to_worklists(s, check);
+            self.add_to_worklists::<CHECK>(s);
         }
     }
 }
@@ -695,7 +695,7 @@ pub fn dce_optimize_op_array_in(
                     let phi = &m.phis[p.index()];
                     if phi.var >= last_var && may_be_refcounted(type_in(vars, phi.ssa_var)) {
                         m.work.phi_dead.remove(phi.ssa_var.index());
-                        m.add_phi_sources_to_worklists(p, false);
+                        m.add_phi_sources_to_worklists::<false>(p);
                     }
                 }
             }
@@ -726,9 +726,9 @@ pub fn dce_optimize_op_array_in(
                 }
                 if m.work.instr_worklist.contains(i) {
                     m.work.instr_worklist.remove_uncounted(i);
-                    m.add_operands_of(s, i, false);
+                    m.add_operands_of::<false>(s, i);
                     if let Some(d) = op_data {
-                        m.add_operands_to_worklists(d, false);
+                        m.add_operands_to_worklists::<false>(d);
                     }
                 } else if has_effect(i) {
                     let new_noesc = o.opcode == ZEND_NEW
@@ -740,9 +740,9 @@ pub fn dce_optimize_op_array_in(
                         m.work.instr_dead.insert(i);
                         m.work.instr_dead.insert(i + 1);
                     } else {
-                        m.add_operands_of(s, i, false);
+                        m.add_operands_of::<false>(s, i);
                         if let Some(d) = op_data {
-                            m.add_operands_to_worklists(d, false);
+                            m.add_operands_to_worklists::<false>(d);
                         }
                     }
                 } else {
@@ -761,20 +761,20 @@ pub fn dce_optimize_op_array_in(
         while !m.work.instr_worklist.is_empty() || !m.work.phi_worklist.is_empty() {
             while let Some(i) = m.work.instr_worklist.pop_first() {
                 m.work.instr_dead.remove(i);
-                m.add_operands_to_worklists(i, true);
+                m.add_operands_to_worklists::<true>(i);
                 if i + 1 < last
                     && (ops[i + 1].opcode == ZEND_OP_DATA
                         || (ops[i].opcode == ZEND_NEW && ops[i + 1].opcode == ZEND_DO_FCALL))
                 {
                     m.work.instr_dead.remove(i + 1);
-                    m.add_operands_to_worklists(i + 1, true);
+                    m.add_operands_to_worklists::<true>(i + 1);
                 }
             }
             while let Some(i) = m.work.phi_worklist.pop_first() {
                 m.work.phi_dead.remove(i);
                 m.work.phi_worklist_no_val.remove(i);
                 if let Some(p) = m.ssa_vars[i].definition_phi {
-                    m.add_phi_sources_to_worklists(p, true);
+                    m.add_phi_sources_to_worklists::<true>(p);
                 }
             }
         }
