@@ -75,10 +75,26 @@ struct Marking<'a, 'w> {
     work: Worklists<'w>,
 }
 
+/// dce.c's `phi_dead`, kept as its complement (the phis found live): it then starts
+/// empty, as the worklists do, and is made with them instead of filled on its own.
+struct PhiDead<'w>(BitSlice<'w>);
+
+impl PhiDead<'_> {
+    #[inline]
+    fn contains(&self, v: usize) -> bool {
+        !self.0.contains(v)
+    }
+
+    #[inline]
+    fn remove(&mut self, v: usize) {
+        self.0.insert(v);
+    }
+}
+
 /// dce.c's bitsets of dead ops and phis and its three worklists.
 struct Worklists<'w> {
     instr_dead: BitSlice<'w>,
-    phi_dead: BitSlice<'w>,
+    phi_dead: PhiDead<'w>,
     instr_worklist: Worklist<&'w mut [u64]>,
     phi_worklist: Worklist<&'w mut [u64]>,
     phi_worklist_no_val: Worklist<&'w mut [u64]>,
@@ -88,7 +104,7 @@ struct Worklists<'w> {
 /// being read must stay.
 fn add_to_phi_worklist_no_val(
     vars: &[SsaVariable],
-    phi_dead: &BitSlice<'_>,
+    phi_dead: &PhiDead<'_>,
     no_val: &mut Worklist<&mut [u64]>,
     v: SsaVar,
 ) {
@@ -198,7 +214,7 @@ struct Context<'a> {
     ssa: &'a mut Ssa,
     vars: &'a mut [VarInfo],
     instr_dead: BitSlice<'a>,
-    phi_dead: BitSlice<'a>,
+    phi_dead: PhiDead<'a>,
     phi_worklist_no_val: Worklist<&'a mut [u64]>,
 }
 
@@ -659,10 +675,9 @@ pub fn dce_optimize_op_array_in(
     }
     let has_varargs = cfg.func_flags.contains(FuncFlags::VARARG);
     let nvars = ssa.vars.len();
-    let [instr_dead, instr_worklist, phi_worklist, phi_worklist_no_val] =
-        Worklist::many_new_in([last, last, nvars, nvars], scratch);
-    // Every phi is presumed dead.
-    let phi_dead = BitSlice::full_in(nvars, scratch);
+    // Every phi is presumed dead: `phi_dead` starts with no phi found live.
+    let [instr_dead, instr_worklist, phi_worklist, phi_worklist_no_val, phi_live] =
+        Worklist::many_new_in([last, last, nvars, nvars, nvars], scratch);
     let work = {
         let (op_array, ssa, vars): (&OpArray, &Ssa, &[VarInfo]) = (op_array, ssa, vars);
         let view = TypeView {
@@ -679,7 +694,7 @@ pub fn dce_optimize_op_array_in(
             // Made here rather than moved in: it is many words.
             work: Worklists {
                 instr_dead: instr_dead.into_bits(),
-                phi_dead,
+                phi_dead: PhiDead(phi_live.into_bits()),
                 instr_worklist,
                 phi_worklist,
                 phi_worklist_no_val,
