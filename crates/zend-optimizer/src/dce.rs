@@ -728,21 +728,23 @@ pub fn dce_optimize_op_array_in(
             if !block.is_reachable() {
                 continue;
             }
-            let mut op_data: Option<usize> = None;
             let start = block.start as usize;
             let end = (start + block.len as usize).min(last);
             // The block's ops and their SSA records as slices walked in step: no bounds
             // check per op.
             let block_ops = ops[start..end].iter().zip(&ssa_ops[start..end]);
+            // An OP_DATA goes with the op before it: it is read when that op is, and
+            // nothing is carried from one op to the next.
+            let op_data =
+                |i: usize| (i + 1 < end && ops[i + 1].opcode == ZEND_OP_DATA).then_some(i + 1);
             for (i, (o, s)) in (start..end).zip(block_ops).rev() {
                 if o.opcode == ZEND_OP_DATA {
-                    op_data = Some(i);
                     continue;
                 }
                 if m.work.instr_worklist.contains(i) {
                     m.work.instr_worklist.remove_uncounted(i);
                     m.add_operands_of::<false>(s, i);
-                    if let Some(d) = op_data {
+                    if let Some(d) = op_data(i) {
                         m.add_operands_to_worklists::<false>(d);
                     }
                 } else if has_effect(i) {
@@ -756,17 +758,16 @@ pub fn dce_optimize_op_array_in(
                         m.work.instr_dead.insert(i + 1);
                     } else {
                         m.add_operands_of::<false>(s, i);
-                        if let Some(d) = op_data {
+                        if let Some(d) = op_data(i) {
                             m.add_operands_to_worklists::<false>(d);
                         }
                     }
                 } else {
                     m.work.instr_dead.insert(i);
-                    if let Some(d) = op_data {
+                    if let Some(d) = op_data(i) {
                         m.work.instr_dead.insert(d);
                     }
                 }
-                op_data = None;
             }
         }
 
