@@ -747,7 +747,9 @@ pub fn dce_optimize_op_array_in(
                     if let Some(d) = op_data(i) {
                         m.add_operands_to_worklists::<false>(d);
                     }
-                } else if has_effect(i) {
+                } else if !MAY_BE_EFFECT_FREE.contains(o.opcode) || has_effect(i) {
+                    // Most ops have effects by their opcode alone: tested here with the
+                    // opcode at hand, before `may_have_side_effects` looks the op up.
                     let new_noesc = o.opcode == ZEND_NEW
                         && ops.get(i + 1).is_some_and(|o| o.opcode == ZEND_DO_FCALL)
                         && s.result_def.is_some_and(|d| {
