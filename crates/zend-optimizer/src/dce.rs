@@ -75,10 +75,26 @@ struct Marking<'a, 'w> {
     work: Worklists<'w>,
 }
 
+/// dce.c's `phi_dead`, kept as its complement (the phis found live): it then starts
+/// empty, as the worklists do, and is made with them instead of filled on its own.
+struct PhiDead<'w>(BitSlice<'w>);
+
+impl PhiDead<'_> {
+    #[inline]
+    fn contains(&self, v: usize) -> bool {
+        !self.0.contains(v)
+    }
+
+    #[inline]
+    fn remove(&mut self, v: usize) {
+        self.0.insert(v);
+    }
+}
+
 /// dce.c's bitsets of dead ops and phis and its three worklists.
 struct Worklists<'w> {
     instr_dead: BitSlice<'w>,
-    phi_dead: BitSlice<'w>,
+    phi_dead: PhiDead<'w>,
     instr_worklist: Worklist<&'w mut [u64]>,
     phi_worklist: Worklist<&'w mut [u64]>,
     phi_worklist_no_val: Worklist<&'w mut [u64]>,
@@ -88,7 +104,7 @@ struct Worklists<'w> {
 /// being read must stay.
 fn add_to_phi_worklist_no_val(
     vars: &[SsaVariable],
-    phi_dead: &BitSlice<'_>,
+    phi_dead: &PhiDead<'_>,
     no_val: &mut Worklist<&mut [u64]>,
     v: SsaVar,
 ) {
@@ -105,21 +121,21 @@ fn type_in(types: &[VarInfo], v: SsaVar) -> u32 {
 }
 
 impl Marking<'_, '_> {
-    /// `add_to_worklists`. Without `check` (before the fixpoint: the phis kept and the
+    /// `add_to_worklists`. Without `CHECK` (before the fixpoint: the phis kept and the
     /// backward walk), the worklists are changed uncounted, and recounted once before
     /// the fixpoint pops them.
     #[inline(always)]
-    fn add_to_worklists(&mut self, v: SsaVar, check: bool) {
+    fn add_to_worklists<const CHECK: bool>(&mut self, v: SsaVar) {
         let var = &self.ssa_vars[v.index()];
         let work = &mut self.work;
         if let Some(def) = var.definition {
-            if !check {
+            if !CHECK {
                 work.instr_worklist.insert_uncounted(def.index());
             } else if work.instr_dead.contains(def.index()) {
                 work.instr_worklist.insert(def.index());
             }
         } else if var.definition_phi.is_some() {
-            if !check {
+            if !CHECK {
                 work.phi_worklist.insert_uncounted(v.index());
             } else if work.phi_dead.contains(v.index()) {
                 work.phi_worklist.insert(v.index());
@@ -140,33 +156,33 @@ impl Marking<'_, '_> {
     /// `add_operands_to_worklists`. About half the ops it is called for use nothing: that
     /// test is inlined into the callers, the rest is not.
     #[inline(always)]
-    fn add_operands_to_worklists(&mut self, n: usize, check: bool) {
-        self.add_operands_of(&self.ssa_ops[n], n, check);
+    fn add_operands_to_worklists<const CHECK: bool>(&mut self, n: usize) {
+        self.add_operands_of::<CHECK>(&self.ssa_ops[n], n);
     }
 
     /// [`Marking::add_operands_to_worklists`] of op `n`, whose SSA record `s` the caller
     /// has at hand.
     #[inline(always)]
-    fn add_operands_of(&mut self, s: &SsaOp, n: usize, check: bool) {
+    fn add_operands_of<const CHECK: bool>(&mut self, s: &SsaOp, n: usize) {
         if s.result_use.is_some() || s.op1_use.is_some() || s.op2_use.is_some() {
-            self.add_uses_to_worklists(n, check);
+            self.add_uses_to_worklists::<CHECK>(n);
         }
     }
 
     /// [`Marking::add_operands_to_worklists`] of an op that uses something. The op's SSA
     /// record and opcode are read once for its three operands.
     #[inline(never)]
-    fn add_uses_to_worklists(&mut self, n: usize, check: bool) {
+    fn add_uses_to_worklists<const CHECK: bool>(&mut self, n: usize) {
         let s = &self.ssa_ops[n];
         let opcode = self.ops[n].opcode;
         if let Some(v) = s.result_use {
-            self.add_to_worklists(v, check);
+            self.add_to_worklists::<CHECK>(v);
         }
         if let Some(v) = s.op1_use {
             if !s.is_no_val_use(opcode, v)
                 || (opcode == ZEND_ASSIGN && type_in(self.types, v) & mb::REF != 0)
             {
-                self.add_to_worklists(v, check);
+                self.add_to_worklists::<CHECK>(v);
             } else {
                 self.add_to_phi_worklist_no_val(v);
             }
@@ -175,7 +191,7 @@ impl Marking<'_, '_> {
             if !s.is_no_val_use(opcode, v)
                 || (opcode == ZEND_FE_FETCH_R && type_in(self.types, v) & mb::REF != 0)
             {
-                self.add_to_worklists(v, check);
+                self.add_to_worklists::<CHECK>(v);
             } else {
                 self.add_to_phi_worklist_no_val(v);
             }
@@ -183,10 +199,11 @@ impl Marking<'_, '_> {
     }
 
     /// `add_phi_sources_to_worklists`.
-    fn add_phi_sources_to_worklists(&mut self, p: PhiId, check: bool) {
+    #[inline(always)]
+    fn add_phi_sources_to_worklists<const CHECK: bool>(&mut self, p: PhiId) {
         let phi = &self.phis[p.index()];
         for &s in phi.sources[..phi.num_sources()].iter().flatten() {
-            self.add_to_worklists(s, check);
+            self.add_to_worklists::<CHECK>(s);
         }
     }
 }
@@ -197,7 +214,7 @@ struct Context<'a> {
     ssa: &'a mut Ssa,
     vars: &'a mut [VarInfo],
     instr_dead: BitSlice<'a>,
-    phi_dead: BitSlice<'a>,
+    phi_dead: PhiDead<'a>,
     phi_worklist_no_val: Worklist<&'a mut [u64]>,
 }
 
@@ -658,10 +675,9 @@ pub fn dce_optimize_op_array_in(
     }
     let has_varargs = cfg.func_flags.contains(FuncFlags::VARARG);
     let nvars = ssa.vars.len();
-    let [instr_dead, instr_worklist, phi_worklist, phi_worklist_no_val] =
-        Worklist::many_new_in([last, last, nvars, nvars], scratch);
-    // Every phi is presumed dead.
-    let phi_dead = BitSlice::full_in(nvars, scratch);
+    // Every phi is presumed dead: `phi_dead` starts with no phi found live.
+    let [instr_dead, instr_worklist, phi_worklist, phi_worklist_no_val, phi_live] =
+        Worklist::many_new_in([last, last, nvars, nvars, nvars], scratch);
     let work = {
         let (op_array, ssa, vars): (&OpArray, &Ssa, &[VarInfo]) = (op_array, ssa, vars);
         let view = TypeView {
@@ -678,7 +694,7 @@ pub fn dce_optimize_op_array_in(
             // Made here rather than moved in: it is many words.
             work: Worklists {
                 instr_dead: instr_dead.into_bits(),
-                phi_dead,
+                phi_dead: PhiDead(phi_live.into_bits()),
                 instr_worklist,
                 phi_worklist,
                 phi_worklist_no_val,
@@ -687,13 +703,15 @@ pub fn dce_optimize_op_array_in(
         let last_var = op_array.last_var();
 
         // Phis of temporaries that may be refcounted stay: their producers combine the
-        // value with control flow.
-        for block in &ssa.blocks {
-            for &p in &block.phis {
-                let phi = &m.phis[p.index()];
-                if phi.var >= last_var && may_be_refcounted(type_in(vars, phi.ssa_var)) {
-                    m.work.phi_dead.remove(phi.ssa_var.index());
-                    m.add_phi_sources_to_worklists(p, false);
+        // value with control flow. (Many op_arrays have no phi: no walk over the blocks.)
+        if !m.phis.is_empty() {
+            for block in &ssa.blocks {
+                for &p in &block.phis {
+                    let phi = &m.phis[p.index()];
+                    if phi.var >= last_var && may_be_refcounted(type_in(vars, phi.ssa_var)) {
+                        m.work.phi_dead.remove(phi.ssa_var.index());
+                        m.add_phi_sources_to_worklists::<false>(p);
+                    }
                 }
             }
         }
@@ -710,24 +728,28 @@ pub fn dce_optimize_op_array_in(
             if !block.is_reachable() {
                 continue;
             }
-            let mut op_data: Option<usize> = None;
             let start = block.start as usize;
             let end = (start + block.len as usize).min(last);
             // The block's ops and their SSA records as slices walked in step: no bounds
             // check per op.
             let block_ops = ops[start..end].iter().zip(&ssa_ops[start..end]);
+            // An OP_DATA goes with the op before it: it is read when that op is, and
+            // nothing is carried from one op to the next.
+            let op_data =
+                |i: usize| (i + 1 < end && ops[i + 1].opcode == ZEND_OP_DATA).then_some(i + 1);
             for (i, (o, s)) in (start..end).zip(block_ops).rev() {
                 if o.opcode == ZEND_OP_DATA {
-                    op_data = Some(i);
                     continue;
                 }
                 if m.work.instr_worklist.contains(i) {
                     m.work.instr_worklist.remove_uncounted(i);
-                    m.add_operands_of(s, i, false);
-                    if let Some(d) = op_data {
-                        m.add_operands_to_worklists(d, false);
+                    m.add_operands_of::<false>(s, i);
+                    if let Some(d) = op_data(i) {
+                        m.add_operands_to_worklists::<false>(d);
                     }
-                } else if has_effect(i) {
+                } else if !MAY_BE_EFFECT_FREE.contains(o.opcode) || has_effect(i) {
+                    // Most ops have effects by their opcode alone: tested here with the
+                    // opcode at hand, before `may_have_side_effects` looks the op up.
                     let new_noesc = o.opcode == ZEND_NEW
                         && ops.get(i + 1).is_some_and(|o| o.opcode == ZEND_DO_FCALL)
                         && s.result_def.is_some_and(|d| {
@@ -737,18 +759,17 @@ pub fn dce_optimize_op_array_in(
                         m.work.instr_dead.insert(i);
                         m.work.instr_dead.insert(i + 1);
                     } else {
-                        m.add_operands_of(s, i, false);
-                        if let Some(d) = op_data {
-                            m.add_operands_to_worklists(d, false);
+                        m.add_operands_of::<false>(s, i);
+                        if let Some(d) = op_data(i) {
+                            m.add_operands_to_worklists::<false>(d);
                         }
                     }
                 } else {
                     m.work.instr_dead.insert(i);
-                    if let Some(d) = op_data {
+                    if let Some(d) = op_data(i) {
                         m.work.instr_dead.insert(d);
                     }
                 }
-                op_data = None;
             }
         }
 
@@ -758,20 +779,20 @@ pub fn dce_optimize_op_array_in(
         while !m.work.instr_worklist.is_empty() || !m.work.phi_worklist.is_empty() {
             while let Some(i) = m.work.instr_worklist.pop_first() {
                 m.work.instr_dead.remove(i);
-                m.add_operands_to_worklists(i, true);
+                m.add_operands_to_worklists::<true>(i);
                 if i + 1 < last
                     && (ops[i + 1].opcode == ZEND_OP_DATA
                         || (ops[i].opcode == ZEND_NEW && ops[i + 1].opcode == ZEND_DO_FCALL))
                 {
                     m.work.instr_dead.remove(i + 1);
-                    m.add_operands_to_worklists(i + 1, true);
+                    m.add_operands_to_worklists::<true>(i + 1);
                 }
             }
             while let Some(i) = m.work.phi_worklist.pop_first() {
                 m.work.phi_dead.remove(i);
                 m.work.phi_worklist_no_val.remove(i);
                 if let Some(p) = m.ssa_vars[i].definition_phi {
-                    m.add_phi_sources_to_worklists(p, true);
+                    m.add_phi_sources_to_worklists::<true>(p);
                 }
             }
         }
@@ -816,6 +837,9 @@ pub fn dce_optimize_op_array_in(
     }
 
     // The dead phis go; trivial live ones are replaced by their one source.
+    if ctx.ssa.phis.is_empty() {
+        return removed;
+    }
     for b in 0..ctx.ssa.blocks.len() {
         if ctx.ssa.blocks[b].phis.is_empty() {
             continue;

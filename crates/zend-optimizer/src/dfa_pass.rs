@@ -238,7 +238,7 @@ pub fn optimize_op_array(op_array: &mut OpArray, ctx: &mut OptimizerCtx, input: 
     let mut remove_nops = false;
 
     if level & PASS_8 != 0 && IMPLEMENTED_SSA_PASSES & PASS_8 != 0 {
-        let mut call_map = func_info
+        let call_map = func_info
             .as_deref()
             .map(|fi| crate::sccp::CallMap::new(op_array, &fi.callee_info));
         if crate::sccp::sccp_optimize_op_array(
@@ -247,7 +247,7 @@ pub fn optimize_op_array(op_array: &mut OpArray, ctx: &mut OptimizerCtx, input: 
             &mut fa.ssa,
             &mut fa.cfg,
             &mut fa.inference.vars,
-            call_map.as_mut(),
+            call_map.as_ref(),
         ) > 0
         {
             remove_nops = true;
@@ -257,8 +257,8 @@ pub fn optimize_op_array(op_array: &mut OpArray, ctx: &mut OptimizerCtx, input: 
             remove_nops = true;
         }
         check_step(op_array, fa, "jmps after sccp", &mut step_checks);
-        if let (Some(fi), Some(map)) = (func_info.as_deref(), call_map.as_ref()) {
-            if optimize_calls(op_array, ctx, fa, fi, map) > 0 {
+        if let Some(fi) = func_info.as_deref() {
+            if optimize_calls(op_array, ctx, fa, fi) > 0 {
                 remove_nops = true;
             }
             check_step(op_array, fa, "calls", &mut step_checks);
@@ -305,7 +305,7 @@ pub fn optimize_op_array(op_array: &mut OpArray, ctx: &mut OptimizerCtx, input: 
             .php_bugs
             .contains(crate::PhpBugs::DANGLING_JUMP_TABLE_ENTRY)
         {
-            retarget_dangling_jump_table_entries(op_array);
+            retarget_dangling_jump_table_entries(op_array, &fa.cfg);
         }
     }
 
@@ -324,11 +324,19 @@ pub fn optimize_op_array(op_array: &mut OpArray, ctx: &mut OptimizerCtx, input: 
 /// op's default target. PHP's compaction leaves the entry of a case that SCCP proved
 /// infeasible naming its removed target, past the new end when that was the last code;
 /// the entry is never taken, but a CFG built from the op_array reads past its end for it
-/// (php-src GH-20733, GH-21404). The default target is as unreachable through it.
-fn retarget_dangling_jump_table_entries(op_array: &mut OpArray) {
+/// (php-src GH-20733, GH-21404). The default target is as unreachable through it. A jump
+/// table ends its block, so only the last op of each kept block (`cfg` as the compaction
+/// left it) can have one.
+fn retarget_dangling_jump_table_entries(op_array: &mut OpArray, cfg: &Cfg) {
     let last = op_array.opcodes.len() as i64;
-    for i in 0..op_array.opcodes.len() {
-        let op = &op_array.opcodes[i];
+    for block in &cfg.blocks {
+        if !block.is_reachable() || block.len == 0 {
+            continue;
+        }
+        let at = (block.start + block.len - 1) as usize;
+        let Some(op) = op_array.opcodes.get(at) else {
+            continue;
+        };
         if !matches!(
             op.opcode,
             ZEND_SWITCH_LONG | ZEND_SWITCH_STRING | ZEND_MATCH
@@ -779,39 +787,33 @@ pub fn optimize_jmps(
 ) -> usize {
     let mut removed = 0usize;
     let count = fa.cfg.blocks.len();
-    for n in 1..count {
+    // Only a block that is empty or ends in a NOP is changed here: the others are
+    // passed over by a scan that reads the blocks and ops and nothing else.
+    let mut from = 1;
+    while let Some(n) = next_reachable_block_where(op_array, &fa.cfg, from, |last| {
+        last.map_or(true, |o| o == ZEND_NOP)
+    }) {
         let b = BlockId::new(n as u32);
-        if !fa.cfg.blocks[n].is_reachable() {
-            continue;
-        }
         compress_block(op_array, &mut fa.cfg, b);
         if fa.cfg.blocks[n].len == 0 {
             unlink_block(op_array, fa, b);
         }
+        from = n + 1;
     }
 
     let reachable = |cfg: &Cfg, n: usize| cfg.blocks[n].is_reachable();
-    let mut n = 0usize;
-    while n < count && !reachable(&fa.cfg, n) {
-        n += 1;
-    }
-    while n < count {
+    // Most blocks end in an op no case below handles: they are passed over.
+    let mut from = 0;
+    while let Some(mut n) = next_reachable_block_where(op_array, &fa.cfg, from, |last| {
+        last.is_some_and(|o| JUMP_ENDS.contains(o))
+    }) {
         let b = BlockId::new(n as u32);
         let mut next = n + 1;
         while next < count && !reachable(&fa.cfg, next) {
             next += 1;
         }
         let next_block = BlockId::new(next as u32);
-        if fa.cfg.blocks[n].len == 0 {
-            n = next;
-            continue;
-        }
         let at = (fa.cfg.blocks[n].start + fa.cfg.blocks[n].len - 1) as usize;
-        if !JUMP_ENDS.contains(op_array.opcodes[at].opcode) {
-            // Most blocks end in an op no case below handles.
-            n = next;
-            continue;
-        }
         // The op as it was, for the change log only.
         let before = ctx.logging().then(|| op_array.opcodes[at]);
         // Each state is one of dfa_pass.c's labels; `Done` leaves the block.
@@ -1031,11 +1033,32 @@ pub fn optimize_jmps(
                 )
             });
         }
-        if !backtracked {
-            n = next;
-        }
+        from = if backtracked { n } else { next };
     }
     removed
+}
+
+/// The first reachable block from block `from` on for whose last opcode (`None`: an empty
+/// block) `wanted` holds.
+#[inline(always)]
+fn next_reachable_block_where(
+    op_array: &OpArray,
+    cfg: &Cfg,
+    from: usize,
+    wanted: impl Fn(Option<zend_ir::Opcode>) -> bool,
+) -> Option<usize> {
+    let ops = &op_array.opcodes;
+    let blocks = cfg.blocks.get(from..)?;
+    let k = blocks.iter().position(|block| {
+        block.is_reachable()
+            && match block.len {
+                0 => wanted(None),
+                len => ops
+                    .get((block.start + len - 1) as usize)
+                    .is_some_and(|o| wanted(Some(o.opcode))),
+            }
+    })?;
+    Some(from + k)
 }
 
 fn opcode_name(op: zend_ir::Opcode) -> String {
@@ -1054,16 +1077,12 @@ pub fn optimize_calls(
     ctx: &mut OptimizerCtx,
     fa: &mut FuncAnalysis,
     func_info: &FuncInfo,
-    call_map: &crate::sccp::CallMap,
 ) -> usize {
     let mut removed = 0;
-    for (k, site) in func_info.callee_info.iter().enumerate() {
-        // A call SCCP evaluated has no callee any more.
-        if call_map.calls.get(k).is_some_and(|c| c.removed) {
-            continue;
-        }
+    for site in &func_info.callee_info {
         let Some(call) = site.call else { continue };
         let (init, call) = (site.init.index(), call.index());
+        // A call SCCP evaluated (PHP clears its `callee_func`) is a NOP now.
         if op_array.opcodes[call].opcode != ZEND_DO_ICALL || !site.resolved || call < 2 {
             continue;
         }

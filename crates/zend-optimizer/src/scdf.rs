@@ -147,9 +147,13 @@ impl<'a> Scdf<'a> {
         // `Ssa::uses` walked by hand (`zend_ssa_next_use`): the iterator adaptor cost more
         // than the walk, and this runs for every variable whose value changes.
         let mut next = v.use_chain;
+        let (ahead_from, ahead_to) = self.ahead;
         while let Some(op) = next {
-            if self.queues(op) {
-                self.instr_worklist.insert(op.index());
+            // Most uses are ops of the block being visited (see `queues`): the rest is
+            // out of line, so the walk along the chain holds nothing else in registers.
+            let i = op.as_u32();
+            if !(ahead_from <= i && i < ahead_to) {
+                self.queue_if_executable(op);
             }
             let o = &ssa.ops[op.index()];
             next = if o.op1_use == Some(var) {
@@ -164,6 +168,18 @@ impl<'a> Scdf<'a> {
             for phi in ssa.phi_uses(var) {
                 self.phi_var_worklist.insert(ssa.phi(phi).ssa_var.index());
             }
+        }
+    }
+
+    /// [`Scdf::queues`]' test of the block, and the queuing, of an op the block being
+    /// visited will not reach.
+    #[inline(never)]
+    fn queue_if_executable(&mut self, op: OpNum) {
+        if self
+            .executable_blocks
+            .contains(self.cfg.map[op.index()].index())
+        {
+            self.instr_worklist.insert(op.index());
         }
     }
 

@@ -637,7 +637,7 @@ fn ct_eval_binary_op(opcode: Opcode, op1: &Value, op2: &Value) -> Option<Value> 
     zend_operators::eval_binary_op(opcode, a, b).map(Value::Const)
 }
 
-/// A call, as `zend_call_info` describes it to SCCP.
+/// A call to an internal function (`DO_ICALL`), as `zend_call_info` describes it to SCCP.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CallInfo {
     /// The `INIT_*` op.
@@ -652,11 +652,13 @@ pub struct CallInfo {
     pub send_unpack: bool,
     pub named_args: bool,
     pub is_prototype: bool,
-    /// `callee_func` was cleared: SCCP removed the call.
-    pub removed: bool,
 }
 
-/// The calls of an op_array and which call each op belongs to (`zend_call_info **call_map`).
+/// The `DO_ICALL` calls of an op_array and which of them each op belongs to
+/// (`zend_call_info **call_map`). SCCP evaluates and removes only calls of internal
+/// functions: an op of another call finds no call here, which SCCP treats as it treats
+/// that call (a result it cannot know, a SEND that changes nothing), so those calls are
+/// left out, and an op_array without `DO_ICALL` needs no map.
 #[derive(Clone, Debug, Default)]
 pub struct CallMap {
     pub calls: Vec<CallInfo>,
@@ -671,12 +673,17 @@ impl CallMap {
     /// Builds the map from the call graph's call sites (`zend_analyze_calls` +
     /// `zend_build_call_map`).
     pub fn new(op_array: &OpArray, sites: &[zend_call_graph::CallSite]) -> CallMap {
-        if sites.is_empty() {
-            return CallMap::default();
-        }
-        let mut map = vec![NO_CALL; op_array.opcodes.len()];
-        let mut calls = Vec::with_capacity(sites.len());
-        for (k, site) in sites.iter().enumerate() {
+        let mut map = Vec::new();
+        let mut calls = Vec::new();
+        for site in sites {
+            let Some(call) = site.call else { continue };
+            if op_array.opcodes[call.index()].opcode != ZEND_DO_ICALL {
+                continue;
+            }
+            if map.is_empty() {
+                map = vec![NO_CALL; op_array.opcodes.len()];
+            }
+            let k = calls.len() as u32;
             let init = &op_array.opcodes[site.init.index()];
             // NEW counts its constructor's arguments in extended_value too.
             let num_args = init.extended_value;
@@ -696,21 +703,18 @@ impl CallMap {
                         args[(n - 1) as usize] = Some(a);
                     }
                 }
-                map[a.index()] = k as u32;
+                map[a.index()] = k;
             }
-            map[site.init.index()] = k as u32;
-            if let Some(c) = site.call {
-                map[c.index()] = k as u32;
-            }
+            map[site.init.index()] = k;
+            map[call.index()] = k;
             calls.push(CallInfo {
                 init: site.init,
-                call: site.call,
+                call: Some(call),
                 num_args,
                 args,
                 send_unpack,
                 named_args,
                 is_prototype: site.is_prototype,
-                removed: false,
             });
         }
         CallMap { calls, map }
@@ -2613,7 +2617,7 @@ pub fn sccp_optimize_op_array(
     ssa: &mut Ssa,
     cfg: &mut Cfg,
     var_info: &mut [VarInfo],
-    call_map: Option<&mut CallMap>,
+    call_map: Option<&CallMap>,
 ) -> usize {
     if ssa.vars.len() > var_info.len() || ssa.ops.len() != op_array.opcodes.len() {
         return 0;
@@ -2629,7 +2633,7 @@ pub fn sccp_optimize_op_array(
         ssa,
         cfg,
         var_info,
-        call_map.as_deref(),
+        call_map,
         &ctx.state.work.pass_arena,
         values,
     );
@@ -2666,7 +2670,7 @@ pub fn sccp_optimize_op_array(
 struct Replacer<'a> {
     values: Vec<Value>,
     var_info: &'a mut [VarInfo],
-    call_map: Option<&'a mut CallMap>,
+    call_map: Option<&'a CallMap>,
     notes: Option<Vec<(OpNum, ChangeKind, String)>>,
 }
 
@@ -2842,7 +2846,7 @@ impl Replacer<'_> {
 
     /// `remove_call`: the ICALL, its INIT and its SENDs go; returns how many ops.
     fn remove_call(&mut self, op_array: &mut OpArray, ssa: &mut Ssa, op: OpNum) -> usize {
-        let Some(map) = self.call_map.as_deref_mut() else {
+        let Some(map) = self.call_map else {
             ssa.remove_instr(op_array, op);
             return 1;
         };
@@ -2850,13 +2854,12 @@ impl Replacer<'_> {
             ssa.remove_instr(op_array, op);
             return 1;
         };
-        let call = map.calls[k].clone();
+        let call = &map.calls[k];
         ssa.remove_instr(op_array, op);
         ssa.remove_instr(op_array, call.init);
         for a in call.args.iter().take(call.num_args as usize).flatten() {
             ssa.remove_instr(op_array, *a);
         }
-        map.calls[k].removed = true;
         call.num_args as usize + 2
     }
 
@@ -3143,13 +3146,13 @@ pub fn run_in_dfa(
     fa: &mut crate::analysis::FuncAnalysis,
     calls: Option<&[zend_call_graph::CallSite]>,
 ) -> bool {
-    let mut map = calls.map(|c| CallMap::new(op_array, c));
+    let map = calls.map(|c| CallMap::new(op_array, c));
     sccp_optimize_op_array(
         ctx,
         op_array,
         &mut fa.ssa,
         &mut fa.cfg,
         &mut fa.inference.vars,
-        map.as_mut(),
+        map.as_ref(),
     ) > 0
 }
