@@ -84,15 +84,95 @@ struct Builder<'a> {
     scratch: &'a Bump,
     cfg: &'a Cfg,
     ssa: Ssa,
-    /// `dfg->def`, extended by pis.
-    def: BitMatrix<&'a mut [u64]>,
     /// `dfg->in`.
     live_in: BitMatrix<&'a [u64]>,
-    /// Where phis go (PHP reuses `dfg->use` for it).
-    phi: BitMatrix<&'a mut [u64]>,
+    /// What phi placement works on; none for a CFG without a merge point (most functions
+    /// are a few blocks of straight code), which needs no phi and no def set.
+    merge: Option<Merge<'a>>,
     /// The dominator tree, which construction does not change; taken on the first
     /// dominance query (only pi placement at a join asks one).
     dom: std::cell::OnceCell<DomIntervals>,
+}
+
+/// The merge points and the sets phi placement propagates there.
+struct Merge<'a> {
+    /// The reachable blocks with several predecessors, in block order.
+    joins: &'a [u32],
+    /// `dfg->def`, extended by pis.
+    def: BitMatrix<&'a mut [u64]>,
+    /// Where phis go (PHP reuses `dfg->use` for it).
+    phi: BitMatrix<&'a mut [u64]>,
+}
+
+impl<'a> Merge<'a> {
+    /// `None` if the CFG has no merge point.
+    fn new(cfg: &Cfg, dfg: &Dfg, vars: u32, scratch: &'a Bump) -> Option<Merge<'a>> {
+        let blocks_count = cfg.blocks_count();
+        let is_join =
+            |block: &zend_cfg::BasicBlock| block.is_reachable() && block.predecessors_count() > 1;
+        let first = cfg.blocks.iter().position(is_join)?;
+        // Sized for every block from the first: collected from a filter, the vector grew
+        // from empty.
+        let mut joins = BVec::with_capacity_in(blocks_count - first, scratch);
+        joins.extend(
+            (first..blocks_count)
+                .filter(|&j| is_join(&cfg.blocks[j]))
+                .map(|j| j as u32),
+        );
+        Some(Merge {
+            joins: joins.into_bump_slice(),
+            def: dfg.def().copy_in(scratch),
+            phi: BitMatrix::new_in(blocks_count, vars as usize, scratch),
+        })
+    }
+
+    /// Step 1: propagate "def" sets into merge points until nothing changes. A merge point
+    /// needs a phi for every live variable defined on a path from its immediate dominator;
+    /// irreducible loop headers get phis for everything live.
+    fn propagate_defs(&mut self, cfg: &Cfg, live_in: &BitMatrix<&[u64]>, scratch: &Bump) {
+        let words = self.def.row_words();
+        let row = scratch.alloc_slice_fill_copy(words, 0u64);
+        let joins = self.joins;
+        loop {
+            let mut changed = false;
+            // Whether a merge point read the def set of a block not yet updated in this
+            // pass (at or after it: a loop's back edge). Without such a read, every block
+            // read from was final when read, and another pass would change nothing: the
+            // fixpoint is reached without it.
+            let mut stale = false;
+            for &j in joins {
+                let j = j as usize;
+                let block = &cfg.blocks[j];
+                row.copy_from_slice(self.phi.row(j));
+                if block.flags.contains(BlockFlags::IRREDUCIBLE_LOOP) {
+                    bitset::union_with(row, live_in.row(j));
+                } else {
+                    for &pred in cfg.predecessors(BlockId::new(j as u32)) {
+                        let mut i = Some(pred);
+                        while let Some(b) = i {
+                            if Some(b) == block.idom {
+                                break;
+                            }
+                            stale |= b.index() >= j;
+                            let (def_i, in_j) = (self.def.row(b.index()), live_in.row(j));
+                            for w in 0..words {
+                                row[w] |= def_i[w] & in_j[w];
+                            }
+                            i = cfg.blocks[b.index()].idom;
+                        }
+                    }
+                }
+                self.phi.row_mut(j).copy_from_slice(row);
+                if !bitset::is_subset(row, self.def.row(j)) {
+                    bitset::union_with(self.def.row_mut(j), row);
+                    changed = true;
+                }
+            }
+            if !changed || !stale {
+                break;
+            }
+        }
+    }
 }
 
 impl Ssa {
@@ -175,15 +255,16 @@ impl Ssa {
                 phis,
                 sccs: 0,
             },
-            def: dfg.def().copy_in(scratch),
             live_in: dfg.in_(),
-            phi: BitMatrix::new_in(blocks_count, vars as usize, scratch),
+            merge: Merge::new(cfg, dfg, vars, scratch),
             dom: std::cell::OnceCell::new(),
         };
         // Pis add definitions, so they come before def propagation.
         b.place_essa_pis(classes);
-        let joins = b.propagate_defs();
-        b.place_phis(joins);
+        if let Some(mut merge) = b.merge.take() {
+            merge.propagate_defs(cfg, &b.live_in, scratch);
+            b.place_phis(&merge);
+        }
         b.rename(build_flags);
         let mut ssa = b.ssa;
         // Renaming reaches every phi placed from a DFG of this CFG; one it never reached
@@ -375,9 +456,13 @@ impl<'a> Builder<'a> {
         exclude: BlockId,
         var: u32,
     ) -> bool {
+        // `block` is a merge point.
+        let Some(merge) = &self.merge else {
+            return false;
+        };
         self.cfg.predecessors(block).iter().any(|&pred| {
             pred != exclude
-                && !self.def.contains(pred.index(), var as usize)
+                && !merge.def.contains(pred.index(), var as usize)
                 && self
                     .dom
                     .get_or_init(|| DomIntervals::new_in(self.cfg, self.scratch))
@@ -419,12 +504,16 @@ impl<'a> Builder<'a> {
             sym_use_chain: None,
         });
         self.ssa.blocks[to.index()].phis.insert(0, id);
-        // The pi defines `var` in `to` (strictly, on the edge into it).
-        self.def.insert(to.index(), var as usize);
-        // With several predecessors a phi must merge the pi with the other values; that
-        // cannot be expressed through dominance frontiers, so it is placed explicitly.
-        if preds > 1 {
-            self.phi.insert(to.index(), var as usize);
+        // Only phi placement reads the def sets: without a merge point there is none.
+        if let Some(merge) = &mut self.merge {
+            // The pi defines `var` in `to` (strictly, on the edge into it).
+            merge.def.insert(to.index(), var as usize);
+            // With several predecessors a phi must merge the pi with the other values;
+            // that cannot be expressed through dominance frontiers, so it is placed
+            // explicitly.
+            if preds > 1 {
+                merge.phi.insert(to.index(), var as usize);
+            }
         }
     }
 
@@ -681,74 +770,17 @@ impl<'a> Builder<'a> {
         }
     }
 
-    /// Step 1: propagate "def" sets into merge points until nothing changes. A merge point
-    /// needs a phi for every live variable defined on a path from its immediate dominator;
-    /// irreducible loop headers get phis for everything live. Returns the merge points
-    /// (the reachable blocks with several predecessors), in block order.
-    fn propagate_defs(&mut self) -> &'a [u32] {
-        let cfg = self.cfg;
-        let words = self.def.row_words();
-        let row = self.scratch.alloc_slice_fill_copy(words, 0u64);
-        // Sized for every block: collected from a filter, the vector grew from empty.
-        let mut joins = BVec::with_capacity_in(cfg.blocks_count(), self.scratch);
-        joins.extend((0..cfg.blocks_count() as u32).filter(|&j| {
-            let block = &cfg.blocks[j as usize];
-            block.is_reachable() && block.predecessors_count() > 1
-        }));
-        let joins = joins.into_bump_slice();
-        loop {
-            let mut changed = false;
-            // Whether a merge point read the def set of a block not yet updated in this
-            // pass (at or after it: a loop's back edge). Without such a read, every block
-            // read from was final when read, and another pass would change nothing: the
-            // fixpoint is reached without it.
-            let mut stale = false;
-            for &j in joins {
-                let j = j as usize;
-                let block = &cfg.blocks[j];
-                row.copy_from_slice(self.phi.row(j));
-                if block.flags.contains(BlockFlags::IRREDUCIBLE_LOOP) {
-                    bitset::union_with(row, self.live_in.row(j));
-                } else {
-                    for &pred in cfg.predecessors(BlockId::new(j as u32)) {
-                        let mut i = Some(pred);
-                        while let Some(b) = i {
-                            if Some(b) == block.idom {
-                                break;
-                            }
-                            stale |= b.index() >= j;
-                            let (def_i, in_j) = (self.def.row(b.index()), self.live_in.row(j));
-                            for w in 0..words {
-                                row[w] |= def_i[w] & in_j[w];
-                            }
-                            i = cfg.blocks[b.index()].idom;
-                        }
-                    }
-                }
-                self.phi.row_mut(j).copy_from_slice(row);
-                if !bitset::is_subset(row, self.def.row(j)) {
-                    bitset::union_with(self.def.row_mut(j), row);
-                    changed = true;
-                }
-            }
-            if !changed || !stale {
-                break;
-            }
-        }
-        joins
-    }
-
     /// Step 2: one phi per variable of each merge point's phi set (no other block has
     /// one), after its pis, in variable order.
-    fn place_phis(&mut self, joins: &[u32]) {
-        for &j in joins {
+    fn place_phis(&mut self, merge: &Merge<'_>) {
+        for &j in merge.joins {
             let j = j as usize;
             let preds = self.cfg.blocks[j].predecessors_count();
-            if bitset::iter(self.phi.row(j)).next().is_none() {
+            if bitset::iter(merge.phi.row(j)).next().is_none() {
                 continue;
             }
             // After the block's pis, which place_essa_pis put first.
-            for var in bitset::iter(self.phi.row(j)) {
+            for var in bitset::iter(merge.phi.row(j)) {
                 self.ssa.blocks[j]
                     .phis
                     .push(PhiId::new(self.ssa.phis.len() as u32));
