@@ -884,16 +884,9 @@ impl<'a> Builder<'a> {
     fn link_successors(&mut self, n: BlockId, map: &mut VarMap<'_>) {
         let op_array = self.op_array;
         let cfg = self.cfg;
-        let block = &cfg.blocks[n.index()];
-        // On the exit edge of an FE_FETCH over a CV, the loop variable keeps its value
-        // from before the fetch.
-        let fe_fetch = block.last_op().and_then(|last| {
-            let op = &op_array.opcodes[last.index()];
-            (matches!(op.opcode, ZEND_FE_FETCH_R | ZEND_FE_FETCH_RW)
-                && matches!(op.op2, Operand::Cv(_)))
-            .then(|| self.ssa.ops[last.index()])
-        });
-        let Ssa { blocks, phis, .. } = &mut self.ssa;
+        let Ssa {
+            blocks, phis, ops, ..
+        } = &mut self.ssa;
         for (i, &succ) in cfg.successors(n).iter().enumerate() {
             let succ_phis = &blocks[succ.index()].phis;
             // Most blocks have no phi: the edge's position is looked up only for one.
@@ -901,6 +894,17 @@ impl<'a> Builder<'a> {
                 continue;
             }
             let edge = cfg.predecessor_index(succ, n);
+            // On the exit edge (the first) of an FE_FETCH over a CV, the loop variable
+            // keeps its value from before the fetch.
+            let fe_fetch = cfg.blocks[n.index()]
+                .last_op()
+                .filter(|_| i == 0)
+                .and_then(|last| {
+                    let op = &op_array.opcodes[last.index()];
+                    (matches!(op.opcode, ZEND_FE_FETCH_R | ZEND_FE_FETCH_RW)
+                        && matches!(op.op2, Operand::Cv(_)))
+                    .then(|| ops[last.index()])
+                });
             for &p in succ_phis {
                 let phi = &mut phis[p.index()];
                 if phi.pi == Some(n) {
@@ -921,7 +925,7 @@ impl<'a> Builder<'a> {
                     let Some(j) = edge else { continue };
                     let mut value = map.get(phi.var);
                     if let Some(fe) = fe_fetch {
-                        if i == 0 && value.is_some() && value == fe.op2_def {
+                        if value.is_some() && value == fe.op2_def {
                             value = fe.op2_use;
                         }
                     }
