@@ -836,21 +836,12 @@ impl<'a> Builder<'a> {
             *v = Some(SsaVar::new(j as u32));
         }
 
-        enum Step {
-            Enter(BlockId),
-            Leave(usize),
-        }
-        let mut stack = BVec::with_capacity_in(2 * cfg.blocks_count() + 1, self.scratch);
-        stack.push(Step::Enter(BlockId::new(0)));
-        while let Some(step) = stack.pop() {
-            let n = match step {
-                Step::Leave(mark) => {
-                    map.undo_to(mark);
-                    continue;
-                }
-                Step::Enter(n) => n,
-            };
-            stack.push(Step::Leave(map.undo.len()));
+        // The walk follows the tree's links (first child, next sibling, parent) and keeps
+        // only, for each block on the path from the entry, where its undo entries start.
+        let mut marks: BVec<usize> = BVec::with_capacity_in(cfg.blocks_count(), self.scratch);
+        let mut n = BlockId::new(0);
+        'walk: loop {
+            marks.push(map.undo.len());
             for &p in &self.ssa.blocks[n.index()].phis {
                 let phi = &mut self.ssa.phis[p.index()];
                 if phi.ssa_var == UNRENAMED {
@@ -866,13 +857,30 @@ impl<'a> Builder<'a> {
                 }
             }
             self.link_successors(n, &mut map);
-            let first = stack.len();
-            let mut child = block.children;
-            while let Some(c) = child {
-                stack.push(Step::Enter(c));
-                child = cfg.blocks[c.index()].next_child;
+            if let Some(child) = block.children {
+                n = child;
+                continue;
             }
-            stack[first..].reverse();
+            // Leave `n`, and its ancestors whose children are all done, up to the first
+            // with a next sibling.
+            loop {
+                let Some(mark) = marks.pop() else {
+                    break 'walk;
+                };
+                map.undo_to(mark);
+                let leaving = &cfg.blocks[n.index()];
+                if marks.is_empty() {
+                    break 'walk;
+                }
+                if let Some(sibling) = leaving.next_child {
+                    n = sibling;
+                    break;
+                }
+                let Some(parent) = leaving.idom else {
+                    break 'walk;
+                };
+                n = parent;
+            }
         }
         // What `zend_ssa_compute_use_def_chains` starts from (see `link_use_def_chains`).
         let vars = std::mem::take(&mut self.ssa.vars);
@@ -1137,7 +1145,11 @@ fn rename_op(
         _ => {}
     }
     if let Some(v) = var_of(opline.result) {
-        ops[k].result_def = Some(map.define(v));
+        // `define` spelled out: the result is the most frequent definition, and through
+        // `define` the compiler left it a call (1M instructions over the corpus).
+        let value = map.fresh();
+        map.set(v, value);
+        ops[k].result_def = Some(value);
     }
 }
 
