@@ -533,7 +533,8 @@ impl<'a> Builder<'a> {
         };
         let cfg = self.cfg;
         for (j, block) in cfg.blocks.iter().enumerate() {
-            if !block.is_reachable() || block.len == 0 {
+            // A pi needs two distinct successors (`needs_pi`): most blocks have fewer.
+            if !block.is_reachable() || block.successors_count() < 2 || block.len == 0 {
                 continue;
             }
             let from = BlockId::new(j as u32);
