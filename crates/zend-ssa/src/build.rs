@@ -825,6 +825,7 @@ impl<'a> Builder<'a> {
                 op_array.opcodes.len() + self.ssa.phis.len(),
                 self.scratch,
             ),
+            logging: false,
             count: op_array.last_var(),
         };
         // The CVs' values on entry are the first SSA variables.
@@ -837,12 +838,20 @@ impl<'a> Builder<'a> {
             *v = Some(SsaVar::new(j as u32));
         }
 
-        // The walk follows the tree's links (first child, next sibling, parent) and keeps
-        // only, for each block on the path from the entry, where its undo entries start.
+        // The walk follows the tree's links (first child, next sibling, parent). Only a
+        // block with a next sibling must be undone when left (the sibling starts from the
+        // parent's map; PHP copies the map for such a block): for each on the path from
+        // the entry, where its undo entries start. Without one on the path, nothing is
+        // logged, as nothing will be undone.
         let mut marks: BVec<usize> = BVec::with_capacity_in(cfg.blocks_count(), self.scratch);
+        let mut depth = 0usize;
         let mut n = BlockId::new(0);
         'walk: loop {
-            marks.push(map.undo.len());
+            let block = &cfg.blocks[n.index()];
+            if block.next_child.is_some() {
+                marks.push(map.undo.len());
+                map.logging = true;
+            }
             for &p in &self.ssa.blocks[n.index()].phis {
                 let phi = &mut self.ssa.phis[p.index()];
                 if phi.ssa_var == UNRENAMED {
@@ -850,7 +859,6 @@ impl<'a> Builder<'a> {
                 }
                 map.set(phi.var, phi.ssa_var);
             }
-            let block = &cfg.blocks[n.index()];
             for k in block.ops() {
                 let k = k as usize;
                 if op_array.opcodes[k].opcode != ZEND_OP_DATA {
@@ -860,20 +868,20 @@ impl<'a> Builder<'a> {
             self.link_successors(n, &mut map);
             if let Some(child) = block.children {
                 n = child;
+                depth += 1;
                 continue;
             }
             // Leave `n`, and its ancestors whose children are all done, up to the first
             // with a next sibling.
             loop {
-                let Some(mark) = marks.pop() else {
-                    break 'walk;
-                };
-                map.undo_to(mark);
-                let leaving = &cfg.blocks[n.index()];
-                if marks.is_empty() {
+                if depth == 0 {
                     break 'walk;
                 }
+                let leaving = &cfg.blocks[n.index()];
                 if let Some(sibling) = leaving.next_child {
+                    let mark = marks.pop().expect("a block with a next sibling has a mark");
+                    map.undo_to(mark);
+                    map.logging = !marks.is_empty();
                     n = sibling;
                     break;
                 }
@@ -881,6 +889,7 @@ impl<'a> Builder<'a> {
                     break 'walk;
                 };
                 n = parent;
+                depth -= 1;
             }
         }
         // What `zend_ssa_compute_use_def_chains` starts from (see `link_use_def_chains`).
@@ -967,6 +976,8 @@ impl<'a> Builder<'a> {
 struct VarMap<'b> {
     var: &'b mut [Option<SsaVar>],
     undo: BVec<'b, (u32, Option<SsaVar>)>,
+    /// Whether a change must be logged: some block being walked will be undone.
+    logging: bool,
     /// Next SSA variable number (`ssa_vars_count`).
     count: u32,
 }
@@ -977,7 +988,9 @@ impl VarMap<'_> {
     }
 
     fn set(&mut self, v: u32, value: SsaVar) {
-        self.undo.push((v, self.var[v as usize]));
+        if self.logging {
+            self.undo.push((v, self.var[v as usize]));
+        }
         self.var[v as usize] = Some(value);
     }
 
