@@ -71,7 +71,13 @@ impl Ssa {
             define(op.result_def, opline.result);
         }
 
-        for b in 0..cfg.blocks_count() {
+        // Most functions have no phi: their blocks are not visited.
+        let blocks = if self.phis.is_empty() {
+            0
+        } else {
+            cfg.blocks_count()
+        };
+        for b in 0..blocks {
             for k in 0..self.blocks[b].phis.len() {
                 let id = self.blocks[b].phis[k];
                 let (ssa_var, var) = (self.phis[id.index()].ssa_var, self.phis[id.index()].var);
