@@ -879,7 +879,10 @@ impl<'a> Builder<'a> {
                 }
                 let leaving = &cfg.blocks[n.index()];
                 if let Some(sibling) = leaving.next_child {
-                    let mark = marks.pop().expect("a block with a next sibling has a mark");
+                    // Its mark, unless the tree's parent and child links disagree.
+                    let Some(mark) = marks.pop() else {
+                        break 'walk;
+                    };
                     map.undo_to(mark);
                     map.logging = !marks.is_empty();
                     n = sibling;
