@@ -48,14 +48,16 @@ impl Ssa {
             if let Some(u) = op.op1_use {
                 op.op1_use_chain = std::mem::replace(&mut vars[u.index()].use_chain, num);
             }
-            if let Some(u) = op.op2_use.filter(|&u| Some(u) != op.op1_use) {
-                op.op2_use_chain = std::mem::replace(&mut vars[u.index()].use_chain, num);
+            // A variable used twice by the op is linked once, through its first use.
+            if let Some(u) = op.op2_use {
+                if op.op1_use != Some(u) {
+                    op.op2_use_chain = std::mem::replace(&mut vars[u.index()].use_chain, num);
+                }
             }
-            if let Some(u) = op
-                .result_use
-                .filter(|&u| Some(u) != op.op1_use && Some(u) != op.op2_use)
-            {
-                op.res_use_chain = std::mem::replace(&mut vars[u.index()].use_chain, num);
+            if let Some(u) = op.result_use {
+                if op.op1_use != Some(u) && op.op2_use != Some(u) {
+                    op.res_use_chain = std::mem::replace(&mut vars[u.index()].use_chain, num);
+                }
             }
             let mut define = |def: Option<SsaVar>, operand: zend_ir::Operand| {
                 if let Some(d) = def {
@@ -69,7 +71,13 @@ impl Ssa {
             define(op.result_def, opline.result);
         }
 
-        for b in 0..cfg.blocks_count() {
+        // Most functions have no phi: their blocks are not visited.
+        let blocks = if self.phis.is_empty() {
+            0
+        } else {
+            cfg.blocks_count()
+        };
+        for b in 0..blocks {
             for k in 0..self.blocks[b].phis.len() {
                 let id = self.blocks[b].phis[k];
                 let (ssa_var, var) = (self.phis[id.index()].ssa_var, self.phis[id.index()].var);
