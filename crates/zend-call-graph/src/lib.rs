@@ -3,8 +3,8 @@
 //! [`ScriptInfo`] lists the script's op_arrays in `zend_foreach_op_array` order (main, then
 //! functions, then methods, each followed by its dynamic function definitions) and holds
 //! the call-graph facts the DFA dumps print: recursion flags (`ZEND_FUNC_RECURSIVE*`) and
-//! the return type from the signature. [`call_sites`] pairs every `INIT_*` with its `DO_*`
-//! (`zend_analyze_calls`), [`CallGraph`] links callers and callees across the whole script
+//! the return type from the signature. [`resolved_call_sites`] pairs every `INIT_*` of a
+//! known function with its `DO_*` (`zend_analyze_calls`), [`CallGraph`] links callers and callees across the whole script
 //! and [`CallGraph::call_map`] gives, per op, the call it belongs to (`zend_build_call_map`).
 
 pub mod script_index;
@@ -50,8 +50,11 @@ pub struct CallSite {
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum CallRole {
     Other,
-    /// Starts a call: `INIT_*`, `NEW`.
-    Init,
+    /// Starts a call whose function may be known: `INIT_FCALL`, `INIT_METHOD_CALL`,
+    /// `INIT_STATIC_METHOD_CALL`.
+    InitKnown,
+    /// Starts a call whose function is never known: `INIT_FCALL_BY_NAME`, `NEW`, ...
+    InitUnknown,
     /// Performs the innermost open call: `DO_*`, `CALLABLE_CONVERT`.
     Do,
     /// Passes an argument to the innermost open call: `SEND_*`.
@@ -60,10 +63,12 @@ enum CallRole {
 
 static CALL_ROLES: [CallRole; 256] = {
     let mut roles = [CallRole::Other; 256];
-    let inits = [
+    let known = [
         ZEND_INIT_FCALL,
         ZEND_INIT_METHOD_CALL,
         ZEND_INIT_STATIC_METHOD_CALL,
+    ];
+    let unknown = [
         ZEND_INIT_FCALL_BY_NAME,
         ZEND_INIT_NS_FCALL_BY_NAME,
         ZEND_INIT_DYNAMIC_CALL,
@@ -91,8 +96,13 @@ static CALL_ROLES: [CallRole; 256] = {
         ZEND_SEND_UNPACK,
     ];
     let mut i = 0;
-    while i < inits.len() {
-        roles[inits[i].0 as usize] = CallRole::Init;
+    while i < known.len() {
+        roles[known[i].0 as usize] = CallRole::InitKnown;
+        i += 1;
+    }
+    let mut i = 0;
+    while i < unknown.len() {
+        roles[unknown[i].0 as usize] = CallRole::InitUnknown;
         i += 1;
     }
     let mut i = 0;
@@ -112,29 +122,53 @@ fn call_role(op: Opcode) -> CallRole {
     CALL_ROLES[op.0 as usize]
 }
 
-/// Every call of `op_array` (`zend_analyze_calls`), in the order of their `INIT_*` ops.
-/// Calls nest: a `DO_*` closes the innermost open `INIT_*`.
+/// Every call of `op_array`, in the order of their `INIT_*` ops, those whose function is
+/// not known included (`resolved: false`): what tools show of an op_array's calls. Calls
+/// nest: a `DO_*` closes the innermost open `INIT_*`.
 pub fn call_sites(info: &ScriptInfo, op_array: &OpArray) -> Vec<CallSite> {
-    call_sites_with(info, op_array, &mut CallSiteBuffers::default())
+    let mut buffers = CallSiteBuffers::default();
+    find_calls(info, op_array, &mut buffers, true);
+    std::mem::take(&mut buffers.sites)
 }
 
-/// The working vectors of [`call_sites_with`]: a caller finding the calls of many
+/// The calls of `op_array` whose function is known (`zend_analyze_calls`: PHP keeps a
+/// `zend_call_info` for those only), in the order of their `INIT_*` ops.
+pub fn resolved_call_sites(info: &ScriptInfo, op_array: &OpArray) -> Vec<CallSite> {
+    let mut buffers = CallSiteBuffers::default();
+    find_calls(info, op_array, &mut buffers, false);
+    std::mem::take(&mut buffers.sites)
+}
+
+/// The working vectors of [`resolved_call_sites_with`]: a caller finding the calls of many
 /// op_arrays passes the same ones, which grow once.
 #[derive(Default)]
 pub struct CallSiteBuffers {
     sites: Vec<CallSite>,
-    /// The calls opened and not yet closed, innermost last (positions in `sites`).
+    /// The calls opened and not yet closed, innermost last (positions in `sites`, or
+    /// [`NO_SITE`] for a call not recorded).
     open: Vec<u32>,
 }
 
-/// [`call_sites`], found in `buffers` (emptied first) and moved out into a list of the
-/// exact size, instead of counting each op_array's calls in a pass of its own.
+/// An open call [`find_calls`] does not record.
+const NO_SITE: u32 = u32::MAX;
+
+/// [`resolved_call_sites`], found in `buffers` (emptied first) and moved out into a list
+/// of the exact size, instead of counting each op_array's calls in a pass of its own.
 #[allow(clippy::drain_collect)]
-pub fn call_sites_with(
+pub fn resolved_call_sites_with(
     info: &ScriptInfo,
     op_array: &OpArray,
     buffers: &mut CallSiteBuffers,
 ) -> Vec<CallSite> {
+    find_calls(info, op_array, buffers, false);
+    // Moved out, not taken (`mem::take`): the buffer keeps its room for the next op_array.
+    buffers.sites.drain(..).collect()
+}
+
+/// The calls of `op_array` into `buffers.sites`: every call when `all`, else those whose
+/// function is known.
+#[inline(always)]
+fn find_calls(info: &ScriptInfo, op_array: &OpArray, buffers: &mut CallSiteBuffers, all: bool) {
     let CallSiteBuffers { sites, open } = buffers;
     sites.clear();
     open.clear();
@@ -148,8 +182,16 @@ pub fn call_sites_with(
         let n = OpNum::new(n as u32);
         match role {
             CallRole::Other => {}
-            CallRole::Init => {
-                let resolved = info.called_func(op_array, op);
+            CallRole::InitKnown | CallRole::InitUnknown => {
+                let resolved = if role == CallRole::InitKnown {
+                    info.called_func(op_array, op)
+                } else {
+                    None
+                };
+                if resolved.is_none() && !all {
+                    open.push(NO_SITE);
+                    continue;
+                }
                 open.push(sites.len() as u32);
                 sites.push(CallSite {
                     init: n,
@@ -161,24 +203,22 @@ pub fn call_sites_with(
                 });
             }
             CallRole::Do => {
-                if let Some(s) = open.pop() {
+                if let Some(s) = open.pop().filter(|&s| s != NO_SITE) {
                     sites[s as usize].call = Some(n);
                 }
             }
             CallRole::Send => {
-                if let Some(&s) = open.last() {
+                if let Some(&s) = open.last().filter(|&&s| s != NO_SITE) {
                     sites[s as usize].args.push(n);
                 }
             }
         }
     }
-    // Moved out, not taken (`mem::take`): the buffer keeps its room for the next op_array.
-    sites.drain(..).collect()
 }
 
 /// Callers and callees of every op_array of a script.
 pub struct CallGraph {
-    /// Per op_array, its call sites (the script info's, shared).
+    /// Per op_array, its calls whose function is known (the script info's, shared).
     pub calls: std::sync::Arc<Vec<Vec<CallSite>>>,
     /// Per op_array, the (caller, call site index) pairs calling it.
     pub callers: Vec<Vec<(FuncId, usize)>>,
@@ -213,16 +253,22 @@ impl CallGraph {
     /// `zend_build_call_map`: for each op of op_array `f`, the index of the call site whose
     /// `INIT_*`..`DO_*` span (its init, sends and do) it belongs to.
     pub fn call_map(&self, f: FuncId, op_count: usize) -> Vec<Option<usize>> {
-        let mut map = vec![None; op_count];
-        for (k, site) in self.calls[f.index()].iter().enumerate() {
-            map[site.init.index()] = Some(k);
-            for a in &site.args {
-                map[a.index()] = Some(k);
-            }
-            if let Some(c) = site.call {
-                map[c.index()] = Some(k);
-            }
-        }
-        map
+        call_map(&self.calls[f.index()], op_count)
     }
+}
+
+/// For each of `op_count` ops, the index in `sites` of the call whose `INIT_*`..`DO_*` span
+/// (its init, sends and do) it belongs to.
+pub fn call_map(sites: &[CallSite], op_count: usize) -> Vec<Option<usize>> {
+    let mut map = vec![None; op_count];
+    for (k, site) in sites.iter().enumerate() {
+        map[site.init.index()] = Some(k);
+        for a in &site.args {
+            map[a.index()] = Some(k);
+        }
+        if let Some(c) = site.call {
+            map[c.index()] = Some(k);
+        }
+    }
+    map
 }

@@ -78,8 +78,9 @@ pub struct ScriptInfo<'a> {
     pub op_arrays: Vec<&'a OpArray>,
     /// `ZEND_FUNC_RECURSIVE*` flags per op_array.
     pub recursion: Vec<u32>,
-    /// The call sites of each op_array (`zend_analyze_calls`), found once for the call
-    /// graph, the recursion flags and type inference; the call graph shares them.
+    /// The calls of each op_array whose function is known (`zend_analyze_calls`), found
+    /// once for the call graph, the recursion flags, type inference and the DFA pass; the
+    /// call graph shares them.
     pub calls: std::sync::Arc<Vec<Vec<crate::CallSite>>>,
     /// The op_array index of each function of `function_table`, by position.
     function_index: Vec<u32>,
@@ -196,7 +197,7 @@ impl<'a> ScriptInfo<'a> {
         info.calls = std::sync::Arc::new(
             info.op_arrays
                 .iter()
-                .map(|op_array| crate::call_sites_with(&info, op_array, &mut buffers))
+                .map(|op_array| crate::resolved_call_sites_with(&info, op_array, &mut buffers))
                 .collect(),
         );
         info.analyze_recursion();

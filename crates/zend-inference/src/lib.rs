@@ -181,7 +181,8 @@ pub(crate) struct State<'s> {
     pub phi_uses: &'s zend_ssa::PhiUses<'s>,
     /// `FOR_EACH_VAR_USAGE` of each SSA variable, as the SCC search found them.
     pub usages: &'s zend_ssa::VarUsages<'s>,
-    /// The op_array's call sites when the call graph resolves calls (`ctx.call_graph`).
+    /// The op_array's calls whose function is known, when the call graph resolves calls
+    /// (`ctx.call_graph`).
     pub calls: std::borrow::Cow<'s, [zend_call_graph::CallSite]>,
     /// Per op: the resolved call site whose DO_* it is (index into `calls`).
     pub call_at_do: &'s [Option<u32>],
@@ -385,10 +386,10 @@ pub fn infer_in(
     let calls = match func_index.and_then(|i| ctx.info.calls.get(i)) {
         _ if !ctx.call_graph => std::borrow::Cow::Borrowed(&[][..]),
         Some(sites) => std::borrow::Cow::Borrowed(sites.as_slice()),
-        None => std::borrow::Cow::Owned(zend_call_graph::call_sites(ctx.info, op_array)),
+        None => std::borrow::Cow::Owned(zend_call_graph::resolved_call_sites(ctx.info, op_array)),
     };
     for (k, site) in calls.iter().enumerate() {
-        if let Some(c) = site.call.filter(|_| site.resolved) {
+        if let Some(c) = site.call {
             call_at_do[c.index()] = Some(k as u32);
         }
     }

@@ -66,7 +66,7 @@ use std::fmt;
 use std::time::{Duration, Instant};
 
 use bumpalo::Bump;
-use zend_call_graph::{CallGraph, FuncId, ScriptInfo};
+use zend_call_graph::{CallGraph, ScriptInfo};
 use zend_cfg::{BuildFlags, Cfg, CfgBuffers, CfgError, FuncFlags};
 use zend_dfg::Dfg;
 use zend_inference::{Context, Inference, ReturnInfo};
@@ -282,8 +282,15 @@ pub struct Function<'a> {
     pub op_array: &'a OpArray,
     /// The analysis, or the typed reason PHP's DFA pass does not analyse this op_array.
     pub analysis: Result<&'a FuncAnalysis, &'a Refused>,
-    /// Call sites of this op_array (each `INIT_*` with its `SEND_*`s and `DO_*`).
-    pub calls: &'a [zend_call_graph::CallSite],
+    info: &'a ScriptInfo<'a>,
+}
+
+impl Function<'_> {
+    /// Every call of this op_array (each `INIT_*` with its `SEND_*`s and `DO_*`), those
+    /// whose function is not known included.
+    pub fn calls(&self) -> Vec<zend_call_graph::CallSite> {
+        zend_call_graph::call_sites(self.info, self.op_array)
+    }
 }
 
 impl<'s> ScriptAnalysis<'s> {
@@ -296,19 +303,17 @@ impl<'s> ScriptAnalysis<'s> {
                 name: op_array.display_name(),
                 op_array,
                 analysis: analysis.as_ref(),
-                calls: &self.call_graph.calls[index],
+                info: &self.info,
             }
         })
     }
 
-    /// `zend_build_call_map` for op_array `index`: per op, the index of the call site (in
-    /// [`Function::calls`]) it belongs to. `None` when `index` is out of range.
+    /// For op_array `index`, per op, the index of the call (in [`Function::calls`]) it
+    /// belongs to. `None` when `index` is out of range.
     pub fn call_map(&self, index: usize) -> Option<Vec<Option<usize>>> {
         let op_array = self.info.op_arrays.get(index)?;
-        Some(
-            self.call_graph
-                .call_map(FuncId(index as u32), op_array.opcodes.len()),
-        )
+        let calls = zend_call_graph::call_sites(&self.info, op_array);
+        Some(zend_call_graph::call_map(&calls, op_array.opcodes.len()))
     }
 }
 

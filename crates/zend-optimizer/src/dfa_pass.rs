@@ -113,7 +113,7 @@ pub struct FuncInfo {
     pub return_type: u32,
     pub return_ce: Option<(Vec<u8>, bool)>,
     pub return_range: SsaRange,
-    /// `callee_info`: the calls this function makes, in INIT order.
+    /// `callee_info`: the calls this function makes whose function is known, in INIT order.
     pub callee_info: Vec<CallSite>,
 }
 
@@ -1083,7 +1083,7 @@ pub fn optimize_calls(
         let Some(call) = site.call else { continue };
         let (init, call) = (site.init.index(), call.index());
         // A call SCCP evaluated (PHP clears its `callee_func`) is a NOP now.
-        if op_array.opcodes[call].opcode != ZEND_DO_ICALL || !site.resolved || call < 2 {
+        if op_array.opcodes[call].opcode != ZEND_DO_ICALL || call < 2 {
             continue;
         }
         let init_op = op_array.opcodes[init];

@@ -510,18 +510,43 @@ pub fn run<'s>(op_array: &mut OpArray, ctx: &mut OptimizerCtx<'s>) {
 /// stack the callee needs (`zend_vm_calc_used_stack`) with its final variable counts.
 pub fn adjust_fcall_stack_size(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
     for i in 0..op_array.opcodes.len() {
-        let op = &op_array.opcodes[i];
-        if op.opcode != ZEND_INIT_FCALL {
-            continue;
-        }
-        let Operand::Const(l) = op.op2 else { continue };
-        let Some(Literal::String(name)) = op_array.literals.get(l.index()) else {
-            continue;
-        };
-        let Some(func) = ctx.function(op_array, name.as_bytes()) else {
-            continue;
-        };
-        let used = Callee::User(func).used_stack(op.extended_value);
-        op_array.opcodes[i].op1 = Operand::Unused(used);
+        adjust_init_fcall(op_array, ctx, i);
     }
+}
+
+/// `zend_adjust_fcall_stack_size_graph`: [`adjust_fcall_stack_size`] for an op_array with
+/// function info, whose calls of the script's functions are among its `callee_info` (the
+/// DFA pass kept their ops' numbers up to date): only those ops are looked at, not every
+/// op of the op_array.
+pub fn adjust_fcall_stack_size_graph(
+    op_array: &mut OpArray,
+    ctx: &mut OptimizerCtx,
+    callee_info: &[zend_call_graph::CallSite],
+) {
+    for site in callee_info {
+        // A call of an internal function (no callee among the script's op_arrays) already
+        // reserves the stack it needs.
+        if site.callee.is_some() {
+            adjust_init_fcall(op_array, ctx, site.init.index());
+        }
+    }
+}
+
+/// Op `i`, when it is an INIT_FCALL of a function of this script, reserves the stack the
+/// callee needs.
+#[inline]
+fn adjust_init_fcall(op_array: &mut OpArray, ctx: &mut OptimizerCtx, i: usize) {
+    let op = &op_array.opcodes[i];
+    if op.opcode != ZEND_INIT_FCALL {
+        return;
+    }
+    let Operand::Const(l) = op.op2 else { return };
+    let Some(Literal::String(name)) = op_array.literals.get(l.index()) else {
+        return;
+    };
+    let Some(func) = ctx.function(op_array, name.as_bytes()) else {
+        return;
+    };
+    let used = Callee::User(func).used_stack(op.extended_value);
+    op_array.opcodes[i].op1 = Operand::Unused(used);
 }

@@ -271,8 +271,10 @@ pub fn optimize_script_in(script: &mut Script, options: &Options, work: &mut Wor
         for (k, (path, &had)) in paths.iter().zip(&had_live_ranges).enumerate() {
             let analysed = dfa[k].take();
             driver.with_op_array(script, path, |d, op_array, ctx| {
-                if level & PASS_12 != 0 && analysed.is_some() {
-                    d.adjust_fcall_stack_size(op_array, ctx);
+                if level & PASS_12 != 0 {
+                    if let Some((_, fi)) = analysed.as_ref() {
+                        d.adjust_fcall_stack_size_graph(op_array, ctx, &fi.callee_info);
+                    }
                 }
                 match analysed.as_ref() {
                     Some((fa, _)) => {
@@ -819,6 +821,20 @@ impl Driver<'_> {
         if op_array.type_ != ZEND_EVAL_CODE {
             let start = self.clock();
             optimize_func_calls::adjust_fcall_stack_size(op_array, ctx);
+            self.time("pass12", start);
+        }
+    }
+
+    /// `zend_adjust_fcall_stack_size_graph` for one op_array with function info.
+    fn adjust_fcall_stack_size_graph(
+        &mut self,
+        op_array: &mut OpArray,
+        ctx: &mut OptimizerCtx,
+        callee_info: &[zend_call_graph::CallSite],
+    ) {
+        if op_array.type_ != ZEND_EVAL_CODE {
+            let start = self.clock();
+            optimize_func_calls::adjust_fcall_stack_size_graph(op_array, ctx, callee_info);
             self.time("pass12", start);
         }
     }

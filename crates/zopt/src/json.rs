@@ -146,7 +146,7 @@ pub fn analysis(script: &Script, optimization_level: u32) -> Value {
                     obj.insert("phis".into(), phis);
                     obj.insert("return".into(), ret);
                     let calls: Vec<Value> = function
-                        .calls
+                        .calls()
                         .iter()
                         .map(|c| {
                             json!({
