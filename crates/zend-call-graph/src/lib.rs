@@ -62,7 +62,7 @@ enum CallRole {
 }
 
 static CALL_ROLES: [CallRole; 256] = {
-    let mut roles = [CallRole::Other; 256];
+    let roles = [CallRole::Other; 256];
     let known = [
         ZEND_INIT_FCALL,
         ZEND_INIT_METHOD_CALL,
@@ -95,28 +95,21 @@ static CALL_ROLES: [CallRole; 256] = {
         ZEND_SEND_ARRAY,
         ZEND_SEND_UNPACK,
     ];
+    let roles = with_role(roles, &known, CallRole::InitKnown);
+    let roles = with_role(roles, &unknown, CallRole::InitUnknown);
+    let roles = with_role(roles, &dos, CallRole::Do);
+    with_role(roles, &sends, CallRole::Send)
+};
+
+/// `roles` with each of `ops` given `role` (for [`CALL_ROLES`], built at compile time).
+const fn with_role(mut roles: [CallRole; 256], ops: &[Opcode], role: CallRole) -> [CallRole; 256] {
     let mut i = 0;
-    while i < known.len() {
-        roles[known[i].0 as usize] = CallRole::InitKnown;
-        i += 1;
-    }
-    let mut i = 0;
-    while i < unknown.len() {
-        roles[unknown[i].0 as usize] = CallRole::InitUnknown;
-        i += 1;
-    }
-    let mut i = 0;
-    while i < dos.len() {
-        roles[dos[i].0 as usize] = CallRole::Do;
-        i += 1;
-    }
-    let mut i = 0;
-    while i < sends.len() {
-        roles[sends[i].0 as usize] = CallRole::Send;
+    while i < ops.len() {
+        roles[ops[i].0 as usize] = role;
         i += 1;
     }
     roles
-};
+}
 
 fn call_role(op: Opcode) -> CallRole {
     CALL_ROLES[op.0 as usize]
