@@ -3,6 +3,8 @@
 //! same, with statistics; `zopt bench optimizer` compares with PHP's own optimizer).
 //!
 //! `cargo run --release -p zend-optimizer --example optimize_loop -- DIR [ROUNDS] [LEVEL]`
+//! (LEVEL, here and in `--growth`, defaults to the classic level 0x7FFE9F1F, without the
+//! SSA passes: give `0x7FFEBFFF` for OPcache's default level)
 //!
 //! `... -- --analyses DIR [ROUNDS]`: the analyses alone (`analysis::analyze_script` at
 //! 0x60), the workload of `zopt bench analyses`.
