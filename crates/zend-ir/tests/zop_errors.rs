@@ -398,6 +398,14 @@ fn max_index_numbers_are_errors() {
         err(&main_with("0000 ECHO #4294967295:null")),
         "4:12: literal number out of range"
     );
+    assert_eq!(
+        err(&main_with("0000 ECHO CV4294967295($a)")),
+        "4:13: variable number out of range"
+    );
+    assert_eq!(
+        err(&main_with("0000 ECHO T4294967295")),
+        "4:12: variable number out of range"
+    );
 }
 
 /// Text that parses but points outside its op_array: decoding it as a recording fails, naming

@@ -926,8 +926,9 @@ impl<'a> Parser<'a> {
         self.pos += prefix;
         let at = self.pos;
         let w = self.word();
+        // u32::MAX is no slot (VarNum cannot hold it).
         dec_u32(w)
-            .map(VarNum::new)
+            .and_then(|n| VarNum::try_from(n).ok())
             .ok_or_else(|| self.error_at(at, "variable number out of range".into()))
     }
 
