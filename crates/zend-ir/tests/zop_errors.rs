@@ -408,6 +408,34 @@ fn max_index_numbers_are_errors() {
     );
 }
 
+/// Every number of a text that uses every construct, replaced in turn by each boundary value:
+/// parsing and decoding refuse what they cannot hold (a variable numbered u32::MAX once
+/// panicked in the index type's constructor) and never panic.
+#[test]
+fn boundary_numbers_anywhere_never_panic() {
+    let text = print(&everything_script());
+    let path = std::path::Path::new("boundary.zop");
+    let bytes = text.as_bytes();
+    let mut numbers = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        if !bytes[i].is_ascii_digit() {
+            i += 1;
+            continue;
+        }
+        let end = (i..bytes.len())
+            .find(|&j| !bytes[j].is_ascii_digit())
+            .unwrap_or(bytes.len());
+        for value in ["4294967295", "4294967294", "4294967296", "2147483648", "0"] {
+            let mutated = format!("{}{value}{}", &text[..i], &text[end..]);
+            let _ = zend_ir::corpus::decode(path, mutated.as_bytes());
+        }
+        numbers += 1;
+        i = end;
+    }
+    assert!(numbers > 100, "only {numbers} numbers in the sample text");
+}
+
 /// Text that parses but points outside its op_array: decoding it as a recording fails, naming
 /// the file, the function and the op; `parse` alone (the format) accepts it.
 #[test]
