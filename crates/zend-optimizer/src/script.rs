@@ -282,7 +282,7 @@ pub fn optimize_script_in(script: &mut Script, options: &Options, work: &mut Wor
             driver.with_op_array(script, path, |d, op_array, ctx| {
                 if level & PASS_12 != 0 {
                     if let Some((_, fi)) = analysed.as_ref() {
-                        d.adjust_fcall_stack_size_graph(op_array, ctx, &fi.callee_info);
+                        d.adjust_fcall_stack_size(op_array, ctx, Some(&fi.callee_info));
                     }
                 }
                 match analysed.as_ref() {
@@ -820,32 +820,29 @@ impl Driver<'_> {
     fn adjust_fcall_stack_sizes(&mut self, script: &mut Script, paths: &[OpArrayPath]) {
         for path in paths {
             self.with_op_array(script, path, |d, op_array, ctx| {
-                d.adjust_fcall_stack_size(op_array, ctx);
+                d.adjust_fcall_stack_size(op_array, ctx, None);
             });
         }
     }
 
-    /// `zend_adjust_fcall_stack_size` for one op_array.
-    fn adjust_fcall_stack_size(&mut self, op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
-        if op_array.type_ != ZEND_EVAL_CODE {
-            let start = self.clock();
-            optimize_func_calls::adjust_fcall_stack_size(op_array, ctx);
-            self.time("pass12", start);
-        }
-    }
-
-    /// `zend_adjust_fcall_stack_size_graph` for one op_array with function info.
-    fn adjust_fcall_stack_size_graph(
+    /// PASS_12 for one op_array: `zend_adjust_fcall_stack_size` over its ops, or, given the
+    /// `callee_info` of its function info (the call-graph path),
+    /// `zend_adjust_fcall_stack_size_graph` over those calls only.
+    fn adjust_fcall_stack_size(
         &mut self,
         op_array: &mut OpArray,
         ctx: &mut OptimizerCtx,
-        callee_info: &[zend_call_graph::CallSite],
+        callee_info: Option<&[zend_call_graph::CallSite]>,
     ) {
-        if op_array.type_ != ZEND_EVAL_CODE {
-            let start = self.clock();
-            optimize_func_calls::adjust_fcall_stack_size_graph(op_array, ctx, callee_info);
-            self.time("pass12", start);
+        if op_array.type_ == ZEND_EVAL_CODE {
+            return;
         }
+        let start = self.clock();
+        match callee_info {
+            Some(calls) => optimize_func_calls::adjust_fcall_stack_size_graph(op_array, ctx, calls),
+            None => optimize_func_calls::adjust_fcall_stack_size(op_array, ctx),
+        }
+        self.time("pass12", start);
     }
 }
 
