@@ -46,8 +46,44 @@ foreach (get_defined_constants(true) as $module => $list) {
     }
 }
 ksort($consts, SORT_STRING);
-$out .= "/// Persistent constants: name and value, sorted by name.\npub(crate) static CONSTANTS: &[(&[u8], V)] = &[\n";
-foreach ($consts as $n => $v) $out .= "    (" . rs_bytes($n) . ", $v),\n";
+// Which constants the optimizer folds is decided by flags userland cannot read
+// (CONST_PERSISTENT, CONST_DEPRECATED, CONST_NO_FILE_CACHE), so PHP itself is asked: a
+// function returning each constant is compiled by OPcache, once without and once with a
+// file cache, and the dump after the optimizer shows which returns became a literal.
+function folded_constants(array $names, bool $file_cache): array {
+    $dir = sys_get_temp_dir() . '/zopt-gen-tables-' . getmypid() . ($file_cache ? '-fc' : '');
+    @mkdir($dir);
+    $src = "<?php\n";
+    foreach ($names as $i => $n) $src .= "function c$i() { return \\$n; }\n";
+    file_put_contents("$dir/probe.php", $src);
+    $args = ['-n', '-d', 'zend_extension=opcache', '-d', 'opcache.enable_cli=1',
+        '-d', 'opcache.optimization_level=1', '-d', 'opcache.opt_debug_level=0x20000',
+        '-d', 'opcache.file_update_protection=0'];
+    if ($file_cache) { @mkdir("$dir/fc"); array_push($args, '-d', "opcache.file_cache=$dir/fc"); }
+    $cmd = array_merge([PHP_BINARY], $args, ['-r', "opcache_compile_file('$dir/probe.php');"]);
+    // One pipe for both streams: the dump (on stdout) cannot block on a full stderr pipe.
+    $p = proc_open($cmd, [1 => ['pipe', 'w'], 2 => ['redirect', 1]], $pipes);
+    $dump = stream_get_contents($pipes[1]);
+    if (proc_close($p) !== 0) { fwrite(STDERR, "the constant probe failed:\n$dump"); exit(1); }
+    preg_match_all('/^c(\d+):\n(?:\s+;.*\n)*0000 (\S+)/m', $dump, $m, PREG_SET_ORDER);
+    if (count($m) !== count($names)) { fwrite(STDERR, "the constant probe printed " . count($m) . " of " . count($names) . " functions\n"); exit(1); }
+    $folded = [];
+    foreach ($m as [, $i, $op]) if ($op === 'RETURN') $folded[$names[(int)$i]] = true;
+    @unlink("$dir/probe.php");
+    exec('rm -rf ' . escapeshellarg($dir));
+    return $folded;
+}
+$names = array_keys($consts);
+$folded = folded_constants($names, false);
+$folded_with_file_cache = folded_constants($names, true);
+$out .= "/// Persistent constants the optimizer folds (`zend_optimizer_get_persistent_constant`:\n";
+$out .= "/// persistent and not deprecated): name and value, sorted by name.\n";
+$out .= "pub(crate) static CONSTANTS: &[(&[u8], V)] = &[\n";
+foreach ($consts as $n => $v) if (isset($folded[$n])) $out .= "    (" . rs_bytes($n) . ", $v),\n";
+$out .= "];\n\n";
+$out .= "/// Those of them flagged CONST_NO_FILE_CACHE (not folded when compiling for a file cache), sorted.\n";
+$out .= "pub(crate) static NO_FILE_CACHE_CONSTANTS: &[&[u8]] = &[\n";
+foreach ($consts as $n => $v) if (isset($folded[$n]) && !isset($folded_with_file_cache[$n])) $out .= "    " . rs_bytes($n) . ",\n";
 $out .= "];\n\n";
 
 $funcs = [];
@@ -76,6 +112,9 @@ foreach (array_merge(get_declared_classes(), get_declared_interfaces()) as $cn) 
         if ($v !== null) $cconsts[$lc . "::" . $k->getName()] = $v;
     }
     foreach ($c->getMethods() as $m) {
+        // Reflection shows Closure::__invoke, but the class's method table (where the
+        // optimizer looks) has no such entry: closures answer it through get_method.
+        if ($lc === 'closure' && $m->getName() === '__invoke') continue;
         $flags = ($m->isPublic() ? 1 : 0) | ($m->isProtected() ? 2 : 0) | ($m->isPrivate() ? 4 : 0)
             | ($m->isStatic() ? 1 << 4 : 0) | ($m->isFinal() ? 1 << 5 : 0) | ($m->isAbstract() ? 1 << 6 : 0)
             | ($m->isDeprecated() ? 1 << 11 : 0) | ($m->isVariadic() ? 1 << 14 : 0);

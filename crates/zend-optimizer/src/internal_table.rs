@@ -4,7 +4,8 @@
 
 use super::{InternalFunc, TableValue as V};
 
-/// Persistent constants: name and value, sorted by name.
+/// Persistent constants the optimizer folds (`zend_optimizer_get_persistent_constant`:
+/// persistent and not deprecated): name and value, sorted by name.
 pub(crate) static CONSTANTS: &[(&[u8], V)] = &[
     (b"ABDAY_1", V::Long(131072)),
     (b"ABDAY_2", V::Long(131073)),
@@ -160,11 +161,9 @@ pub(crate) static CONSTANTS: &[(&[u8], V)] = &[
     (b"E_WARNING", V::Long(2)),
     (b"FALSE", V::False),
     (b"FILE_APPEND", V::Long(8)),
-    (b"FILE_BINARY", V::Long(0)),
     (b"FILE_IGNORE_NEW_LINES", V::Long(2)),
     (b"FILE_NO_DEFAULT_CONTEXT", V::Long(16)),
     (b"FILE_SKIP_EMPTY_LINES", V::Long(4)),
-    (b"FILE_TEXT", V::Long(0)),
     (b"FILE_USE_INCLUDE_PATH", V::Long(1)),
     (b"FILTER_CALLBACK", V::Long(1024)),
     (b"FILTER_DEFAULT", V::Long(516)),
@@ -202,8 +201,6 @@ pub(crate) static CONSTANTS: &[(&[u8], V)] = &[
     (b"FILTER_SANITIZE_NUMBER_FLOAT", V::Long(520)),
     (b"FILTER_SANITIZE_NUMBER_INT", V::Long(519)),
     (b"FILTER_SANITIZE_SPECIAL_CHARS", V::Long(515)),
-    (b"FILTER_SANITIZE_STRING", V::Long(513)),
-    (b"FILTER_SANITIZE_STRIPPED", V::Long(513)),
     (b"FILTER_SANITIZE_URL", V::Long(518)),
     (b"FILTER_UNSAFE_RAW", V::Long(516)),
     (b"FILTER_VALIDATE_BOOL", V::Long(258)),
@@ -564,7 +561,6 @@ pub(crate) static CONSTANTS: &[(&[u8], V)] = &[
     (b"PEAR_INSTALL_DIR", V::Str(b"/usr/share/php")),
     (b"PHP_BINARY", V::Str(b"/usr/bin/php8.2")),
     (b"PHP_BINDIR", V::Str(b"/usr/bin")),
-    (b"PHP_CLI_PROCESS_TITLE", V::True),
     (b"PHP_CONFIG_FILE_PATH", V::Str(b"/etc/php/8.2/cli")),
     (b"PHP_CONFIG_FILE_SCAN_DIR", V::Str(b"/etc/php/8.2/cli/conf.d")),
     (b"PHP_DATADIR", V::Str(b"/usr/share/php/8.2")),
@@ -977,6 +973,12 @@ pub(crate) static CONSTANTS: &[(&[u8], V)] = &[
     (b"ZLIB_VERNUM", V::Long(4816)),
     (b"ZLIB_VERSION", V::Str(b"1.2.13")),
     (b"ZLIB_VERSION_ERROR", V::Long(-6)),
+];
+
+/// Those of them flagged CONST_NO_FILE_CACHE (not folded when compiling for a file cache), sorted.
+pub(crate) static NO_FILE_CACHE_CONSTANTS: &[&[u8]] = &[
+    b"PHP_BINARY",
+    b"PHP_SAPI",
 ];
 
 /// Internal functions by lowercased name, sorted.
@@ -2324,7 +2326,6 @@ pub(crate) static METHODS: &[(&[u8], InternalFunc)] = &[
     (b"closedgeneratorexception::gettrace", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
     (b"closedgeneratorexception::gettraceasstring", InternalFunc { flags: 0x21, num_args: 0, modes: b"" }),
     (b"closure::__construct", InternalFunc { flags: 0x4, num_args: 0, modes: b"" }),
-    (b"closure::__invoke", InternalFunc { flags: 0x1, num_args: 0, modes: b"" }),
     (b"closure::bind", InternalFunc { flags: 0x11, num_args: 3, modes: b"000" }),
     (b"closure::bindto", InternalFunc { flags: 0x1, num_args: 2, modes: b"00" }),
     (b"closure::call", InternalFunc { flags: 0x4001, num_args: 1, modes: b"00" }),
