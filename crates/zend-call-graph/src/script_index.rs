@@ -6,7 +6,7 @@
 use std::hash::{BuildHasher, Hasher};
 
 use hashbrown::{DefaultHashBuilder, HashTable};
-use zend_ir::{ClassEntry, PhpStr, Script};
+use zend_ir::{ClassEntry, OpArray, PhpStr, Script};
 
 /// Hash indexes over a script's function table, class table and each class's methods, as
 /// PHP's `HashTable`s are: looking a name up costs the same in a script of five functions
@@ -25,6 +25,8 @@ pub struct ScriptIndex {
     scopes: Option<HashTable<u32>>,
     /// (class position, method key) to the method's position in that class's `methods`.
     methods: Option<HashTable<(u32, u32)>>,
+    /// Whether two classes of the script share a name (declared in different branches).
+    shared_class_names: bool,
 }
 
 /// Tables of at most this many entries are scanned.
@@ -47,7 +49,12 @@ impl ScriptIndex {
                 let same = |&j: &u32| name(j).eq_ignore_ascii_case(name(i));
                 insert_first(&mut by_name, hash, i, same, |&j| index.hash_folded(name(j)));
             }
+            index.shared_class_names = by_name.len() < classes.len();
             index.scopes = Some(by_name);
+        } else {
+            let name = |j: usize| classes[j].1.name.as_bytes();
+            index.shared_class_names =
+                (1..classes.len()).any(|i| (0..i).any(|j| name(j).eq_ignore_ascii_case(name(i))));
         }
         if classes.iter().any(|(_, ce)| ce.methods.len() > SCAN_LIMIT) {
             let key = |(c, m): (u32, u32)| classes[c as usize].1.methods[m as usize].0.as_bytes();
@@ -146,6 +153,28 @@ impl ScriptIndex {
                 .map(|&j| &classes[j as usize].1),
             None => classes.iter().map(|(_, ce)| ce).find(|ce| same(ce)),
         }
+    }
+
+    /// The class `op_array` (an op_array of `script`, in place) belongs to: PHP's
+    /// `op_array->scope`. That is the first class named as its scope, unless several
+    /// classes share the name (declared in different branches of the file): then the one
+    /// whose methods hold `op_array` (by address, closures within them included).
+    pub fn scope_of<'s>(&self, script: &'s Script, op_array: &OpArray) -> Option<&'s ClassEntry> {
+        let name = op_array.scope.as_ref()?.as_bytes();
+        let first = self.scope(script, name)?;
+        if !self.shared_class_names {
+            return Some(first);
+        }
+        fn holds(m: &OpArray, target: &OpArray) -> bool {
+            std::ptr::eq(m, target) || m.dynamic_func_defs.iter().any(|d| holds(d, target))
+        }
+        script
+            .class_table
+            .iter()
+            .map(|(_, ce)| ce)
+            .filter(|ce| ce.name.as_bytes().eq_ignore_ascii_case(name))
+            .find(|ce| ce.methods.iter().any(|(_, m)| holds(m, op_array)))
+            .or(Some(first))
     }
 
     /// The position of method `lcname` in the `methods` of class `c` (a position in

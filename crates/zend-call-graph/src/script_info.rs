@@ -9,7 +9,7 @@
 
 use zend_ir::dump::{FuncInfoHeader, SsaRange};
 use zend_ir::opcode::*;
-use zend_ir::{ClassEntry, Literal, OpArray, Operand, PhpStr, Script, TypeNames, ZendType};
+use zend_ir::{ClassEntry, Literal, OpArray, Operand, Script, TypeNames, ZendType};
 
 use crate::script_index::{class_position, ScriptIndex};
 
@@ -212,16 +212,21 @@ impl<'a> ScriptInfo<'a> {
         if let Some(name) = zend_ir::internal_class(lcname) {
             return Some(ClassRef::Internal(name));
         }
-        let scope = op_array?.scope.as_ref()?;
-        if scope.as_bytes().eq_ignore_ascii_case(lcname) {
-            return self.scope_class(scope).map(ClassRef::Script);
+        let op_array = op_array?;
+        if op_array
+            .scope
+            .as_ref()?
+            .as_bytes()
+            .eq_ignore_ascii_case(lcname)
+        {
+            return self.scope_class(op_array).map(ClassRef::Script);
         }
         None
     }
 
-    /// The class entry an op_array's scope names.
-    fn scope_class(&self, scope: &PhpStr) -> Option<&'a ClassEntry> {
-        self.script_class(scope.as_bytes())
+    /// The class entry `op_array` belongs to (`op_array->scope`).
+    fn scope_class(&self, op_array: &OpArray) -> Option<&'a ClassEntry> {
+        self.index.scope_of(self.script, op_array)
     }
 
     /// The first class of the script's class table named `name` (in any case), as a scan
@@ -317,7 +322,7 @@ impl<'a> ScriptInfo<'a> {
                     return None;
                 }
                 Self::literal(caller, op.op2, 0)?;
-                let scope = self.scope_class(caller.scope.as_ref()?)?;
+                let scope = self.scope_class(caller)?;
                 if scope.ce_flags & ZEND_ACC_CE_TRAIT != 0 {
                     return None;
                 }
@@ -350,7 +355,7 @@ impl<'a> ScriptInfo<'a> {
                 }
             }
             ZEND_INIT_METHOD_CALL => {
-                let scope = self.scope_class(caller.scope.as_ref()?)?;
+                let scope = self.scope_class(caller)?;
                 let key = Self::literal(caller, op.op2, 1)?;
                 self.method(scope, key).map(|(f, _)| CalledTarget::User(f))
             }
@@ -366,7 +371,7 @@ impl<'a> ScriptInfo<'a> {
                 self.class_entry(Some(op_array), lcname)
             }
             Operand::Unused(num) => {
-                let scope = self.scope_class(op_array.scope.as_ref()?)?;
+                let scope = self.scope_class(op_array)?;
                 (scope.ce_flags & ZEND_ACC_CE_TRAIT == 0
                     && num & ZEND_FETCH_CLASS_MASK == ZEND_FETCH_CLASS_SELF)
                     .then_some(ClassRef::Script(scope))

@@ -211,6 +211,8 @@ pub struct OptimizerCtx<'s> {
     pub debug_level: u32,
     /// The PHP 8.2 bugs to reproduce.
     pub php_bugs: PhpBugs,
+    /// [`crate::Options::with_file_cache`].
+    pub with_file_cache: bool,
     /// The script, with the op_array being optimized taken out of it.
     pub script: &'s Script,
     /// Where the op_array being optimized belongs in `script`.
@@ -292,8 +294,17 @@ impl<'s> OptimizerCtx<'s> {
         None
     }
 
-    /// The class entry an op_array's scope names.
+    /// The class entry the op_array being optimized belongs to, whose scope is `scope`
+    /// (PHP's `op_array->scope`): its own class when it is a method (or a closure in one)
+    /// of a class so named, which matters when several classes share the name; else the
+    /// first class so named.
     pub fn scope_class(&self, scope: &PhpStr) -> Option<&'s ClassEntry> {
+        if let Root::Method(c, _) = self.current.root {
+            let ce = &self.script.class_table.get(c as usize)?.1;
+            if ce.name.as_bytes().eq_ignore_ascii_case(scope.as_bytes()) {
+                return Some(ce);
+            }
+        }
         self.state.index.scope(self.script, scope.as_bytes())
     }
 
