@@ -21,11 +21,12 @@ use zend_ir::{
 };
 
 use crate::ctx::{ClassLookup, FuncRef, OptimizerCtx};
+use crate::environment;
 
 // Generated: kept exactly as the tool prints it.
 #[rustfmt::skip]
 #[path = "internal_table.rs"]
-mod internal_table;
+pub(crate) mod internal_table;
 
 /// The TMP/VAR slots of an op_array, `last_var .. last_var + T`, read once: a walk over
 /// every op that asks which temporary an operand names keeps the two counts in registers
@@ -107,7 +108,7 @@ pub(crate) enum TableValue {
 }
 
 impl TableValue {
-    fn literal(self) -> Literal {
+    pub(crate) fn literal(self) -> Literal {
         match self {
             TableValue::Null => Literal::Null,
             TableValue::False => Literal::False,
@@ -146,6 +147,7 @@ pub fn internal_function(lcname: &[u8]) -> Option<InternalFunc> {
         .get_or_init(|| internal_table::FUNCTIONS.iter().copied().collect())
         .get(lcname)
         .copied()
+        .filter(|_| !environment::lacks_function(lcname))
 }
 
 /// A method of internal class `lcclass`, inherited ones included.
@@ -153,7 +155,7 @@ pub fn internal_method(lcclass: &[u8], lcmethod: &[u8]) -> Option<InternalFunc> 
     let mut key = lcclass.to_vec();
     key.extend_from_slice(b"::");
     key.extend_from_slice(lcmethod);
-    table_find(internal_table::METHODS, &key)
+    table_find(internal_table::METHODS, &key).filter(|_| !environment::lacks_method(&key))
 }
 
 /// A public constant of internal class `lcclass`.
@@ -713,8 +715,16 @@ pub fn replace_by_const(op_array: &mut OpArray, start: usize, var: Operand, val:
 }
 
 /// `zend_optimizer_get_persistent_constant`: the value of a persistent (internal) constant
-/// or of `true`/`false`/`null` in any case.
-pub fn get_persistent_constant(name: &[u8]) -> Option<Literal> {
+/// or of `true`/`false`/`null` in any case. Compiling for a file cache
+/// (`ZEND_COMPILE_WITH_FILE_CACHE`), the constants flagged `CONST_NO_FILE_CACHE`
+/// (`PHP_SAPI`, `PHP_BINARY`: they depend on the process that runs the script) are not.
+pub fn get_persistent_constant(name: &[u8], with_file_cache: bool) -> Option<Literal> {
+    if with_file_cache && internal_table::NO_FILE_CACHE_CONSTANTS.contains(&name) {
+        return None;
+    }
+    if let Some(answer) = environment::constant(name) {
+        return answer;
+    }
     if let Some(v) = table_find(internal_table::CONSTANTS, name) {
         return Some(v.literal());
     }
@@ -779,21 +789,15 @@ fn zend_dirname(path: &[u8]) -> Vec<u8> {
 /// `zend_optimizer_eval_special_func_call`: the value of `name(arg)` for the functions
 /// whose answer is fixed once PHP runs (function_exists and is_callable of an internal
 /// function, extension_loaded, constant, dirname of an absolute path, ini_get of a system
-/// ini entry).
-pub fn eval_special_func_call(name: &[u8], arg: &[u8]) -> Option<Literal> {
+/// ini entry). `with_file_cache` as for [`get_persistent_constant`].
+pub fn eval_special_func_call(name: &[u8], arg: &[u8], with_file_cache: bool) -> Option<Literal> {
     match name {
         b"function_exists" | b"is_callable" => {
             internal_function(&arg.to_ascii_lowercase()).map(|_| Literal::True)
         }
-        b"extension_loaded" => {
-            let lc = arg.to_ascii_lowercase();
-            // Unknown modules stay: dl() is enabled.
-            internal_table::MODULES
-                .binary_search(&lc.as_slice())
-                .ok()
-                .map(|_| Literal::True)
-        }
-        b"constant" => get_persistent_constant(arg),
+        // Unknown modules stay: dl() is enabled.
+        b"extension_loaded" => is_module_loaded(&arg.to_ascii_lowercase()).then_some(Literal::True),
+        b"constant" => get_persistent_constant(arg, with_file_cache),
         b"dirname" => {
             if arg.first() != Some(&b'/') {
                 return None;
@@ -802,7 +806,10 @@ pub fn eval_special_func_call(name: &[u8], arg: &[u8]) -> Option<Literal> {
             (dir.first() == Some(&b'/')).then_some(Literal::String(PhpStr(dir)))
         }
         b"ini_get" => {
-            let v = table_find(internal_table::INI_SYSTEM, arg)?;
+            let v = match environment::ini_system(arg) {
+                Some(answer) => answer?,
+                None => table_find(internal_table::INI_SYSTEM, arg)?,
+            };
             Some(Literal::String(PhpStr(v.unwrap_or(b"").to_vec())))
         }
         _ => None,
@@ -812,7 +819,7 @@ pub fn eval_special_func_call(name: &[u8], arg: &[u8]) -> Option<Literal> {
 /// Whether the module `lcname` (lowercased) is loaded in PHP 8.2 as the optimizer's
 /// tables were generated (`zend_hash_find_ptr(&module_registry, lcname)`).
 pub fn is_module_loaded(lcname: &[u8]) -> bool {
-    internal_table::MODULES.binary_search(&lcname).is_ok()
+    internal_table::MODULES.binary_search(&lcname).is_ok() && !environment::lacks_module(lcname)
 }
 
 /// `zend_optimizer_classify_function`: what calling `name` tells about the caller.
@@ -1183,7 +1190,7 @@ mod tests {
             ("ini_get", "enable_dl"),
         ] {
             let theirs = php(&format!("var_export({name}('{arg}'));"));
-            let ours = match eval_special_func_call(name.as_bytes(), arg.as_bytes()) {
+            let ours = match eval_special_func_call(name.as_bytes(), arg.as_bytes(), false) {
                 Some(Literal::True) => b"true".to_vec(),
                 Some(Literal::Long(l)) => l.to_string().into_bytes(),
                 Some(Literal::String(s)) => [b"'".as_slice(), &s.0, b"'"].concat(),
@@ -1192,16 +1199,16 @@ mod tests {
             assert_eq!(ours, theirs, "{name}({arg})");
         }
         // Not fixed at compile time: unknown functions and modules, relative paths.
-        assert!(eval_special_func_call(b"function_exists", b"no_such_fn").is_none());
-        assert!(eval_special_func_call(b"extension_loaded", b"no_such_ext").is_none());
-        assert!(eval_special_func_call(b"dirname", b"a/b").is_none());
+        assert!(eval_special_func_call(b"function_exists", b"no_such_fn", false).is_none());
+        assert!(eval_special_func_call(b"extension_loaded", b"no_such_ext", false).is_none());
+        assert!(eval_special_func_call(b"dirname", b"a/b", false).is_none());
     }
 
     /// SCCP folds `phpversion()` of the modules of the tables to PHP_VERSION: each of them
     /// (built into PHP, or OPcache) carries PHP's own version.
     #[test]
     fn table_modules_carry_php_version() {
-        let php_version = match get_persistent_constant(b"PHP_VERSION") {
+        let php_version = match get_persistent_constant(b"PHP_VERSION", false) {
             Some(Literal::String(s)) => s.0,
             other => panic!("PHP_VERSION: {other:?}"),
         };

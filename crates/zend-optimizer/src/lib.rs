@@ -33,6 +33,7 @@ pub mod php_bugs;
 pub mod provenance;
 pub mod renumber;
 pub mod script;
+pub mod tables;
 pub mod verify;
 
 pub mod block_pass;

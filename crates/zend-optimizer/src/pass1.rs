@@ -224,7 +224,8 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
             ZEND_DEFINED => {
                 let known = match literal(op_array, op.op1) {
                     Some(Literal::String(name)) => {
-                        helpers::get_persistent_constant(name.as_bytes()).is_some()
+                        helpers::get_persistent_constant(name.as_bytes(), ctx.with_file_cache)
+                            .is_some()
                     }
                     _ => false,
                 };
@@ -339,7 +340,7 @@ fn fetch_constant(op_array: &mut OpArray, ctx: &mut OptimizerCtx, i: usize) {
         }
         return;
     }
-    let value = match helpers::get_persistent_constant(name.as_bytes()) {
+    let value = match helpers::get_persistent_constant(name.as_bytes(), ctx.with_file_cache) {
         Some(v) => v,
         None => match helpers::get_collected_constant(ctx, &name) {
             Some(v) => v,
@@ -378,7 +379,7 @@ fn fetch_class_constant(op_array: &mut OpArray, ctx: &mut OptimizerCtx, i: usize
                     let Some(c) = helpers::ast_constant_name(ast) else {
                         return;
                     };
-                    match helpers::get_persistent_constant(c.as_bytes()) {
+                    match helpers::get_persistent_constant(c.as_bytes(), ctx.with_file_cache) {
                         Some(v) if !matches!(v, Literal::Ast(_)) => v,
                         _ => return,
                     }
@@ -469,8 +470,11 @@ fn do_icall(op_array: &mut OpArray, ctx: &mut OptimizerCtx, i: usize, collect: b
     }
     if send2.is_none() {
         if let Some(Literal::String(arg)) = &arg1 {
-            if let Some(result) = helpers::eval_special_func_call(fname.as_bytes(), arg.as_bytes())
-            {
+            if let Some(result) = helpers::eval_special_func_call(
+                fname.as_bytes(),
+                arg.as_bytes(),
+                ctx.with_file_cache,
+            ) {
                 ctx.note(op_array, OpNum::from(i), ChangeKind::Folded, || {
                     format!("{fname}({arg}) is {result:?}")
                 });

@@ -50,6 +50,10 @@ pub struct Options {
     /// The bugs of PHP 8.2's optimizer to reproduce ([`PhpBugs`]); none by default, so the
     /// optimized script behaves as PHP without OPcache runs it.
     pub php_bugs: PhpBugs,
+    /// The script is compiled for a file cache (`ZEND_COMPILE_WITH_FILE_CACHE`), so it may
+    /// run in another process: values that depend on the process (`PHP_SAPI`,
+    /// `PHP_BINARY`, `php_sapi_name()`, `php_uname()`) are not folded.
+    pub with_file_cache: bool,
 }
 
 impl Options {
@@ -63,6 +67,7 @@ impl Options {
             copy_inherited_methods: true,
             timings: false,
             php_bugs: PhpBugs::NONE,
+            with_file_cache: false,
         }
     }
 }
@@ -424,6 +429,7 @@ impl Driver<'_> {
                 optimization_level: self.options.optimization_level,
                 debug_level: self.options.debug_level,
                 php_bugs: self.options.php_bugs,
+                with_file_cache: self.options.with_file_cache,
                 script,
                 current: path,
                 state: &mut state,

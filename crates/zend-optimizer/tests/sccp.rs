@@ -42,6 +42,7 @@ fn sccp_dump(script: &Script, level: u32) -> Vec<u8> {
             debug_level: sccp::ZEND_DUMP_SCCP,
             // The goldens are PHP 8.2's, its bugs included.
             php_bugs: zend_optimizer::PhpBugs::PHP_8_2,
+            with_file_cache: false,
             script,
             current: &path,
             state: &mut state,
@@ -418,7 +419,7 @@ fn compile_time_calls_are_php_s() {
     );
     let mut folded = 0;
     for (i, (name, args)) in cases.iter().enumerate() {
-        let Some(v) = sccp::ct_eval_func_call(name.as_bytes(), args, false) else {
+        let Some(v) = sccp::ct_eval_func_call(name.as_bytes(), args, false, false) else {
             continue;
         };
         folded += 1;

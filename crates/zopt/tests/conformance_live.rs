@@ -249,3 +249,60 @@ fn classic_pipeline_is_identical_on_fixtures() {
         );
     }
 }
+
+/// What PHP's optimizer folds from the process compiling the script, against PHP on the
+/// machine running the test (no golden dump can hold a host name): the fixtures of
+/// fixtures/live (`php_uname()`, `php_sapi_name()`, `PHP_SAPI`...) and one function per
+/// constant the PHP binary defines, generated from it. Which constants are folded depends
+/// on flags userland cannot see (persistent, deprecated, like `FILTER_SANITIZE_STRING`, or
+/// registered by the CLI per process, like `PHP_CLI_PROCESS_TITLE`).
+#[test]
+fn what_the_process_folds_is_php_s() {
+    let php = Php::locate(None, Some(extension())).unwrap();
+    let generated = tempfile::tempdir().unwrap();
+    let probe = generated.path().join("every_constant.php");
+    let output = std::process::Command::new(&php.binary)
+        .args(["-n", "-r"])
+        .arg(
+            r#"$s = "<?php\n"; $i = 0;
+            foreach (get_defined_constants(true) as $module => $list) {
+                if ($module === 'user') continue;
+                foreach ($list as $name => $v) {
+                    if (in_array($name, ['STDIN', 'STDOUT', 'STDERR'], true)) continue;
+                    $s .= 'function c' . $i++ . "() { return \\$name; }\n";
+                }
+            }
+            file_put_contents($argv[1], $s); echo $i;"#,
+        )
+        .arg(&probe)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let constants: usize = String::from_utf8_lossy(&output.stdout).parse().unwrap();
+    assert!(constants > 900, "only {constants} constants");
+
+    let files = php_files(&[
+        workspace_root().join("fixtures/live"),
+        generated.path().to_path_buf(),
+    ])
+    .unwrap();
+    let levels = [
+        Level::parse("after").unwrap(),
+        Level::parse("sccp").unwrap(),
+    ];
+    for level in [0x7FFE_BFFF, 0x7FFE_9F1F] {
+        let report = conformance::run(&php, &files, level, &levels, false);
+        report.print_table();
+        assert!(report.uncompilable.is_empty(), "{:?}", report.uncompilable);
+        assert!(report.errors.is_empty(), "{:?}", report.errors);
+        let after = &report.levels[0];
+        assert!(after.compared > constants, "{level:#x}: {}", after.compared);
+        for l in &report.levels {
+            assert_eq!(
+                l.identical, l.compared,
+                "{level:#x} {}: {:#?}",
+                l.level, l.mismatches
+            );
+        }
+    }
+}

@@ -539,12 +539,19 @@ fn php_version_compare(v1: &[u8], v2: &[u8]) -> i64 {
 }
 
 /// The value of `name(args...)` when PHP 8.2's SCCP evaluates the call (`ct_eval_func_call`),
-/// `None` to leave it for run time.
-pub fn ct_eval_func_call(name: &[u8], args: &[Literal], strict_types: bool) -> Option<Literal> {
+/// `None` to leave it for run time. `with_file_cache`: the script may run in another process
+/// ([`crate::Options::with_file_cache`]).
+pub fn ct_eval_func_call(
+    name: &[u8],
+    args: &[Literal],
+    strict_types: bool,
+    with_file_cache: bool,
+) -> Option<Literal> {
     let str_arg_s = |a| str_arg(a, strict_types);
     crate::helpers::internal_function(name)?;
     if let [Literal::String(a)] = args {
-        if let Some(v) = crate::helpers::eval_special_func_call(name, a.as_bytes()) {
+        if let Some(v) = crate::helpers::eval_special_func_call(name, a.as_bytes(), with_file_cache)
+        {
             return Some(v);
         }
     }
@@ -870,11 +877,35 @@ pub fn ct_eval_func_call(name: &[u8], args: &[Literal], strict_types: bool) -> O
         // loaded at compile time; here that is known only when the caller said the run
         // loads exactly the tables' modules (crate::environment): otherwise the call stays,
         // as false would be wrong in a run that loads the extension from php.ini.
-        (b"phpversion", []) => crate::helpers::get_persistent_constant(b"PHP_VERSION"),
+        // What the process compiling the script is and runs on: the one that runs it too,
+        // unless the script goes to a file cache (then PHP 8.2 still folds both, and a
+        // cache shared by two SAPIs or copied to another host answers wrongly).
+        (b"php_sapi_name", []) => {
+            crate::helpers::get_persistent_constant(b"PHP_SAPI", with_file_cache)
+        }
+        (b"php_uname", rest) if rest.len() <= 1 && !with_file_cache => {
+            let [sysname, nodename, release, version, machine] = crate::environment::uname()?;
+            // The mode's first byte picks the field; any other (or none) is all of them.
+            let mode = match rest {
+                [m] => str_arg_s(m)?.first().copied(),
+                _ => None,
+            };
+            Some(match mode {
+                Some(b's') => Literal::String(sysname.clone()),
+                Some(b'n') => Literal::String(nodename.clone()),
+                Some(b'r') => Literal::String(release.clone()),
+                Some(b'v') => Literal::String(version.clone()),
+                Some(b'm') => Literal::String(machine.clone()),
+                _ => s(&[sysname, nodename, release, version, machine]
+                    .map(|f| f.as_bytes())
+                    .join(&b' ')),
+            })
+        }
+        (b"phpversion", []) => crate::helpers::get_persistent_constant(b"PHP_VERSION", false),
         (b"phpversion", [a]) => {
             let lc = str_arg_s(a)?.to_ascii_lowercase();
             if crate::helpers::is_module_loaded(&lc) {
-                crate::helpers::get_persistent_constant(b"PHP_VERSION")
+                crate::helpers::get_persistent_constant(b"PHP_VERSION", false)
             } else {
                 crate::environment::modules_are_tables().then_some(Literal::False)
             }

@@ -751,6 +751,8 @@ struct Sccp<'c> {
     /// (`ce_flags` checked by ASSIGN_OBJ).
     class_ok: &'c dyn Fn(&[u8]) -> bool,
     strict_types: bool,
+    /// [`crate::Options::with_file_cache`].
+    with_file_cache: bool,
     php_bugs: PhpBugs,
 }
 
@@ -2378,7 +2380,7 @@ impl Sccp<'_> {
             },
             _ => Vec::new(),
         };
-        match funcs::ct_eval_func_call(&name, &args, self.strict_types) {
+        match funcs::ct_eval_func_call(&name, &args, self.strict_types, self.with_file_cache) {
             Some(v) => self.set(scdf, sop.result_def, &Value::Const(v)),
             None => self.set(scdf, sop.result_def, BOT),
         }
@@ -2589,6 +2591,7 @@ pub fn analyze_in(
         calls: call_map,
         class_ok: &class_ok,
         strict_types: op_array.fn_flags & (1 << 31) != 0,
+        with_file_cache: ctx.with_file_cache,
         php_bugs: ctx.php_bugs,
     };
     let mut scdf = Scdf::new_in(op_array, ssa, cfg, scratch);
