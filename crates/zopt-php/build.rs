@@ -170,11 +170,11 @@ fn main() {
     }
     builder = builder.allowlist_var(
         "zend_empty_array|zend_new_interned_string|zend_string_init_interned|zend_compile_file|zend_execute_ex|zend_stream_open_function|zend_resolve_path|compiler_globals|executor_globals|sapi_module|PHP_VERSION|\
-         zend_inheritance_cache_get|zend_inheritance_cache_add",
+         zend_inheritance_cache_get|zend_inheritance_cache_add|module_registry|zend_post_startup_cb",
     );
     builder = builder.allowlist_var(
         "ZEND_MODULE_API_NO|ZEND_DEBUG|ZEND_ACC_.*|ZEND_LIVE_.*|HASH_FLAG_.*|ZEND_LAST_CATCH|\
-         E_WARNING|E_NOTICE|E_CORE_WARNING|E_ERROR|CONST_CS|ZMSG_.*|ZEND_REQUIRE|E_COMPILE_ERROR|IS_.*|ZEND_COMPILE_.*|ZEND_FETCH_CLASS_.*|ZEND_INTERNAL_FUNCTION|ZEND_INTERNAL_CLASS|ZEND_HANDLE_.*|ZEND_INI_.*|ZEND_USER_CLASS|MODULE_PERSISTENT|_ZEND_TYPE_.*",
+         E_WARNING|E_NOTICE|E_CORE_WARNING|E_ERROR|CONST_.*|ZMSG_.*|ZEND_REQUIRE|E_COMPILE_ERROR|IS_.*|ZEND_COMPILE_.*|ZEND_FETCH_CLASS_.*|ZEND_INTERNAL_FUNCTION|ZEND_INTERNAL_CLASS|ZEND_HANDLE_.*|ZEND_INI_.*|ZEND_USER_CLASS|MODULE_PERSISTENT|_ZEND_TYPE_.*",
     );
 
     let bindings = builder.generate().unwrap_or_else(|err| {

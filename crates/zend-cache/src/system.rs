@@ -18,6 +18,10 @@ pub struct SystemId {
     pub opcode_table_hash: u64,
     /// `opcache.optimization_level` the script was compiled and optimized at.
     pub optimization_level: u32,
+    /// xxh3-64 of how the PHP process differs from the optimizer's tables
+    /// (`zend_optimizer::environment::Process::describe`), when it does: a script optimized
+    /// for one process folds constants, functions and ini values another may not have.
+    pub environment: Option<u64>,
 }
 
 impl SystemId {
@@ -28,19 +32,31 @@ impl SystemId {
             php_version: php_version.to_string(),
             opcode_table_hash: opcode_table_hash(),
             optimization_level,
+            environment: None,
         }
+    }
+
+    /// This id for a process that differs from the optimizer's tables as `differences`
+    /// says (nothing when it is empty).
+    pub fn with_environment(mut self, differences: &str) -> SystemId {
+        self.environment = (!differences.is_empty()).then(|| xxh3_64(differences.as_bytes()));
+        self
     }
 
     /// Human-readable form, stored beside the entries (`SYSTEM` file) for `zopt cache stat`.
     pub fn describe(&self) -> String {
-        format!(
+        let mut d = format!(
             "zopt {}; php {}; opcodes {:016x}; optimization_level {:#x}; entry format {}",
             self.zopt_version,
             self.php_version,
             self.opcode_table_hash,
             self.optimization_level,
             crate::entry::FORMAT_VERSION
-        )
+        );
+        if let Some(environment) = self.environment {
+            d.push_str(&format!("; environment {environment:016x}"));
+        }
+        d
     }
 
     /// The 16-byte digest stored in every entry header (xxh3-128 of [`Self::describe`]).

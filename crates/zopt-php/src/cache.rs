@@ -219,12 +219,13 @@ extern "C" {
 /// warnings; PHP then compiles as usual.
 ///
 /// # Safety
-/// Called once from MINIT, on PHP's thread.
-pub unsafe fn startup() {
+/// Called once from MINIT, on PHP's thread. `environment`: how this process differs from
+/// the optimizer's tables (`Process::describe`), part of the cache's system id.
+pub unsafe fn startup(environment: &str) {
     let version = std::ffi::CStr::from_bytes_with_nul(php::PHP_VERSION)
         .map(|v| v.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let system = SystemId::new(&version, ini::optimization_level());
+    let system = SystemId::new(&version, ini::optimization_level()).with_environment(environment);
     let memory = ini::memory_consumption();
     if memory > 0 {
         let config = ShmConfig {
@@ -1817,7 +1818,15 @@ unsafe fn compile_and_store(
     let functions_before = (*(*cg).function_table).nNumUsed;
     let classes_before = (*(*cg).class_table).nNumUsed;
     let options = (*cg).compiler_options;
-    (*cg).compiler_options |= OPCACHE_COMPILER_OPTIONS;
+    // Compiled for the file cache as OPcache compiles for `opcache.file_cache`: the entry
+    // may be served to another SAPI (`zopt cache warm` runs the CLI), so neither the
+    // compiler nor the optimizer substitutes `PHP_SAPI` or `PHP_BINARY`.
+    (*cg).compiler_options |= OPCACHE_COMPILER_OPTIONS
+        | if CACHE.get().is_some() {
+            php::ZEND_COMPILE_WITH_FILE_CACHE
+        } else {
+            0
+        };
     COUNTERS.compiles.bump();
     let mut bailed_out = false;
     let was = COMPILING.swap(true, Ordering::Relaxed);
@@ -1868,7 +1877,7 @@ unsafe fn compile_and_store(
 /// the file cache.
 unsafe fn capture_optimize_store(key: &CacheKey, view: &mut zend_script) -> Result<(), String> {
     HEAP_USED.store(true, Ordering::Relaxed);
-    let output = transform::rewrite(view, ini::Mode::Optimize, false)?;
+    let output = transform::rewrite(view, ini::Mode::Optimize, false, CACHE.get().is_some())?;
     if let Some(shm) = SHM.get() {
         let plan = zend_cache::persist_calc(&output).map_err(|e| e.to_string())?;
         let stored = shm.store_with(key, plan.size(), |out| {

@@ -275,6 +275,8 @@ unsafe extern "C" fn zopt_get_configuration(_ex: *mut zend_execute_data, return_
             .unwrap_or_default();
         literal(&serde_json::json!({
             "directives": crate::ini::configuration_json(),
+            // What this process folds differently from `php -n` (see environment.rs).
+            "environment": crate::environment::differences().lines().collect::<Vec<_>>(),
             "version": {
                 "version": env!("CARGO_PKG_VERSION"),
                 "php_version": php_version,

@@ -57,10 +57,12 @@ use std::cell::UnsafeCell;
 use std::ffi::{c_char, c_int, CString};
 use std::panic::catch_unwind;
 use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::OnceLock;
 
 mod cache;
 mod convert;
 mod engine;
+mod environment;
 mod file_image;
 mod functions;
 mod image;
@@ -187,11 +189,49 @@ unsafe extern "C" fn minit(type_: c_int, module_number: c_int) -> zend_result {
                 PASS_INDEX.store(index, Ordering::Relaxed);
             }
         }
-        // SAFETY: MINIT runs once, on PHP's thread.
-        unsafe { cache::startup() };
+        if type_ == php::MODULE_PERSISTENT as c_int {
+            // The rest waits for the end of PHP's startup (see `post_startup`).
+            // SAFETY: MINIT runs once, on PHP's thread, before zend_post_startup.
+            unsafe {
+                let _ = ORIGINAL_POST_STARTUP.set(php::zend_post_startup_cb);
+                php::zend_post_startup_cb = Some(post_startup);
+            }
+        } else {
+            // Loaded by dl(): PHP's startup is over.
+            // SAFETY: as above.
+            unsafe { finish_startup() };
+        }
         true
     });
     result(ok.unwrap_or(false))
+}
+
+/// `zend_post_startup_cb` before zopt's.
+static ORIGINAL_POST_STARTUP: OnceLock<Option<unsafe extern "C" fn() -> zend_result>> =
+    OnceLock::new();
+
+/// The end of PHP's startup (`zend_post_startup`, as OPcache's `accel_post_startup`): only
+/// now are the SAPI's functions registered, the Zend extensions (OPcache) started and
+/// `disable_functions` / `disable_classes` applied, so only now is this process what it
+/// will be when it compiles scripts.
+unsafe extern "C" fn post_startup() -> zend_result {
+    if let Some(Some(original)) = ORIGINAL_POST_STARTUP.get() {
+        if original() != SUCCESS {
+            return FAILURE;
+        }
+    }
+    // SAFETY: called once, on PHP's thread, at the end of its startup.
+    result(catch_unwind(|| unsafe { finish_startup() }).is_ok())
+}
+
+/// What the optimizer may fold in this process, then the caches (whose files are keyed by
+/// it).
+///
+/// # Safety
+/// Once, on PHP's thread, with PHP's global tables complete.
+unsafe fn finish_startup() {
+    let differences = environment::install(environment::this_process());
+    cache::startup(differences);
 }
 
 /// The `zend_optimizer_pass_t` registered in MINIT: OPcache calls it once per compiled

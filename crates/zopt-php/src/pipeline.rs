@@ -56,9 +56,10 @@ pub struct Outcome {
     pub handler_types: HandlerTypes,
 }
 
-/// Runs every pass `level` enables over `script`.
-pub fn optimize(mut script: Script, level: u32) -> Outcome {
+/// Runs every pass `level` enables over `script`, for a file cache when `with_file_cache`.
+pub fn optimize(mut script: Script, level: u32, with_file_cache: bool) -> Outcome {
     let mut options = zend_optimizer::Options::new(level);
+    options.with_file_cache = with_file_cache;
     options.copy_inherited_methods = false;
     options.verify = false;
     let outcome = WORKSPACE

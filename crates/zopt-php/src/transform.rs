@@ -43,7 +43,7 @@ pub unsafe fn run(script: *mut zend_script, mode: Mode) {
 }
 
 unsafe fn transform(live: *mut zend_script, mode: Mode) -> Result<(), String> {
-    rewrite(live, mode, true)?;
+    rewrite(live, mode, true, opcache_file_cache())?;
     if let Some(dir) = ini::record_dir() {
         let r = php::Reader::new();
         let s = r.deref(live.cast_const()).ok_or("NULL script")?;
@@ -52,10 +52,23 @@ unsafe fn transform(live: *mut zend_script, mode: Mode) -> Result<(), String> {
     Ok(())
 }
 
+/// Whether OPcache also stores the scripts it compiles in files (`opcache.file_cache`), from
+/// which another process (another SAPI) may load them.
+fn opcache_file_cache() -> bool {
+    let name = b"opcache.file_cache";
+    // SAFETY: the name is `name.len()` readable bytes; an unknown entry gives NULL.
+    let value = unsafe {
+        php::zend_ini_string_ex(name.as_ptr().cast(), name.len(), 0, std::ptr::null_mut())
+    };
+    // SAFETY: a non-NULL value is the entry's NUL-terminated string.
+    !value.is_null() && unsafe { *value } != 0
+}
+
 /// Captures `live`, runs it through zopt — the [`pipeline`] in `Mode::Optimize`, nothing in
 /// `Mode::Roundtrip` — and writes the result back into `live` (also when nothing changed,
 /// with `write_unchanged`); with `zopt.verify`, what was written is captured again and must
-/// be exactly the result. Returns the result.
+/// be exactly the result. `with_file_cache`: the result may run in another process
+/// (`zend_optimizer::Options::with_file_cache`). Returns the result.
 ///
 /// # Safety
 /// `live` is a compiled script nothing else touches meanwhile (the optimizer pass's, or
@@ -64,6 +77,7 @@ pub unsafe fn rewrite(
     live: *mut zend_script,
     mode: Mode,
     write_unchanged: bool,
+    with_file_cache: bool,
 ) -> Result<zend_ir::Script, String> {
     let captured = {
         let r = php::Reader::new();
@@ -72,7 +86,8 @@ pub unsafe fn rewrite(
     };
     let (output, types) = match mode {
         Mode::Optimize => {
-            let outcome = pipeline::optimize(captured.clone(), ini::optimization_level());
+            let outcome =
+                pipeline::optimize(captured.clone(), ini::optimization_level(), with_file_cache);
             (outcome.script, outcome.handler_types)
         }
         _ => (captured.clone(), writeback::HandlerTypes::default()),
