@@ -152,6 +152,13 @@ pub fn run(command: CacheCommand) -> Result<()> {
     }
 }
 
+/// The system id of the cache [`warm`] fills at `optimization_level`: the one the
+/// extension computes in the same process.
+pub fn system_id(php: &Php, optimization_level: u32) -> Result<SystemId> {
+    let (version, environment) = php.cache_process_identity()?;
+    Ok(SystemId::new(&version, optimization_level).with_environment(&environment))
+}
+
 /// `PHP_VERSION` of the PHP binary: part of the system id.
 pub fn php_version(php: &Php) -> Result<String> {
     let out = Command::new(&php.binary)
@@ -189,7 +196,7 @@ pub fn warm(
     paths: &[PathBuf],
 ) -> Result<WarmReport> {
     use rayon::prelude::*;
-    let system = SystemId::new(&php_version(php)?, optimization_level);
+    let system = system_id(php, optimization_level)?;
     let cache = FileCache::open(cache_dir, system, config)
         .with_context(|| format!("cannot open the cache {}", cache_dir.display()))?;
     let files = corpus::php_files(paths)?;

@@ -174,6 +174,41 @@ pub enum CacheCompiled {
 }
 
 impl Php {
+    /// The PHP process that fills a cache for the extension (`zopt cache warm`): `php -n`
+    /// with the extension alone, as it serves its cache. What the optimizer folds depends
+    /// on the process (see `zend_optimizer::environment`), and so does the cache's system id.
+    fn cache_process(&self) -> Result<Command> {
+        let mut cmd = Command::new(&self.binary);
+        cmd.arg("-n")
+            .args(["-d", &format!("extension={}", self.extension()?.display())]);
+        Ok(cmd)
+    }
+
+    /// `PHP_VERSION` and how the process of [`Php::cache_compile`] differs from the
+    /// optimizer's tables (`zopt_get_configuration()['environment']`, one per line): what
+    /// the system id of the cache it fills is made of.
+    pub fn cache_process_identity(&self) -> Result<(String, String)> {
+        let out = self
+            .cache_process()?
+            .args([
+                "-r",
+                "echo PHP_VERSION, \"\\n\", implode(\"\\n\", zopt_get_configuration()['environment']);",
+            ])
+            .output()
+            .with_context(|| format!("cannot run {}", self.binary.display()))?;
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        let (version, environment) = text.split_once('\n').unwrap_or((text.as_str(), ""));
+        if !out.status.success() || !version.starts_with("8.") {
+            bail!(
+                "{} with the zopt extension did not report its identity: {}{}",
+                self.binary.display(),
+                text,
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        Ok((version.to_string(), environment.to_string()))
+    }
+
     /// Puts `file` (an absolute, resolved path) into the zopt cache under `cache_dir` exactly
     /// as the extension's cache mode does on a miss when the file is included — same
     /// compiler options, capture, optimizer, store — without running it: PHP lints the file
@@ -190,11 +225,8 @@ impl Php {
         max_bytes: Option<u64>,
     ) -> Result<CacheCompiled> {
         let stats = tempfile::NamedTempFile::new().context("cannot create a temporary file")?;
-        let mut cmd = Command::new(&self.binary);
-        cmd.arg("-n")
-            .args(["-d", "zend_extension=opcache", "-d", "opcache.enable_cli=0"])
-            .args(["-d", &format!("extension={}", self.extension()?.display())])
-            .args(["-d", &format!("zopt.cache_dir={}", cache_dir.display())])
+        let mut cmd = self.cache_process()?;
+        cmd.args(["-d", &format!("zopt.cache_dir={}", cache_dir.display())])
             .args([
                 "-d",
                 &format!("zopt.optimization_level={optimization_level:#x}"),

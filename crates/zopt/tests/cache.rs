@@ -282,7 +282,7 @@ fn pack_stat_verify_from_the_command_line() {
     );
 
     // Served from the pack.
-    let system = SystemId::new(&zopt::cache::php_version(&php).unwrap(), 0x7FFEBFFF);
+    let system = zopt::cache::system_id(&php, 0x7FFEBFFF).unwrap();
     let cache = FileCache::open(&cache_dir, system, FileCacheConfig::default()).unwrap();
     for input in &inputs {
         let real = std::fs::canonicalize(input).unwrap();
