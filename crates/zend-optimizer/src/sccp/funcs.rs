@@ -7,8 +7,9 @@
 //! PHP's: functions on the list and not implemented here simply stay calls (a dump
 //! difference, never a wrong value). PHP makes the call from a dummy frame of the op_array
 //! being optimized, so its strict_types decides how arguments are taken: a `string`
-//! parameter takes ints, floats and booleans only without strict types ([`str_arg`]); the
-//! other parameters take only their exact type in both modes.
+//! parameter takes ints, floats and booleans only without strict types ([`str_arg`]), as an
+//! `int` parameter read with [`int_arg`] takes booleans, integral floats and numeric
+//! strings; the other parameters take only their exact type in both modes.
 
 use zend_ir::opcode::*;
 use zend_ir::{ArrayKey, Literal, PhpArray, PhpDouble, PhpStr};
@@ -39,6 +40,36 @@ fn str_arg(a: &Literal, strict_types: bool) -> Option<std::borrow::Cow<'_, [u8]>
 fn long_arg(a: &Literal) -> Option<i64> {
     match a {
         Literal::Long(l) => Some(*l),
+        _ => None,
+    }
+}
+
+/// A double that becomes an int without "Implicit conversion ... loses precision": finite,
+/// integral and in the long range (`zend_is_long_compatible`).
+fn integral_double(d: f64) -> Option<i64> {
+    // 2^63 as a double; -2^63 itself fits.
+    const TWO_POW_63: f64 = 9_223_372_036_854_775_808.0;
+    (d.is_finite() && d.fract() == 0.0 && (-TWO_POW_63..TWO_POW_63).contains(&d))
+        .then_some(d as i64)
+}
+
+/// An `int` parameter as the call receives it (`zend_parse_arg_long_weak` without strict
+/// types): an int, a bool, an integral float in range, or a string that is wholly such a
+/// number. A fractional float or a number with trailing bytes would be a deprecation or a
+/// warning, `null` a deprecation: those, and everything but an int under strict types, leave
+/// the call for run time.
+fn int_arg(a: &Literal, strict_types: bool) -> Option<i64> {
+    match a {
+        Literal::Long(l) => Some(*l),
+        _ if strict_types => None,
+        Literal::True => Some(1),
+        Literal::False => Some(0),
+        Literal::Double(d) => integral_double(d.get()),
+        Literal::String(st) => match zend_operators::is_numeric_string(st.as_bytes(), false)? {
+            Literal::Long(l) => Some(l),
+            Literal::Double(d) => integral_double(d.get()),
+            _ => None,
+        },
         _ => None,
     }
 }
@@ -90,13 +121,38 @@ fn find(h: &[u8], n: &[u8], from: usize) -> Option<usize> {
     (from..=h.len() - n.len()).find(|&i| &h[i..i + n.len()] == n)
 }
 
-fn rfind(h: &[u8], n: &[u8]) -> Option<usize> {
-    if n.len() > h.len() {
-        return None;
+/// `strrpos` (`strripos` on lowercased operands): where the last `n` in `h` starts. A
+/// non-negative `offset` is where the search starts; a negative one leaves the match only
+/// up to `len + offset` to start at. `None` for an offset beyond the string (a ValueError),
+/// `Some(None)` for no match (`false`).
+fn last_pos(h: &[u8], n: &[u8], offset: i64) -> Option<Option<usize>> {
+    let len = h.len() as u64;
+    let (from, end) = if offset >= 0 {
+        if offset as u64 > len {
+            return None;
+        }
+        (offset as usize, h.len())
+    } else {
+        let back = offset.unsigned_abs();
+        if back > len {
+            return None;
+        }
+        // The match may end past `len + offset` when it starts at or before it.
+        let end = if back < n.len() as u64 {
+            h.len()
+        } else {
+            h.len() - back as usize + n.len()
+        };
+        (0, end)
+    };
+    if n.len() > end - from {
+        return Some(None);
     }
-    (0..=h.len() - n.len())
-        .rev()
-        .find(|&i| &h[i..i + n.len()] == n)
+    Some(
+        (from..=end - n.len())
+            .rev()
+            .find(|&i| &h[i..i + n.len()] == n),
+    )
 }
 
 /// Next free integer key of a packed result built from `keys` (PHP 8.2: never below 0).
@@ -664,10 +720,21 @@ pub fn ct_eval_func_call(name: &[u8], args: &[Literal], strict_types: bool) -> O
                 None => Literal::False,
             })
         }
-        (b"strrpos", [a, b]) => Some(match rfind(&str_arg_s(a)?, &str_arg_s(b)?) {
-            Some(p) => Literal::Long(p as i64),
-            None => Literal::False,
-        }),
+        (b"strrpos" | b"strripos", [a, b, rest @ ..]) if rest.len() <= 1 => {
+            let (mut h, mut n) = (str_arg_s(a)?.into_owned(), str_arg_s(b)?.into_owned());
+            let offset = match rest {
+                [o] => int_arg(o, strict_types)?,
+                _ => 0,
+            };
+            if name == b"strripos" {
+                h.make_ascii_lowercase();
+                n.make_ascii_lowercase();
+            }
+            Some(match last_pos(&h, &n, offset)? {
+                Some(p) => Literal::Long(p as i64),
+                None => Literal::False,
+            })
+        }
         (b"str_contains", [a, b]) => {
             Some(boolean(find(&str_arg_s(a)?, &str_arg_s(b)?, 0).is_some()))
         }
@@ -820,6 +887,19 @@ pub fn ct_eval_func_call(name: &[u8], args: &[Literal], strict_types: bool) -> O
             let n = n as usize;
             let (x, y) = (str_arg_s(a)?, str_arg_s(b)?);
             let (x, y) = (&*x, &*y);
+            Some(Literal::Long(php_strcmp(
+                &x[..n.min(x.len())],
+                &y[..n.min(y.len())],
+            )))
+        }
+        // zend_binary_strncasecmp: the first `n` bytes of each, ASCII case ignored, compared
+        // as strcmp does. A negative length is a ValueError.
+        (b"strncasecmp", [a, b, c]) => {
+            let n = usize::try_from(int_arg(c, strict_types)?).ok()?;
+            let (x, y) = (
+                str_arg_s(a)?.to_ascii_lowercase(),
+                str_arg_s(b)?.to_ascii_lowercase(),
+            );
             Some(Literal::Long(php_strcmp(
                 &x[..n.min(x.len())],
                 &y[..n.min(y.len())],
