@@ -194,6 +194,18 @@ fn compile_time_calls_are_php_s() {
                 .collect(),
         )
     };
+    // Integer keys of any value, string keys as "s:name".
+    let keyed = |items: Vec<(&str, Literal)>| {
+        Literal::Array(
+            items
+                .into_iter()
+                .map(|(k, v)| match k.strip_prefix("s:") {
+                    Some(name) => (ArrayKey::Str(PhpStr(name.as_bytes().to_vec())), v),
+                    None => (ArrayKey::Long(k.parse().unwrap()), v),
+                })
+                .collect(),
+        )
+    };
     let cases: Vec<(&str, Vec<Literal>)> = vec![
         ("strncasecmp", vec![s("Hello"), s("hELLo world"), l(5)]),
         ("strncasecmp", vec![s("Hello"), s("hELLo world"), l(20)]),
@@ -224,6 +236,89 @@ fn compile_time_calls_are_php_s() {
         ("strrpos", vec![s("abcabc"), s("b"), l(-3)]),
         ("strrpos", vec![s("abcabc"), s("bc"), l(-2)]),
         ("strrpos", vec![s("abcabc"), s("bc"), l(5)]),
+        ("str_ireplace", vec![s("L"), s("x"), s("Hello")]),
+        ("str_ireplace", vec![s(""), s("x"), s("Hello")]),
+        ("str_ireplace", vec![s("hello"), s("x"), s("HELLO")]),
+        ("str_ireplace", vec![s("hello!"), s("x"), s("HELLO")]),
+        ("str_ireplace", vec![s("\u{e4}"), s("x"), s("\u{c4}\u{e4}")]),
+        ("str_ireplace", vec![s("aa"), s("b"), s("AAAAA")]),
+        (
+            "str_ireplace",
+            vec![
+                arr(vec![s("l"), s("O")]),
+                arr(vec![s("1"), s("0")]),
+                s("Hello World"),
+            ],
+        ),
+        (
+            "str_ireplace",
+            vec![
+                arr(vec![s("ab"), s("BA")]),
+                arr(vec![s("ba"), s("Z")]),
+                s("aBab"),
+            ],
+        ),
+        (
+            "str_ireplace",
+            vec![
+                arr(vec![s("a"), s(""), s("c")]),
+                arr(vec![s("1"), s("2")]),
+                s("abcABC"),
+            ],
+        ),
+        (
+            "str_ireplace",
+            vec![
+                arr(vec![s("a"), s("c")]),
+                keyed(vec![("5", s("1")), ("2", s("2"))]),
+                s("abcABC"),
+            ],
+        ),
+        (
+            "str_ireplace",
+            vec![arr(vec![l(1), Literal::True, d(2.5)]), s("-"), s("1x2.5")],
+        ),
+        (
+            "str_ireplace",
+            vec![
+                arr(vec![s("l"), s(""), s("O")]),
+                s("_"),
+                keyed(vec![("s:a", s("Hello")), ("5", s("World")), ("7", l(12))]),
+            ],
+        ),
+        (
+            "str_ireplace",
+            vec![
+                s("x"),
+                s("y"),
+                arr(vec![Literal::Null, d(1.5), Literal::True, s("X")]),
+            ],
+        ),
+        ("str_ireplace", vec![s("a"), s("b"), arr(vec![])]),
+        (
+            "str_ireplace",
+            vec![s("a"), s("b"), arr(vec![arr(vec![s("a")])])],
+        ),
+        ("str_ireplace", vec![s("a"), arr(vec![s("x")]), s("abc")]),
+        (
+            "str_ireplace",
+            vec![arr(vec![s("a"), arr(vec![])]), s("c"), s("abc")],
+        ),
+        (
+            "str_ireplace",
+            vec![arr(vec![s("abc"), arr(vec![])]), s(""), s("ABC")],
+        ),
+        ("str_ireplace", vec![arr(vec![arr(vec![])]), s("x"), s("")]),
+        (
+            "str_ireplace",
+            vec![s("a"), arr(vec![arr(vec![])]), s("abc")],
+        ),
+        (
+            "str_ireplace",
+            vec![arr(vec![s("a")]), arr(vec![arr(vec![])]), s("abc")],
+        ),
+        ("str_ireplace", vec![l(1), l(2), l(313)]),
+        ("str_ireplace", vec![s("a"), s("b"), Literal::Null]),
         ("strtolower", vec![s("AbC\u{e9}")]),
         ("strtoupper", vec![s("abc")]),
         ("ucfirst", vec![s("")]),

@@ -155,6 +155,88 @@ fn last_pos(h: &[u8], n: &[u8], offset: i64) -> Option<Option<usize>> {
     )
 }
 
+/// `php_str_to_str_i_ex` / `php_char_to_str_ex` case-insensitively: every occurrence of
+/// `needle` in `h`, ASCII case ignored (PHP 8.2's tolower is locale-independent), left to
+/// right without overlap, replaced by `rep`; the bytes between keep their case.
+fn replace_ci(h: &[u8], needle: &[u8], rep: &[u8]) -> Vec<u8> {
+    let (lh, ln) = (h.to_ascii_lowercase(), needle.to_ascii_lowercase());
+    let mut out = Vec::with_capacity(h.len());
+    let mut start = 0;
+    while let Some(p) = find(&lh, &ln, start) {
+        out.extend_from_slice(&h[start..p]);
+        out.extend_from_slice(rep);
+        start = p + ln.len();
+    }
+    out.extend_from_slice(&h[start..]);
+    out
+}
+
+/// The `search` or `replace` argument of `str_ireplace` (`array|string`).
+enum StrsArg<'a> {
+    One(std::borrow::Cow<'a, [u8]>),
+    Many(&'a PhpArray),
+}
+
+impl<'a> StrsArg<'a> {
+    fn new(a: &'a Literal, strict_types: bool) -> Option<Self> {
+        match a {
+            Literal::Array(v) => Some(StrsArg::Many(v)),
+            _ => str_arg(a, strict_types).map(StrsArg::One),
+        }
+    }
+}
+
+/// `php_str_replace_in_subject` of `str_ireplace`. The entries of array arguments become
+/// strings only here, once per non-empty subject (an array entry would warn "Array to
+/// string conversion"): an empty subject, or one a replacement emptied, reads no further.
+/// With an array search, each entry replaces in the previous result, paired with the
+/// replace array's entries in order (keys ignored; "" once they run out); an empty search
+/// entry is skipped, but still takes its replacement.
+fn ireplace_subject(
+    subject: &[u8],
+    search: &StrsArg<'_>,
+    replace: &StrsArg<'_>,
+) -> Option<Vec<u8>> {
+    if subject.is_empty() {
+        return Some(Vec::new());
+    }
+    let many = match search {
+        StrsArg::Many(a) => a,
+        StrsArg::One(needle) => {
+            let StrsArg::One(rep) = replace else {
+                return None;
+            };
+            if needle.is_empty() {
+                return Some(subject.to_vec());
+            }
+            return Some(replace_ci(subject, needle, rep));
+        }
+    };
+    let mut reps = match replace {
+        StrsArg::Many(r) => r.iter(),
+        StrsArg::One(_) => [].iter(),
+    };
+    let mut cur = subject.to_vec();
+    for (_, entry) in many.iter() {
+        let needle = elem_str(entry)?;
+        let rep: std::borrow::Cow<'_, [u8]> = match replace {
+            StrsArg::One(r) => std::borrow::Cow::Borrowed(r),
+            StrsArg::Many(_) => match reps.next() {
+                Some((_, r)) => std::borrow::Cow::Owned(elem_str(r)?),
+                None => std::borrow::Cow::Borrowed(b""),
+            },
+        };
+        if needle.is_empty() {
+            continue;
+        }
+        cur = replace_ci(&cur, &needle, &rep);
+        if cur.is_empty() {
+            return Some(cur);
+        }
+    }
+    Some(cur)
+}
+
 /// Next free integer key of a packed result built from `keys` (PHP 8.2: never below 0).
 fn push_next(out: &mut Vec<(ArrayKey, Literal)>, v: Literal) -> Option<()> {
     let mut next: i64 = 0;
@@ -771,6 +853,32 @@ pub fn ct_eval_func_call(name: &[u8], args: &[Literal], strict_types: bool) -> O
                 }
             }
             Some(s(&out))
+        }
+        // With a fourth argument (the count, by reference) the call never reaches here.
+        (b"str_ireplace", [search, replace, subject]) => {
+            let search = StrsArg::new(search, strict_types)?;
+            let replace = StrsArg::new(replace, strict_types)?;
+            // A string search with an array replace is a TypeError.
+            if let (StrsArg::One(_), StrsArg::Many(_)) = (&search, &replace) {
+                return None;
+            }
+            match subject {
+                // Each entry is made a string before anything else (an array entry warns),
+                // and its result, always a string, goes under its key into a new table.
+                Literal::Array(subjects) => {
+                    let mut out = PhpArray::new();
+                    for (k, v) in subjects {
+                        let v = elem_str(v)?;
+                        out.add_new(k.clone(), s(&ireplace_subject(&v, &search, &replace)?));
+                    }
+                    Some(Literal::Array(out))
+                }
+                _ => Some(s(&ireplace_subject(
+                    &str_arg_s(subject)?,
+                    &search,
+                    &replace,
+                )?)),
+            }
         }
         (b"implode", [a, rest @ ..]) if rest.len() <= 1 => {
             let (sep, arr) = match rest {
