@@ -319,6 +319,92 @@ fn compile_time_calls_are_php_s() {
         ),
         ("str_ireplace", vec![l(1), l(2), l(313)]),
         ("str_ireplace", vec![s("a"), s("b"), Literal::Null]),
+        (
+            "array_merge_recursive",
+            vec![
+                keyed(vec![("s:a", l(1)), ("5", s("x"))]),
+                keyed(vec![("s:a", l(2)), ("s:b", arr(vec![l(1)]))]),
+                keyed(vec![
+                    ("s:a", keyed(vec![("0", l(3)), ("s:k", l(4))])),
+                    ("9", s("y")),
+                ]),
+            ],
+        ),
+        (
+            "array_merge_recursive",
+            vec![
+                keyed(vec![("s:a", keyed(vec![("5", s("p")), ("-3", s("q"))]))]),
+                keyed(vec![("s:a", keyed(vec![("0", s("r")), ("s:k", s("s"))]))]),
+            ],
+        ),
+        (
+            "array_merge_recursive",
+            vec![
+                keyed(vec![("s:a", keyed(vec![("s:k", l(1))]))]),
+                keyed(vec![("s:a", keyed(vec![("s:k", arr(vec![l(2)]))]))]),
+                keyed(vec![(
+                    "s:a",
+                    keyed(vec![("s:k", keyed(vec![("s:z", l(3))]))]),
+                )]),
+            ],
+        ),
+        (
+            "array_merge_recursive",
+            vec![
+                keyed(vec![("s:a", Literal::Null), ("s:b", s("x"))]),
+                keyed(vec![("s:a", l(1)), ("s:b", Literal::Null)]),
+            ],
+        ),
+        (
+            "array_merge_recursive",
+            vec![
+                keyed(vec![("s:a", keyed(vec![("-5", l(1))]))]),
+                keyed(vec![("s:a", l(2))]),
+            ],
+        ),
+        (
+            "array_merge_recursive",
+            vec![keyed(vec![("3", l(1)), ("1", l(2))])],
+        ),
+        (
+            "array_merge_recursive",
+            vec![arr(vec![]), keyed(vec![("4", l(1))])],
+        ),
+        (
+            "array_merge_recursive",
+            vec![keyed(vec![("s:k", l(1))]), arr(vec![])],
+        ),
+        ("array_merge_recursive", vec![]),
+        ("array_merge_recursive", vec![arr(vec![l(1)]), s("x")]),
+        (
+            "array_replace_recursive",
+            vec![
+                keyed(vec![
+                    (
+                        "s:a",
+                        keyed(vec![("0", l(1)), ("1", l(2)), ("s:k", arr(vec![l(3)]))]),
+                    ),
+                    ("1", l(5)),
+                ]),
+                keyed(vec![
+                    (
+                        "s:a",
+                        keyed(vec![("1", l(9)), ("s:k", keyed(vec![("1", l(4))]))]),
+                    ),
+                    ("1", arr(vec![l(7)])),
+                ]),
+            ],
+        ),
+        (
+            "array_replace_recursive",
+            vec![
+                keyed(vec![("s:a", arr(vec![l(1)])), ("s:b", l(2))]),
+                keyed(vec![("s:a", l(0)), ("s:b", arr(vec![l(3)]))]),
+                keyed(vec![("s:b", arr(vec![l(4), l(5)])), ("3", s("z"))]),
+            ],
+        ),
+        ("array_replace_recursive", vec![arr(vec![l(1)])]),
+        ("array_replace_recursive", vec![arr(vec![l(1)]), l(2)]),
         ("strtolower", vec![s("AbC\u{e9}")]),
         ("strtoupper", vec![s("abc")]),
         ("ucfirst", vec![s("")]),

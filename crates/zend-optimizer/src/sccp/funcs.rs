@@ -237,6 +237,69 @@ fn ireplace_subject(
     Some(cur)
 }
 
+/// `convert_to_array` of a value `array_merge_recursive` merges into: an array stays, a
+/// scalar (null too: `add_next_index_null`) becomes the first element of a new array.
+fn into_array(v: Literal) -> Option<PhpArray> {
+    match v {
+        Literal::Array(a) => Some(a),
+        Literal::Null
+        | Literal::False
+        | Literal::True
+        | Literal::Long(_)
+        | Literal::Double(_)
+        | Literal::String(_) => {
+            let mut a = PhpArray::new();
+            a.add_new(ArrayKey::Long(0), v);
+            Some(a)
+        }
+        _ => None,
+    }
+}
+
+/// `php_array_merge_recursive`: `src` into `dest`. An integer key appends at `dest`'s next
+/// index; a string key `dest` lacks is added; one it holds turns `dest`'s value into an array
+/// and merges `src`'s value into it (an array recursively, anything else appended). `None`
+/// when an append finds the next index taken (an Error).
+fn merge_recursive(dest: &mut PhpArray, src: &PhpArray) -> Option<()> {
+    for (k, v) in src {
+        if let ArrayKey::Str(_) = k {
+            let slot = dest.entries_mut().find(|(dk, _)| *dk == k).map(|(_, v)| v);
+            if let Some(slot) = slot {
+                let mut inner = into_array(std::mem::replace(slot, Literal::Null))?;
+                match v {
+                    Literal::Array(sv) => merge_recursive(&mut inner, sv)?,
+                    _ => {
+                        if !inner.next_index_insert(v.clone()) {
+                            return None;
+                        }
+                    }
+                }
+                *slot = Literal::Array(inner);
+            } else {
+                dest.add_new(k.clone(), v.clone());
+            }
+        } else if !dest.next_index_insert(v.clone()) {
+            return None;
+        }
+    }
+    Some(())
+}
+
+/// `php_array_replace_recursive`: each element of `src` replaces `dest`'s under the same
+/// key (or is added), except that an array replacing an array replaces into it
+/// recursively.
+fn replace_recursive(dest: &mut PhpArray, src: &PhpArray) {
+    for (k, v) in src {
+        if let Literal::Array(sv) = v {
+            if let Some((_, Literal::Array(dv))) = dest.entries_mut().find(|(dk, _)| *dk == k) {
+                replace_recursive(dv, sv);
+                continue;
+            }
+        }
+        dest.update(k.clone(), v.clone());
+    }
+}
+
 /// Next free integer key of a packed result built from `keys` (PHP 8.2: never below 0).
 fn push_next(out: &mut Vec<(ArrayKey, Literal)>, v: Literal) -> Option<()> {
     let mut next: i64 = 0;
@@ -1134,6 +1197,60 @@ pub fn ct_eval_func_call(name: &[u8], args: &[Literal], strict_types: bool) -> O
                 }
             }
             Some(Literal::Array(out.into()))
+        }
+        (b"array_merge_recursive", arrays) => {
+            // Every argument must be an array (a TypeError before anything is merged).
+            let arrays: Vec<&PhpArray> = arrays.iter().map(arr_arg).collect::<Option<_>>()?;
+            let Some((first, rest)) = arrays.split_first() else {
+                // No argument: PHP's [] (zend_empty_array).
+                return Some(Literal::Array(PhpArray::from(Vec::new())));
+            };
+            // Two arrays of which one is empty: the other is returned as it is when merging
+            // would not change it (a list, or only string keys), nNextFreeElement included.
+            if let [a, b] = arrays[..] {
+                let other = if a.is_empty() {
+                    Some(b)
+                } else if b.is_empty() {
+                    Some(a)
+                } else {
+                    None
+                };
+                if let Some(o) = other {
+                    let list = o
+                        .iter()
+                        .enumerate()
+                        .all(|(i, (k, _))| *k == ArrayKey::Long(i as i64));
+                    let strings = o.iter().all(|(k, _)| matches!(k, ArrayKey::Str(_)));
+                    if list || strings {
+                        return Some(Literal::Array(o.clone()));
+                    }
+                }
+            }
+            // A new table holding the first array renumbered, the others merged into it.
+            let mut out = PhpArray::new();
+            for (k, v) in first.iter() {
+                match k {
+                    ArrayKey::Str(_) => out.add_new(k.clone(), v.clone()),
+                    ArrayKey::Long(_) => {
+                        if !out.next_index_insert(v.clone()) {
+                            return None;
+                        }
+                    }
+                }
+            }
+            for a in rest {
+                merge_recursive(&mut out, a)?;
+            }
+            Some(Literal::Array(out))
+        }
+        (b"array_replace_recursive", [a, others @ ..]) => {
+            let others: Vec<&PhpArray> = others.iter().map(arr_arg).collect::<Option<_>>()?;
+            // A copy of the first array (its nNextFreeElement too), replaced into.
+            let mut out = arr_arg(a)?.clone();
+            for o in others {
+                replace_recursive(&mut out, o);
+            }
+            Some(Literal::Array(out))
         }
         (b"array_flip", [a]) => {
             let mut out = Vec::new();
