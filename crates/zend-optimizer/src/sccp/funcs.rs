@@ -237,6 +237,16 @@ fn ireplace_subject(
     Some(cur)
 }
 
+/// `php_count_recursive`: the elements of `a` and of every array inside it.
+fn count_recursive(a: &PhpArray) -> i64 {
+    a.iter()
+        .map(|(_, v)| match v {
+            Literal::Array(inner) => 1 + count_recursive(inner),
+            _ => 1,
+        })
+        .sum()
+}
+
 /// `convert_to_array` of a value `array_merge_recursive` merges into: an array stays, a
 /// scalar (null too: `add_next_index_null`) becomes the first element of a new array.
 fn into_array(v: Literal) -> Option<PhpArray> {
@@ -1251,6 +1261,37 @@ pub fn ct_eval_func_call(name: &[u8], args: &[Literal], strict_types: bool) -> O
                 replace_recursive(&mut out, o);
             }
             Some(Literal::Array(out))
+        }
+        // count() of one positional argument and array_key_exists() of two compile to COUNT
+        // and ARRAY_KEY_EXISTS (unless an unqualified name in a namespace leaves them to run
+        // time resolution, which SCCP never sees); what reaches here is count() with a mode,
+        // or either with named arguments in declaration order (positional for the call).
+        (b"count", [a, rest @ ..]) if rest.len() <= 1 => {
+            let mode = match rest {
+                [m] => int_arg(m, strict_types)?,
+                _ => 0,
+            };
+            let arr = arr_arg(a)?;
+            // COUNT_NORMAL (0) or COUNT_RECURSIVE (1); any other mode is a ValueError.
+            match mode {
+                0 => Some(Literal::Long(arr.len() as i64)),
+                1 => Some(Literal::Long(count_recursive(arr))),
+                _ => None,
+            }
+        }
+        (b"array_key_exists", [k, a]) => {
+            let arr = arr_arg(a)?;
+            let key = match k {
+                Literal::String(st) => symtable_key(st.as_bytes()),
+                Literal::Long(l) => ArrayKey::Long(*l),
+                Literal::Null => ArrayKey::Str(PhpStr(Vec::new())),
+                Literal::False => ArrayKey::Long(0),
+                Literal::True => ArrayKey::Long(1),
+                // A fractional or out-of-range float deprecates (zend_dval_to_lval_safe).
+                Literal::Double(d) => ArrayKey::Long(integral_double(d.get())?),
+                _ => return None,
+            };
+            Some(boolean(arr.get(&key).is_some()))
         }
         (b"array_flip", [a]) => {
             let mut out = Vec::new();
