@@ -195,7 +195,242 @@ fn compile_time_calls_are_php_s() {
                 .collect(),
         )
     };
+    // Integer keys of any value, string keys as "s:name".
+    let keyed = |items: Vec<(&str, Literal)>| {
+        Literal::Array(
+            items
+                .into_iter()
+                .map(|(k, v)| match k.strip_prefix("s:") {
+                    Some(name) => (ArrayKey::Str(PhpStr(name.as_bytes().to_vec())), v),
+                    None => (ArrayKey::Long(k.parse().unwrap()), v),
+                })
+                .collect(),
+        )
+    };
     let cases: Vec<(&str, Vec<Literal>)> = vec![
+        ("strncasecmp", vec![s("Hello"), s("hELLo world"), l(5)]),
+        ("strncasecmp", vec![s("Hello"), s("hELLo world"), l(20)]),
+        ("strncasecmp", vec![s("B"), s("a"), l(1)]),
+        ("strncasecmp", vec![s("a\u{c4}"), s("A\u{e4}"), l(9)]),
+        ("strncasecmp", vec![s("abc"), s("abd"), l(0)]),
+        ("strncasecmp", vec![s("abc"), s("abd"), l(-1)]),
+        ("strncasecmp", vec![s("abc"), s("ABD"), s(" 2")]),
+        ("strncasecmp", vec![s("abc"), s("ABD"), d(2.0)]),
+        ("strncasecmp", vec![s("abc"), s("ABD"), d(2.5)]),
+        ("strncasecmp", vec![s("abc"), s("ABD"), s("2x")]),
+        ("strncasecmp", vec![s("abc"), s("ABD"), Literal::True]),
+        ("strncasecmp", vec![s("abc"), s("ABD"), Literal::Null]),
+        ("strripos", vec![s("aXbxc"), s("x")]),
+        ("strripos", vec![s("aXbxc"), s("X"), l(-3)]),
+        ("strripos", vec![s("aXbxc"), s("X"), l(10)]),
+        ("strripos", vec![s("aXbxc"), s("X"), l(-6)]),
+        ("strripos", vec![s("abcABC"), s("Bc"), l(2)]),
+        ("strripos", vec![s("abcABC"), s("Bc"), l(-2)]),
+        ("strripos", vec![s("abcABC"), s("Bc"), l(-3)]),
+        ("strripos", vec![s("abcABC"), s("Bc"), l(-6)]),
+        ("strripos", vec![s("abc"), s("")]),
+        ("strripos", vec![s("abc"), s(""), l(-1)]),
+        ("strripos", vec![s("abc"), s(""), l(3)]),
+        ("strripos", vec![s(""), s("a")]),
+        ("strripos", vec![s("abc"), s("ABCD")]),
+        ("strripos", vec![s("\u{c4}"), s("\u{e4}")]),
+        ("strrpos", vec![s("abcabc"), s("b"), l(-3)]),
+        ("strrpos", vec![s("abcabc"), s("bc"), l(-2)]),
+        ("strrpos", vec![s("abcabc"), s("bc"), l(5)]),
+        ("str_ireplace", vec![s("L"), s("x"), s("Hello")]),
+        ("str_ireplace", vec![s(""), s("x"), s("Hello")]),
+        ("str_ireplace", vec![s("hello"), s("x"), s("HELLO")]),
+        ("str_ireplace", vec![s("hello!"), s("x"), s("HELLO")]),
+        ("str_ireplace", vec![s("\u{e4}"), s("x"), s("\u{c4}\u{e4}")]),
+        ("str_ireplace", vec![s("aa"), s("b"), s("AAAAA")]),
+        (
+            "str_ireplace",
+            vec![
+                arr(vec![s("l"), s("O")]),
+                arr(vec![s("1"), s("0")]),
+                s("Hello World"),
+            ],
+        ),
+        (
+            "str_ireplace",
+            vec![
+                arr(vec![s("ab"), s("BA")]),
+                arr(vec![s("ba"), s("Z")]),
+                s("aBab"),
+            ],
+        ),
+        (
+            "str_ireplace",
+            vec![
+                arr(vec![s("a"), s(""), s("c")]),
+                arr(vec![s("1"), s("2")]),
+                s("abcABC"),
+            ],
+        ),
+        (
+            "str_ireplace",
+            vec![
+                arr(vec![s("a"), s("c")]),
+                keyed(vec![("5", s("1")), ("2", s("2"))]),
+                s("abcABC"),
+            ],
+        ),
+        (
+            "str_ireplace",
+            vec![arr(vec![l(1), Literal::True, d(2.5)]), s("-"), s("1x2.5")],
+        ),
+        (
+            "str_ireplace",
+            vec![
+                arr(vec![s("l"), s(""), s("O")]),
+                s("_"),
+                keyed(vec![("s:a", s("Hello")), ("5", s("World")), ("7", l(12))]),
+            ],
+        ),
+        (
+            "str_ireplace",
+            vec![
+                s("x"),
+                s("y"),
+                arr(vec![Literal::Null, d(1.5), Literal::True, s("X")]),
+            ],
+        ),
+        ("str_ireplace", vec![s("a"), s("b"), arr(vec![])]),
+        (
+            "str_ireplace",
+            vec![s("a"), s("b"), arr(vec![arr(vec![s("a")])])],
+        ),
+        ("str_ireplace", vec![s("a"), arr(vec![s("x")]), s("abc")]),
+        (
+            "str_ireplace",
+            vec![arr(vec![s("a"), arr(vec![])]), s("c"), s("abc")],
+        ),
+        (
+            "str_ireplace",
+            vec![arr(vec![s("abc"), arr(vec![])]), s(""), s("ABC")],
+        ),
+        ("str_ireplace", vec![arr(vec![arr(vec![])]), s("x"), s("")]),
+        (
+            "str_ireplace",
+            vec![s("a"), arr(vec![arr(vec![])]), s("abc")],
+        ),
+        (
+            "str_ireplace",
+            vec![arr(vec![s("a")]), arr(vec![arr(vec![])]), s("abc")],
+        ),
+        ("str_ireplace", vec![l(1), l(2), l(313)]),
+        ("str_ireplace", vec![s("a"), s("b"), Literal::Null]),
+        (
+            "array_merge_recursive",
+            vec![
+                keyed(vec![("s:a", l(1)), ("5", s("x"))]),
+                keyed(vec![("s:a", l(2)), ("s:b", arr(vec![l(1)]))]),
+                keyed(vec![
+                    ("s:a", keyed(vec![("0", l(3)), ("s:k", l(4))])),
+                    ("9", s("y")),
+                ]),
+            ],
+        ),
+        (
+            "array_merge_recursive",
+            vec![
+                keyed(vec![("s:a", keyed(vec![("5", s("p")), ("-3", s("q"))]))]),
+                keyed(vec![("s:a", keyed(vec![("0", s("r")), ("s:k", s("s"))]))]),
+            ],
+        ),
+        (
+            "array_merge_recursive",
+            vec![
+                keyed(vec![("s:a", keyed(vec![("s:k", l(1))]))]),
+                keyed(vec![("s:a", keyed(vec![("s:k", arr(vec![l(2)]))]))]),
+                keyed(vec![(
+                    "s:a",
+                    keyed(vec![("s:k", keyed(vec![("s:z", l(3))]))]),
+                )]),
+            ],
+        ),
+        (
+            "array_merge_recursive",
+            vec![
+                keyed(vec![("s:a", Literal::Null), ("s:b", s("x"))]),
+                keyed(vec![("s:a", l(1)), ("s:b", Literal::Null)]),
+            ],
+        ),
+        (
+            "array_merge_recursive",
+            vec![
+                keyed(vec![("s:a", keyed(vec![("-5", l(1))]))]),
+                keyed(vec![("s:a", l(2))]),
+            ],
+        ),
+        (
+            "array_merge_recursive",
+            vec![keyed(vec![("3", l(1)), ("1", l(2))])],
+        ),
+        (
+            "array_merge_recursive",
+            vec![arr(vec![]), keyed(vec![("4", l(1))])],
+        ),
+        (
+            "array_merge_recursive",
+            vec![keyed(vec![("s:k", l(1))]), arr(vec![])],
+        ),
+        ("array_merge_recursive", vec![]),
+        ("array_merge_recursive", vec![arr(vec![l(1)]), s("x")]),
+        (
+            "array_replace_recursive",
+            vec![
+                keyed(vec![
+                    (
+                        "s:a",
+                        keyed(vec![("0", l(1)), ("1", l(2)), ("s:k", arr(vec![l(3)]))]),
+                    ),
+                    ("1", l(5)),
+                ]),
+                keyed(vec![
+                    (
+                        "s:a",
+                        keyed(vec![("1", l(9)), ("s:k", keyed(vec![("1", l(4))]))]),
+                    ),
+                    ("1", arr(vec![l(7)])),
+                ]),
+            ],
+        ),
+        (
+            "array_replace_recursive",
+            vec![
+                keyed(vec![("s:a", arr(vec![l(1)])), ("s:b", l(2))]),
+                keyed(vec![("s:a", l(0)), ("s:b", arr(vec![l(3)]))]),
+                keyed(vec![("s:b", arr(vec![l(4), l(5)])), ("3", s("z"))]),
+            ],
+        ),
+        ("array_replace_recursive", vec![arr(vec![l(1)])]),
+        ("array_replace_recursive", vec![arr(vec![l(1)]), l(2)]),
+        ("count", vec![arr(vec![l(1), arr(vec![l(2), arr(vec![])])])]),
+        (
+            "count",
+            vec![arr(vec![l(1), arr(vec![l(2), arr(vec![])])]), l(1)],
+        ),
+        ("count", vec![arr(vec![l(1), arr(vec![l(2)])]), l(0)]),
+        ("count", vec![arr(vec![l(1)]), l(2)]),
+        ("count", vec![arr(vec![l(1)]), d(1.0)]),
+        ("count", vec![s("abc")]),
+        ("array_key_exists", vec![s("a"), map(vec![("a", l(1))])]),
+        ("array_key_exists", vec![s("1"), arr(vec![l(1), l(2)])]),
+        ("array_key_exists", vec![s("01"), arr(vec![l(1), l(2)])]),
+        ("array_key_exists", vec![l(2), arr(vec![l(1), l(2)])]),
+        (
+            "array_key_exists",
+            vec![Literal::Null, map(vec![("", l(1))])],
+        ),
+        (
+            "array_key_exists",
+            vec![Literal::True, arr(vec![l(1), l(2)])],
+        ),
+        ("array_key_exists", vec![Literal::False, arr(vec![l(1)])]),
+        ("array_key_exists", vec![d(1.0), arr(vec![l(1), l(2)])]),
+        ("array_key_exists", vec![d(1.5), arr(vec![l(1), l(2)])]),
+        ("array_key_exists", vec![arr(vec![]), arr(vec![l(1)])]),
         ("strtolower", vec![s("AbC\u{e9}")]),
         ("strtoupper", vec![s("abc")]),
         ("ucfirst", vec![s("")]),

@@ -7,8 +7,9 @@
 //! PHP's: functions on the list and not implemented here simply stay calls (a dump
 //! difference, never a wrong value). PHP makes the call from a dummy frame of the op_array
 //! being optimized, so its strict_types decides how arguments are taken: a `string`
-//! parameter takes ints, floats and booleans only without strict types ([`str_arg`]); the
-//! other parameters take only their exact type in both modes.
+//! parameter takes ints, floats and booleans only without strict types ([`str_arg`]), as an
+//! `int` parameter read with [`int_arg`] takes booleans, integral floats and numeric
+//! strings; the other parameters take only their exact type in both modes.
 
 use zend_ir::opcode::*;
 use zend_ir::{ArrayKey, Literal, PhpArray, PhpDouble, PhpStr};
@@ -39,6 +40,36 @@ fn str_arg(a: &Literal, strict_types: bool) -> Option<std::borrow::Cow<'_, [u8]>
 fn long_arg(a: &Literal) -> Option<i64> {
     match a {
         Literal::Long(l) => Some(*l),
+        _ => None,
+    }
+}
+
+/// A double that becomes an int without "Implicit conversion ... loses precision": finite,
+/// integral and in the long range (`zend_is_long_compatible`).
+fn integral_double(d: f64) -> Option<i64> {
+    // 2^63 as a double; -2^63 itself fits.
+    const TWO_POW_63: f64 = 9_223_372_036_854_775_808.0;
+    (d.is_finite() && d.fract() == 0.0 && (-TWO_POW_63..TWO_POW_63).contains(&d))
+        .then_some(d as i64)
+}
+
+/// An `int` parameter as the call receives it (`zend_parse_arg_long_weak` without strict
+/// types): an int, a bool, an integral float in range, or a string that is wholly such a
+/// number. A fractional float or a number with trailing bytes would be a deprecation or a
+/// warning, `null` a deprecation: those, and everything but an int under strict types, leave
+/// the call for run time.
+fn int_arg(a: &Literal, strict_types: bool) -> Option<i64> {
+    match a {
+        Literal::Long(l) => Some(*l),
+        _ if strict_types => None,
+        Literal::True => Some(1),
+        Literal::False => Some(0),
+        Literal::Double(d) => integral_double(d.get()),
+        Literal::String(st) => match zend_operators::is_numeric_string(st.as_bytes(), false)? {
+            Literal::Long(l) => Some(l),
+            Literal::Double(d) => integral_double(d.get()),
+            _ => None,
+        },
         _ => None,
     }
 }
@@ -90,13 +121,193 @@ fn find(h: &[u8], n: &[u8], from: usize) -> Option<usize> {
     (from..=h.len() - n.len()).find(|&i| &h[i..i + n.len()] == n)
 }
 
-fn rfind(h: &[u8], n: &[u8]) -> Option<usize> {
-    if n.len() > h.len() {
-        return None;
+/// `strrpos` (`strripos` on lowercased operands): where the last `n` in `h` starts. A
+/// non-negative `offset` is where the search starts; a negative one leaves the match only
+/// up to `len + offset` to start at. `None` for an offset beyond the string (a ValueError),
+/// `Some(None)` for no match (`false`).
+fn last_pos(h: &[u8], n: &[u8], offset: i64) -> Option<Option<usize>> {
+    let len = h.len() as u64;
+    let (from, end) = if offset >= 0 {
+        if offset as u64 > len {
+            return None;
+        }
+        (offset as usize, h.len())
+    } else {
+        let back = offset.unsigned_abs();
+        if back > len {
+            return None;
+        }
+        // The match may end past `len + offset` when it starts at or before it.
+        let end = if back < n.len() as u64 {
+            h.len()
+        } else {
+            h.len() - back as usize + n.len()
+        };
+        (0, end)
+    };
+    if n.len() > end - from {
+        return Some(None);
     }
-    (0..=h.len() - n.len())
-        .rev()
-        .find(|&i| &h[i..i + n.len()] == n)
+    Some(
+        (from..=end - n.len())
+            .rev()
+            .find(|&i| &h[i..i + n.len()] == n),
+    )
+}
+
+/// `php_str_to_str_i_ex` / `php_char_to_str_ex` case-insensitively: every occurrence of
+/// `needle` in `h`, ASCII case ignored (PHP 8.2's tolower is locale-independent), left to
+/// right without overlap, replaced by `rep`; the bytes between keep their case.
+fn replace_ci(h: &[u8], needle: &[u8], rep: &[u8]) -> Vec<u8> {
+    let (lh, ln) = (h.to_ascii_lowercase(), needle.to_ascii_lowercase());
+    let mut out = Vec::with_capacity(h.len());
+    let mut start = 0;
+    while let Some(p) = find(&lh, &ln, start) {
+        out.extend_from_slice(&h[start..p]);
+        out.extend_from_slice(rep);
+        start = p + ln.len();
+    }
+    out.extend_from_slice(&h[start..]);
+    out
+}
+
+/// The `search` or `replace` argument of `str_ireplace` (`array|string`).
+enum StrsArg<'a> {
+    One(std::borrow::Cow<'a, [u8]>),
+    Many(&'a PhpArray),
+}
+
+impl<'a> StrsArg<'a> {
+    fn new(a: &'a Literal, strict_types: bool) -> Option<Self> {
+        match a {
+            Literal::Array(v) => Some(StrsArg::Many(v)),
+            _ => str_arg(a, strict_types).map(StrsArg::One),
+        }
+    }
+}
+
+/// `php_str_replace_in_subject` of `str_ireplace`. The entries of array arguments become
+/// strings only here, once per non-empty subject (an array entry would warn "Array to
+/// string conversion"): an empty subject, or one a replacement emptied, reads no further.
+/// With an array search, each entry replaces in the previous result, paired with the
+/// replace array's entries in order (keys ignored; "" once they run out); an empty search
+/// entry is skipped, but still takes its replacement.
+fn ireplace_subject(
+    subject: &[u8],
+    search: &StrsArg<'_>,
+    replace: &StrsArg<'_>,
+) -> Option<Vec<u8>> {
+    if subject.is_empty() {
+        return Some(Vec::new());
+    }
+    let many = match search {
+        StrsArg::Many(a) => a,
+        StrsArg::One(needle) => {
+            let StrsArg::One(rep) = replace else {
+                return None;
+            };
+            if needle.is_empty() {
+                return Some(subject.to_vec());
+            }
+            return Some(replace_ci(subject, needle, rep));
+        }
+    };
+    let mut reps = match replace {
+        StrsArg::Many(r) => r.iter(),
+        StrsArg::One(_) => [].iter(),
+    };
+    let mut cur = subject.to_vec();
+    for (_, entry) in many.iter() {
+        let needle = elem_str(entry)?;
+        let rep: std::borrow::Cow<'_, [u8]> = match replace {
+            StrsArg::One(r) => std::borrow::Cow::Borrowed(r),
+            StrsArg::Many(_) => match reps.next() {
+                Some((_, r)) => std::borrow::Cow::Owned(elem_str(r)?),
+                None => std::borrow::Cow::Borrowed(b""),
+            },
+        };
+        if needle.is_empty() {
+            continue;
+        }
+        cur = replace_ci(&cur, &needle, &rep);
+        if cur.is_empty() {
+            return Some(cur);
+        }
+    }
+    Some(cur)
+}
+
+/// `php_count_recursive`: the elements of `a` and of every array inside it.
+fn count_recursive(a: &PhpArray) -> i64 {
+    a.iter()
+        .map(|(_, v)| match v {
+            Literal::Array(inner) => 1 + count_recursive(inner),
+            _ => 1,
+        })
+        .sum()
+}
+
+/// `convert_to_array` of a value `array_merge_recursive` merges into: an array stays, a
+/// scalar (null too: `add_next_index_null`) becomes the first element of a new array.
+fn into_array(v: Literal) -> Option<PhpArray> {
+    match v {
+        Literal::Array(a) => Some(a),
+        Literal::Null
+        | Literal::False
+        | Literal::True
+        | Literal::Long(_)
+        | Literal::Double(_)
+        | Literal::String(_) => {
+            let mut a = PhpArray::new();
+            a.add_new(ArrayKey::Long(0), v);
+            Some(a)
+        }
+        _ => None,
+    }
+}
+
+/// `php_array_merge_recursive`: `src` into `dest`. An integer key appends at `dest`'s next
+/// index; a string key `dest` lacks is added; one it holds turns `dest`'s value into an array
+/// and merges `src`'s value into it (an array recursively, anything else appended). `None`
+/// when an append finds the next index taken (an Error).
+fn merge_recursive(dest: &mut PhpArray, src: &PhpArray) -> Option<()> {
+    for (k, v) in src {
+        if let ArrayKey::Str(_) = k {
+            let slot = dest.entries_mut().find(|(dk, _)| *dk == k).map(|(_, v)| v);
+            if let Some(slot) = slot {
+                let mut inner = into_array(std::mem::replace(slot, Literal::Null))?;
+                match v {
+                    Literal::Array(sv) => merge_recursive(&mut inner, sv)?,
+                    _ => {
+                        if !inner.next_index_insert(v.clone()) {
+                            return None;
+                        }
+                    }
+                }
+                *slot = Literal::Array(inner);
+            } else {
+                dest.add_new(k.clone(), v.clone());
+            }
+        } else if !dest.next_index_insert(v.clone()) {
+            return None;
+        }
+    }
+    Some(())
+}
+
+/// `php_array_replace_recursive`: each element of `src` replaces `dest`'s under the same
+/// key (or is added), except that an array replacing an array replaces into it
+/// recursively.
+fn replace_recursive(dest: &mut PhpArray, src: &PhpArray) {
+    for (k, v) in src {
+        if let Literal::Array(sv) = v {
+            if let Some((_, Literal::Array(dv))) = dest.entries_mut().find(|(dk, _)| *dk == k) {
+                replace_recursive(dv, sv);
+                continue;
+            }
+        }
+        dest.update(k.clone(), v.clone());
+    }
 }
 
 /// Next free integer key of a packed result built from `keys` (PHP 8.2: never below 0).
@@ -671,10 +882,21 @@ pub fn ct_eval_func_call(
                 None => Literal::False,
             })
         }
-        (b"strrpos", [a, b]) => Some(match rfind(&str_arg_s(a)?, &str_arg_s(b)?) {
-            Some(p) => Literal::Long(p as i64),
-            None => Literal::False,
-        }),
+        (b"strrpos" | b"strripos", [a, b, rest @ ..]) if rest.len() <= 1 => {
+            let (mut h, mut n) = (str_arg_s(a)?.into_owned(), str_arg_s(b)?.into_owned());
+            let offset = match rest {
+                [o] => int_arg(o, strict_types)?,
+                _ => 0,
+            };
+            if name == b"strripos" {
+                h.make_ascii_lowercase();
+                n.make_ascii_lowercase();
+            }
+            Some(match last_pos(&h, &n, offset)? {
+                Some(p) => Literal::Long(p as i64),
+                None => Literal::False,
+            })
+        }
         (b"str_contains", [a, b]) => {
             Some(boolean(find(&str_arg_s(a)?, &str_arg_s(b)?, 0).is_some()))
         }
@@ -711,6 +933,32 @@ pub fn ct_eval_func_call(
                 }
             }
             Some(s(&out))
+        }
+        // With a fourth argument (the count, by reference) the call never reaches here.
+        (b"str_ireplace", [search, replace, subject]) => {
+            let search = StrsArg::new(search, strict_types)?;
+            let replace = StrsArg::new(replace, strict_types)?;
+            // A string search with an array replace is a TypeError.
+            if let (StrsArg::One(_), StrsArg::Many(_)) = (&search, &replace) {
+                return None;
+            }
+            match subject {
+                // Each entry is made a string before anything else (an array entry warns),
+                // and its result, always a string, goes under its key into a new table.
+                Literal::Array(subjects) => {
+                    let mut out = PhpArray::new();
+                    for (k, v) in subjects {
+                        let v = elem_str(v)?;
+                        out.add_new(k.clone(), s(&ireplace_subject(&v, &search, &replace)?));
+                    }
+                    Some(Literal::Array(out))
+                }
+                _ => Some(s(&ireplace_subject(
+                    &str_arg_s(subject)?,
+                    &search,
+                    &replace,
+                )?)),
+            }
         }
         (b"implode", [a, rest @ ..]) if rest.len() <= 1 => {
             let (sep, arr) = match rest {
@@ -827,6 +1075,19 @@ pub fn ct_eval_func_call(
             let n = n as usize;
             let (x, y) = (str_arg_s(a)?, str_arg_s(b)?);
             let (x, y) = (&*x, &*y);
+            Some(Literal::Long(php_strcmp(
+                &x[..n.min(x.len())],
+                &y[..n.min(y.len())],
+            )))
+        }
+        // zend_binary_strncasecmp: the first `n` bytes of each, ASCII case ignored, compared
+        // as strcmp does. A negative length is a ValueError.
+        (b"strncasecmp", [a, b, c]) => {
+            let n = usize::try_from(int_arg(c, strict_types)?).ok()?;
+            let (x, y) = (
+                str_arg_s(a)?.to_ascii_lowercase(),
+                str_arg_s(b)?.to_ascii_lowercase(),
+            );
             Some(Literal::Long(php_strcmp(
                 &x[..n.min(x.len())],
                 &y[..n.min(y.len())],
@@ -977,6 +1238,91 @@ pub fn ct_eval_func_call(
                 }
             }
             Some(Literal::Array(out.into()))
+        }
+        (b"array_merge_recursive", arrays) => {
+            // Every argument must be an array (a TypeError before anything is merged).
+            let arrays: Vec<&PhpArray> = arrays.iter().map(arr_arg).collect::<Option<_>>()?;
+            let Some((first, rest)) = arrays.split_first() else {
+                // No argument: PHP's [] (zend_empty_array).
+                return Some(Literal::Array(PhpArray::from(Vec::new())));
+            };
+            // Two arrays of which one is empty: the other is returned as it is when merging
+            // would not change it (a list, or only string keys), nNextFreeElement included.
+            if let [a, b] = arrays[..] {
+                let other = if a.is_empty() {
+                    Some(b)
+                } else if b.is_empty() {
+                    Some(a)
+                } else {
+                    None
+                };
+                if let Some(o) = other {
+                    let list = o
+                        .iter()
+                        .enumerate()
+                        .all(|(i, (k, _))| *k == ArrayKey::Long(i as i64));
+                    let strings = o.iter().all(|(k, _)| matches!(k, ArrayKey::Str(_)));
+                    if list || strings {
+                        return Some(Literal::Array(o.clone()));
+                    }
+                }
+            }
+            // A new table holding the first array renumbered, the others merged into it.
+            let mut out = PhpArray::new();
+            for (k, v) in first.iter() {
+                match k {
+                    ArrayKey::Str(_) => out.add_new(k.clone(), v.clone()),
+                    ArrayKey::Long(_) => {
+                        if !out.next_index_insert(v.clone()) {
+                            return None;
+                        }
+                    }
+                }
+            }
+            for a in rest {
+                merge_recursive(&mut out, a)?;
+            }
+            Some(Literal::Array(out))
+        }
+        (b"array_replace_recursive", [a, others @ ..]) => {
+            let others: Vec<&PhpArray> = others.iter().map(arr_arg).collect::<Option<_>>()?;
+            // A copy of the first array (its nNextFreeElement too), replaced into.
+            let mut out = arr_arg(a)?.clone();
+            for o in others {
+                replace_recursive(&mut out, o);
+            }
+            Some(Literal::Array(out))
+        }
+        // count() of one positional argument and array_key_exists() of two compile to COUNT
+        // and ARRAY_KEY_EXISTS (unless an unqualified name in a namespace leaves them to run
+        // time resolution, which SCCP never sees); what reaches here is count() with a mode,
+        // or either with named arguments in declaration order (positional for the call).
+        (b"count", [a, rest @ ..]) if rest.len() <= 1 => {
+            let mode = match rest {
+                [m] => int_arg(m, strict_types)?,
+                _ => 0,
+            };
+            let arr = arr_arg(a)?;
+            // COUNT_NORMAL (0) or COUNT_RECURSIVE (1); any other mode is a ValueError.
+            match mode {
+                0 => Some(Literal::Long(arr.len() as i64)),
+                1 => Some(Literal::Long(count_recursive(arr))),
+                _ => None,
+            }
+        }
+        (b"array_key_exists", [k, a]) => {
+            let arr = arr_arg(a)?;
+            let key = match k {
+                Literal::String(st) => symtable_key(st.as_bytes()),
+                Literal::Long(l) => ArrayKey::Long(*l),
+                Literal::Null => ArrayKey::Str(PhpStr(Vec::new())),
+                Literal::False => ArrayKey::Long(0),
+                Literal::True => ArrayKey::Long(1),
+                // A fractional or out-of-range float deprecates (zend_dval_to_lval_safe).
+                Literal::Double(d) => ArrayKey::Long(integral_double(d.get())?),
+                _ => return None,
+            };
+            Some(boolean(arr.get(&key).is_some()))
         }
         (b"array_flip", [a]) => {
             let mut out = Vec::new();
