@@ -23,26 +23,7 @@ const CGI_FCGI: &str = "/usr/bin/cgi-fcgi";
 /// php-fpm and cgi-fcgi, installed with apt (as .ci/run does) when missing.
 fn tools() {
     static DONE: OnceLock<()> = OnceLock::new();
-    DONE.get_or_init(|| {
-        if Path::new(FPM).is_file() && Path::new(CGI_FCGI).is_file() {
-            return;
-        }
-        let root = Command::new("id")
-            .arg("-u")
-            .output()
-            .is_ok_and(|o| o.stdout.starts_with(b"0\n"));
-        let mut cmd = Command::new(if root { "apt-get" } else { "sudo" });
-        if !root {
-            cmd.arg("apt-get");
-        }
-        cmd.args(["install", "-y", "-qq", "php8.2-fpm", "libfcgi-bin"])
-            .env("DEBIAN_FRONTEND", "noninteractive");
-        let status = cmd.status().expect("running apt-get");
-        assert!(
-            status.success() && Path::new(FPM).is_file() && Path::new(CGI_FCGI).is_file(),
-            "these tests need php8.2-fpm and libfcgi-bin (apt-get install php8.2-fpm libfcgi-bin)"
-        );
-    });
+    DONE.get_or_init(|| common::apt_install(&["php8.2-fpm", "libfcgi-bin"], &[FPM, CGI_FCGI]));
 }
 
 /// A php-fpm master with a static pool of 2 workers, stopped on drop.

@@ -15,26 +15,7 @@ const CGI: &str = "/usr/bin/php-cgi8.2";
 /// php-cgi, installed with apt (as .ci/run does) when missing.
 fn cgi() -> Command {
     static DONE: OnceLock<()> = OnceLock::new();
-    DONE.get_or_init(|| {
-        if Path::new(CGI).is_file() {
-            return;
-        }
-        let root = Command::new("id")
-            .arg("-u")
-            .output()
-            .is_ok_and(|o| o.stdout.starts_with(b"0\n"));
-        let mut cmd = Command::new(if root { "apt-get" } else { "sudo" });
-        if !root {
-            cmd.arg("apt-get");
-        }
-        cmd.args(["install", "-y", "-qq", "php8.2-cgi"])
-            .env("DEBIAN_FRONTEND", "noninteractive");
-        let status = cmd.status().expect("running apt-get");
-        assert!(
-            status.success() && Path::new(CGI).is_file(),
-            "these tests need php8.2-cgi (apt-get install php8.2-cgi)"
-        );
-    });
+    DONE.get_or_init(|| common::apt_install(&["php8.2-cgi"], &[CGI]));
     let mut cmd = Command::new(CGI);
     cmd.args(["-n", "-q"]);
     cmd

@@ -50,6 +50,33 @@ pub fn extension() -> &'static Path {
     })
 }
 
+/// Installs the Debian `packages` with apt (as .ci/run does) unless every file of `files`
+/// is there already; fails the test when they cannot be installed.
+pub fn apt_install(packages: &[&str], files: &[&str]) {
+    let present = || files.iter().all(|f| Path::new(f).is_file());
+    if present() {
+        return;
+    }
+    let root = Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| o.stdout.starts_with(b"0\n"));
+    let mut cmd = Command::new(if root { "apt-get" } else { "sudo" });
+    if !root {
+        cmd.arg("apt-get");
+    }
+    cmd.args(["install", "-y", "-qq"])
+        .args(packages)
+        .env("DEBIAN_FRONTEND", "noninteractive");
+    let status = cmd.status().expect("running apt-get");
+    assert!(
+        status.success() && present(),
+        "these tests need {} (apt-get install {})",
+        packages.join(" and "),
+        packages.join(" ")
+    );
+}
+
 pub fn php() -> Command {
     static CHECKED: OnceLock<()> = OnceLock::new();
     CHECKED.get_or_init(|| {
