@@ -270,8 +270,9 @@ report() { # NAME
 }
 
 echo "php-fpm: $workers static workers, $requests requests from $clients clients per mode in $rounds interleaved rounds; app: $(php -r "echo count(json_decode(file_get_contents('$work/map.json'), true));") classes of ${dirs[*]}"
+# The file cache is filled by php-fpm's own warm-up requests: a CLI fill would be another
+# system id (the optimizer folds what each process has, and the CLI is another SAPI).
 mkdir -p "$work/zcache"
-php -n -d extension="$ext" -d zopt.cache_dir="$work/zcache" "$work/app/index.php" >/dev/null
 # The reference page is the first mode's: put `none` first when changing the modes.
 for round in $(seq "$rounds"); do
     for m in "${modes[@]}"; do
