@@ -6,10 +6,13 @@
 //! diagnostic; every other case answers `None` (left for run time). The set is a subset of
 //! PHP's: functions on the list and not implemented here simply stay calls (a dump
 //! difference, never a wrong value). PHP makes the call from a dummy frame of the op_array
-//! being optimized, so its strict_types decides how arguments are taken: a `string`
-//! parameter takes ints, floats and booleans only without strict types ([`str_arg`]), as an
-//! `int` parameter read with [`int_arg`] takes booleans, integral floats and numeric
-//! strings; the other parameters take only their exact type in both modes.
+//! being optimized, so its strict_types decides how arguments are taken: without strict
+//! types a `string` parameter takes ints, floats and booleans ([`str_arg`]), an `int`
+//! parameter booleans, integral floats and numeric strings ([`int_arg`]), a `float` one
+//! booleans and numeric strings ([`float_arg`]) and a `bool` one ints, floats and strings
+//! ([`bool_arg`]); with them each takes only its own type (a `float` an int too). `null`
+//! for a non-nullable parameter (a deprecation) and an array for a scalar one (a TypeError)
+//! are never taken.
 
 use zend_ir::opcode::*;
 use zend_ir::{ArrayKey, Literal, PhpArray, PhpDouble, PhpStr};
@@ -33,13 +36,6 @@ fn str_arg(a: &Literal, strict_types: bool) -> Option<std::borrow::Cow<'_, [u8]>
         Literal::True => Some(Cow::Borrowed(b"1")),
         Literal::False => Some(Cow::Borrowed(b"")),
         Literal::Double(_) => zend_operators::get_string(a).map(|s| Cow::Owned(s.0)),
-        _ => None,
-    }
-}
-
-fn long_arg(a: &Literal) -> Option<i64> {
-    match a {
-        Literal::Long(l) => Some(*l),
         _ => None,
     }
 }
@@ -74,10 +70,38 @@ fn int_arg(a: &Literal, strict_types: bool) -> Option<i64> {
     }
 }
 
-fn bool_arg(a: &Literal) -> Option<bool> {
+/// A `bool` parameter as the call receives it (`zend_parse_arg_bool_weak` without strict
+/// types): an int, float or string is silently its truth value (`zend_is_true`: NAN is true,
+/// "0" and "" false, "0.0" true); `null` is a deprecation, an array a TypeError, and under
+/// strict types anything but a bool is one.
+fn bool_arg(a: &Literal, strict_types: bool) -> Option<bool> {
     match a {
         Literal::True => Some(true),
         Literal::False => Some(false),
+        _ if strict_types => None,
+        Literal::Long(_) | Literal::Double(_) | Literal::String(_) => {
+            Some(zend_operators::is_true(a))
+        }
+        _ => None,
+    }
+}
+
+/// A `float` parameter as the call receives it (`zend_parse_arg_double_weak` without strict
+/// types): a float, an int (taken under strict types too), a bool, or a string that is wholly
+/// a number (one beyond the double range is INF, as PHP reads it). A number with trailing
+/// bytes warns or throws, `null` deprecates: those leave the call for run time.
+fn float_arg(a: &Literal, strict_types: bool) -> Option<f64> {
+    match a {
+        Literal::Double(d) => Some(d.get()),
+        Literal::Long(l) => Some(*l as f64),
+        _ if strict_types => None,
+        Literal::True => Some(1.0),
+        Literal::False => Some(0.0),
+        Literal::String(st) => match zend_operators::is_numeric_string(st.as_bytes(), false)? {
+            Literal::Long(l) => Some(l as f64),
+            Literal::Double(d) => Some(d.get()),
+            _ => None,
+        },
         _ => None,
     }
 }
@@ -759,6 +783,8 @@ pub fn ct_eval_func_call(
     with_file_cache: bool,
 ) -> Option<Literal> {
     let str_arg_s = |a| str_arg(a, strict_types);
+    let int_arg_s = |a| int_arg(a, strict_types);
+    let bool_arg_s = |a| bool_arg(a, strict_types);
     crate::helpers::internal_function(name)?;
     if let [Literal::String(a)] = args {
         if let Some(v) = crate::helpers::eval_special_func_call(name, a.as_bytes(), with_file_cache)
@@ -773,8 +799,8 @@ pub fn ct_eval_func_call(
         (b"ord", [a]) => Some(Literal::Long(
             str_arg_s(a)?.first().map_or(0, |&c| i64::from(c)),
         )),
-        // chr() takes the code modulo 256 (`c &= 0xff`); only an int is taken here.
-        (b"chr", [a]) => Some(s(&[(long_arg(a)? & 0xff) as u8])),
+        // chr() takes the code modulo 256 (`c &= 0xff`).
+        (b"chr", [a]) => Some(s(&[(int_arg_s(a)? & 0xff) as u8])),
         (b"ucfirst", [a]) => {
             let mut v = str_arg_s(a)?.to_vec();
             if let Some(c) = v.first_mut() {
@@ -816,10 +842,11 @@ pub fn ct_eval_func_call(
             };
             trim(&str_arg_s(a)?, &chars, mode)
         }
-        (b"str_repeat", [a, b]) => {
-            let (v, n) = (str_arg_s(a)?, long_arg(b)?);
-            let (v, n) = (&*v, n);
-            // Larger results are left for run time (PHP's 64 KiB bound).
+        // Not @compile-time-eval: `can_ct_eval_func_call` lets PHP call it only with exactly
+        // a string and an int whose result stays under 64 KiB, before any coercion (so
+        // str_repeat(5, 3) or str_repeat("ab", "3") stay calls in either mode).
+        (b"str_repeat", [Literal::String(v), Literal::Long(n)]) => {
+            let (v, n) = (v.as_bytes(), *n);
             if n < 0 || (v.len() as u128) * (n as u128) >= 64 * 1024 {
                 return None;
             }
@@ -829,7 +856,7 @@ pub fn ct_eval_func_call(
             let v = str_arg_s(a)?;
             let v = &*v;
             let len = v.len() as i64;
-            let mut f = long_arg(b)?;
+            let mut f = int_arg_s(b)?;
             if f > len {
                 return Some(s(b""));
             }
@@ -843,7 +870,7 @@ pub fn ct_eval_func_call(
             let l = match rest {
                 [] | [Literal::Null] => len - f,
                 [l] => {
-                    let l = long_arg(l)?;
+                    let l = int_arg_s(l)?;
                     if l < 0 {
                         if -(l as i128) > i128::from(len - f) {
                             0
@@ -864,7 +891,7 @@ pub fn ct_eval_func_call(
             let (mut h, mut n) = (str_arg_s(a)?.to_vec(), str_arg_s(b)?.to_vec());
             let len = h.len() as i64;
             let mut off = match rest {
-                [o] => long_arg(o)?,
+                [o] => int_arg_s(o)?,
                 _ => 0,
             };
             if off < 0 {
@@ -885,7 +912,7 @@ pub fn ct_eval_func_call(
         (b"strrpos" | b"strripos", [a, b, rest @ ..]) if rest.len() <= 1 => {
             let (mut h, mut n) = (str_arg_s(a)?.into_owned(), str_arg_s(b)?.into_owned());
             let offset = match rest {
-                [o] => int_arg(o, strict_types)?,
+                [o] => int_arg_s(o)?,
                 _ => 0,
             };
             if name == b"strripos" {
@@ -906,7 +933,7 @@ pub fn ct_eval_func_call(
             let (h, n) = (str_arg_s(a)?, str_arg_s(b)?);
             let (h, n) = (&*h, &*n);
             let before = match rest {
-                [x] => bool_arg(x)?,
+                [x] => bool_arg_s(x)?,
                 _ => false,
             };
             Some(match find(h, n, 0) {
@@ -962,7 +989,8 @@ pub fn ct_eval_func_call(
         }
         (b"implode", [a, rest @ ..]) if rest.len() <= 1 => {
             let (sep, arr) = match rest {
-                [] => (std::borrow::Cow::Borrowed(&b""[..]), arr_arg(a)?),
+                // A null array (the parameter is ?array) is the one-argument form.
+                [] | [Literal::Null] => (std::borrow::Cow::Borrowed(&b""[..]), arr_arg(a)?),
                 [b] => (str_arg_s(a)?, arr_arg(b)?),
                 _ => return None,
             };
@@ -982,7 +1010,7 @@ pub fn ct_eval_func_call(
                 return None;
             }
             let limit = match rest {
-                [l] => long_arg(l)?,
+                [l] => int_arg_s(l)?,
                 _ => i64::MAX,
             };
             let mut parts: Vec<&[u8]> = Vec::new();
@@ -1056,9 +1084,9 @@ pub fn ct_eval_func_call(
         (b"base64_decode", [a]) => Some(s(&base64_decode(&str_arg_s(a)?)?)),
         (b"urlencode", [a]) => Some(s(&urlencode(&str_arg_s(a)?, false))),
         (b"rawurlencode", [a]) => Some(s(&urlencode(&str_arg_s(a)?, true))),
-        (b"dechex", [a]) => Some(s(&number_to_base(long_arg(a)?, 16))),
-        (b"decbin", [a]) => Some(s(&number_to_base(long_arg(a)?, 2))),
-        (b"decoct", [a]) => Some(s(&number_to_base(long_arg(a)?, 8))),
+        (b"dechex", [a]) => Some(s(&number_to_base(int_arg_s(a)?, 16))),
+        (b"decbin", [a]) => Some(s(&number_to_base(int_arg_s(a)?, 2))),
+        (b"decoct", [a]) => Some(s(&number_to_base(int_arg_s(a)?, 8))),
         (b"hexdec", [a]) => base_to_number(&str_arg_s(a)?, 16),
         (b"bindec", [a]) => base_to_number(&str_arg_s(a)?, 2),
         (b"octdec", [a]) => base_to_number(&str_arg_s(a)?, 8),
@@ -1068,7 +1096,7 @@ pub fn ct_eval_func_call(
             &str_arg_s(b)?.to_ascii_lowercase(),
         ))),
         (b"strncmp", [a, b, c]) => {
-            let n = long_arg(c)?;
+            let n = int_arg_s(c)?;
             if n < 0 {
                 return None;
             }
@@ -1083,7 +1111,7 @@ pub fn ct_eval_func_call(
         // zend_binary_strncasecmp: the first `n` bytes of each, ASCII case ignored, compared
         // as strcmp does. A negative length is a ValueError.
         (b"strncasecmp", [a, b, c]) => {
-            let n = usize::try_from(int_arg(c, strict_types)?).ok()?;
+            let n = usize::try_from(int_arg_s(c)?).ok()?;
             let (x, y) = (
                 str_arg_s(a)?.to_ascii_lowercase(),
                 str_arg_s(b)?.to_ascii_lowercase(),
@@ -1097,7 +1125,7 @@ pub fn ct_eval_func_call(
             let v = str_arg_s(a)?;
             let v = &*v;
             let n = match rest {
-                [l] => long_arg(l)?,
+                [l] => int_arg_s(l)?,
                 _ => 1,
             };
             if n < 1 {
@@ -1112,7 +1140,7 @@ pub fn ct_eval_func_call(
         }
         (b"dirname", [a, rest @ ..]) if rest.len() <= 1 => {
             let levels = match rest {
-                [l] => long_arg(l)?,
+                [l] => int_arg_s(l)?,
                 _ => 1,
             };
             if levels < 1 {
@@ -1162,7 +1190,10 @@ pub fn ct_eval_func_call(
                     .join(&b' ')),
             })
         }
-        (b"phpversion", []) => crate::helpers::get_persistent_constant(b"PHP_VERSION", false),
+        // `?string $extension`: null is PHP's own version, as no argument.
+        (b"phpversion", [] | [Literal::Null]) => {
+            crate::helpers::get_persistent_constant(b"PHP_VERSION", false)
+        }
         (b"phpversion", [a]) => {
             let lc = str_arg_s(a)?.to_ascii_lowercase();
             if crate::helpers::is_module_loaded(&lc) {
@@ -1204,7 +1235,7 @@ pub fn ct_eval_func_call(
         (b"array_keys", [a, rest @ ..]) if rest.len() <= 2 => {
             let arr = arr_arg(a)?;
             let strict = match rest {
-                [_, st] => bool_arg(st)?,
+                [_, st] => bool_arg_s(st)?,
                 _ => false,
             };
             let mut out = Vec::new();
@@ -1299,7 +1330,7 @@ pub fn ct_eval_func_call(
         // or either with named arguments in declaration order (positional for the call).
         (b"count", [a, rest @ ..]) if rest.len() <= 1 => {
             let mode = match rest {
-                [m] => int_arg(m, strict_types)?,
+                [m] => int_arg_s(m)?,
                 _ => 0,
             };
             let arr = arr_arg(a)?;
@@ -1338,7 +1369,7 @@ pub fn ct_eval_func_call(
         }
         (b"array_search", [n, h, rest @ ..]) if rest.len() <= 1 => {
             let strict = match rest {
-                [st] => bool_arg(st)?,
+                [st] => bool_arg_s(st)?,
                 _ => false,
             };
             for (k, v) in arr_arg(h)? {
@@ -1355,7 +1386,7 @@ pub fn ct_eval_func_call(
         }
         (b"in_array", [n, h, rest @ ..]) if rest.len() <= 1 => {
             let strict = match rest {
-                [st] => bool_arg(st)?,
+                [st] => bool_arg_s(st)?,
                 _ => false,
             };
             for (_, v) in arr_arg(h)? {
@@ -1386,7 +1417,10 @@ pub fn ct_eval_func_call(
                 .enumerate()
                 .all(|(i, (k, _))| *k == ArrayKey::Long(i as i64)),
         )),
-        (b"array_unique", [a]) => {
+        // Only the default flags, SORT_STRING (2), compare the entries' string forms.
+        (b"array_unique", [a, rest @ ..])
+            if rest.len() <= 1 && rest.iter().all(|f| int_arg_s(f) == Some(2)) =>
+        {
             let mut seen: Vec<Vec<u8>> = Vec::new();
             let mut out = Vec::new();
             for (k, v) in arr_arg(a)? {
@@ -1461,7 +1495,7 @@ pub fn ct_eval_func_call(
             // makes equal to an earlier one overwrites its value in place.
             let upper = match rest {
                 [] => false,
-                [m] => long_arg(m)? != 0,
+                [m] => int_arg_s(m)? != 0,
                 _ => return None,
             };
             let mut out = Vec::new();
@@ -1506,7 +1540,7 @@ pub fn ct_eval_func_call(
             Some(best)
         }
         (b"intdiv", [a, b]) => {
-            let (x, y) = (long_arg(a)?, long_arg(b)?);
+            let (x, y) = (int_arg_s(a)?, int_arg_s(b)?);
             if y == 0 || (y == -1 && x == i64::MIN) {
                 return None;
             }
@@ -1514,11 +1548,7 @@ pub fn ct_eval_func_call(
         }
         (b"pow", [a, b]) => zend_operators::eval_binary_op(ZEND_POW, a, b),
         (b"is_nan" | b"is_infinite" | b"is_finite", [a]) => {
-            let d = match a {
-                Literal::Double(d) => d.get(),
-                Literal::Long(l) => *l as f64,
-                _ => return None,
-            };
+            let d = float_arg(a, strict_types)?;
             Some(boolean(match name {
                 b"is_nan" => d.is_nan(),
                 b"is_infinite" => d.is_infinite(),
