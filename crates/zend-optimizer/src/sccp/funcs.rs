@@ -179,11 +179,20 @@ fn last_pos(h: &[u8], n: &[u8], offset: i64) -> Option<Option<usize>> {
     )
 }
 
-/// `php_str_to_str_i_ex` / `php_char_to_str_ex` case-insensitively: every occurrence of
-/// `needle` in `h`, ASCII case ignored (PHP 8.2's tolower is locale-independent), left to
-/// right without overlap, replaced by `rep`; the bytes between keep their case.
-fn replace_ci(h: &[u8], needle: &[u8], rep: &[u8]) -> Vec<u8> {
-    let (lh, ln) = (h.to_ascii_lowercase(), needle.to_ascii_lowercase());
+/// `php_str_to_str_ex`, or with `fold_case` `php_str_to_str_i_ex` (`php_char_to_str_ex` for
+/// a one-byte needle does the same): every occurrence of `needle` in `h`, left to right
+/// without overlap, replaced by `rep`. With `fold_case` ASCII case is ignored in the search
+/// (PHP 8.2's tolower is locale-independent) and the bytes between keep theirs.
+fn replace_all(h: &[u8], needle: &[u8], rep: &[u8], fold_case: bool) -> Vec<u8> {
+    use std::borrow::Cow;
+    let (lh, ln) = if fold_case {
+        (
+            Cow::Owned(h.to_ascii_lowercase()),
+            Cow::Owned(needle.to_ascii_lowercase()),
+        )
+    } else {
+        (Cow::Borrowed(h), Cow::Borrowed(needle))
+    };
     let mut out = Vec::with_capacity(h.len());
     let mut start = 0;
     while let Some(p) = find(&lh, &ln, start) {
@@ -195,7 +204,7 @@ fn replace_ci(h: &[u8], needle: &[u8], rep: &[u8]) -> Vec<u8> {
     out
 }
 
-/// The `search` or `replace` argument of `str_ireplace` (`array|string`).
+/// The `search` or `replace` argument of `str_replace`/`str_ireplace` (`array|string`).
 enum StrsArg<'a> {
     One(std::borrow::Cow<'a, [u8]>),
     Many(&'a PhpArray),
@@ -210,16 +219,17 @@ impl<'a> StrsArg<'a> {
     }
 }
 
-/// `php_str_replace_in_subject` of `str_ireplace`. The entries of array arguments become
-/// strings only here, once per non-empty subject (an array entry would warn "Array to
-/// string conversion"): an empty subject, or one a replacement emptied, reads no further.
-/// With an array search, each entry replaces in the previous result, paired with the
-/// replace array's entries in order (keys ignored; "" once they run out); an empty search
-/// entry is skipped, but still takes its replacement.
-fn ireplace_subject(
+/// `php_str_replace_in_subject` (`fold_case` for `str_ireplace`). The entries of array
+/// arguments become strings only here, once per non-empty subject (an array entry would
+/// warn "Array to string conversion"): an empty subject, or one a replacement emptied, reads
+/// no further. With an array search, each entry replaces in the previous result, paired
+/// with the replace array's entries in order (keys ignored; "" once they run out); an empty
+/// search entry is skipped, but still takes its replacement.
+fn replace_in_subject(
     subject: &[u8],
     search: &StrsArg<'_>,
     replace: &StrsArg<'_>,
+    fold_case: bool,
 ) -> Option<Vec<u8>> {
     if subject.is_empty() {
         return Some(Vec::new());
@@ -233,7 +243,7 @@ fn ireplace_subject(
             if needle.is_empty() {
                 return Some(subject.to_vec());
             }
-            return Some(replace_ci(subject, needle, rep));
+            return Some(replace_all(subject, needle, rep, fold_case));
         }
     };
     let mut reps = match replace {
@@ -253,7 +263,7 @@ fn ireplace_subject(
         if needle.is_empty() {
             continue;
         }
-        cur = replace_ci(&cur, &needle, &rep);
+        cur = replace_all(&cur, &needle, &rep, fold_case);
         if cur.is_empty() {
             return Some(cur);
         }
@@ -942,49 +952,27 @@ pub fn ct_eval_func_call(
                 None => Literal::False,
             })
         }
-        (b"str_replace", [a, b, c]) => {
-            let (search, rep, subj) = (str_arg_s(a)?, str_arg_s(b)?, str_arg_s(c)?);
-            let (search, rep, subj) = (&*search, &*rep, &*subj);
-            if search.is_empty() {
-                return Some(s(subj));
-            }
-            let mut out = Vec::with_capacity(subj.len());
-            let mut i = 0;
-            while i < subj.len() {
-                if subj[i..].starts_with(search) {
-                    out.extend_from_slice(rep);
-                    i += search.len();
-                } else {
-                    out.push(subj[i]);
-                    i += 1;
-                }
-            }
-            Some(s(&out))
-        }
         // With a fourth argument (the count, by reference) the call never reaches here.
-        (b"str_ireplace", [search, replace, subject]) => {
+        (b"str_replace" | b"str_ireplace", [search, replace, subject]) => {
+            let fold_case = name == b"str_ireplace";
             let search = StrsArg::new(search, strict_types)?;
             let replace = StrsArg::new(replace, strict_types)?;
             // A string search with an array replace is a TypeError.
             if let (StrsArg::One(_), StrsArg::Many(_)) = (&search, &replace) {
                 return None;
             }
+            let in_subject = |v: &[u8]| replace_in_subject(v, &search, &replace, fold_case);
             match subject {
                 // Each entry is made a string before anything else (an array entry warns),
                 // and its result, always a string, goes under its key into a new table.
                 Literal::Array(subjects) => {
                     let mut out = PhpArray::new();
                     for (k, v) in subjects {
-                        let v = elem_str(v)?;
-                        out.add_new(k.clone(), s(&ireplace_subject(&v, &search, &replace)?));
+                        out.add_new(k.clone(), s(&in_subject(&elem_str(v)?)?));
                     }
                     Some(Literal::Array(out))
                 }
-                _ => Some(s(&ireplace_subject(
-                    &str_arg_s(subject)?,
-                    &search,
-                    &replace,
-                )?)),
+                _ => Some(s(&in_subject(&str_arg_s(subject)?)?)),
             }
         }
         (b"implode", [a, rest @ ..]) if rest.len() <= 1 => {
