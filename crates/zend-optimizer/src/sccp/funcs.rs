@@ -382,20 +382,41 @@ fn symtable_key(s: &[u8]) -> ArrayKey {
 
 const TRIM_DEFAULT: &[u8] = b" \n\r\t\x0b\0";
 
-fn trim(v: &[u8], chars: &[u8], mode: u8) -> Option<Literal> {
-    // Ranges ("a..z") are left for run time: they may warn.
-    if chars.windows(2).any(|w| w == b"..") {
-        return None;
+/// `php_charmask`: the bytes `chars` lists, where "x..y" stands for the bytes from x to y
+/// (y not below x). `None` when a ".." is left that is not such a range (PHP warns "Invalid
+/// '..'-range").
+fn charmask(chars: &[u8]) -> Option<[bool; 256]> {
+    let mut mask = [false; 256];
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        if i + 3 < chars.len() && &chars[i + 1..i + 3] == b".." && chars[i + 3] >= c {
+            for b in c..=chars[i + 3] {
+                mask[usize::from(b)] = true;
+            }
+            i += 4;
+        } else if chars[i..].starts_with(b"..") {
+            return None;
+        } else {
+            mask[usize::from(c)] = true;
+            i += 1;
+        }
     }
+    Some(mask)
+}
+
+fn trim(v: &[u8], chars: &[u8], mode: u8) -> Option<Literal> {
+    let mask = charmask(chars)?;
+    let strip = |c: u8| mask[usize::from(c)];
     let mut start = 0;
     let mut end = v.len();
     if mode & 1 != 0 {
-        while start < end && chars.contains(&v[start]) {
+        while start < end && strip(v[start]) {
             start += 1;
         }
     }
     if mode & 2 != 0 {
-        while end > start && chars.contains(&v[end - 1]) {
+        while end > start && strip(v[end - 1]) {
             end -= 1;
         }
     }
@@ -830,13 +851,15 @@ pub fn ct_eval_func_call(
                 [d] => str_arg_s(d)?,
                 _ => std::borrow::Cow::Borrowed(&b" \t\r\n\x0c\x0b"[..]),
             };
+            // The delimiters are a character mask, ranges included.
+            let delims = charmask(&delims)?;
             let mut v = str_arg_s(a)?.to_vec();
             let mut up = true;
             for c in v.iter_mut() {
                 if up {
                     *c = c.to_ascii_uppercase();
                 }
-                up = delims.contains(c);
+                up = delims[usize::from(*c)];
             }
             Some(s(&v))
         }
