@@ -489,34 +489,41 @@ fn base64_encode(data: &[u8]) -> Vec<u8> {
     out
 }
 
-/// Only canonical input (alphabet, correct padding): anything else is left for run time.
-fn base64_decode(data: &[u8]) -> Option<Vec<u8>> {
-    if data.len() % 4 != 0 {
-        return None;
-    }
-    let mut out = Vec::new();
-    for (ci, chunk) in data.chunks(4).enumerate() {
-        let last = ci == data.len() / 4 - 1;
-        let mut n: u32 = 0;
-        let mut pad = 0;
-        for (i, &c) in chunk.iter().enumerate() {
-            let v = if c == b'=' && last && i >= 2 {
-                pad += 1;
-                0
-            } else if pad > 0 {
+/// `php_base64_decode_ex`: `=` is counted and otherwise ignored, and every other byte
+/// outside the alphabet skipped, the alphabet's bytes taken six bits at a time (the bits of
+/// an incomplete last byte dropped). With `strict`, only whitespace (`\t`, `\n`, `\r`,
+/// space) may be skipped, nothing but whitespace may follow a `=`, and a last group of one
+/// digit or padding that does not complete the last group (up to two `=`) fail: `None`
+/// (base64_decode() is false, without a diagnostic).
+fn base64_decode(data: &[u8], strict: bool) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(data.len() / 4 * 3);
+    let (mut bits, mut nbits, mut digits, mut padding) = (0u32, 0u32, 0usize, 0usize);
+    for &c in data {
+        if c == b'=' {
+            padding += 1;
+            continue;
+        }
+        let Some(v) = B64.iter().position(|&x| x == c) else {
+            if strict && !matches!(c, b'\t' | b'\n' | b'\r' | b' ') {
                 return None;
-            } else {
-                B64.iter().position(|&x| x == c)? as u32
-            };
-            n = (n << 6) | v;
+            }
+            continue;
+        };
+        if strict && padding > 0 {
+            return None;
         }
-        out.push((n >> 16) as u8);
-        if pad < 2 {
-            out.push((n >> 8) as u8);
+        bits = (bits << 6) | v as u32;
+        nbits += 6;
+        digits += 1;
+        if nbits >= 8 {
+            nbits -= 8;
+            out.push((bits >> nbits) as u8);
+            bits &= (1 << nbits) - 1;
         }
-        if pad < 1 {
-            out.push(n as u8);
-        }
+    }
+    if strict && (digits % 4 == 1 || (padding > 0 && (padding > 2 || (digits + padding) % 4 != 0)))
+    {
+        return None;
     }
     Some(out)
 }
@@ -1092,7 +1099,13 @@ pub fn ct_eval_func_call(
         }
         (b"crc32", [a]) => Some(Literal::Long(i64::from(crc32(&str_arg_s(a)?)))),
         (b"base64_encode", [a]) => Some(s(&base64_encode(&str_arg_s(a)?))),
-        (b"base64_decode", [a]) => Some(s(&base64_decode(&str_arg_s(a)?)?)),
+        (b"base64_decode", [a, rest @ ..]) if rest.len() <= 1 => {
+            let strict = match rest {
+                [st] => bool_arg_s(st)?,
+                _ => false,
+            };
+            Some(base64_decode(&str_arg_s(a)?, strict).map_or(Literal::False, |v| s(&v)))
+        }
         (b"urlencode", [a]) => Some(s(&urlencode(&str_arg_s(a)?, false))),
         (b"rawurlencode", [a]) => Some(s(&urlencode(&str_arg_s(a)?, true))),
         (b"dechex", [a]) => Some(s(&number_to_base(int_arg_s(a)?, 16))),
