@@ -604,8 +604,25 @@ fn preg_quote(data: &[u8], delimiter: Option<u8>) -> Vec<u8> {
     out
 }
 
-/// `_php_math_basetozval` for valid digits only (invalid ones deprecate).
+/// `_php_math_basetozval` for valid digits only (invalid ones deprecate), after leading
+/// and trailing whitespace (C's isspace) and then the base's prefix ("0x", "0o", "0b", any
+/// case), which PHP skips silently.
 fn base_to_number(v: &[u8], base: u32) -> Option<Literal> {
+    let is_space = |c: &u8| matches!(c, b' ' | b'\t' | b'\n' | b'\x0b' | b'\x0c' | b'\r');
+    let start = v.iter().position(|c| !is_space(c)).unwrap_or(v.len());
+    let end = v
+        .iter()
+        .rposition(|c| !is_space(c))
+        .map_or(start, |e| e + 1);
+    let mut v = &v[start..end];
+    let prefix = match base {
+        16 => b'x',
+        8 => b'o',
+        _ => b'b',
+    };
+    if v.len() >= 2 && v[0] == b'0' && v[1].to_ascii_lowercase() == prefix {
+        v = &v[2..];
+    }
     let mut num: i64 = 0;
     let mut fnum: f64 = 0.0;
     let mut is_double = false;
