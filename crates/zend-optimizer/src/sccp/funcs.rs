@@ -6,10 +6,13 @@
 //! diagnostic; every other case answers `None` (left for run time). The set is a subset of
 //! PHP's: functions on the list and not implemented here simply stay calls (a dump
 //! difference, never a wrong value). PHP makes the call from a dummy frame of the op_array
-//! being optimized, so its strict_types decides how arguments are taken: a `string`
-//! parameter takes ints, floats and booleans only without strict types ([`str_arg`]), as an
-//! `int` parameter read with [`int_arg`] takes booleans, integral floats and numeric
-//! strings; the other parameters take only their exact type in both modes.
+//! being optimized, so its strict_types decides how arguments are taken: without strict
+//! types a `string` parameter takes ints, floats and booleans ([`str_arg`]), an `int`
+//! parameter booleans, integral floats and numeric strings ([`int_arg`]), a `float` one
+//! booleans and numeric strings ([`float_arg`]) and a `bool` one ints, floats and strings
+//! ([`bool_arg`]); with them each takes only its own type (a `float` an int too). `null`
+//! for a non-nullable parameter (a deprecation) and an array for a scalar one (a TypeError)
+//! are never taken.
 
 use zend_ir::opcode::*;
 use zend_ir::{ArrayKey, Literal, PhpArray, PhpDouble, PhpStr};
@@ -33,13 +36,6 @@ fn str_arg(a: &Literal, strict_types: bool) -> Option<std::borrow::Cow<'_, [u8]>
         Literal::True => Some(Cow::Borrowed(b"1")),
         Literal::False => Some(Cow::Borrowed(b"")),
         Literal::Double(_) => zend_operators::get_string(a).map(|s| Cow::Owned(s.0)),
-        _ => None,
-    }
-}
-
-fn long_arg(a: &Literal) -> Option<i64> {
-    match a {
-        Literal::Long(l) => Some(*l),
         _ => None,
     }
 }
@@ -74,10 +70,38 @@ fn int_arg(a: &Literal, strict_types: bool) -> Option<i64> {
     }
 }
 
-fn bool_arg(a: &Literal) -> Option<bool> {
+/// A `bool` parameter as the call receives it (`zend_parse_arg_bool_weak` without strict
+/// types): an int, float or string is silently its truth value (`zend_is_true`: NAN is true,
+/// "0" and "" false, "0.0" true); `null` is a deprecation, an array a TypeError, and under
+/// strict types anything but a bool is one.
+fn bool_arg(a: &Literal, strict_types: bool) -> Option<bool> {
     match a {
         Literal::True => Some(true),
         Literal::False => Some(false),
+        _ if strict_types => None,
+        Literal::Long(_) | Literal::Double(_) | Literal::String(_) => {
+            Some(zend_operators::is_true(a))
+        }
+        _ => None,
+    }
+}
+
+/// A `float` parameter as the call receives it (`zend_parse_arg_double_weak` without strict
+/// types): a float, an int (taken under strict types too), a bool, or a string that is wholly
+/// a number (one beyond the double range is INF, as PHP reads it). A number with trailing
+/// bytes warns or throws, `null` deprecates: those leave the call for run time.
+fn float_arg(a: &Literal, strict_types: bool) -> Option<f64> {
+    match a {
+        Literal::Double(d) => Some(d.get()),
+        Literal::Long(l) => Some(*l as f64),
+        _ if strict_types => None,
+        Literal::True => Some(1.0),
+        Literal::False => Some(0.0),
+        Literal::String(st) => match zend_operators::is_numeric_string(st.as_bytes(), false)? {
+            Literal::Long(l) => Some(l as f64),
+            Literal::Double(d) => Some(d.get()),
+            _ => None,
+        },
         _ => None,
     }
 }
@@ -155,11 +179,20 @@ fn last_pos(h: &[u8], n: &[u8], offset: i64) -> Option<Option<usize>> {
     )
 }
 
-/// `php_str_to_str_i_ex` / `php_char_to_str_ex` case-insensitively: every occurrence of
-/// `needle` in `h`, ASCII case ignored (PHP 8.2's tolower is locale-independent), left to
-/// right without overlap, replaced by `rep`; the bytes between keep their case.
-fn replace_ci(h: &[u8], needle: &[u8], rep: &[u8]) -> Vec<u8> {
-    let (lh, ln) = (h.to_ascii_lowercase(), needle.to_ascii_lowercase());
+/// `php_str_to_str_ex`, or with `fold_case` `php_str_to_str_i_ex` (`php_char_to_str_ex` for
+/// a one-byte needle does the same): every occurrence of `needle` in `h`, left to right
+/// without overlap, replaced by `rep`. With `fold_case` ASCII case is ignored in the search
+/// (PHP 8.2's tolower is locale-independent) and the bytes between keep theirs.
+fn replace_all(h: &[u8], needle: &[u8], rep: &[u8], fold_case: bool) -> Vec<u8> {
+    use std::borrow::Cow;
+    let (lh, ln) = if fold_case {
+        (
+            Cow::Owned(h.to_ascii_lowercase()),
+            Cow::Owned(needle.to_ascii_lowercase()),
+        )
+    } else {
+        (Cow::Borrowed(h), Cow::Borrowed(needle))
+    };
     let mut out = Vec::with_capacity(h.len());
     let mut start = 0;
     while let Some(p) = find(&lh, &ln, start) {
@@ -171,7 +204,7 @@ fn replace_ci(h: &[u8], needle: &[u8], rep: &[u8]) -> Vec<u8> {
     out
 }
 
-/// The `search` or `replace` argument of `str_ireplace` (`array|string`).
+/// The `search` or `replace` argument of `str_replace`/`str_ireplace` (`array|string`).
 enum StrsArg<'a> {
     One(std::borrow::Cow<'a, [u8]>),
     Many(&'a PhpArray),
@@ -186,16 +219,17 @@ impl<'a> StrsArg<'a> {
     }
 }
 
-/// `php_str_replace_in_subject` of `str_ireplace`. The entries of array arguments become
-/// strings only here, once per non-empty subject (an array entry would warn "Array to
-/// string conversion"): an empty subject, or one a replacement emptied, reads no further.
-/// With an array search, each entry replaces in the previous result, paired with the
-/// replace array's entries in order (keys ignored; "" once they run out); an empty search
-/// entry is skipped, but still takes its replacement.
-fn ireplace_subject(
+/// `php_str_replace_in_subject` (`fold_case` for `str_ireplace`). The entries of array
+/// arguments become strings only here, once per non-empty subject (an array entry would
+/// warn "Array to string conversion"): an empty subject, or one a replacement emptied, reads
+/// no further. With an array search, each entry replaces in the previous result, paired
+/// with the replace array's entries in order (keys ignored; "" once they run out); an empty
+/// search entry is skipped, but still takes its replacement.
+fn replace_in_subject(
     subject: &[u8],
     search: &StrsArg<'_>,
     replace: &StrsArg<'_>,
+    fold_case: bool,
 ) -> Option<Vec<u8>> {
     if subject.is_empty() {
         return Some(Vec::new());
@@ -209,7 +243,7 @@ fn ireplace_subject(
             if needle.is_empty() {
                 return Some(subject.to_vec());
             }
-            return Some(replace_ci(subject, needle, rep));
+            return Some(replace_all(subject, needle, rep, fold_case));
         }
     };
     let mut reps = match replace {
@@ -229,7 +263,7 @@ fn ireplace_subject(
         if needle.is_empty() {
             continue;
         }
-        cur = replace_ci(&cur, &needle, &rep);
+        cur = replace_all(&cur, &needle, &rep, fold_case);
         if cur.is_empty() {
             return Some(cur);
         }
@@ -348,20 +382,41 @@ fn symtable_key(s: &[u8]) -> ArrayKey {
 
 const TRIM_DEFAULT: &[u8] = b" \n\r\t\x0b\0";
 
-fn trim(v: &[u8], chars: &[u8], mode: u8) -> Option<Literal> {
-    // Ranges ("a..z") are left for run time: they may warn.
-    if chars.windows(2).any(|w| w == b"..") {
-        return None;
+/// `php_charmask`: the bytes `chars` lists, where "x..y" stands for the bytes from x to y
+/// (y not below x). `None` when a ".." is left that is not such a range (PHP warns "Invalid
+/// '..'-range").
+fn charmask(chars: &[u8]) -> Option<[bool; 256]> {
+    let mut mask = [false; 256];
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        if i + 3 < chars.len() && &chars[i + 1..i + 3] == b".." && chars[i + 3] >= c {
+            for b in c..=chars[i + 3] {
+                mask[usize::from(b)] = true;
+            }
+            i += 4;
+        } else if chars[i..].starts_with(b"..") {
+            return None;
+        } else {
+            mask[usize::from(c)] = true;
+            i += 1;
+        }
     }
+    Some(mask)
+}
+
+fn trim(v: &[u8], chars: &[u8], mode: u8) -> Option<Literal> {
+    let mask = charmask(chars)?;
+    let strip = |c: u8| mask[usize::from(c)];
     let mut start = 0;
     let mut end = v.len();
     if mode & 1 != 0 {
-        while start < end && chars.contains(&v[start]) {
+        while start < end && strip(v[start]) {
             start += 1;
         }
     }
     if mode & 2 != 0 {
-        while end > start && chars.contains(&v[end - 1]) {
+        while end > start && strip(v[end - 1]) {
             end -= 1;
         }
     }
@@ -434,34 +489,41 @@ fn base64_encode(data: &[u8]) -> Vec<u8> {
     out
 }
 
-/// Only canonical input (alphabet, correct padding): anything else is left for run time.
-fn base64_decode(data: &[u8]) -> Option<Vec<u8>> {
-    if data.len() % 4 != 0 {
-        return None;
-    }
-    let mut out = Vec::new();
-    for (ci, chunk) in data.chunks(4).enumerate() {
-        let last = ci == data.len() / 4 - 1;
-        let mut n: u32 = 0;
-        let mut pad = 0;
-        for (i, &c) in chunk.iter().enumerate() {
-            let v = if c == b'=' && last && i >= 2 {
-                pad += 1;
-                0
-            } else if pad > 0 {
+/// `php_base64_decode_ex`: `=` is counted and otherwise ignored, and every other byte
+/// outside the alphabet skipped, the alphabet's bytes taken six bits at a time (the bits of
+/// an incomplete last byte dropped). With `strict`, only whitespace (`\t`, `\n`, `\r`,
+/// space) may be skipped, nothing but whitespace may follow a `=`, and a last group of one
+/// digit or padding that does not complete the last group (up to two `=`) fail: `None`
+/// (base64_decode() is false, without a diagnostic).
+fn base64_decode(data: &[u8], strict: bool) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(data.len() / 4 * 3);
+    let (mut bits, mut nbits, mut digits, mut padding) = (0u32, 0u32, 0usize, 0usize);
+    for &c in data {
+        if c == b'=' {
+            padding += 1;
+            continue;
+        }
+        let Some(v) = B64.iter().position(|&x| x == c) else {
+            if strict && !matches!(c, b'\t' | b'\n' | b'\r' | b' ') {
                 return None;
-            } else {
-                B64.iter().position(|&x| x == c)? as u32
-            };
-            n = (n << 6) | v;
+            }
+            continue;
+        };
+        if strict && padding > 0 {
+            return None;
         }
-        out.push((n >> 16) as u8);
-        if pad < 2 {
-            out.push((n >> 8) as u8);
+        bits = (bits << 6) | v as u32;
+        nbits += 6;
+        digits += 1;
+        if nbits >= 8 {
+            nbits -= 8;
+            out.push((bits >> nbits) as u8);
+            bits &= (1 << nbits) - 1;
         }
-        if pad < 1 {
-            out.push(n as u8);
-        }
+    }
+    if strict && (digits % 4 == 1 || (padding > 0 && (padding > 2 || (digits + padding) % 4 != 0)))
+    {
+        return None;
     }
     Some(out)
 }
@@ -542,8 +604,25 @@ fn preg_quote(data: &[u8], delimiter: Option<u8>) -> Vec<u8> {
     out
 }
 
-/// `_php_math_basetozval` for valid digits only (invalid ones deprecate).
+/// `_php_math_basetozval` for valid digits only (invalid ones deprecate), after leading
+/// and trailing whitespace (C's isspace) and then the base's prefix ("0x", "0o", "0b", any
+/// case), which PHP skips silently.
 fn base_to_number(v: &[u8], base: u32) -> Option<Literal> {
+    let is_space = |c: &u8| matches!(c, b' ' | b'\t' | b'\n' | b'\x0b' | b'\x0c' | b'\r');
+    let start = v.iter().position(|c| !is_space(c)).unwrap_or(v.len());
+    let end = v
+        .iter()
+        .rposition(|c| !is_space(c))
+        .map_or(start, |e| e + 1);
+    let mut v = &v[start..end];
+    let prefix = match base {
+        16 => b'x',
+        8 => b'o',
+        _ => b'b',
+    };
+    if v.len() >= 2 && v[0] == b'0' && v[1].to_ascii_lowercase() == prefix {
+        v = &v[2..];
+    }
     let mut num: i64 = 0;
     let mut fnum: f64 = 0.0;
     let mut is_double = false;
@@ -759,6 +838,8 @@ pub fn ct_eval_func_call(
     with_file_cache: bool,
 ) -> Option<Literal> {
     let str_arg_s = |a| str_arg(a, strict_types);
+    let int_arg_s = |a| int_arg(a, strict_types);
+    let bool_arg_s = |a| bool_arg(a, strict_types);
     crate::helpers::internal_function(name)?;
     if let [Literal::String(a)] = args {
         if let Some(v) = crate::helpers::eval_special_func_call(name, a.as_bytes(), with_file_cache)
@@ -773,8 +854,8 @@ pub fn ct_eval_func_call(
         (b"ord", [a]) => Some(Literal::Long(
             str_arg_s(a)?.first().map_or(0, |&c| i64::from(c)),
         )),
-        // chr() takes the code modulo 256 (`c &= 0xff`); only an int is taken here.
-        (b"chr", [a]) => Some(s(&[(long_arg(a)? & 0xff) as u8])),
+        // chr() takes the code modulo 256 (`c &= 0xff`).
+        (b"chr", [a]) => Some(s(&[(int_arg_s(a)? & 0xff) as u8])),
         (b"ucfirst", [a]) => {
             let mut v = str_arg_s(a)?.to_vec();
             if let Some(c) = v.first_mut() {
@@ -794,13 +875,15 @@ pub fn ct_eval_func_call(
                 [d] => str_arg_s(d)?,
                 _ => std::borrow::Cow::Borrowed(&b" \t\r\n\x0c\x0b"[..]),
             };
+            // The delimiters are a character mask, ranges included.
+            let delims = charmask(&delims)?;
             let mut v = str_arg_s(a)?.to_vec();
             let mut up = true;
             for c in v.iter_mut() {
                 if up {
                     *c = c.to_ascii_uppercase();
                 }
-                up = delims.contains(c);
+                up = delims[usize::from(*c)];
             }
             Some(s(&v))
         }
@@ -816,10 +899,11 @@ pub fn ct_eval_func_call(
             };
             trim(&str_arg_s(a)?, &chars, mode)
         }
-        (b"str_repeat", [a, b]) => {
-            let (v, n) = (str_arg_s(a)?, long_arg(b)?);
-            let (v, n) = (&*v, n);
-            // Larger results are left for run time (PHP's 64 KiB bound).
+        // Not @compile-time-eval: `can_ct_eval_func_call` lets PHP call it only with exactly
+        // a string and an int whose result stays under 64 KiB, before any coercion (so
+        // str_repeat(5, 3) or str_repeat("ab", "3") stay calls in either mode).
+        (b"str_repeat", [Literal::String(v), Literal::Long(n)]) => {
+            let (v, n) = (v.as_bytes(), *n);
             if n < 0 || (v.len() as u128) * (n as u128) >= 64 * 1024 {
                 return None;
             }
@@ -829,7 +913,7 @@ pub fn ct_eval_func_call(
             let v = str_arg_s(a)?;
             let v = &*v;
             let len = v.len() as i64;
-            let mut f = long_arg(b)?;
+            let mut f = int_arg_s(b)?;
             if f > len {
                 return Some(s(b""));
             }
@@ -843,7 +927,7 @@ pub fn ct_eval_func_call(
             let l = match rest {
                 [] | [Literal::Null] => len - f,
                 [l] => {
-                    let l = long_arg(l)?;
+                    let l = int_arg_s(l)?;
                     if l < 0 {
                         if -(l as i128) > i128::from(len - f) {
                             0
@@ -864,7 +948,7 @@ pub fn ct_eval_func_call(
             let (mut h, mut n) = (str_arg_s(a)?.to_vec(), str_arg_s(b)?.to_vec());
             let len = h.len() as i64;
             let mut off = match rest {
-                [o] => long_arg(o)?,
+                [o] => int_arg_s(o)?,
                 _ => 0,
             };
             if off < 0 {
@@ -885,7 +969,7 @@ pub fn ct_eval_func_call(
         (b"strrpos" | b"strripos", [a, b, rest @ ..]) if rest.len() <= 1 => {
             let (mut h, mut n) = (str_arg_s(a)?.into_owned(), str_arg_s(b)?.into_owned());
             let offset = match rest {
-                [o] => int_arg(o, strict_types)?,
+                [o] => int_arg_s(o)?,
                 _ => 0,
             };
             if name == b"strripos" {
@@ -906,7 +990,7 @@ pub fn ct_eval_func_call(
             let (h, n) = (str_arg_s(a)?, str_arg_s(b)?);
             let (h, n) = (&*h, &*n);
             let before = match rest {
-                [x] => bool_arg(x)?,
+                [x] => bool_arg_s(x)?,
                 _ => false,
             };
             Some(match find(h, n, 0) {
@@ -915,54 +999,33 @@ pub fn ct_eval_func_call(
                 None => Literal::False,
             })
         }
-        (b"str_replace", [a, b, c]) => {
-            let (search, rep, subj) = (str_arg_s(a)?, str_arg_s(b)?, str_arg_s(c)?);
-            let (search, rep, subj) = (&*search, &*rep, &*subj);
-            if search.is_empty() {
-                return Some(s(subj));
-            }
-            let mut out = Vec::with_capacity(subj.len());
-            let mut i = 0;
-            while i < subj.len() {
-                if subj[i..].starts_with(search) {
-                    out.extend_from_slice(rep);
-                    i += search.len();
-                } else {
-                    out.push(subj[i]);
-                    i += 1;
-                }
-            }
-            Some(s(&out))
-        }
         // With a fourth argument (the count, by reference) the call never reaches here.
-        (b"str_ireplace", [search, replace, subject]) => {
+        (b"str_replace" | b"str_ireplace", [search, replace, subject]) => {
+            let fold_case = name == b"str_ireplace";
             let search = StrsArg::new(search, strict_types)?;
             let replace = StrsArg::new(replace, strict_types)?;
             // A string search with an array replace is a TypeError.
             if let (StrsArg::One(_), StrsArg::Many(_)) = (&search, &replace) {
                 return None;
             }
+            let in_subject = |v: &[u8]| replace_in_subject(v, &search, &replace, fold_case);
             match subject {
                 // Each entry is made a string before anything else (an array entry warns),
                 // and its result, always a string, goes under its key into a new table.
                 Literal::Array(subjects) => {
                     let mut out = PhpArray::new();
                     for (k, v) in subjects {
-                        let v = elem_str(v)?;
-                        out.add_new(k.clone(), s(&ireplace_subject(&v, &search, &replace)?));
+                        out.add_new(k.clone(), s(&in_subject(&elem_str(v)?)?));
                     }
                     Some(Literal::Array(out))
                 }
-                _ => Some(s(&ireplace_subject(
-                    &str_arg_s(subject)?,
-                    &search,
-                    &replace,
-                )?)),
+                _ => Some(s(&in_subject(&str_arg_s(subject)?)?)),
             }
         }
         (b"implode", [a, rest @ ..]) if rest.len() <= 1 => {
             let (sep, arr) = match rest {
-                [] => (std::borrow::Cow::Borrowed(&b""[..]), arr_arg(a)?),
+                // A null array (the parameter is ?array) is the one-argument form.
+                [] | [Literal::Null] => (std::borrow::Cow::Borrowed(&b""[..]), arr_arg(a)?),
                 [b] => (str_arg_s(a)?, arr_arg(b)?),
                 _ => return None,
             };
@@ -982,7 +1045,7 @@ pub fn ct_eval_func_call(
                 return None;
             }
             let limit = match rest {
-                [l] => long_arg(l)?,
+                [l] => int_arg_s(l)?,
                 _ => i64::MAX,
             };
             let mut parts: Vec<&[u8]> = Vec::new();
@@ -1053,12 +1116,18 @@ pub fn ct_eval_func_call(
         }
         (b"crc32", [a]) => Some(Literal::Long(i64::from(crc32(&str_arg_s(a)?)))),
         (b"base64_encode", [a]) => Some(s(&base64_encode(&str_arg_s(a)?))),
-        (b"base64_decode", [a]) => Some(s(&base64_decode(&str_arg_s(a)?)?)),
+        (b"base64_decode", [a, rest @ ..]) if rest.len() <= 1 => {
+            let strict = match rest {
+                [st] => bool_arg_s(st)?,
+                _ => false,
+            };
+            Some(base64_decode(&str_arg_s(a)?, strict).map_or(Literal::False, |v| s(&v)))
+        }
         (b"urlencode", [a]) => Some(s(&urlencode(&str_arg_s(a)?, false))),
         (b"rawurlencode", [a]) => Some(s(&urlencode(&str_arg_s(a)?, true))),
-        (b"dechex", [a]) => Some(s(&number_to_base(long_arg(a)?, 16))),
-        (b"decbin", [a]) => Some(s(&number_to_base(long_arg(a)?, 2))),
-        (b"decoct", [a]) => Some(s(&number_to_base(long_arg(a)?, 8))),
+        (b"dechex", [a]) => Some(s(&number_to_base(int_arg_s(a)?, 16))),
+        (b"decbin", [a]) => Some(s(&number_to_base(int_arg_s(a)?, 2))),
+        (b"decoct", [a]) => Some(s(&number_to_base(int_arg_s(a)?, 8))),
         (b"hexdec", [a]) => base_to_number(&str_arg_s(a)?, 16),
         (b"bindec", [a]) => base_to_number(&str_arg_s(a)?, 2),
         (b"octdec", [a]) => base_to_number(&str_arg_s(a)?, 8),
@@ -1068,7 +1137,7 @@ pub fn ct_eval_func_call(
             &str_arg_s(b)?.to_ascii_lowercase(),
         ))),
         (b"strncmp", [a, b, c]) => {
-            let n = long_arg(c)?;
+            let n = int_arg_s(c)?;
             if n < 0 {
                 return None;
             }
@@ -1083,7 +1152,7 @@ pub fn ct_eval_func_call(
         // zend_binary_strncasecmp: the first `n` bytes of each, ASCII case ignored, compared
         // as strcmp does. A negative length is a ValueError.
         (b"strncasecmp", [a, b, c]) => {
-            let n = usize::try_from(int_arg(c, strict_types)?).ok()?;
+            let n = usize::try_from(int_arg_s(c)?).ok()?;
             let (x, y) = (
                 str_arg_s(a)?.to_ascii_lowercase(),
                 str_arg_s(b)?.to_ascii_lowercase(),
@@ -1097,7 +1166,7 @@ pub fn ct_eval_func_call(
             let v = str_arg_s(a)?;
             let v = &*v;
             let n = match rest {
-                [l] => long_arg(l)?,
+                [l] => int_arg_s(l)?,
                 _ => 1,
             };
             if n < 1 {
@@ -1112,7 +1181,7 @@ pub fn ct_eval_func_call(
         }
         (b"dirname", [a, rest @ ..]) if rest.len() <= 1 => {
             let levels = match rest {
-                [l] => long_arg(l)?,
+                [l] => int_arg_s(l)?,
                 _ => 1,
             };
             if levels < 1 {
@@ -1162,7 +1231,10 @@ pub fn ct_eval_func_call(
                     .join(&b' ')),
             })
         }
-        (b"phpversion", []) => crate::helpers::get_persistent_constant(b"PHP_VERSION", false),
+        // `?string $extension`: null is PHP's own version, as no argument.
+        (b"phpversion", [] | [Literal::Null]) => {
+            crate::helpers::get_persistent_constant(b"PHP_VERSION", false)
+        }
         (b"phpversion", [a]) => {
             let lc = str_arg_s(a)?.to_ascii_lowercase();
             if crate::helpers::is_module_loaded(&lc) {
@@ -1204,7 +1276,7 @@ pub fn ct_eval_func_call(
         (b"array_keys", [a, rest @ ..]) if rest.len() <= 2 => {
             let arr = arr_arg(a)?;
             let strict = match rest {
-                [_, st] => bool_arg(st)?,
+                [_, st] => bool_arg_s(st)?,
                 _ => false,
             };
             let mut out = Vec::new();
@@ -1299,7 +1371,7 @@ pub fn ct_eval_func_call(
         // or either with named arguments in declaration order (positional for the call).
         (b"count", [a, rest @ ..]) if rest.len() <= 1 => {
             let mode = match rest {
-                [m] => int_arg(m, strict_types)?,
+                [m] => int_arg_s(m)?,
                 _ => 0,
             };
             let arr = arr_arg(a)?;
@@ -1338,7 +1410,7 @@ pub fn ct_eval_func_call(
         }
         (b"array_search", [n, h, rest @ ..]) if rest.len() <= 1 => {
             let strict = match rest {
-                [st] => bool_arg(st)?,
+                [st] => bool_arg_s(st)?,
                 _ => false,
             };
             for (k, v) in arr_arg(h)? {
@@ -1355,7 +1427,7 @@ pub fn ct_eval_func_call(
         }
         (b"in_array", [n, h, rest @ ..]) if rest.len() <= 1 => {
             let strict = match rest {
-                [st] => bool_arg(st)?,
+                [st] => bool_arg_s(st)?,
                 _ => false,
             };
             for (_, v) in arr_arg(h)? {
@@ -1386,7 +1458,10 @@ pub fn ct_eval_func_call(
                 .enumerate()
                 .all(|(i, (k, _))| *k == ArrayKey::Long(i as i64)),
         )),
-        (b"array_unique", [a]) => {
+        // Only the default flags, SORT_STRING (2), compare the entries' string forms.
+        (b"array_unique", [a, rest @ ..])
+            if rest.len() <= 1 && rest.iter().all(|f| int_arg_s(f) == Some(2)) =>
+        {
             let mut seen: Vec<Vec<u8>> = Vec::new();
             let mut out = Vec::new();
             for (k, v) in arr_arg(a)? {
@@ -1461,7 +1536,7 @@ pub fn ct_eval_func_call(
             // makes equal to an earlier one overwrites its value in place.
             let upper = match rest {
                 [] => false,
-                [m] => long_arg(m)? != 0,
+                [m] => int_arg_s(m)? != 0,
                 _ => return None,
             };
             let mut out = Vec::new();
@@ -1506,7 +1581,7 @@ pub fn ct_eval_func_call(
             Some(best)
         }
         (b"intdiv", [a, b]) => {
-            let (x, y) = (long_arg(a)?, long_arg(b)?);
+            let (x, y) = (int_arg_s(a)?, int_arg_s(b)?);
             if y == 0 || (y == -1 && x == i64::MIN) {
                 return None;
             }
@@ -1514,11 +1589,7 @@ pub fn ct_eval_func_call(
         }
         (b"pow", [a, b]) => zend_operators::eval_binary_op(ZEND_POW, a, b),
         (b"is_nan" | b"is_infinite" | b"is_finite", [a]) => {
-            let d = match a {
-                Literal::Double(d) => d.get(),
-                Literal::Long(l) => *l as f64,
-                _ => return None,
-            };
+            let d = float_arg(a, strict_types)?;
             Some(boolean(match name {
                 b"is_nan" => d.is_nan(),
                 b"is_infinite" => d.is_infinite(),
