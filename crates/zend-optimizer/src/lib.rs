@@ -12,6 +12,11 @@
 //! `&mut` and an [`OptimizerCtx`] through which it sees the rest of the script as PHP's pass
 //! sees it at that moment (op_arrays optimized before it already changed).
 //!
+//! What PHP's optimizer reads from the running PHP (persistent constants, internal
+//! functions, modules, INI_SYSTEM values) comes from tables of `php -n` ([`tables`]); a
+//! caller optimizing for another process describes how it differs in an
+//! [`environment::Process`].
+//!
 //! Guarantees: [`optimize_script`] visits op_arrays in `zend_foreach_op_array` order, runs
 //! the passes the optimization level enables in PHP 8.2's order, prints each debug dump at
 //! the point PHP prints it, and leaves every op_array consistent (jump targets, live ranges,
