@@ -61,9 +61,10 @@
 //! # Serving scripts from PHP (the zopt extension)
 //!
 //! The zopt extension (crate `zopt-php`, `zopt.cache_dir=DIR`) owns one [`FileCache`] per
-//! process, opened at MINIT with `SystemId::new(PHP_VERSION, zopt.optimization_level)`. Its
-//! `zend_compile_file` hook opens the file as OPcache does, takes the [`CacheKey`] (the
-//! resolved path and the file's validation data *before* compiling) and looks it up:
+//! process, opened at startup with `SystemId::new(PHP_VERSION, zopt.optimization_level)`
+//! and the process's differences from the optimizer's tables. Its `zend_compile_file` hook
+//! opens the file as OPcache does, takes the [`CacheKey`] (the resolved path and the
+//! file's validation data *before* compiling) and looks it up:
 //!
 //! - on a hit it builds PHP's op_arrays and classes from the entry — the code of each
 //!   op_array read in place through [`OpArrayView`] (op records are `zend_op` minus the

@@ -69,9 +69,9 @@ const _: () = assert!(
 
 type CompileFile = unsafe extern "C" fn(*mut zend_file_handle, c_int) -> *mut zend_op_array;
 
-/// The file cache, opened at MINIT (`zopt.cache_dir`).
+/// The file cache, opened at the end of PHP's startup (`zopt.cache_dir`).
 static CACHE: OnceLock<FileCache> = OnceLock::new();
-/// The shared-memory segment, mapped at MINIT (`zopt.memory_consumption`): php-fpm's
+/// The shared-memory segment, mapped at the end of PHP's startup (`zopt.memory_consumption`): php-fpm's
 /// workers, forked from the master after MINIT, all use the same one.
 static SHM: OnceLock<ShmCache> = OnceLock::new();
 /// [`SHM`]'s segment once set (NULL before), read by the hooks of every include with one
@@ -81,7 +81,7 @@ static SHM_SET: crate::FfiCell<*const ShmCache> = crate::FfiCell::new(ptr::null(
 /// The shared-memory cache, if there is one (see [`SHM_SET`]).
 #[inline(always)]
 fn shm() -> Option<&'static ShmCache> {
-    // SAFETY: written once at MINIT, before any hook runs, to a segment that lives until
+    // SAFETY: written once at startup, before any hook runs, to a segment that lives until
     // the process ends.
     unsafe { (*SHM_SET.get()).as_ref() }
 }
@@ -214,13 +214,14 @@ extern "C" {
     ) -> *mut zend_op_array;
 }
 
-/// MINIT: maps the shared-memory segment (`zopt.memory_consumption`), opens the file cache
+/// Startup: maps the shared-memory segment (`zopt.memory_consumption`), opens the file cache
 /// under `zopt.cache_dir`, and installs the hook when there is either. Problems are
 /// warnings; PHP then compiles as usual.
 ///
 /// # Safety
-/// Called once from MINIT, on PHP's thread. `environment`: how this process differs from
-/// the optimizer's tables (`Process::describe`), part of the cache's system id.
+/// Called once, on PHP's thread, at the end of PHP's startup (or from MINIT under `dl()`).
+/// `environment`: how this process differs from the optimizer's tables
+/// (`Process::describe`), part of the cache's system id.
 pub unsafe fn startup(environment: &str) {
     let version = std::ffi::CStr::from_bytes_with_nul(php::PHP_VERSION)
         .map(|v| v.to_string_lossy().into_owned())
@@ -1818,9 +1819,9 @@ unsafe fn compile_and_store(
     let functions_before = (*(*cg).function_table).nNumUsed;
     let classes_before = (*(*cg).class_table).nNumUsed;
     let options = (*cg).compiler_options;
-    // Compiled for the file cache as OPcache compiles for `opcache.file_cache`: the entry
-    // may be served to another SAPI (`zopt cache warm` runs the CLI), so neither the
-    // compiler nor the optimizer substitutes `PHP_SAPI` or `PHP_BINARY`.
+    // Compiled for the file cache as OPcache compiles for `opcache.file_cache`: the file
+    // outlives this process, so neither the compiler nor the optimizer substitutes what
+    // only the running process knows (`PHP_SAPI`, `PHP_BINARY`, `php_uname()`).
     (*cg).compiler_options |= OPCACHE_COMPILER_OPTIONS
         | if CACHE.get().is_some() {
             php::ZEND_COMPILE_WITH_FILE_CACHE

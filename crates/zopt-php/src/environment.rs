@@ -4,13 +4,12 @@
 //! internal functions and methods, loaded modules, INI_SYSTEM entries) from tables
 //! generated with `php -n` (see `zend_optimizer::environment`). This process may differ:
 //! another SAPI (`PHP_CONFIG_FILE_PATH`, no pcntl under Debian's php-fpm), php.ini values,
-//! `disable_functions`, `disable_classes`. At MINIT every entry of the tables is compared
-//! with this PHP at the end of its startup, and the differences are installed, so that
-//! nothing is folded here that this process would not give.
-//!
-//! `disable_functions` and `disable_classes` are applied by then; both lists are read
-//! again from their INI entries (split as `zend_disable_functions` and
-//! `php_disable_classes` split them), which also covers zopt loaded by `dl()`.
+//! `disable_functions`, `disable_classes`. At the end of PHP's startup (or when `dl()`
+//! loads zopt, later) every entry of the tables is compared with this PHP and the
+//! differences are installed, so that nothing is folded here that this process would not
+//! give. By then PHP has applied `disable_functions` (the functions are gone from the
+//! function table) and `disable_classes` (`zend_disable_class` empties the class's method
+//! table): the tables read here show both.
 
 use std::collections::{HashMap, HashSet};
 use std::ptr;
@@ -29,21 +28,6 @@ fn keys<'a>(r: Reader<'a>, ht: &'a php::HashTable) -> HashSet<&'a [u8]> {
             HashKey::Long(_) => None,
         })
         .collect()
-}
-
-/// The names of a `disable_functions` / `disable_classes` list: split at spaces and commas.
-fn disabled_names(list: &[u8]) -> impl Iterator<Item = &[u8]> {
-    list.split(|&c| c == b' ' || c == b',')
-        .filter(|n| !n.is_empty())
-}
-
-/// The value of the INI entry `name` as PHP has it now (`INI_STR`).
-unsafe fn ini_value(name: &[u8]) -> Vec<u8> {
-    let value = php::zend_ini_string_ex(name.as_ptr().cast(), name.len(), 0, ptr::null_mut());
-    if value.is_null() {
-        return Vec::new();
-    }
-    std::ffi::CStr::from_ptr(value).to_bytes().to_vec()
 }
 
 /// A constant's value as the optimizer folds it, if it is a scalar.
@@ -107,28 +91,17 @@ pub unsafe fn this_process() -> Process {
         }
     }
 
-    let disabled_functions = ini_value(b"disable_functions");
-    let disabled: HashSet<&[u8]> = disabled_names(&disabled_functions).collect();
     let functions = r.deref((*cg).function_table).map(|t| keys(r, t));
     for name in zend_optimizer::tables::functions() {
-        if disabled.contains(name) || !functions.as_ref().is_some_and(|f| f.contains(name)) {
+        if !functions.as_ref().is_some_and(|f| f.contains(name)) {
             process.missing_function(name);
         }
     }
 
-    // `zend_disable_class` empties a disabled class's method table.
-    let disabled_classes = ini_value(b"disable_classes");
-    let disabled: HashSet<Vec<u8>> = disabled_names(&disabled_classes)
-        .map(<[u8]>::to_ascii_lowercase)
-        .collect();
     let mut classes: HashMap<&[u8], HashSet<&[u8]>> = HashMap::new();
     if let Some(table) = r.deref((*cg).class_table) {
         for (key, zv) in r.hash(table) {
-            let (HashKey::Str(name), Some(ce)) = (key, r.z_ptr_as::<php::zend_class_entry>(zv))
-            else {
-                continue;
-            };
-            if !disabled.contains(name) {
+            if let (HashKey::Str(name), Some(ce)) = (key, r.z_ptr_as::<php::zend_class_entry>(zv)) {
                 classes.insert(name, keys(r, &ce.function_table));
             }
         }

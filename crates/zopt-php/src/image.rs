@@ -166,7 +166,7 @@ static MAP_PTR_SLOTS: crate::FfiCell<MapPtrSlots> = crate::FfiCell::new(MapPtrSl
     frozen: false,
 });
 
-/// At most this many slots are handed out (set at MINIT).
+/// At most this many slots are handed out (set at startup).
 static MAP_PTR_SLOT_LIMIT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 /// The segment's embedder words: the count of slots handed out (by any process), and the

@@ -24,7 +24,7 @@
 //!
 //! Independently of the mode, `zopt.memory_consumption=MB` and/or `zopt.cache_dir=DIR` make
 //! zopt the opcode cache ([`cache`]): with OPcache's caching off, a `zend_compile_file` hook
-//! serves every script from the shared-memory segment mapped at MINIT (shared by php-fpm's
+//! serves every script from the shared-memory segment mapped at the end of PHP's startup (shared by php-fpm's
 //! forked workers), else from the validated entry in DIR (which then fills shared memory),
 //! by building its op_arrays and classes directly ([`load`]) — PHP's compiler is not called
 //! — and compiles, captures, optimizes and stores the others. Without shared memory, the
