@@ -258,3 +258,132 @@ fn timeouts_and_exit_statuses_are_reported() {
         )
     );
 }
+
+/// A Debian package's file the real-application test reads; fails naming the package.
+fn require_file(path: &str, package: &str) -> PathBuf {
+    let path = PathBuf::from(path);
+    assert!(
+        path.is_file(),
+        "this test needs {} (apt-get install --no-install-recommends {package})",
+        path.display()
+    );
+    path
+}
+
+/// Three real applications from Debian, run as a user would from the command line, under
+/// every mode: DokuWiki renders its own syntax page, MediaWiki (installed into a temporary
+/// SQLite database) parses wikitext with every parser feature and runs maintenance scripts,
+/// and Roundcube's mail libraries decode, wash and convert a message (fixtures/apps).
+#[test]
+fn dokuwiki_mediawiki_and_roundcube_run_identically_under_every_mode() {
+    let dokuwiki = "/usr/share/dokuwiki/bin/render.php";
+    let syntax = require_file("/var/lib/dokuwiki/data/pages/wiki/syntax.txt", "dokuwiki");
+    require_file(dokuwiki, "dokuwiki");
+    let mediawiki = PathBuf::from("/usr/share/mediawiki");
+    require_file("/usr/share/mediawiki/maintenance/install.php", "mediawiki");
+    require_file(
+        "/usr/share/roundcube/program/lib/Roundcube/bootstrap.php",
+        "roundcube-core",
+    );
+    let config = config();
+    let apps = workspace_root().join("fixtures/apps");
+
+    // MediaWiki reads its configuration from MW_CONFIG_FILE: a wiki of its own in a
+    // temporary directory, the system's left alone.
+    let wiki = tempfile::tempdir().unwrap();
+    let db = wiki.path().join("db");
+    std::fs::create_dir(&db).unwrap();
+    let install = Command::new("php")
+        .arg("maintenance/install.php")
+        .arg("--dbtype=sqlite")
+        .arg(format!("--dbpath={}", db.display()))
+        .arg("--dbname=wiki")
+        .arg("--server=http://127.0.0.1")
+        .arg("--scriptpath=/wiki")
+        .arg(format!("--confpath={}", wiki.path().display()))
+        .arg("--pass=zopt-admin-password")
+        .args(["ZoptWiki", "Admin"])
+        .current_dir(&mediawiki)
+        .output()
+        .expect("running MediaWiki's installer");
+    assert!(
+        install.status.success(),
+        "MediaWiki's installer failed (it needs php8.2-sqlite3): {}{}",
+        String::from_utf8_lossy(&install.stdout),
+        String::from_utf8_lossy(&install.stderr)
+    );
+    let settings = wiki.path().join("LocalSettings.php");
+
+    let command = |words: &[&str], cwd: &std::path::Path| {
+        let words: Vec<String> = words.iter().map(|w| w.to_string()).collect();
+        Program::command(&words, cwd, PhpIni::Default).unwrap()
+    };
+    let mut programs = Vec::new();
+    let mut render = command(&[dokuwiki], &apps);
+    render.name = "dokuwiki render.php < wiki/syntax.txt".into();
+    render.stdin = Some(syntax);
+    programs.push(render);
+    for (name, words) in [
+        ("parse.php < mediawiki.wiki", &["maintenance/parse.php"][..]),
+        ("getText.php", &["maintenance/getText.php", "Main Page"]),
+        ("showSiteStats.php", &["maintenance/showSiteStats.php"]),
+        (
+            "dumpBackup.php",
+            &["maintenance/dumpBackup.php", "--current", "--quiet"],
+        ),
+        ("version.php", &["maintenance/version.php"]),
+    ] {
+        let mut p = command(words, &mediawiki);
+        p.name = format!("mediawiki {name}");
+        p.env
+            .insert("MW_CONFIG_FILE".into(), settings.display().to_string());
+        if name.starts_with("parse.php") {
+            p.stdin = Some(apps.join("mediawiki.wiki"));
+        }
+        // version.php says when it ran (the "build" time of a tarball install is now).
+        p.normalize.push(exec_diff::Normalize {
+            pattern: r"\(built: [^)]*\)".into(),
+            replacement: "(built: -)".into(),
+        });
+        programs.push(p);
+    }
+    programs.push(
+        Program::file(
+            &apps.join("roundcube.php"),
+            "roundcube.php".into(),
+            PhpIni::Default,
+        )
+        .unwrap(),
+    );
+
+    let report = exec_diff::run(&config, &programs, false);
+    assert_identical(&report, &[], &[]);
+    assert_eq!(report.identical, programs.len());
+
+    // The runs did the applications' work, not an early error every mode shares.
+    let expect = [
+        (
+            "dokuwiki",
+            "<h2 class=\"sectionedit2\" id=\"basic_text_formatting\">Basic Text Formatting</h2>",
+        ),
+        ("mediawiki parse.php", "<table class=\"wikitable sortable\""),
+        ("mediawiki parse.php", "<span class=\"mw-headline\" id=\"Section_one\">Section one</span>"),
+        ("mediawiki getText", "MediaWiki has been installed"),
+        ("mediawiki dumpBackup", "<title>Main Page</title>"),
+        ("roundcube", "subject: Grüße aus Köln"),
+        ("roundcube", "<a x-washed=\"href\">x</a>"),
+    ];
+    for (prefix, text) in expect {
+        let p = programs
+            .iter()
+            .find(|p| p.name.starts_with(prefix))
+            .unwrap();
+        let out = config.run(p, Mode::Optimize).unwrap();
+        assert!(
+            String::from_utf8_lossy(&out.stdout).contains(text),
+            "{}: no {text:?} in {}",
+            p.name,
+            String::from_utf8_lossy(&out.stdout)
+        );
+    }
+}
