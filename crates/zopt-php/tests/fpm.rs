@@ -851,3 +851,67 @@ echo "end\n";
     assert!(st["run_time_hits"].as_u64().unwrap() > 0, "{st}");
     assert!(!fpm.log().contains("zopt:"), "{}", fpm.log());
 }
+
+/// `zopt cache warm --fastcgi` fills a running php-fpm's shared memory before any page is
+/// requested: the page is then served without a compile, a second warm finds every file
+/// fresh, `force` compiles them again, and a file PHP cannot compile is reported with PHP's
+/// message while the others are cached.
+#[test]
+fn zopt_cache_warm_fills_a_running_servers_cache() {
+    let tmp = tempfile::tempdir().unwrap();
+    let app = app(tmp.path());
+    let want = reference(&app.join("page.php"));
+    let fpm = Fpm::start(tmp.path(), &shm_ini(), &[]);
+    let address: zopt::fastcgi::Address = format!("127.0.0.1:{}", fpm.port).parse().unwrap();
+    let scripts = tmp.path().join("scripts");
+    std::fs::create_dir(&scripts).unwrap();
+    let warm = |force: bool, path: &Path| {
+        zopt::cache::warm_fastcgi(&address, &scripts, force, &[path.to_path_buf()])
+    };
+
+    let report = warm(false, &app).unwrap();
+    // page.php, its three libraries and status.php.
+    assert_eq!((report.stored, report.fresh), (5, 0), "{report:?}");
+    assert_eq!(report.directives["zopt.memory_consumption"], 32 << 20);
+    let before = status(&fpm, &app);
+    assert_eq!(fpm.get(&app.join("page.php"), ""), want);
+    let after = status(&fpm, &app);
+    // Nothing stored since the warm (its own script's entry retired), and the page's four
+    // scripts came from the segment.
+    assert_eq!(before["shm"]["stores"], 6, "{before}");
+    assert_eq!(after["shm"]["stores"], 6, "{after}");
+    assert_eq!(after["shm"]["scripts"], 5, "{after}");
+    assert!(
+        after["shm"]["hits"].as_u64().unwrap() >= before["shm"]["hits"].as_u64().unwrap() + 4,
+        "{before}\n{after}"
+    );
+    // The warm script is gone from the directory it was written to.
+    assert_eq!(std::fs::read_dir(&scripts).unwrap().count(), 0);
+
+    let again = warm(false, &app).unwrap();
+    assert_eq!((again.stored, again.fresh), (0, 5), "{again:?}");
+    let forced = warm(true, &app.join("page.php")).unwrap();
+    assert_eq!((forced.stored, forced.fresh), (1, 0), "{forced:?}");
+    assert_eq!(fpm.get(&app.join("page.php"), ""), want);
+
+    let broken = tmp.path().join("broken");
+    std::fs::create_dir(&broken).unwrap();
+    std::fs::write(
+        broken.join("ok.php"),
+        "<?php\nfunction fine() { return 1; }\n",
+    )
+    .unwrap();
+    std::fs::write(broken.join("syntax.php"), "<?php\nfunction f( {\n").unwrap();
+    let err = warm(false, &broken).unwrap_err();
+    assert_eq!(format!("{err:#}"), "1 file(s) could not be cached");
+    assert!(status(&fpm, &app)["shm"]["scripts"].as_u64().unwrap() >= 6);
+
+    // A server without the cache is refused by name.
+    drop(fpm);
+    let bare = tempfile::tempdir().unwrap();
+    let fpm = Fpm::start(bare.path(), &[], &[]);
+    let address: zopt::fastcgi::Address = format!("127.0.0.1:{}", fpm.port).parse().unwrap();
+    let err = zopt::cache::warm_fastcgi(&address, &scripts, false, std::slice::from_ref(&app))
+        .unwrap_err();
+    assert!(err.to_string().contains("has zopt's cache off"), "{err:#}");
+}

@@ -14,10 +14,20 @@ use zend_cache::{CacheBackend, CacheKey, FileCache, FileCacheConfig, SystemId, V
 pub enum CacheCommand {
     /// Compile PHP files in real PHP as the zopt extension's cache mode compiles an included
     /// file (without running them) and store them in the cache. Files whose entry is already
-    /// fresh are skipped.
+    /// fresh are skipped. With --fastcgi, a running php-fpm compiles them into its own cache
+    /// (shared memory, or its zopt.cache_dir), with its own configuration.
     Warm {
-        #[arg(long)]
-        cache_dir: PathBuf,
+        #[arg(long, required_unless_present = "fastcgi")]
+        cache_dir: Option<PathBuf>,
+        /// A running php-fpm that loads the zopt extension, with its cache on: `unix:PATH`
+        /// (or the socket's path) or `HOST:PORT`. Each file is compiled there by one
+        /// request to a script zopt writes into --script-dir.
+        #[arg(long, conflicts_with_all = ["cache_dir", "optimization_level", "validate", "max_size", "php", "extension"])]
+        fastcgi: Option<crate::fastcgi::Address>,
+        /// With --fastcgi: a directory php-fpm can read, for the script it runs (default:
+        /// the temporary directory; systemd gives php-fpm a /tmp of its own).
+        #[arg(long, requires = "fastcgi")]
+        script_dir: Option<PathBuf>,
         /// zopt.optimization_level (zopt's optimizer passes, OPcache's bitmask); part of the
         /// cache's system id.
         #[arg(long, default_value = "0x7FFEBFFF", value_parser = parse_hex)]
@@ -93,6 +103,8 @@ pub fn run(command: CacheCommand) -> Result<()> {
     match command {
         CacheCommand::Warm {
             cache_dir,
+            fastcgi,
+            script_dir,
             optimization_level,
             validate,
             max_size,
@@ -101,6 +113,11 @@ pub fn run(command: CacheCommand) -> Result<()> {
             extension,
             paths,
         } => {
+            let Some(cache_dir) = cache_dir else {
+                let address = fastcgi.expect("clap requires --cache-dir or --fastcgi");
+                let script_dir = script_dir.unwrap_or_else(std::env::temp_dir);
+                return warm_fastcgi(&address, &script_dir, force, &paths).map(|_| ());
+            };
             let php = Php::locate(php.as_deref(), extension.as_deref())?;
             let config = FileCacheConfig {
                 max_bytes: max_size,
@@ -267,6 +284,232 @@ pub fn warm(
         report.bytes,
         report.fresh,
         report.evicted
+    );
+    for f in &report.failed {
+        eprintln!("  {f}");
+    }
+    if !report.failed.is_empty() {
+        bail!("{} file(s) could not be cached", report.failed.len());
+    }
+    Ok(report)
+}
+
+/// The script `zopt cache warm --fastcgi` has php-fpm run: with an empty request body it
+/// answers the extension's configuration; otherwise it compiles the file the body names
+/// into the server's zopt cache without running it, and says whether it was compiled and
+/// stored, served fresh from the cache, or failed (PHP's own message printed before). One
+/// file per request: a cached file's functions are bound as an include binds them, and two
+/// files may declare the same function.
+const WARM_SCRIPT: &str = r#"<?php
+// Written by `zopt cache warm --fastcgi`, removed when it ends.
+ini_set('display_errors', '1');
+ini_set('html_errors', '0');
+header('Content-Type: text/plain');
+if (!function_exists('zopt_compile_file')) {
+    echo "\nzopt-warm: no extension\n";
+    return;
+}
+if (isset($_GET['forget'])) {
+    // The last request: this script is going away, so is its entry.
+    echo "\nzopt-warm: forgotten ", json_encode(zopt_invalidate(__FILE__, true)), "\n";
+    return;
+}
+$file = file_get_contents('php://input');
+if ($file === '' || $file === false) {
+    echo "\nzopt-warm: configuration ", json_encode(zopt_get_configuration()), "\n";
+    return;
+}
+if (($_GET['force'] ?? '') === '1') {
+    zopt_invalidate($file, true);
+}
+$before = zopt_get_status(false)['compiles'];
+try {
+    $ok = zopt_compile_file($file);
+} catch (\Throwable $e) {
+    echo get_class($e), ': ', $e->getMessage(), ' in ', $e->getFile(), ' on line ', $e->getLine(), "\n";
+    $ok = false;
+}
+$compiled = zopt_get_status(false)['compiles'] - $before;
+echo "\nzopt-warm: ", !$ok ? 'failed' : ($compiled === 0 ? 'fresh' : (zopt_is_script_cached($file) ? 'stored' : 'not stored')), "\n";
+"#;
+
+/// What [`warm_fastcgi`] did.
+#[derive(Debug, Default, Clone)]
+pub struct FastcgiWarmReport {
+    pub stored: usize,
+    pub fresh: usize,
+    pub failed: Vec<String>,
+    /// The server's `zopt_get_configuration()['directives']`.
+    pub directives: serde_json::Value,
+}
+
+/// Has the php-fpm at `address` compile every PHP file under `paths` into its zopt cache
+/// (`zopt_compile_file`, one request per file, a few in parallel), through a script
+/// written into `script_dir`. Fails, naming the cause, when the server cannot run the
+/// script, does not load zopt or has its cache off, and after the whole run when a file
+/// could not be cached.
+pub fn warm_fastcgi(
+    address: &crate::fastcgi::Address,
+    script_dir: &Path,
+    force: bool,
+    paths: &[PathBuf],
+) -> Result<FastcgiWarmReport> {
+    use crate::fastcgi;
+    use rayon::prelude::*;
+    use std::io::Write;
+    use std::os::unix::fs::PermissionsExt;
+    use std::time::Duration;
+
+    let files = corpus::php_files(paths)?;
+    let mut script = tempfile::Builder::new()
+        .prefix("zopt-warm-")
+        .suffix(".php")
+        .tempfile_in(script_dir)
+        .with_context(|| format!("cannot write the warm script into {}", script_dir.display()))?;
+    script.write_all(WARM_SCRIPT.as_bytes())?;
+    script.flush()?;
+    // php-fpm's workers run as another user.
+    std::fs::set_permissions(script.path(), std::fs::Permissions::from_mode(0o644))?;
+    let script_path = script.path().display().to_string();
+    let script_name = format!(
+        "/{}",
+        script
+            .path()
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy()
+    );
+    let document_root = script_dir.display().to_string();
+    let send =
+        |body: &[u8], query: &str| -> Result<(String, Option<String>)> {
+            let request_uri = format!("{script_name}?{query}");
+            let length = body.len().to_string();
+            let params = [
+                ("GATEWAY_INTERFACE", "CGI/1.1"),
+                ("SERVER_SOFTWARE", "zopt"),
+                ("SERVER_PROTOCOL", "HTTP/1.1"),
+                ("SERVER_NAME", "localhost"),
+                ("SERVER_ADDR", "127.0.0.1"),
+                ("SERVER_PORT", "80"),
+                ("REMOTE_ADDR", "127.0.0.1"),
+                ("REQUEST_METHOD", "POST"),
+                ("REQUEST_URI", request_uri.as_str()),
+                ("QUERY_STRING", query),
+                ("SCRIPT_FILENAME", script_path.as_str()),
+                ("SCRIPT_NAME", script_name.as_str()),
+                ("DOCUMENT_ROOT", document_root.as_str()),
+                ("CONTENT_TYPE", "application/octet-stream"),
+                ("CONTENT_LENGTH", length.as_str()),
+            ];
+            let r = fastcgi::request(address, &params, body, Duration::from_secs(120))?;
+            let text = String::from_utf8_lossy(&r.body).into_owned();
+            let stderr = String::from_utf8_lossy(&r.stderr).trim().to_string();
+            if r.status() == 404 || stderr.contains("Primary script unknown") {
+                bail!(
+                "php-fpm at {address} cannot read the warm script {script_path} (status {}{}): \
+                 give --script-dir a directory it can read (under systemd it has a /tmp of \
+                 its own)",
+                r.status(),
+                if stderr.is_empty() { String::new() } else { format!(", {stderr}") }
+            );
+            }
+            let (printed, last) = match text.trim_end().rsplit_once('\n') {
+                Some((printed, last)) => (printed.trim().to_string(), last),
+                None => (String::new(), text.trim_end()),
+            };
+            let outcome = last.strip_prefix("zopt-warm: ").map(str::to_string);
+            let mut message = printed;
+            if outcome.is_none() {
+                message = text.trim().to_string();
+                if !stderr.is_empty() {
+                    message = format!("{message}\n{stderr}").trim().to_string();
+                }
+                if message.is_empty() {
+                    message = format!(
+                        "php-fpm answered status {} and nothing else (see its error log)",
+                        r.status()
+                    );
+                }
+            }
+            Ok((message, outcome))
+        };
+
+    let (message, outcome) = send(b"", "")?;
+    let configuration = match outcome.as_deref() {
+        Some("no extension") => bail!("php-fpm at {address} does not load the zopt extension"),
+        Some(o) if o.starts_with("configuration ") => o["configuration ".len()..].to_string(),
+        _ => bail!("php-fpm at {address} did not run the warm script: {message}"),
+    };
+    let configuration: serde_json::Value = serde_json::from_str(&configuration)
+        .with_context(|| format!("php-fpm at {address} sent a bad configuration"))?;
+    let directives = configuration["directives"].clone();
+    let memory = directives["zopt.memory_consumption"].as_u64().unwrap_or(0);
+    let cache_dir = directives["zopt.cache_dir"]
+        .as_str()
+        .unwrap_or("")
+        .to_string();
+    if memory == 0 && cache_dir.is_empty() {
+        bail!(
+            "php-fpm at {address} has zopt's cache off: set zopt.memory_consumption (shared \
+             memory) or zopt.cache_dir in its configuration"
+        );
+    }
+
+    enum Outcome {
+        Stored,
+        Fresh,
+    }
+    let bar = indicatif::ProgressBar::new(files.len() as u64);
+    let results: Vec<(PathBuf, Result<Outcome>)> = files
+        .par_iter()
+        .map(|file| {
+            let r = (|| {
+                let real = std::fs::canonicalize(&file.path)
+                    .with_context(|| format!("cannot resolve {}", file.path.display()))?;
+                let query = if force { "force=1" } else { "" };
+                let (message, outcome) = send(real.as_os_str().as_encoded_bytes(), query)?;
+                match outcome.as_deref() {
+                    Some("stored") => Ok(Outcome::Stored),
+                    Some("fresh") => Ok(Outcome::Fresh),
+                    Some("not stored") => {
+                        bail!("compiled but not stored (uncacheable, or the cache is full)")
+                    }
+                    _ if message.is_empty() => bail!("not compiled"),
+                    _ => bail!("{message}"),
+                }
+            })();
+            bar.inc(1);
+            (file.path.clone(), r)
+        })
+        .collect();
+    bar.finish_and_clear();
+    // The server cached the script too; its entry goes with it.
+    match send(b"", "forget=1") {
+        Ok((_, Some(o))) if o.starts_with("forgotten") => {}
+        Ok((message, _)) => eprintln!("zopt: the warm script's own cache entry stays: {message}"),
+        Err(e) => eprintln!("zopt: the warm script's own cache entry stays: {e:#}"),
+    }
+    let mut report = FastcgiWarmReport {
+        directives,
+        ..FastcgiWarmReport::default()
+    };
+    for (path, r) in results {
+        match r {
+            Ok(Outcome::Stored) => report.stored += 1,
+            Ok(Outcome::Fresh) => report.fresh += 1,
+            Err(e) => report.failed.push(format!("{}: {e:#}", path.display())),
+        }
+    }
+    let target = match (memory, cache_dir.as_str()) {
+        (0, dir) => dir.to_string(),
+        (m, "") => format!("{} MB of shared memory", m >> 20),
+        (m, dir) => format!("{} MB of shared memory and {dir}", m >> 20),
+    };
+    println!(
+        "warmed {} of {} files in php-fpm at {address} ({target}; {} already fresh)",
+        report.stored,
+        files.len(),
+        report.fresh
     );
     for f in &report.failed {
         eprintln!("  {f}");

@@ -10,6 +10,7 @@ pub mod corpus;
 pub mod crosscheck;
 pub mod dfa;
 pub mod exec_diff;
+pub mod fastcgi;
 pub mod func_info;
 pub mod fuzz;
 pub mod json;

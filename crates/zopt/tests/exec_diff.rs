@@ -367,7 +367,10 @@ fn dokuwiki_mediawiki_and_roundcube_run_identically_under_every_mode() {
             "<h2 class=\"sectionedit2\" id=\"basic_text_formatting\">Basic Text Formatting</h2>",
         ),
         ("mediawiki parse.php", "<table class=\"wikitable sortable\""),
-        ("mediawiki parse.php", "<span class=\"mw-headline\" id=\"Section_one\">Section one</span>"),
+        (
+            "mediawiki parse.php",
+            "<span class=\"mw-headline\" id=\"Section_one\">Section one</span>",
+        ),
         ("mediawiki getText", "MediaWiki has been installed"),
         ("mediawiki dumpBackup", "<title>Main Page</title>"),
         ("roundcube", "subject: Grüße aus Köln"),
