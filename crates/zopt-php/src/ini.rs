@@ -9,10 +9,10 @@
 //! | `zopt.record_format` | `text` (default, `.zop`), `binary` (`.zopb`), `both` | anywhere |
 //! | `zopt.cache_dir` | directory of zopt's opcode cache; empty (default): no cache (see [`crate::cache`]) | php.ini / `-d` only |
 //! | `zopt.cache_validation` | `mtime` (default: modification time and size) or `content` (size and content hash) | php.ini / `-d` only |
-//! | `zopt.cache_max_bytes` | size limit of the cache directory, oldest entries evicted; `0` (default): none | php.ini / `-d` only |
+//! | `zopt.cache_max_bytes` | size limit of the cache directory in bytes (or `512M`, `2G`), oldest entries evicted; `0` (default): none | php.ini / `-d` only |
 //! | `zopt.cache_stats` | file the cache counters are appended to at shutdown, as a JSON line; empty (default): none | php.ini / `-d` only |
-//! | `zopt.memory_consumption` | MB of the shared-memory cache segment mapped at startup and shared by forked workers (php-fpm); `0` (default): none | php.ini / `-d` only |
-//! | `zopt.interned_strings_buffer` | MB of that segment for interned strings (default `8`) | php.ini / `-d` only |
+//! | `zopt.memory_consumption` | MB of the shared-memory cache segment mapped at startup and shared by forked workers (php-fpm), `64` or `64M` or `1G`; `0` (default): none | php.ini / `-d` only |
+//! | `zopt.interned_strings_buffer` | MB of that segment for interned strings (default `8`; `8M` too) | php.ini / `-d` only |
 //! | `zopt.max_accelerated_files` | slots of the segment's script table (default `10000`) | php.ini / `-d` only |
 //! | `zopt.validate_timestamps` | `1` (default): check a script's source against its shared-memory entry, at most every `revalidate_freq` seconds; `0`: never (as OPcache's) | anywhere |
 //! | `zopt.revalidate_freq` | seconds between two checks of one script's source (default `2`) | anywhere |
@@ -158,11 +158,35 @@ fn parse_validation(value: &str) -> Result<bool, String> {
     }
 }
 
+/// A size as php.ini writes one: digits, optionally followed by `K`, `M` or `G` (either
+/// case, powers of 1024, as `zend_ini_parse_quantity`), in bytes; a bare number is in
+/// `unit` bytes.
+fn parse_quantity(value: &str, unit: u64) -> Option<u64> {
+    let value = value.trim();
+    let (digits, factor) = match value.as_bytes().last()? {
+        b'k' | b'K' => (&value[..value.len() - 1], 1 << 10),
+        b'm' | b'M' => (&value[..value.len() - 1], 1 << 20),
+        b'g' | b'G' => (&value[..value.len() - 1], 1 << 30),
+        _ => (value, unit),
+    };
+    digits.trim_end().parse::<u64>().ok()?.checked_mul(factor)
+}
+
 fn parse_bytes(value: &str) -> Result<u64, String> {
-    value
-        .trim()
-        .parse()
-        .map_err(|_| format!("zopt.cache_max_bytes: {value:?} is not a number of bytes"))
+    parse_quantity(value, 1).ok_or_else(|| {
+        format!("zopt.cache_max_bytes: {value:?} is not a number of bytes (or of K, M, G)")
+    })
+}
+
+/// A size in MB (`64`), or with a suffix (`64M`, `1G`) as OPcache's
+/// `opcache.memory_consumption=64M` is often written: a whole number of MB.
+fn parse_megabytes(name: &str, value: &str) -> Result<u64, String> {
+    match parse_quantity(value, 1 << 20) {
+        Some(bytes) if bytes % (1 << 20) == 0 => Ok(bytes >> 20),
+        _ => Err(format!(
+            "{name}: {value:?} is not a number of MB (64, 64M or 1G)"
+        )),
+    }
 }
 
 pub fn mode() -> Mode {
@@ -268,11 +292,11 @@ fn apply(setting: Setting, value: &str) -> Result<(), String> {
         }
         Setting::CacheMaxBytes => CACHE_MAX_BYTES.store(parse_bytes(value)?, Ordering::Relaxed),
         Setting::MemoryConsumption => MEMORY_CONSUMPTION.store(
-            parse_count("zopt.memory_consumption", value)?,
+            parse_megabytes("zopt.memory_consumption", value)?,
             Ordering::Relaxed,
         ),
         Setting::InternedStringsBuffer => INTERNED_STRINGS_BUFFER.store(
-            parse_count("zopt.interned_strings_buffer", value)?,
+            parse_megabytes("zopt.interned_strings_buffer", value)?,
             Ordering::Relaxed,
         ),
         Setting::MaxAcceleratedFiles => MAX_ACCELERATED_FILES.store(
@@ -516,4 +540,27 @@ pub fn configuration_json() -> serde_json::Value {
         "zopt.revalidate_freq": revalidate_freq(),
         "zopt.shm_run_time_form": shm_run_time_form(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_are_read_as_php_ini_writes_them() {
+        let mb = |v: &str| parse_megabytes("zopt.memory_consumption", v);
+        assert_eq!(mb("64"), Ok(64));
+        assert_eq!(mb(" 64M "), Ok(64));
+        assert_eq!(mb("128m"), Ok(128));
+        assert_eq!(mb("1G"), Ok(1024));
+        assert_eq!(mb("0"), Ok(0));
+        assert_eq!(mb("2048K"), Ok(2));
+        for bad in ["512K", "64MB", "-1", "", "M", "lots"] {
+            assert!(mb(bad).is_err(), "{bad:?}");
+        }
+        assert_eq!(parse_bytes("1000"), Ok(1000));
+        assert_eq!(parse_bytes("2k"), Ok(2048));
+        assert_eq!(parse_bytes("512M"), Ok(512 << 20));
+        assert!(parse_bytes("99999999999999G").is_err());
+    }
 }
