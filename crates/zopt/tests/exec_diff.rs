@@ -273,7 +273,8 @@ fn require_file(path: &str, package: &str) -> PathBuf {
 /// Three real applications from Debian, run as a user would from the command line, under
 /// every mode: DokuWiki renders its own syntax page, MediaWiki (installed into a temporary
 /// SQLite database) parses wikitext with every parser feature and runs maintenance scripts,
-/// and Roundcube's mail libraries decode, wash and convert a message (fixtures/apps).
+/// Roundcube's mail libraries decode, wash and convert a message, and the libraries MediaWiki
+/// ships compile its skin's LESS, minify its JavaScript, parse HTML and more (fixtures/apps).
 #[test]
 fn dokuwiki_mediawiki_and_roundcube_run_identically_under_every_mode() {
     let dokuwiki = "/usr/share/dokuwiki/bin/render.php";
@@ -347,14 +348,9 @@ fn dokuwiki_mediawiki_and_roundcube_run_identically_under_every_mode() {
         });
         programs.push(p);
     }
-    programs.push(
-        Program::file(
-            &apps.join("roundcube.php"),
-            "roundcube.php".into(),
-            PhpIni::Default,
-        )
-        .unwrap(),
-    );
+    for name in ["roundcube.php", "mediawiki_libraries.php"] {
+        programs.push(Program::file(&apps.join(name), name.into(), PhpIni::Default).unwrap());
+    }
 
     let report = exec_diff::run(&config, &programs, false);
     assert_identical(&report, &[], &[]);
@@ -375,6 +371,12 @@ fn dokuwiki_mediawiki_and_roundcube_run_identically_under_every_mode() {
         ("mediawiki dumpBackup", "<title>Main Page</title>"),
         ("roundcube", "subject: Grüße aus Köln"),
         ("roundcube", "<a x-washed=\"href\">x</a>"),
+        ("mediawiki_libraries", "content: '[';"),
+        (
+            "mediawiki_libraries",
+            "<td>a</td><td>b</td></tr></tbody></table>",
+        ),
+        ("mediawiki_libraries", "0. Ana (admin): [a][b]"),
     ];
     for (prefix, text) in expect {
         let p = programs
