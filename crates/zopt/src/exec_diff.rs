@@ -1,6 +1,6 @@
 //! `zopt exec-diff`: differential execution. Every program runs under
 //!
-//! - (a) `off`: PHP with OPcache loaded but disabled (`opcache.enable_cli=0`),
+//! - (a) `off`: PHP with OPcache loaded but disabled (`opcache.enable=0`, `opcache.enable_cli=0`),
 //! - (b) `opcache`: OPcache with its own optimizer at the given level,
 //! - (c) `roundtrip`: OPcache at level 0 and zopt capturing and writing back every script,
 //! - (d) `optimize`: OPcache at level 0 and zopt's optimizer at the given level,
@@ -102,7 +102,9 @@ impl Mode {
             Mode::Optimize => ("1", "0", "optimize"),
             Mode::Cache => ("0", "0", "off"),
         };
+        // Both switches: `enable_cli` rules the CLI, `enable` every other SAPI (php-cgi).
         vec![
+            format!("opcache.enable={enable}"),
             format!("opcache.enable_cli={enable}"),
             format!("opcache.optimization_level={opcache_level}"),
             format!("zopt.mode={zopt_mode}"),

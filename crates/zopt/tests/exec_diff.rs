@@ -270,27 +270,10 @@ fn require_file(path: &str, package: &str) -> PathBuf {
     path
 }
 
-/// Three real applications from Debian, run as a user would from the command line, under
-/// every mode: DokuWiki renders its own syntax page, MediaWiki (installed into a temporary
-/// SQLite database) parses wikitext with every parser feature and runs maintenance scripts,
-/// Roundcube's mail libraries decode, wash and convert a message, and the libraries MediaWiki
-/// ships compile its skin's LESS, minify its JavaScript, parse HTML and more (fixtures/apps).
-#[test]
-fn dokuwiki_mediawiki_and_roundcube_run_identically_under_every_mode() {
-    let dokuwiki = "/usr/share/dokuwiki/bin/render.php";
-    let syntax = require_file("/var/lib/dokuwiki/data/pages/wiki/syntax.txt", "dokuwiki");
-    require_file(dokuwiki, "dokuwiki");
-    let mediawiki = PathBuf::from("/usr/share/mediawiki");
+/// A MediaWiki of its own, on SQLite in a temporary directory (the system's wiki is left
+/// alone): MediaWiki reads the LocalSettings.php returned from MW_CONFIG_FILE.
+fn install_mediawiki() -> (tempfile::TempDir, PathBuf) {
     require_file("/usr/share/mediawiki/maintenance/install.php", "mediawiki");
-    require_file(
-        "/usr/share/roundcube/program/lib/Roundcube/bootstrap.php",
-        "roundcube-core",
-    );
-    let config = config();
-    let apps = workspace_root().join("fixtures/apps");
-
-    // MediaWiki reads its configuration from MW_CONFIG_FILE: a wiki of its own in a
-    // temporary directory, the system's left alone.
     let wiki = tempfile::tempdir().unwrap();
     let db = wiki.path().join("db");
     std::fs::create_dir(&db).unwrap();
@@ -304,7 +287,7 @@ fn dokuwiki_mediawiki_and_roundcube_run_identically_under_every_mode() {
         .arg(format!("--confpath={}", wiki.path().display()))
         .arg("--pass=zopt-admin-password")
         .args(["ZoptWiki", "Admin"])
-        .current_dir(&mediawiki)
+        .current_dir("/usr/share/mediawiki")
         .output()
         .expect("running MediaWiki's installer");
     assert!(
@@ -314,6 +297,163 @@ fn dokuwiki_mediawiki_and_roundcube_run_identically_under_every_mode() {
         String::from_utf8_lossy(&install.stderr)
     );
     let settings = wiki.path().join("LocalSettings.php");
+    // The parser's limit report says how long parsing took.
+    let mut text = std::fs::read_to_string(&settings).unwrap();
+    text.push_str("\n$wgEnableParserLimitReporting = false;\n");
+    std::fs::write(&settings, text).unwrap();
+    (wiki, settings)
+}
+
+/// MediaWiki as a web server runs it, through php-cgi (a CGI request per run, with the
+/// variables a server sets): page views, the edit form, history, special pages, the API and
+/// ResourceLoader (its LESS compiled, its JavaScript minified), under every mode. What
+/// changes from one request to the next (request ids, response times, the current time in
+/// headers, forms and dates) is normalized away.
+#[test]
+fn mediawiki_pages_are_identical_under_every_mode_in_php_cgi() {
+    const PHP_CGI: &str = "/usr/bin/php-cgi8.2";
+    require_file(PHP_CGI, "php8.2-cgi");
+    let (_wiki, settings) = install_mediawiki();
+    let config = Config {
+        php: PathBuf::from(PHP_CGI),
+        ..config()
+    };
+    let normalize = [
+        (
+            r"(?m)^(X-Request-Id|Expires|Last-Modified|ETag|Content-Length): [^\r\n]*",
+            "$1: -",
+        ),
+        (r#""wgRequestId":"[0-9a-f]*""#, r#""wgRequestId":"-""#),
+        (
+            r#""wgBackendResponseTime":[0-9]+"#,
+            r#""wgBackendResponseTime":0"#,
+        ),
+        (r#""time":"[0-9TZ:-]+""#, r#""time":"-""#),
+        (r"\b2[0-9]{13}\b", "TIMESTAMP"),
+        (
+            r"[0-9]{2}:[0-9]{2}, [0-9]{1,2} [A-Z][a-z]+ [0-9]{4}",
+            "DATE",
+        ),
+        // The same, URL-encoded.
+        (
+            r"[0-9]{2}%3A[0-9]{2}%2C\+[0-9]{1,2}\+[A-Z][a-z]+\+[0-9]{4}",
+            "DATE",
+        ),
+    ];
+    let requests = [
+        ("index.php", "title=Main_Page"),
+        ("index.php", "title=Main_Page&action=edit"),
+        ("index.php", "title=Main_Page&action=history"),
+        ("index.php", "title=Special:Version"),
+        (
+            "index.php",
+            "title=Special:RecentChanges&days=3650&limit=50",
+        ),
+        ("index.php", "title=Special:Search&search=main&fulltext=1"),
+        ("index.php", "title=No_such_page"),
+        (
+            "api.php",
+            "action=query&meta=siteinfo&siprop=general|namespaces|magicwords&format=json",
+        ),
+        ("api.php", "action=parse&page=Main_Page&format=json"),
+        ("load.php", "modules=startup&only=scripts&skin=vector"),
+        (
+            "load.php",
+            "modules=skins.vector.styles.legacy&only=styles&skin=vector",
+        ),
+    ];
+    let mediawiki = PathBuf::from("/usr/share/mediawiki");
+    let programs: Vec<Program> = requests
+        .iter()
+        .map(|&(script, query)| {
+            let mut p =
+                Program::command(&[format!("./{script}")], &mediawiki, PhpIni::Default).unwrap();
+            p.name = format!("GET {script}?{query}");
+            let script_filename = mediawiki.join(script).display().to_string();
+            for (k, v) in [
+                ("MW_CONFIG_FILE", settings.display().to_string()),
+                ("REDIRECT_STATUS", "200".into()),
+                ("GATEWAY_INTERFACE", "CGI/1.1".into()),
+                ("SCRIPT_FILENAME", script_filename),
+                ("SCRIPT_NAME", format!("/wiki/{script}")),
+                ("REQUEST_METHOD", "GET".into()),
+                ("QUERY_STRING", query.into()),
+                ("REQUEST_URI", format!("/wiki/{script}?{query}")),
+                ("SERVER_NAME", "127.0.0.1".into()),
+                ("SERVER_PORT", "80".into()),
+                ("REMOTE_ADDR", "127.0.0.1".into()),
+            ] {
+                p.env.insert(k.into(), v);
+            }
+            p.normalize = normalize
+                .iter()
+                .map(|&(pattern, replacement)| exec_diff::Normalize {
+                    pattern: pattern.into(),
+                    replacement: replacement.into(),
+                })
+                .collect();
+            p
+        })
+        .collect();
+    // One request each first: MediaWiki fills its caches in the database (parser cache,
+    // ResourceLoader's module dependencies) on the first view, and later views read them.
+    for p in &programs {
+        let out = config.run(p, Mode::Off).unwrap();
+        assert_eq!(out.status, Some(0), "{}", p.name);
+    }
+    let report = exec_diff::run(&config, &programs, false);
+    assert_identical(&report, &[], &[]);
+    assert_eq!(report.identical, programs.len());
+
+    // Real pages, not an error page every mode shares.
+    let expect = [
+        (
+            "GET index.php?title=Main_Page",
+            "MediaWiki has been installed",
+        ),
+        (
+            "GET index.php?title=Main_Page&action=edit",
+            "name=\"wpTextbox1\"",
+        ),
+        ("GET index.php?title=Special:Version", "Installed software"),
+        ("GET api.php?action=query", "\"sitename\":\"ZoptWiki\""),
+        ("GET load.php?modules=startup", "mw.loader.register"),
+        ("GET load.php?modules=skins.vector", ".mw-body"),
+    ];
+    for (prefix, text) in expect {
+        let p = programs
+            .iter()
+            .find(|p| p.name.starts_with(prefix))
+            .unwrap();
+        let out = config.run(p, Mode::Optimize).unwrap();
+        assert!(
+            String::from_utf8_lossy(&out.stdout).contains(text),
+            "{}: no {text:?} in {}",
+            p.name,
+            String::from_utf8_lossy(&out.stdout)
+        );
+    }
+}
+
+/// Three real applications from Debian, run as a user would from the command line, under
+/// every mode: DokuWiki renders its own syntax page, MediaWiki (installed into a temporary
+/// SQLite database) parses wikitext with every parser feature and runs maintenance scripts,
+/// Roundcube's mail libraries decode, wash and convert a message, and the libraries MediaWiki
+/// ships compile its skin's LESS, minify its JavaScript, parse HTML and more (fixtures/apps).
+#[test]
+fn dokuwiki_mediawiki_and_roundcube_run_identically_under_every_mode() {
+    let dokuwiki = "/usr/share/dokuwiki/bin/render.php";
+    let syntax = require_file("/var/lib/dokuwiki/data/pages/wiki/syntax.txt", "dokuwiki");
+    require_file(dokuwiki, "dokuwiki");
+    let mediawiki = PathBuf::from("/usr/share/mediawiki");
+    require_file(
+        "/usr/share/roundcube/program/lib/Roundcube/bootstrap.php",
+        "roundcube-core",
+    );
+    let config = config();
+    let apps = workspace_root().join("fixtures/apps");
+
+    let (_wiki, settings) = install_mediawiki();
 
     let command = |words: &[&str], cwd: &std::path::Path| {
         let words: Vec<String> = words.iter().map(|w| w.to_string()).collect();
