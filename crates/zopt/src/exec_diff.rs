@@ -17,7 +17,8 @@
 //! and the stdout and exit status of (b)–(e) are compared with (a). Every mode gets the same
 //! PHP configuration otherwise: by default `-n` plus explicit `zend_extension=opcache`, or
 //! (for real programs that need the extensions Debian loads) PHP's default php.ini; the zopt
-//! extension is loaded in every mode (`zopt.mode=off` in (a) and (b)), JIT is off, and each
+//! extension is loaded in every mode (`zopt.mode=off` in (a) and (b)), JIT is off (or, with
+//! [`Config::jit`], on in (b) to (d), where OPcache runs), and each
 //! program runs from its own directory with a timeout, its stdin from /dev/null or from the
 //! file its manifest entry names.
 //!
@@ -310,14 +311,20 @@ pub struct Config {
     pub timeout: Duration,
     /// Parallel runs (0: every core).
     pub jobs: usize,
+    /// `opcache.jit` of the modes that run OPcache, (b) to (d) (`tracing`, `function`, ...);
+    /// `None`: no JIT in any mode.
+    pub jit: Option<String>,
 }
 
 impl Config {
     /// Whether PHP's default configuration already loads OPcache (then loading it again
     /// would only warn).
     fn default_ini_loads_opcache(&self) -> bool {
-        static LOADED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-        *LOADED.get_or_init(|| {
+        // Per binary: php and php-cgi read php.ini files of their own.
+        static LOADED: std::sync::Mutex<BTreeMap<PathBuf, bool>> =
+            std::sync::Mutex::new(BTreeMap::new());
+        let mut loaded = LOADED.lock().unwrap_or_else(|p| p.into_inner());
+        *loaded.entry(self.php.clone()).or_insert_with(|| {
             Command::new(&self.php)
                 .arg("-m")
                 .output()
@@ -338,11 +345,18 @@ impl Config {
             }
             PhpIni::Default => {}
         }
+        let jit = match (&self.jit, mode) {
+            (Some(jit), Mode::Opcache | Mode::Roundtrip | Mode::Optimize) => jit.as_str(),
+            _ => "0",
+        };
         let mut settings = vec![
-            "opcache.jit=0".to_string(),
+            format!("opcache.jit={jit}"),
             "opcache.file_update_protection=0".to_string(),
             format!("extension={}", self.extension.display()),
         ];
+        if jit != "0" {
+            settings.push("opcache.jit_buffer_size=64M".to_string());
+        }
         settings.extend(mode.settings(self.optimization_level));
         for s in settings {
             args.push("-d".into());

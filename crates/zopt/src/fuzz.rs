@@ -387,6 +387,7 @@ fn check(opts: &Options, seed: u64, source: &str, which: &Which) -> Outcome {
         optimization_level: 0,
         timeout: opts.timeout,
         jobs: 1,
+        jit: None,
     };
     let program = match ExecProgram::file(&path, format!("seed{seed}.php"), PhpIni::None) {
         Ok(p) => p,

@@ -183,6 +183,10 @@ enum Command {
         /// run at a time, reported with their ratios.
         #[arg(long, value_name = "N")]
         timing: Option<usize>,
+        /// Run (b), (c) and (d) with OPcache's JIT (`opcache.jit` = this, e.g. `tracing` or
+        /// `function`, with a 64 MB buffer); (a) stays without OPcache.
+        #[arg(long)]
+        jit: Option<String>,
         /// PHP files or directories of them (each runs from its own directory).
         paths: Vec<PathBuf>,
     },
@@ -566,6 +570,7 @@ fn run(cli: Cli) -> Result<()> {
             cwd,
             manifest,
             timing,
+            jit,
             paths,
         } => {
             let php = php::Php::locate(php.php.as_deref(), php.extension.as_deref())?;
@@ -576,6 +581,7 @@ fn run(cli: Cli) -> Result<()> {
                 optimization_level,
                 timeout: std::time::Duration::from_secs(timeout),
                 jobs,
+                jit,
             };
             exec_diff_command(
                 config, json, php_ini, &command, &cwd, &manifest, timing, &paths,

@@ -69,6 +69,7 @@ fn config() -> Config {
         optimization_level: 0x7FFE_BFFF,
         timeout: Duration::from_secs(120),
         jobs: 0,
+        jit: None,
     }
 }
 
@@ -155,6 +156,59 @@ fn every_fixture_runs_identically_under_every_mode() {
             "{}: {stdout}",
             f.path.display()
         );
+    }
+}
+
+/// The fixtures again with OPcache's JIT compiling what OPcache, the round trip and zopt's
+/// optimizer hand to PHP (tracing JIT, and function JIT): the JIT reads the op_arrays zopt
+/// wrote back, their types and their handlers, so they must be what it expects.
+#[test]
+fn every_fixture_runs_identically_under_the_jit() {
+    let files = php_files(&[workspace_root().join("fixtures/php")]).unwrap();
+    let programs: Vec<Program> = files
+        .iter()
+        .map(|f| Program::file(&f.path, f.path.display().to_string(), PhpIni::None).unwrap())
+        .collect();
+    // PHP 8.2's DFA pass leaves a jump table entry past the end of the op_array
+    // (fixtures/README.md, `dfa-dangling-jump-table`): without the JIT the interpreter
+    // happens to print the right thing, the JIT's code does not.
+    let php_bugs: Vec<&str> = PHP_OPTIMIZER_BUGS
+        .iter()
+        .copied()
+        .chain(["fz_dfa_dangling_jump_table.php"])
+        .collect();
+    for jit in ["tracing", "function"] {
+        let config = Config {
+            jit: Some(jit.into()),
+            ..config()
+        };
+        let mut report = exec_diff::run(&config, &programs, false);
+        assert_eq!(report.programs, programs.len());
+        // The round trip hands PHP its own unoptimized op_arrays: where it differs from
+        // (a), it must print exactly what OPcache at level 0 under the same JIT prints (PHP's
+        // JIT on unoptimized code: opt_sccp_arrays under the function JIT in 8.2.36).
+        let level_0 = Config {
+            optimization_level: 0,
+            ..config.clone()
+        };
+        report.mismatches.retain(|m| {
+            if m.mode != Mode::Roundtrip || OPCACHE_DEPENDENT.iter().any(|n| m.file.ends_with(n)) {
+                return true;
+            }
+            let p = programs.iter().find(|p| p.name == m.file).unwrap();
+            let ours = config.run(p, Mode::Roundtrip).unwrap();
+            let php = level_0.run(p, Mode::Opcache).unwrap();
+            assert_eq!(
+                (String::from_utf8_lossy(&ours.stdout), ours.status),
+                (String::from_utf8_lossy(&php.stdout), php.status),
+                "{} under the {jit} JIT: the round trip differs from (a) ({}) and from \
+                 OPcache at level 0",
+                m.file,
+                m.first_diff
+            );
+            false
+        });
+        assert_identical(&report, OPCACHE_DEPENDENT, &php_bugs);
     }
 }
 
