@@ -7,6 +7,8 @@
 //! same script without zopt. Servers are started and stopped by the tests; request counts
 //! are bounded.
 
+#[path = "../../zopt/tests/apps/mod.rs"]
+mod apps;
 mod common;
 
 use std::net::{TcpListener, TcpStream};
@@ -34,7 +36,18 @@ struct Fpm {
 }
 
 impl Fpm {
+    /// A server with PHP's built-in defaults only (`-n`).
     fn start(dir: &Path, ini: &[(&str, String)], env: &[(&str, String)]) -> Fpm {
+        Fpm::launch(dir, ini, env, false)
+    }
+
+    /// A server with Debian's php.ini for php-fpm and the extensions it loads, as a real
+    /// application needs them.
+    fn start_with_php_ini(dir: &Path, ini: &[(&str, String)]) -> Fpm {
+        Fpm::launch(dir, ini, &[], true)
+    }
+
+    fn launch(dir: &Path, ini: &[(&str, String)], env: &[(&str, String)], php_ini: bool) -> Fpm {
         tools();
         let port = TcpListener::bind("127.0.0.1:0")
             .and_then(|l| l.local_addr())
@@ -53,7 +66,10 @@ impl Fpm {
         )
         .unwrap();
         let mut cmd = Command::new(FPM);
-        cmd.args(["-n", "-F", "-R", "-y"]).arg(&conf);
+        if !php_ini {
+            cmd.arg("-n");
+        }
+        cmd.args(["-F", "-R", "-y"]).arg(&conf);
         cmd.arg("-d")
             .arg(format!("extension={}", common::extension().display()));
         for (k, v) in ini {
@@ -914,4 +930,123 @@ fn zopt_cache_warm_fills_a_running_servers_cache() {
     let err = zopt::cache::warm_fastcgi(&address, &scripts, false, std::slice::from_ref(&app))
         .unwrap_err();
     assert!(err.to_string().contains("has zopt's cache off"), "{err:#}");
+}
+
+/// MediaWiki (Debian's, on a SQLite wiki of the test's own) served by php-fpm from zopt's
+/// shared memory, optimized at the default level: every page, API answer and ResourceLoader
+/// response is the one the same php-fpm serves without any opcode cache, on the first
+/// request (compiled and stored) and on the next ones (served from shared memory by either
+/// worker).
+#[test]
+fn mediawiki_is_served_from_shared_memory_as_without_a_cache() {
+    use zopt::exec_diff::Normalize;
+    use zopt::fastcgi::{self, Address};
+    let (wiki, settings) = apps::install_mediawiki();
+    let status_script = wiki.path().join("status.php");
+    std::fs::write(
+        &status_script,
+        "<?php echo json_encode(zopt_get_status(false));",
+    )
+    .unwrap();
+    let normalize: Vec<Normalize> = apps::MEDIAWIKI_NORMALIZE
+        .iter()
+        .map(|&(pattern, replacement)| Normalize {
+            pattern: pattern.into(),
+            replacement: replacement.into(),
+        })
+        .collect();
+    let get = |fpm: &Fpm, script: &str, query: &str| -> String {
+        let address: Address = format!("127.0.0.1:{}", fpm.port).parse().unwrap();
+        let params = apps::mediawiki_cgi_params(&settings, script, query);
+        let params: Vec<(&str, &str)> = params
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        let r = fastcgi::request(&address, &params, b"", Duration::from_secs(120)).unwrap();
+        let status = r.status();
+        let mut body = r.body;
+        for n in &normalize {
+            body = n.apply(&body);
+        }
+        format!("status {status}\n{}", String::from_utf8_lossy(&body))
+    };
+
+    // Without a cache: each request once to let MediaWiki fill its own caches in the
+    // database, then the reference pages.
+    let plain_dir = tempfile::tempdir().unwrap();
+    let plain = Fpm::start_with_php_ini(plain_dir.path(), &[("opcache.enable", "0".into())]);
+    for &(script, query) in apps::MEDIAWIKI_REQUESTS {
+        get(&plain, script, query);
+    }
+    let reference: Vec<String> = apps::MEDIAWIKI_REQUESTS
+        .iter()
+        .map(|&(script, query)| get(&plain, script, query))
+        .collect();
+    drop(plain);
+    assert!(reference[0].starts_with("status 200\n"), "{}", reference[0]);
+    assert!(
+        reference[0].contains("MediaWiki has been installed"),
+        "{}",
+        reference[0]
+    );
+
+    let cached_dir = tempfile::tempdir().unwrap();
+    let cached = Fpm::start_with_php_ini(
+        cached_dir.path(),
+        &[
+            ("opcache.enable", "0".into()),
+            ("zopt.memory_consumption", "128".into()),
+        ],
+    );
+    for round in 0..3 {
+        for (k, &(script, query)) in apps::MEDIAWIKI_REQUESTS.iter().enumerate() {
+            let page = get(&cached, script, query);
+            assert!(
+                page == reference[k],
+                "round {round}, {script}?{query}: the page differs from the one served without \
+                 a cache:\n{}",
+                first_difference(&reference[k], &page)
+            );
+        }
+    }
+    let address: fastcgi::Address = format!("127.0.0.1:{}", cached.port).parse().unwrap();
+    let status_path = status_script.display().to_string();
+    let r = fastcgi::request(
+        &address,
+        &[
+            ("SCRIPT_FILENAME", status_path.as_str()),
+            ("REQUEST_METHOD", "GET"),
+        ],
+        b"",
+        Duration::from_secs(30),
+    )
+    .unwrap();
+    let status: Value = serde_json::from_slice(&r.body).unwrap();
+    let shm = &status["shm"];
+    eprintln!("zopt status after the MediaWiki rounds: {shm}");
+    // MediaWiki loads close to a thousand scripts; the later rounds were served.
+    assert!(shm["stores"].as_u64().unwrap() >= 500, "{shm}");
+    assert!(
+        shm["hits"].as_u64().unwrap() >= 2 * shm["stores"].as_u64().unwrap(),
+        "{shm}"
+    );
+    assert_eq!(shm["writer_deaths"], 0, "{shm}");
+    assert!(!cached.log().contains("zopt:"), "{}", cached.log());
+}
+
+/// The first line where two pages differ, with its number.
+fn first_difference(want: &str, got: &str) -> String {
+    match want.lines().zip(got.lines()).position(|(a, b)| a != b) {
+        Some(i) => format!(
+            "line {}: want {:?}\n got {:?}",
+            i + 1,
+            want.lines().nth(i).unwrap_or(""),
+            got.lines().nth(i).unwrap_or("")
+        ),
+        None => format!(
+            "one ends first ({} and {} lines)",
+            want.lines().count(),
+            got.lines().count()
+        ),
+    }
 }

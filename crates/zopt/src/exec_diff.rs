@@ -128,6 +128,19 @@ pub struct Normalize {
     pub replacement: String,
 }
 
+impl Normalize {
+    /// `text` with every match of the pattern replaced (a bad pattern leaves it as it is;
+    /// [`Manifest::load`] refuses one).
+    pub fn apply(&self, text: &[u8]) -> Vec<u8> {
+        match regex::bytes::Regex::new(&self.pattern) {
+            Ok(re) => re
+                .replace_all(text, self.replacement.as_bytes())
+                .into_owned(),
+            Err(_) => text.to_vec(),
+        }
+    }
+}
+
 /// A program to run under every mode.
 #[derive(Clone, Debug)]
 pub struct Program {
@@ -499,10 +512,7 @@ impl Config {
         let mut stdout = out_reader.join().unwrap_or_default();
         let stderr = err_reader.join().unwrap_or_default();
         for n in &program.normalize {
-            let re = regex::bytes::Regex::new(&n.pattern).expect("checked when loading");
-            stdout = re
-                .replace_all(&stdout, n.replacement.as_bytes())
-                .into_owned();
+            stdout = n.apply(&stdout);
         }
         use std::os::unix::process::ExitStatusExt;
         Ok(RunOutput {

@@ -9,8 +9,10 @@
 //! (`apt-get install composer phpunit`): the tests fail with a message saying so, they never
 //! skip. The extension is built here (`cargo build -p zopt-php`, a no-op when fresh).
 
+mod apps;
 mod common;
 
+use apps::{install_mediawiki, require_file};
 use common::{extension, workspace_root};
 
 use std::path::PathBuf;
@@ -313,51 +315,6 @@ fn timeouts_and_exit_statuses_are_reported() {
     );
 }
 
-/// A Debian package's file the real-application test reads; fails naming the package.
-fn require_file(path: &str, package: &str) -> PathBuf {
-    let path = PathBuf::from(path);
-    assert!(
-        path.is_file(),
-        "this test needs {} (apt-get install --no-install-recommends {package})",
-        path.display()
-    );
-    path
-}
-
-/// A MediaWiki of its own, on SQLite in a temporary directory (the system's wiki is left
-/// alone): MediaWiki reads the LocalSettings.php returned from MW_CONFIG_FILE.
-fn install_mediawiki() -> (tempfile::TempDir, PathBuf) {
-    require_file("/usr/share/mediawiki/maintenance/install.php", "mediawiki");
-    let wiki = tempfile::tempdir().unwrap();
-    let db = wiki.path().join("db");
-    std::fs::create_dir(&db).unwrap();
-    let install = Command::new("php")
-        .arg("maintenance/install.php")
-        .arg("--dbtype=sqlite")
-        .arg(format!("--dbpath={}", db.display()))
-        .arg("--dbname=wiki")
-        .arg("--server=http://127.0.0.1")
-        .arg("--scriptpath=/wiki")
-        .arg(format!("--confpath={}", wiki.path().display()))
-        .arg("--pass=zopt-admin-password")
-        .args(["ZoptWiki", "Admin"])
-        .current_dir("/usr/share/mediawiki")
-        .output()
-        .expect("running MediaWiki's installer");
-    assert!(
-        install.status.success(),
-        "MediaWiki's installer failed (it needs php8.2-sqlite3): {}{}",
-        String::from_utf8_lossy(&install.stdout),
-        String::from_utf8_lossy(&install.stderr)
-    );
-    let settings = wiki.path().join("LocalSettings.php");
-    // The parser's limit report says how long parsing took.
-    let mut text = std::fs::read_to_string(&settings).unwrap();
-    text.push_str("\n$wgEnableParserLimitReporting = false;\n");
-    std::fs::write(&settings, text).unwrap();
-    (wiki, settings)
-}
-
 /// MediaWiki as a web server runs it, through php-cgi (a CGI request per run, with the
 /// variables a server sets): page views, the edit form, history, special pages, the API and
 /// ResourceLoader (its LESS compiled, its JavaScript minified), under every mode. What
@@ -372,74 +329,17 @@ fn mediawiki_pages_are_identical_under_every_mode_in_php_cgi() {
         php: PathBuf::from(PHP_CGI),
         ..config()
     };
-    let normalize = [
-        (
-            r"(?m)^(X-Request-Id|Expires|Last-Modified|ETag|Content-Length): [^\r\n]*",
-            "$1: -",
-        ),
-        (r#""wgRequestId":"[0-9a-f]*""#, r#""wgRequestId":"-""#),
-        (
-            r#""wgBackendResponseTime":[0-9]+"#,
-            r#""wgBackendResponseTime":0"#,
-        ),
-        (r#""time":"[0-9TZ:-]+""#, r#""time":"-""#),
-        (r"\b2[0-9]{13}\b", "TIMESTAMP"),
-        (
-            r"[0-9]{2}:[0-9]{2}, [0-9]{1,2} [A-Z][a-z]+ [0-9]{4}",
-            "DATE",
-        ),
-        // The same, URL-encoded.
-        (
-            r"[0-9]{2}%3A[0-9]{2}%2C\+[0-9]{1,2}\+[A-Z][a-z]+\+[0-9]{4}",
-            "DATE",
-        ),
-    ];
-    let requests = [
-        ("index.php", "title=Main_Page"),
-        ("index.php", "title=Main_Page&action=edit"),
-        ("index.php", "title=Main_Page&action=history"),
-        ("index.php", "title=Special:Version"),
-        (
-            "index.php",
-            "title=Special:RecentChanges&days=3650&limit=50",
-        ),
-        ("index.php", "title=Special:Search&search=main&fulltext=1"),
-        ("index.php", "title=No_such_page"),
-        (
-            "api.php",
-            "action=query&meta=siteinfo&siprop=general|namespaces|magicwords&format=json",
-        ),
-        ("api.php", "action=parse&page=Main_Page&format=json"),
-        ("load.php", "modules=startup&only=scripts&skin=vector"),
-        (
-            "load.php",
-            "modules=skins.vector.styles.legacy&only=styles&skin=vector",
-        ),
-    ];
     let mediawiki = PathBuf::from("/usr/share/mediawiki");
-    let programs: Vec<Program> = requests
+    let programs: Vec<Program> = apps::MEDIAWIKI_REQUESTS
         .iter()
         .map(|&(script, query)| {
             let mut p =
                 Program::command(&[format!("./{script}")], &mediawiki, PhpIni::Default).unwrap();
             p.name = format!("GET {script}?{query}");
-            let script_filename = mediawiki.join(script).display().to_string();
-            for (k, v) in [
-                ("MW_CONFIG_FILE", settings.display().to_string()),
-                ("REDIRECT_STATUS", "200".into()),
-                ("GATEWAY_INTERFACE", "CGI/1.1".into()),
-                ("SCRIPT_FILENAME", script_filename),
-                ("SCRIPT_NAME", format!("/wiki/{script}")),
-                ("REQUEST_METHOD", "GET".into()),
-                ("QUERY_STRING", query.into()),
-                ("REQUEST_URI", format!("/wiki/{script}?{query}")),
-                ("SERVER_NAME", "127.0.0.1".into()),
-                ("SERVER_PORT", "80".into()),
-                ("REMOTE_ADDR", "127.0.0.1".into()),
-            ] {
-                p.env.insert(k.into(), v);
+            for (k, v) in apps::mediawiki_cgi_params(&settings, script, query) {
+                p.env.insert(k, v);
             }
-            p.normalize = normalize
+            p.normalize = apps::MEDIAWIKI_NORMALIZE
                 .iter()
                 .map(|&(pattern, replacement)| exec_diff::Normalize {
                     pattern: pattern.into(),
