@@ -145,15 +145,48 @@ pub fn double_to_str(d: f64) -> String {
 /// "1.0E-5") when the exponent is below -4 or at least `precision`.
 pub fn gcvt(d: f64, precision: usize) -> String {
     let precision = precision.max(1);
-    if d.is_nan() {
-        return "NAN".to_owned();
-    }
-    if d.is_infinite() {
-        return if d < 0.0 { "-INF" } else { "INF" }.to_owned();
+    if !d.is_finite() {
+        return non_finite(d);
     }
     // Rust's `{:.Ne}` gives the exact decimal expansion rounded half to even.
-    let sci = format!("{:.*e}", precision - 1, d);
-    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    gcvt_format(&format!("{:.*e}", precision - 1, d), precision)
+}
+
+/// Mirrors `zend_gcvt` with a negative precision, as `serialize_precision=-1` (PHP's
+/// default) gives it to `serialize()` and `var_export()`: zend_dtoa mode 0, the shortest
+/// digits that read back as `d`, in exponential form when the exponent is below -4 or
+/// above 17 digits.
+pub fn gcvt_shortest(d: f64) -> String {
+    if !d.is_finite() {
+        return non_finite(d);
+    }
+    // Rust's `{:e}` finds how many digits are needed to read back as `d`; of the strings
+    // of that length, zend_dtoa takes the nearest, and on an exact tie the even one, which
+    // is `d` correctly rounded to that many digits (`{:.Ne}`: exact, ties to even), where
+    // Rust's shortest form rounds ties up (713781394062739.25 -> ...39.2, not ...39.3).
+    let shortest = format!("{d:e}");
+    let digits = shortest
+        .split('e')
+        .next()
+        .map_or(1, |m| m.bytes().filter(u8::is_ascii_digit).count());
+    gcvt_format(&format!("{:.*e}", digits.max(1) - 1, d), 17)
+}
+
+fn non_finite(d: f64) -> String {
+    if d.is_nan() {
+        "NAN"
+    } else if d < 0.0 {
+        "-INF"
+    } else {
+        "INF"
+    }
+    .to_owned()
+}
+
+/// php_gcvt's layout of the digits of `sci` (Rust's `D.DDDe±X`), `precision` deciding
+/// between the exponential and the positional form.
+fn gcvt_format(sci: &str, precision: usize) -> String {
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((sci, "0"));
     let exp: i32 = exp.parse().unwrap_or(0);
     let negative = mantissa.starts_with('-');
     let mut digits: Vec<u8> = mantissa.bytes().filter(u8::is_ascii_digit).collect();

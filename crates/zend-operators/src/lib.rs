@@ -23,8 +23,8 @@ mod ops;
 
 pub use compare::{compare, is_identical};
 pub use convert::{
-    double_to_str, dval_to_lval, dval_to_lval_cap, gcvt, get_double, get_long, get_string, is_true,
-    PRECISION,
+    double_to_str, dval_to_lval, dval_to_lval_cap, gcvt, gcvt_shortest, get_double, get_long,
+    get_string, is_true, PRECISION,
 };
 pub use numeric::handle_numeric_str;
 pub use ops::{

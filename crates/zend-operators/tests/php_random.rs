@@ -1,4 +1,5 @@
 //! Seeded random differential tests against the `php` binary: double to string conversion
+//! (at `precision` 14, and `serialize()`'s shortest form at `serialize_precision` -1)
 //! and double to long conversion over random bit patterns and decimals, integer arithmetic
 //! around the overflow boundaries, and comparisons of doubles with numeric strings.
 
@@ -8,7 +9,7 @@ use common::*;
 use zend_ir::opcode::*;
 use zend_ir::types::{IS_DOUBLE, IS_LONG};
 use zend_ir::{Literal, Opcode};
-use zend_operators::{eval_binary_op, eval_cast, get_string};
+use zend_operators::{eval_binary_op, eval_cast, gcvt_shortest, get_string};
 
 /// xorshift64*: deterministic, no dependency.
 struct Rng(u64);
@@ -87,6 +88,12 @@ fn random_values_agree_with_php() {
         ));
         sources.push(format!("return (int)({});", php_expr(&lit)));
         ours.push((format!("(int) {d:e}"), eval_cast(u32::from(IS_LONG), &lit)));
+        // serialize_precision -1: the shortest digits that read back as the double.
+        sources.push(format!("return serialize({});", php_expr(&lit)));
+        ours.push((
+            format!("serialize {d:e}"),
+            Some(s(format!("d:{};", gcvt_shortest(d)).as_bytes())),
+        ));
         // The string PHP would print, read back as a number, and compared with the double.
         if let Some(text) = get_string(&lit) {
             let sv = Literal::String(text.clone());

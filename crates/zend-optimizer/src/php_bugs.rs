@@ -77,6 +77,12 @@ impl PhpBugs {
     /// `fdiv($x, $p ? 0.0 : -0.0)` is folded to one sign (fuzz seeds 53246, 61295).
     pub const SIGNED_ZERO_PHI: PhpBugs = PhpBugs(1 << 8);
 
+    /// SCCP evaluates `serialize()` of a value holding a float at compile time, with the
+    /// `serialize_precision` of the compiling process, although it is a run-time setting: a
+    /// script that changes it (`ini_set('serialize_precision', '17')`) before the call prints
+    /// another string without OPcache. Reproduced with the default precision, -1.
+    pub const SERIALIZED_FLOAT_FOLDED: PhpBugs = PhpBugs(1 << 9);
+
     /// Every bug PHP 8.2 has: the optimizer as the 8.2 binary runs it.
     pub const PHP_8_2: PhpBugs = PhpBugs(
         Self::NEGATED_ORDERED_COMPARISON.0
@@ -87,11 +93,12 @@ impl PhpBugs {
             | Self::SIGNED_ZERO_ADDITION.0
             | Self::NARROWED_LONG_HANDLERS.0
             | Self::UNREACHABLE_FREE_KEPT_WHOLE.0
-            | Self::SIGNED_ZERO_PHI.0,
+            | Self::SIGNED_ZERO_PHI.0
+            | Self::SERIALIZED_FLOAT_FOLDED.0,
     );
 
     /// Each bug alone, with its name.
-    pub const EACH: [(PhpBugs, &'static str); 9] = [
+    pub const EACH: [(PhpBugs, &'static str); 10] = [
         (
             Self::NEGATED_ORDERED_COMPARISON,
             "negated-ordered-comparison",
@@ -110,6 +117,7 @@ impl PhpBugs {
             "unreachable-free-kept-whole",
         ),
         (Self::SIGNED_ZERO_PHI, "signed-zero-phi"),
+        (Self::SERIALIZED_FLOAT_FOLDED, "serialized-float-folded"),
     ];
 
     pub fn contains(self, bug: PhpBugs) -> bool {
@@ -180,7 +188,8 @@ mod tests {
             PhpBugs::PHP_8_2.to_string(),
             "negated-ordered-comparison,unpack-into-partial-array,dangling-jump-table-entry,\
              merged-echos,removed-float-key-deprecation,signed-zero-addition,\
-             narrowed-long-handlers,unreachable-free-kept-whole,signed-zero-phi"
+             narrowed-long-handlers,unreachable-free-kept-whole,signed-zero-phi,\
+             serialized-float-folded"
         );
     }
 }

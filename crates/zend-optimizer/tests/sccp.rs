@@ -942,7 +942,13 @@ fn check_calls_against_php(cases: &[(&str, Vec<zend_ir::Literal>)], strict: bool
     for (i, (name, args)) in cases.iter().enumerate() {
         let call = php_call(name, args);
         compiled.push_str(&format!("function f{i}() {{ return {call}; }}\n"));
-        let v = sccp::ct_eval_func_call(name.as_bytes(), args, strict, false);
+        let v = sccp::ct_eval_func_call(
+            name.as_bytes(),
+            args,
+            strict,
+            false,
+            zend_optimizer::PhpBugs::NONE,
+        );
         if let Some(v) = &v {
             script.push_str(&format!(
                 "check('{i} {name}', {}, function () {{ return {call}; }});\n",

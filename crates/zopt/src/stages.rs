@@ -124,23 +124,37 @@ impl<'s> BugReproductions<'s> {
         }
     }
 
+    /// Our dump with the `k`th candidate's bugs reproduced: each bug of [`PhpBugs::EACH`]
+    /// alone, then (past the end) all of them.
+    fn dump(&mut self, k: usize) -> (PhpBugs, &[u8]) {
+        let bugs = PhpBugs::EACH
+            .get(k)
+            .map_or(PhpBugs::PHP_8_2, |&(bug, _)| bug);
+        let (script, bits, level) = (self.script, self.debug_bits, self.optimization_level);
+        let dump = self.dumps[k]
+            .get_or_insert_with(|| our_dump_with(script, bits, level, bugs).unwrap_or_default());
+        (bugs, dump)
+    }
+
     /// The bugs whose reproduction makes our dump of the `index`th op_array (in
     /// [`split_dump`] order) `php`, PHP's dump of it: each bug alone first, to name the
     /// one, then all of them, for an op_array that meets several.
     pub fn explain(&mut self, index: usize, php: &[u8]) -> Option<PhpBugs> {
-        for (k, dump) in self.dumps.iter_mut().enumerate() {
-            let bugs = PhpBugs::EACH
-                .get(k)
-                .map_or(PhpBugs::PHP_8_2, |&(bug, _)| bug);
-            let dump = dump.get_or_insert_with(|| {
-                our_dump_with(self.script, self.debug_bits, self.optimization_level, bugs)
-                    .unwrap_or_default()
-            });
-            if split_dump(dump).get(index).is_some_and(|c| c.text == php) {
-                return Some(bugs);
-            }
-        }
-        None
+        (0..self.dumps.len()).find_map(|k| {
+            let (bugs, dump) = self.dump(k);
+            split_dump(dump)
+                .get(index)
+                .is_some_and(|c| c.text == php)
+                .then_some(bugs)
+        })
+    }
+
+    /// Whether our dump with every bug reproduced has `php_op_arrays` op_arrays, as PHP's
+    /// has: a dump that has fewer or more than PHP's only because of PHP's bugs (an SCCP
+    /// dump that is empty where PHP 8.2 folds what it should not).
+    pub fn explains_count(&mut self, php_op_arrays: usize) -> bool {
+        let (_, dump) = self.dump(PhpBugs::EACH.len());
+        split_dump(dump).len() == php_op_arrays
     }
 }
 

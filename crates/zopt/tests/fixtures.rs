@@ -105,7 +105,10 @@ fn fixtures_match_php_dumps() {
                                 ));
                             }
                         }
-                        if our_chunks.len() != php_chunks.len() && failures.len() < 30 {
+                        if our_chunks.len() != php_chunks.len()
+                            && !bugs.explains_count(php_chunks.len())
+                            && failures.len() < 30
+                        {
                             failures.push(format!(
                                 "{name} {opt_name}/{stage}: PHP dumps {} op_arrays, we dump {}",
                                 php_chunks.len(),

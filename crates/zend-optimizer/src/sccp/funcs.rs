@@ -14,6 +14,7 @@
 //! for a non-nullable parameter (a deprecation) and an array for a scalar one (a TypeError)
 //! are never taken.
 
+use crate::php_bugs::PhpBugs;
 use zend_ir::opcode::*;
 use zend_ir::{ArrayKey, Literal, PhpArray, PhpDouble, PhpStr};
 
@@ -668,12 +669,16 @@ fn number_to_base(v: i64, base: u32) -> Vec<u8> {
 }
 
 /// `php_var_serialize` of the values it writes the same way whatever the ini settings.
-fn serialize(out: &mut Vec<u8>, v: &Literal) -> Option<()> {
+/// `serialize(v)`; a float only with `floats`, in the form of the default
+/// `serialize_precision` (-1), as PHP 8.2's SCCP folds it under `php -n`.
+fn serialize(out: &mut Vec<u8>, v: &Literal, floats: bool) -> Option<()> {
     match v {
         Literal::Null => out.extend_from_slice(b"N;"),
         Literal::True => out.extend_from_slice(b"b:1;"),
         Literal::False => out.extend_from_slice(b"b:0;"),
         Literal::Long(l) => out.extend_from_slice(format!("i:{l};").as_bytes()),
+        Literal::Double(d) if floats => out
+            .extend_from_slice(format!("d:{};", zend_operators::gcvt_shortest(d.get())).as_bytes()),
         Literal::String(st) => {
             out.extend_from_slice(format!("s:{}:\"", st.as_bytes().len()).as_bytes());
             out.extend_from_slice(st.as_bytes());
@@ -682,8 +687,8 @@ fn serialize(out: &mut Vec<u8>, v: &Literal) -> Option<()> {
         Literal::Array(a) => {
             out.extend_from_slice(format!("a:{}:{{", a.len()).as_bytes());
             for (k, v) in a {
-                serialize(out, &key_literal(k))?;
-                serialize(out, v)?;
+                serialize(out, &key_literal(k), floats)?;
+                serialize(out, v, floats)?;
             }
             out.push(b'}');
         }
@@ -830,12 +835,14 @@ fn php_version_compare(v1: &[u8], v2: &[u8]) -> i64 {
 
 /// The value of `name(args...)` when PHP 8.2's SCCP evaluates the call (`ct_eval_func_call`),
 /// `None` to leave it for run time. `with_file_cache`: the script may run in another process
-/// ([`crate::Options::with_file_cache`]).
+/// ([`crate::Options::with_file_cache`]); `php_bugs`: PHP 8.2's wrong folds to reproduce
+/// ([`PhpBugs::SERIALIZED_FLOAT_FOLDED`]).
 pub fn ct_eval_func_call(
     name: &[u8],
     args: &[Literal],
     strict_types: bool,
     with_file_cache: bool,
+    php_bugs: PhpBugs,
 ) -> Option<Literal> {
     let str_arg_s = |a| str_arg(a, strict_types);
     let int_arg_s = |a| int_arg(a, strict_types);
@@ -1270,7 +1277,11 @@ pub fn ct_eval_func_call(
         }
         (b"serialize", [a]) => {
             let mut out = Vec::new();
-            serialize(&mut out, a)?;
+            serialize(
+                &mut out,
+                a,
+                php_bugs.contains(PhpBugs::SERIALIZED_FLOAT_FOLDED),
+            )?;
             Some(s(&out))
         }
         (b"array_keys", [a, rest @ ..]) if rest.len() <= 2 => {

@@ -2380,7 +2380,13 @@ impl Sccp<'_> {
             },
             _ => Vec::new(),
         };
-        match funcs::ct_eval_func_call(&name, &args, self.strict_types, self.with_file_cache) {
+        match funcs::ct_eval_func_call(
+            &name,
+            &args,
+            self.strict_types,
+            self.with_file_cache,
+            self.php_bugs,
+        ) {
             Some(v) => self.set(scdf, sop.result_def, &Value::Const(v)),
             None => self.set(scdf, sop.result_def, BOT),
         }
