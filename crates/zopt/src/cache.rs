@@ -212,55 +212,42 @@ pub fn warm(
     force: bool,
     paths: &[PathBuf],
 ) -> Result<WarmReport> {
-    use rayon::prelude::*;
     let system = system_id(php, optimization_level)?;
     let cache = FileCache::open(cache_dir, system, config)
         .with_context(|| format!("cannot open the cache {}", cache_dir.display()))?;
     let files = corpus::php_files(paths)?;
-    let bar = indicatif::ProgressBar::new(files.len() as u64);
     enum Outcome {
         Stored(u64, u64),
         Fresh,
     }
-    let results: Vec<(PathBuf, Result<Outcome>)> = files
-        .par_iter()
-        .map(|file| {
-            let r = (|| {
-                let real = std::fs::canonicalize(&file.path)
-                    .with_context(|| format!("cannot resolve {}", file.path.display()))?;
-                // Validation data taken before compiling: if the file changes meanwhile,
-                // the entry is stale rather than wrong.
-                let key = CacheKey::for_file(&real, mode)?;
-                if !force && cache.lookup(&key).is_ok() {
-                    return Ok(Outcome::Fresh);
-                }
-                if force {
-                    cache.invalidate(&key.path)?;
-                }
-                let validation = match mode {
-                    ValidationMode::MtimeSize => "mtime",
-                    ValidationMode::ContentHash => "content",
-                };
-                match php.cache_compile(
-                    &real,
-                    cache_dir,
-                    optimization_level,
-                    validation,
-                    cache.config().max_bytes,
-                )? {
-                    CacheCompiled::Fresh => Ok(Outcome::Fresh),
-                    CacheCompiled::Stored => {
-                        let len =
-                            std::fs::metadata(cache.entry_path(&key.path)).map_or(0, |m| m.len());
-                        Ok(Outcome::Stored(len, 0))
-                    }
-                }
-            })();
-            bar.inc(1);
-            (file.path.clone(), r)
-        })
-        .collect();
-    bar.finish_and_clear();
+    let results = each_file(&files, |real: &Path| {
+        // Validation data taken before compiling: if the file changes meanwhile, the entry
+        // is stale rather than wrong.
+        let key = CacheKey::for_file(real, mode)?;
+        if !force && cache.lookup(&key).is_ok() {
+            return Ok(Outcome::Fresh);
+        }
+        if force {
+            cache.invalidate(&key.path)?;
+        }
+        let validation = match mode {
+            ValidationMode::MtimeSize => "mtime",
+            ValidationMode::ContentHash => "content",
+        };
+        match php.cache_compile(
+            real,
+            cache_dir,
+            optimization_level,
+            validation,
+            cache.config().max_bytes,
+        )? {
+            CacheCompiled::Fresh => Ok(Outcome::Fresh),
+            CacheCompiled::Stored => {
+                let len = std::fs::metadata(cache.entry_path(&key.path)).map_or(0, |m| m.len());
+                Ok(Outcome::Stored(len, 0))
+            }
+        }
+    });
     let mut report = WarmReport {
         system_dir: cache.dir().to_path_buf(),
         ..WarmReport::default()
@@ -285,12 +272,7 @@ pub fn warm(
         report.fresh,
         report.evicted
     );
-    for f in &report.failed {
-        eprintln!("  {f}");
-    }
-    if !report.failed.is_empty() {
-        bail!("{} file(s) could not be cached", report.failed.len());
-    }
+    fail_unless_all_cached(&report.failed)?;
     Ok(report)
 }
 
@@ -355,7 +337,6 @@ pub fn warm_fastcgi(
     paths: &[PathBuf],
 ) -> Result<FastcgiWarmReport> {
     use crate::fastcgi;
-    use rayon::prelude::*;
     use std::io::Write;
     use std::os::unix::fs::PermissionsExt;
     use std::time::Duration;
@@ -459,30 +440,19 @@ pub fn warm_fastcgi(
         Stored,
         Fresh,
     }
-    let bar = indicatif::ProgressBar::new(files.len() as u64);
-    let results: Vec<(PathBuf, Result<Outcome>)> = files
-        .par_iter()
-        .map(|file| {
-            let r = (|| {
-                let real = std::fs::canonicalize(&file.path)
-                    .with_context(|| format!("cannot resolve {}", file.path.display()))?;
-                let query = if force { "force=1" } else { "" };
-                let (message, outcome) = send(real.as_os_str().as_encoded_bytes(), query)?;
-                match outcome.as_deref() {
-                    Some("stored") => Ok(Outcome::Stored),
-                    Some("fresh") => Ok(Outcome::Fresh),
-                    Some("not stored") => {
-                        bail!("compiled but not stored (uncacheable, or the cache is full)")
-                    }
-                    _ if message.is_empty() => bail!("not compiled"),
-                    _ => bail!("{message}"),
-                }
-            })();
-            bar.inc(1);
-            (file.path.clone(), r)
-        })
-        .collect();
-    bar.finish_and_clear();
+    let results = each_file(&files, |real: &Path| {
+        let query = if force { "force=1" } else { "" };
+        let (message, outcome) = send(real.as_os_str().as_encoded_bytes(), query)?;
+        match outcome.as_deref() {
+            Some("stored") => Ok(Outcome::Stored),
+            Some("fresh") => Ok(Outcome::Fresh),
+            Some("not stored") => {
+                bail!("compiled but not stored (uncacheable, or the cache is full)")
+            }
+            _ if message.is_empty() => bail!("not compiled"),
+            _ => bail!("{message}"),
+        }
+    });
     // The server cached the script too; its entry goes with it.
     match send(b"", "forget=1") {
         Ok((_, Some(o))) if o.starts_with("forgotten") => {}
@@ -511,13 +481,41 @@ pub fn warm_fastcgi(
         files.len(),
         report.fresh
     );
-    for f in &report.failed {
+    fail_unless_all_cached(&report.failed)?;
+    Ok(report)
+}
+
+/// `warm_one` on the real path of each file, in parallel, with a progress bar; each
+/// result beside the file's path as given.
+fn each_file<T: Send>(
+    files: &[corpus::SourceFile],
+    warm_one: impl Fn(&Path) -> Result<T> + Sync,
+) -> Vec<(PathBuf, Result<T>)> {
+    use rayon::prelude::*;
+    let bar = indicatif::ProgressBar::new(files.len() as u64);
+    let results = files
+        .par_iter()
+        .map(|file| {
+            let r = std::fs::canonicalize(&file.path)
+                .with_context(|| format!("cannot resolve {}", file.path.display()))
+                .and_then(|real| warm_one(&real));
+            bar.inc(1);
+            (file.path.clone(), r)
+        })
+        .collect();
+    bar.finish_and_clear();
+    results
+}
+
+/// Lists the files a warm could not cache, and fails if there is one.
+fn fail_unless_all_cached(failed: &[String]) -> Result<()> {
+    for f in failed {
         eprintln!("  {f}");
     }
-    if !report.failed.is_empty() {
-        bail!("{} file(s) could not be cached", report.failed.len());
+    if !failed.is_empty() {
+        bail!("{} file(s) could not be cached", failed.len());
     }
-    Ok(report)
+    Ok(())
 }
 
 /// Packs the cache under `cache_dir` (see `zend_cache::file_cache::pack`); returns the
