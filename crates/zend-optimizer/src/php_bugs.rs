@@ -77,11 +77,14 @@ impl PhpBugs {
     /// `fdiv($x, $p ? 0.0 : -0.0)` is folded to one sign (fuzz seeds 53246, 61295).
     pub const SIGNED_ZERO_PHI: PhpBugs = PhpBugs(1 << 8);
 
-    /// SCCP evaluates `serialize()` of a value holding a float at compile time, with the
-    /// `serialize_precision` of the compiling process, although it is a run-time setting: a
-    /// script that changes it (`ini_set('serialize_precision', '17')`) before the call prints
-    /// another string without OPcache. Reproduced with the default precision, -1.
-    pub const SERIALIZED_FLOAT_FOLDED: PhpBugs = PhpBugs(1 << 9);
+    /// SCCP evaluates internal functions that turn a float into a string at compile time
+    /// (`implode`, `array_unique`, `str_replace`, `trim`, ... of a float, `serialize`), with
+    /// the `precision` and `serialize_precision` of the compiling process, although both
+    /// are run-time settings (PHP's own casts refuse to fold a float to a string for that
+    /// reason): after `ini_set('precision', '17')`, `implode(',', [0.1])` prints
+    /// `0.10000000000000001` without OPcache and `0.1` with it. Reproduced with the
+    /// defaults, 14 and -1.
+    pub const FLOAT_TO_STRING_FOLDED: PhpBugs = PhpBugs(1 << 9);
 
     /// Every bug PHP 8.2 has: the optimizer as the 8.2 binary runs it.
     pub const PHP_8_2: PhpBugs = PhpBugs(
@@ -94,7 +97,7 @@ impl PhpBugs {
             | Self::NARROWED_LONG_HANDLERS.0
             | Self::UNREACHABLE_FREE_KEPT_WHOLE.0
             | Self::SIGNED_ZERO_PHI.0
-            | Self::SERIALIZED_FLOAT_FOLDED.0,
+            | Self::FLOAT_TO_STRING_FOLDED.0,
     );
 
     /// Each bug alone, with its name.
@@ -117,7 +120,7 @@ impl PhpBugs {
             "unreachable-free-kept-whole",
         ),
         (Self::SIGNED_ZERO_PHI, "signed-zero-phi"),
-        (Self::SERIALIZED_FLOAT_FOLDED, "serialized-float-folded"),
+        (Self::FLOAT_TO_STRING_FOLDED, "float-to-string-folded"),
     ];
 
     pub fn contains(self, bug: PhpBugs) -> bool {
@@ -189,7 +192,7 @@ mod tests {
             "negated-ordered-comparison,unpack-into-partial-array,dangling-jump-table-entry,\
              merged-echos,removed-float-key-deprecation,signed-zero-addition,\
              narrowed-long-handlers,unreachable-free-kept-whole,signed-zero-phi,\
-             serialized-float-folded"
+             float-to-string-folded"
         );
     }
 }

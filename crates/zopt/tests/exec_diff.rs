@@ -41,7 +41,7 @@ const PHP_OPTIMIZER_BUGS: &[&str] = &[
     "fz_dfa_narrowed_long_handlers.php",
     "fz_sccp_signed_zero_phi.php",
     "fz_sccp_signed_zero_array_phi.php",
-    "fz_sccp_serialized_float.php",
+    "fz_sccp_float_to_string.php",
 ];
 
 fn require_tool(name: &str, install: &str) {

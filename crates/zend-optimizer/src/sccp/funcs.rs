@@ -28,7 +28,9 @@ fn s(v: &[u8]) -> Literal {
 /// floats to their string form, `true` to "1", `false` to ""); with them, only a string is
 /// taken (anything else is a TypeError, which leaves the call for run time). `null`
 /// (deprecated for internal parameters) and everything else leave the call for run time.
-fn str_arg(a: &Literal, strict_types: bool) -> Option<std::borrow::Cow<'_, [u8]>> {
+/// A float only with `floats` ([`PhpBugs::FLOAT_TO_STRING_FOLDED`]): its string form
+/// depends on `precision`, which the script may change before the call.
+fn str_arg(a: &Literal, strict_types: bool, floats: bool) -> Option<std::borrow::Cow<'_, [u8]>> {
     use std::borrow::Cow;
     match a {
         Literal::String(s) => Some(Cow::Borrowed(s.as_bytes())),
@@ -36,7 +38,7 @@ fn str_arg(a: &Literal, strict_types: bool) -> Option<std::borrow::Cow<'_, [u8]>
         Literal::Long(l) => Some(Cow::Owned(l.to_string().into_bytes())),
         Literal::True => Some(Cow::Borrowed(b"1")),
         Literal::False => Some(Cow::Borrowed(b"")),
-        Literal::Double(_) => zend_operators::get_string(a).map(|s| Cow::Owned(s.0)),
+        Literal::Double(_) if floats => zend_operators::get_string(a).map(|s| Cow::Owned(s.0)),
         _ => None,
     }
 }
@@ -122,16 +124,17 @@ fn boolean(b: bool) -> Literal {
     }
 }
 
-/// `(string)` of an array element without a diagnostic (no arrays, no floats: their
-/// conversion depends on `precision`).
-fn elem_str(v: &Literal) -> Option<Vec<u8>> {
+/// `(string)` of an array element without a diagnostic (no arrays; a float only with
+/// `floats`, [`PhpBugs::FLOAT_TO_STRING_FOLDED`]: its conversion depends on `precision`,
+/// which the script may change before the call).
+fn elem_str(v: &Literal, floats: bool) -> Option<Vec<u8>> {
     match v {
         Literal::String(s) => Some(s.as_bytes().to_vec()),
         Literal::Long(l) => Some(l.to_string().into_bytes()),
         Literal::True => Some(b"1".to_vec()),
         Literal::False | Literal::Null => Some(Vec::new()),
-        // `precision` is read when the call runs, as PHP's compile-time call reads it.
-        Literal::Double(_) => zend_operators::get_string(v).map(|s| s.0),
+        // PHP's compile-time call reads the compiling process's `precision`.
+        Literal::Double(_) if floats => zend_operators::get_string(v).map(|s| s.0),
         _ => None,
     }
 }
@@ -212,10 +215,10 @@ enum StrsArg<'a> {
 }
 
 impl<'a> StrsArg<'a> {
-    fn new(a: &'a Literal, strict_types: bool) -> Option<Self> {
+    fn new(a: &'a Literal, strict_types: bool, floats: bool) -> Option<Self> {
         match a {
             Literal::Array(v) => Some(StrsArg::Many(v)),
-            _ => str_arg(a, strict_types).map(StrsArg::One),
+            _ => str_arg(a, strict_types, floats).map(StrsArg::One),
         }
     }
 }
@@ -231,6 +234,7 @@ fn replace_in_subject(
     search: &StrsArg<'_>,
     replace: &StrsArg<'_>,
     fold_case: bool,
+    floats: bool,
 ) -> Option<Vec<u8>> {
     if subject.is_empty() {
         return Some(Vec::new());
@@ -253,11 +257,11 @@ fn replace_in_subject(
     };
     let mut cur = subject.to_vec();
     for (_, entry) in many.iter() {
-        let needle = elem_str(entry)?;
+        let needle = elem_str(entry, floats)?;
         let rep: std::borrow::Cow<'_, [u8]> = match replace {
             StrsArg::One(r) => std::borrow::Cow::Borrowed(r),
             StrsArg::Many(_) => match reps.next() {
-                Some((_, r)) => std::borrow::Cow::Owned(elem_str(r)?),
+                Some((_, r)) => std::borrow::Cow::Owned(elem_str(r, floats)?),
                 None => std::borrow::Cow::Borrowed(b""),
             },
         };
@@ -669,8 +673,9 @@ fn number_to_base(v: i64, base: u32) -> Vec<u8> {
 }
 
 /// `php_var_serialize` of the values it writes the same way whatever the ini settings.
-/// `serialize(v)`; a float only with `floats`, in the form of the default
-/// `serialize_precision` (-1), as PHP 8.2's SCCP folds it under `php -n`.
+/// `serialize(v)`; a float only with `floats` ([`PhpBugs::FLOAT_TO_STRING_FOLDED`]), in
+/// the form of the default `serialize_precision` (-1), as PHP 8.2's SCCP folds it under
+/// `php -n`.
 fn serialize(out: &mut Vec<u8>, v: &Literal, floats: bool) -> Option<()> {
     match v {
         Literal::Null => out.extend_from_slice(b"N;"),
@@ -836,7 +841,7 @@ fn php_version_compare(v1: &[u8], v2: &[u8]) -> i64 {
 /// The value of `name(args...)` when PHP 8.2's SCCP evaluates the call (`ct_eval_func_call`),
 /// `None` to leave it for run time. `with_file_cache`: the script may run in another process
 /// ([`crate::Options::with_file_cache`]); `php_bugs`: PHP 8.2's wrong folds to reproduce
-/// ([`PhpBugs::SERIALIZED_FLOAT_FOLDED`]).
+/// ([`PhpBugs::FLOAT_TO_STRING_FOLDED`]).
 pub fn ct_eval_func_call(
     name: &[u8],
     args: &[Literal],
@@ -844,7 +849,9 @@ pub fn ct_eval_func_call(
     with_file_cache: bool,
     php_bugs: PhpBugs,
 ) -> Option<Literal> {
-    let str_arg_s = |a| str_arg(a, strict_types);
+    let floats = php_bugs.contains(PhpBugs::FLOAT_TO_STRING_FOLDED);
+    let str_arg_s = |a| str_arg(a, strict_types, floats);
+    let elem = |v| elem_str(v, floats);
     let int_arg_s = |a| int_arg(a, strict_types);
     let bool_arg_s = |a| bool_arg(a, strict_types);
     crate::helpers::internal_function(name)?;
@@ -1009,20 +1016,20 @@ pub fn ct_eval_func_call(
         // With a fourth argument (the count, by reference) the call never reaches here.
         (b"str_replace" | b"str_ireplace", [search, replace, subject]) => {
             let fold_case = name == b"str_ireplace";
-            let search = StrsArg::new(search, strict_types)?;
-            let replace = StrsArg::new(replace, strict_types)?;
+            let search = StrsArg::new(search, strict_types, floats)?;
+            let replace = StrsArg::new(replace, strict_types, floats)?;
             // A string search with an array replace is a TypeError.
             if let (StrsArg::One(_), StrsArg::Many(_)) = (&search, &replace) {
                 return None;
             }
-            let in_subject = |v: &[u8]| replace_in_subject(v, &search, &replace, fold_case);
+            let in_subject = |v: &[u8]| replace_in_subject(v, &search, &replace, fold_case, floats);
             match subject {
                 // Each entry is made a string before anything else (an array entry warns),
                 // and its result, always a string, goes under its key into a new table.
                 Literal::Array(subjects) => {
                     let mut out = PhpArray::new();
                     for (k, v) in subjects {
-                        out.add_new(k.clone(), s(&in_subject(&elem_str(v)?)?));
+                        out.add_new(k.clone(), s(&in_subject(&elem(v)?)?));
                     }
                     Some(Literal::Array(out))
                 }
@@ -1041,7 +1048,7 @@ pub fn ct_eval_func_call(
                 if i > 0 {
                     out.extend_from_slice(&sep);
                 }
-                out.extend_from_slice(&elem_str(v)?);
+                out.extend_from_slice(&elem(v)?);
             }
             Some(s(&out))
         }
@@ -1277,11 +1284,7 @@ pub fn ct_eval_func_call(
         }
         (b"serialize", [a]) => {
             let mut out = Vec::new();
-            serialize(
-                &mut out,
-                a,
-                php_bugs.contains(PhpBugs::SERIALIZED_FLOAT_FOLDED),
-            )?;
+            serialize(&mut out, a, floats)?;
             Some(s(&out))
         }
         (b"array_keys", [a, rest @ ..]) if rest.len() <= 2 => {
@@ -1476,7 +1479,7 @@ pub fn ct_eval_func_call(
             let mut seen: Vec<Vec<u8>> = Vec::new();
             let mut out = Vec::new();
             for (k, v) in arr_arg(a)? {
-                let sv = elem_str(v)?;
+                let sv = elem(v)?;
                 if !seen.contains(&sv) {
                     seen.push(sv);
                     out.push((k.clone(), v.clone()));
@@ -1488,12 +1491,12 @@ pub fn ct_eval_func_call(
             let mut exclude: Vec<Vec<u8>> = Vec::new();
             for o in others {
                 for (_, v) in arr_arg(o)? {
-                    exclude.push(elem_str(v)?);
+                    exclude.push(elem(v)?);
                 }
             }
             let mut out = Vec::new();
             for (k, v) in arr_arg(a)? {
-                if !exclude.contains(&elem_str(v)?) {
+                if !exclude.contains(&elem(v)?) {
                     out.push((k.clone(), v.clone()));
                 }
             }
@@ -1520,7 +1523,7 @@ pub fn ct_eval_func_call(
                 let mut gone = false;
                 for o in &others {
                     if let Some((_, w)) = o.iter().find(|(kk, _)| kk == k) {
-                        if elem_str(w)? == elem_str(v)? {
+                        if elem(w)? == elem(v)? {
                             gone = true;
                             break;
                         }
