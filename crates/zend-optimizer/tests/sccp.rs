@@ -915,8 +915,9 @@ fn calls_left(dump: &str, stage: &str) -> std::collections::HashMap<String, bool
 }
 
 /// Checks `cases` against PHP 8.2 (with strict types when `strict`), returning how many are
-/// evaluated here (with PHP 8.2's bugs reproduced). Each evaluated call, run by `php -n`, must give the same value (`===`,
-/// same key order) without any warning, notice, deprecation or exception; and each case
+/// evaluated here (with PHP 8.2's bugs reproduced). Each evaluated call, run by `php -n`,
+/// must give the same value (`===`, same key order) without any warning, notice,
+/// deprecation or exception; and each case
 /// compiled by OPcache (as the `return` of its own function, at 0x7FFEBFFF) must be folded
 /// exactly when it is evaluated here, unless PHP compiles it to something other than a call
 /// (e.g. `count($a)` to COUNT).
@@ -945,20 +946,9 @@ fn check_calls_against_php(cases: &[(&str, Vec<zend_ir::Literal>)], strict: bool
         // PHP's folds are checked with its bugs reproduced (PHP_8_2 folds floats turned
         // into strings with the default precision, which the run below keeps); without
         // them zopt may only leave more calls to run time, never fold to another value.
-        let v = sccp::ct_eval_func_call(
-            name.as_bytes(),
-            args,
-            strict,
-            false,
-            zend_optimizer::PhpBugs::PHP_8_2,
-        );
-        let fixed = sccp::ct_eval_func_call(
-            name.as_bytes(),
-            args,
-            strict,
-            false,
-            zend_optimizer::PhpBugs::NONE,
-        );
+        let eval = |bugs| sccp::ct_eval_func_call(name.as_bytes(), args, strict, false, bugs);
+        let v = eval(zend_optimizer::PhpBugs::PHP_8_2);
+        let fixed = eval(zend_optimizer::PhpBugs::NONE);
         assert!(
             fixed.is_none() || fixed == v,
             "{}: {fixed:?} without PHP's bugs, {v:?} with them",

@@ -71,8 +71,9 @@ type CompileFile = unsafe extern "C" fn(*mut zend_file_handle, c_int) -> *mut ze
 
 /// The file cache, opened at the end of PHP's startup (`zopt.cache_dir`).
 static CACHE: OnceLock<FileCache> = OnceLock::new();
-/// The shared-memory segment, mapped at the end of PHP's startup (`zopt.memory_consumption`): php-fpm's
-/// workers, forked from the master after MINIT, all use the same one.
+/// The shared-memory segment, mapped at the end of PHP's startup
+/// (`zopt.memory_consumption`): php-fpm's workers, forked from the master after it, all use
+/// the same one.
 static SHM: OnceLock<ShmCache> = OnceLock::new();
 /// [`SHM`]'s segment once set (NULL before), read by the hooks of every include with one
 /// load instead of the `OnceLock`'s state check.

@@ -20,14 +20,14 @@
 //!   `zopt.optimization_level` (OPcache's pass bitmask, default `0x7FFEBFFF`), write the
 //!   result back. zopt's pipeline *replaces* OPcache's: run it with
 //!   `opcache.optimization_level=0`, or OPcache optimizes first and zopt optimizes OPcache's
-//!   output. No pass is implemented yet, so today optimize mode equals the round trip.
+//!   output.
 //!
 //! Independently of the mode, `zopt.memory_consumption=MB` and/or `zopt.cache_dir=DIR` make
 //! zopt the opcode cache ([`cache`]): with OPcache's caching off, a `zend_compile_file` hook
-//! serves every script from the shared-memory segment mapped at the end of PHP's startup (shared by php-fpm's
-//! forked workers), else from the validated entry in DIR (which then fills shared memory),
-//! by building its op_arrays and classes directly ([`load`]) — PHP's compiler is not called
-//! — and compiles, captures, optimizes and stores the others. Without shared memory, the
+//! serves every script from the shared-memory segment mapped at the end of PHP's startup
+//! (shared by php-fpm's forked workers), else from the validated entry in DIR (which then
+//! fills shared memory), by building its op_arrays and classes directly ([`load`]) — PHP's
+//! compiler is not called — and compiles, captures, optimizes and stores the others. Without shared memory, the
 //! file cache also keeps each script's run-time image ([`file_image`]: PHP's run-time
 //! structures with relative pointers), which later processes load by a relocation instead
 //! of a build. The PHP functions

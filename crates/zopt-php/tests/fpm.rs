@@ -100,6 +100,11 @@ impl Fpm {
         fpm
     }
 
+    /// Where it listens, for zopt's FastCGI client.
+    fn address(&self) -> zopt::fastcgi::Address {
+        zopt::fastcgi::Address::Tcp(format!("127.0.0.1:{}", self.port))
+    }
+
     /// The body of one GET of `script` (a path under the app directory).
     fn get(&self, script: &Path, query: &str) -> String {
         let out = Command::new("timeout")
@@ -878,7 +883,7 @@ fn zopt_cache_warm_fills_a_running_servers_cache() {
     let app = app(tmp.path());
     let want = reference(&app.join("page.php"));
     let fpm = Fpm::start(tmp.path(), &shm_ini(), &[]);
-    let address: zopt::fastcgi::Address = format!("127.0.0.1:{}", fpm.port).parse().unwrap();
+    let address = fpm.address();
     let scripts = tmp.path().join("scripts");
     std::fs::create_dir(&scripts).unwrap();
     let warm = |force: bool, path: &Path| {
@@ -926,7 +931,7 @@ fn zopt_cache_warm_fills_a_running_servers_cache() {
     drop(fpm);
     let bare = tempfile::tempdir().unwrap();
     let fpm = Fpm::start(bare.path(), &[], &[]);
-    let address: zopt::fastcgi::Address = format!("127.0.0.1:{}", fpm.port).parse().unwrap();
+    let address = fpm.address();
     let err = zopt::cache::warm_fastcgi(&address, &scripts, false, std::slice::from_ref(&app))
         .unwrap_err();
     assert!(err.to_string().contains("has zopt's cache off"), "{err:#}");
@@ -939,8 +944,7 @@ fn zopt_cache_warm_fills_a_running_servers_cache() {
 /// worker).
 #[test]
 fn mediawiki_is_served_from_shared_memory_as_without_a_cache() {
-    use zopt::exec_diff::Normalize;
-    use zopt::fastcgi::{self, Address};
+    use zopt::fastcgi;
     let (wiki, settings) = apps::install_mediawiki();
     let status_script = wiki.path().join("status.php");
     std::fs::write(
@@ -948,15 +952,9 @@ fn mediawiki_is_served_from_shared_memory_as_without_a_cache() {
         "<?php echo json_encode(zopt_get_status(false));",
     )
     .unwrap();
-    let normalize: Vec<Normalize> = apps::MEDIAWIKI_NORMALIZE
-        .iter()
-        .map(|&(pattern, replacement)| Normalize {
-            pattern: pattern.into(),
-            replacement: replacement.into(),
-        })
-        .collect();
+    let normalize = apps::mediawiki_normalize();
     let get = |fpm: &Fpm, script: &str, query: &str| -> String {
-        let address: Address = format!("127.0.0.1:{}", fpm.port).parse().unwrap();
+        let address = fpm.address();
         let params = apps::mediawiki_cgi_params(&settings, script, query);
         let params: Vec<(&str, &str)> = params
             .iter()
@@ -1009,7 +1007,7 @@ fn mediawiki_is_served_from_shared_memory_as_without_a_cache() {
             );
         }
     }
-    let address: fastcgi::Address = format!("127.0.0.1:{}", cached.port).parse().unwrap();
+    let address = cached.address();
     let status_path = status_script.display().to_string();
     let r = fastcgi::request(
         &address,

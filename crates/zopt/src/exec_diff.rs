@@ -129,15 +129,13 @@ pub struct Normalize {
 }
 
 impl Normalize {
-    /// `text` with every match of the pattern replaced (a bad pattern leaves it as it is;
-    /// [`Manifest::load`] refuses one).
+    /// `text` with every match of the pattern replaced. Panics on a bad pattern:
+    /// [`Manifest::load`] refuses one, and a program built in code names a fixed one.
     pub fn apply(&self, text: &[u8]) -> Vec<u8> {
-        match regex::bytes::Regex::new(&self.pattern) {
-            Ok(re) => re
-                .replace_all(text, self.replacement.as_bytes())
-                .into_owned(),
-            Err(_) => text.to_vec(),
-        }
+        regex::bytes::Regex::new(&self.pattern)
+            .unwrap_or_else(|e| panic!("bad normalize pattern {:?}: {e}", self.pattern))
+            .replace_all(text, self.replacement.as_bytes())
+            .into_owned()
     }
 }
 

@@ -340,13 +340,7 @@ fn mediawiki_pages_are_identical_under_every_mode_in_php_cgi() {
             for (k, v) in apps::mediawiki_cgi_params(&settings, script, query) {
                 p.env.insert(k, v);
             }
-            p.normalize = apps::MEDIAWIKI_NORMALIZE
-                .iter()
-                .map(|&(pattern, replacement)| exec_diff::Normalize {
-                    pattern: pattern.into(),
-                    replacement: replacement.into(),
-                })
-                .collect();
+            p.normalize = apps::mediawiki_normalize();
             p
         })
         .collect();

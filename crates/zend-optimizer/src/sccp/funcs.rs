@@ -672,10 +672,10 @@ fn number_to_base(v: i64, base: u32) -> Vec<u8> {
     out
 }
 
-/// `php_var_serialize` of the values it writes the same way whatever the ini settings.
-/// `serialize(v)`; a float only with `floats` ([`PhpBugs::FLOAT_TO_STRING_FOLDED`]), in
-/// the form of the default `serialize_precision` (-1), as PHP 8.2's SCCP folds it under
-/// `php -n`.
+/// `php_var_serialize` of the values it writes the same way whatever the ini settings; a
+/// float (written with `serialize_precision`) only with `floats`
+/// ([`PhpBugs::FLOAT_TO_STRING_FOLDED`]), in the form of the default, -1, as PHP 8.2's SCCP
+/// folds it under `php -n`.
 fn serialize(out: &mut Vec<u8>, v: &Literal, floats: bool) -> Option<()> {
     match v {
         Literal::Null => out.extend_from_slice(b"N;"),

@@ -53,29 +53,38 @@ pub fn install_mediawiki() -> (tempfile::TempDir, PathBuf) {
 }
 
 /// What changes from one MediaWiki request to the next (request ids, response times, the
-/// current time in headers, forms and dates), as (pattern, replacement).
-pub const MEDIAWIKI_NORMALIZE: &[(&str, &str)] = &[
-    (
-        r"(?m)^(X-Request-Id|Expires|Last-Modified|ETag|Content-Length): [^\r\n]*",
-        "$1: -",
-    ),
-    (r#""wgRequestId":"[0-9a-f]*""#, r#""wgRequestId":"-""#),
-    (
-        r#""wgBackendResponseTime":[0-9]+"#,
-        r#""wgBackendResponseTime":0"#,
-    ),
-    (r#""time":"[0-9TZ:-]+""#, r#""time":"-""#),
-    (r"\b2[0-9]{13}\b", "TIMESTAMP"),
-    (
-        r"[0-9]{2}:[0-9]{2}, [0-9]{1,2} [A-Z][a-z]+ [0-9]{4}",
-        "DATE",
-    ),
-    // The same, URL-encoded.
-    (
-        r"[0-9]{2}%3A[0-9]{2}%2C\+[0-9]{1,2}\+[A-Z][a-z]+\+[0-9]{4}",
-        "DATE",
-    ),
-];
+/// current time in headers, forms and dates), normalized away.
+pub fn mediawiki_normalize() -> Vec<zopt::exec_diff::Normalize> {
+    const PATTERNS: &[(&str, &str)] = &[
+        (
+            r"(?m)^(X-Request-Id|Expires|Last-Modified|ETag|Content-Length): [^\r\n]*",
+            "$1: -",
+        ),
+        (r#""wgRequestId":"[0-9a-f]*""#, r#""wgRequestId":"-""#),
+        (
+            r#""wgBackendResponseTime":[0-9]+"#,
+            r#""wgBackendResponseTime":0"#,
+        ),
+        (r#""time":"[0-9TZ:-]+""#, r#""time":"-""#),
+        (r"\b2[0-9]{13}\b", "TIMESTAMP"),
+        (
+            r"[0-9]{2}:[0-9]{2}, [0-9]{1,2} [A-Z][a-z]+ [0-9]{4}",
+            "DATE",
+        ),
+        // The same, URL-encoded.
+        (
+            r"[0-9]{2}%3A[0-9]{2}%2C\+[0-9]{1,2}\+[A-Z][a-z]+\+[0-9]{4}",
+            "DATE",
+        ),
+    ];
+    PATTERNS
+        .iter()
+        .map(|&(pattern, replacement)| zopt::exec_diff::Normalize {
+            pattern: pattern.into(),
+            replacement: replacement.into(),
+        })
+        .collect()
+}
 
 /// Requests of MediaWiki's web entry points, (script, query string): page views, the edit
 /// form, history, special pages, a missing page, the API and ResourceLoader.
