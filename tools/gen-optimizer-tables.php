@@ -139,13 +139,19 @@ foreach ($mods as $m) $out .= "    " . rs_bytes($m) . ",\n";
 $out .= "];\n\n";
 
 $ini = [];
+const OPCACHE_PER_RUN = ['opcache.optimization_level', 'opcache.opt_debug_level', 'opcache.file_cache',
+    'opcache.jit_buffer_size'];
 foreach (ini_get_all(null, true) as $k => $e) {
     if ($e['access'] !== INI_SYSTEM) continue;
-    if (str_starts_with($k, 'opcache.') || str_starts_with($k, 'zopt.')) continue;
+    // zopt's own entries are not PHP's; OPcache's are as every zopt command runs PHP
+    // (opcache.enable_cli=1), except those a run sets for itself (its levels, a file
+    // cache, the JIT's buffer): ini_get() of those is not folded.
+    if (str_starts_with($k, 'zopt.') || in_array($k, OPCACHE_PER_RUN, true)) continue;
+    if ($k === 'opcache.enable_cli') $e['local_value'] = '1';
     $ini[$k] = $e['local_value'] === null ? 'None' : 'Some(' . rs_bytes((string)$e['local_value']) . ')';
 }
 ksort($ini, SORT_STRING);
-$out .= "/// INI_SYSTEM ini entries and their values (opcache.* left out: they follow the run), sorted.\n";
+$out .= "/// INI_SYSTEM ini entries and their values (OPcache's as zopt runs PHP; those each run sets\n/// for itself left out), sorted.\n";
 $out .= "pub(crate) static INI_SYSTEM: &[(&[u8], Option<&[u8]>)] = &[\n";
 foreach ($ini as $k => $v) $out .= "    (" . rs_bytes($k) . ", $v),\n";
 $out .= "];\n";

@@ -132,9 +132,9 @@ fn a_file_cache_filled_by_the_cli_serves_another_sapi_its_own_answers() {
     assert_eq!(run(php(), &cached, &script), cli_plain);
 }
 
-/// The extension's view of the differences: none in the process zopt's own commands run
-/// (`php -n` with OPcache loaded, as `zopt cache warm` runs it, so that the cache they fill
-/// is the one the extension reads), the SAPI's constants under php-cgi.
+/// The extension's view of the differences: none in the process the tables describe
+/// (`php -n` with OPcache on for the CLI, as `zopt conformance` runs PHP), OPcache's settings
+/// where it is off or not loaded, the SAPI's constants under php-cgi.
 #[test]
 fn the_tables_process_differs_in_nothing() {
     let dir = tempfile::tempdir().unwrap();
@@ -145,8 +145,23 @@ fn the_tables_process_differs_in_nothing() {
     )
     .unwrap();
     let ext = format!("extension={}", common::extension().display());
-    let cli = run(php(), &["zend_extension=opcache", &ext], &probe);
+    let cli = run(
+        php(),
+        &["zend_extension=opcache", "opcache.enable_cli=1", &ext],
+        &probe,
+    );
     assert_eq!(cli.trim(), "", "differences from the tables: {cli}");
+    // ini_get() of OPcache's INI_SYSTEM settings folds to what the process holds, or not
+    // at all without OPcache.
+    let off = run(php(), &["zend_extension=opcache", &ext], &probe);
+    assert_eq!(off.trim(), "ini opcache.enable_cli = 0", "{off}");
+    let alone = run(php(), &[&ext], &probe);
+    assert!(
+        alone
+            .lines()
+            .any(|l| l == "ini opcache.restrict_api not INI_SYSTEM"),
+        "{alone}"
+    );
     let disabled = run(
         php(),
         &["zend_extension=opcache", &ext, "disable_functions=exec"],
