@@ -1,7 +1,8 @@
 <?php
 // Regenerates crates/zend-ir/src/internal_classes.rs: the classes, interfaces and traits
 // PHP 8.2 knows before any script runs, as `zopt conformance` runs it (php -n with
-// OPcache). The optimizer resolves class names against them (zend_optimizer_get_class_entry).
+// OPcache). The optimizer resolves class names against them (zend_optimizer_get_class_entry),
+// and type inference reads their public properties' declared types (zend_fetch_prop_info).
 // Usage: php -n -d zend_extension=opcache tools/gen-internal-classes.php > crates/zend-ir/src/internal_classes.rs
 $names = array_merge(get_declared_classes(), get_declared_interfaces(), get_declared_traits());
 $rows = [];
@@ -19,5 +20,40 @@ $out .= "pub static INTERNAL_CLASSES: &[(&str, &str)] = &[\n";
 foreach ($rows as $lc => $name) {
     $out .= sprintf("    (%s, %s),\n", var_export($lc, true), var_export($name, true));
 }
+$out .= "];\n";
+
+// The MAY_BE_* bits of a builtin type name (zend_type_info.h).
+const MAY_BE = ['null' => 0x2, 'false' => 0x4, 'true' => 0x8, 'bool' => 0xc, 'int' => 0x10,
+    'float' => 0x20, 'string' => 0x40, 'array' => 0x80, 'object' => 0x100, 'mixed' => 0x3fe];
+const ZEND_TYPE_NAME_BIT = 1 << 24;
+function type_mask(?ReflectionType $t): array {
+    if ($t === null) return [0, null];
+    if (!$t instanceof ReflectionNamedType) {
+        fwrite(STDERR, "unsupported property type $t\n");
+        exit(1);
+    }
+    $null = $t->allowsNull() && $t->getName() !== 'mixed' && $t->getName() !== 'null' ? MAY_BE['null'] : 0;
+    if ($t->isBuiltin()) return [MAY_BE[$t->getName()] | $null, null];
+    return [ZEND_TYPE_NAME_BIT | $null, $t->getName()];
+}
+// Only public properties: lookup_prop_info gives a script's code (whose scope is never an
+// internal class) no other property of an internal class.
+$props = [];
+foreach ($names as $name) {
+    $class = new ReflectionClass($name);
+    foreach ($class->getProperties(ReflectionProperty::IS_PUBLIC) as $p) {
+        [$mask, $type_name] = type_mask($p->getType());
+        $flags = $p->getModifiers();
+        $props[strtolower($name) . "\0" . $p->getName()] = sprintf("    (%s, %s, 0x%x, 0x%x, %s),\n",
+            var_export(strtolower($name), true), var_export($p->getName(), true), $flags, $mask,
+            $type_name === null ? 'None' : 'Some(' . var_export($type_name, true) . ')');
+    }
+}
+ksort($props, SORT_STRING);
+$out .= "\n/// Public properties of internal classes (inherited ones included): lowercased class name,\n";
+$out .= "/// property name, `ZEND_ACC_*` flags, declared `type_mask` and class name of the type,\n";
+$out .= "/// sorted by class and property name.\n";
+$out .= "pub static INTERNAL_PROPERTIES: &[(&str, &str, u32, u32, Option<&str>)] = &[\n";
+$out .= implode('', $props);
 $out .= "];\n";
 echo str_replace("'", '"', $out);

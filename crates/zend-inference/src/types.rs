@@ -2229,7 +2229,7 @@ fn lookup_prop<'a>(
     })?;
     let scope = st.op_array.scope.as_ref();
     let same_scope = scope.is_some_and(|s| s.as_bytes().eq_ignore_ascii_case(prop.ce.as_bytes()));
-    let ok = if class.ce_flags & ZEND_ACC_LINKED != 0 {
+    let ok = if class.ce_flags & ZEND_ACC_LINKED != 0 && scope_is_linked(st) {
         prop.flags & ZEND_ACC_PUBLIC != 0 || same_scope
     } else {
         same_scope || (scope.is_none() && prop.flags & ZEND_ACC_PUBLIC != 0)
@@ -2256,12 +2256,37 @@ fn fetch_prop_info<'s>(st: &State<'s>, line: usize) -> Option<PropType<'s>> {
     {
         st.scope_ce
     } else if let Some(u) = st.ssa.ops[line].op1_use {
-        script_class(st, &st.vars[u.index()].ce.as_ref()?.name)
+        let class_name = &st.vars[u.index()].ce.as_ref()?.name;
+        match script_class(st, class_name) {
+            Some(class) => Some(class),
+            None => return internal_prop(st, class_name, name),
+        }
     } else {
         None
     }?;
     let p = lookup_prop(st, class, name)?;
     (!is_static_prop(&p)).then_some(p)
+}
+
+/// Whether `lookup_prop_info` may take PHP's run-time lookup: the op_array has no scope,
+/// or its scope class is linked. Otherwise it only answers for the scope's own properties.
+fn scope_is_linked(st: &State) -> bool {
+    st.op_array.scope.is_none() || st.scope_ce.is_some_and(|s| s.ce_flags & ZEND_ACC_LINKED != 0)
+}
+
+/// `lookup_prop_info` on an internal class (an object of a class the script does not
+/// declare), which is always linked: its public instance properties as PHP declares them,
+/// where the scope lets PHP's run-time lookup answer (an internal class's property is
+/// never the scope's own).
+fn internal_prop<'s>(st: &State<'s>, class_name: &[u8], name: &[u8]) -> Option<PropType<'s>> {
+    if !scope_is_linked(st) {
+        return None;
+    }
+    let p = zend_ir::internal_property(&class_name.to_ascii_lowercase(), name)?;
+    (p.flags & ZEND_ACC_STATIC == 0).then_some(PropType {
+        type_: &p.type_,
+        is_static: false,
+    })
 }
 
 fn fetch_static_prop_info<'s>(st: &State<'s>, line: usize) -> Option<PropType<'s>> {

@@ -81,3 +81,43 @@ fn internal_class_by_hash(lcname: &[u8]) -> Option<&'static str> {
         .get(lcname)
         .copied()
 }
+
+/// A public property of an internal class, as `zend_fetch_prop_info` finds it in the
+/// class's `properties_info`.
+#[derive(Debug)]
+pub struct InternalProperty {
+    /// `ZEND_ACC_*` flags.
+    pub flags: u32,
+    /// The declared type (`type_mask` 0: untyped).
+    pub type_: ZendType,
+}
+
+/// The public property `name` of the internal class `lcname` (lowercased), inherited ones
+/// included, as PHP 8.2 declares it: what type inference reads for `$obj->name` when `$obj`
+/// is known to be of that class. Only public properties: no script's code has an internal
+/// class as its scope, so `lookup_prop_info` gives it no other.
+pub fn internal_property(lcname: &[u8], name: &[u8]) -> Option<&'static InternalProperty> {
+    type Properties = std::collections::HashMap<
+        &'static [u8],
+        Vec<(&'static [u8], InternalProperty)>,
+        std::hash::BuildHasherDefault<rustc_hash::FxHasher>,
+    >;
+    static PROPERTIES: std::sync::OnceLock<Properties> = std::sync::OnceLock::new();
+    let properties = PROPERTIES.get_or_init(|| {
+        let mut by_class = Properties::default();
+        for &(class, prop, flags, type_mask, type_name) in internal_classes::INTERNAL_PROPERTIES {
+            let names = match type_name {
+                Some(n) => TypeNames::Name(PhpStr(n.as_bytes().to_vec())),
+                None => TypeNames::None,
+            };
+            let type_ = ZendType { type_mask, names };
+            by_class
+                .entry(class.as_bytes())
+                .or_default()
+                .push((prop.as_bytes(), InternalProperty { flags, type_ }));
+        }
+        by_class
+    });
+    let (_, p) = properties.get(lcname)?.iter().find(|(n, _)| *n == name)?;
+    Some(p)
+}

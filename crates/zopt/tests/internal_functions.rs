@@ -198,3 +198,58 @@ fn optimizer_tables_hold_for_this_binary() {
         missing.join("\n")
     );
 }
+
+/// The entries of `static NAME: ... = &[ ... ];` in generated Rust, whitespace removed (so
+/// that rustfmt's layout of the committed file does not matter).
+fn static_entries(text: &str, name: &str) -> Vec<String> {
+    let start = text
+        .find(&format!("static {name}:"))
+        .unwrap_or_else(|| panic!("no table {name}"));
+    let body = &text[start..];
+    let body = &body[body.find("&[").unwrap() + 2..body.find("];").unwrap()];
+    let flat: String = body.chars().filter(|c| !c.is_whitespace()).collect();
+    flat.trim_start_matches('(')
+        .trim_end_matches(',')
+        .trim_end_matches(')')
+        .split("),(")
+        // rustfmt ends a tuple it splits over lines with a comma.
+        .map(|e| e.trim_end_matches(',').to_string())
+        .collect()
+}
+
+/// The internal classes the optimizer resolves names against and the declared types of
+/// their public properties, which type inference reads (crates/zend-ir/src/
+/// internal_classes.rs), must hold for the PHP binary the tests run with: every committed
+/// entry is in tools/gen-internal-classes.php's output for it. A property typed otherwise
+/// there would make zopt infer a wrong type.
+#[test]
+fn internal_class_tables_hold_for_this_binary() {
+    let php = Php::locate(None, None).unwrap();
+    let root = common::workspace_root();
+    let out = Command::new(&php.binary)
+        .args(["-n", "-d", "zend_extension=opcache"])
+        .arg(root.join("tools/gen-internal-classes.php"))
+        .output()
+        .expect("running tools/gen-internal-classes.php");
+    assert!(
+        out.status.success(),
+        "gen-internal-classes.php failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let fresh = String::from_utf8(out.stdout).unwrap();
+    let committed = include_str!("../../zend-ir/src/internal_classes.rs");
+    for table in ["INTERNAL_CLASSES", "INTERNAL_PROPERTIES"] {
+        let now: std::collections::HashSet<String> =
+            static_entries(&fresh, table).into_iter().collect();
+        let entries = static_entries(committed, table);
+        assert!(entries.len() > 10, "{table}: {entries:?}");
+        let missing: Vec<&String> = entries.iter().filter(|e| !now.contains(*e)).collect();
+        assert!(
+            missing.is_empty(),
+            "{table}: {} entries do not hold for {} (regenerate crates/zend-ir/src/\
+             internal_classes.rs with tools/gen-internal-classes.php): {missing:?}",
+            missing.len(),
+            php.binary.display()
+        );
+    }
+}
