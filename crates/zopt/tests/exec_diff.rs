@@ -12,7 +12,7 @@
 mod apps;
 mod common;
 
-use apps::{install_mediawiki, require_file};
+use apps::{install_mediawiki, install_wordpress, require_file};
 use common::{extension, workspace_root};
 
 use std::path::PathBuf;
@@ -454,6 +454,204 @@ fn dokuwiki_mediawiki_and_roundcube_run_identically_under_every_mode() {
             "<td>a</td><td>b</td></tr></tbody></table>",
         ),
         ("mediawiki_libraries", "0. Ana (admin): [a][b]"),
+    ];
+    assert_optimized_outputs_contain(&config, &programs, &expect);
+}
+
+/// WordPress as a web server runs it, through php-cgi, on a MariaDB server of the test's own
+/// (on a Unix socket, stopped with the test): the home page, posts with blocks (latest
+/// posts, archives, categories, tag cloud, calendar, columns, tables) and classic content,
+/// threaded comments, pages, archives, search, a missing post, RSS feeds, the REST API and
+/// the sitemap, with the block theme Twenty Twenty-Three and the classic theme Twenty
+/// Twenty-One, under every mode. Its content has fixed dates, so nothing is normalized.
+#[test]
+fn wordpress_pages_are_identical_under_every_mode_in_php_cgi() {
+    const PHP_CGI: &str = "/usr/bin/php-cgi8.2";
+    require_file(PHP_CGI, "php8.2-cgi");
+    let wordpress = install_wordpress(&workspace_root());
+    let config = Config {
+        php: PathBuf::from(PHP_CGI),
+        ..config()
+    };
+    let programs: Vec<Program> = apps::WORDPRESS_REQUESTS
+        .iter()
+        .map(|&(theme, query)| {
+            let mut p = Program::command(
+                &["./index.php".to_string()],
+                &wordpress.site,
+                PhpIni::Default,
+            )
+            .unwrap();
+            p.name = format!("wordpress {theme} GET /?{query}");
+            for (k, v) in apps::wordpress_cgi_params(&wordpress, theme, query) {
+                p.env.insert(k, v);
+            }
+            p
+        })
+        .collect();
+    // One request each first: WordPress stores what it computes on a first view (the
+    // theme's global styles, rewrite rules, cron schedules) and later views read it.
+    for p in &programs {
+        let out = config.run(p, Mode::Off).unwrap();
+        assert_eq!(out.status, Some(0), "{}", p.name);
+    }
+    let report = exec_diff::run(&config, &programs, false);
+    assert_identical(&report, &[], &[]);
+    assert_eq!(report.identical, programs.len());
+    let expect = [
+        (
+            "wordpress  GET /?p=4",
+            "Premature optimization is the root of all evil.",
+        ),
+        ("wordpress  GET /?p=4", "wp-block-latest-posts__list"),
+        ("wordpress  GET /?p=4", "A reply<br />"),
+        ("wordpress  GET /?s=post", "Search results for"),
+        ("wordpress  GET /?feed=rss2", "<title>SSA in PHP</title>"),
+        (
+            "wordpress  GET /?rest_route=/wp/v2/posts",
+            "\"slug\":\"ssa-in-php\"",
+        ),
+        (
+            "wordpress  GET /?sitemap=index",
+            "sitemap=posts&amp;sitemap-subtype=page",
+        ),
+        (
+            "wordpress twentytwentyone GET /?p=4",
+            "twenty-twenty-one-style-css",
+        ),
+    ];
+    assert_optimized_outputs_contain(&config, &programs, &expect);
+}
+
+/// WordPress's and phpMyAdmin's PHP libraries, run as their applications use them, under
+/// every mode: WordPress's formatting, KSES, hooks, shortcodes, block parser, Text_Diff,
+/// phpass, Requests, PHPMailer and SimplePie (fixtures/apps/wordpress.php, no database), and
+/// phpMyAdmin's SQL parser lexing, parsing, rebuilding, formatting and analysing MySQL
+/// statements (fixtures/apps/phpmyadmin_sql_parser.php).
+#[test]
+fn wordpress_and_phpmyadmin_libraries_run_identically_under_every_mode() {
+    require_file(
+        "/usr/share/wordpress/wp-includes/formatting.php",
+        "wordpress",
+    );
+    require_file(
+        "/usr/share/php/PhpMyAdmin/SqlParser/autoload.php",
+        "php-phpmyadmin-sql-parser",
+    );
+    let config = config();
+    let apps = workspace_root().join("fixtures/apps");
+    let programs: Vec<Program> = ["wordpress.php", "phpmyadmin_sql_parser.php"]
+        .into_iter()
+        .map(|name| Program::file(&apps.join(name), name.into(), PhpIni::Default).unwrap())
+        .collect();
+    let report = exec_diff::run(&config, &programs, false);
+    assert_identical(&report, &[], &[]);
+    assert_eq!(report.identical, programs.len());
+    let expect = [
+        ("wordpress", "gruse-aus-koln-unicode-stuff-2026"),
+        (
+            "wordpress",
+            "A <div class=\"box red\" data-size=\"3\">inner SHOUT</div>",
+        ),
+        (
+            "wordpress",
+            "my-plugin/custom {\"list\":[1,2,{\"x\":\"y\"}]",
+        ),
+        ("wordpress", "The quick <del>brown</del><ins>red</ins> fox"),
+        ("wordpress", "$P$B12345678uMkEEiNXlW9rq2Nl1y1cs. true false"),
+        ("wordpress", "../../../g => http://a/g"),
+        (
+            "wordpress",
+            "Subject: =?UTF-8?Q?Gr=C3=BC=C3=9Fe_aus_K=C3=B6ln",
+        ),
+        (
+            "wordpress",
+            "enclosure https://example.org/a.mp3 audio/mpeg 1234",
+        ),
+        (
+            "phpmyadmin_sql_parser",
+            "PhpMyAdmin\\SqlParser\\Statements\\CreateStatement",
+        ),
+        ("phpmyadmin_sql_parser", "ON DELETE CASCADE"),
+        ("phpmyadmin_sql_parser", "SELECT * FROM `a` WHERE c = 1"),
+    ];
+    assert_optimized_outputs_contain(&config, &programs, &expect);
+}
+
+/// phpMyAdmin as a web server runs it, through php-cgi, with no database server: its login
+/// page in English and German (MoTranslator reading Debian's translations, Twig templates,
+/// its configuration and dependency-injection container), under every mode. Sessions go
+/// to a directory of the test's own; what changes from one request to the next (the
+/// session id, the form token, the current time in headers) is normalized away.
+#[test]
+fn phpmyadmin_login_pages_are_identical_under_every_mode_in_php_cgi() {
+    const PHP_CGI: &str = "/usr/bin/php-cgi8.2";
+    require_file(PHP_CGI, "php8.2-cgi");
+    require_file("/usr/share/phpmyadmin/index.php", "phpmyadmin");
+    let config = Config {
+        php: PathBuf::from(PHP_CGI),
+        ..config()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let ini = dir.path().join("ini");
+    let sessions = dir.path().join("sessions");
+    std::fs::create_dir(&ini).unwrap();
+    std::fs::create_dir(&sessions).unwrap();
+    std::fs::write(
+        ini.join("zz-zopt-test.ini"),
+        format!("session.save_path={}\n", sessions.display()),
+    )
+    .unwrap();
+    let phpmyadmin = PathBuf::from("/usr/share/phpmyadmin");
+    let normalize = [
+        (r"(?m)^(Set-Cookie: [a-zA-Z_]+)=[^;\r\n]*;[^\r\n]*", "$1=-"),
+        (r"(?m)^(Expires|Last-Modified): [^\r\n]*", "$1: -"),
+        (r#"token:"[0-9a-f]+""#, r#"token:"-""#),
+        (
+            r#"name="(token|set_session)" value="[0-9a-z]+""#,
+            r#"name="$1" value="-""#,
+        ),
+    ];
+    let programs: Vec<Program> = ["", "lang=de"]
+        .into_iter()
+        .map(|query| {
+            let mut p =
+                Program::command(&["./index.php".to_string()], &phpmyadmin, PhpIni::Default)
+                    .unwrap();
+            p.name = format!("phpmyadmin GET index.php?{query}");
+            for (k, v) in [
+                // An empty element keeps Debian's scan directory (its extensions).
+                ("PHP_INI_SCAN_DIR", format!(":{}", ini.display())),
+                ("REDIRECT_STATUS", "200".into()),
+                ("GATEWAY_INTERFACE", "CGI/1.1".into()),
+                ("SCRIPT_FILENAME", "/usr/share/phpmyadmin/index.php".into()),
+                ("SCRIPT_NAME", "/phpmyadmin/index.php".into()),
+                ("REQUEST_METHOD", "GET".into()),
+                ("QUERY_STRING", query.into()),
+                ("REQUEST_URI", format!("/phpmyadmin/index.php?{query}")),
+                ("SERVER_NAME", "127.0.0.1".into()),
+                ("HTTP_HOST", "127.0.0.1".into()),
+                ("SERVER_PORT", "80".into()),
+                ("REMOTE_ADDR", "127.0.0.1".into()),
+            ] {
+                p.env.insert(k.into(), v);
+            }
+            p.normalize = normalize
+                .iter()
+                .map(|&(pattern, replacement)| exec_diff::Normalize {
+                    pattern: pattern.into(),
+                    replacement: replacement.into(),
+                })
+                .collect();
+            p
+        })
+        .collect();
+    let report = exec_diff::run(&config, &programs, false);
+    assert_identical(&report, &[], &[]);
+    assert_eq!(report.identical, programs.len());
+    let expect = [
+        ("phpmyadmin GET index.php?", "id=\"input_username\""),
+        ("phpmyadmin GET index.php?lang=de", "Willkommen bei"),
     ];
     assert_optimized_outputs_contain(&config, &programs, &expect);
 }

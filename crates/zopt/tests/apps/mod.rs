@@ -135,3 +135,187 @@ pub fn mediawiki_cgi_params(
     .map(|(k, v)| (k.to_string(), v))
     .collect()
 }
+
+/// A WordPress of the test's own (fixtures/apps/wordpress-site, on Debian's
+/// /usr/share/wordpress and its themes), with content, on a MariaDB server started for it
+/// on a Unix socket in a temporary directory (no network) and stopped when this is dropped.
+pub struct Wordpress {
+    /// The database's files, the socket, uploads.
+    pub dir: tempfile::TempDir,
+    /// The directory of the site's entry points (index.php).
+    pub site: PathBuf,
+    server: std::process::Child,
+}
+
+impl Wordpress {
+    /// The environment the site's PHP needs (its database socket, uploads directory).
+    pub fn env(&self) -> Vec<(String, String)> {
+        let uploads = self.dir.path().join("uploads");
+        vec![
+            ("ZOPT_WP_SOCKET".into(), self.socket().display().to_string()),
+            ("ZOPT_WP_UPLOADS".into(), uploads.display().to_string()),
+        ]
+    }
+
+    fn socket(&self) -> PathBuf {
+        self.dir.path().join("mysql.sock")
+    }
+}
+
+impl Drop for Wordpress {
+    fn drop(&mut self) {
+        let _ = self.server.kill();
+        let _ = self.server.wait();
+    }
+}
+
+/// Starts MariaDB for a new WordPress, installs it (fixtures/apps/wordpress-site/install.php)
+/// and returns it.
+pub fn install_wordpress(workspace: &std::path::Path) -> Wordpress {
+    require_file("/usr/share/wordpress/wp-settings.php", "wordpress");
+    require_file(
+        "/usr/share/wordpress/wp-content/themes/twentytwentythree/theme.json",
+        "wordpress-theme-twentytwentythree",
+    );
+    require_file(
+        "/usr/share/wordpress/wp-content/themes/twentytwentyone/functions.php",
+        "wordpress-theme-twentytwentyone",
+    );
+    require_file("/usr/sbin/mariadbd", "mariadb-server");
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("db");
+    std::fs::create_dir(dir.path().join("uploads")).unwrap();
+    // mariadbd refuses to run as root unless told to: whoever runs the test owns it.
+    let user = Command::new("id").arg("-un").output().unwrap();
+    let user = String::from_utf8_lossy(&user.stdout).trim().to_string();
+    let init = Command::new("mariadb-install-db")
+        .arg("--no-defaults")
+        .arg(format!("--datadir={}", data.display()))
+        .arg("--auth-root-authentication-method=normal")
+        .arg("--skip-test-db")
+        .arg(format!("--user={user}"))
+        .output()
+        .expect("running mariadb-install-db (apt-get install mariadb-server)");
+    assert!(
+        init.status.success(),
+        "mariadb-install-db failed: {}{}",
+        String::from_utf8_lossy(&init.stdout),
+        String::from_utf8_lossy(&init.stderr)
+    );
+    let socket = dir.path().join("mysql.sock");
+    let server = Command::new("/usr/sbin/mariadbd")
+        .arg("--no-defaults")
+        .arg(format!("--datadir={}", data.display()))
+        .arg(format!("--socket={}", socket.display()))
+        .arg("--skip-networking")
+        .arg(format!(
+            "--pid-file={}",
+            dir.path().join("mariadb.pid").display()
+        ))
+        .arg(format!(
+            "--log-error={}",
+            dir.path().join("mariadb.log").display()
+        ))
+        .arg(format!("--user={user}"))
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("starting mariadbd");
+    let wordpress = Wordpress {
+        site: workspace.join("fixtures/apps/wordpress-site"),
+        dir,
+        server,
+    };
+    // Ready once it takes a statement; a server that died says why in its log.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let created = Command::new("mariadb")
+            .arg("--no-defaults")
+            .arg(format!("--socket={}", socket.display()))
+            .args(["-u", "root", "-e", "CREATE DATABASE wordpress"])
+            .output()
+            .expect("running the mariadb client");
+        if created.status.success() {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "MariaDB did not start within 60 s: {}\n{}",
+            String::from_utf8_lossy(&created.stderr),
+            std::fs::read_to_string(wordpress.dir.path().join("mariadb.log")).unwrap_or_default()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let install = Command::new("php")
+        .arg("install.php")
+        .current_dir(&wordpress.site)
+        .envs(wordpress.env())
+        .output()
+        .expect("running WordPress's installation");
+    assert!(
+        install.status.success() && install.stdout.ends_with(b"installed\n"),
+        "WordPress's installation failed (it needs php8.2-mysql): {}{}",
+        String::from_utf8_lossy(&install.stdout),
+        String::from_utf8_lossy(&install.stderr)
+    );
+    wordpress
+}
+
+/// Requests of the WordPress site, (theme or "" for the installed one, query string): the
+/// home page and its second page, posts with blocks and classic content, comments, pages,
+/// archives by category, tag, author and month, search, a missing post, feeds, the REST API
+/// and the sitemap.
+pub const WORDPRESS_REQUESTS: &[(&str, &str)] = &[
+    ("", ""),
+    ("", "paged=2"),
+    ("", "p=4"),
+    ("", "p=5"),
+    ("", "page_id=13"),
+    ("", "cat=2"),
+    ("", "tag=ssa"),
+    ("", "author=1"),
+    ("", "m=202611"),
+    ("", "s=post"),
+    ("", "p=999"),
+    ("", "feed=rss2"),
+    ("", "feed=comments-rss2"),
+    ("", "rest_route=/wp/v2/posts"),
+    ("", "rest_route=/wp/v2/posts/4&_embed=1"),
+    ("", "sitemap=index"),
+    ("twentytwentyone", ""),
+    ("twentytwentyone", "p=4"),
+    ("twentytwentyone", "page_id=12"),
+    ("twentytwentyone", "s=numbered"),
+];
+
+/// The CGI variables a web server sets for a GET of the WordPress site with `query`, served
+/// with `theme` ("" for the installed one).
+pub fn wordpress_cgi_params(wp: &Wordpress, theme: &str, query: &str) -> Vec<(String, String)> {
+    let mut params: Vec<(String, String)> = [
+        ("REDIRECT_STATUS", "200".to_string()),
+        ("GATEWAY_INTERFACE", "CGI/1.1".into()),
+        (
+            "SCRIPT_FILENAME",
+            wp.site.join("index.php").display().to_string(),
+        ),
+        ("SCRIPT_NAME", "/index.php".into()),
+        ("REQUEST_METHOD", "GET".into()),
+        ("QUERY_STRING", query.into()),
+        // As a server with pretty permalinks off shows them: WordPress redirects
+        // /index.php?... to its canonical /?...
+        ("REQUEST_URI", format!("/?{query}")),
+        ("SERVER_NAME", "127.0.0.1".into()),
+        ("HTTP_HOST", "127.0.0.1".into()),
+        ("SERVER_PORT", "80".into()),
+        ("REMOTE_ADDR", "127.0.0.1".into()),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
+    params.extend(wp.env());
+    if !theme.is_empty() {
+        params.push(("ZOPT_WP_THEME".into(), theme.into()));
+    }
+    params
+}
