@@ -2271,7 +2271,10 @@ fn fetch_prop_info<'s>(st: &State<'s>, line: usize) -> Option<PropType<'s>> {
 /// Whether `lookup_prop_info` may take PHP's run-time lookup: the op_array has no scope,
 /// or its scope class is linked. Otherwise it only answers for the scope's own properties.
 fn scope_is_linked(st: &State) -> bool {
-    st.op_array.scope.is_none() || st.scope_ce.is_some_and(|s| s.ce_flags & ZEND_ACC_LINKED != 0)
+    st.op_array.scope.is_none()
+        || st
+            .scope_ce
+            .is_some_and(|s| s.ce_flags & ZEND_ACC_LINKED != 0)
 }
 
 /// `lookup_prop_info` on an internal class (an object of a class the script does not

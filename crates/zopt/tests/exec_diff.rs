@@ -468,7 +468,7 @@ fn dokuwiki_mediawiki_and_roundcube_run_identically_under_every_mode() {
 fn wordpress_pages_are_identical_under_every_mode_in_php_cgi() {
     const PHP_CGI: &str = "/usr/bin/php-cgi8.2";
     require_file(PHP_CGI, "php8.2-cgi");
-    let wordpress = install_wordpress(&workspace_root());
+    let wordpress = install_wordpress();
     let config = Config {
         php: PathBuf::from(PHP_CGI),
         ..config()

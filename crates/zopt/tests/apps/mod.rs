@@ -171,7 +171,12 @@ impl Drop for Wordpress {
 
 /// Starts MariaDB for a new WordPress, installs it (fixtures/apps/wordpress-site/install.php)
 /// and returns it.
-pub fn install_wordpress(workspace: &std::path::Path) -> Wordpress {
+pub fn install_wordpress() -> Wordpress {
+    // Both crates that include this module sit two levels below the workspace.
+    let workspace = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap();
     require_file("/usr/share/wordpress/wp-settings.php", "wordpress");
     require_file(
         "/usr/share/wordpress/wp-content/themes/twentytwentythree/theme.json",
