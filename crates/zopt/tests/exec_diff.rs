@@ -224,9 +224,7 @@ fn composer_and_phpunit_run_identically_under_every_mode() {
         .expect("loading the manifest");
     assert!(programs.iter().any(|p| p.name.starts_with("composer show")));
     assert!(programs.iter().any(|p| p.name.starts_with("phpunit")));
-    let report = exec_diff::run(&config, &programs, false);
-    assert_identical(&report, &[], &[]);
-    assert_eq!(report.identical, programs.len());
+    assert_every_mode_identical(&config, &programs, false);
 
     // The runs did real work: composer found the package, phpunit ran the suite.
     let show = programs.iter().find(|p| p.name == "composer show").unwrap();
@@ -344,15 +342,9 @@ fn mediawiki_pages_are_identical_under_every_mode_in_php_cgi() {
             p
         })
         .collect();
-    // One request each first: MediaWiki fills its caches in the database (parser cache,
-    // ResourceLoader's module dependencies) on the first view, and later views read them.
-    for p in &programs {
-        let out = config.run(p, Mode::Off).unwrap();
-        assert_eq!(out.status, Some(0), "{}", p.name);
-    }
-    let report = exec_diff::run(&config, &programs, false);
-    assert_identical(&report, &[], &[]);
-    assert_eq!(report.identical, programs.len());
+    // MediaWiki fills its caches in the database (parser cache, ResourceLoader's module
+    // dependencies) on the first view, and later views read them.
+    assert_every_mode_identical(&config, &programs, true);
 
     // Real pages, not an error page every mode shares.
     let expect = [
@@ -429,9 +421,7 @@ fn dokuwiki_mediawiki_and_roundcube_run_identically_under_every_mode() {
         programs.push(Program::file(&apps.join(name), name.into(), PhpIni::Default).unwrap());
     }
 
-    let report = exec_diff::run(&config, &programs, false);
-    assert_identical(&report, &[], &[]);
-    assert_eq!(report.identical, programs.len());
+    assert_every_mode_identical(&config, &programs, false);
 
     // The runs did the applications' work, not an early error every mode shares.
     let expect = [
@@ -489,15 +479,9 @@ fn wordpress_pages_are_identical_under_every_mode_in_php_cgi() {
             p
         })
         .collect();
-    // One request each first: WordPress stores what it computes on a first view (the
-    // theme's global styles, rewrite rules, cron schedules) and later views read it.
-    for p in &programs {
-        let out = config.run(p, Mode::Off).unwrap();
-        assert_eq!(out.status, Some(0), "{}", p.name);
-    }
-    let report = exec_diff::run(&config, &programs, false);
-    assert_identical(&report, &[], &[]);
-    assert_eq!(report.identical, programs.len());
+    // WordPress stores what it computes on a first view (the theme's global styles, rewrite
+    // rules, cron schedules) and later views read it.
+    assert_every_mode_identical(&config, &programs, true);
     let expect = [
         (
             "wordpress  GET /?p=4",
@@ -544,9 +528,7 @@ fn wordpress_and_phpmyadmin_libraries_run_identically_under_every_mode() {
         .into_iter()
         .map(|name| Program::file(&apps.join(name), name.into(), PhpIni::Default).unwrap())
         .collect();
-    let report = exec_diff::run(&config, &programs, false);
-    assert_identical(&report, &[], &[]);
-    assert_eq!(report.identical, programs.len());
+    assert_every_mode_identical(&config, &programs, false);
     let expect = [
         ("wordpress", "gruse-aus-koln-unicode-stuff-2026"),
         (
@@ -619,23 +601,16 @@ fn phpmyadmin_login_pages_are_identical_under_every_mode_in_php_cgi() {
                 Program::command(&["./index.php".to_string()], &phpmyadmin, PhpIni::Default)
                     .unwrap();
             p.name = format!("phpmyadmin GET index.php?{query}");
-            for (k, v) in [
-                // An empty element keeps Debian's scan directory (its extensions).
-                ("PHP_INI_SCAN_DIR", format!(":{}", ini.display())),
-                ("REDIRECT_STATUS", "200".into()),
-                ("GATEWAY_INTERFACE", "CGI/1.1".into()),
-                ("SCRIPT_FILENAME", "/usr/share/phpmyadmin/index.php".into()),
-                ("SCRIPT_NAME", "/phpmyadmin/index.php".into()),
-                ("REQUEST_METHOD", "GET".into()),
-                ("QUERY_STRING", query.into()),
-                ("REQUEST_URI", format!("/phpmyadmin/index.php?{query}")),
-                ("SERVER_NAME", "127.0.0.1".into()),
-                ("HTTP_HOST", "127.0.0.1".into()),
-                ("SERVER_PORT", "80".into()),
-                ("REMOTE_ADDR", "127.0.0.1".into()),
-            ] {
-                p.env.insert(k.into(), v);
-            }
+            let params = apps::cgi_get_params(
+                "/usr/share/phpmyadmin/index.php",
+                "/phpmyadmin/index.php",
+                &format!("/phpmyadmin/index.php?{query}"),
+                query,
+            );
+            p.env.extend(params);
+            // An empty element keeps Debian's scan directory (its extensions).
+            p.env
+                .insert("PHP_INI_SCAN_DIR".into(), format!(":{}", ini.display()));
             p.normalize = normalize
                 .iter()
                 .map(|&(pattern, replacement)| exec_diff::Normalize {
@@ -646,14 +621,27 @@ fn phpmyadmin_login_pages_are_identical_under_every_mode_in_php_cgi() {
             p
         })
         .collect();
-    let report = exec_diff::run(&config, &programs, false);
-    assert_identical(&report, &[], &[]);
-    assert_eq!(report.identical, programs.len());
+    assert_every_mode_identical(&config, &programs, false);
     let expect = [
         ("phpmyadmin GET index.php?", "id=\"input_username\""),
         ("phpmyadmin GET index.php?lang=de", "Willkommen bei"),
     ];
     assert_optimized_outputs_contain(&config, &programs, &expect);
+}
+
+/// Runs `programs` under every mode: each prints what PHP without OPcache prints. With
+/// `warm_up`, each runs once without OPcache first, for applications that fill caches of
+/// their own (in their database) on a first request and read them on later ones.
+fn assert_every_mode_identical(config: &Config, programs: &[Program], warm_up: bool) {
+    if warm_up {
+        for p in programs {
+            let out = config.run(p, Mode::Off).unwrap();
+            assert_eq!(out.status, Some(0), "{}", p.name);
+        }
+    }
+    let report = exec_diff::run(config, programs, false);
+    assert_identical(&report, &[], &[]);
+    assert_eq!(report.identical, programs.len());
 }
 
 /// The runs did the applications' work, not an early error every mode shares: under zopt's

@@ -118,21 +118,40 @@ pub fn mediawiki_cgi_params(
     script: &str,
     query: &str,
 ) -> Vec<(String, String)> {
+    let mut params = cgi_get_params(
+        &format!("/usr/share/mediawiki/{script}"),
+        &format!("/wiki/{script}"),
+        &format!("/wiki/{script}?{query}"),
+        query,
+    );
+    params.push(("MW_CONFIG_FILE".into(), settings.display().to_string()));
+    params
+}
+
+/// The CGI variables a web server on 127.0.0.1 sets for a GET of the script
+/// `script_filename`, which clients know as `script_name`, requested as `request_uri` with
+/// the query string `query`.
+pub fn cgi_get_params(
+    script_filename: &str,
+    script_name: &str,
+    request_uri: &str,
+    query: &str,
+) -> Vec<(String, String)> {
     [
-        ("MW_CONFIG_FILE", settings.display().to_string()),
-        ("REDIRECT_STATUS", "200".into()),
-        ("GATEWAY_INTERFACE", "CGI/1.1".into()),
-        ("SCRIPT_FILENAME", format!("/usr/share/mediawiki/{script}")),
-        ("SCRIPT_NAME", format!("/wiki/{script}")),
-        ("REQUEST_METHOD", "GET".into()),
-        ("QUERY_STRING", query.into()),
-        ("REQUEST_URI", format!("/wiki/{script}?{query}")),
-        ("SERVER_NAME", "127.0.0.1".into()),
-        ("SERVER_PORT", "80".into()),
-        ("REMOTE_ADDR", "127.0.0.1".into()),
+        ("REDIRECT_STATUS", "200"),
+        ("GATEWAY_INTERFACE", "CGI/1.1"),
+        ("SCRIPT_FILENAME", script_filename),
+        ("SCRIPT_NAME", script_name),
+        ("REQUEST_METHOD", "GET"),
+        ("QUERY_STRING", query),
+        ("REQUEST_URI", request_uri),
+        ("SERVER_NAME", "127.0.0.1"),
+        ("HTTP_HOST", "127.0.0.1"),
+        ("SERVER_PORT", "80"),
+        ("REMOTE_ADDR", "127.0.0.1"),
     ]
     .into_iter()
-    .map(|(k, v)| (k.to_string(), v))
+    .map(|(k, v)| (k.to_string(), v.to_string()))
     .collect()
 }
 
@@ -297,27 +316,14 @@ pub const WORDPRESS_REQUESTS: &[(&str, &str)] = &[
 /// The CGI variables a web server sets for a GET of the WordPress site with `query`, served
 /// with `theme` ("" for the installed one).
 pub fn wordpress_cgi_params(wp: &Wordpress, theme: &str, query: &str) -> Vec<(String, String)> {
-    let mut params: Vec<(String, String)> = [
-        ("REDIRECT_STATUS", "200".to_string()),
-        ("GATEWAY_INTERFACE", "CGI/1.1".into()),
-        (
-            "SCRIPT_FILENAME",
-            wp.site.join("index.php").display().to_string(),
-        ),
-        ("SCRIPT_NAME", "/index.php".into()),
-        ("REQUEST_METHOD", "GET".into()),
-        ("QUERY_STRING", query.into()),
-        // As a server with pretty permalinks off shows them: WordPress redirects
-        // /index.php?... to its canonical /?...
-        ("REQUEST_URI", format!("/?{query}")),
-        ("SERVER_NAME", "127.0.0.1".into()),
-        ("HTTP_HOST", "127.0.0.1".into()),
-        ("SERVER_PORT", "80".into()),
-        ("REMOTE_ADDR", "127.0.0.1".into()),
-    ]
-    .into_iter()
-    .map(|(k, v)| (k.to_string(), v))
-    .collect();
+    // As a server with pretty permalinks off shows them: WordPress redirects
+    // /index.php?... to its canonical /?...
+    let mut params = cgi_get_params(
+        &wp.site.join("index.php").display().to_string(),
+        "/index.php",
+        &format!("/?{query}"),
+        query,
+    );
     params.extend(wp.env());
     if !theme.is_empty() {
         params.push(("ZOPT_WP_THEME".into(), theme.into()));
