@@ -161,19 +161,8 @@ fn table_sections(text: &str) -> Vec<(String, Vec<String>)> {
 /// must then be regenerated there.
 #[test]
 fn optimizer_tables_hold_for_this_binary() {
-    let php = Php::locate(None, None).unwrap();
-    let root = common::workspace_root();
-    let out = Command::new(&php.binary)
-        .args(["-n", "-d", "zend_extension=opcache"])
-        .arg(root.join("tools/gen-optimizer-tables.php"))
-        .output()
-        .expect("running tools/gen-optimizer-tables.php");
-    assert!(
-        out.status.success(),
-        "gen-optimizer-tables.php failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let fresh = table_sections(&String::from_utf8(out.stdout).unwrap());
+    let (php, out) = run_generator("gen-optimizer-tables.php");
+    let fresh = table_sections(&out);
     let committed = table_sections(include_str!("../../zend-optimizer/src/internal_table.rs"));
     assert!(committed.len() >= 6, "sections: {committed:?}");
     let mut missing = Vec::new();
@@ -197,6 +186,23 @@ fn optimizer_tables_hold_for_this_binary() {
         php.binary.display(),
         missing.join("\n")
     );
+}
+
+/// Runs the table generator tools/`name` with the PHP binary of the tests, as `zopt
+/// conformance` runs PHP (`php -n` with OPcache): the binary and what the tool printed.
+fn run_generator(name: &str) -> (Php, String) {
+    let php = Php::locate(None, None).unwrap();
+    let out = Command::new(&php.binary)
+        .args(["-n", "-d", "zend_extension=opcache"])
+        .arg(common::workspace_root().join("tools").join(name))
+        .output()
+        .unwrap_or_else(|e| panic!("running tools/{name}: {e}"));
+    assert!(
+        out.status.success(),
+        "{name} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (php, String::from_utf8(out.stdout).unwrap())
 }
 
 /// The entries of `static NAME: ... = &[ ... ];` in generated Rust, whitespace removed (so
@@ -224,19 +230,7 @@ fn static_entries(text: &str, name: &str) -> Vec<String> {
 /// there would make zopt infer a wrong type.
 #[test]
 fn internal_class_tables_hold_for_this_binary() {
-    let php = Php::locate(None, None).unwrap();
-    let root = common::workspace_root();
-    let out = Command::new(&php.binary)
-        .args(["-n", "-d", "zend_extension=opcache"])
-        .arg(root.join("tools/gen-internal-classes.php"))
-        .output()
-        .expect("running tools/gen-internal-classes.php");
-    assert!(
-        out.status.success(),
-        "gen-internal-classes.php failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let fresh = String::from_utf8(out.stdout).unwrap();
+    let (php, fresh) = run_generator("gen-internal-classes.php");
     let committed = include_str!("../../zend-ir/src/internal_classes.rs");
     for table in ["INTERNAL_CLASSES", "INTERNAL_PROPERTIES"] {
         let now: std::collections::HashSet<String> =
