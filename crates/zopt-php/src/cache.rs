@@ -389,13 +389,18 @@ unsafe fn leave_unopened(shm: &'static ShmCache, handle: *mut zend_file_handle) 
 pub(crate) unsafe fn current_include_op() -> Option<&'static php::zend_op> {
     let eg = ptr::addr_of!(php::executor_globals);
     let ex = (*eg).current_execute_data;
-    if ex.is_null() || (*ex).func.is_null() || (*ex).opline.is_null() {
+    // ZEND_USER_CODE(type): user functions and eval'd code have the low bit clear. Only
+    // their frames have an opline: an internal function's frame (`stream_resolve_include_path`
+    // resolving a path) leaves the field as the VM stack held it, any bytes at all.
+    if ex.is_null() || (*ex).func.is_null() || (*(*ex).func).type_ & 1 != 0 {
         return None;
     }
-    // ZEND_USER_CODE(type): user functions and eval'd code have the low bit clear.
-    let user_code = (*(*ex).func).type_ & 1 == 0;
-    let opline = &*(*ex).opline;
-    (user_code && opline.opcode == zend_ir::opcode::ZEND_INCLUDE_OR_EVAL.0).then_some(opline)
+    let opline = (*ex).opline;
+    if opline.is_null() {
+        return None;
+    }
+    let opline = &*opline;
+    (opline.opcode == zend_ir::opcode::ZEND_INCLUDE_OR_EVAL.0).then_some(opline)
 }
 
 /// Whether PHP is executing an `include_once` / `require_once` of user code.
