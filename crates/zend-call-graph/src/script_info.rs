@@ -493,21 +493,9 @@ impl<'a> ScriptInfo<'a> {
             tmp |= OBJECT;
             if let TypeNames::Name(name) = &t.names {
                 if t.type_mask & zend_ir::_ZEND_TYPE_NAME_BIT != 0 {
-                    // Lowercased on the stack: class names are short.
-                    let mut buf = [0u8; 64];
-                    let owned;
-                    let lcname = match buf.get_mut(..name.0.len()) {
-                        Some(lc) => {
-                            lc.copy_from_slice(&name.0);
-                            lc.make_ascii_lowercase();
-                            &*lc
-                        }
-                        None => {
-                            owned = name.0.to_ascii_lowercase();
-                            &owned[..]
-                        }
-                    };
-                    ce = self.class_entry(None, lcname);
+                    ce = zend_ir::with_ascii_lowercase(&name.0, |lcname| {
+                        self.class_entry(None, lcname)
+                    });
                 }
             }
         }

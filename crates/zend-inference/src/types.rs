@@ -2285,7 +2285,7 @@ fn internal_prop<'s>(st: &State<'s>, class_name: &[u8], name: &[u8]) -> Option<P
     if !scope_is_linked(st) {
         return None;
     }
-    let p = zend_ir::internal_property(&class_name.to_ascii_lowercase(), name)?;
+    let p = zend_ir::with_ascii_lowercase(class_name, |lc| zend_ir::internal_property(lc, name))?;
     (p.flags & ZEND_ACC_STATIC == 0).then_some(PropType {
         type_: &p.type_,
         is_static: false,

@@ -82,6 +82,21 @@ fn internal_class_by_hash(lcname: &[u8]) -> Option<&'static str> {
         .copied()
 }
 
+/// Calls `f` with `name` lowercased (ASCII, as PHP's `zend_str_tolower`), on the stack when
+/// it is short, as class names are: lookups by lowercased name make no allocation.
+#[inline]
+pub fn with_ascii_lowercase<R>(name: &[u8], f: impl FnOnce(&[u8]) -> R) -> R {
+    let mut buf = [0u8; 64];
+    match buf.get_mut(..name.len()) {
+        Some(lc) => {
+            lc.copy_from_slice(name);
+            lc.make_ascii_lowercase();
+            f(lc)
+        }
+        None => f(&name.to_ascii_lowercase()),
+    }
+}
+
 /// A public property of an internal class, as `zend_fetch_prop_info` finds it in the
 /// class's `properties_info`.
 #[derive(Debug)]
