@@ -5,9 +5,11 @@
 //! every loaded script captured again and compared with its entry. Uses the library behind
 //! `zopt exec-diff`.
 //!
-//! Needs `php` 8.2 with OPcache, and for the real programs Debian's `composer` and `phpunit`
-//! (`apt-get install composer phpunit`): the tests fail with a message saying so, they never
-//! skip. The extension is built here (`cargo build -p zopt-php`, a no-op when fresh).
+//! Needs `php` 8.2 with OPcache, and for the real programs Debian's `composer` and `phpunit`,
+//! DokuWiki, MediaWiki, Roundcube, WordPress with its two themes and `mariadb-server`,
+//! phpMyAdmin and `php8.2-cgi` (as .ci/run installs them): the tests fail with a message
+//! naming the missing package, they never skip. The extension is built here (`cargo build
+//! -p zopt-php`, a no-op when fresh).
 
 mod apps;
 mod common;
