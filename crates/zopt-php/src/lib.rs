@@ -27,19 +27,19 @@
 //! serves every script from the shared-memory segment mapped at the end of PHP's startup
 //! (shared by php-fpm's forked workers), else from the validated entry in DIR (which then
 //! fills shared memory), by building its op_arrays and classes directly ([`load`]) — PHP's
-//! compiler is not called — and compiles, captures, optimizes and stores the others. Without shared memory, the
-//! file cache also keeps each script's run-time image ([`file_image`]: PHP's run-time
-//! structures with relative pointers), which later processes load by a relocation instead
-//! of a build. The PHP functions
-//! `zopt_get_status()`, `zopt_invalidate()`, `zopt_is_script_cached()`,
-//! `zopt_compile_file()`, `zopt_reset()` and `zopt_get_configuration()` are in [`functions`].
+//! compiler is not called — and compiles, captures, optimizes and stores the others.
+//! Without shared memory, the file cache also keeps each script's run-time image
+//! ([`file_image`]: PHP's run-time structures with relative pointers), which later processes
+//! load by a relocation instead of a build. The PHP functions `zopt_get_status()`,
+//! `zopt_invalidate()`, `zopt_is_script_cached()`, `zopt_compile_file()`, `zopt_reset()` and
+//! `zopt_get_configuration()` are in [`functions`].
 //!
 //! Recordings keep the raw value of every unused operand, as the model asks. PHP 8.2 leaves
 //! some of them uninitialised (the `THIS`, `NEXT` and `CONSTRUCTOR` operand kinds, op2 of
-//! `RECV_VARIADIC`, op1 of a value-less `EXIT`), so two recordings of the same file can differ in those values only;
-//! they are recorded (and written back) as 0, which the VM never reads. The non-zero `u2` of
-//! literals (`Z_EXTRA`: RECV_INIT's cache slot, `ZEND_EXTRA_VALUE`) are in the model
-//! (`OpArray::literal_extra`), so recordings keep them.
+//! `RECV_VARIADIC`, op1 of a value-less `EXIT`), so two recordings of the same file can
+//! differ in those values only; they are recorded (and written back) as 0, which the VM
+//! never reads. The non-zero `u2` of literals (`Z_EXTRA`: RECV_INIT's cache slot,
+//! `ZEND_EXTRA_VALUE`) are in the model (`OpArray::literal_extra`), so recordings keep them.
 //!
 //! Guarantees: in record mode the extension only reads the script; no panic crosses into
 //! PHP (every entry point catches unwinding); a script that cannot be converted gets a

@@ -323,23 +323,14 @@ fn timeouts_and_exit_statuses_are_reported() {
 /// headers, forms and dates) is normalized away.
 #[test]
 fn mediawiki_pages_are_identical_under_every_mode_in_php_cgi() {
-    const PHP_CGI: &str = "/usr/bin/php-cgi8.2";
-    require_file(PHP_CGI, "php8.2-cgi");
+    let config = cgi_config();
     let (_wiki, settings) = install_mediawiki();
-    let config = Config {
-        php: PathBuf::from(PHP_CGI),
-        ..config()
-    };
     let mediawiki = PathBuf::from("/usr/share/mediawiki");
     let programs: Vec<Program> = apps::MEDIAWIKI_REQUESTS
         .iter()
         .map(|&(script, query)| {
-            let mut p =
-                Program::command(&[format!("./{script}")], &mediawiki, PhpIni::Default).unwrap();
-            p.name = format!("GET {script}?{query}");
-            for (k, v) in apps::mediawiki_cgi_params(&settings, script, query) {
-                p.env.insert(k, v);
-            }
+            let params = apps::mediawiki_cgi_params(&settings, script, query);
+            let mut p = cgi_program(format!("GET {script}?{query}"), &mediawiki, script, params);
             p.normalize = apps::mediawiki_normalize();
             p
         })
@@ -458,27 +449,14 @@ fn dokuwiki_mediawiki_and_roundcube_run_identically_under_every_mode() {
 /// Twenty-One, under every mode. Its content has fixed dates, so nothing is normalized.
 #[test]
 fn wordpress_pages_are_identical_under_every_mode_in_php_cgi() {
-    const PHP_CGI: &str = "/usr/bin/php-cgi8.2";
-    require_file(PHP_CGI, "php8.2-cgi");
+    let config = cgi_config();
     let wordpress = install_wordpress();
-    let config = Config {
-        php: PathBuf::from(PHP_CGI),
-        ..config()
-    };
     let programs: Vec<Program> = apps::WORDPRESS_REQUESTS
         .iter()
         .map(|&(theme, query)| {
-            let mut p = Program::command(
-                &["./index.php".to_string()],
-                &wordpress.site,
-                PhpIni::Default,
-            )
-            .unwrap();
-            p.name = format!("wordpress {theme} GET /?{query}");
-            for (k, v) in apps::wordpress_cgi_params(&wordpress, theme, query) {
-                p.env.insert(k, v);
-            }
-            p
+            let params = apps::wordpress_cgi_params(&wordpress, theme, query);
+            let name = format!("wordpress {theme} GET /?{query}");
+            cgi_program(name, &wordpress.site, "index.php", params)
         })
         .collect();
     // WordPress stores what it computes on a first view (the theme's global styles, rewrite
@@ -569,13 +547,8 @@ fn wordpress_and_phpmyadmin_libraries_run_identically_under_every_mode() {
 /// session id, the form token, the current time in headers) is normalized away.
 #[test]
 fn phpmyadmin_login_pages_are_identical_under_every_mode_in_php_cgi() {
-    const PHP_CGI: &str = "/usr/bin/php-cgi8.2";
-    require_file(PHP_CGI, "php8.2-cgi");
+    let config = cgi_config();
     require_file("/usr/share/phpmyadmin/index.php", "phpmyadmin");
-    let config = Config {
-        php: PathBuf::from(PHP_CGI),
-        ..config()
-    };
     let dir = tempfile::tempdir().unwrap();
     let ini = dir.path().join("ini");
     let sessions = dir.path().join("sessions");
@@ -599,27 +572,17 @@ fn phpmyadmin_login_pages_are_identical_under_every_mode_in_php_cgi() {
     let programs: Vec<Program> = ["", "lang=de"]
         .into_iter()
         .map(|query| {
-            let mut p =
-                Program::command(&["./index.php".to_string()], &phpmyadmin, PhpIni::Default)
-                    .unwrap();
-            p.name = format!("phpmyadmin GET index.php?{query}");
-            let params = apps::cgi_get_params(
+            let mut params = apps::cgi_get_params(
                 "/usr/share/phpmyadmin/index.php",
                 "/phpmyadmin/index.php",
                 &format!("/phpmyadmin/index.php?{query}"),
                 query,
             );
-            p.env.extend(params);
             // An empty element keeps Debian's scan directory (its extensions).
-            p.env
-                .insert("PHP_INI_SCAN_DIR".into(), format!(":{}", ini.display()));
-            p.normalize = normalize
-                .iter()
-                .map(|&(pattern, replacement)| exec_diff::Normalize {
-                    pattern: pattern.into(),
-                    replacement: replacement.into(),
-                })
-                .collect();
+            params.push(("PHP_INI_SCAN_DIR".into(), format!(":{}", ini.display())));
+            let name = format!("phpmyadmin GET index.php?{query}");
+            let mut p = cgi_program(name, &phpmyadmin, "index.php", params);
+            p.normalize = apps::normalizations(&normalize);
             p
         })
         .collect();
@@ -629,6 +592,30 @@ fn phpmyadmin_login_pages_are_identical_under_every_mode_in_php_cgi() {
         ("phpmyadmin GET index.php?lang=de", "Willkommen bei"),
     ];
     assert_optimized_outputs_contain(&config, &programs, &expect);
+}
+
+/// The configuration of the tests that serve an application as a web server runs it: one
+/// CGI request per run, through php-cgi.
+fn cgi_config() -> Config {
+    const PHP_CGI: &str = "/usr/bin/php-cgi8.2";
+    require_file(PHP_CGI, "php8.2-cgi");
+    Config {
+        php: PathBuf::from(PHP_CGI),
+        ..config()
+    }
+}
+
+/// A CGI request of `script` in `dir` (Debian's php.ini), `params` its CGI variables.
+fn cgi_program(
+    name: String,
+    dir: &std::path::Path,
+    script: &str,
+    params: Vec<(String, String)>,
+) -> Program {
+    let mut p = Program::command(&[format!("./{script}")], dir, PhpIni::Default).unwrap();
+    p.name = name;
+    p.env.extend(params);
+    p
 }
 
 /// Runs `programs` under every mode: each prints what PHP without OPcache prints. With

@@ -77,7 +77,12 @@ pub fn mediawiki_normalize() -> Vec<zopt::exec_diff::Normalize> {
             "DATE",
         ),
     ];
-    PATTERNS
+    normalizations(PATTERNS)
+}
+
+/// Normalizations from (pattern, replacement) pairs.
+pub fn normalizations(patterns: &[(&str, &str)]) -> Vec<zopt::exec_diff::Normalize> {
+    patterns
         .iter()
         .map(|&(pattern, replacement)| zopt::exec_diff::Normalize {
             pattern: pattern.into(),
@@ -166,6 +171,9 @@ pub struct Wordpress {
     server: std::process::Child,
 }
 
+/// The MariaDB server's socket, in [`Wordpress::dir`].
+const MARIADB_SOCKET: &str = "mysql.sock";
+
 impl Wordpress {
     /// The environment the site's PHP needs (its database socket, uploads directory).
     pub fn env(&self) -> Vec<(String, String)> {
@@ -177,7 +185,7 @@ impl Wordpress {
     }
 
     fn socket(&self) -> PathBuf {
-        self.dir.path().join("mysql.sock")
+        self.dir.path().join(MARIADB_SOCKET)
     }
 }
 
@@ -226,7 +234,7 @@ pub fn install_wordpress() -> Wordpress {
         String::from_utf8_lossy(&init.stdout),
         String::from_utf8_lossy(&init.stderr)
     );
-    let socket = dir.path().join("mysql.sock");
+    let socket = dir.path().join(MARIADB_SOCKET);
     let server = Command::new("/usr/sbin/mariadbd")
         .arg("--no-defaults")
         .arg(format!("--datadir={}", data.display()))
