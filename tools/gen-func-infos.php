@@ -143,6 +143,16 @@ foreach ($methods as $k => [$sig, $class]) {
 ksort($rows, SORT_STRING);
 echo implode('', $rows);
 echo "];\n";
+// zend_func_infos.h's entries for the functions of extensions this binary does not load
+// (mbstring, mysqli, curl, ...): PHP's optimizer knows them by name in any process that
+// loads the extension (crates/zend-ir's environment describes such a process).
+echo "\n/// (lowercase name, zend_func_infos.h info) of the functions the binary does not have, sorted.\n";
+echo "pub(crate) static HEADER_ONLY: &[(&str, u32)] = &[\n";
+ksort($infos, SORT_STRING);
+foreach ($infos as $f => $m) {
+    if (!in_array($f, $funcs, true)) printf("    (\"%s\", 0x%x),\n", $f, $m);
+}
+echo "];\n";
 // Ancestors (parents and interfaces, lowercased) of every internal class, for instanceof.
 echo "\n/// (lowercase internal class, its lowercase parents and interfaces)\n";
 echo "pub(crate) static CLASS_ANCESTORS: &[(&str, &[&str])] = &[\n";

@@ -29,21 +29,7 @@ const FUNC_RECURSIVE_DIRECTLY: u32 = 1 << 8;
 const FUNC_RECURSIVE_INDIRECTLY: u32 = 1 << 9;
 
 mod may_be {
-    pub const NULL: u32 = 1 << 1;
-    pub const STRING: u32 = 1 << 6;
-    pub const ARRAY: u32 = 1 << 7;
-    pub const OBJECT: u32 = 1 << 8;
-    pub const RESOURCE: u32 = 1 << 9;
-    pub const ANY: u32 = 0x3fe;
     pub const REF: u32 = 1 << 10;
-    pub const CALLABLE: u32 = 1 << 12;
-    pub const VOID: u32 = 1 << 14;
-    pub const STATIC: u32 = 1 << 15;
-    pub const ARRAY_OF_ANY: u32 = ANY << 10;
-    pub const ARRAY_OF_REF: u32 = 1 << 20;
-    pub const ARRAY_KEY_ANY: u32 = (1 << 21) | (1 << 22) | (1 << 23) | (1 << 29);
-    pub const RC1: u32 = 1 << 30;
-    pub const RCN: u32 = 1 << 31;
 }
 
 /// A class the optimizer can see: one from the script, or an internal one.
@@ -464,44 +450,13 @@ impl<'a> ScriptInfo<'a> {
 
     /// `zend_convert_type`: a declared type as MAY_BE bits, and its class when it names one.
     pub fn convert_type(&self, t: &ZendType) -> (u32, Option<ClassRef<'a>>) {
-        const ZEND_TYPE_MASK: u32 = (1 << 25) - 1;
-        const MAY_BE_MASK: u32 = (1 << 18) - 1;
-        const KIND_MASK: u32 = zend_ir::_ZEND_TYPE_LIST_BIT | zend_ir::_ZEND_TYPE_NAME_BIT;
-        use may_be::*;
-        if t.type_mask & ZEND_TYPE_MASK == 0 {
-            return (
-                ANY | ARRAY_KEY_ANY | ARRAY_OF_ANY | ARRAY_OF_REF | RC1 | RCN,
-                None,
-            );
-        }
-        let pure = t.type_mask & MAY_BE_MASK;
-        let mut tmp = pure & ANY;
-        if pure & VOID != 0 {
-            tmp |= NULL;
-        }
-        if pure & CALLABLE != 0 {
-            tmp |= STRING | OBJECT | ARRAY | ARRAY_KEY_ANY | ARRAY_OF_ANY | ARRAY_OF_REF;
-        }
-        if pure & STATIC != 0 {
-            tmp |= OBJECT;
-        }
-        if pure & ARRAY != 0 {
-            tmp |= ARRAY_KEY_ANY | ARRAY_OF_ANY | ARRAY_OF_REF;
-        }
         let mut ce = None;
-        if t.type_mask & KIND_MASK != 0 {
-            tmp |= OBJECT;
+        if t.type_mask & zend_ir::_ZEND_TYPE_NAME_BIT != 0 {
             if let TypeNames::Name(name) = &t.names {
-                if t.type_mask & zend_ir::_ZEND_TYPE_NAME_BIT != 0 {
-                    ce = zend_ir::with_ascii_lowercase(&name.0, |lcname| {
-                        self.class_entry(None, lcname)
-                    });
-                }
+                ce =
+                    zend_ir::with_ascii_lowercase(&name.0, |lcname| self.class_entry(None, lcname));
             }
         }
-        if tmp & (STRING | ARRAY | OBJECT | RESOURCE) != 0 {
-            tmp |= RC1 | RCN;
-        }
-        (tmp, ce)
+        (zend_ir::types::convert_type_mask(t.type_mask), ce)
     }
 }

@@ -17,40 +17,74 @@ pub struct InternalFunc {
     pub signature_class: Option<&'static str>,
 }
 
-/// The internal function `lcname`, if the PHP binary has it.
+/// The internal function (or method, `lcclass::lcmethod`) `lcname`, if the process
+/// optimized for has it (see `zend_ir::environment`).
 pub fn lookup(lcname: &[u8]) -> Option<InternalFunc> {
     // Bytes order as strings do, and a name that is not UTF-8 matches no entry: no need
     // to validate it first.
-    let i = table::TABLE
-        .binary_search_by(|e| e.0.as_bytes().cmp(lcname))
-        .ok()?;
-    let (_, info, sig, class) = table::TABLE[i];
-    let signature = if sig == u32::MAX {
-        Some(crate::mb::UNKNOWN | crate::mb::RC1 | crate::mb::RCN)
-    } else {
-        Some(sig)
+    let Ok(i) = table::TABLE.binary_search_by(|e| e.0.as_bytes().cmp(lcname)) else {
+        return added(lcname);
     };
+    let (_, info, sig, class) = table::TABLE[i];
     Some(InternalFunc {
         info,
-        signature,
+        signature: Some(signature(sig)),
         signature_class: (!class.is_empty()).then_some(class),
     })
 }
 
-/// The lowercased parents and interfaces of internal class `lcname`.
-pub fn internal_ancestors(lcname: &[u8]) -> Option<&'static [&'static str]> {
+/// `zend_get_return_info_from_signature_only` of a function without a declared type.
+fn signature(sig: u32) -> u32 {
+    if sig == u32::MAX {
+        crate::mb::UNKNOWN | crate::mb::RC1 | crate::mb::RCN
+    } else {
+        sig
+    }
+}
+
+/// A function of the process that the binary the tables describe does not have (an
+/// extension's): zend_func_infos.h's entry, which PHP's optimizer finds by name, and the
+/// return type of its arginfo.
+fn added(lcname: &[u8]) -> Option<InternalFunc> {
+    let f = match lcname.windows(2).position(|w| w == b"::") {
+        Some(at) => zend_ir::environment::added_class(&lcname[..at])?
+            .methods
+            .get(&lcname[at + 2..])?,
+        None => zend_ir::environment::added_function(lcname)?,
+    };
+    let info = table::HEADER_ONLY
+        .binary_search_by(|e| e.0.as_bytes().cmp(lcname))
+        .map_or(0, |i| table::HEADER_ONLY[i].1);
+    Some(InternalFunc {
+        info,
+        signature: Some(signature(f.returns.unwrap_or(u32::MAX))),
+        signature_class: f.return_class.as_deref(),
+    })
+}
+
+/// Whether internal class `lcname` has `ancestor` (lowercased) among its parents and
+/// interfaces; `None` when there is no such internal class.
+pub fn internal_has_ancestor(lcname: &[u8], ancestor: &[u8]) -> Option<bool> {
     let name = std::str::from_utf8(lcname).ok()?;
-    let i = table::CLASS_ANCESTORS
-        .binary_search_by(|e| e.0.cmp(name))
-        .ok()?;
-    Some(table::CLASS_ANCESTORS[i].1)
+    match table::CLASS_ANCESTORS.binary_search_by(|e| e.0.cmp(name)) {
+        Ok(i) => Some(
+            table::CLASS_ANCESTORS[i]
+                .1
+                .iter()
+                .any(|a| a.as_bytes() == ancestor),
+        ),
+        Err(_) => {
+            let class = zend_ir::environment::added_class(lcname)?;
+            Some(class.ancestors.iter().any(|a| a.as_bytes() == ancestor))
+        }
+    }
 }
 
 /// The parent (as declared) of internal class `lcname`.
 pub fn internal_parent(lcname: &[u8]) -> Option<&'static str> {
     let name = std::str::from_utf8(lcname).ok()?;
-    let i = table::CLASS_PARENTS
-        .binary_search_by(|e| e.0.cmp(name))
-        .ok()?;
-    Some(table::CLASS_PARENTS[i].1)
+    match table::CLASS_PARENTS.binary_search_by(|e| e.0.cmp(name)) {
+        Ok(i) => Some(table::CLASS_PARENTS[i].1),
+        Err(_) => zend_ir::environment::added_class(lcname)?.parent.as_deref(),
+    }
 }

@@ -1958,8 +1958,8 @@ fn safe_instanceof(st: &State, ce1: &[u8], ce2: &[u8]) -> bool {
             for i in &c.interface_names {
                 stack.push(i.lc_name.as_bytes().to_vec());
             }
-        } else if let Some(anc) = crate::func_infos::internal_ancestors(&name) {
-            if anc.iter().any(|a| a.as_bytes() == target.as_slice()) {
+        } else if let Some(has) = crate::func_infos::internal_has_ancestor(&name, &target) {
+            if has {
                 return true;
             }
         } else if first {

@@ -2,7 +2,9 @@
 //!
 //! Mirrors zend_compile.h (op_arrays, zend_op, operands, literals, classes), zend_vm_opcodes.h
 //! (the opcode table, generated from the 8.2 binary), zend_type_info.h (MAY_BE_* masks) and
-//! zend_dump.c (the dump text PHP prints at `opcache.opt_debug_level`).
+//! zend_dump.c (the dump text PHP prints at `opcache.opt_debug_level`), and what the
+//! optimizer knows of the PHP process beyond the script: the internal classes of `php -n`
+//! and how another process differs ([`environment`]).
 //!
 //! Guarantees: a [`Script`] recorded from PHP holds everything needed to rebuild its
 //! op_arrays; the `.zop` text form round-trips it exactly (`parse(print(s)) == s`); the dump
@@ -10,6 +12,7 @@
 
 pub mod corpus;
 pub mod dump;
+pub mod environment;
 mod internal_classes;
 pub mod model;
 pub mod opcode;
@@ -31,9 +34,23 @@ pub fn internal_class(lcname: &[u8]) -> Option<&'static str> {
     // most of them away here, where the caller inlines it, before the name is hashed.
     let bit = class_filter_bit(lcname);
     if INTERNAL_CLASS_FILTER[bit / 64] & (1 << (bit % 64)) == 0 {
-        return None;
+        return added_class_name(lcname);
     }
-    internal_class_by_hash(lcname)
+    internal_class_by_hash(lcname).or_else(|| added_class_name(lcname))
+}
+
+/// A class of the process optimized for that the tables do not have (an extension's).
+#[inline]
+fn added_class_name(lcname: &[u8]) -> Option<&'static str> {
+    environment::added_class(lcname).map(|c| &*c.name)
+}
+
+/// The lowercased names of the classes, interfaces and traits of the tables (`php -n`), for
+/// a caller comparing them with the process it optimizes for.
+pub fn table_internal_classes() -> impl Iterator<Item = &'static [u8]> {
+    internal_classes::INTERNAL_CLASSES
+        .iter()
+        .map(|(lc, _)| lc.as_bytes())
 }
 
 const CLASS_FILTER_WORDS: usize = 64;
@@ -99,7 +116,7 @@ pub fn with_ascii_lowercase<R>(name: &[u8], f: impl FnOnce(&[u8]) -> R) -> R {
 
 /// A public property of an internal class, as `zend_fetch_prop_info` finds it in the
 /// class's `properties_info`.
-#[derive(Debug)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct InternalProperty {
     /// `ZEND_ACC_*` flags.
     pub flags: u32,
@@ -133,6 +150,8 @@ pub fn internal_property(lcname: &[u8], name: &[u8]) -> Option<&'static Internal
         }
         by_class
     });
-    let (_, p) = properties.get(lcname)?.iter().find(|(n, _)| *n == name)?;
-    Some(p)
+    match properties.get(lcname) {
+        Some(of_class) => of_class.iter().find(|(n, _)| *n == name).map(|(_, p)| p),
+        None => environment::added_class(lcname)?.properties.get(name),
+    }
 }

@@ -84,6 +84,52 @@ bitflags! {
 /// `MAY_BE_ARRAY_SHIFT`: array element types sit this many bits above the value types.
 pub const MAY_BE_ARRAY_SHIFT: u32 = IS_REFERENCE as u32;
 
+/// `zend_convert_type` without its class lookup: a declared type's `type_mask` (with its
+/// kind bits) as MAY_BE bits, the way inference reads a parameter or return type. A type
+/// naming classes is an object; an unset type is anything.
+pub fn convert_type_mask(type_mask: u32) -> u32 {
+    const ZEND_TYPE_MASK: u32 = (1 << 25) - 1;
+    const MAY_BE_MASK: u32 = (1 << 18) - 1;
+    const KIND_MASK: u32 = crate::_ZEND_TYPE_LIST_BIT | crate::_ZEND_TYPE_NAME_BIT;
+    const CALLABLE: u32 = 1 << IS_CALLABLE;
+    const VOID: u32 = 1 << IS_VOID;
+    const STATIC: u32 = 1 << IS_STATIC;
+    let any_array = (MayBe::ARRAY_KEY_ANY | MayBe::ARRAY_OF_ANY | MayBe::ARRAY_OF_REF).bits();
+    let [null, string, array, object, resource] = [
+        MayBe::NULL,
+        MayBe::STRING,
+        MayBe::ARRAY,
+        MayBe::OBJECT,
+        MayBe::RESOURCE,
+    ]
+    .map(|m| m.bits());
+    let rc = (MayBe::RC1 | MayBe::RCN).bits();
+    if type_mask & ZEND_TYPE_MASK == 0 {
+        return MayBe::ANY.bits() | any_array | rc;
+    }
+    let pure = type_mask & MAY_BE_MASK;
+    let mut tmp = pure & MayBe::ANY.bits();
+    if pure & VOID != 0 {
+        tmp |= null;
+    }
+    if pure & CALLABLE != 0 {
+        tmp |= string | object | array | any_array;
+    }
+    if pure & STATIC != 0 {
+        tmp |= object;
+    }
+    if pure & array != 0 {
+        tmp |= any_array;
+    }
+    if type_mask & KIND_MASK != 0 {
+        tmp |= object;
+    }
+    if tmp & (string | array | object | resource) != 0 {
+        tmp |= rc;
+    }
+    tmp
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

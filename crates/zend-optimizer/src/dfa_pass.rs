@@ -1356,11 +1356,8 @@ fn safe_instanceof(script: &zend_ir::Script, class: &[u8], of: &[u8]) -> bool {
             for i in &ce.interface_names {
                 todo.push(i.name.as_bytes().to_ascii_lowercase());
             }
-        } else if let Ok(k) = crate::class_ancestors::INTERNAL_CLASS_ANCESTORS
-            .binary_search_by(|(c, _)| c.as_bytes().cmp(name.as_slice()))
-        {
-            let ancestors = crate::class_ancestors::INTERNAL_CLASS_ANCESTORS[k].1;
-            if ancestors.iter().any(|a| a.as_bytes() == of.as_slice()) {
+        } else if let Some(has) = zend_inference::func_infos::internal_has_ancestor(&name, &of) {
+            if has {
                 return true;
             }
         } else if first {

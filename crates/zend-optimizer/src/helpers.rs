@@ -21,7 +21,7 @@ use zend_ir::{
 };
 
 use crate::ctx::{ClassLookup, FuncRef, OptimizerCtx};
-use crate::environment;
+use crate::environment::{self, Ini};
 
 // Generated: kept exactly as the tool prints it.
 #[rustfmt::skip]
@@ -130,6 +130,17 @@ pub struct InternalFunc {
     pub modes: &'static [u8],
 }
 
+impl InternalFunc {
+    /// A function or method of the process that the tables do not have.
+    fn added(f: &'static environment::Function) -> InternalFunc {
+        InternalFunc {
+            flags: f.flags,
+            num_args: f.num_args,
+            modes: &f.modes,
+        }
+    }
+}
+
 fn table_find<T: Copy>(table: &'static [(&'static [u8], T)], key: &[u8]) -> Option<T> {
     table
         .binary_search_by(|(k, _)| (*k).cmp(key))
@@ -143,11 +154,13 @@ pub fn internal_function(lcname: &[u8]) -> Option<InternalFunc> {
     // search comparing names.
     static INDEX: std::sync::OnceLock<hashbrown::HashMap<&'static [u8], InternalFunc>> =
         std::sync::OnceLock::new();
-    INDEX
+    match INDEX
         .get_or_init(|| internal_table::FUNCTIONS.iter().copied().collect())
         .get(lcname)
-        .copied()
-        .filter(|_| !environment::lacks_function(lcname))
+    {
+        Some(f) => Some(*f).filter(|_| !environment::lacks_function(lcname)),
+        None => environment::added_function(lcname).map(InternalFunc::added),
+    }
 }
 
 /// A method of internal class `lcclass`, inherited ones included.
@@ -155,7 +168,13 @@ pub fn internal_method(lcclass: &[u8], lcmethod: &[u8]) -> Option<InternalFunc> 
     let mut key = lcclass.to_vec();
     key.extend_from_slice(b"::");
     key.extend_from_slice(lcmethod);
-    table_find(internal_table::METHODS, &key).filter(|_| !environment::lacks_method(&key))
+    match table_find(internal_table::METHODS, &key) {
+        Some(m) => Some(m).filter(|_| !environment::lacks_method(&key)),
+        None => environment::added_class(lcclass)?
+            .methods
+            .get(lcmethod)
+            .map(InternalFunc::added),
+    }
 }
 
 /// A public constant of internal class `lcclass`.
@@ -163,7 +182,13 @@ pub fn internal_class_constant(lcclass: &[u8], name: &[u8]) -> Option<Literal> {
     let mut key = lcclass.to_vec();
     key.extend_from_slice(b"::");
     key.extend_from_slice(name);
-    table_find(internal_table::CLASS_CONSTANTS, &key).map(TableValue::literal)
+    match table_find(internal_table::CLASS_CONSTANTS, &key) {
+        Some(v) => Some(v.literal()),
+        None => environment::added_class(lcclass)?
+            .constants
+            .get(name)
+            .cloned(),
+    }
 }
 
 /// `zend_optimizer_eval_binary_op` through zend-operators, with `get_binary_op`'s mapping of
@@ -719,7 +744,10 @@ pub fn replace_by_const(op_array: &mut OpArray, start: usize, var: Operand, val:
 /// (`ZEND_COMPILE_WITH_FILE_CACHE`), the constants flagged `CONST_NO_FILE_CACHE`
 /// (`PHP_SAPI`, `PHP_BINARY`: they depend on the process that runs the script) are not.
 pub fn get_persistent_constant(name: &[u8], with_file_cache: bool) -> Option<Literal> {
-    if with_file_cache && internal_table::NO_FILE_CACHE_CONSTANTS.contains(&name) {
+    if with_file_cache
+        && (internal_table::NO_FILE_CACHE_CONSTANTS.contains(&name)
+            || environment::constant_is_no_file_cache(name))
+    {
         return None;
     }
     if let Some(answer) = environment::constant(name) {
@@ -795,8 +823,14 @@ pub fn eval_special_func_call(name: &[u8], arg: &[u8], with_file_cache: bool) ->
         b"function_exists" | b"is_callable" => {
             internal_function(&arg.to_ascii_lowercase()).map(|_| Literal::True)
         }
-        // Unknown modules stay: dl() is enabled.
-        b"extension_loaded" => is_module_loaded(&arg.to_ascii_lowercase()).then_some(Literal::True),
+        // An unknown module stays unless dl() is disabled: it may be loaded at run time.
+        b"extension_loaded" => {
+            if is_module_loaded(&arg.to_ascii_lowercase()) {
+                Some(Literal::True)
+            } else {
+                (!enable_dl()).then_some(Literal::False)
+            }
+        }
         b"constant" => get_persistent_constant(arg, with_file_cache),
         b"dirname" => {
             if arg.first() != Some(&b'/') {
@@ -805,21 +839,76 @@ pub fn eval_special_func_call(name: &[u8], arg: &[u8], with_file_cache: bool) ->
             let dir = zend_dirname(arg);
             (dir.first() == Some(&b'/')).then_some(Literal::String(PhpStr(dir)))
         }
-        b"ini_get" => {
-            let v = match environment::ini_system(arg) {
-                Some(answer) => answer?,
-                None => table_find(internal_table::INI_SYSTEM, arg)?,
-            };
-            Some(Literal::String(PhpStr(v.unwrap_or(b"").to_vec())))
-        }
+        b"ini_get" => match ini_entry(arg) {
+            Ini::System(v) => Some(Literal::String(PhpStr(v.unwrap_or(b"").to_vec()))),
+            Ini::Other => None,
+            // The entry may be registered at run time, by an extension dl() loads.
+            Ini::Missing => (!enable_dl()).then_some(Literal::False),
+        },
         _ => None,
     }
 }
 
-/// Whether the module `lcname` (lowercased) is loaded in PHP 8.2 as the optimizer's
-/// tables were generated (`zend_hash_find_ptr(&module_registry, lcname)`).
+/// INI entry `name` of the process optimized for. An entry neither the tables (as an
+/// INI_SYSTEM one) nor the installed process name is not INI_SYSTEM there, or, where
+/// `enable_dl` is off (the process then lists every entry), does not exist.
+fn ini_entry(name: &[u8]) -> Ini<&'static [u8]> {
+    if let Some(entry) = environment::ini(name) {
+        return entry;
+    }
+    match table_find(internal_table::INI_SYSTEM, name) {
+        Some(v) => Ini::System(v),
+        None if !enable_dl() => Ini::Missing,
+        None => Ini::Other,
+    }
+}
+
+/// `PG(enable_dl)`: whether `dl()` may load an extension at run time (OnUpdateBool of the
+/// INI_SYSTEM entry `enable_dl`).
+fn enable_dl() -> bool {
+    let v = match environment::ini(b"enable_dl") {
+        Some(Ini::System(v)) => v.unwrap_or(b""),
+        Some(_) => return true,
+        None => match table_find(internal_table::INI_SYSTEM, b"enable_dl") {
+            Some(v) => v.unwrap_or(b""),
+            None => return true,
+        },
+    };
+    zend_ini_parse_bool(v)
+}
+
+/// `zend_ini_parse_bool`: "true", "yes" and "on" in any case, else `atoi() != 0`.
+pub fn zend_ini_parse_bool(v: &[u8]) -> bool {
+    if [&b"true"[..], b"yes", b"on"]
+        .iter()
+        .any(|w| v.eq_ignore_ascii_case(w))
+    {
+        return true;
+    }
+    let v = v.trim_ascii_start();
+    let v = v.strip_prefix(b"-").or(v.strip_prefix(b"+")).unwrap_or(v);
+    v.iter()
+        .take_while(|c| c.is_ascii_digit())
+        .any(|&d| d != b'0')
+}
+
+/// Whether the module `lcname` (lowercased) is loaded in the process optimized for
+/// (`zend_hash_find_ptr(&module_registry, lcname)`).
 pub fn is_module_loaded(lcname: &[u8]) -> bool {
-    internal_table::MODULES.binary_search(&lcname).is_ok() && !environment::lacks_module(lcname)
+    module_version(lcname).is_some()
+}
+
+/// The version of loaded module `lcname` (lowercased): PHP's own for the modules of the
+/// tables (all bundled with PHP).
+pub fn module_version(lcname: &[u8]) -> Option<Literal> {
+    if internal_table::MODULES.binary_search(&lcname).is_ok() {
+        if environment::lacks_module(lcname) {
+            return None;
+        }
+        return get_persistent_constant(b"PHP_VERSION", false);
+    }
+    let version = environment::added_module(lcname)?;
+    Some(Literal::String(PhpStr(version.to_vec())))
 }
 
 /// `zend_optimizer_classify_function`: what calling `name` tells about the caller.

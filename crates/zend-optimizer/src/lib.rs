@@ -27,7 +27,6 @@
 pub mod analysis;
 pub mod bench;
 mod byte_table;
-mod class_ancestors;
 pub mod ctx;
 pub mod environment;
 pub mod helpers;

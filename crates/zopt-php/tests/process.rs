@@ -133,10 +133,11 @@ fn a_file_cache_filled_by_the_cli_serves_another_sapi_its_own_answers() {
 }
 
 /// The extension's view of the differences: none in the process the tables describe
-/// (`php -n` with OPcache on for the CLI, as `zopt conformance` runs PHP), OPcache's settings
-/// where it is off or not loaded, the SAPI's constants under php-cgi.
+/// (`php -n` with OPcache on for the CLI, as `zopt conformance` runs PHP) but zopt's own
+/// module and functions, OPcache's settings where it is off or not loaded, the SAPI's
+/// constants under php-cgi, what an extension adds.
 #[test]
-fn the_tables_process_differs_in_nothing() {
+fn the_tables_process_differs_only_by_zopt_itself() {
     let dir = tempfile::tempdir().unwrap();
     let probe = dir.path().join("env.php");
     std::fs::write(
@@ -150,16 +151,28 @@ fn the_tables_process_differs_in_nothing() {
         &["zend_extension=opcache", "opcache.enable_cli=1", &ext],
         &probe,
     );
-    assert_eq!(cli.trim(), "", "differences from the tables: {cli}");
+    assert!(
+        cli.lines()
+            .all(|l| l.starts_with("module zopt ") || l.starts_with("function zopt_")),
+        "differences from the tables: {cli}"
+    );
+    assert!(
+        cli.lines()
+            .any(|l| l.starts_with("function zopt_get_status ")),
+        "{cli}"
+    );
     // ini_get() of OPcache's INI_SYSTEM settings folds to what the process holds, or not
     // at all without OPcache.
     let off = run(php(), &["zend_extension=opcache", &ext], &probe);
-    assert_eq!(off.trim(), "ini opcache.enable_cli = 0", "{off}");
+    assert!(
+        off.lines().any(|l| l == r#"ini opcache.enable_cli = "0""#),
+        "{off}"
+    );
     let alone = run(php(), &[&ext], &probe);
     assert!(
         alone
             .lines()
-            .any(|l| l == "ini opcache.restrict_api not INI_SYSTEM"),
+            .any(|l| l == "ini opcache.restrict_api missing"),
         "{alone}"
     );
     let disabled = run(
@@ -175,7 +188,31 @@ fn the_tables_process_differs_in_nothing() {
     assert!(
         cgi_differences
             .lines()
-            .any(|l| l == r#"constant PHP_SAPI = String("cgi-fcgi")"#),
+            .any(|l| l == r#"constant PHP_SAPI = string "cgi-fcgi""#),
         "{cgi_differences}"
+    );
+    // An extension's functions, constants and module, as PHP registered them; with dl()
+    // off, every entry that is not folded is listed.
+    let ctype = run(
+        php(),
+        &[
+            "zend_extension=opcache",
+            "opcache.enable_cli=1",
+            "extension=ctype",
+            "enable_dl=0",
+            &ext,
+        ],
+        &probe,
+    );
+    for line in [
+        "function ctype_digit flags=0x0 args=1 modes=0 returns=0xc",
+        "ini enable_dl = \"0\"",
+        "ini display_errors not INI_SYSTEM",
+    ] {
+        assert!(ctype.lines().any(|l| l == line), "{line}: {ctype}");
+    }
+    assert!(
+        ctype.lines().any(|l| l.starts_with("module ctype ")),
+        "{ctype}"
     );
 }

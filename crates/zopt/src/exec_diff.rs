@@ -37,26 +37,7 @@ use std::time::{Duration, Instant};
 use wait_timeout::ChildExt;
 
 /// How PHP is configured.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum PhpIni {
-    /// `-n`: no php.ini; OPcache is loaded explicitly.
-    #[default]
-    None,
-    /// PHP's default php.ini and conf.d (Debian loads OPcache and the common extensions).
-    Default,
-}
-
-impl std::str::FromStr for PhpIni {
-    type Err = String;
-    fn from_str(s: &str) -> std::result::Result<Self, String> {
-        match s {
-            "none" | "n" => Ok(PhpIni::None),
-            "default" | "keep" => Ok(PhpIni::Default),
-            _ => Err(format!("{s:?}: expected none or default")),
-        }
-    }
-}
+pub use crate::php::PhpIni;
 
 /// One way of running PHP.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -328,34 +309,9 @@ pub struct Config {
 }
 
 impl Config {
-    /// Whether PHP's default configuration already loads OPcache (then loading it again
-    /// would only warn).
-    fn default_ini_loads_opcache(&self) -> bool {
-        // Per binary: php and php-cgi read php.ini files of their own.
-        static LOADED: std::sync::Mutex<BTreeMap<PathBuf, bool>> =
-            std::sync::Mutex::new(BTreeMap::new());
-        let mut loaded = LOADED.lock().unwrap_or_else(|p| p.into_inner());
-        *loaded.entry(self.php.clone()).or_insert_with(|| {
-            Command::new(&self.php)
-                .arg("-m")
-                .output()
-                .map(|o| String::from_utf8_lossy(&o.stdout).contains("Zend OPcache"))
-                .unwrap_or(false)
-        })
-    }
-
     /// The php command line of `program` under `mode`, without the program itself.
     pub fn php_args(&self, mode: Mode, php_ini: PhpIni) -> Vec<String> {
-        let mut args = Vec::new();
-        match php_ini {
-            PhpIni::None => {
-                args.extend(["-n".into(), "-d".into(), "zend_extension=opcache".into()])
-            }
-            PhpIni::Default if !self.default_ini_loads_opcache() => {
-                args.extend(["-d".into(), "zend_extension=opcache".into()])
-            }
-            PhpIni::Default => {}
-        }
+        let mut args = crate::php::ini_args(&self.php, php_ini);
         let jit = match (&self.jit, mode) {
             (Some(jit), Mode::Opcache | Mode::Roundtrip | Mode::Optimize) => jit.as_str(),
             _ => "0",

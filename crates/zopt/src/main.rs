@@ -135,6 +135,11 @@ enum Command {
         /// Print one JSON object instead of the table.
         #[arg(long)]
         json: bool,
+        /// PHP's configuration: `none` (-n: the extensions built into the binary) or
+        /// `default` (its php.ini and conf.d, every extension installed); zopt optimizes
+        /// for the same PHP, as the extension does inside it.
+        #[arg(long, default_value = "none")]
+        php_ini: php::PhpIni,
         #[arg(required = true)]
         paths: Vec<PathBuf>,
     },
@@ -515,9 +520,14 @@ fn run(cli: Cli) -> Result<()> {
             optimization_level,
             levels,
             json,
+            php_ini,
             paths,
         } => {
-            let php = php::Php::locate(php.php.as_deref(), php.extension.as_deref())?;
+            let mut php = php::Php::locate(php.php.as_deref(), php.extension.as_deref())?;
+            php.ini = php_ini;
+            if php_ini != php::PhpIni::None {
+                zend_optimizer::environment::install(php.environment()?);
+            }
             let levels = levels
                 .split(',')
                 .map(|l| conformance::Level::parse(l.trim()))

@@ -2,8 +2,57 @@
 //! optionally, the zopt extension recording the compiled script.
 
 use anyhow::{bail, Context, Result};
+use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PhpIni {
+    /// `-n`: no php.ini; OPcache is loaded explicitly.
+    #[default]
+    None,
+    /// PHP's default php.ini and conf.d (Debian loads OPcache and the common extensions).
+    Default,
+}
+
+impl std::str::FromStr for PhpIni {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        match s {
+            "none" | "n" => Ok(PhpIni::None),
+            "default" | "keep" => Ok(PhpIni::Default),
+            _ => Err(format!("{s:?}: expected none or default")),
+        }
+    }
+}
+
+/// The arguments that give PHP the configuration `ini` with OPcache loaded (once).
+pub fn ini_args(php: &Path, ini: PhpIni) -> Vec<String> {
+    match ini {
+        PhpIni::None => vec!["-n".into(), "-d".into(), "zend_extension=opcache".into()],
+        PhpIni::Default if !default_ini_loads_opcache(php) => {
+            vec!["-d".into(), "zend_extension=opcache".into()]
+        }
+        PhpIni::Default => Vec::new(),
+    }
+}
+
+/// Whether `php`'s default configuration already loads OPcache (then loading it again
+/// would only warn).
+fn default_ini_loads_opcache(php: &Path) -> bool {
+    // Per binary: php and php-cgi read php.ini files of their own.
+    static LOADED: std::sync::Mutex<std::collections::BTreeMap<PathBuf, bool>> =
+        std::sync::Mutex::new(std::collections::BTreeMap::new());
+    let mut loaded = LOADED.lock().unwrap_or_else(|p| p.into_inner());
+    *loaded.entry(php.to_path_buf()).or_insert_with(|| {
+        Command::new(php)
+            .arg("-m")
+            .output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).contains("Zend OPcache"))
+            .unwrap_or(false)
+    })
+}
 
 /// How to invoke PHP.
 #[derive(Clone, Debug)]
@@ -11,6 +60,9 @@ pub struct Php {
     pub binary: PathBuf,
     /// The zopt extension (`libzopt_php.so`), needed to record.
     pub extension: Option<PathBuf>,
+    /// The configuration PHP runs with: `-n` (the optimizer's tables), or its own php.ini
+    /// and conf.d with every extension installed (see [`Php::environment`]).
+    pub ini: PhpIni,
 }
 
 /// What one compilation printed.
@@ -46,7 +98,11 @@ impl Php {
                 .map(PathBuf::from)
                 .or_else(default_extension_path),
         };
-        Ok(Php { binary, extension })
+        Ok(Php {
+            binary,
+            extension,
+            ini: PhpIni::None,
+        })
     }
 
     /// The zopt extension, which must exist (the error says how to build it).
@@ -62,12 +118,11 @@ impl Php {
         }
     }
 
-    /// Base command: no php.ini (so the user's configuration never changes the result),
-    /// OPcache on for the CLI, JIT off.
+    /// Base command: no php.ini unless [`Php::ini`] says otherwise (so the user's
+    /// configuration never changes the result), OPcache on for the CLI, JIT off.
     pub(crate) fn command(&self, optimization_level: u32, debug_level: u32) -> Command {
         let mut cmd = Command::new(&self.binary);
-        cmd.arg("-n")
-            .args(["-d", "zend_extension=opcache"])
+        cmd.args(ini_args(&self.binary, self.ini))
             .args(["-d", "opcache.enable_cli=1"])
             .args(["-d", "opcache.file_update_protection=0"])
             .args(["-d", "opcache.jit=0"])
@@ -160,6 +215,38 @@ impl Php {
         Ok(Compiled {
             dump: output.stderr,
             recording,
+        })
+    }
+}
+
+impl Php {
+    /// How the PHP of [`Php::command`], with the zopt extension loaded as it records,
+    /// differs from the optimizer's tables: the extension's description of its process
+    /// (`zopt_get_configuration()['environment']`), for this process's optimizer to
+    /// [`zend_optimizer::environment::install`] and so fold what that PHP folds.
+    pub fn environment(&self) -> Result<zend_optimizer::environment::Process> {
+        let out = self
+            .command(0, 0)
+            .args(["-d", &format!("extension={}", self.extension()?.display())])
+            .args([
+                "-r",
+                "echo implode(\"\\n\", zopt_get_configuration()['environment']);",
+            ])
+            .output()
+            .with_context(|| format!("cannot run {}", self.binary.display()))?;
+        if !out.status.success() {
+            bail!(
+                "{} could not describe its configuration: {}",
+                self.binary.display(),
+                String::from_utf8_lossy(&out.stderr).trim()
+            );
+        }
+        let text = String::from_utf8(out.stdout).context("the description is not UTF-8")?;
+        zend_optimizer::environment::Process::parse(&text).map_err(|e| {
+            anyhow::anyhow!(
+                "{}'s description of its configuration, {e}",
+                self.binary.display()
+            )
         })
     }
 }

@@ -1251,8 +1251,8 @@ pub fn ct_eval_func_call(
         }
         (b"phpversion", [a]) => {
             let lc = str_arg_s(a)?.to_ascii_lowercase();
-            if crate::helpers::is_module_loaded(&lc) {
-                crate::helpers::get_persistent_constant(b"PHP_VERSION", false)
+            if let Some(version) = crate::helpers::module_version(&lc) {
+                Some(version)
             } else {
                 crate::environment::modules_are_tables().then_some(Literal::False)
             }
@@ -1611,6 +1611,9 @@ pub fn ct_eval_func_call(
             }))
         }
         (b"pi", []) => Some(Literal::Double(PhpDouble::new(std::f64::consts::PI))),
+        // An extension's @compile-time-eval function (gd's imagetypes()): the process
+        // answered the call.
+        (_, []) => crate::environment::added_function(name)?.value.clone(),
         _ => None,
     }
 }

@@ -1,4 +1,5 @@
-//! Helpers shared by zopt's integration tests: the workspace root and the zopt extension.
+//! Helpers shared by zopt's integration tests: the workspace root, the zopt extension, and
+//! what a conformance report must show.
 
 #![allow(dead_code)]
 
@@ -41,4 +42,25 @@ pub fn extension() -> &'static Path {
         assert!(so.is_file(), "no extension at {}", so.display());
         so
     })
+}
+
+/// A conformance report that measured something at every stage and found every compared
+/// op_array identical to PHP's, or different only for a listed PHP 8.2 bug.
+pub fn assert_all_right(report: &zopt::conformance::Report) {
+    assert!(report.uncompilable.is_empty(), "{:?}", report.uncompilable);
+    assert!(report.errors.is_empty(), "{:?}", report.errors);
+    for level in &report.levels {
+        assert!(level.implemented, "stage {} not implemented", level.level);
+        assert!(
+            level.compared > 0,
+            "stage {}: nothing compared",
+            level.level
+        );
+        assert!(
+            level.all_right(),
+            "stage {} mismatches: {:#?}",
+            level.level,
+            level.mismatches
+        );
+    }
 }
