@@ -22,6 +22,7 @@ use zend_ir::{
 
 use crate::ctx::{ClassLookup, FuncRef, OptimizerCtx};
 use crate::environment::{self, Ini};
+use crate::PhpBugs;
 
 // Generated: kept exactly as the tool prints it.
 #[rustfmt::skip]
@@ -677,30 +678,42 @@ fn return_type_contains(op_array: &OpArray, val: &Literal) -> bool {
 /// it. Most TMP/VARs are read once; CASE, SWITCH, MATCH, FETCH_LIST_R and JMP_NULL keep
 /// theirs alive, so every read up to the last one is replaced. `false` when a reader
 /// cannot take a constant (the caller then keeps the value in a QM_ASSIGN).
-pub fn replace_by_const(op_array: &mut OpArray, start: usize, var: Operand, val: Literal) -> bool {
+pub fn replace_by_const(
+    op_array: &mut OpArray,
+    start: usize,
+    var: Operand,
+    val: Literal,
+    php_bugs: PhpBugs,
+) -> bool {
     let mut val = val;
     let n = op_array.opcodes.len();
+    // MATCH_ERROR does not free the subject (the FREE after the match does, or exception
+    // handling): PHP 8.2 takes it for the last use ([`PhpBugs::FREE_AFTER_MATCH_ERROR_KEPT`]).
+    let keeps_alive = |opcode| {
+        matches!(
+            opcode,
+            ZEND_FETCH_LIST_R
+                | ZEND_CASE
+                | ZEND_CASE_STRICT
+                | ZEND_SWITCH_LONG
+                | ZEND_SWITCH_STRING
+                | ZEND_MATCH
+                | ZEND_JMP_NULL
+        ) || (opcode == ZEND_MATCH_ERROR
+            && !php_bugs.contains(PhpBugs::FREE_AFTER_MATCH_ERROR_KEPT))
+    };
     let mut i = start;
     while i < n {
         if op_array.opcodes[i].op1 == var {
             match op_array.opcodes[i].opcode {
-                ZEND_FETCH_LIST_R | ZEND_CASE | ZEND_CASE_STRICT | ZEND_SWITCH_LONG
-                | ZEND_SWITCH_STRING | ZEND_MATCH | ZEND_JMP_NULL => {
+                opcode if keeps_alive(opcode) => {
                     let mut j = i;
                     while j < n {
                         if op_array.opcodes[j].op1 == var {
                             let op = &op_array.opcodes[j];
-                            let is_last = !matches!(
-                                op.opcode,
-                                ZEND_FETCH_LIST_R
-                                    | ZEND_CASE
-                                    | ZEND_CASE_STRICT
-                                    | ZEND_SWITCH_LONG
-                                    | ZEND_SWITCH_STRING
-                                    | ZEND_MATCH
-                                    | ZEND_JMP_NULL
-                            ) && (op.opcode != ZEND_FREE
-                                || op.extended_value != ZEND_FREE_ON_RETURN);
+                            let is_last = !keeps_alive(op.opcode)
+                                && (op.opcode != ZEND_FREE
+                                    || op.extended_value != ZEND_FREE_ON_RETURN);
                             if !update_op1_const(op_array, j, &mut val) {
                                 return false;
                             }

@@ -18,10 +18,16 @@ use crate::ctx::{ClassLookup, OptimizerCtx, Root};
 use crate::helpers::{self, literal_dtor, make_nop};
 use crate::level::PASS_15;
 use crate::provenance::ChangeKind;
+use crate::PhpBugs;
 
 /// `replace_by_const_or_qm_assign`: op `i` computes `result`; its readers get the constant
 /// and the op goes, or it stays as `QM_ASSIGN result`.
-fn replace_by_const_or_qm_assign(op_array: &mut OpArray, i: usize, result: Literal) {
+fn replace_by_const_or_qm_assign(
+    op_array: &mut OpArray,
+    i: usize,
+    result: Literal,
+    php_bugs: PhpBugs,
+) {
     let op = op_array.opcodes[i];
     if let Operand::Const(l) = op.op1 {
         literal_dtor(op_array, l);
@@ -32,7 +38,7 @@ fn replace_by_const_or_qm_assign(op_array: &mut OpArray, i: usize, result: Liter
     // PHP walks with the result's type and number even when the result is unused: ops
     // after it whose operand is unused with the same number (SET_UNUSED's -1: DO_* calls,
     // NOPs) get the constant, as in PHP 8.2.
-    let replaced = helpers::replace_by_const(op_array, i + 1, op.result, result.clone());
+    let replaced = helpers::replace_by_const(op_array, i + 1, op.result, result.clone(), php_bugs);
     if replaced {
         make_nop(&mut op_array.opcodes[i]);
     } else {
@@ -181,7 +187,7 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
                         ctx.note(op_array, OpNum::from(i), ChangeKind::Folded, || {
                             format!("{:?} of constants is {result:?}", op.opcode)
                         });
-                        replace_by_const_or_qm_assign(op_array, i, result);
+                        replace_by_const_or_qm_assign(op_array, i, result, ctx.php_bugs);
                     }
                 }
             }
@@ -194,7 +200,7 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
                         ctx.note(op_array, OpNum::from(i), ChangeKind::Folded, || {
                             format!("cast of a constant is {result:?}")
                         });
-                        replace_by_const_or_qm_assign(op_array, i, result);
+                        replace_by_const_or_qm_assign(op_array, i, result, ctx.php_bugs);
                     }
                 }
             }
@@ -204,7 +210,7 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
                         ctx.note(op_array, OpNum::from(i), ChangeKind::Folded, || {
                             format!("{:?} of a constant is {result:?}", op.opcode)
                         });
-                        replace_by_const_or_qm_assign(op_array, i, result);
+                        replace_by_const_or_qm_assign(op_array, i, result, ctx.php_bugs);
                     }
                 }
             }
@@ -218,7 +224,7 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
                     ctx.note(op_array, OpNum::from(i), ChangeKind::Folded, || {
                         format!("strlen of a constant is {result:?}")
                     });
-                    replace_by_const_or_qm_assign(op_array, i, result);
+                    replace_by_const_or_qm_assign(op_array, i, result, ctx.php_bugs);
                 }
             }
             ZEND_DEFINED => {
@@ -233,7 +239,7 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
                     ctx.note(op_array, OpNum::from(i), ChangeKind::Folded, || {
                         "defined() of a persistent constant".into()
                     });
-                    replace_by_const_or_qm_assign(op_array, i, Literal::True);
+                    replace_by_const_or_qm_assign(op_array, i, Literal::True, ctx.php_bugs);
                 }
             }
             ZEND_DECLARE_CONST if collect_constants => {
@@ -336,7 +342,7 @@ fn fetch_constant(op_array: &mut OpArray, ctx: &mut OptimizerCtx, i: usize) {
             ctx.note(op_array, OpNum::from(i), ChangeKind::Folded, || {
                 format!("__COMPILER_HALT_OFFSET__ is {offset}")
             });
-            replace_by_const_or_qm_assign(op_array, i, Literal::Long(offset as i64));
+            replace_by_const_or_qm_assign(op_array, i, Literal::Long(offset as i64), ctx.php_bugs);
         }
         return;
     }
@@ -353,7 +359,7 @@ fn fetch_constant(op_array: &mut OpArray, ctx: &mut OptimizerCtx, i: usize) {
     ctx.note(op_array, OpNum::from(i), ChangeKind::Folded, || {
         format!("constant {name} is {value:?}")
     });
-    replace_by_const_or_qm_assign(op_array, i, value);
+    replace_by_const_or_qm_assign(op_array, i, value, ctx.php_bugs);
 }
 
 /// FETCH_CLASS_CONSTANT of a public constant of a class the optimizer sees (not a trait):
@@ -401,7 +407,7 @@ fn fetch_class_constant(op_array: &mut OpArray, ctx: &mut OptimizerCtx, i: usize
     ctx.note(op_array, OpNum::from(i), ChangeKind::Folded, || {
         format!("class constant {name} is {value:?}")
     });
-    replace_by_const_or_qm_assign(op_array, i, value);
+    replace_by_const_or_qm_assign(op_array, i, value, ctx.php_bugs);
 }
 
 /// DO_ICALL of `define("name", literal)` (collected; a DECLARE_CONST when its result is
@@ -486,7 +492,7 @@ fn do_icall(op_array: &mut OpArray, ctx: &mut OptimizerCtx, i: usize, collect: b
                     literal_dtor(op_array, l);
                 }
                 make_nop(&mut op_array.opcodes[send1]);
-                replace_by_const_or_qm_assign(op_array, i, result);
+                replace_by_const_or_qm_assign(op_array, i, result, ctx.php_bugs);
                 return true;
             }
         }

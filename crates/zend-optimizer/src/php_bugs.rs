@@ -86,6 +86,13 @@ impl PhpBugs {
     /// defaults, 14 and -1.
     pub const FLOAT_TO_STRING_FOLDED: PhpBugs = PhpBugs(1 << 9);
 
+    /// Pass 1, substituting a constant for the subject of a `match` (a class constant, a
+    /// folded call), stops at the MATCH_ERROR, which it takes for the subject's last use:
+    /// the FREE that ends the match stays, reading a temporary nothing writes any more, and
+    /// freeing whatever that slot held (a crash when it held a pointer; php-src GH-17106,
+    /// fixed in 8.3 by keeping the subject alive past MATCH_ERROR).
+    pub const FREE_AFTER_MATCH_ERROR_KEPT: PhpBugs = PhpBugs(1 << 10);
+
     /// Every bug PHP 8.2 has: the optimizer as the 8.2 binary runs it.
     pub const PHP_8_2: PhpBugs = PhpBugs(
         Self::NEGATED_ORDERED_COMPARISON.0
@@ -97,11 +104,12 @@ impl PhpBugs {
             | Self::NARROWED_LONG_HANDLERS.0
             | Self::UNREACHABLE_FREE_KEPT_WHOLE.0
             | Self::SIGNED_ZERO_PHI.0
-            | Self::FLOAT_TO_STRING_FOLDED.0,
+            | Self::FLOAT_TO_STRING_FOLDED.0
+            | Self::FREE_AFTER_MATCH_ERROR_KEPT.0,
     );
 
     /// Each bug alone, with its name.
-    pub const EACH: [(PhpBugs, &'static str); 10] = [
+    pub const EACH: [(PhpBugs, &'static str); 11] = [
         (
             Self::NEGATED_ORDERED_COMPARISON,
             "negated-ordered-comparison",
@@ -121,6 +129,10 @@ impl PhpBugs {
         ),
         (Self::SIGNED_ZERO_PHI, "signed-zero-phi"),
         (Self::FLOAT_TO_STRING_FOLDED, "float-to-string-folded"),
+        (
+            Self::FREE_AFTER_MATCH_ERROR_KEPT,
+            "free-after-match-error-kept",
+        ),
     ];
 
     pub fn contains(self, bug: PhpBugs) -> bool {
