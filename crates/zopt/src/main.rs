@@ -140,6 +140,11 @@ enum Command {
         /// for the same PHP, as the extension does inside it.
         #[arg(long, default_value = "none")]
         php_ini: php::PhpIni,
+        /// How PHP compiles each file: `include` (`opcache_compile_file()`, as a file that
+        /// will not run) or `run` (`php -l`, as a script about to run: top-level classes
+        /// bound at compile time).
+        #[arg(long, default_value = "include")]
+        compile_as: php::CompileAs,
         #[arg(required = true)]
         paths: Vec<PathBuf>,
     },
@@ -521,10 +526,12 @@ fn run(cli: Cli) -> Result<()> {
             levels,
             json,
             php_ini,
+            compile_as,
             paths,
         } => {
             let mut php = php::Php::locate(php.php.as_deref(), php.extension.as_deref())?;
             php.ini = php_ini;
+            php.compile_as = compile_as;
             if php_ini != php::PhpIni::None {
                 zend_optimizer::environment::install(php.environment()?);
             }

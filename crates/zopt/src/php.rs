@@ -63,6 +63,32 @@ pub struct Php {
     /// The configuration PHP runs with: `-n` (the optimizer's tables), or its own php.ini
     /// and conf.d with every extension installed (see [`Php::environment`]).
     pub ini: PhpIni,
+    /// How PHP compiles the files it is given (see [`CompileAs`]).
+    pub compile_as: CompileAs,
+}
+
+/// How [`Php::compile`] has PHP compile a file; neither runs it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum CompileAs {
+    /// `opcache_compile_file()`: compiled as a file that will not run
+    /// (`ZEND_COMPILE_WITHOUT_EXECUTION`): no class is bound at compile time.
+    #[default]
+    Include,
+    /// `php -l`: compiled as PHP compiles a script it is about to run, which binds a
+    /// top-level class without parent, interface or trait at compile time (no
+    /// DECLARE_CLASS, and the optimizer sees it linked: its constants fold).
+    Run,
+}
+
+impl std::str::FromStr for CompileAs {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        match s {
+            "include" => Ok(CompileAs::Include),
+            "run" => Ok(CompileAs::Run),
+            _ => Err(format!("{s:?}: expected include or run")),
+        }
+    }
 }
 
 /// What one compilation printed.
@@ -102,6 +128,7 @@ impl Php {
             binary,
             extension,
             ini: PhpIni::None,
+            compile_as: CompileAs::Include,
         })
     }
 
@@ -156,11 +183,22 @@ impl Php {
         // E_DEPRECATED and E_USER_DEPRECATED.
         cmd.args(["-d", "display_errors=stdout", "-d", "log_errors=0"])
             .args(["-d", "error_reporting=8191"]);
-        cmd.args(["-r", "exit(opcache_compile_file($argv[1]) ? 0 : 1);", "--"])
-            .arg(&file);
-        let output = cmd
+        match self.compile_as {
+            CompileAs::Include => cmd
+                .args(["-r", "exit(opcache_compile_file($argv[1]) ? 0 : 1);", "--"])
+                .arg(&file),
+            CompileAs::Run => cmd.arg("-l").arg(&file),
+        };
+        let mut output = cmd
             .output()
             .with_context(|| format!("cannot run {}", self.binary.display()))?;
+        if self.compile_as == CompileAs::Run {
+            // The lint's verdict on success is all it prints besides errors.
+            let verdict = format!("No syntax errors detected in {}\n", file.display());
+            if output.stdout.ends_with(verdict.as_bytes()) {
+                output.stdout.truncate(output.stdout.len() - verdict.len());
+            }
+        }
         // A recording failure is reported as such, not as a compile error: the extension's
         // warning about it is the only thing PHP printed.
         if let Some(dir) = record_dir {
