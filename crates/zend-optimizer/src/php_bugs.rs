@@ -204,7 +204,7 @@ mod tests {
             "negated-ordered-comparison,unpack-into-partial-array,dangling-jump-table-entry,\
              merged-echos,removed-float-key-deprecation,signed-zero-addition,\
              narrowed-long-handlers,unreachable-free-kept-whole,signed-zero-phi,\
-             float-to-string-folded"
+             float-to-string-folded,free-after-match-error-kept"
         );
     }
 }

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{assert_all_right, extension, workspace_root};
+use common::{extension, fixtures_conform, workspace_root};
 
 use std::path::PathBuf;
 use zopt::conformance::{self, Level};
@@ -175,8 +175,7 @@ fn valueless_exit_records_its_unused_operand_as_zero() {
 #[test]
 fn classic_pipeline_is_identical_on_fixtures() {
     let php = Php::locate(None, Some(extension())).unwrap();
-    let files = php_files(&[workspace_root().join("fixtures/php")]).unwrap();
-    let levels: Vec<Level> = [
+    let levels = [
         "pass1",
         "pass3",
         "pass4",
@@ -188,13 +187,8 @@ fn classic_pipeline_is_identical_on_fixtures() {
         "pass11",
         "pass13",
         "after",
-    ]
-    .iter()
-    .map(|l| Level::parse(l).unwrap())
-    .collect();
-    let report = conformance::run(&php, &files, 0x7FFE_9F1F, &levels, false);
-    report.print_table();
-    assert_all_right(&report);
+    ];
+    let report = fixtures_conform(&php, 0x7FFE_9F1F, &levels);
     for level in &report.levels {
         // Different only where PHP 8.2's block pass is wrong (a negated ordered
         // comparison, merged ECHOs, an unreachable_free block kept whole:
@@ -245,14 +239,8 @@ fn classic_pipeline_is_identical_on_fixtures() {
 fn the_default_level_is_identical_when_compiled_to_run() {
     let mut php = Php::locate(None, Some(extension())).unwrap();
     php.compile_as = CompileAs::Run;
-    let files = php_files(&[workspace_root().join("fixtures/php")]).unwrap();
-    let levels: Vec<Level> = ["before", "sccp", "types", "after_dfa", "after"]
-        .iter()
-        .map(|l| Level::parse(l).unwrap())
-        .collect();
-    let report = conformance::run(&php, &files, 0x7FFE_BFFF, &levels, false);
-    report.print_table();
-    assert_all_right(&report);
+    let levels = ["before", "sccp", "types", "after_dfa", "after"];
+    let report = fixtures_conform(&php, 0x7FFE_BFFF, &levels);
     let after = report.levels.iter().find(|l| l.level == "after").unwrap();
     assert!(
         after

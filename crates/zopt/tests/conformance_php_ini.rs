@@ -10,10 +10,8 @@
 
 mod common;
 
-use common::{assert_all_right, extension, workspace_root};
+use common::{extension, fixtures_conform};
 
-use zopt::conformance::{self, Level};
-use zopt::corpus::php_files;
 use zopt::php::{Php, PhpIni};
 
 #[test]
@@ -28,12 +26,5 @@ fn the_default_level_is_identical_under_php_s_own_configuration() {
         "PHP's own configuration loads no extension beyond the binary's:\n{description}"
     );
     assert!(zend_optimizer::environment::install(process));
-    let files = php_files(&[workspace_root().join("fixtures/php")]).unwrap();
-    let levels: Vec<Level> = ["sccp", "types", "after_dfa", "after"]
-        .iter()
-        .map(|l| Level::parse(l).unwrap())
-        .collect();
-    let report = conformance::run(&php, &files, 0x7FFE_BFFF, &levels, false);
-    report.print_table();
-    assert_all_right(&report);
+    fixtures_conform(&php, 0x7FFE_BFFF, &["sccp", "types", "after_dfa", "after"]);
 }

@@ -64,3 +64,21 @@ pub fn assert_all_right(report: &zopt::conformance::Report) {
         );
     }
 }
+
+/// Conformance of every fixture at `optimization_level` for the stages `levels`, with PHP as
+/// `php` runs it: printed, checked with [`assert_all_right`], and returned.
+pub fn fixtures_conform(
+    php: &zopt::php::Php,
+    optimization_level: u32,
+    levels: &[&str],
+) -> zopt::conformance::Report {
+    let files = zopt::corpus::php_files(&[workspace_root().join("fixtures/php")]).unwrap();
+    let levels: Vec<zopt::conformance::Level> = levels
+        .iter()
+        .map(|l| zopt::conformance::Level::parse(l).unwrap())
+        .collect();
+    let report = zopt::conformance::run(php, &files, optimization_level, &levels, false);
+    report.print_table();
+    assert_all_right(&report);
+    report
+}
