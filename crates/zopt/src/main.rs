@@ -31,6 +31,39 @@ struct PhpArgs {
     extension: Option<PathBuf>,
 }
 
+/// The PHP that zopt's optimizer optimizes for, and how PHP compiles the files it is given.
+#[derive(clap::Args, Clone)]
+struct TargetArgs {
+    /// PHP's configuration: `none` (-n: the extensions built into the binary) or
+    /// `default` (its php.ini and conf.d, every extension installed); zopt optimizes for
+    /// the same PHP, as the extension does inside it.
+    #[arg(long, default_value = "none")]
+    php_ini: php::PhpIni,
+    /// How PHP compiles each .php file: `include` (`opcache_compile_file()`, as a file that
+    /// will not run) or `run` (`php -l`, as a script about to run: top-level classes bound
+    /// at compile time).
+    #[arg(long, default_value = "include")]
+    compile_as: php::CompileAs,
+}
+
+/// PHP as `php` and `target` say, its description installed for the optimizer when it is
+/// not the tables' (`--php-ini default`). `None` when PHP is not found and nothing asked
+/// for it: a recording alone needs none.
+fn target_php(php: &PhpArgs, target: &TargetArgs) -> Result<Option<php::Php>> {
+    let found = php::Php::locate(php.php.as_deref(), php.extension.as_deref());
+    if target.php_ini == php::PhpIni::None {
+        return Ok(found.ok().map(|mut p| {
+            p.compile_as = target.compile_as;
+            p
+        }));
+    }
+    let mut p = found?;
+    p.ini = target.php_ini;
+    p.compile_as = target.compile_as;
+    zend_optimizer::environment::install(p.environment()?);
+    Ok(Some(p))
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Compile PHP files in real PHP (without running them) and record them as .zop,
@@ -56,6 +89,8 @@ enum Command {
     Dump {
         #[command(flatten)]
         php: PhpArgs,
+        #[command(flatten)]
+        target: TargetArgs,
         /// Stage name (before, after, cfg, ...) or debug-level bits.
         #[arg(long, default_value = "before", value_parser = parse_level)]
         level: u32,
@@ -80,6 +115,8 @@ enum Command {
     Opt {
         #[command(flatten)]
         php: PhpArgs,
+        #[command(flatten)]
+        target: TargetArgs,
         /// opcache.optimization_level (OPcache's pass bitmask).
         #[arg(long, default_value = "0x7FFEBFFF", value_parser = parse_hex)]
         optimization_level: u32,
@@ -135,16 +172,8 @@ enum Command {
         /// Print one JSON object instead of the table.
         #[arg(long)]
         json: bool,
-        /// PHP's configuration: `none` (-n: the extensions built into the binary) or
-        /// `default` (its php.ini and conf.d, every extension installed); zopt optimizes
-        /// for the same PHP, as the extension does inside it.
-        #[arg(long, default_value = "none")]
-        php_ini: php::PhpIni,
-        /// How PHP compiles each file: `include` (`opcache_compile_file()`, as a file that
-        /// will not run) or `run` (`php -l`, as a script about to run: top-level classes
-        /// bound at compile time).
-        #[arg(long, default_value = "include")]
-        compile_as: php::CompileAs,
+        #[command(flatten)]
+        target: TargetArgs,
         #[arg(required = true)]
         paths: Vec<PathBuf>,
     },
@@ -449,13 +478,14 @@ fn run(cli: Cli) -> Result<()> {
         }
         Command::Dump {
             php,
+            target,
             level,
             optimization_level,
             php_bugs,
             format,
             file,
         } => {
-            let php = php::Php::locate(php.php.as_deref(), php.extension.as_deref()).ok();
+            let php = target_php(&php, &target)?;
             let script = zopt::opt::load_script(php.as_ref(), &file)?;
             if format == DumpFormat::Json {
                 if level & !zopt::dfa::DFA_DUMPS != 0 || level == 0 {
@@ -482,13 +512,14 @@ fn run(cli: Cli) -> Result<()> {
         }
         Command::Opt {
             php,
+            target,
             optimization_level,
             explain,
             php_bugs,
             out,
             file,
         } => {
-            let php = php::Php::locate(php.php.as_deref(), php.extension.as_deref()).ok();
+            let php = target_php(&php, &target)?;
             let mut script = zopt::opt::load_script(php.as_ref(), &file)?;
             if !zopt::opt::complete(optimization_level) {
                 eprintln!(
@@ -525,16 +556,13 @@ fn run(cli: Cli) -> Result<()> {
             optimization_level,
             levels,
             json,
-            php_ini,
-            compile_as,
+            target,
             paths,
         } => {
-            let mut php = php::Php::locate(php.php.as_deref(), php.extension.as_deref())?;
-            php.ini = php_ini;
-            php.compile_as = compile_as;
-            if php_ini != php::PhpIni::None {
-                zend_optimizer::environment::install(php.environment()?);
-            }
+            let php = match target_php(&php, &target)? {
+                Some(p) => p,
+                None => php::Php::locate(php.php.as_deref(), php.extension.as_deref())?,
+            };
             let levels = levels
                 .split(',')
                 .map(|l| conformance::Level::parse(l.trim()))
