@@ -570,8 +570,8 @@ pub struct ArgInfo {
     pub default_value: Option<PhpStr>,
 }
 
-/// A `zend_live_range`. `var` keeps Zend's encoding: the variable's slot number and the
-/// `ZEND_LIVE_*` kind in the low bits ([`LiveRange::var_num`], [`LiveRange::kind`]).
+/// A `zend_live_range`, Zend's `var` field split in two: the variable ([`LiveRange::var`])
+/// and the `ZEND_LIVE_*` kind PHP keeps in its low bits ([`LiveRange::kind`]).
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct LiveRange {
     pub var: VarNum,
