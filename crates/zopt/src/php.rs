@@ -273,10 +273,16 @@ impl Php {
             .output()
             .with_context(|| format!("cannot run {}", self.binary.display()))?;
         if !out.status.success() {
+            // PHP's CLI prints its errors on stdout.
+            let said = [&out.stderr, &out.stdout]
+                .iter()
+                .map(|o| String::from_utf8_lossy(o).trim().to_string())
+                .find(|o| !o.is_empty())
+                .unwrap_or_else(|| format!("it exited with {}", out.status));
             bail!(
-                "{} could not describe its configuration: {}",
-                self.binary.display(),
-                String::from_utf8_lossy(&out.stderr).trim()
+                "{} could not describe its configuration (zopt_get_configuration() with the \
+                 extension loaded): {said}",
+                self.binary.display()
             );
         }
         let text = String::from_utf8(out.stdout).context("the description is not UTF-8")?;
