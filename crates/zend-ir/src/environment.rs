@@ -126,6 +126,26 @@ pub enum Ini<V = Box<[u8]>> {
     Missing,
 }
 
+impl<V> Ini<V> {
+    /// The same entry with its value mapped.
+    pub fn map<W>(self, f: impl FnOnce(V) -> W) -> Ini<W> {
+        match self {
+            Ini::System(v) => Ini::System(v.map(f)),
+            Ini::Other => Ini::Other,
+            Ini::Missing => Ini::Missing,
+        }
+    }
+
+    /// The same entry, borrowing its value.
+    pub fn as_ref(&self) -> Ini<&V> {
+        match self {
+            Ini::System(v) => Ini::System(v.as_ref()),
+            Ini::Other => Ini::Other,
+            Ini::Missing => Ini::Missing,
+        }
+    }
+}
+
 impl Process {
     /// The process folds constant `name` to `value` (`None`: does not fold it).
     pub fn constant(&mut self, name: &[u8], value: Option<Literal>) {
@@ -171,12 +191,7 @@ impl Process {
 
     /// INI entry `name` is `entry` in the process.
     pub fn ini(&mut self, name: &[u8], entry: Ini<&[u8]>) {
-        let entry = match entry {
-            Ini::System(v) => Ini::System(v.map(Into::into)),
-            Ini::Other => Ini::Other,
-            Ini::Missing => Ini::Missing,
-        };
-        self.ini.insert(name.into(), entry);
+        self.ini.insert(name.into(), entry.map(Into::into));
     }
 
     /// Every difference, one per line, sorted: what a cache of optimized scripts must be
@@ -634,11 +649,7 @@ pub fn added_class(lcname: &[u8]) -> Option<&'static Class> {
 /// The installed process's INI entry `name`, when it differs from the tables' INI_SYSTEM
 /// entries, only the process has it, or (`enable_dl` off) it is not INI_SYSTEM.
 pub fn ini(name: &[u8]) -> Option<Ini<&'static [u8]>> {
-    Some(match process()?.ini.get(name)? {
-        Ini::System(v) => Ini::System(v.as_deref()),
-        Ini::Other => Ini::Other,
-        Ini::Missing => Ini::Missing,
-    })
+    Some(process()?.ini.get(name)?.as_ref().map(|v| &**v))
 }
 
 #[cfg(test)]

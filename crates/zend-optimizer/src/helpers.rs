@@ -866,28 +866,25 @@ pub fn eval_special_func_call(name: &[u8], arg: &[u8], with_file_cache: bool) ->
 /// INI_SYSTEM one) nor the installed process name is not INI_SYSTEM there, or, where
 /// `enable_dl` is off (the process then lists every entry), does not exist.
 fn ini_entry(name: &[u8]) -> Ini<&'static [u8]> {
-    if let Some(entry) = environment::ini(name) {
-        return entry;
-    }
-    match table_find(internal_table::INI_SYSTEM, name) {
-        Some(v) => Ini::System(v),
+    match known_ini_entry(name) {
+        Some(entry) => entry,
         None if !enable_dl() => Ini::Missing,
         None => Ini::Other,
     }
 }
 
+/// INI entry `name` as the installed process or, failing that, the tables name it.
+fn known_ini_entry(name: &[u8]) -> Option<Ini<&'static [u8]>> {
+    environment::ini(name).or_else(|| table_find(internal_table::INI_SYSTEM, name).map(Ini::System))
+}
+
 /// `PG(enable_dl)`: whether `dl()` may load an extension at run time (OnUpdateBool of the
 /// INI_SYSTEM entry `enable_dl`).
 fn enable_dl() -> bool {
-    let v = match environment::ini(b"enable_dl") {
-        Some(Ini::System(v)) => v.unwrap_or(b""),
-        Some(_) => return true,
-        None => match table_find(internal_table::INI_SYSTEM, b"enable_dl") {
-            Some(v) => v.unwrap_or(b""),
-            None => return true,
-        },
-    };
-    zend_ini_parse_bool(v)
+    match known_ini_entry(b"enable_dl") {
+        Some(Ini::System(v)) => zend_ini_parse_bool(v.unwrap_or(b"")),
+        _ => true,
+    }
 }
 
 /// `zend_ini_parse_bool`: "true", "yes" and "on" in any case, else `atoi() != 0`.

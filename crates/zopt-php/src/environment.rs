@@ -79,9 +79,8 @@ pub unsafe fn this_process() -> Process {
 
     // Constants: `zend_optimizer_get_persistent_constant` folds a persistent one that is not
     // deprecated.
-    let mut constants: HashMap<&[u8], Option<Literal>> = HashMap::new();
-    // The folded ones with their CONST_NO_FILE_CACHE flag, for those the tables lack.
-    let mut added_constants: HashMap<&[u8], (Literal, bool)> = HashMap::new();
+    // Each with its value when folded, and whether it is flagged CONST_NO_FILE_CACHE.
+    let mut constants: HashMap<&[u8], (Option<Literal>, bool)> = HashMap::new();
     if let Some(table) = r.deref((*eg).zend_constants) {
         for (key, zv) in r.hash(table) {
             let (HashKey::Str(name), Some(c)) = (key, r.z_ptr_as::<php::zend_constant>(zv)) else {
@@ -90,27 +89,25 @@ pub unsafe fn this_process() -> Process {
             let flags = z_u2(&c.value) & 0xff;
             let folded = flags & php::CONST_PERSISTENT != 0 && flags & php::CONST_DEPRECATED == 0;
             let value = folded.then(|| scalar(r, &c.value)).flatten();
-            if let Some(v) = &value {
-                added_constants.insert(name, (v.clone(), flags & php::CONST_NO_FILE_CACHE != 0));
-            }
-            constants.insert(name, value);
+            constants.insert(name, (value, flags & php::CONST_NO_FILE_CACHE != 0));
         }
     }
     let mut of_tables = HashSet::new();
     for (name, value) in zend_optimizer::tables::constants() {
         of_tables.insert(name);
         match constants.get(name) {
-            Some(Some(here)) if *here == value => {}
-            Some(here) => process.constant(name, here.clone()),
+            Some((Some(here), _)) if *here == value => {}
+            Some((here, _)) => process.constant(name, here.clone()),
             None => process.constant(name, None),
         }
     }
-    for (name, (value, no_file_cache)) in &added_constants {
-        if !of_tables.contains(name) {
-            process.constant(name, Some(value.clone()));
-            if *no_file_cache {
-                process.no_file_cache(name);
-            }
+    for (name, (value, no_file_cache)) in &constants {
+        let Some(value) = value.as_ref().filter(|_| !of_tables.contains(name)) else {
+            continue;
+        };
+        process.constant(name, Some(value.clone()));
+        if *no_file_cache {
+            process.no_file_cache(name);
         }
     }
 
@@ -134,11 +131,18 @@ pub unsafe fn this_process() -> Process {
         }
     }
 
+    // Each class's methods, for the tables' methods; the classes the tables lack, whole.
     let mut classes: HashMap<&[u8], HashSet<&[u8]>> = HashMap::new();
+    let of_tables: HashSet<&[u8]> = zend_ir::table_internal_classes().collect();
     if let Some(table) = r.deref((*cg).class_table) {
         for (key, zv) in r.hash(table) {
-            if let (HashKey::Str(name), Some(ce)) = (key, r.z_ptr_as::<php::zend_class_entry>(zv)) {
-                classes.insert(name, keys(r, &ce.function_table));
+            let (HashKey::Str(lc), Some(ce)) = (key, r.z_ptr_as::<php::zend_class_entry>(zv))
+            else {
+                continue;
+            };
+            classes.insert(lc, keys(r, &ce.function_table));
+            if !of_tables.contains(lc) && ce.type_ == php::ZEND_INTERNAL_CLASS as c_char {
+                process.added_class(lc, internal_class(r, ce));
             }
         }
     }
@@ -149,19 +153,6 @@ pub unsafe fn this_process() -> Process {
         let (class, method) = (&key[..at], &key[at + 2..]);
         if !classes.get(class).is_some_and(|m| m.contains(method)) {
             process.missing_method(key);
-        }
-    }
-
-    let of_tables: HashSet<&[u8]> = zend_ir::table_internal_classes().collect();
-    if let Some(table) = r.deref((*cg).class_table) {
-        for (key, zv) in r.hash(table) {
-            let (HashKey::Str(lc), Some(ce)) = (key, r.z_ptr_as::<php::zend_class_entry>(zv))
-            else {
-                continue;
-            };
-            if !of_tables.contains(lc) && ce.type_ == php::ZEND_INTERNAL_CLASS as c_char {
-                process.added_class(lc, internal_class(r, ce));
-            }
         }
     }
 
@@ -327,11 +318,13 @@ fn internal_function(r: Reader<'_>, f: &php::zend_function, scope: Option<&str>)
 /// # Safety
 /// `f` is an internal function of this PHP, whose startup is complete.
 unsafe fn compile_time_value(f: &php::zend_function, returns: Option<u32>) -> Option<Literal> {
-    const REFCOUNTED: u32 = (1 << 6) | (1 << 7) | (1 << 8) | (1 << 9) | (1 << 10);
+    use zend_ir::MayBe;
+    let refcounted =
+        (MayBe::STRING | MayBe::ARRAY | MayBe::OBJECT | MayBe::RESOURCE | MayBe::REF).bits();
     let common = &f.common;
     if common.num_args != 0
         || common.fn_flags & php::ZEND_ACC_VARIADIC != 0
-        || !returns.is_some_and(|t| t & REFCOUNTED == 0)
+        || !returns.is_some_and(|t| t & refcounted == 0)
     {
         return None;
     }
@@ -354,6 +347,8 @@ unsafe fn compile_time_value(f: &php::zend_function, returns: Option<u32>) -> Op
 /// `zend_ir::environment::Class`).
 fn internal_class(r: Reader<'_>, ce: &php::zend_class_entry) -> Class {
     let text = |b: &[u8]| -> Box<str> { String::from_utf8_lossy(b).into() };
+    let lc_name =
+        |c: &php::zend_class_entry| text(&r.str(c.name).unwrap_or_default().to_ascii_lowercase());
     let name = text(r.str(ce.name).unwrap_or_default());
     let mut ancestors: Vec<Box<str>> = Vec::new();
     // An internal class is registered linked: its parent and interfaces are entries
@@ -363,17 +358,13 @@ fn internal_class(r: Reader<'_>, ce: &php::zend_class_entry) -> Class {
     let mut parent = r.deref(unsafe { ce.__bindgen_anon_1.parent });
     let parent_name = parent.and_then(|p| r.str(p.name)).map(text);
     while let Some(p) = parent {
-        ancestors.push(text(
-            &r.str(p.name).unwrap_or_default().to_ascii_lowercase(),
-        ));
+        ancestors.push(lc_name(p));
         // SAFETY: as above.
         parent = r.deref(unsafe { p.__bindgen_anon_1.parent });
     }
     if let Some(Interfaces::Resolved(list)) = r.interfaces(ce) {
         for i in list.iter().filter_map(|&i| r.deref(i)) {
-            ancestors.push(text(
-                &r.str(i.name).unwrap_or_default().to_ascii_lowercase(),
-            ));
+            ancestors.push(lc_name(i));
         }
     }
     ancestors.sort();

@@ -47,21 +47,15 @@ struct TargetArgs {
 }
 
 /// PHP as `php` and `target` say, its description installed for the optimizer when it is
-/// not the tables' (`--php-ini default`). `None` when PHP is not found and nothing asked
-/// for it: a recording alone needs none.
-fn target_php(php: &PhpArgs, target: &TargetArgs) -> Result<Option<php::Php>> {
-    let found = php::Php::locate(php.php.as_deref(), php.extension.as_deref());
-    if target.php_ini == php::PhpIni::None {
-        return Ok(found.ok().map(|mut p| {
-            p.compile_as = target.compile_as;
-            p
-        }));
-    }
-    let mut p = found?;
+/// not the tables' (`--php-ini default`).
+fn target_php(php: &PhpArgs, target: &TargetArgs) -> Result<php::Php> {
+    let mut p = php::Php::locate(php.php.as_deref(), php.extension.as_deref())?;
     p.ini = target.php_ini;
     p.compile_as = target.compile_as;
-    zend_optimizer::environment::install(p.environment()?);
-    Ok(Some(p))
+    if p.ini != php::PhpIni::None {
+        zend_optimizer::environment::install(p.environment()?);
+    }
+    Ok(p)
 }
 
 #[derive(Subcommand)]
@@ -486,7 +480,7 @@ fn run(cli: Cli) -> Result<()> {
             file,
         } => {
             let php = target_php(&php, &target)?;
-            let script = zopt::opt::load_script(php.as_ref(), &file)?;
+            let script = zopt::opt::load_script(Some(&php), &file)?;
             if format == DumpFormat::Json {
                 if level & !zopt::dfa::DFA_DUMPS != 0 || level == 0 {
                     bail!(
@@ -520,7 +514,7 @@ fn run(cli: Cli) -> Result<()> {
             file,
         } => {
             let php = target_php(&php, &target)?;
-            let mut script = zopt::opt::load_script(php.as_ref(), &file)?;
+            let mut script = zopt::opt::load_script(Some(&php), &file)?;
             if !zopt::opt::complete(optimization_level) {
                 eprintln!(
                     "zopt: note: not every pass of level {optimization_level:#x} is implemented \
@@ -559,10 +553,7 @@ fn run(cli: Cli) -> Result<()> {
             target,
             paths,
         } => {
-            let php = match target_php(&php, &target)? {
-                Some(p) => p,
-                None => php::Php::locate(php.php.as_deref(), php.extension.as_deref())?,
-            };
+            let php = target_php(&php, &target)?;
             let levels = levels
                 .split(',')
                 .map(|l| conformance::Level::parse(l.trim()))

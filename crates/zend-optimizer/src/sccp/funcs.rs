@@ -1251,11 +1251,8 @@ pub fn ct_eval_func_call(
         }
         (b"phpversion", [a]) => {
             let lc = str_arg_s(a)?.to_ascii_lowercase();
-            if let Some(version) = crate::helpers::module_version(&lc) {
-                Some(version)
-            } else {
-                crate::environment::modules_are_tables().then_some(Literal::False)
-            }
+            crate::helpers::module_version(&lc)
+                .or_else(|| crate::environment::modules_are_tables().then_some(Literal::False))
         }
         (b"version_compare", [a, b, rest @ ..]) if rest.len() <= 1 => {
             let (a, b) = (str_arg_s(a)?, str_arg_s(b)?);
