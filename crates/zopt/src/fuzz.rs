@@ -24,7 +24,7 @@
 use crate::conformance::{self, Level};
 use crate::corpus::load_recording;
 use crate::exec_diff::{self, first_diff, Mode, PhpIni, Program as ExecProgram, RunOutput};
-use crate::php::Php;
+use crate::php::{CompileAs, Php};
 use crate::stages::{our_dump, split_stages, BugReproductions};
 use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -209,26 +209,52 @@ impl FailureKind {
         }
     }
 
-    /// The command that shows the failure on FILE.
-    pub fn reproduce(&self, file: &str) -> String {
+    /// The command that shows the failure on FILE, for the PHP `php` describes (its
+    /// configuration and how it compiles).
+    pub fn reproduce(&self, file: &str, php: &Php) -> String {
+        let ini = ini_flag(php);
+        let target = target_flags(php);
         match self {
-            FailureKind::Conformance { level, stage } => {
-                format!("zopt conformance --optimization-level {level:#x} --levels {stage} {file}")
-            }
-            FailureKind::Exec { level, .. } | FailureKind::ExecError { level, .. } => {
-                format!("zopt exec-diff --optimization-level {level:#x} {file}")
-            }
-            FailureKind::Split { level } => format!(
-                "php -n -d zend_extension=opcache -d opcache.enable_cli=1 -d opcache.optimization_level={level:#x} -d opcache.opt_debug_level=0x3fffffff -r 'opcache_compile_file($argv[1]);' -- {file}"
+            FailureKind::Conformance { level, stage } => format!(
+                "zopt conformance{target} --optimization-level {level:#x} --levels {stage} {file}"
             ),
+            FailureKind::Exec { level, .. } | FailureKind::ExecError { level, .. } => {
+                format!("zopt exec-diff{ini} --optimization-level {level:#x} {file}")
+            }
+            FailureKind::Split { level } => {
+                let compile = match php.compile_as {
+                    CompileAs::Include => format!("-r 'opcache_compile_file($argv[1]);' -- {file}"),
+                    CompileAs::Run => format!("-l {file}"),
+                };
+                format!(
+                    "php {} -d opcache.enable_cli=1 -d opcache.optimization_level={level:#x} -d opcache.opt_debug_level=0x3fffffff {compile}",
+                    crate::php::ini_args(&php.binary, php.ini).join(" ")
+                )
+            }
             FailureKind::Verify => format!(
-                "zopt conformance --optimization-level 0x60 --levels ssa {file}   # debug build: the verifier runs and panics"
+                "zopt conformance{target} --optimization-level 0x60 --levels ssa {file}   # debug build: the verifier runs and panics"
             ),
             FailureKind::Crosscheck => format!("zopt crosscheck {file}"),
             FailureKind::Panic { .. } | FailureKind::Record => format!(
-                "zopt conformance --optimization-level 0x60 --levels before,cfg,dom,liveness,phi,ssa,types {file}; zopt crosscheck {file}"
+                "zopt conformance{target} --optimization-level 0x60 --levels before,cfg,dom,liveness,phi,ssa,types {file}; zopt crosscheck {file}"
             ),
         }
+    }
+}
+
+/// The `--php-ini` option for `php`'s configuration (none for the default, `-n`).
+fn ini_flag(php: &Php) -> &'static str {
+    match php.ini {
+        PhpIni::None => "",
+        PhpIni::Default => " --php-ini default",
+    }
+}
+
+/// The options of `zopt fuzz` and `zopt conformance` that select the PHP `php` describes.
+fn target_flags(php: &Php) -> String {
+    match php.compile_as {
+        CompileAs::Include => ini_flag(php).to_string(),
+        CompileAs::Run => format!("{} --compile-as run", ini_flag(php)),
     }
 }
 
@@ -282,6 +308,10 @@ pub struct Reduction {
 /// The result of a fuzzing run.
 #[derive(Debug, Default, Serialize)]
 pub struct Summary {
+    /// The PHP configuration the programs compiled and ran under.
+    pub php_ini: PhpIni,
+    /// How PHP compiled them for the dumps compared.
+    pub compile_as: CompileAs,
     pub first_seed: u64,
     pub programs: u64,
     pub invalid_programs: Vec<(u64, String)>,
@@ -389,7 +419,7 @@ fn check(opts: &Options, seed: u64, source: &str, which: &Which) -> Outcome {
         jobs: 1,
         jit: None,
     };
-    let program = match ExecProgram::file(&path, format!("seed{seed}.php"), PhpIni::None) {
+    let program = match ExecProgram::file(&path, format!("seed{seed}.php"), opts.php.ini) {
         Ok(p) => p,
         Err(e) => {
             outcome.invalid = Some(format!("{e:#}"));
@@ -892,6 +922,8 @@ pub fn run(opts: &Options) -> Result<Summary> {
     bar.finish_and_clear();
 
     let mut summary = Summary {
+        php_ini: opts.php.ini,
+        compile_as: opts.php.compile_as,
         first_seed: opts.seed,
         programs: opts.count,
         ..Default::default()
@@ -971,7 +1003,9 @@ pub fn run(opts: &Options) -> Result<Summary> {
             let name = format!("{}-seed{seed}.php", failure.kind.slug());
             let path = opts.out.join(&name);
             std::fs::write(&path, &reduced)?;
-            let reproduce = failure.kind.reproduce(&path.display().to_string());
+            let reproduce = failure
+                .kind
+                .reproduce(&path.display().to_string(), &opts.php);
             let reduction = Reduction {
                 seed: *seed,
                 kind: failure.kind.clone(),
@@ -985,8 +1019,9 @@ pub fn run(opts: &Options) -> Result<Summary> {
             std::fs::write(
                 path.with_extension("txt"),
                 format!(
-                    "seed {seed} ({}), {}\n\n{}\n\nreproduce:\n  {reproduce}\n  zopt fuzz --seed {seed} --count 1   # the original program\n",
+                    "seed {seed} ({}), {}\n\n{}\n\nreproduce:\n  {reproduce}\n  zopt fuzz{} --seed {seed} --count 1   # the original program\n",
                     failure.kind.slug(),
+                    target_flags(&opts.php),
                     if tests > 0 { format!("reduced from {} to {} lines in {tests} tests", reduction.original_lines, reduction.reduced_lines) } else { String::new() },
                     failure.detail
                 ),
@@ -1015,6 +1050,17 @@ impl Summary {
             self.op_arrays,
             self.seconds,
             self.programs_per_minute
+        );
+        println!(
+            "PHP configuration: {}, compiled {}",
+            match self.php_ini {
+                PhpIni::None => "-n (the binary's extensions)",
+                PhpIni::Default => "its php.ini and conf.d",
+            },
+            match self.compile_as {
+                CompileAs::Include => "as included files (opcache_compile_file)",
+                CompileAs::Run => "as scripts about to run (php -l)",
+            }
         );
         // "PHP bug": differs from PHP's dump only where PHP 8.2's optimizer is wrong; "%"
         // counts those with the identical ones.

@@ -230,6 +230,8 @@ enum Command {
         #[command(flatten)]
         php: PhpArgs,
         #[command(flatten)]
+        target: TargetArgs,
+        #[command(flatten)]
         args: zopt::fuzz::FuzzArgs,
     },
 }
@@ -388,8 +390,8 @@ fn require_php_files(files: &[corpus::SourceFile], paths: &[PathBuf]) -> Result<
 fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Cache { command } => zopt::cache::run(command),
-        Command::Fuzz { php, args } => {
-            let php = php::Php::locate(php.php.as_deref(), php.extension.as_deref())?;
+        Command::Fuzz { php, target, args } => {
+            let php = target_php(&php, &target)?;
             if !zopt::fuzz::command(php, &args)? {
                 std::process::exit(1);
             }

@@ -68,7 +68,8 @@ pub struct Php {
 }
 
 /// How [`Php::compile`] has PHP compile a file; neither runs it.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum CompileAs {
     /// `opcache_compile_file()`: compiled as a file that will not run
     /// (`ZEND_COMPILE_WITHOUT_EXECUTION`): no class is bound at compile time.

@@ -23,13 +23,16 @@ use zopt::stages::split_stages;
 const FIRST_SEED: u64 = 1000;
 const COUNT: u64 = 200;
 
-fn fuzz(levels: &str) -> serde_json::Value {
+/// `zopt fuzz` on `count` programs from `first_seed` at `levels`, with `target`'s options
+/// (the PHP configuration and how it compiles), and the checks every run must pass.
+fn fuzz(first_seed: u64, count: u64, levels: &str, target: &[&str]) -> serde_json::Value {
     let out_dir = tempfile::tempdir().unwrap();
     let output = Command::new(env!("CARGO_BIN_EXE_zopt"))
         .args(["fuzz", "--json", "--no-reduce", "-j", "2"])
-        .args(["--seed", &FIRST_SEED.to_string()])
-        .args(["--count", &COUNT.to_string()])
+        .args(["--seed", &first_seed.to_string()])
+        .args(["--count", &count.to_string()])
         .args(["--levels", levels])
+        .args(target)
         .arg("--extension")
         .arg(extension())
         .arg("--out")
@@ -43,23 +46,64 @@ fn fuzz(levels: &str) -> serde_json::Value {
             String::from_utf8_lossy(&output.stderr)
         )
     });
-    assert_eq!(summary["programs"], COUNT);
+    assert_eq!(summary["programs"], count);
     assert_eq!(
         summary["invalid_programs"].as_array().map(Vec::len),
         Some(0),
         "programs PHP itself cannot run: {}",
         summary["invalid_programs"]
     );
-    assert!(summary["op_arrays"].as_u64().unwrap() >= COUNT * 3);
+    assert!(summary["op_arrays"].as_u64().unwrap() >= count * 3);
     assert!(summary["crosschecked_op_arrays"].as_u64().unwrap() > 0);
     assert!(summary["verified_op_arrays"].as_u64().unwrap() > 0);
-    assert!(summary["opcodes_reached"].as_array().unwrap().len() > 150);
     summary
+}
+
+/// Every stage compared is identical to PHP's dump, or differs only where PHP 8.2's
+/// optimizer is wrong, and nothing failed.
+fn assert_clean(summary: &serde_json::Value) {
+    let stages = summary["stages"].as_array().unwrap();
+    for s in stages {
+        let right = s[2]["identical"].as_u64().unwrap() + s[2]["deviating"].as_u64().unwrap();
+        assert_eq!(
+            s[2]["compared"].as_u64().unwrap(),
+            right,
+            "{} at {}",
+            s[1],
+            s[0]
+        );
+    }
+    let failures: Vec<&serde_json::Value> = summary["failure_details"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| &f[1])
+        .collect();
+    assert!(
+        failures.is_empty(),
+        "zopt fuzz found failures:\n{}",
+        serde_json::to_string_pretty(&failures).unwrap()
+    );
+    if let Some(php) = summary["php_differences"]
+        .as_array()
+        .filter(|d| !d.is_empty())
+    {
+        eprintln!(
+            "PHP's own OPcache differs from PHP without it (not counted):\n{}",
+            serde_json::to_string_pretty(php).unwrap()
+        );
+    }
 }
 
 #[test]
 fn fuzz_sample_is_clean_at_every_level() {
-    let summary = fuzz("0,0x60,0xE0,0x20E0,0x7FFE9F1F,0x7FFEBFFF");
+    let summary = fuzz(
+        FIRST_SEED,
+        COUNT,
+        "0,0x60,0xE0,0x20E0,0x7FFE9F1F,0x7FFEBFFF",
+        &[],
+    );
+    assert!(summary["opcodes_reached"].as_array().unwrap().len() > 150);
     // The reference, OPcache and zopt's optimizer at each level, the round trip, the cache.
     assert!(summary["exec_runs"].as_u64().unwrap() >= COUNT * 15);
     let stages = summary["stages"].as_array().unwrap();
@@ -149,37 +193,41 @@ fn fuzz_sample_is_clean_at_every_level() {
             assert_eq!(compared, identical, "{stage} at {level}");
         }
     }
-    // Identical, or different only where PHP 8.2's optimizer is wrong.
-    for s in stages {
-        let right = s[2]["identical"].as_u64().unwrap() + s[2]["deviating"].as_u64().unwrap();
-        assert_eq!(
-            s[2]["compared"].as_u64().unwrap(),
-            right,
-            "{} at {}",
-            s[1],
-            s[0]
-        );
-    }
-    let failures: Vec<&serde_json::Value> = summary["failure_details"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| &f[1])
-        .collect();
-    assert!(
-        failures.is_empty(),
-        "zopt fuzz found failures:\n{}",
-        serde_json::to_string_pretty(&failures).unwrap()
+    assert_clean(&summary);
+}
+
+/// The same under PHP as it serves a request: its own php.ini and conf.d (Debian's
+/// extensions, `dl()` off), which zopt's optimizer is told about, and each program compiled
+/// as a script about to run (`php -l`: its classes bound at compile time, their constants
+/// folded) for the dumps. A smaller sample, at the default level.
+#[test]
+fn fuzz_sample_is_clean_under_php_ini_compiled_to_run() {
+    let summary = fuzz(
+        FIRST_SEED + COUNT,
+        16,
+        "0x7FFEBFFF",
+        &["--php-ini", "default", "--compile-as", "run"],
     );
-    if let Some(php) = summary["php_differences"]
-        .as_array()
-        .filter(|d| !d.is_empty())
-    {
-        eprintln!(
-            "PHP's own OPcache differs from PHP without it (not counted):\n{}",
-            serde_json::to_string_pretty(php).unwrap()
+    assert_eq!(summary["php_ini"], "default");
+    assert_eq!(summary["compile_as"], "run");
+    let op_arrays = summary["op_arrays"].as_u64().unwrap();
+    for stage in ["before", "after", "after_dfa", "sccp"] {
+        let tally = summary["stages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s[0] == "0x7ffebfff" && s[1] == stage)
+            .unwrap_or_else(|| panic!("no {stage} in {}", summary["stages"]));
+        assert!(
+            tally[2]["implemented"].as_bool().unwrap()
+                && tally[2]["compared"].as_u64().unwrap() > 0,
+            "nothing compared at {stage}"
         );
+        if stage == "before" || stage == "after" {
+            assert_eq!(tally[2]["compared"], op_arrays, "{stage}");
+        }
     }
+    assert_clean(&summary);
 }
 
 /// `zopt fuzz` asks PHP for every stage of a level in one compilation (opt_debug_level is a
