@@ -2138,7 +2138,23 @@ impl Gen<'_> {
         let objects = self.has_objects();
         let arrs = self.exact_vars(Ty::Arr);
         let strs = self.vars_of(Ty::Str, false);
-        match self.rng.below(26) {
+        match self.rng.below(27) {
+            26 => {
+                // Assertions (ASSERT_CHECK jumps over the call when they are off: PHP's own
+                // php.ini compiles them away): two that hold, one that fails and is caught.
+                let b = self.expr(Ty::Bool, 1);
+                let i = self.expr(Ty::Int, 1);
+                let j = self.expr(Ty::Int, 1);
+                cat!(
+                    format!("{ind}assert("),
+                    b,
+                    format!(" || true);\n{ind}assert(is_int("),
+                    i,
+                    format!("), 'an int');\n{ind}try {{\n{ind}    assert(("),
+                    j,
+                    format!(") < PHP_INT_MIN, 'below the minimum');\n{ind}    echo \"assertions off\\n\";\n{ind}}} catch (\\AssertionError $e) {{\n{ind}    echo get_class($e), ': ', $e->getMessage(), \"\\n\";\n{ind}}}\n")
+                )
+            }
             21 if objects => {
                 // Static property fetches of every kind: by reference, for write, read-write,
                 // isset, unset and a dynamic call's argument; post increments; unset of the
