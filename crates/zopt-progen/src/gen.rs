@@ -2630,10 +2630,39 @@ impl Gen<'_> {
                     cat!("(", a, " % ((", b, " & 255) | 1))")
                 }
             }
-            4 => match self.rng.below(5) {
+            4 => match self.rng.below(6) {
                 0 => {
                     let s = self.expr(Ty::Str, d);
                     cat!("strlen(", s, ")")
+                }
+                5 => {
+                    // Functions of extensions PHP's php.ini loads (mbstring, ctype), behind
+                    // the checks real code makes, which the optimizer folds when it knows
+                    // the process has them; the other branch is what runs under -n.
+                    let (s, t) = (self.expr(Ty::Str, d), self.expr(Ty::Str, d));
+                    match self.rng.below(3) {
+                        0 => cat!(
+                            "(function_exists('mb_strlen') ? mb_strlen(",
+                            s,
+                            ") : strlen(",
+                            t,
+                            "))"
+                        ),
+                        1 => cat!(
+                            "(extension_loaded('ctype') && ctype_digit(",
+                            s,
+                            ") ? 1 : strlen(",
+                            t,
+                            "))"
+                        ),
+                        _ => cat!(
+                            "(\\function_exists('mb_substr_count') ? \\mb_substr_count(",
+                            s,
+                            ", 'a') : substr_count(",
+                            t,
+                            ", 'a'))"
+                        ),
+                    }
                 }
                 1 => {
                     let a = self.expr(Ty::Arr, d);
@@ -3083,7 +3112,33 @@ impl Gen<'_> {
             3 => {
                 let s = self.expr(Ty::Str, d);
                 let i = self.expr(Ty::Int, d);
-                match self.rng.below(4) {
+                match self.rng.below(5) {
+                    4 => {
+                        // mbstring's, when the process has it (see int_expr).
+                        let t = self.expr(Ty::Str, d);
+                        if self.rng.chance(0.5) {
+                            cat!(
+                                "(extension_loaded('mbstring') ? mb_strtoupper(",
+                                s,
+                                ") : strtoupper(",
+                                t,
+                                "))"
+                            )
+                        } else {
+                            let j = self.expr(Ty::Int, d);
+                            cat!(
+                                "(function_exists('mb_substr') ? mb_substr(",
+                                s,
+                                ", ",
+                                i,
+                                ", ",
+                                j,
+                                ") : ",
+                                t,
+                                ")"
+                            )
+                        }
+                    }
                     0 => cat!("str_repeat(", s, ", ", i, " & 3)"),
                     1 => {
                         let j = self.expr(Ty::Int, d);
