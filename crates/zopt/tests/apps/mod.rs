@@ -164,7 +164,8 @@ pub fn cgi_get_params(
 /// /usr/share/wordpress and its themes), with content, on a MariaDB server started for it
 /// on a Unix socket in a temporary directory (no network) and stopped when this is dropped.
 pub struct Wordpress {
-    /// The database's files, the socket, uploads.
+    /// The database's files, the socket, uploads, the mirror of WordPress that wp-admin
+    /// runs from ([`Wordpress::abspath`]).
     pub dir: tempfile::TempDir,
     /// The directory of the site's entry points (index.php).
     pub site: PathBuf,
@@ -186,6 +187,66 @@ impl Wordpress {
 
     fn socket(&self) -> PathBuf {
         self.dir.path().join(MARIADB_SOCKET)
+    }
+
+    /// WordPress's directory as wp-admin sees it (ABSPATH, set by the site's wp-admin.php):
+    /// a mirror of /usr/share/wordpress, every entry a symbolic link to Debian's, but for
+    /// wp-config.php, which is the site's config.php. wp-admin/admin.php loads wp-load.php,
+    /// which loads ABSPATH/wp-config.php, and Debian's reads /etc/wordpress; PHP resolves
+    /// the links, so every script still runs as Debian's file.
+    pub fn abspath(&self) -> PathBuf {
+        self.dir.path().join("wordpress")
+    }
+
+    /// Logs the administrator in (fixtures/apps/wordpress-site/login.php): a new session
+    /// of user 1, whose cookies and REST API nonce the requests of
+    /// [`wordpress_admin_cgi_params`] and [`WordpressLogin::browser_params`] send.
+    pub fn log_in(&self) -> WordpressLogin {
+        let login = Command::new("php")
+            .arg("login.php")
+            .current_dir(&self.site)
+            .envs(self.env())
+            .output()
+            .expect("running the site's login.php");
+        let stdout = String::from_utf8_lossy(&login.stdout);
+        let lines: Vec<&str> = stdout.lines().collect();
+        assert!(
+            login.status.success() && lines.len() == 2 && lines[0].contains("wordpress_logged_in_"),
+            "logging in to WordPress failed: {stdout}{}",
+            String::from_utf8_lossy(&login.stderr)
+        );
+        WordpressLogin {
+            cookie: lines[0].to_string(),
+            rest_nonce: lines[1].to_string(),
+        }
+    }
+}
+
+/// The administrator's session in a browser, from [`Wordpress::log_in`].
+pub struct WordpressLogin {
+    /// The auth and logged-in cookies, as a `Cookie` header's value.
+    pub cookie: String,
+    /// A nonce of the `wp_rest` action: the REST API takes cookies only with one
+    /// (`_wpnonce`), against cross-site requests.
+    pub rest_nonce: String,
+}
+
+impl WordpressLogin {
+    /// The CGI variables of a request from the administrator's browser: its cookies and a
+    /// desktop browser's user agent (without one, WordPress turns the visual editors off).
+    /// `wp-settings-1`, empty, is the cookie of the user's (empty) interface settings,
+    /// which wp-admin otherwise sets on every page, dated now.
+    pub fn browser_params(&self) -> Vec<(String, String)> {
+        vec![
+            (
+                "HTTP_COOKIE".into(),
+                format!("{}; wp-settings-1=", self.cookie),
+            ),
+            (
+                "HTTP_USER_AGENT".into(),
+                "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0".into(),
+            ),
+        ]
     }
 }
 
@@ -259,6 +320,20 @@ pub fn install_wordpress() -> Wordpress {
         dir,
         server,
     };
+    // The WordPress that wp-admin runs from.
+    let abspath = wordpress.abspath();
+    std::fs::create_dir(&abspath).unwrap();
+    for entry in std::fs::read_dir("/usr/share/wordpress").unwrap() {
+        let entry = entry.unwrap();
+        if entry.file_name() != "wp-config.php" {
+            std::os::unix::fs::symlink(entry.path(), abspath.join(entry.file_name())).unwrap();
+        }
+    }
+    std::os::unix::fs::symlink(
+        wordpress.site.join("config.php"),
+        abspath.join("wp-config.php"),
+    )
+    .unwrap();
     // Ready once it takes a statement; a server that died says why in its log.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     loop {
@@ -337,4 +412,71 @@ pub fn wordpress_cgi_params(wp: &Wordpress, theme: &str, query: &str) -> Vec<(St
         params.push(("ZOPT_WP_THEME".into(), theme.into()));
     }
     params
+}
+
+/// Requests of wp-admin as the logged-in administrator, (script in wp-admin, query string):
+/// the dashboard, the lists of posts and comments, the block editor on a post, plugins,
+/// general settings and the user's profile.
+pub const WORDPRESS_ADMIN_REQUESTS: &[(&str, &str)] = &[
+    ("index.php", ""),
+    ("edit.php", ""),
+    ("post.php", "post=4&action=edit"),
+    ("edit-comments.php", ""),
+    ("plugins.php", ""),
+    ("options-general.php", ""),
+    ("profile.php", ""),
+];
+
+/// The CGI variables a web server sets for a GET of /wp-admin/`script` with `query` from
+/// the browser of `login`: the site's wp-admin.php runs WordPress's wp-admin/`script`.
+pub fn wordpress_admin_cgi_params(
+    wp: &Wordpress,
+    login: &WordpressLogin,
+    script: &str,
+    query: &str,
+) -> Vec<(String, String)> {
+    let script_name = format!("/wp-admin/{script}");
+    let request_uri = if query.is_empty() {
+        script_name.clone()
+    } else {
+        format!("{script_name}?{query}")
+    };
+    let mut params = cgi_get_params(
+        &wp.site.join("wp-admin.php").display().to_string(),
+        &script_name,
+        &request_uri,
+        query,
+    );
+    params.extend(wp.env());
+    params.push((
+        "ZOPT_WP_ABSPATH".into(),
+        format!("{}/", wp.abspath().display()),
+    ));
+    params.extend(login.browser_params());
+    params
+}
+
+/// What changes from one request of wp-admin to the next, normalized away: the current
+/// time (in the user's settings for scripts, in the comment list's form, in the post lock
+/// the block editor takes, and the examples of date and time formats on the general
+/// settings) and the strong password the profile suggests (from PHP's CSPRNG).
+pub fn wordpress_admin_normalize() -> Vec<zopt::exec_diff::Normalize> {
+    const PATTERNS: &[(&str, &str)] = &[
+        (
+            r#"(var userSettings = \{[^}]*"time":")[0-9]+""#,
+            r#"${1}-""#,
+        ),
+        (r#"(name="pagegen_timestamp" value=")[^"]*""#, r#"${1}-""#),
+        (r#""activePostLock":"[0-9]+:"#, r#""activePostLock":"-:"#),
+        (
+            r"Universal time is <code>[^<]*</code>",
+            "Universal time is <code>-</code>",
+        ),
+        (
+            r#"(class="date-time-text format-i18n">|class="example">)[^<]*"#,
+            "${1}-",
+        ),
+        (r#"data-pw="[^"]*""#, r#"data-pw="-""#),
+    ];
+    normalizations(PATTERNS)
 }
