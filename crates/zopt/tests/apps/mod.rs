@@ -176,6 +176,17 @@ pub struct Wordpress {
 const MARIADB_SOCKET: &str = "mysql.sock";
 
 impl Wordpress {
+    /// Runs one of the site's command-line scripts (fixtures/apps/wordpress-site) with the
+    /// site's environment.
+    fn run_script(&self, script: &str) -> std::process::Output {
+        Command::new("php")
+            .arg(script)
+            .current_dir(&self.site)
+            .envs(self.env())
+            .output()
+            .unwrap_or_else(|e| panic!("running the site's {script}: {e}"))
+    }
+
     /// The environment the site's PHP needs (its database socket, uploads directory).
     pub fn env(&self) -> Vec<(String, String)> {
         let uploads = self.dir.path().join("uploads");
@@ -202,12 +213,7 @@ impl Wordpress {
     /// of user 1, whose cookies and REST API nonce the requests of
     /// [`wordpress_admin_cgi_params`] and [`WordpressLogin::browser_params`] send.
     pub fn log_in(&self) -> WordpressLogin {
-        let login = Command::new("php")
-            .arg("login.php")
-            .current_dir(&self.site)
-            .envs(self.env())
-            .output()
-            .expect("running the site's login.php");
+        let login = self.run_script("login.php");
         let stdout = String::from_utf8_lossy(&login.stdout);
         let lines: Vec<&str> = stdout.lines().collect();
         assert!(
@@ -354,12 +360,7 @@ pub fn install_wordpress() -> Wordpress {
         );
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
-    let install = Command::new("php")
-        .arg("install.php")
-        .current_dir(&wordpress.site)
-        .envs(wordpress.env())
-        .output()
-        .expect("running WordPress's installation");
+    let install = wordpress.run_script("install.php");
     assert!(
         install.status.success() && install.stdout.ends_with(b"installed\n"),
         "WordPress's installation failed (it needs php8.2-mysql): {}{}",
