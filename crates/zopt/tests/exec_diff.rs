@@ -7,7 +7,7 @@
 //!
 //! Needs `php` 8.2 with OPcache, and for the real programs Debian's `composer` and `phpunit`,
 //! DokuWiki, MediaWiki, Roundcube, WordPress with its two themes and `mariadb-server`,
-//! phpMyAdmin and `php8.2-cgi` (as .ci/run installs them): the tests fail with a message
+//! phpMyAdmin, `php-laravel-framework`, `smarty4` and `php8.2-cgi` (as .ci/run installs them): the tests fail with a message
 //! naming the missing package, they never skip. The extension is built here (`cargo build
 //! -p zopt-php`, a no-op when fresh).
 
@@ -594,6 +594,58 @@ fn wordpress_and_phpmyadmin_libraries_run_identically_under_every_mode() {
         ),
         ("phpmyadmin_sql_parser", "ON DELETE CASCADE"),
         ("phpmyadmin_sql_parser", "SELECT * FROM `a` WHERE c = 1"),
+    ];
+    assert_optimized_outputs_contain(&config, &programs, &expect);
+}
+
+/// Modern framework code, under every mode: Laravel 8's components with the libraries they
+/// bring (fixtures/apps/laravel.php: collections, strings, the container, events, the
+/// pipeline, validation, Eloquent and the query builder on SQLite in memory and the SQL of
+/// four grammars, Carbon at a fixed time in several locales, CommonMark, UUIDs, the
+/// inflector, Monolog, Symfony Console ...), and Smarty 4 compiling the templates of
+/// fixtures/apps/smarty-templates (inheritance, includes, template functions, sections,
+/// modifiers, plugins) and running the PHP it compiled them to (fixtures/apps/smarty.php).
+#[test]
+fn laravel_and_smarty_run_identically_under_every_mode() {
+    require_file(
+        "/usr/share/php/Illuminate/autoload.php",
+        "php-laravel-framework",
+    );
+    require_file("/usr/share/php/smarty4/bootstrap.php", "smarty4");
+    let config = config();
+    let apps = workspace_root().join("fixtures/apps");
+    let programs: Vec<Program> = ["laravel.php", "smarty.php"]
+        .into_iter()
+        .map(|name| Program::file(&apps.join(name), name.into(), PhpIni::Default).unwrap())
+        .collect();
+    assert_every_mode_identical(&config, &programs, false);
+    let expect = [
+        // A higher-order message (`->map->sum`) on a grouped collection.
+        ("laravel", "paid by customer: {\"ana\":220.49,\"bob\":42}"),
+        ("laravel", "contextual: file | memory"),
+        ("laravel", "  wildcard user.login [\"ana\"]"),
+        ("laravel", "  age: [\"Age must be 18 to 99 years.\"]"),
+        ("laravel", "Das Feld name muss ausgefüllt werden."),
+        (
+            "laravel",
+            "eager: [{\"Ana\":[\"Ssa In Php [php,compilers]\",\"The Opcache Optimizer [php,sql,compilers]\"]}",
+        ),
+        (
+            "laravel",
+            "on duplicate key update `a` = values(`a`)",
+        ),
+        (
+            "laravel",
+            "diff 2026-11-30 22:00: 12 hours ago | vor 12 Stunden | il y a 12 heures",
+        ),
+        ("laravel", "<td align=\"right\">14</td>"),
+        ("laravel", "name based: 1119a220-8d0a-52be-b1b8-a90b75caed1f"),
+        ("laravel", " [OK] Done"),
+        ("smarty", "<h2>1/3. SSA in PHP &lt;draft&gt;</h2>"),
+        ("smarty", "<footer>&copy; 2026 ZOPT JOURNAL</footer>"),
+        ("smarty", "<div class=\"row1\">6,5,4</div>"),
+        ("smarty", "CUSTOM BLOCK 7! Hi Ana! Hi Ana!"),
+        ("smarty", "compiled templates: 8"),
     ];
     assert_optimized_outputs_contain(&config, &programs, &expect);
 }
