@@ -3125,15 +3125,17 @@ impl Gen<'_> {
                                 "))"
                             )
                         } else {
+                            // mb_substr() refuses PHP_INT_MIN for both (a ValueError);
+                            // `% 64` keeps the sign.
                             let j = self.expr(Ty::Int, d);
                             cat!(
                                 "(function_exists('mb_substr') ? mb_substr(",
                                 s,
-                                ", ",
+                                ", (",
                                 i,
-                                ", ",
+                                ") % 64, (",
                                 j,
-                                ") : ",
+                                ") % 64) : ",
                                 t,
                                 ")"
                             )
