@@ -1767,11 +1767,15 @@ impl Gen<'_> {
         let ind = self.ind();
         match self.rng.below(9) {
             0 => {
+                // The element is capped like a string variable: a value computed from the
+                // array itself (`va0(...$a)` exports every element) would otherwise double
+                // the array's size with each push (seed 130067 ran out of memory).
                 let v = self.expr(Ty::Scalar, 2);
+                let last = format!("{a}[array_key_last({a})]");
                 cat!(
                     format!("{ind}if (count({a}) < 32) {{\n{ind}    {a}[] = "),
                     v,
-                    format!(";\n{ind}}}\n")
+                    format!(";\n{}{ind}}}\n", string_cap(&format!("{ind}    "), &last))
                 )
             }
             1 => {
