@@ -371,30 +371,25 @@ pub fn install_wordpress() -> Wordpress {
 }
 
 /// Requests of the WordPress site, (theme or "" for the installed one, query string): the
-/// home page and its second page, posts with blocks and classic content, comments, pages,
-/// archives by category, tag, author and month, search, a missing post, feeds, the REST API
-/// and the sitemap.
+/// home page, posts with blocks and classic content, comments, pages, archives by category
+/// and tag, search, a missing post, the RSS feed, the REST API and the sitemap (a few
+/// dozen: each runs under every mode, in CI's 40 minutes).
 pub const WORDPRESS_REQUESTS: &[(&str, &str)] = &[
     ("", ""),
-    ("", "paged=2"),
     ("", "p=4"),
     ("", "p=5"),
     ("", "page_id=13"),
     ("", "cat=2"),
     ("", "tag=ssa"),
-    ("", "author=1"),
-    ("", "m=202611"),
     ("", "s=post"),
     ("", "p=999"),
     ("", "feed=rss2"),
-    ("", "feed=comments-rss2"),
     ("", "rest_route=/wp/v2/posts"),
     ("", "rest_route=/wp/v2/posts/4&_embed=1"),
     ("", "sitemap=index"),
     ("twentytwentyone", ""),
     ("twentytwentyone", "p=4"),
     ("twentytwentyone", "page_id=12"),
-    ("twentytwentyone", "s=numbered"),
 ];
 
 /// The CGI variables a web server sets for a GET of the WordPress site with `query`, served
