@@ -561,11 +561,7 @@ fn wordpress_and_phpmyadmin_libraries_run_identically_under_every_mode() {
         "php-phpmyadmin-sql-parser",
     );
     let config = config();
-    let apps = workspace_root().join("fixtures/apps");
-    let programs: Vec<Program> = ["wordpress.php", "phpmyadmin_sql_parser.php"]
-        .into_iter()
-        .map(|name| Program::file(&apps.join(name), name.into(), PhpIni::Default).unwrap())
-        .collect();
+    let programs = app_programs(&["wordpress.php", "phpmyadmin_sql_parser.php"]);
     assert_every_mode_identical(&config, &programs, false);
     let expect = [
         ("wordpress", "gruse-aus-koln-unicode-stuff-2026"),
@@ -613,11 +609,7 @@ fn laravel_and_smarty_run_identically_under_every_mode() {
     );
     require_file("/usr/share/php/smarty4/bootstrap.php", "smarty4");
     let config = config();
-    let apps = workspace_root().join("fixtures/apps");
-    let programs: Vec<Program> = ["laravel.php", "smarty.php"]
-        .into_iter()
-        .map(|name| Program::file(&apps.join(name), name.into(), PhpIni::Default).unwrap())
-        .collect();
+    let programs = app_programs(&["laravel.php", "smarty.php"]);
     assert_every_mode_identical(&config, &programs, false);
     let expect = [
         // A higher-order message (`->map->sum`) on a grouped collection.
@@ -708,6 +700,15 @@ fn phpmyadmin_login_pages_are_identical_under_every_mode_in_php_cgi() {
 
 /// The configuration of the tests that serve an application as a web server runs it: one
 /// CGI request per run, through php-cgi.
+/// Programs of fixtures/apps, run with PHP's php.ini (they need Debian's extensions).
+fn app_programs(names: &[&str]) -> Vec<Program> {
+    let apps = workspace_root().join("fixtures/apps");
+    names
+        .iter()
+        .map(|&name| Program::file(&apps.join(name), name.into(), PhpIni::Default).unwrap())
+        .collect()
+}
+
 fn cgi_config() -> Config {
     const PHP_CGI: &str = "/usr/bin/php-cgi8.2";
     require_file(PHP_CGI, "php8.2-cgi");
