@@ -459,8 +459,8 @@ fn run(cli: Cli) -> Result<()> {
             function,
             file,
         } => {
-            let php = php::Php::locate(php.php.as_deref(), php.extension.as_deref()).ok();
-            cfg(php.as_ref(), &file, dot, function.as_deref())
+            let php = php::Php::locate(php.php.as_deref(), php.extension.as_deref())?;
+            cfg(&php, &file, dot, function.as_deref())
         }
         Command::Record {
             php,
@@ -482,7 +482,7 @@ fn run(cli: Cli) -> Result<()> {
             file,
         } => {
             let php = target_php(&php, &target)?;
-            let script = zopt::opt::load_script(Some(&php), &file)?;
+            let script = zopt::opt::load_script(&php, &file)?;
             if format == DumpFormat::Json {
                 if level & !zopt::dfa::DFA_DUMPS != 0 || level == 0 {
                     bail!(
@@ -516,7 +516,7 @@ fn run(cli: Cli) -> Result<()> {
             file,
         } => {
             let php = target_php(&php, &target)?;
-            let mut script = zopt::opt::load_script(Some(&php), &file)?;
+            let mut script = zopt::opt::load_script(&php, &file)?;
             if !zopt::opt::complete(optimization_level) {
                 eprintln!(
                     "zopt: note: not every pass of level {optimization_level:#x} is implemented \
@@ -757,12 +757,7 @@ fn record_one(
 }
 
 /// `zopt cfg`: each op_array's CFG as the DFA pass builds it.
-fn cfg(
-    php: Option<&php::Php>,
-    file: &std::path::Path,
-    dot: bool,
-    function: Option<&str>,
-) -> Result<()> {
+fn cfg(php: &php::Php, file: &std::path::Path, dot: bool, function: Option<&str>) -> Result<()> {
     let script = zopt::opt::load_script(php, file)?;
     let mut out = std::io::stdout().lock();
     let mut found = false;

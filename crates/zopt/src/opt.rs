@@ -13,8 +13,8 @@ use zend_optimizer::{optimize_script, Change, Options, Outcome, PhpBugs};
 use crate::php::Php;
 
 /// A script from a `.php` file (compiled by PHP at optimization level 0 and recorded) or a
-/// `.zop` recording (text or binary). `php` is needed only for PHP files.
-pub fn load_script(php: Option<&Php>, file: &Path) -> Result<Script> {
+/// `.zop` recording (text or binary); `php` compiles and records a PHP file.
+pub fn load_script(php: &Php, file: &Path) -> Result<Script> {
     let is_php = file.extension().is_some_and(|e| e == "php");
     if !is_php {
         let recording = crate::corpus::load_recording(file);
@@ -29,7 +29,6 @@ pub fn load_script(php: Option<&Php>, file: &Path) -> Result<Script> {
             )
         });
     }
-    let php = php.context("recording a .php file needs PHP and the zopt extension")?;
     let tmp = tempfile::tempdir()?;
     let compiled = php.compile(file, 0, 0, Some(tmp.path()))?;
     let recording = compiled
