@@ -222,14 +222,11 @@ impl FailureKind {
                 format!("zopt exec-diff{ini} --optimization-level {level:#x} {file}")
             }
             FailureKind::Split { level } => {
-                let compile = match php.compile_as {
-                    CompileAs::Include => format!("-r 'opcache_compile_file($argv[1]);' -- {file}"),
-                    CompileAs::Run => format!("-l {file}"),
-                };
-                format!(
-                    "php {} -d opcache.enable_cli=1 -d opcache.optimization_level={level:#x} -d opcache.opt_debug_level=0x3fffffff {compile}",
-                    crate::php::ini_args(&php.binary, php.ini).join(" ")
-                )
+                // Exactly what the fuzzer ran, every stage's bit set.
+                match php.compile_command(Path::new(file), *level, 0x3fff_ffff, None) {
+                    Ok(cmd) => shell_words(&cmd),
+                    Err(e) => format!("({e:#})"),
+                }
             }
             FailureKind::Verify => format!(
                 "zopt conformance{target} --optimization-level 0x60 --levels ssa {file}   # debug build: the verifier runs and panics"
@@ -240,6 +237,25 @@ impl FailureKind {
             ),
         }
     }
+}
+
+/// `cmd` as a shell command line: its words, each quoted unless it is plain.
+fn shell_words(cmd: &std::process::Command) -> String {
+    std::iter::once(cmd.get_program())
+        .chain(cmd.get_args())
+        .map(|w| {
+            let w = w.to_string_lossy();
+            if !w.is_empty()
+                && w.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"-_./=:,+@%".contains(&b))
+            {
+                w.into_owned()
+            } else {
+                format!("'{}'", w.replace('\'', "'\\''"))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// The `--php-ini` option for `php`'s configuration (none for the default, `-n`).
@@ -1173,6 +1189,18 @@ pub fn failing_program_path(out: &Path, seed: u64) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn reproduction_commands_quote_what_the_shell_would_split() {
+        let mut cmd = std::process::Command::new("php");
+        cmd.args(["-d", "opcache.opt_debug_level=0x3fffffff", "-r"])
+            .args(["exit(opcache_compile_file($argv[1]) ? 0 : 1);", "--"])
+            .args(["/tmp/it's here.php", ""]);
+        assert_eq!(
+            shell_words(&cmd),
+            r#"php -d opcache.opt_debug_level=0x3fffffff -r 'exit(opcache_compile_file($argv[1]) ? 0 : 1);' -- '/tmp/it'\''s here.php' ''"#
+        );
+    }
 
     #[test]
     fn reduction_keeps_the_failure_and_shrinks() {

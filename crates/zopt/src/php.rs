@@ -162,17 +162,15 @@ impl Php {
         cmd
     }
 
-    /// Compiles `file` without running it, printing the dumps of `debug_level`; with
-    /// `record_dir`, the extension also records the script there.
-    pub fn compile(
+    /// The command [`Php::compile`] runs: PHP compiling `file` as [`Php::compile_as`] says,
+    /// printing the dumps of `debug_level`, and with `record_dir` recording the script there.
+    pub fn compile_command(
         &self,
         file: &Path,
         optimization_level: u32,
         debug_level: u32,
         record_dir: Option<&Path>,
-    ) -> Result<Compiled> {
-        let file = std::fs::canonicalize(file)
-            .with_context(|| format!("cannot resolve {}", file.display()))?;
+    ) -> Result<Command> {
         let mut cmd = self.command(optimization_level, debug_level);
         if let Some(dir) = record_dir {
             cmd.args(["-d", &format!("extension={}", self.extension()?.display())])
@@ -187,10 +185,25 @@ impl Php {
         match self.compile_as {
             CompileAs::Include => cmd
                 .args(["-r", "exit(opcache_compile_file($argv[1]) ? 0 : 1);", "--"])
-                .arg(&file),
-            CompileAs::Run => cmd.arg("-l").arg(&file),
+                .arg(file),
+            CompileAs::Run => cmd.arg("-l").arg(file),
         };
-        let mut output = cmd
+        Ok(cmd)
+    }
+
+    /// Compiles `file` without running it, printing the dumps of `debug_level`; with
+    /// `record_dir`, the extension also records the script there.
+    pub fn compile(
+        &self,
+        file: &Path,
+        optimization_level: u32,
+        debug_level: u32,
+        record_dir: Option<&Path>,
+    ) -> Result<Compiled> {
+        let file = std::fs::canonicalize(file)
+            .with_context(|| format!("cannot resolve {}", file.display()))?;
+        let mut output = self
+            .compile_command(&file, optimization_level, debug_level, record_dir)?
             .output()
             .with_context(|| format!("cannot run {}", self.binary.display()))?;
         if self.compile_as == CompileAs::Run {
