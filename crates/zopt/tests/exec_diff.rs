@@ -7,9 +7,9 @@
 //!
 //! Needs `php` 8.2 with OPcache, and for the real programs Debian's `composer` and `phpunit`,
 //! DokuWiki, MediaWiki, Roundcube, WordPress with its two themes and `mariadb-server`,
-//! phpMyAdmin, `php-laravel-framework`, `smarty4` and `php8.2-cgi` (as .ci/run installs them): the tests fail with a message
-//! naming the missing package, they never skip. The extension is built here (`cargo build
-//! -p zopt-php`, a no-op when fresh).
+//! phpMyAdmin, `php-laravel-framework`, `smarty4` and `php8.2-cgi` (as .ci/run installs
+//! them): the tests fail with a message naming the missing package, they never skip. The
+//! extension is built here (`cargo build -p zopt-php`, a no-op when fresh).
 
 mod apps;
 mod common;

@@ -59,6 +59,24 @@ fn fuzz(first_seed: u64, count: u64, levels: &str, target: &[&str]) -> serde_jso
     summary
 }
 
+/// The summary's tally of `stage` at `level`: whether we implement it, the op_arrays
+/// compared, and those identical or differing only where PHP 8.2's optimizer is wrong.
+fn stage_tally(summary: &serde_json::Value, level: &str, stage: &str) -> (bool, u64, u64) {
+    summary["stages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s[0] == level && s[1] == stage)
+        .map(|s| {
+            (
+                s[2]["implemented"].as_bool().unwrap(),
+                s[2]["compared"].as_u64().unwrap(),
+                s[2]["identical"].as_u64().unwrap() + s[2]["deviating"].as_u64().unwrap(),
+            )
+        })
+        .unwrap_or_else(|| panic!("no {stage} at {level} in {}", summary["stages"]))
+}
+
 /// Every stage compared is identical to PHP's dump, or differs only where PHP 8.2's
 /// optimizer is wrong, and nothing failed.
 fn assert_clean(summary: &serde_json::Value) {
@@ -106,20 +124,7 @@ fn fuzz_sample_is_clean_at_every_level() {
     assert!(summary["opcodes_reached"].as_array().unwrap().len() > 150);
     // The reference, OPcache and zopt's optimizer at each level, the round trip, the cache.
     assert!(summary["exec_runs"].as_u64().unwrap() >= COUNT * 15);
-    let stages = summary["stages"].as_array().unwrap();
-    let tally = |level: &str, stage: &str| {
-        stages
-            .iter()
-            .find(|s| s[0] == level && s[1] == stage)
-            .map(|s| {
-                (
-                    s[2]["implemented"].as_bool().unwrap(),
-                    s[2]["compared"].as_u64().unwrap(),
-                    s[2]["identical"].as_u64().unwrap() + s[2]["deviating"].as_u64().unwrap(),
-                )
-            })
-            .unwrap_or_else(|| panic!("no {stage} at {level} in {}", summary["stages"]))
-    };
+    let tally = |level: &str, stage: &str| stage_tally(&summary, level, stage);
     let op_arrays = summary["op_arrays"].as_u64().unwrap();
     // Every op_array is compared before and after the optimizer at every level, and the
     // stages of each level's passes are compared on something.
@@ -212,19 +217,10 @@ fn fuzz_sample_is_clean_under_php_ini_compiled_to_run() {
     assert_eq!(summary["compile_as"], "run");
     let op_arrays = summary["op_arrays"].as_u64().unwrap();
     for stage in ["before", "after", "after_dfa", "sccp"] {
-        let tally = summary["stages"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|s| s[0] == "0x7ffebfff" && s[1] == stage)
-            .unwrap_or_else(|| panic!("no {stage} in {}", summary["stages"]));
-        assert!(
-            tally[2]["implemented"].as_bool().unwrap()
-                && tally[2]["compared"].as_u64().unwrap() > 0,
-            "nothing compared at {stage}"
-        );
+        let (implemented, compared, _) = stage_tally(&summary, "0x7ffebfff", stage);
+        assert!(implemented && compared > 0, "nothing compared at {stage}");
         if stage == "before" || stage == "after" {
-            assert_eq!(tally[2]["compared"], op_arrays, "{stage}");
+            assert_eq!(compared, op_arrays, "{stage}");
         }
     }
     assert_clean(&summary);

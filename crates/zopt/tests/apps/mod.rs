@@ -372,8 +372,8 @@ pub fn install_wordpress() -> Wordpress {
 
 /// Requests of the WordPress site, (theme or "" for the installed one, query string): the
 /// home page, posts with blocks and classic content, comments, pages, archives by category
-/// and tag, search, a missing post, the RSS feed, the REST API and the sitemap (a few
-/// dozen: each runs under every mode, in CI's 40 minutes).
+/// and tag, search, a missing post, the RSS feed, the REST API and the sitemap (few: each
+/// runs under every mode, within CI's 40 minutes).
 pub const WORDPRESS_REQUESTS: &[(&str, &str)] = &[
     ("", ""),
     ("", "p=4"),
