@@ -128,6 +128,8 @@ fn main() {
         "zend_unregister_ini_entries_ex",
         "zend_ini_string_ex",
         "zend_error",
+        "zend_error_at",
+        "zend_free_recorded_errors",
         "php_info_print_table_start",
         "php_info_print_table_row",
         "php_info_print_table_end",

@@ -137,6 +137,7 @@ fn synthetic(i: usize) -> Script {
         function_table: vec![],
         class_table: vec![],
         compiler_halt_offset: None,
+        warnings: Vec::new(),
     }
 }
 

@@ -10,7 +10,7 @@
 //! absent optional string).
 //!
 //! ```text
-//! 0                 BodyHeader (64 bytes) + main OpArray record
+//! 0                 BodyHeader (72 bytes) + main OpArray record
 //! HEADER_END..      records, allocated depth first in one canonical order (below)
 //! strings_index     string_count × { offset u32, len u32 }   (4-aligned)
 //! string_bytes      the bytes of every distinct string, back to back
@@ -78,7 +78,8 @@ pub mod header {
     /// (0 when absent).
     pub const HAS_HALT_OFFSET: usize = 52;
     pub const HALT_OFFSET: usize = 56;
-    pub const MAIN_OP_ARRAY: usize = 64; // inline OP_ARRAY record
+    pub const WARNINGS: usize = 64; // span of WARNING records (`Script::warnings`)
+    pub const MAIN_OP_ARRAY: usize = 72; // inline OP_ARRAY record
     pub const SIZE: usize = MAIN_OP_ARRAY + super::op_array::SIZE;
 }
 
@@ -253,6 +254,16 @@ pub mod literal_extra {
 }
 
 /// Function table and method table entry: key string, then an inline op_array record.
+/// `zend_error_info`: type, line, file, message (allocated after the class table).
+pub mod warning {
+    pub const TYPE: usize = 0;
+    pub const LINENO: usize = 4;
+    pub const FILENAME: usize = 8;
+    pub const MESSAGE: usize = 12;
+    pub const SIZE: usize = 16;
+    pub const ALIGN: usize = 4;
+}
+
 pub mod func {
     pub const KEY: usize = 0;
     pub const OP_ARRAY: usize = 4;

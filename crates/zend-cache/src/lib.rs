@@ -119,6 +119,7 @@ pub use entry::{Reject, RejectKind};
 pub use file_cache::{FileCache, FileCacheConfig, PackStatus, ReadMode};
 pub use load::{
     load, validate, BodyError, BodyErrorKind, BodyInfo, OpArrayView, OpView, ScriptView,
+    WarningView,
 };
 pub use memory::MemoryCache;
 pub use persist::{persist, persist_calc, persist_into, PersistError, PersistPlan};

@@ -329,6 +329,12 @@ impl Check<'_> {
             self.str(rec + class::KEY)?;
             self.class_entry(rec)?;
         }
+        let (warnings, n) = self.span(header::WARNINGS, warning::SIZE, warning::ALIGN)?;
+        for i in 0..n {
+            let rec = warnings + i * warning::SIZE;
+            self.str(rec + warning::FILENAME)?;
+            self.str(rec + warning::MESSAGE)?;
+        }
         // The records end where the string index begins (after its alignment).
         if align_up(self.cursor, string::ALIGN) != self.strings_index {
             return err(BodyErrorKind::BadLength, header::STRINGS_INDEX);
@@ -857,6 +863,14 @@ impl<'a> ScriptView<'a> {
         (r32(self.b, header::HAS_HALT_OFFSET) != 0).then(|| r64(self.b, header::HALT_OFFSET))
     }
 
+    /// The diagnostics PHP's compiler emitted while compiling the script, in order
+    /// ([`Script::warnings`]).
+    pub fn warnings(&self) -> impl ExactSizeIterator<Item = WarningView<'a>> + Clone + 'a {
+        let s = *self;
+        self.records(header::WARNINGS, warning::SIZE)
+            .map(move |rec| WarningView { s, rec })
+    }
+
     /// Number of op_arrays (all of them, nested ones included).
     pub fn op_array_count(&self) -> u32 {
         r32(self.b, header::OP_ARRAY_COUNT)
@@ -945,6 +959,42 @@ impl<'a> ScriptView<'a> {
                 .map(|ce| (PhpStr(ce.key().to_vec()), d.class_entry(ce.rec)))
                 .collect(),
             compiler_halt_offset: self.compiler_halt_offset(),
+            warnings: self.warnings().map(|w| w.to_error_info()).collect(),
+        }
+    }
+}
+
+/// A recorded diagnostic (`zend_error_info`).
+#[derive(Clone, Copy, Debug)]
+pub struct WarningView<'a> {
+    s: ScriptView<'a>,
+    rec: usize,
+}
+
+impl<'a> WarningView<'a> {
+    /// `E_DEPRECATED`, `E_WARNING`, ...
+    pub fn type_(&self) -> u32 {
+        r32(self.s.b, self.rec + warning::TYPE)
+    }
+
+    pub fn lineno(&self) -> u32 {
+        r32(self.s.b, self.rec + warning::LINENO)
+    }
+
+    pub fn filename(&self) -> &'a [u8] {
+        self.s.str_at(self.rec + warning::FILENAME)
+    }
+
+    pub fn message(&self) -> &'a [u8] {
+        self.s.str_at(self.rec + warning::MESSAGE)
+    }
+
+    fn to_error_info(self) -> ErrorInfo {
+        ErrorInfo {
+            type_: self.type_(),
+            lineno: self.lineno(),
+            filename: PhpStr(self.filename().to_vec()),
+            message: PhpStr(self.message().to_vec()),
         }
     }
 }

@@ -309,6 +309,19 @@ impl<'s> Persister<'s, '_> {
             self.str_at(rec + class::KEY, key)?;
             self.class_entry(rec, ce)?;
         }
+        let warnings = self.alloc(
+            header::WARNINGS,
+            s.warnings.len(),
+            warning::SIZE,
+            warning::ALIGN,
+        )?;
+        for (i, w) in s.warnings.iter().enumerate() {
+            let rec = warnings + i * warning::SIZE;
+            self.w32(rec + warning::TYPE, w.type_);
+            self.w32(rec + warning::LINENO, w.lineno);
+            self.str_at(rec + warning::FILENAME, &w.filename)?;
+            self.str_at(rec + warning::MESSAGE, &w.message)?;
+        }
         Ok(())
     }
 

@@ -31,6 +31,7 @@ fn script(functions: Vec<(&str, OpArray)>) -> Script {
             .collect(),
         class_table: Vec::new(),
         compiler_halt_offset: None,
+        warnings: Vec::new(),
     }
 }
 

@@ -17,6 +17,7 @@ fn run(f: OpArray) -> (Ssa, Vec<EscapeState>) {
         function_table: vec![(PhpStr::from("f"), Box::new(f))],
         class_table: Vec::new(),
         compiler_halt_offset: None,
+        warnings: Vec::new(),
     };
     let f = &script.function_table[0].1;
     let cfg = Cfg::build(f, BuildFlags::NO_ENTRY_PREDECESSORS).unwrap();

@@ -148,6 +148,7 @@ fn deep_loops(c: &mut Criterion) {
             function_table: vec![(PhpStr::from("f"), Box::new(f))],
             class_table: Vec::new(),
             compiler_halt_offset: None,
+            warnings: Vec::new(),
         };
         let info = ScriptInfo::new(&script);
         let Some(p) = prepare(info.op_arrays[1], 1) else {

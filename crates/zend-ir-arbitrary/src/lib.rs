@@ -572,9 +572,17 @@ pub fn script() -> BoxedStrategy<Script> {
             Just(u64::MAX),
             any::<u64>()
         ]),
+        vec(error_info(), 0..3),
     )
         .prop_map(
-            |(filename, main_op_array, function_table, class_table, compiler_halt_offset)| Script {
+            |(
+                filename,
+                main_op_array,
+                function_table,
+                class_table,
+                compiler_halt_offset,
+                warnings,
+            )| Script {
                 filename,
                 main_op_array: Box::new(main_op_array),
                 function_table: function_table
@@ -583,7 +591,25 @@ pub fn script() -> BoxedStrategy<Script> {
                     .collect(),
                 class_table,
                 compiler_halt_offset,
+                warnings,
             },
         )
+        .boxed()
+}
+
+/// A diagnostic recorded while compiling: a real error type or any number, any strings.
+pub fn error_info() -> BoxedStrategy<ErrorInfo> {
+    (
+        prop_oneof![Just(2u32), Just(8), Just(8192), any::<u32>()],
+        any::<u32>(),
+        php_str(),
+        php_str(),
+    )
+        .prop_map(|(type_, lineno, filename, message)| ErrorInfo {
+            type_,
+            lineno,
+            filename,
+            message,
+        })
         .boxed()
 }

@@ -247,6 +247,7 @@ fn synthetic_script() -> Script {
             .collect(),
         class_table: vec![],
         compiler_halt_offset: None,
+        warnings: Vec::new(),
     }
 }
 

@@ -877,6 +877,21 @@ pub struct Script {
     /// again. `None` when the script has no `__halt_compiler()`. Mirrors
     /// `zend_persistent_script.compiler_halt_offset`.
     pub compiler_halt_offset: Option<u64>,
+    /// The diagnostics PHP's compiler emitted while compiling the script (deprecations,
+    /// warnings, notices), in order: what a cache replays on a hit, so that a script served
+    /// from it says what it says when compiled. Mirrors `zend_persistent_script.warnings`
+    /// (`opcache.record_warnings`).
+    pub warnings: Vec<ErrorInfo>,
+}
+
+/// One diagnostic recorded while compiling (`zend_error_info`).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct ErrorInfo {
+    /// `E_DEPRECATED`, `E_WARNING`, ... (`zend_error_info.type`).
+    pub type_: u32,
+    pub lineno: u32,
+    pub filename: PhpStr,
+    pub message: PhpStr,
 }
 
 pub const ZEND_ACC_ABSTRACT: u32 = 1 << 6;

@@ -183,6 +183,36 @@ fn halt_offset_errors() {
 }
 
 #[test]
+fn warning_errors() {
+    let block = "main {\n}\n";
+    assert_eq!(
+        err(&format!("{HEAD}{block}warning 8192 3 \"a.php\" \"m\"\n")),
+        "5:1: `warning` must come before every block"
+    );
+    assert_eq!(
+        err(&format!(
+            "{HEAD}warning 8192 4294967296 \"a.php\" \"m\"\n{block}"
+        )),
+        "3:14: line number out of range"
+    );
+    assert!(err(&format!("{HEAD}warning 8192 3 \"a.php\"\n{block}")).starts_with("3:"));
+    let ok = parse(&format!(
+        "{HEAD}warning 8192 3 \"a.php\" \"x\\n\"\nwarning 2 4 \"b.php\" \"y\"\n{block}"
+    ))
+    .unwrap();
+    assert_eq!(ok.warnings.len(), 2);
+    assert_eq!(
+        (
+            ok.warnings[0].type_,
+            ok.warnings[0].lineno,
+            &ok.warnings[0].message.0[..]
+        ),
+        (8192, 3, &b"x\n"[..])
+    );
+    assert_eq!(parse(&print(&ok)).unwrap(), ok);
+}
+
+#[test]
 fn hand_written_text_normalizes() {
     let text = "; a comment\nscript \"a.php\"\nmain {\n  lines 3 9\n  vars $x\n  #0 = float(2)\n\
                 0000 T1 = MUL CV0 #0 ; no annotations\n  0001   RETURN   T1   line=9\n  0002 JMP 0001\n}\n";

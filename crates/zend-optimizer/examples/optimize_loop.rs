@@ -56,6 +56,7 @@ fn script_of(op_array: zend_ir::OpArray) -> zend_ir::Script {
         function_table: Vec::new(),
         class_table: Vec::new(),
         compiler_halt_offset: None,
+        warnings: Vec::new(),
     }
 }
 

@@ -94,6 +94,10 @@ static ORIGINAL_STREAM_OPEN: OnceLock<StreamOpen> = OnceLock::new();
 /// Set while PHP's compiler runs under the hook: its own opening of the file must really
 /// open it.
 static COMPILING: AtomicBool = AtomicBool::new(false);
+/// Set while PHP's compiler runs with the options [`compile_and_store`] gave it: a compile
+/// nested in that one (a user error handler including a file while the compiler reports a
+/// deprecation) sees them and must not take them for OPcache's.
+static OWN_OPTIONS: AtomicBool = AtomicBool::new(false);
 static WARNED_OPCACHE: AtomicBool = AtomicBool::new(false);
 
 /// A count kept by this process, bumped by PHP's one thread (PHP is built without ZTS for
@@ -1346,6 +1350,9 @@ unsafe fn serve_run_time_form(handle: *mut zend_file_handle) -> Option<Outcome> 
     if root.is_null() || !image::usable(root) {
         return None;
     }
+    if ini::record_warnings() {
+        replay_warnings(entry.view());
+    }
     let outcome = bind_form(root);
     entry.count_hit();
     FORM_HITS.bump();
@@ -1576,7 +1583,9 @@ fn opcache_caches() -> bool {
 /// is compiling for its cache (or preloading): zopt's cache stays out of the way.
 unsafe fn opcache_compiles() -> bool {
     let cg = ptr::addr_of!(php::compiler_globals);
-    opcache_caches() || (*cg).compiler_options & php::ZEND_COMPILE_DELAYED_BINDING != 0
+    opcache_caches()
+        || ((*cg).compiler_options & php::ZEND_COMPILE_DELAYED_BINDING != 0
+            && !OWN_OPTIONS.load(Ordering::Relaxed))
 }
 
 /// Whether the file behind `handle` could be opened; like OPcache, a failure is reported
@@ -1674,15 +1683,22 @@ unsafe fn serve_image(
     })
 }
 
-/// Makes and stores the run-time image of the built, not yet bound script (or the record
-/// that it has none, with the reason logged under `ZOPT_DEBUG_RUN_TIME_FORM`).
+/// Makes and stores the run-time image of the built, not yet bound script of `view` (or the
+/// record that it has none, with the reason logged under `ZOPT_DEBUG_RUN_TIME_FORM`).
+/// A script PHP's compiler warned about has none: an image hit reads nothing of the entry,
+/// and its hits replay what the entry recorded (`zopt.record_warnings`).
 unsafe fn store_image(
     cache: &FileCache,
     key: &CacheKey,
     built: &load::Built,
-    halt_offset: Option<u64>,
+    view: ScriptView<'_>,
 ) {
-    let body = match file_image::make(built, halt_offset) {
+    let made = if view.warnings().len() != 0 {
+        Err("PHP's compiler warned about it (its hits replay the entry's warnings)".to_string())
+    } else {
+        file_image::make(built, view.compiler_halt_offset())
+    };
+    let body = match made {
         Ok(body) => body,
         Err(why) => {
             if std::env::var_os("ZOPT_DEBUG_RUN_TIME_FORM").is_some() {
@@ -1717,9 +1733,12 @@ unsafe fn serve_hit(
     let e = Engine::new();
     let built = load::build(e, view, shared_strings, checked).map_err(|err| err.0)?;
     if let Some((cache, key)) = image_for {
-        store_image(cache, key, &built, view.compiler_halt_offset());
+        store_image(cache, key, &built, view);
     }
     let model = ini::verify().then(|| view.to_script());
+    if ini::record_warnings() {
+        replay_warnings(view);
+    }
     match load::bind(e, built, view.compiler_halt_offset(), model.as_ref()) {
         Ok(main) => Ok(Outcome::Done(main)),
         Err(load::BindError::Fatal(f)) => Ok(Outcome::Fatal(f)),
@@ -1738,10 +1757,13 @@ unsafe fn serve_shm(entry: ShmEntry<'_>, image: Option<*const u8>) -> Result<Out
     // this once.
     let image = image.filter(|&root| ini::shm_run_time_form() && image::usable(root));
     let verify = ini::verify();
+    let view = entry.view();
     if let (Some(root), false) = (image, verify) {
+        if ini::record_warnings() {
+            replay_warnings(view);
+        }
         return Ok(bind_run_time_form(root));
     }
-    let view = entry.view();
     let built = match image {
         Some(root) => {
             COUNTERS.run_time_hits.bump();
@@ -1762,6 +1784,9 @@ unsafe fn serve_shm(entry: ShmEntry<'_>, image: Option<*const u8>) -> Result<Out
         }
     };
     let model = verify.then(|| view.to_script());
+    if ini::record_warnings() {
+        replay_warnings(view);
+    }
     match load::bind(e, built, view.compiler_halt_offset(), model.as_ref()) {
         Ok(main) => Ok(Outcome::Done(main)),
         Err(load::BindError::Fatal(f)) => Ok(Outcome::Fatal(f)),
@@ -1837,7 +1862,12 @@ unsafe fn compile_and_store(
     COUNTERS.compiles.bump();
     let mut bailed_out = false;
     let was = COMPILING.swap(true, Ordering::Relaxed);
+    let own_options = OWN_OPTIONS.swap(true, Ordering::Relaxed);
+    let recording = Recording::begin();
+    // Guarded: a bailout comes back here, so the state above is always restored.
     let op_array = zopt_guarded_compile_file(original, handle, type_, &mut bailed_out);
+    let warnings = recording.end();
+    OWN_OPTIONS.store(own_options, Ordering::Relaxed);
     COMPILING.store(was, Ordering::Relaxed);
     (*cg).compiler_options = options;
     if bailed_out {
@@ -1848,18 +1878,38 @@ unsafe fn compile_and_store(
     }
 
     // OPcache's zend_accel_move_user_functions / _classes, as a view: the entries stay in
-    // the global tables, the script's tables only point at them.
+    // the global tables, the script's tables only point at them. Only this file's: a file
+    // compiled meanwhile (included by a user error handler the compiler called, or eval'd
+    // code) declared the others, and they are not part of this script.
     let mut view = Box::new(zend_script::default());
     view.main_op_array = *op_array;
     view.filename = view.main_op_array.filename;
+    let r = php::Reader::new();
+    let file = r.str(view.filename);
     copy_new_entries(
         &mut view.function_table,
         (*cg).function_table,
         functions_before,
+        |zv| {
+            let func = r.deref((*zv).value.func);
+            func.and_then(|f| r.function(f).1)
+                .map(|oa| r.str(oa.filename))
+                == Some(file)
+        },
     );
-    copy_new_entries(&mut view.class_table, (*cg).class_table, classes_before);
+    copy_new_entries(
+        &mut view.class_table,
+        (*cg).class_table,
+        classes_before,
+        |zv| match r.deref((*zv).value.ce) {
+            Some(ce) if ce.type_ as u8 == php::ZEND_USER_CLASS as u8 => {
+                r.str(r.class_info(ce).filename) == file
+            }
+            _ => false,
+        },
+    );
 
-    let stored = capture_optimize_store(key, &mut view);
+    let stored = capture_optimize_store(key, &mut view, warnings);
     *op_array = view.main_op_array;
     load::release_table(&mut view.function_table);
     load::release_table(&mut view.class_table);
@@ -1878,13 +1928,94 @@ unsafe fn compile_and_store(
     Outcome::Done(op_array)
 }
 
+/// PHP's error recording (`EG(record_errors)`) around one compile, as `opcache_compile_file`
+/// does with `opcache.record_warnings`: every diagnostic is still emitted as usual, and also
+/// kept for the entry. Always on (whatever `zopt.record_warnings` says, which only decides
+/// whether hits replay them), so that an entry says the same in every process. The state of
+/// an enclosing recording is set aside and restored: a user error handler that includes a
+/// file while the compiler reports something compiles that file inside this compile.
+struct Recording {
+    record_errors: bool,
+    num_errors: u32,
+    errors: *mut *mut php::zend_error_info,
+}
+
+impl Recording {
+    unsafe fn begin() -> Self {
+        let eg = ptr::addr_of_mut!(php::executor_globals);
+        let outer = Recording {
+            record_errors: (*eg).record_errors,
+            num_errors: (*eg).num_errors,
+            errors: (*eg).errors,
+        };
+        (*eg).record_errors = true;
+        (*eg).num_errors = 0;
+        (*eg).errors = ptr::null_mut();
+        outer
+    }
+
+    /// What was recorded since [`Recording::begin`] (freed in PHP), and the enclosing
+    /// recording's state back.
+    unsafe fn end(self) -> Vec<zend_ir::ErrorInfo> {
+        let eg = ptr::addr_of_mut!(php::executor_globals);
+        let r = php::Reader::new();
+        let mut recorded = Vec::with_capacity((*eg).num_errors as usize);
+        for i in 0..(*eg).num_errors as usize {
+            let info = &**(*eg).errors.add(i);
+            recorded.push(zend_ir::ErrorInfo {
+                type_: info.type_ as u32,
+                lineno: info.lineno,
+                filename: zend_ir::PhpStr(r.str(info.filename).unwrap_or_default().to_vec()),
+                message: zend_ir::PhpStr(r.str(info.message).unwrap_or_default().to_vec()),
+            });
+        }
+        php::zend_free_recorded_errors();
+        (*eg).record_errors = self.record_errors;
+        (*eg).num_errors = self.num_errors;
+        (*eg).errors = self.errors;
+        recorded
+    }
+}
+
+/// `zopt.record_warnings`: emits again what PHP's compiler said when it compiled the script
+/// an entry holds, as OPcache's `replay_warnings` does on a hit (through `zend_error_at`,
+/// so `error_reporting`, handlers and display settings apply as they do now).
+#[cold]
+#[inline(never)]
+unsafe fn replay_warnings(view: ScriptView<'_>) {
+    let e = Engine::new();
+    for w in view.warnings() {
+        let filename = e.new_string(w.filename());
+        // Up to a NUL byte, as OPcache's "%s" of the message reads it.
+        let message = w.message();
+        let message = &message[..message
+            .iter()
+            .position(|&b| b == 0)
+            .unwrap_or(message.len())];
+        let message = std::ffi::CString::new(message).unwrap_or_default();
+        php::zend_error_at(
+            w.type_() as c_int,
+            filename,
+            w.lineno(),
+            c"%s".as_ptr(),
+            message.as_ptr(),
+        );
+        e.release_string(filename);
+    }
+}
+
 /// Runs the freshly compiled script in `view` through zopt's optimizer (written back only
 /// when it changed anything) and stores the result: in shared memory (two-phase: the exact
 /// size, then the script persisted straight into one allocation of the segment) and in
 /// the file cache.
-unsafe fn capture_optimize_store(key: &CacheKey, view: &mut zend_script) -> Result<(), String> {
+unsafe fn capture_optimize_store(
+    key: &CacheKey,
+    view: &mut zend_script,
+    warnings: Vec<zend_ir::ErrorInfo>,
+) -> Result<(), String> {
     HEAP_USED.store(true, Ordering::Relaxed);
-    let output = transform::rewrite(view, ini::Mode::Optimize, false, CACHE.get().is_some())?;
+    let mut output = transform::rewrite(view, ini::Mode::Optimize, false, CACHE.get().is_some())?;
+    output.warnings = warnings;
     if let Some(shm) = SHM.get() {
         let plan = zend_cache::persist_calc(&output).map_err(|e| e.to_string())?;
         let stored = shm.store_with(key, plan.size(), |out| {
@@ -1921,11 +2052,17 @@ fn pause_if_armed(var: &str) {
     }
 }
 
-/// Makes `dst` a table lending every string-keyed entry of `src` from bucket `from` on.
-unsafe fn copy_new_entries(dst: *mut HashTable, src: *mut HashTable, from: u32) {
+/// Makes `dst` a table lending every string-keyed entry of `src` from bucket `from` on that
+/// `declared_here` accepts.
+unsafe fn copy_new_entries(
+    dst: *mut HashTable,
+    src: *mut HashTable,
+    from: u32,
+    declared_here: impl Fn(*mut php::zval) -> bool,
+) {
     load::init_table(dst, 8);
     for (key, value) in load::entries(&*src, from) {
-        if !key.is_null() {
+        if !key.is_null() && declared_here(value) {
             php::zend_hash_add(dst, key, value);
         }
     }

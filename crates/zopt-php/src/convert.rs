@@ -161,6 +161,9 @@ impl<'a> Converter<'a> {
             function_table,
             class_table,
             compiler_halt_offset,
+            // What the compiler said is not in the compiled script: the cache's miss path
+            // records it (`cache::compile_and_store`).
+            warnings: Vec::new(),
         })
     }
 }

@@ -17,6 +17,7 @@
 //! | `zopt.validate_timestamps` | `1` (default): check a script's source against its shared-memory entry, at most every `revalidate_freq` seconds; `0`: never (as OPcache's) | anywhere |
 //! | `zopt.revalidate_freq` | seconds between two checks of one script's source (default `2`) | anywhere |
 //! | `zopt.shm_run_time_form` | `1` (default): keep each script of the shared-memory cache in PHP's run-time form too, so that a hit binds it without rebuilding (see [`crate::image`]); `0`: every hit rebuilds the script from its entry | php.ini / `-d` only |
+//! | `zopt.record_warnings` | `0` (default, as `opcache.record_warnings`): a script served from the cache says nothing of what PHP's compiler warned about when it compiled it; `1`: those diagnostics (deprecations, warnings) are emitted again on every hit, as when the script is compiled. Entries always keep them | anywhere |
 //!
 //! Each setting has an `on_modify` handler that validates the new value and keeps the
 //! parsed form in a Rust static; an invalid value is refused with a warning naming the
@@ -72,6 +73,13 @@ static MAX_ACCELERATED_FILES: AtomicU64 = AtomicU64::new(10_000);
 static VALIDATE_TIMESTAMPS: AtomicBool = AtomicBool::new(true);
 static REVALIDATE_FREQ: AtomicU64 = AtomicU64::new(2);
 static RUN_TIME_FORM: AtomicBool = AtomicBool::new(true);
+static RECORD_WARNINGS: AtomicBool = AtomicBool::new(false);
+
+/// `zopt.record_warnings`.
+#[inline(always)]
+pub fn record_warnings() -> bool {
+    RECORD_WARNINGS.load(Ordering::Relaxed)
+}
 
 /// `zopt.shm_run_time_form`.
 pub fn shm_run_time_form() -> bool {
@@ -311,6 +319,7 @@ fn apply(setting: Setting, value: &str) -> Result<(), String> {
             Ordering::Relaxed,
         ),
         Setting::RunTimeForm => RUN_TIME_FORM.store(parse_bool(value)?, Ordering::Relaxed),
+        Setting::RecordWarnings => RECORD_WARNINGS.store(parse_bool(value)?, Ordering::Relaxed),
     }
     Ok(())
 }
@@ -333,6 +342,7 @@ enum Setting {
     ValidateTimestamps = 13,
     RevalidateFreq = 14,
     RunTimeForm = 15,
+    RecordWarnings = 16,
 }
 
 /// `ZEND_INI_MH`: PHP calls it with every new value; `mh_arg1` says which setting.
@@ -360,6 +370,7 @@ unsafe extern "C" fn on_modify(
             13 => Setting::ValidateTimestamps,
             14 => Setting::RevalidateFreq,
             15 => Setting::RunTimeForm,
+            16 => Setting::RecordWarnings,
             _ => Setting::Verify,
         };
         // SAFETY: PHP passes the live new value (or NULL) for the duration of the call.
@@ -414,7 +425,7 @@ const fn terminator() -> zend_ini_entry_def {
 }
 
 /// The entries, NULL-terminated as `zend_register_ini_entries_ex` expects.
-pub static INI_ENTRIES: FfiCell<[zend_ini_entry_def; 16]> = FfiCell::new([
+pub static INI_ENTRIES: FfiCell<[zend_ini_entry_def; 17]> = FfiCell::new([
     entry(
         b"zopt.mode\0",
         b"off\0",
@@ -500,6 +511,12 @@ pub static INI_ENTRIES: FfiCell<[zend_ini_entry_def; 16]> = FfiCell::new([
         Setting::RunTimeForm,
         php::ZEND_INI_SYSTEM,
     ),
+    entry(
+        b"zopt.record_warnings\0",
+        b"0\0",
+        Setting::RecordWarnings,
+        php::ZEND_INI_ALL,
+    ),
     terminator(),
 ]);
 
@@ -539,6 +556,7 @@ pub fn configuration_json() -> serde_json::Value {
         "zopt.validate_timestamps": validate_timestamps(),
         "zopt.revalidate_freq": revalidate_freq(),
         "zopt.shm_run_time_form": shm_run_time_form(),
+        "zopt.record_warnings": record_warnings(),
     })
 }
 

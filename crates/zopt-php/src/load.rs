@@ -365,7 +365,12 @@ pub unsafe fn bind(
         let again = crate::convert::script(r, &script).map_err(|e| e.to_string());
         let problem = match again {
             Err(e) => Some(format!("cannot capture it again: {e}")),
-            Ok(again) => crate::transform::first_difference(model, &again),
+            Ok(mut again) => {
+                // The engine's structures do not hold what the compiler said: the hit
+                // replayed it from the entry (`zopt.record_warnings`), or not.
+                again.warnings.clone_from(&model.warnings);
+                crate::transform::first_difference(model, &again)
+            }
         };
         if let Some(problem) = problem {
             crate::warning(&format!(

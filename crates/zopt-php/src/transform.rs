@@ -160,6 +160,13 @@ pub fn first_difference(a: &zend_ir::Script, b: &zend_ir::Script) -> Option<Stri
             a.compiler_halt_offset, b.compiler_halt_offset
         ));
     }
+    if a.warnings != b.warnings {
+        return Some(format!(
+            "{} compile-time diagnostics written, {} found, or they differ",
+            a.warnings.len(),
+            b.warnings.len()
+        ));
+    }
     for ((ka, ca), (kb, cb)) in a.class_table.iter().zip(&b.class_table) {
         if ka != kb {
             return Some(format!("class table key {ka:?} written, {kb:?} found"));

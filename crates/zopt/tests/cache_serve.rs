@@ -141,10 +141,10 @@ fn debian_libraries_load_identically_from_a_warm_cache() {
     let cache_dir = dir.path().join("cache");
     let run = |settings: &[String]| {
         let mut cmd = Command::new(std::env::var_os("ZOPT_PHP").unwrap_or("php".into()));
-        // Diagnostics of the compiler (`${var}` in strings is deprecated, in
-        // dragonmantank/cron-expression) go to stderr: a hit does not compile, so, as under
-        // OPcache without `opcache.record_warnings`, it does not repeat them.
-        cmd.args(["-n", "-d", "memory_limit=1G", "-d", "display_errors=stderr"]);
+        // The compiler's diagnostics (`${var}` in strings is deprecated, in
+        // dragonmantank/cron-expression) are part of the output: the cached runs replay them
+        // (`zopt.record_warnings=1`).
+        cmd.args(["-n", "-d", "memory_limit=1G"]);
         for s in settings {
             cmd.args(["-d", s]);
         }
@@ -166,6 +166,7 @@ fn debian_libraries_load_identically_from_a_warm_cache() {
             format!("zopt.cache_dir={}", cache_dir.display()),
             format!("zopt.cache_stats={}", dir.path().join(stats).display()),
             "zopt.verify=1".into(),
+            "zopt.record_warnings=1".into(),
         ]
     };
     let reference = run(&[]);
@@ -333,4 +334,194 @@ fn opcache_enabled_means_zopt_cache_passes_through() {
     );
     let c = counters(&dir.path().join("s.json"));
     assert_eq!((c.hits, c.stores), (0, 0), "{c:?}");
+}
+
+/// What PHP's compiler says while compiling a script (deprecations, compile warnings) is
+/// kept in its entry: with `zopt.record_warnings=1` every hit says it again, in the file
+/// cache (entry and run-time image paths) and in shared memory (entry and run-time form), so
+/// the program prints exactly what it prints without a cache; with the default `0`, a hit
+/// is silent, as OPcache's is without `opcache.record_warnings` (OPcache is run as the
+/// oracle for both).
+#[test]
+fn compile_time_diagnostics_are_replayed_on_hits_with_record_warnings() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("warned.php"),
+        "<?php\n\
+         declare(ticks_per_second=1);\n\
+         $x = 1;\n\
+         echo \"x=${x}\\n\";\n\
+         $f = function ($a = 1, $b) { return \"${a}${b}\"; };\n\
+         echo $f(2, 3), \"\\n\";\n",
+    )
+    .unwrap();
+    let main = dir.path().join("main.php");
+    std::fs::write(
+        &main,
+        "<?php\n\
+         for ($i = 0; $i < 3; $i++) { include __DIR__ . '/warned.php'; }\n\
+         set_error_handler(function ($no, $msg, $file, $line) {\n\
+             echo \"handler: $no $msg \", basename($file), \":$line\\n\";\n\
+             return true;\n\
+         });\n\
+         include __DIR__ . '/warned.php';\n\
+         error_reporting(E_ALL & ~E_DEPRECATED);\n\
+         include __DIR__ . '/warned.php';\n",
+    )
+    .unwrap();
+    let reference = php(&main, &[]);
+    assert_eq!(reference.status, Some(0), "{}", reference.stdout);
+    assert_eq!(
+        reference.stdout.matches("Deprecated: Using ${var}").count(),
+        9,
+        "{}",
+        reference.stdout
+    );
+    assert!(reference.stdout.contains("Unsupported declare"));
+    assert!(reference
+        .stdout
+        .contains("handler: 8192 Optional parameter $a"));
+
+    // The files were just written: OPcache's protection of files changed in the last
+    // seconds is off.
+    let opcache = |record: u8, file_cache: &Path| {
+        php(
+            &main,
+            &[
+                "zend_extension=opcache".into(),
+                "opcache.enable_cli=1".into(),
+                format!("opcache.file_cache={}", file_cache.display()),
+                "opcache.file_cache_only=1".into(),
+                "opcache.file_update_protection=0".into(),
+                format!("opcache.record_warnings={record}"),
+            ],
+        )
+    };
+    let zopt = |record: u8, shm: bool, cache_dir: &Path, stats: &Path| {
+        let mut settings = vec![
+            format!("extension={}", extension().display()),
+            format!("zopt.cache_dir={}", cache_dir.display()),
+            format!("zopt.cache_stats={}", stats.display()),
+            format!("zopt.record_warnings={record}"),
+        ];
+        if shm {
+            settings.push("zopt.memory_consumption=16".into());
+        }
+        php(&main, &settings)
+    };
+    let served = |stats: &Path| {
+        let text = std::fs::read_to_string(stats).unwrap();
+        let v: serde_json::Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+        let n = |k: &str| v[k].as_u64().unwrap_or(0);
+        (n("compiles"), n("hits") + n("image_hits"), n("shm_hits"))
+    };
+
+    for record in [0u8, 1] {
+        // The oracle: OPcache's file cache, warm.
+        let oc_dir = dir.path().join(format!("opcache-{record}"));
+        std::fs::create_dir(&oc_dir).unwrap();
+        // Cold, the second and later includes are hits already.
+        let oc_cold = opcache(record, &oc_dir);
+        let oc_warm = opcache(record, &oc_dir);
+        if record == 1 {
+            assert_eq!(oc_cold, reference, "OPcache replays what PHP says");
+            assert_eq!(oc_warm, reference, "OPcache replays what PHP says");
+        } else {
+            assert!(
+                oc_cold.stdout.matches("Deprecated").count() == 4,
+                "{oc_cold:?}"
+            );
+            assert!(!oc_warm.stdout.contains("Deprecated"), "{oc_warm:?}");
+        }
+        for shm in [false, true] {
+            let tag = format!("{record}-{}", if shm { "shm" } else { "file" });
+            let cache_dir = dir.path().join(format!("cache-{tag}"));
+            let stats = |run: &str| dir.path().join(format!("{tag}-{run}.json"));
+            let cold = zopt(record, shm, &cache_dir, &stats("cold"));
+            assert_eq!(cold, oc_cold, "{tag}: cold, as OPcache's");
+            // The file cache's entry, then its run-time image (or the entry again: a
+            // script with diagnostics has no image).
+            for run in ["warm", "warmer"] {
+                let warm = zopt(record, shm, &cache_dir, &stats(run));
+                assert_eq!(warm, oc_warm, "{tag} {run}: a hit says what OPcache's says");
+                let (compiles, file_hits, _) = served(&stats(run));
+                assert_eq!(compiles, 0, "{tag} {run}");
+                assert!(file_hits >= 2, "{tag} {run}: {file_hits} hits");
+            }
+            if shm {
+                // Within one process, later includes are shared-memory hits.
+                let (_, _, shm_hits) = served(&stats("warm"));
+                assert!(shm_hits >= 4, "{tag}: {shm_hits} shared-memory hits");
+            }
+        }
+    }
+}
+
+/// A user error handler that includes a file while PHP's compiler reports a deprecation
+/// compiles that file inside the compile of the first: each is cached as a script of its
+/// own (the first's entry does not declare what the nested one declared), and both are
+/// cached (the nested compile is not taken for OPcache's).
+#[test]
+fn a_file_included_by_an_error_handler_during_a_compile_is_a_script_of_its_own() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("outer.php"),
+        "<?php\n$x = 1;\necho \"${x}\\n\";\nclass Outer {}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("inner.php"),
+        "<?php\nclass Inner {}\nfunction inner_f() { return 'inner_f'; }\n",
+    )
+    .unwrap();
+    let main = dir.path().join("main.php");
+    std::fs::write(
+        &main,
+        "<?php\n\
+         set_error_handler(function ($no, $msg, $file, $line) {\n\
+             if (!class_exists('Inner', false)) { include __DIR__ . '/inner.php'; }\n\
+             echo \"handled $line\\n\";\n\
+             return true;\n\
+         });\n\
+         include __DIR__ . '/outer.php';\n\
+         echo class_exists('Inner', false) ? \"Inner\\n\" : \"no Inner\\n\";\n\
+         echo function_exists('inner_f') ? inner_f() : 'no inner_f', \"\\n\";\n\
+         echo class_exists('Outer', false) ? \"Outer\\n\" : \"no Outer\\n\";\n",
+    )
+    .unwrap();
+    let reference = php(&main, &[]);
+    assert_eq!(
+        reference.stdout, "handled 3\n1\nInner\ninner_f\nOuter\n",
+        "{reference:?}"
+    );
+    for record in [0u8, 1] {
+        let cache_dir = dir.path().join(format!("cache-{record}"));
+        let stats = |run: &str| dir.path().join(format!("{record}-{run}.json"));
+        let run = |name: &str| {
+            let out = Command::new(std::env::var_os("ZOPT_PHP").unwrap_or("php".into()))
+                .arg("-n")
+                .args(["-d", &format!("extension={}", extension().display())])
+                .args(["-d", &format!("zopt.cache_dir={}", cache_dir.display())])
+                .args(["-d", &format!("zopt.cache_stats={}", stats(name).display())])
+                .args(["-d", &format!("zopt.record_warnings={record}")])
+                .arg(&main)
+                .output()
+                .unwrap();
+            let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+            assert!(!stderr.contains("OPcache"), "{stderr}");
+            String::from_utf8_lossy(&out.stdout).into_owned()
+        };
+        assert_eq!(run("cold"), reference.stdout);
+        assert_eq!(counters(&stats("cold")).stores, 3);
+        let warm = run("warm");
+        if record == 1 {
+            // The handler runs again on the replayed deprecation and includes inner.php.
+            assert_eq!(warm, reference.stdout);
+        } else {
+            // No deprecation, so no handler: nothing includes inner.php, and outer.php's
+            // entry does not declare its class and function.
+            assert_eq!(warm, "1\nno Inner\nno inner_f\nOuter\n");
+        }
+        assert_eq!(counters(&stats("warm")).compiles, 0);
+    }
 }

@@ -333,5 +333,16 @@ pub fn rich_script(path: &str, tag: u32) -> Script {
         class_table: vec![(PhpStr::from("example"), class)],
         // Odd tags have a __halt_compiler(), even ones do not.
         compiler_halt_offset: (tag % 2 == 1).then_some(4096 + u64::from(tag)),
+        // Tags divisible by 3 were warned about while compiling.
+        warnings: if tag % 3 == 0 {
+            vec![ErrorInfo {
+                type_: 8192,
+                lineno: 3 + tag,
+                filename: PhpStr::from(path),
+                message: PhpStr::from("Using ${var} in strings is deprecated, use {$var} instead"),
+            }]
+        } else {
+            Vec::new()
+        },
     }
 }

@@ -76,6 +76,8 @@
 //! script STRING              the script's filename; before any block
 //! halt_offset N              compiler_halt_offset (__COMPILER_HALT_OFFSET__), once, before
 //!                            any block (absent: None, no __halt_compiler())
+//! warning TYPE LINE STRING STRING   a diagnostic recorded while compiling (error type,
+//!                            line, file, message), in order, before any block
 //! main { OPARRAY }           the main op_array, once
 //! function STRING { OPARRAY }   function_table entries in order (STRING is the key)
 //! class STRING { CLASS }        class_table entries in order (STRING is the key)
@@ -166,7 +168,8 @@ use bincode::Options;
 
 /// Magic prefix of the binary form, followed by a format version.
 /// Version 2: [`Script::compiler_halt_offset`]. Version 3: arrays' `nNextFreeElement`.
-const BINARY_MAGIC: &[u8; 8] = b"ZOPBIN\x00\x03";
+/// Version 4: [`Script::warnings`].
+const BINARY_MAGIC: &[u8; 8] = b"ZOPBIN\x00\x04";
 
 /// Why a binary `.zop` could not be read.
 #[derive(Debug, thiserror::Error)]

@@ -1784,6 +1784,7 @@ impl<'a> Parser<'a> {
         let mut class_table = Vec::new();
         let mut seen_script = false;
         let mut compiler_halt_offset = None;
+        let mut warnings = Vec::new();
         let mut first = true;
         while self.next_line() {
             let at = self.pos;
@@ -1824,6 +1825,23 @@ impl<'a> Parser<'a> {
                     }
                     compiler_halt_offset = Some(self.u64_number("halt offset")?);
                 }
+                b"warning" => {
+                    if main.is_some() || !function_table.is_empty() || !class_table.is_empty() {
+                        return Err(
+                            self.error_at(at, "`warning` must come before every block".into())
+                        );
+                    }
+                    let type_ = self.u32_number("error type")?;
+                    let lineno = self.u32_number("line number")?;
+                    let filename = self.php_str()?;
+                    let message = self.php_str()?;
+                    warnings.push(ErrorInfo {
+                        type_,
+                        lineno,
+                        filename,
+                        message,
+                    });
+                }
                 b"main" => {
                     if main.is_some() {
                         return Err(self.error_at(at, "duplicate `main`".into()));
@@ -1849,9 +1867,9 @@ impl<'a> Parser<'a> {
                 }
                 _ => {
                     self.pos = at;
-                    return Err(
-                        self.expected("`script`, `halt_offset`, `main`, `function` or `class`")
-                    );
+                    return Err(self.expected(
+                        "`script`, `halt_offset`, `warning`, `main`, `function` or `class`",
+                    ));
                 }
             }
             first = false;
@@ -1866,6 +1884,7 @@ impl<'a> Parser<'a> {
             function_table,
             class_table,
             compiler_halt_offset,
+            warnings,
         })
     }
 }

@@ -35,6 +35,13 @@ impl Printer<'_> {
         if let Some(offset) = script.compiler_halt_offset {
             let _ = writeln!(self.out, "halt_offset {offset}");
         }
+        for w in &script.warnings {
+            let _ = write!(self.out, "warning {} {} ", w.type_, w.lineno);
+            write_string(&mut self.out, &w.filename.0);
+            self.out.push(' ');
+            write_string(&mut self.out, &w.message.0);
+            self.out.push('\n');
+        }
         self.out.push_str("\nmain {\n");
         self.op_array_body(&script.main_op_array, 1);
         self.out.push_str("}\n");

@@ -105,6 +105,7 @@ pub fn loop_script() -> Script {
         function_table: vec![],
         class_table: vec![],
         compiler_halt_offset: None,
+        warnings: Vec::new(),
     }
 }
 
@@ -160,6 +161,20 @@ pub fn everything_script() -> Script {
     script.filename = s(file);
     script.main_op_array.filename = s(file);
     script.compiler_halt_offset = Some(u64::from(u32::MAX) + 7);
+    script.warnings = vec![
+        ErrorInfo {
+            type_: 8192,
+            lineno: 3,
+            filename: s(file),
+            message: s("Using ${var} in strings is deprecated, use {$var} instead"),
+        },
+        ErrorInfo {
+            type_: u32::MAX,
+            lineno: u32::MAX,
+            filename: s(""),
+            message: PhpStr(b"\0bytes \xff \"quoted\"\n".to_vec()),
+        },
+    ];
     let main = &mut script.main_op_array;
     main.fn_flags = ZEND_ACC_STRICT_TYPES | 1 << 9;
     main.doc_comment = Some(s("/** main */"));
