@@ -174,6 +174,10 @@ pub struct Counters {
     /// Run-time images found but not used (damaged, truncated, from another PHP build...;
     /// the entry was served instead).
     pub image_rejects: Counter,
+    /// File-cache hits of scripts that have no run-time image (the record that none could
+    /// be made: a script PHP's compiler warned about, or one the image cannot represent),
+    /// served from their entry.
+    pub image_refusals: Counter,
 }
 
 pub static COUNTERS: Counters = Counters {
@@ -192,6 +196,7 @@ pub static COUNTERS: Counters = Counters {
     image_hits: Counter::new(),
     image_stores: Counter::new(),
     image_rejects: Counter::new(),
+    image_refusals: Counter::new(),
 };
 
 /// One call of the compile hook in this many is timed for `served_ns` / `other_ns`.
@@ -1056,6 +1061,7 @@ pub fn stats_json() -> serde_json::Value {
         "image_hits": c.image_hits.get(),
         "image_stores": c.image_stores.get(),
         "image_rejects": c.image_rejects.get(),
+        "image_refusals": c.image_refusals.get(),
         "uncacheable": c.uncacheable.get(),
         "load_failures": c.load_failures.get(),
         "served_ns": c.served_ns.get(),
@@ -1457,7 +1463,9 @@ unsafe fn serve_any(handle: *mut zend_file_handle, type_: c_int) -> Outcome {
                     COUNTERS.image_hits.bump();
                     return outcome;
                 }
-                Err(ImageMiss::Refused) => {}
+                Err(ImageMiss::Refused) => {
+                    COUNTERS.image_refusals.bump();
+                }
                 Err(ImageMiss::Missing) => make_image = true,
                 Err(ImageMiss::Bad(why)) => {
                     COUNTERS.image_rejects.bump();

@@ -429,7 +429,11 @@ impl Config {
             .min(
                 count(&imaged_counters, "served").saturating_sub(count(&imaged_counters, "stores")),
             );
-        if count(&imaged_counters, "image_hits") < imaged_scripts
+        // A script without an image (one PHP's compiler warned about) is served from its
+        // entry, and counted so.
+        let image_served =
+            count(&imaged_counters, "image_hits") + count(&imaged_counters, "image_refusals");
+        if image_served < imaged_scripts
             || count(&imaged_counters, "image_rejects") != 0
             || count(&imaged_counters, "load_failures") != 0
             || !compiled_only_misses(&imaged_counters)
