@@ -6,11 +6,13 @@
 //                    enum declaration (one declaration per file);
 //   load MAP         loads every class of MAP through an autoloader and prints
 //                    {"classes":N,"load_ns":T} (T: time spent loading, from hrtime);
-//   digest DIR...    maps DIRs, loads every class and prints a sorted digest of what PHP
-//                    declared (names, modifiers, parents, interfaces, traits, methods with
-//                    parameters and return types, constants, properties, attributes, doc
-//                    comments, lines): two runs print the same digest exactly when PHP ended
-//                    up with the same classes.
+//   digest [--skip DIR]... DIR...
+//                    maps DIRs, loads every class (but those of the skipped directories) and
+//                    prints a sorted digest of what PHP declared (names, modifiers, parents,
+//                    interfaces, traits, methods with parameters and return types, constants,
+//                    properties, attributes, doc comments, lines): two runs print the same
+//                    digest exactly when PHP ended up with the same classes. A fatal error is
+//                    named on stderr as `zopt-digest-fatal: FILE`.
 
 function zopt_map(array $roots): array {
     $map = [];
@@ -81,7 +83,29 @@ switch ($argv[1] ?? '') {
         echo json_encode(['classes' => $n, 'load_ns' => $t]), "\n";
         break;
     case 'digest':
-        $map = zopt_map(array_slice($argv, 2));
+        $dirs = [];
+        $skip = [];
+        for ($args = array_slice($argv, 2), $i = 0; $i < count($args); $i++) {
+            if ($args[$i] === '--skip') {
+                $skip[] = rtrim($args[++$i], '/') . '/';
+            } else {
+                $dirs[] = $args[$i];
+            }
+        }
+        $map = array_filter(zopt_map($dirs), function ($file) use ($skip) {
+            foreach ($skip as $s) {
+                if (str_starts_with($file, $s)) return false;
+            }
+            return true;
+        });
+        // A fatal error (a trait from outside DIRs, say) cannot be caught: name its file, so
+        // that the caller can leave its directory out and run again.
+        register_shutdown_function(function () {
+            $e = error_get_last();
+            if ($e !== null && ($e['type'] & (E_ERROR | E_CORE_ERROR | E_COMPILE_ERROR | E_USER_ERROR))) {
+                fwrite(STDERR, "zopt-digest-fatal: " . $e['file'] . "\n");
+            }
+        });
         zopt_autoload($map);
         $out = [];
         foreach (array_keys($map) as $c) {
