@@ -1356,9 +1356,7 @@ unsafe fn serve_run_time_form(handle: *mut zend_file_handle) -> Option<Outcome> 
     if root.is_null() || !image::usable(root) {
         return None;
     }
-    if ini::record_warnings() {
-        replay_warnings(entry.view());
-    }
+    replay_warnings(entry.view());
     let outcome = bind_form(root);
     entry.count_hit();
     FORM_HITS.bump();
@@ -1744,9 +1742,7 @@ unsafe fn serve_hit(
         store_image(cache, key, &built, view);
     }
     let model = ini::verify().then(|| view.to_script());
-    if ini::record_warnings() {
-        replay_warnings(view);
-    }
+    replay_warnings(view);
     match load::bind(e, built, view.compiler_halt_offset(), model.as_ref()) {
         Ok(main) => Ok(Outcome::Done(main)),
         Err(load::BindError::Fatal(f)) => Ok(Outcome::Fatal(f)),
@@ -1767,9 +1763,7 @@ unsafe fn serve_shm(entry: ShmEntry<'_>, image: Option<*const u8>) -> Result<Out
     let verify = ini::verify();
     let view = entry.view();
     if let (Some(root), false) = (image, verify) {
-        if ini::record_warnings() {
-            replay_warnings(view);
-        }
+        replay_warnings(view);
         return Ok(bind_run_time_form(root));
     }
     let built = match image {
@@ -1792,9 +1786,7 @@ unsafe fn serve_shm(entry: ShmEntry<'_>, image: Option<*const u8>) -> Result<Out
         }
     };
     let model = verify.then(|| view.to_script());
-    if ini::record_warnings() {
-        replay_warnings(view);
-    }
+    replay_warnings(view);
     match load::bind(e, built, view.compiler_halt_offset(), model.as_ref()) {
         Ok(main) => Ok(Outcome::Done(main)),
         Err(load::BindError::Fatal(f)) => Ok(Outcome::Fatal(f)),
@@ -1985,12 +1977,20 @@ impl Recording {
     }
 }
 
-/// `zopt.record_warnings`: emits again what PHP's compiler said when it compiled the script
-/// an entry holds, as OPcache's `replay_warnings` does on a hit (through `zend_error_at`,
-/// so `error_reporting`, handlers and display settings apply as they do now).
+/// With `zopt.record_warnings`, emits again what PHP's compiler said when it compiled the
+/// script an entry holds, as OPcache's `replay_warnings` does on a hit (through
+/// `zend_error_at`, so `error_reporting`, handlers and display settings apply as they do
+/// now). Called by every hit that binds a script, before it binds it.
+#[inline(always)]
+unsafe fn replay_warnings(view: ScriptView<'_>) {
+    if ini::record_warnings() {
+        emit_warnings(view);
+    }
+}
+
 #[cold]
 #[inline(never)]
-unsafe fn replay_warnings(view: ScriptView<'_>) {
+unsafe fn emit_warnings(view: ScriptView<'_>) {
     let e = Engine::new();
     for w in view.warnings() {
         let filename = e.new_string(w.filename());

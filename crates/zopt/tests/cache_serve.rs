@@ -18,6 +18,8 @@ struct Counters {
     rejects: u64,
     compiles: u64,
     stores: u64,
+    image_hits: u64,
+    shm_hits: u64,
 }
 
 fn counters(stats_file: &Path) -> Counters {
@@ -33,6 +35,8 @@ fn counters(stats_file: &Path) -> Counters {
         rejects: n("rejects"),
         compiles: n("compiles"),
         stores: n("stores"),
+        image_hits: n("image_hits"),
+        shm_hits: n("shm_hits"),
     }
 }
 
@@ -42,36 +46,42 @@ struct Run {
     status: Option<i32>,
 }
 
-/// Runs `script` from its directory with `settings` (`-n`: no php.ini, nothing but what is
-/// asked for).
-fn php(script: &Path, settings: &[String]) -> Run {
+/// PHP running `script` from its directory with `settings` (`-n`: no php.ini, nothing but
+/// what is asked for).
+fn php_command(script: &Path, settings: &[String]) -> Command {
     let mut cmd = Command::new(std::env::var_os("ZOPT_PHP").unwrap_or("php".into()));
     cmd.arg("-n");
     for s in settings {
         cmd.args(["-d", s]);
     }
-    let out = cmd
-        .arg(script.file_name().unwrap())
+    cmd.arg(script.file_name().unwrap())
         .current_dir(script.parent().unwrap())
-        .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap();
+        .stdin(std::process::Stdio::null());
+    cmd
+}
+
+/// Runs [`php_command`].
+fn php(script: &Path, settings: &[String]) -> Run {
+    let out = php_command(script, settings).output().unwrap();
     Run {
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
         status: out.status.code(),
     }
 }
 
+/// The extension as the cache in `cache_dir`, its counters appended to `stats`.
+fn cache_settings(cache_dir: &Path, stats: &Path) -> Vec<String> {
+    vec![
+        format!("extension={}", extension().display()),
+        format!("zopt.cache_dir={}", cache_dir.display()),
+        format!("zopt.cache_stats={}", stats.display()),
+    ]
+}
+
 fn cached(script: &Path, cache_dir: &Path, stats: &Path) -> Run {
-    php(
-        script,
-        &[
-            format!("extension={}", extension().display()),
-            format!("zopt.cache_dir={}", cache_dir.display()),
-            format!("zopt.cache_stats={}", stats.display()),
-            "zopt.verify=1".into(),
-        ],
-    )
+    let mut settings = cache_settings(cache_dir, stats);
+    settings.push("zopt.verify=1".into());
+    php(script, &settings)
 }
 
 /// An included file that changes is recompiled (a stale entry is rejected, never served);
@@ -203,14 +213,10 @@ fn debian_libraries_load_identically_from_a_warm_cache() {
         );
         String::from_utf8(out.stdout).unwrap()
     };
-    let cache_settings = |stats: &str| {
-        vec![
-            format!("extension={}", extension().display()),
-            format!("zopt.cache_dir={}", cache_dir.display()),
-            format!("zopt.cache_stats={}", dir.path().join(stats).display()),
-            "zopt.verify=1".into(),
-            "zopt.record_warnings=1".into(),
-        ]
+    let verified_settings = |stats: &str| {
+        let mut settings = cache_settings(&cache_dir, &dir.path().join(stats));
+        settings.extend(["zopt.verify=1".into(), "zopt.record_warnings=1".into()]);
+        settings
     };
     let reference = run(&[]);
     let classes = reference
@@ -221,8 +227,8 @@ fn debian_libraries_load_identically_from_a_warm_cache() {
         classes >= 1000,
         "only {classes} classes: are php-parser, php-twig, composer and phpunit installed?"
     );
-    let cold = run(&cache_settings("cold.json"));
-    let warm = run(&cache_settings("warm.json"));
+    let cold = run(&verified_settings("cold.json"));
+    let warm = run(&verified_settings("warm.json"));
     assert!(cold == reference, "the cold run declared different classes");
     assert!(warm == reference, "the warm run declared different classes");
     let (c, w) = (
@@ -234,7 +240,7 @@ fn debian_libraries_load_identically_from_a_warm_cache() {
 
     // Packed (and the loose entries pruned): served from the pack alone, identically.
     zend_cache::file_cache::pack(&cache_dir, true).unwrap();
-    let packed = run(&cache_settings("packed.json"));
+    let packed = run(&verified_settings("packed.json"));
     assert!(
         packed == reference,
         "the packed run declared different classes"
@@ -441,22 +447,12 @@ fn compile_time_diagnostics_are_replayed_on_hits_with_record_warnings() {
         )
     };
     let zopt = |record: u8, shm: bool, cache_dir: &Path, stats: &Path| {
-        let mut settings = vec![
-            format!("extension={}", extension().display()),
-            format!("zopt.cache_dir={}", cache_dir.display()),
-            format!("zopt.cache_stats={}", stats.display()),
-            format!("zopt.record_warnings={record}"),
-        ];
+        let mut settings = cache_settings(cache_dir, stats);
+        settings.push(format!("zopt.record_warnings={record}"));
         if shm {
             settings.push("zopt.memory_consumption=16".into());
         }
         php(&main, &settings)
-    };
-    let served = |stats: &Path| {
-        let text = std::fs::read_to_string(stats).unwrap();
-        let v: serde_json::Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
-        let n = |k: &str| v[k].as_u64().unwrap_or(0);
-        (n("compiles"), n("hits") + n("image_hits"), n("shm_hits"))
     };
 
     for record in [0u8, 1] {
@@ -487,13 +483,14 @@ fn compile_time_diagnostics_are_replayed_on_hits_with_record_warnings() {
             for run in ["warm", "warmer"] {
                 let warm = zopt(record, shm, &cache_dir, &stats(run));
                 assert_eq!(warm, oc_warm, "{tag} {run}: a hit says what OPcache's says");
-                let (compiles, file_hits, _) = served(&stats(run));
-                assert_eq!(compiles, 0, "{tag} {run}");
+                let c = counters(&stats(run));
+                assert_eq!(c.compiles, 0, "{tag} {run}");
+                let file_hits = c.hits + c.image_hits;
                 assert!(file_hits >= 2, "{tag} {run}: {file_hits} hits");
             }
             if shm {
                 // Within one process, later includes are shared-memory hits.
-                let (_, _, shm_hits) = served(&stats("warm"));
+                let shm_hits = counters(&stats("warm")).shm_hits;
                 assert!(shm_hits >= 4, "{tag}: {shm_hits} shared-memory hits");
             }
         }
@@ -541,15 +538,9 @@ fn a_file_included_by_an_error_handler_during_a_compile_is_a_script_of_its_own()
         let cache_dir = dir.path().join(format!("cache-{record}"));
         let stats = |run: &str| dir.path().join(format!("{record}-{run}.json"));
         let run = |name: &str| {
-            let out = Command::new(std::env::var_os("ZOPT_PHP").unwrap_or("php".into()))
-                .arg("-n")
-                .args(["-d", &format!("extension={}", extension().display())])
-                .args(["-d", &format!("zopt.cache_dir={}", cache_dir.display())])
-                .args(["-d", &format!("zopt.cache_stats={}", stats(name).display())])
-                .args(["-d", &format!("zopt.record_warnings={record}")])
-                .arg(&main)
-                .output()
-                .unwrap();
+            let mut settings = cache_settings(&cache_dir, &stats(name));
+            settings.push(format!("zopt.record_warnings={record}"));
+            let out = php_command(&main, &settings).output().unwrap();
             let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
             assert!(!stderr.contains("OPcache"), "{stderr}");
             String::from_utf8_lossy(&out.stdout).into_owned()

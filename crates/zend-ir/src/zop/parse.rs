@@ -1789,6 +1789,8 @@ impl<'a> Parser<'a> {
         while self.next_line() {
             let at = self.pos;
             let word = self.word();
+            // `script`, `halt_offset` and `warning` lines come before every block.
+            let in_blocks = main.is_some() || !function_table.is_empty() || !class_table.is_empty();
             match word {
                 b"zop" if first => {
                     self.skip_ws();
@@ -1802,11 +1804,7 @@ impl<'a> Parser<'a> {
                     }
                 }
                 b"script" => {
-                    if seen_script
-                        || main.is_some()
-                        || !function_table.is_empty()
-                        || !class_table.is_empty()
-                    {
+                    if seen_script || in_blocks {
                         return Err(
                             self.error_at(at, "`script` must come once, before every block".into())
                         );
@@ -1818,7 +1816,7 @@ impl<'a> Parser<'a> {
                     if compiler_halt_offset.is_some() {
                         return Err(self.error_at(at, "duplicate `halt_offset`".into()));
                     }
-                    if main.is_some() || !function_table.is_empty() || !class_table.is_empty() {
+                    if in_blocks {
                         return Err(
                             self.error_at(at, "`halt_offset` must come before every block".into())
                         );
@@ -1826,7 +1824,7 @@ impl<'a> Parser<'a> {
                     compiler_halt_offset = Some(self.u64_number("halt offset")?);
                 }
                 b"warning" => {
-                    if main.is_some() || !function_table.is_empty() || !class_table.is_empty() {
+                    if in_blocks {
                         return Err(
                             self.error_at(at, "`warning` must come before every block".into())
                         );
