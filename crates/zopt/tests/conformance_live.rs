@@ -310,3 +310,54 @@ fn what_the_process_folds_is_php_s() {
         }
     }
 }
+
+/// A compile warning does not stop PHP compiling a file (Horde's Ingo and Whups use
+/// `continue` inside a `switch`, Sabre a `final private` method): such a file is compared,
+/// in both ways of compiling; only a file PHP rejects counts as one it cannot compile.
+#[test]
+fn files_with_compile_warnings_are_compared() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("warns.php"),
+        "<?php\nfunction f($a) {\n    foreach ($a as $x) {\n        switch ($x) { case 1: continue; }\n        echo $x + 1;\n    }\n}\nclass A { final private function g() { return 2 * 3; } }\nf([1, 2]);\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("fatal.php"),
+        "<?php\nfunction g($s) { return $s{0}; }\n",
+    )
+    .unwrap();
+    let files = php_files(&[dir.path().to_path_buf()]).unwrap();
+    let levels = ["before", "after", "types"].map(|l| Level::parse(l).unwrap());
+    for compile_as in [CompileAs::Include, CompileAs::Run] {
+        let mut php = Php::locate(None, Some(extension())).unwrap();
+        php.compile_as = compile_as;
+        let report = conformance::run(&php, &files, 0x7FFE_BFFF, &levels, false);
+        let uncompilable: Vec<&str> = report
+            .uncompilable
+            .iter()
+            .map(|(f, _)| f.as_str())
+            .collect();
+        assert_eq!(
+            uncompilable,
+            ["fatal.php"],
+            "{compile_as:?}: {:?}",
+            report.uncompilable
+        );
+        assert!(
+            report.uncompilable[0].1.contains("curly braces"),
+            "{:?}",
+            report.uncompilable
+        );
+        assert!(report.errors.is_empty(), "{:?}", report.errors);
+        for level in &report.levels {
+            // `$_main`, f and A::g.
+            assert_eq!(level.compared, 3, "{compile_as:?} {}", level.level);
+            assert_eq!(
+                level.identical, level.compared,
+                "{compile_as:?} {}: {:#?}",
+                level.level, level.mismatches
+            );
+        }
+    }
+}
