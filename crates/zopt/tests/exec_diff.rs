@@ -7,8 +7,9 @@
 //!
 //! Needs `php` 8.2 with OPcache, and for the real programs Debian's `composer` and `phpunit`,
 //! DokuWiki, MediaWiki, Roundcube, WordPress with its two themes and `mariadb-server`,
-//! phpMyAdmin, `php-laravel-framework`, `smarty4` and `php8.2-cgi` (as .ci/run installs
-//! them): the tests fail with a message naming the missing package, they never skip. The
+//! phpMyAdmin, `php-laravel-framework`, `smarty4`, Horde's libraries, `php-faker`,
+//! `php-sabre-vobject`, `php-easyrdf`, `php-json-schema`, `php-codesniffer` and `php8.2-cgi`
+//! (as .ci/run installs them): the tests fail with a message naming the missing package, they never skip. The
 //! extension is built here (`cargo build -p zopt-php`, a no-op when fresh).
 
 mod apps;
@@ -590,6 +591,75 @@ fn wordpress_and_phpmyadmin_libraries_run_identically_under_every_mode() {
         ),
         ("phpmyadmin_sql_parser", "ON DELETE CASCADE"),
         ("phpmyadmin_sql_parser", "SELECT * FROM `a` WHERE c = 1"),
+    ];
+    assert_optimized_outputs_contain(&config, &programs, &expect);
+}
+
+/// Horde's libraries and other PHP libraries of Debian, older and newer styles of PHP code,
+/// run as their users run them, under every mode: Horde's MIME, iCalendar, text diff and
+/// filters, dates and recurrences, natural-language date parsing, RFC 822 addresses, IMAP
+/// client utilities, Blowfish, routes and minifiers (fixtures/apps/horde.php); Faker from
+/// fixed seeds in five locales, Sabre's VObject expanding a recurring event, EasyRdf and
+/// JsonSchema (fixtures/apps/php_libraries.php); and PHP_CodeSniffer, a whole application,
+/// checking the fixtures against three coding standards and printing the fixes of its
+/// fixers as a diff.
+#[test]
+fn horde_php_libraries_and_php_codesniffer_run_identically_under_every_mode() {
+    require_file("/usr/share/php/Horde/Mime/Part.php", "php-horde-mime");
+    require_file("/usr/share/php/Faker/autoload.php", "php-faker");
+    require_file(
+        "/usr/share/php/Sabre/VObject/autoload.php",
+        "php-sabre-vobject",
+    );
+    require_tool("phpcs", "apt-get install php-codesniffer");
+    let config = config();
+    let mut programs = app_programs(&["horde.php", "php_libraries.php"]);
+    let fixtures = workspace_root().join("fixtures/php");
+    let mut apps: Vec<String> = std::fs::read_dir(&fixtures)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|f| f.starts_with("app_") && f.ends_with(".php"))
+        .collect();
+    apps.sort();
+    for (name, args) in [
+        (
+            "phpcs json",
+            vec!["--standard=Squiz,PEAR", "--report=json", "."],
+        ),
+        ("phpcs diff", vec!["--standard=PSR12", "--report=diff"]),
+    ] {
+        let mut words: Vec<String> = ["phpcs", "-q", "--no-cache"]
+            .iter()
+            .chain(&args)
+            .map(|w| w.to_string())
+            .collect();
+        if name == "phpcs diff" {
+            words.extend(apps.iter().cloned());
+        }
+        let mut p = Program::command(&words, &fixtures, PhpIni::Default).unwrap();
+        p.name = name.into();
+        programs.push(p);
+    }
+    assert_every_mode_identical(&config, &programs, false);
+    let expect = [
+        ("horde", "1 text/plain utf-8"),
+        ("horde", "Optimizer review, part 2"),
+        ("horde", "<del>two</del><ins>2</ins>"),
+        ("horde", "12-07 Mon 12-10 Thu 12-21 Mon"),
+        ("horde", "dec 25 at 7pm: 2026-12-25 19:00"),
+        ("horde", "xn--bcher-kva.example bücher.example"),
+        ("horde", "/archive/2026/12 => {\"year\":\"2026\""),
+        ("php_libraries", "de_DE: Luise Graf"),
+        ("php_libraries", "2026-12-16 08:00 UTC 20261216T090000"),
+        ("php_libraries", "knows http://example.org/bob Bob"),
+        (
+            "php_libraries",
+            "tags: There are no duplicates allowed in the array",
+        ),
+        ("phpcs json", "Squiz.WhiteSpace"),
+        ("phpcs json", "PEAR.Commenting.FunctionComment.Missing"),
+        ("phpcs diff", "+++ PHP_CodeSniffer"),
+        ("phpcs diff", "+final class LRUCache\n+{"),
     ];
     assert_optimized_outputs_contain(&config, &programs, &expect);
 }
