@@ -58,5 +58,6 @@ pub use level::*;
 pub use php_bugs::PhpBugs;
 pub use provenance::{Change, ChangeKind};
 pub use script::{
-    implemented, optimize_script, optimize_script_in, CustomPass, Options, Outcome, PassTiming,
+    after_optimizer_dump_flags, implemented, optimize_script, optimize_script_in, CustomPass,
+    Options, Outcome, PassTiming,
 };

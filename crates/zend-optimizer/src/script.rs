@@ -118,6 +118,17 @@ pub const IMPLEMENTED_PASSES: u32 = PASS_1
 /// Passes whose bit changes nothing in PHP 8.2's schedule.
 const INERT_PASSES: u32 = PASS_2 | PASS_15 | PASS_16;
 
+/// The flags of PHP's final "after optimizer" dump at `optimization_level`: the call-graph
+/// path (PASS_7) prints each op_array with its live ranges once every function is
+/// optimized, the per-op_array path prints the ops alone.
+pub fn after_optimizer_dump_flags(optimization_level: u32) -> u32 {
+    if optimization_level & PASS_7 != 0 {
+        dump::ZEND_DUMP_LIVE_RANGES
+    } else {
+        0
+    }
+}
+
 /// Whether the dump at `debug_bits` (one stage) is what PHP prints at `optimization_level`:
 /// every pass that runs before that dump point is implemented.
 pub fn implemented(optimization_level: u32, debug_bits: u32) -> bool {
@@ -368,7 +379,7 @@ pub fn optimize_script_in(script: &mut Script, options: &Options, work: &mut Wor
                     dump::dump_op_array(
                         &mut driver.state().dumps,
                         op_array,
-                        dump::ZEND_DUMP_LIVE_RANGES,
+                        after_optimizer_dump_flags(level),
                         Some("after optimizer"),
                     );
                 }

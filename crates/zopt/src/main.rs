@@ -105,7 +105,10 @@ enum Command {
         file: PathBuf,
     },
     /// Optimize a PHP file or a recording with zopt's optimizer and print it as PHP's
-    /// "after optimizer" dump, or write it as a recording.
+    /// "after optimizer" dump, or write it as a recording. What it prints is the script as
+    /// optimized, the form PHP runs: at levels with the call graph (PASS_7, as the default)
+    /// that is PHP's dump; without it PHP dumps each op_array before pass 12 sets its calls'
+    /// stack sizes (`zopt dump --level after` prints that form).
     Opt {
         #[command(flatten)]
         php: PhpArgs,
@@ -533,6 +536,7 @@ fn run(cli: Cli) -> Result<()> {
                 None => zopt::opt::print(
                     &mut std::io::stdout().lock(),
                     &script,
+                    optimization_level,
                     explain.then_some(outcome.changes.as_slice()),
                 )?,
             }

@@ -8,7 +8,9 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use zend_ir::dump::{self, debug_level};
 use zend_ir::Script;
-use zend_optimizer::{optimize_script, Change, Options, Outcome, PhpBugs};
+use zend_optimizer::{
+    after_optimizer_dump_flags, optimize_script, Change, Options, Outcome, PhpBugs,
+};
 
 use crate::php::Php;
 
@@ -53,16 +55,23 @@ pub fn optimize(
     optimize_script(script, &options)
 }
 
-/// Prints every op_array as PHP's "after optimizer" dump does; with `changes`, each
-/// op_array's changes follow its listing, one line each: pass, op (numbered as when the pass
-/// made the change), what happened and why.
-pub fn print(out: &mut dyn Write, script: &Script, changes: Option<&[Change]>) -> Result<()> {
+/// Prints every op_array as PHP's "after optimizer" dump at `optimization_level` does (with
+/// live ranges where PHP prints them); with `changes`, each op_array's changes follow its
+/// listing, one line each: pass, op (numbered as when the pass made the change), what
+/// happened and why.
+pub fn print(
+    out: &mut dyn Write,
+    script: &Script,
+    optimization_level: u32,
+    changes: Option<&[Change]>,
+) -> Result<()> {
+    let flags = after_optimizer_dump_flags(optimization_level);
     let mut text = Vec::new();
     for op_array in script.op_arrays() {
         if op_array.type_ == zend_ir::ZEND_EVAL_CODE {
             continue;
         }
-        dump::dump_op_array(&mut text, op_array, 0, Some("after optimizer"));
+        dump::dump_op_array(&mut text, op_array, flags, Some("after optimizer"));
         if let Some(changes) = changes {
             let name = op_array.display_name();
             for c in changes.iter().filter(|c| c.op_array == name) {

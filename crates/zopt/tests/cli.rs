@@ -199,3 +199,69 @@ fn a_redeclaration_is_reported_with_phps_message_only() {
     assert!(err.contains("Cannot redeclare twice()"), "{err}");
     assert!(!err.contains("Command line code"), "{err}");
 }
+
+/// `zopt opt` prints what PHP's own "after optimizer" dump prints at the default level
+/// (the call-graph path dumps every op_array with its live ranges once all are optimized),
+/// and says where the classic level's dump differs: there PHP dumps each op_array before
+/// pass 12 sets its calls' stack sizes, which `zopt dump --level after` reproduces.
+#[test]
+fn opt_prints_phps_after_optimizer_dump() {
+    let php = zopt::php::Php::locate(None, Some(extension())).unwrap();
+    let fixtures = workspace_root().join("fixtures/php");
+    for name in [
+        "app_lru_cache.php",
+        "app_matrix.php",
+        "exec_big_switch_match.php",
+    ] {
+        let file = fixtures.join(name);
+        let file = file.to_str().unwrap();
+        let level = "0x7FFEBFFF";
+        let theirs = php
+            .compile(Path::new(file), 0x7FFE_BFFF, 0x20000, None)
+            .unwrap();
+        assert!(
+            String::from_utf8_lossy(&theirs.dump).contains("LIVE RANGES:"),
+            "{name}"
+        );
+        // PHP 8.2's own deviations included (app_matrix merges two echos, fixtures/README.md).
+        let ours = zopt(
+            &fixtures,
+            &[
+                "opt",
+                "--php-bugs",
+                "all",
+                "--optimization-level",
+                level,
+                file,
+            ],
+        );
+        assert!(ours.status.success(), "{}", stderr(&ours));
+        assert_eq!(
+            String::from_utf8_lossy(&ours.stdout),
+            String::from_utf8_lossy(&theirs.dump),
+            "{name} at {level}"
+        );
+        let theirs = php
+            .compile(Path::new(file), 0x7FFE_9F1F, 0x20000, None)
+            .unwrap();
+        let after = zopt(
+            &fixtures,
+            &[
+                "dump",
+                "--php-bugs",
+                "all",
+                "--optimization-level",
+                "0x7FFE9F1F",
+                "--level",
+                "after",
+                file,
+            ],
+        );
+        assert!(after.status.success(), "{}", stderr(&after));
+        assert_eq!(
+            String::from_utf8_lossy(&after.stdout),
+            String::from_utf8_lossy(&theirs.dump),
+            "{name}: zopt dump --level after at 0x7FFE9F1F"
+        );
+    }
+}
