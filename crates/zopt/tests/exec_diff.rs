@@ -8,7 +8,8 @@
 //! Needs `php` 8.2 with OPcache, and for the real programs Debian's `composer` and `phpunit`,
 //! DokuWiki, MediaWiki, Roundcube, WordPress with its two themes and `mariadb-server`,
 //! phpMyAdmin, `php-laravel-framework`, `smarty4`, Horde's libraries, `php-faker`,
-//! `php-sabre-vobject`, `php-easyrdf`, `php-json-schema`, `php-codesniffer` and `php8.2-cgi`
+//! `php-sabre-vobject`, `php-easyrdf`, `php-json-schema`, `php-doctrine-orm`,
+//! `php-codesniffer` and `php8.2-cgi`
 //! (as .ci/run installs them): the tests fail with a message naming the missing package, they never skip. The
 //! extension is built here (`cargo build -p zopt-php`, a no-op when fresh).
 
@@ -600,20 +601,27 @@ fn wordpress_and_phpmyadmin_libraries_run_identically_under_every_mode() {
 /// filters, dates and recurrences, natural-language date parsing, RFC 822 addresses, IMAP
 /// client utilities, Blowfish, routes and minifiers (fixtures/apps/horde.php); Faker from
 /// fixed seeds in five locales, Sabre's VObject expanding a recurring event, EasyRdf and
-/// JsonSchema (fixtures/apps/php_libraries.php); and PHP_CodeSniffer, a whole application,
+/// JsonSchema (fixtures/apps/php_libraries.php); Doctrine ORM 2 on SQLite in memory (mapping
+/// by attributes, schema tool, unit of work with cascades and lifecycle callbacks, DQL, the
+/// query builder, lazy collections with criteria, proxies made by eval, and three platforms'
+/// SQL: fixtures/apps/doctrine.php); and PHP_CodeSniffer, a whole application,
 /// checking the fixtures against three coding standards and printing the fixes of its
 /// fixers as a diff.
 #[test]
-fn horde_php_libraries_and_php_codesniffer_run_identically_under_every_mode() {
+fn horde_doctrine_php_libraries_and_php_codesniffer_run_identically_under_every_mode() {
     require_file("/usr/share/php/Horde/Mime/Part.php", "php-horde-mime");
     require_file("/usr/share/php/Faker/autoload.php", "php-faker");
     require_file(
         "/usr/share/php/Sabre/VObject/autoload.php",
         "php-sabre-vobject",
     );
+    require_file(
+        "/usr/share/php/Doctrine/ORM/autoload.php",
+        "php-doctrine-orm",
+    );
     require_tool("phpcs", "apt-get install php-codesniffer");
     let config = config();
-    let mut programs = app_programs(&["horde.php", "php_libraries.php"]);
+    let mut programs = app_programs(&["horde.php", "php_libraries.php", "doctrine.php"]);
     let fixtures = workspace_root().join("fixtures/php");
     let mut apps: Vec<String> = std::fs::read_dir(&fixtures)
         .unwrap()
@@ -656,6 +664,12 @@ fn horde_php_libraries_and_php_codesniffer_run_identically_under_every_mode() {
             "php_libraries",
             "tags: There are no duplicates allowed in the array",
         ),
+        ("doctrine", "1 ana-lima bob-co- 2"),
+        ("doctrine", "Ana Lima: 2 orders, 220.49"),
+        ("doctrine", "1 Ana Lima 120.5 [applex5,pearx4]"),
+        ("doctrine", "  big: 120.5,99.99 all: 2"),
+        ("doctrine", "5 paid\n84\n"),
+        ("doctrine", "OFFSET 20 ROWS FETCH NEXT 10 ROWS ONLY"),
         ("phpcs json", "Squiz.WhiteSpace"),
         ("phpcs json", "PEAR.Commenting.FunctionComment.Missing"),
         ("phpcs diff", "+++ PHP_CodeSniffer"),
