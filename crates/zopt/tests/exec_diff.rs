@@ -629,25 +629,27 @@ fn horde_doctrine_php_libraries_and_php_codesniffer_run_identically_under_every_
         .filter(|f| f.starts_with("app_") && f.ends_with(".php"))
         .collect();
     apps.sort();
-    for (name, args) in [
-        (
-            "phpcs json",
-            vec!["--standard=Squiz,PEAR", "--report=json", "."],
-        ),
-        ("phpcs diff", vec!["--standard=PSR12", "--report=diff"]),
-    ] {
-        let mut words: Vec<String> = ["phpcs", "-q", "--no-cache"]
+    let phpcs = |name: &str, args: &[&str], files: &[String]| {
+        let words: Vec<String> = ["phpcs", "-q", "--no-cache"]
             .iter()
-            .chain(&args)
+            .chain(args)
             .map(|w| w.to_string())
+            .chain(files.iter().cloned())
             .collect();
-        if name == "phpcs diff" {
-            words.extend(apps.iter().cloned());
-        }
         let mut p = Program::command(&words, &fixtures, PhpIni::Default).unwrap();
         p.name = name.into();
-        programs.push(p);
-    }
+        p
+    };
+    programs.push(phpcs(
+        "phpcs json",
+        &["--standard=Squiz,PEAR", "--report=json", "."],
+        &[],
+    ));
+    programs.push(phpcs(
+        "phpcs diff",
+        &["--standard=PSR12", "--report=diff"],
+        &apps,
+    ));
     assert_every_mode_identical(&config, &programs, false);
     let expect = [
         ("horde", "1 text/plain utf-8"),
