@@ -208,60 +208,34 @@ fn a_redeclaration_is_reported_with_phps_message_only() {
 fn opt_prints_phps_after_optimizer_dump() {
     let php = zopt::php::Php::locate(None, Some(extension())).unwrap();
     let fixtures = workspace_root().join("fixtures/php");
+    // What zopt prints for `command` at `level`, with PHP 8.2's own deviations (app_matrix
+    // merges two echos, fixtures/README.md), against PHP's after-optimizer dump.
+    let compare = |file: &Path, command: &[&str], level: u32| {
+        let theirs = php.compile(file, level, 0x20000, None).unwrap();
+        let level = format!("{level:#X}");
+        let mut args = command.to_vec();
+        args.extend(["--php-bugs", "all", "--optimization-level", &level]);
+        args.push(file.to_str().unwrap());
+        let ours = zopt(&fixtures, &args);
+        assert!(ours.status.success(), "{}", stderr(&ours));
+        let theirs = String::from_utf8_lossy(&theirs.dump).into_owned();
+        assert_eq!(
+            String::from_utf8_lossy(&ours.stdout),
+            theirs,
+            "zopt {} on {}",
+            args.join(" "),
+            file.display()
+        );
+        theirs
+    };
     for name in [
         "app_lru_cache.php",
         "app_matrix.php",
         "exec_big_switch_match.php",
     ] {
         let file = fixtures.join(name);
-        let file = file.to_str().unwrap();
-        let level = "0x7FFEBFFF";
-        let theirs = php
-            .compile(Path::new(file), 0x7FFE_BFFF, 0x20000, None)
-            .unwrap();
-        assert!(
-            String::from_utf8_lossy(&theirs.dump).contains("LIVE RANGES:"),
-            "{name}"
-        );
-        // PHP 8.2's own deviations included (app_matrix merges two echos, fixtures/README.md).
-        let ours = zopt(
-            &fixtures,
-            &[
-                "opt",
-                "--php-bugs",
-                "all",
-                "--optimization-level",
-                level,
-                file,
-            ],
-        );
-        assert!(ours.status.success(), "{}", stderr(&ours));
-        assert_eq!(
-            String::from_utf8_lossy(&ours.stdout),
-            String::from_utf8_lossy(&theirs.dump),
-            "{name} at {level}"
-        );
-        let theirs = php
-            .compile(Path::new(file), 0x7FFE_9F1F, 0x20000, None)
-            .unwrap();
-        let after = zopt(
-            &fixtures,
-            &[
-                "dump",
-                "--php-bugs",
-                "all",
-                "--optimization-level",
-                "0x7FFE9F1F",
-                "--level",
-                "after",
-                file,
-            ],
-        );
-        assert!(after.status.success(), "{}", stderr(&after));
-        assert_eq!(
-            String::from_utf8_lossy(&after.stdout),
-            String::from_utf8_lossy(&theirs.dump),
-            "{name}: zopt dump --level after at 0x7FFE9F1F"
-        );
+        let dump = compare(&file, &["opt"], 0x7FFE_BFFF);
+        assert!(dump.contains("LIVE RANGES:"), "{name}");
+        compare(&file, &["dump", "--level", "after"], 0x7FFE_9F1F);
     }
 }
