@@ -26,8 +26,8 @@ use zend_inference::{const_type, mb, VarInfo};
 use zend_ir::dump::{FuncInfoHeader, SsaRange};
 use zend_ir::opcode::*;
 use zend_ir::{
-    ArrayKey, Literal, OpArray, OpNum, Operand, PhpDouble, VarNum, IS_CV, IS_TMP_VAR, IS_UNUSED,
-    IS_VAR,
+    ArrayKey, Literal, OpArray, OpNum, Operand, PhpDouble, Script, VarNum, IS_CV, IS_TMP_VAR,
+    IS_UNUSED, IS_VAR,
 };
 use zend_ssa::edit::make_nop;
 use zend_ssa::{Alias, SsaVar, VarTypes};
@@ -36,6 +36,7 @@ use crate::analysis::FuncAnalysis;
 use crate::ctx::OptimizerCtx;
 use crate::helpers::add_literal;
 use crate::level::*;
+use crate::may_throw::{may_throw, TypeView};
 use crate::php_bugs::PhpBugs;
 use crate::provenance::ChangeKind;
 
@@ -1215,6 +1216,7 @@ fn is_cv_var(operand: Operand, cv: u32) -> bool {
 /// straight into the CV `cv` the temporary is then assigned to.
 fn supports_assign_contraction(
     op_array: &OpArray,
+    script: &Script,
     fa: &FuncAnalysis,
     def: usize,
     src: SsaVar,
@@ -1234,6 +1236,19 @@ fn supports_assign_contraction(
                 || op.extended_value == u32::from(zend_ir::types::IS_OBJECT) =>
         {
             !is_cv_var(op.op1, cv)
+        }
+        // An assignment into the variable itself that throws would leave the variable
+        // overwritten by the result it never produced (`$a = $a->y = ''` of a string).
+        ZEND_ASSIGN_OP | ZEND_ASSIGN_OBJ | ZEND_ASSIGN_DIM | ZEND_ASSIGN_OBJ_OP
+        | ZEND_ASSIGN_DIM_OP
+            if is_cv_var(op.op1, cv) =>
+        {
+            let view = TypeView {
+                op_array,
+                ssa: &fa.ssa,
+                vars: &fa.inference.vars,
+            };
+            !may_throw(&view, script, def)
         }
         _ => true,
     }
@@ -1397,7 +1412,9 @@ fn try_to_replace_result(
     if fa.ssa.next_use(result_var, use_).is_some()
         || matches!(
             op_array.opcodes[use_.index()].opcode,
-            ZEND_FREE | ZEND_SEND_VAL | ZEND_SEND_VAL_EX | ZEND_VERIFY_RETURN_TYPE
+            // A by-reference generator yields a reference to a CV, but the value of a
+            // temporary.
+            ZEND_FREE | ZEND_SEND_VAL | ZEND_SEND_VAL_EX | ZEND_VERIFY_RETURN_TYPE | ZEND_YIELD
         )
     {
         return false;
@@ -1441,16 +1458,28 @@ fn try_to_replace_result(
 
 /// After a temporary was folded into the CV assignment at `op_2`: `$x = $x - 1` and
 /// `$x = $x + 1` (or `1 + $x`) on a value that is no bool, string, array, object, resource
-/// or reference become `--$x` / `++$x`.
-fn contract_to_inc_dec(op_array: &mut OpArray, fa: &mut FuncAnalysis, op_2: usize, v: SsaVar) {
+/// or reference become `--$x` / `++$x`; `$x - 1` only on a value that is not null or
+/// undefined either, unless PHP 8.2's [`PhpBugs::DECREMENTED_NULL`] is reproduced.
+fn contract_to_inc_dec(
+    op_array: &mut OpArray,
+    fa: &mut FuncAnalysis,
+    op_2: usize,
+    v: SsaVar,
+    php_bugs: PhpBugs,
+) {
     const NOT_NUMERIC: u32 = mb::FALSE | mb::TRUE | REFCOUNTED;
     let op = op_array.opcodes[op_2];
     let s = fa.ssa.ops[op_2];
     let plain = |used: Option<SsaVar>| used.is_some_and(|u| var_type(fa, u) & NOT_NUMERIC == 0);
+    let not_null = |used: Option<SsaVar>| {
+        php_bugs.contains(PhpBugs::DECREMENTED_NULL)
+            || used.is_some_and(|u| var_type(fa, u) & (mb::UNDEF | mb::NULL) == 0)
+    };
     if op.opcode == ZEND_SUB
         && op.op1 == op.result
         && long_const(op_array, op.op2) == Some(1)
         && plain(s.op1_use)
+        && not_null(s.op1_use)
     {
         let o = &mut op_array.opcodes[op_2];
         o.opcode = ZEND_PRE_DEC;
@@ -1755,7 +1784,7 @@ fn rewrite_vars(op_array: &mut OpArray, ctx: &mut OptimizerCtx, fa: &mut FuncAna
                 let chain = fa.ssa.ops[op_1].op1_use_chain;
                 if let Some(op_2) = single_use_temp(fa, src, op_1, chain).filter(|&op_2| {
                     op.result.var().is_some_and(|r| {
-                        supports_assign_contraction(op_array, fa, op_2, src, r.as_u32())
+                        supports_assign_contraction(op_array, ctx.script, fa, op_2, src, r.as_u32())
                     })
                 }) {
                     let orig = fa.ssa.ops[op_1].result_use;
@@ -1780,7 +1809,7 @@ fn rewrite_vars(op_array: &mut OpArray, ctx: &mut OptimizerCtx, fa: &mut FuncAna
                             ChangeKind::Rewritten,
                             || "dfa: computes straight into the variable it was copied to".into(),
                         );
-                        contract_to_inc_dec(op_array, fa, op_2, v);
+                        contract_to_inc_dec(op_array, fa, op_2, v, ctx.php_bugs);
                     }
                 }
             }
@@ -1856,7 +1885,14 @@ fn rewrite_vars(op_array: &mut OpArray, ctx: &mut OptimizerCtx, fa: &mut FuncAna
                     single_use_temp(fa, src, op_1, s.op2_use_chain)
                         .filter(|&op_2| {
                             op.op1.var().is_some_and(|cv| {
-                                supports_assign_contraction(op_array, fa, op_2, src, cv.as_u32())
+                                supports_assign_contraction(
+                                    op_array,
+                                    ctx.script,
+                                    fa,
+                                    op_2,
+                                    src,
+                                    cv.as_u32(),
+                                )
                             })
                         })
                         .map(|op_2| (src, op_2))
@@ -1881,7 +1917,7 @@ fn rewrite_vars(op_array: &mut OpArray, ctx: &mut OptimizerCtx, fa: &mut FuncAna
                         ChangeKind::Rewritten,
                         || "dfa: computes straight into the variable it was assigned to".into(),
                     );
-                    contract_to_inc_dec(op_array, fa, op_2, v);
+                    contract_to_inc_dec(op_array, fa, op_2, v, ctx.php_bugs);
                 }
             } else if op.op2.op_type() == zend_ir::IS_CONST
                 || (op.op2.op_type() & (IS_TMP_VAR | IS_VAR | IS_CV) != 0
@@ -1913,8 +1949,16 @@ fn rewrite_vars(op_array: &mut OpArray, ctx: &mut OptimizerCtx, fa: &mut FuncAna
             && matches!(op.extended_value, x if x == u32::from(ZEND_ADD.0) || x == u32::from(ZEND_SUB.0))
             && s.op1_def == Some(v)
             && long_const(op_array, op.op2) == Some(1)
-            && s.op1_use
-                .is_some_and(|u| var_type(fa, u) & not_numeric == 0)
+            && s.op1_use.is_some_and(|u| {
+                // `--$x` of null (or of an undefined variable) is null, `$x - 1` is -1;
+                // `++$x` and `$x + 1` of null are both 1.
+                let dec_mask = if op.extended_value == u32::from(ZEND_SUB.0) {
+                    mb::UNDEF | mb::NULL
+                } else {
+                    0
+                };
+                var_type(fa, u) & (not_numeric | dec_mask) == 0
+            })
         {
             let inc = op.extended_value == u32::from(ZEND_ADD.0);
             let o = &mut op_array.opcodes[op_1];

@@ -257,8 +257,13 @@ fn drop_leading_backslash(val: &mut Literal) {
 }
 
 /// `TO_STRING_NOWARN`: `false` for arrays and ASTs, otherwise the value becomes a string.
-fn to_string_nowarn(val: &mut Literal) -> bool {
+fn to_string_nowarn(val: &mut Literal, php_bugs: PhpBugs) -> bool {
     if matches!(val, Literal::Array(_) | Literal::Ast(_)) {
+        return false;
+    }
+    // A float's string form depends on the `precision` the program runs with: converted
+    // here, it would be the compiling process's ([`PhpBugs::FLOAT_TO_STRING_FOLDED`]).
+    if matches!(val, Literal::Double(_)) && !php_bugs.contains(PhpBugs::FLOAT_TO_STRING_FOLDED) {
         return false;
     }
     if !matches!(val, Literal::String(_)) {
@@ -308,7 +313,12 @@ pub fn convert_to_free_op1(op_array: &mut OpArray, i: usize) {
 /// (a string where it must be one, a lowercased companion literal and a cache slot where
 /// the VM looks a name up, SEND_VAR becoming SEND_VAL...). `false` when the op cannot take
 /// a constant there; `val` may have been converted in place either way.
-pub fn update_op1_const(op_array: &mut OpArray, i: usize, val: &mut Literal) -> bool {
+pub fn update_op1_const(
+    op_array: &mut OpArray,
+    i: usize,
+    val: &mut Literal,
+    php_bugs: PhpBugs,
+) -> bool {
     let opcode = op_array.opcodes[i].opcode;
     let lit: LiteralId;
     match opcode {
@@ -398,7 +408,7 @@ pub fn update_op1_const(op_array: &mut OpArray, i: usize, val: &mut Literal) -> 
         | ZEND_PRE_DEC_STATIC_PROP
         | ZEND_POST_INC_STATIC_PROP
         | ZEND_POST_DEC_STATIC_PROP => {
-            if !to_string_nowarn(val) {
+            if !to_string_nowarn(val, php_bugs) {
                 return false;
             }
             lit = add_literal(op_array, val.clone());
@@ -451,7 +461,7 @@ pub fn update_op1_const(op_array: &mut OpArray, i: usize, val: &mut Literal) -> 
         | ZEND_FETCH_FUNC_ARG
         | ZEND_ISSET_ISEMPTY_VAR
         | ZEND_UNSET_VAR => {
-            if !to_string_nowarn(val) {
+            if !to_string_nowarn(val, php_bugs) {
                 return false;
             }
             if opcode == ZEND_CONCAT && matches!(op_array.opcodes[i].op2, Operand::Const(_)) {
@@ -471,7 +481,12 @@ pub fn update_op1_const(op_array: &mut OpArray, i: usize, val: &mut Literal) -> 
 /// dims become integer keys with the string kept next to them, class and function names
 /// get their lowercased companion and cache slots, a dynamic call by constant name becomes
 /// INIT_FCALL_BY_NAME...).
-pub fn update_op2_const(op_array: &mut OpArray, i: usize, val: &mut Literal) -> bool {
+pub fn update_op2_const(
+    op_array: &mut OpArray,
+    i: usize,
+    val: &mut Literal,
+    php_bugs: PhpBugs,
+) -> bool {
     let opcode = op_array.opcodes[i].opcode;
     let lit: LiteralId;
     match opcode {
@@ -592,14 +607,14 @@ pub fn update_op2_const(op_array: &mut OpArray, i: usize, val: &mut Literal) -> 
         | ZEND_PRE_DEC_OBJ
         | ZEND_POST_INC_OBJ
         | ZEND_POST_DEC_OBJ => {
-            if !to_string_nowarn(val) {
+            if !to_string_nowarn(val, php_bugs) {
                 return false;
             }
             lit = add_literal(op_array, val.clone());
             op_array.opcodes[i].extended_value = alloc_cache_slots(op_array, 3);
         }
         ZEND_ASSIGN_OBJ_OP => {
-            if !to_string_nowarn(val) {
+            if !to_string_nowarn(val, php_bugs) {
                 return false;
             }
             lit = add_literal(op_array, val.clone());
@@ -612,7 +627,7 @@ pub fn update_op2_const(op_array: &mut OpArray, i: usize, val: &mut Literal) -> 
             }
         }
         ZEND_ISSET_ISEMPTY_PROP_OBJ => {
-            if !to_string_nowarn(val) {
+            if !to_string_nowarn(val, php_bugs) {
                 return false;
             }
             lit = add_literal(op_array, val.clone());
@@ -649,7 +664,7 @@ pub fn update_op2_const(op_array: &mut OpArray, i: usize, val: &mut Literal) -> 
             lit = add_literal(op_array, val.clone());
         }
         ZEND_ROPE_INIT | ZEND_ROPE_ADD | ZEND_ROPE_END | ZEND_CONCAT | ZEND_FAST_CONCAT => {
-            if !to_string_nowarn(val) {
+            if !to_string_nowarn(val, php_bugs) {
                 return false;
             }
             if opcode == ZEND_CONCAT && matches!(op_array.opcodes[i].op1, Operand::Const(_)) {
@@ -714,7 +729,7 @@ pub fn replace_by_const(
                             let is_last = !keeps_alive(op.opcode)
                                 && (op.opcode != ZEND_FREE
                                     || op.extended_value != ZEND_FREE_ON_RETURN);
-                            if !update_op1_const(op_array, j, &mut val) {
+                            if !update_op1_const(op_array, j, &mut val, php_bugs) {
                                 return false;
                             }
                             if is_last {
@@ -738,14 +753,14 @@ pub fn replace_by_const(
                         return false;
                     };
                     make_nop(&mut op_array.opcodes[i]);
-                    return update_op1_const(op_array, ret, &mut val);
+                    return update_op1_const(op_array, ret, &mut val, php_bugs);
                 }
                 _ => {}
             }
-            return update_op1_const(op_array, i, &mut val);
+            return update_op1_const(op_array, i, &mut val, php_bugs);
         }
         if op_array.opcodes[i].op2 == var {
-            return update_op2_const(op_array, i, &mut val);
+            return update_op2_const(op_array, i, &mut val, php_bugs);
         }
         i += 1;
     }

@@ -468,28 +468,32 @@ fn assign_obj_may_throw(
         return true;
     }
     let lcname = class.name.to_ascii_lowercase();
-    let ce = match script
+    let ce = script
         .class_table
         .iter()
         .find(|(k, _)| k.as_bytes() == lcname)
-    {
-        Some((_, ce)) => ce,
-        None => {
-            // An internal class: only stdClass has no create_object handler; it has no
-            // declared properties and allows dynamic ones.
-            return !lcname.eq_ignore_ascii_case(b"stdclass");
-        }
-    };
-    let has_method = |m: &[u8]| ce.methods.iter().any(|(k, _)| k.as_bytes() == m);
-    if ce.parent_name.is_some() || has_method(b"__get") || has_method(b"__set") {
+        .map(|(_, ce)| ce);
+    // An internal class: only stdClass has no create_object handler.
+    if ce.is_none() && !lcname.eq_ignore_ascii_case(b"stdclass") {
         return true;
     }
+    if let Some(ce) = ce {
+        let has_method = |m: &[u8]| ce.methods.iter().any(|(k, _)| k.as_bytes() == m);
+        if ce.parent_name.is_some() || has_method(b"__get") || has_method(b"__set") {
+            return true;
+        }
+    }
+    // A name known only at run time may be invalid (empty, or starting with NUL).
     let Some(Literal::String(prop)) = view.literal(view.op_array.opcodes[n].op2) else {
         return true;
     };
     if prop.as_bytes().first() == Some(&0) {
         return true;
     }
+    // stdClass has no declared properties and allows dynamic ones.
+    let Some(ce) = ce else {
+        return false;
+    };
     match ce
         .properties
         .iter()

@@ -47,7 +47,7 @@ fn replace_by_const_or_qm_assign(
         op.extended_value = 0;
         op.op2 = helpers::UNUSED;
         let mut result = result;
-        helpers::update_op1_const(op_array, i, &mut result);
+        helpers::update_op1_const(op_array, i, &mut result, php_bugs);
     }
 }
 
@@ -58,12 +58,17 @@ fn literal(op_array: &OpArray, operand: Operand) -> Option<&Literal> {
     }
 }
 
-/// CONCAT and FAST_CONCAT read strings: a constant operand of another type becomes one.
+/// CONCAT and FAST_CONCAT read strings: a constant operand of another type becomes one
+/// (an array becomes "Array", as `convert_to_string` makes it).
 fn concat_operand_to_string(op_array: &mut OpArray, operand: Operand) {
     if let Operand::Const(l) = operand {
         let lit = &mut op_array.literals[l.index()];
         if !matches!(lit, Literal::String(_)) {
-            if let Some(s) = zend_operators::get_string(lit) {
+            let s = match &*lit {
+                Literal::Array(_) => Some(PhpStr::from("Array")),
+                other => zend_operators::get_string(other),
+            };
+            if let Some(s) = s {
                 *lit = Literal::String(s);
             }
         }
@@ -192,7 +197,18 @@ pub fn run(op_array: &mut OpArray, ctx: &mut OptimizerCtx) {
                 }
             }
             ZEND_ASSIGN_OP if op.extended_value == u32::from(ZEND_CONCAT.0) => {
-                concat_operand_to_string(op_array, op.op2);
+                // Unlike CONCAT's, which the compiler has already converted, `.=`'s
+                // operand is converted when the op runs: a float with the `precision`
+                // of that moment, an array with its warning then. Only what converts
+                // the same way at any time, silently, is converted here.
+                let op2 = op.op2;
+                let invariant = literal(op_array, op2).is_some_and(|l| {
+                    !matches!(l, Literal::Double(_) | Literal::Array(_))
+                        || ctx.php_bugs.contains(PhpBugs::COMPOUND_CONCAT_CONVERTED)
+                });
+                if invariant {
+                    concat_operand_to_string(op_array, op2);
+                }
             }
             ZEND_CAST => {
                 if let Some(a) = literal(op_array, op.op1) {

@@ -82,8 +82,9 @@ impl PhpBugs {
     /// the `precision` and `serialize_precision` of the compiling process, although both
     /// are run-time settings (PHP's own casts refuse to fold a float to a string for that
     /// reason): after `ini_set('precision', '17')`, `implode(',', [0.1])` prints
-    /// `0.10000000000000001` without OPcache and `0.1` with it. Reproduced with the
-    /// defaults, 14 and -1.
+    /// `0.10000000000000001` without OPcache and `0.1` with it. SCCP's concatenations and
+    /// the constant substitution into a concatenation, a rope or a name do the same with a
+    /// float (`$f = 0.1; return "x" . $f;`). Reproduced with the defaults, 14 and -1.
     pub const FLOAT_TO_STRING_FOLDED: PhpBugs = PhpBugs(1 << 9);
 
     /// Pass 1, substituting a constant for the subject of a `match` (a class constant, a
@@ -92,6 +93,21 @@ impl PhpBugs {
     /// freeing whatever that slot held (a crash when it held a pointer; php-src GH-17106,
     /// fixed in 8.3 by keeping the subject alive past MATCH_ERROR).
     pub const FREE_AFTER_MATCH_ERROR_KEPT: PhpBugs = PhpBugs(1 << 10);
+
+    /// The DFA pass, folding `$x = $x - 1` into one op, makes it `--$x` of a value that may
+    /// be null (or undefined): `null - 1` is -1, but decrementing null leaves null, so
+    /// `function f(?int $a) { $a = $a - 1; return $a; }` returns null for null. PHP 8.2
+    /// tests null for the compound `$x -= 1` only (php-src's opt/assign_op_002.phpt);
+    /// unchanged in later branches.
+    pub const DECREMENTED_NULL: PhpBugs = PhpBugs(1 << 11);
+
+    /// Pass 1 converts the constant operand of `$x .= c` to a string at compile time, as
+    /// the compiler does for `$x . c`; but `.=` converts it when the op runs: a float with
+    /// the `precision` of that moment (`$a .= 0.1` after `ini_set('precision', '17')`
+    /// appends `0.1`), an array to "Array" with the "Array to string conversion" warning
+    /// then (OPcache warns once, while compiling, so an error handler never sees it;
+    /// php-src's Zend/tests/compound_assign_failure.phpt). Unchanged in later branches.
+    pub const COMPOUND_CONCAT_CONVERTED: PhpBugs = PhpBugs(1 << 12);
 
     /// Every bug PHP 8.2 has: the optimizer as the 8.2 binary runs it.
     pub const PHP_8_2: PhpBugs = PhpBugs(
@@ -105,11 +121,13 @@ impl PhpBugs {
             | Self::UNREACHABLE_FREE_KEPT_WHOLE.0
             | Self::SIGNED_ZERO_PHI.0
             | Self::FLOAT_TO_STRING_FOLDED.0
-            | Self::FREE_AFTER_MATCH_ERROR_KEPT.0,
+            | Self::FREE_AFTER_MATCH_ERROR_KEPT.0
+            | Self::DECREMENTED_NULL.0
+            | Self::COMPOUND_CONCAT_CONVERTED.0,
     );
 
     /// Each bug alone, with its name.
-    pub const EACH: [(PhpBugs, &'static str); 11] = [
+    pub const EACH: [(PhpBugs, &'static str); 13] = [
         (
             Self::NEGATED_ORDERED_COMPARISON,
             "negated-ordered-comparison",
@@ -133,6 +151,8 @@ impl PhpBugs {
             Self::FREE_AFTER_MATCH_ERROR_KEPT,
             "free-after-match-error-kept",
         ),
+        (Self::DECREMENTED_NULL, "decremented-null"),
+        (Self::COMPOUND_CONCAT_CONVERTED, "compound-concat-converted"),
     ];
 
     pub fn contains(self, bug: PhpBugs) -> bool {
@@ -204,7 +224,8 @@ mod tests {
             "negated-ordered-comparison,unpack-into-partial-array,dangling-jump-table-entry,\
              merged-echos,removed-float-key-deprecation,signed-zero-addition,\
              narrowed-long-handlers,unreachable-free-kept-whole,signed-zero-phi,\
-             float-to-string-folded,free-after-match-error-kept"
+             float-to-string-folded,free-after-match-error-kept,decremented-null,\
+             compound-concat-converted"
         );
     }
 }

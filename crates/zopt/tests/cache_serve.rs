@@ -300,6 +300,35 @@ fn redeclarations_fail_as_when_compiling() {
     }
 }
 
+/// A script included through a stream wrapper (`php://filter/...resource=lib.php`) is not
+/// the file its opened path names: it is compiled each time, not served as that file's
+/// entry (php-src's ext/opcache/tests/bug64482.phpt).
+#[test]
+fn stream_wrapper_includes_are_not_served_as_their_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = dir.path().join("app");
+    std::fs::create_dir(&app).unwrap();
+    std::fs::write(app.join("lib.php"), "<?php\necho \"Dynamic include\";\n").unwrap();
+    let main = app.join("main.php");
+    std::fs::write(
+        &main,
+        "<?php\ninclude 'lib.php';\necho \"\\n\";\n\
+         include 'php://filter/read=string.toupper/resource=lib.php';\necho \"\\n\";\n",
+    )
+    .unwrap();
+    let plain = php(&main, &[]);
+    assert_eq!(plain.stdout, "Dynamic include\nDYNAMIC INCLUDE\n");
+    let cache_dir = dir.path().join("cache");
+    let cold = cached(&main, &cache_dir, &dir.path().join("cold.json"));
+    let warm_stats = dir.path().join("warm.json");
+    let warm = cached(&main, &cache_dir, &warm_stats);
+    assert_eq!(cold, plain);
+    assert_eq!(warm, plain);
+    // main.php and lib.php from the cache; the filtered include compiled.
+    let c = counters(&warm_stats);
+    assert_eq!((c.hits, c.compiles), (2, 1), "{c:?}");
+}
+
 /// Four processes filling one empty cache at once, then four reading it: every run prints
 /// PHP's own digest of every class of php-parser (entries are written atomically; a
 /// process never sees another's half-written entry).

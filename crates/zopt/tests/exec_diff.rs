@@ -47,6 +47,8 @@ const PHP_OPTIMIZER_BUGS: &[&str] = &[
     "fz_sccp_signed_zero_array_phi.php",
     "fz_sccp_float_to_string.php",
     "opt_pass1_match_error_free.php",
+    "pt_dfa_decremented_null.php",
+    "pt_compound_concat_converted.php",
 ];
 
 fn require_tool(name: &str, install: &str) {

@@ -190,9 +190,11 @@ pub(crate) fn optimize_block(pass: &mut Pass, b: usize) {
                                     | ZEND_SWITCH_LONG
                                     | ZEND_SWITCH_STRING
                                     | ZEND_MATCH
+                                    // The FREE after the match still frees the subject.
+                                    | ZEND_MATCH_ERROR
                             );
                             let mut c = lit(op_array, src_lit).clone();
-                            if !excluded && update_op1_const(op_array, i, &mut c) {
+                            if !excluded && update_op1_const(op_array, i, &mut c, ctx.php_bugs) {
                                 tsource.set(s1, None);
                                 let src_res = slot(op_array.opcodes[src].result);
                                 if opcode != ZEND_JMP_NULL && !src_res.is_some_and(used) {
@@ -221,7 +223,7 @@ pub(crate) fn optimize_block(pass: &mut Pass, b: usize) {
                 if op_array.opcodes[src].opcode == ZEND_QM_ASSIGN {
                     if let Operand::Const(src_lit) = op_array.opcodes[src].op1 {
                         let mut c = lit(op_array, src_lit).clone();
-                        if update_op2_const(op_array, i, &mut c) {
+                        if update_op2_const(op_array, i, &mut c, ctx.php_bugs) {
                             tsource.set(s2, None);
                             let src_res = slot(op_array.opcodes[src].result);
                             if !src_res.is_some_and(used) {
@@ -570,7 +572,7 @@ pub(crate) fn optimize_block(pass: &mut Pass, b: usize) {
                         let op = &mut op_array.opcodes[i];
                         op.opcode = ZEND_QM_ASSIGN;
                         op.extended_value = 0;
-                        update_op1_const(op_array, i, &mut result);
+                        update_op1_const(op_array, i, &mut result, ctx.php_bugs);
                         *opt_count += 1;
                     }
                 }
@@ -580,7 +582,7 @@ pub(crate) fn optimize_block(pass: &mut Pass, b: usize) {
                     if let Some(mut result) = zend_operators::eval_strlen(lit(op_array, l)) {
                         literal_dtor(op_array, l);
                         op_array.opcodes[i].opcode = ZEND_QM_ASSIGN;
-                        update_op1_const(op_array, i, &mut result);
+                        update_op1_const(op_array, i, &mut result, ctx.php_bugs);
                         *opt_count += 1;
                     }
                 }
@@ -732,7 +734,7 @@ pub(crate) fn optimize_block(pass: &mut Pass, b: usize) {
                         {
                             literal_dtor(op_array, l);
                             op_array.opcodes[i].opcode = ZEND_QM_ASSIGN;
-                            update_op1_const(op_array, i, &mut result);
+                            update_op1_const(op_array, i, &mut result, ctx.php_bugs);
                             *opt_count += 1;
                         }
                     }
@@ -752,7 +754,7 @@ pub(crate) fn optimize_block(pass: &mut Pass, b: usize) {
                             let op = &mut op_array.opcodes[i];
                             op.opcode = ZEND_QM_ASSIGN;
                             op.op2 = Operand::Unused(0);
-                            update_op1_const(op_array, i, &mut result);
+                            update_op1_const(op_array, i, &mut result, ctx.php_bugs);
                             *opt_count += 1;
                         }
                     }

@@ -631,9 +631,17 @@ fn ct_eval_array_key_exists(op1: &Value, op2: &Value) -> Option<Value> {
     Some(boolean(v.is_some()))
 }
 
-/// `ct_eval_binary_op`.
-fn ct_eval_binary_op(opcode: Opcode, op1: &Value, op2: &Value) -> Option<Value> {
+/// `ct_eval_binary_op`. A concatenation with a float is left to run time unless PHP 8.2's
+/// [`PhpBugs::FLOAT_TO_STRING_FOLDED`] is reproduced: the float's string form depends on
+/// the `precision` the program runs with.
+fn ct_eval_binary_op(opcode: Opcode, op1: &Value, op2: &Value, php_bugs: PhpBugs) -> Option<Value> {
     let (a, b) = (op1.lit()?, op2.lit()?);
+    if matches!(opcode, ZEND_CONCAT | ZEND_FAST_CONCAT)
+        && (matches!(a, Literal::Double(_)) || matches!(b, Literal::Double(_)))
+        && !php_bugs.contains(PhpBugs::FLOAT_TO_STRING_FOLDED)
+    {
+        return None;
+    }
     zend_operators::eval_binary_op(opcode, a, b).map(Value::Const)
 }
 
@@ -1733,7 +1741,7 @@ impl Sccp<'_> {
                     ZEND_CASE_STRICT => ZEND_IS_IDENTICAL,
                     c => c,
                 };
-                result(self, scdf, ct_eval_binary_op(code, o1, o2));
+                result(self, scdf, ct_eval_binary_op(code, o1, o2, self.php_bugs));
             }
             ZEND_ASSIGN_OP
             | ZEND_ASSIGN_DIM_OP
@@ -1932,7 +1940,11 @@ impl Sccp<'_> {
                     result(self, scdf, None);
                     return;
                 }
-                result(self, scdf, ct_eval_binary_op(ZEND_CONCAT, o1, o2));
+                result(
+                    self,
+                    scdf,
+                    ct_eval_binary_op(ZEND_CONCAT, o1, o2, self.php_bugs),
+                );
             }
             ZEND_DO_ICALL => self.visit_icall(scdf, cur),
             _ => {
@@ -2136,7 +2148,7 @@ impl Sccp<'_> {
                 let (Some(a), Some(b)) = (op1, op2) else {
                     return false;
                 };
-                if let Some(v) = ct_eval_binary_op(binop, a, b) {
+                if let Some(v) = ct_eval_binary_op(binop, a, b, self.php_bugs) {
                     self.set(scdf, sop.op1_def, &v);
                     self.set(scdf, sop.result_def, &v);
                     return true;
@@ -2166,7 +2178,7 @@ impl Sccp<'_> {
                     self.set(scdf, sop.op1_def, &Value::PartialArray(h));
                     return true;
                 }
-                let Some(tmp) = ct_eval_binary_op(binop, &tmp, &data) else {
+                let Some(tmp) = ct_eval_binary_op(binop, &tmp, &data, self.php_bugs) else {
                     self.set(scdf, sop.result_def, BOT);
                     self.set(scdf, sop.op1_def, BOT);
                     return true;
@@ -2207,7 +2219,7 @@ impl Sccp<'_> {
                     self.set(scdf, sop.op1_def, &zv);
                     return true;
                 }
-                let Some(tmp) = ct_eval_binary_op(binop, &tmp, &data) else {
+                let Some(tmp) = ct_eval_binary_op(binop, &tmp, &data, self.php_bugs) else {
                     self.set(scdf, sop.result_def, BOT);
                     self.set(scdf, sop.op1_def, BOT);
                     return true;
@@ -2664,6 +2676,7 @@ pub fn sccp_optimize_op_array(
         var_info,
         call_map,
         notes: ctx.logging().then(Vec::new),
+        php_bugs: ctx.php_bugs,
     };
     removed += rep.replace_constant_operands(op_array, ssa);
     if let Some(notes) = rep.notes.take() {
@@ -2681,6 +2694,7 @@ struct Replacer<'a> {
     var_info: &'a mut [VarInfo],
     call_map: Option<&'a CallMap>,
     notes: Option<Vec<(OpNum, ChangeKind, String)>>,
+    php_bugs: PhpBugs,
 }
 
 /// `can_replace_op1`.
@@ -2808,7 +2822,7 @@ impl Replacer<'_> {
                 let sop = ssa.ops[u.index()];
                 if sop.op1_use == Some(var) && can_replace_op1(op_array, u, &sop) {
                     let mut zv = value.clone();
-                    if helpers::update_op1_const(op_array, u.index(), &mut zv) {
+                    if helpers::update_op1_const(op_array, u.index(), &mut zv, self.php_bugs) {
                         if op_array.opcodes[u.index()].opcode == ZEND_NOP {
                             removed += 1;
                         }
@@ -2831,7 +2845,7 @@ impl Replacer<'_> {
                 let sop = ssa.ops[u.index()];
                 if sop.op2_use == Some(var) && can_replace_op2(op_array.opcodes[u.index()].opcode) {
                     let mut zv = value.clone();
-                    if helpers::update_op2_const(op_array, u.index(), &mut zv) {
+                    if helpers::update_op2_const(op_array, u.index(), &mut zv, self.php_bugs) {
                         self.note(u, ChangeKind::Folded, || {
                             let mut s = Vec::new();
                             dump_const(&mut s, &value);
@@ -2985,7 +2999,7 @@ impl Replacer<'_> {
                         o.result = old_result;
                         o.smart_branch = old_smart_branch;
                         let mut zv = value.clone();
-                        helpers::update_op1_const(op_array, def.index(), &mut zv);
+                        helpers::update_op1_const(op_array, def.index(), &mut zv, self.php_bugs);
                         self.note(def, ChangeKind::Rewritten, || {
                             let mut s = Vec::new();
                             dump_const(&mut s, value);
