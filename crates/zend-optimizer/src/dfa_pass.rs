@@ -1456,6 +1456,10 @@ fn try_to_replace_result(
     true
 }
 
+/// What `--$x` does not treat as `$x - 1` does: null (and an undefined variable) stays
+/// null, where `null - 1` is -1. (`++$x` and `$x + 1` of null are both 1.)
+const NOT_DECREMENTED_AS_SUBTRACTED: u32 = mb::UNDEF | mb::NULL;
+
 /// After a temporary was folded into the CV assignment at `op_2`: `$x = $x - 1` and
 /// `$x = $x + 1` (or `1 + $x`) on a value that is no bool, string, array, object, resource
 /// or reference become `--$x` / `++$x`; `$x - 1` only on a value that is not null or
@@ -1473,7 +1477,7 @@ fn contract_to_inc_dec(
     let plain = |used: Option<SsaVar>| used.is_some_and(|u| var_type(fa, u) & NOT_NUMERIC == 0);
     let not_null = |used: Option<SsaVar>| {
         php_bugs.contains(PhpBugs::DECREMENTED_NULL)
-            || used.is_some_and(|u| var_type(fa, u) & (mb::UNDEF | mb::NULL) == 0)
+            || used.is_some_and(|u| var_type(fa, u) & NOT_DECREMENTED_AS_SUBTRACTED == 0)
     };
     if op.opcode == ZEND_SUB
         && op.op1 == op.result
@@ -1950,10 +1954,8 @@ fn rewrite_vars(op_array: &mut OpArray, ctx: &mut OptimizerCtx, fa: &mut FuncAna
             && s.op1_def == Some(v)
             && long_const(op_array, op.op2) == Some(1)
             && s.op1_use.is_some_and(|u| {
-                // `--$x` of null (or of an undefined variable) is null, `$x - 1` is -1;
-                // `++$x` and `$x + 1` of null are both 1.
                 let dec_mask = if op.extended_value == u32::from(ZEND_SUB.0) {
-                    mb::UNDEF | mb::NULL
+                    NOT_DECREMENTED_AS_SUBTRACTED
                 } else {
                     0
                 };

@@ -1633,7 +1633,7 @@ unsafe fn open<'a>(handle: *mut zend_file_handle, type_: c_int) -> Opened<'a> {
     // the file its opened path names: compiled each time, as OPcache does (which caches
     // only `file://` and `phar://` ones).
     let name = php::Reader::new().str((*handle).filename);
-    if name.is_some_and(|n| is_stream_path(n) && !n.starts_with(b"file://")) {
+    if name.is_some_and(|n| crate::record::is_stream_path(n) && !n.starts_with(b"file://")) {
         return Opened::Uncacheable;
     }
     let Some(path) = php::Reader::new().str(path_string(handle)) else {
@@ -1643,16 +1643,6 @@ unsafe fn open<'a>(handle: *mut zend_file_handle, type_: c_int) -> Opened<'a> {
         return Opened::Uncacheable; // "Standard input code", "-": not a file we can stat
     }
     Opened::Path(path)
-}
-
-/// `is_stream_path`: a name with a scheme (letters, digits, `+`, `-`, `.` before `://`),
-/// or a `data:` URL.
-fn is_stream_path(name: &[u8]) -> bool {
-    let scheme = name
-        .iter()
-        .take_while(|&&c| c.is_ascii_alphanumeric() || matches!(c, b'+' | b'-' | b'.'))
-        .count();
-    (scheme > 0 && name[scheme..].starts_with(b"://")) || name.starts_with(b"data:")
 }
 
 /// The string of the path [`open`] takes for `handle`: its opened path, or its name.

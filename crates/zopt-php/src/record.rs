@@ -100,16 +100,22 @@ pub fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
     }
 }
 
+/// `is_stream_path`: a name with a stream wrapper's scheme (letters, digits, `+`, `-`, `.`
+/// before `://`, as in `phar://` or `compress.zlib://`).
+pub(crate) fn is_stream_path(name: &[u8]) -> bool {
+    let scheme = name
+        .iter()
+        .take_while(|&&c| c.is_ascii_alphanumeric() || matches!(c, b'+' | b'-' | b'.'))
+        .count();
+    scheme > 0 && name[scheme..].starts_with(b"://")
+}
+
 /// `<dir>/<absolute script path>`, without the recording's extension. Relative paths are
 /// taken from the current directory; stream wrapper paths (`phar://...`) keep their scheme
 /// as the first directory; `..` components cannot leave `dir`.
 fn out_stem(dir: &Path, script: &[u8]) -> PathBuf {
     let path = Path::new(OsStr::from_bytes(script));
-    let is_wrapper = script
-        .windows(3)
-        .position(|w| w == b"://")
-        .is_some_and(|i| i > 0 && script[..i].iter().all(u8::is_ascii_alphanumeric));
-    let path = if path.is_absolute() || is_wrapper {
+    let path = if path.is_absolute() || is_stream_path(script) {
         path.to_path_buf()
     } else {
         std::env::current_dir().unwrap_or_default().join(path)
