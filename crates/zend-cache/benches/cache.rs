@@ -138,6 +138,7 @@ fn synthetic(i: usize) -> Script {
         class_table: vec![],
         compiler_halt_offset: None,
         warnings: Vec::new(),
+        early_bindings: Vec::new(),
     }
 }
 

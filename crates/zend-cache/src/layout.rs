@@ -79,7 +79,9 @@ pub mod header {
     pub const HAS_HALT_OFFSET: usize = 52;
     pub const HALT_OFFSET: usize = 56;
     pub const WARNINGS: usize = 64; // span of WARNING records (`Script::warnings`)
-    pub const MAIN_OP_ARRAY: usize = 72; // inline OP_ARRAY record
+    /// Span of EARLY_BINDING records (`Script::early_bindings`).
+    pub const EARLY_BINDINGS: usize = 72;
+    pub const MAIN_OP_ARRAY: usize = 80; // inline OP_ARRAY record
     pub const SIZE: usize = MAIN_OP_ARRAY + super::op_array::SIZE;
 }
 
@@ -261,6 +263,15 @@ pub mod warning {
     pub const FILENAME: usize = 8;
     pub const MESSAGE: usize = 12;
     pub const SIZE: usize = 16;
+    pub const ALIGN: usize = 4;
+}
+
+/// `zend_early_binding` without its cache slot: three strings.
+pub mod early_binding {
+    pub const LCNAME: usize = 0;
+    pub const RTD_KEY: usize = 4;
+    pub const LC_PARENT_NAME: usize = 8;
+    pub const SIZE: usize = 12;
     pub const ALIGN: usize = 4;
 }
 

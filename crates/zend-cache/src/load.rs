@@ -335,6 +335,17 @@ impl Check<'_> {
             self.str(rec + warning::FILENAME)?;
             self.str(rec + warning::MESSAGE)?;
         }
+        let (bindings, n) = self.span(
+            header::EARLY_BINDINGS,
+            early_binding::SIZE,
+            early_binding::ALIGN,
+        )?;
+        for i in 0..n {
+            let rec = bindings + i * early_binding::SIZE;
+            self.str(rec + early_binding::LCNAME)?;
+            self.str(rec + early_binding::RTD_KEY)?;
+            self.str(rec + early_binding::LC_PARENT_NAME)?;
+        }
         // The records end where the string index begins (after its alignment).
         if align_up(self.cursor, string::ALIGN) != self.strings_index {
             return err(BodyErrorKind::BadLength, header::STRINGS_INDEX);
@@ -871,6 +882,20 @@ impl<'a> ScriptView<'a> {
             .map(move |rec| WarningView { s, rec })
     }
 
+    /// The main op_array's delayed early bindings as compiled ([`Script::early_bindings`]):
+    /// class lcname, runtime definition key and parent lcname of each.
+    pub fn early_bindings(&self) -> impl ExactSizeIterator<Item = [&'a [u8]; 3]> + Clone + 'a {
+        let s = *self;
+        self.records(header::EARLY_BINDINGS, early_binding::SIZE)
+            .map(move |rec| {
+                [
+                    s.str_at(rec + early_binding::LCNAME),
+                    s.str_at(rec + early_binding::RTD_KEY),
+                    s.str_at(rec + early_binding::LC_PARENT_NAME),
+                ]
+            })
+    }
+
     /// Number of op_arrays (all of them, nested ones included).
     pub fn op_array_count(&self) -> u32 {
         r32(self.b, header::OP_ARRAY_COUNT)
@@ -960,6 +985,14 @@ impl<'a> ScriptView<'a> {
                 .collect(),
             compiler_halt_offset: self.compiler_halt_offset(),
             warnings: self.warnings().map(|w| w.to_error_info()).collect(),
+            early_bindings: self
+                .early_bindings()
+                .map(|[lcname, rtd_key, parent]| EarlyBinding {
+                    lcname: PhpStr(lcname.to_vec()),
+                    rtd_key: PhpStr(rtd_key.to_vec()),
+                    lc_parent_name: PhpStr(parent.to_vec()),
+                })
+                .collect(),
         }
     }
 }

@@ -322,6 +322,18 @@ impl<'s> Persister<'s, '_> {
             self.str_at(rec + warning::FILENAME, &w.filename)?;
             self.str_at(rec + warning::MESSAGE, &w.message)?;
         }
+        let bindings = self.alloc(
+            header::EARLY_BINDINGS,
+            s.early_bindings.len(),
+            early_binding::SIZE,
+            early_binding::ALIGN,
+        )?;
+        for (i, b) in s.early_bindings.iter().enumerate() {
+            let rec = bindings + i * early_binding::SIZE;
+            self.str_at(rec + early_binding::LCNAME, &b.lcname)?;
+            self.str_at(rec + early_binding::RTD_KEY, &b.rtd_key)?;
+            self.str_at(rec + early_binding::LC_PARENT_NAME, &b.lc_parent_name)?;
+        }
         Ok(())
     }
 

@@ -32,6 +32,7 @@ fn script(functions: Vec<(&str, OpArray)>) -> Script {
         class_table: Vec::new(),
         compiler_halt_offset: None,
         warnings: Vec::new(),
+        early_bindings: Vec::new(),
     }
 }
 

@@ -149,6 +149,7 @@ fn deep_loops(c: &mut Criterion) {
             class_table: Vec::new(),
             compiler_halt_offset: None,
             warnings: Vec::new(),
+            early_bindings: Vec::new(),
         };
         let info = ScriptInfo::new(&script);
         let Some(p) = prepare(info.op_arrays[1], 1) else {

@@ -17,6 +17,7 @@ fn analyse(f: OpArray) -> (Script, Ssa, Inference) {
         class_table: Vec::new(),
         compiler_halt_offset: None,
         warnings: Vec::new(),
+        early_bindings: Vec::new(),
     };
     let f = &script.function_table[0].1;
     let cfg = Cfg::build(f, BuildFlags::NO_ENTRY_PREDECESSORS).unwrap();

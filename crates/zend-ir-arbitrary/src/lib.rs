@@ -573,6 +573,7 @@ pub fn script() -> BoxedStrategy<Script> {
             any::<u64>()
         ]),
         vec(error_info(), 0..3),
+        vec(early_binding(), 0..3),
     )
         .prop_map(
             |(
@@ -582,6 +583,7 @@ pub fn script() -> BoxedStrategy<Script> {
                 class_table,
                 compiler_halt_offset,
                 warnings,
+                early_bindings,
             )| Script {
                 filename,
                 main_op_array: Box::new(main_op_array),
@@ -592,8 +594,20 @@ pub fn script() -> BoxedStrategy<Script> {
                 class_table,
                 compiler_halt_offset,
                 warnings,
+                early_bindings,
             },
         )
+        .boxed()
+}
+
+/// A delayed early binding: any strings (a real runtime definition key holds a NUL).
+pub fn early_binding() -> BoxedStrategy<EarlyBinding> {
+    (php_str(), php_str(), php_str())
+        .prop_map(|(lcname, rtd_key, lc_parent_name)| EarlyBinding {
+            lcname,
+            rtd_key,
+            lc_parent_name,
+        })
         .boxed()
 }
 

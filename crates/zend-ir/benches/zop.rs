@@ -248,6 +248,7 @@ fn synthetic_script() -> Script {
         class_table: vec![],
         compiler_halt_offset: None,
         warnings: Vec::new(),
+        early_bindings: Vec::new(),
     }
 }
 

@@ -882,6 +882,53 @@ pub struct Script {
     /// from it says what it says when compiled. Mirrors `zend_persistent_script.warnings`
     /// (`opcache.record_warnings`).
     pub warnings: Vec<ErrorInfo>,
+    /// The main op_array's delayed early bindings (its `ZEND_DECLARE_CLASS_DELAYED` ops), in
+    /// op order, as compiled: taken before any optimization, so that a class whose
+    /// declaration the optimizer removed as unreachable is still bound when the script is
+    /// loaded, as PHP binds it while compiling. Mirrors `zend_persistent_script.early_bindings`
+    /// (`zend_accel_build_delayed_early_binding_list` runs before OPcache's optimizer).
+    pub early_bindings: Vec<EarlyBinding>,
+}
+
+/// One delayed early binding (`zend_early_binding`, without the run-time cache slot, which
+/// belongs to the op when the op is still there).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct EarlyBinding {
+    /// The class's lowercased name.
+    pub lcname: PhpStr,
+    /// Its runtime definition key: the class table holds the unlinked class under it.
+    pub rtd_key: PhpStr,
+    /// Its parent's lowercased name.
+    pub lc_parent_name: PhpStr,
+}
+
+impl EarlyBinding {
+    /// The delayed early bindings of the main op_array `main`, in op order (none unless the
+    /// compiler flagged it [`ZEND_ACC_EARLY_BINDING`]), as
+    /// `zend_accel_build_delayed_early_binding_list` lists them: the class name is op1's
+    /// literal, the runtime definition key the literal after it, the parent name op2's.
+    /// `None` when such an op does not have those literals (not PHP's compiler's output).
+    pub fn delayed_of(main: &OpArray) -> Option<Vec<EarlyBinding>> {
+        if main.fn_flags & ZEND_ACC_EARLY_BINDING == 0 {
+            return Some(Vec::new());
+        }
+        let string = |id: usize| match main.literals.get(id) {
+            Some(Literal::String(s)) => Some(s.clone()),
+            _ => None,
+        };
+        main.opcodes
+            .iter()
+            .filter(|op| op.opcode == crate::opcode_table::ZEND_DECLARE_CLASS_DELAYED)
+            .map(|op| match (op.op1, op.op2) {
+                (Operand::Const(name), Operand::Const(parent)) => Some(EarlyBinding {
+                    lcname: string(name.index())?,
+                    rtd_key: string(name.index() + 1)?,
+                    lc_parent_name: string(parent.index())?,
+                }),
+                _ => None,
+            })
+            .collect()
+    }
 }
 
 /// One diagnostic recorded while compiling (`zend_error_info`).
@@ -899,6 +946,8 @@ pub const ZEND_ACC_TRAIT_CLONE: u32 = 1 << 20;
 pub const ZEND_ACC_HAS_RETURN_TYPE: u32 = 1 << 13;
 pub const ZEND_ACC_VARIADIC: u32 = 1 << 14;
 pub const ZEND_ACC_STRICT_TYPES: u32 = 1 << 31;
+/// A main op_array with `ZEND_DECLARE_CLASS_DELAYED` ops.
+pub const ZEND_ACC_EARLY_BINDING: u32 = 1 << 16;
 
 impl Script {
     /// The methods of every class-table entry (inherited and abstract ones included):

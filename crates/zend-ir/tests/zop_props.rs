@@ -36,7 +36,7 @@ proptest! {
             opcode: opcode::ZEND_ECHO, op1: Operand::Const(LiteralId::new(0)), op2: Operand::Unused(0),
             result: Operand::Unused(0), extended_value: 0, lineno: 0, smart_branch: SmartBranch::None,
         });
-        let s = Script { filename: PhpStr::default(), main_op_array: Box::new(main), function_table: vec![], class_table: vec![], compiler_halt_offset: None, warnings: vec![] };
+        let s = Script { filename: PhpStr::default(), main_op_array: Box::new(main), function_table: vec![], class_table: vec![], compiler_halt_offset: None, warnings: vec![], early_bindings: vec![] };
         let text = print(&s);
         prop_assert_eq!(parse(&text).map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?, s);
     }

@@ -57,6 +57,7 @@ fn script_of(op_array: zend_ir::OpArray) -> zend_ir::Script {
         class_table: Vec::new(),
         compiler_halt_offset: None,
         warnings: Vec::new(),
+        early_bindings: Vec::new(),
     }
 }
 

@@ -141,6 +141,9 @@ impl Counter {
 pub struct Counters {
     /// Calls of PHP's compiler made by the hook (misses, uncacheable files, fallbacks).
     pub compiles: Counter,
+    /// Misses PHP's compiler could not compile (a parse error, a compile-time fatal error):
+    /// nothing to store, as with OPcache, and the next run compiles them again.
+    pub compile_failures: Counter,
     /// Hits served without compiling.
     pub served: Counter,
     /// Files compiled without caching (not a plain file, OPcache active, capture refused).
@@ -182,6 +185,7 @@ pub struct Counters {
 
 pub static COUNTERS: Counters = Counters {
     compiles: Counter::new(),
+    compile_failures: Counter::new(),
     served: Counter::new(),
     uncacheable: Counter::new(),
     load_failures: Counter::new(),
@@ -1051,6 +1055,7 @@ pub fn stats_json() -> serde_json::Value {
     let mut line = serde_json::json!({
         "pid": std::process::id(),
         "compiles": c.compiles.get(),
+        "compile_failures": c.compile_failures.get(),
         "served": served_total(),
         "shm_hits": c.shm_hits.get() + FORM_HITS.get(),
         "shm_store_failures": c.shm_store_failures.get(),
@@ -1878,9 +1883,11 @@ unsafe fn compile_and_store(
     COMPILING.store(was, Ordering::Relaxed);
     (*cg).compiler_options = options;
     if bailed_out {
+        COUNTERS.compile_failures.bump();
         return Outcome::Bailout;
     }
     if op_array.is_null() {
+        COUNTERS.compile_failures.bump();
         return Outcome::Done(op_array); // a parse error: the exception is pending
     }
 
@@ -1916,6 +1923,8 @@ unsafe fn compile_and_store(
         },
     );
 
+    // Listed as compiled, before the optimizer may remove a declaration it finds unreachable.
+    let mut early = load::early_bindings(op_array);
     let stored = capture_optimize_store(key, &mut view, warnings);
     *op_array = view.main_op_array;
     load::release_table(&mut view.function_table);
@@ -1927,8 +1936,11 @@ unsafe fn compile_and_store(
             String::from_utf8_lossy(&key.path)
         ));
     }
-    if (*op_array).fn_flags & php::ZEND_ACC_EARLY_BINDING != 0 {
-        if let Err(()) = load::delayed_early_binding(op_array) {
+    if !early.is_empty() {
+        load::finalize_early_bindings(&mut early, op_array);
+        if let Err(()) =
+            load::do_delayed_early_binding((*op_array).filename, &early, ptr::null_mut())
+        {
             return Outcome::Bailout;
         }
     }

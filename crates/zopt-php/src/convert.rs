@@ -155,6 +155,9 @@ impl<'a> Converter<'a> {
         }
 
         let compiler_halt_offset = compiler_halt_offset(&filename.0)?;
+        let early_bindings = ir::EarlyBinding::delayed_of(&main_op_array).or_fail(|| {
+            "main script: a ZEND_DECLARE_CLASS_DELAYED without its name literals".to_string()
+        })?;
         Ok(ir::Script {
             filename,
             main_op_array: Box::new(main_op_array),
@@ -164,6 +167,7 @@ impl<'a> Converter<'a> {
             // What the compiler said is not in the compiled script: the cache's miss path
             // records it (`cache::compile_and_store`).
             warnings: Vec::new(),
+            early_bindings,
         })
     }
 }
@@ -831,9 +835,11 @@ impl<'a> Converter<'a> {
         })
     }
 
-    /// Converts a constant-expression AST. Line numbers of its nodes are recorded as
-    /// [`AST_LINENO`]: PHP leaves them uninitialised in nodes that constant folding and
-    /// persisting copied (they differ from run to run), and only the compiler reads them.
+    /// Converts a constant-expression AST. A plain node keeps its line, which PHP reads at
+    /// run time (a class constant's `Class "D" not found` names the line of `D::hello`);
+    /// values, constant names and lists are recorded at line [`AST_LINENO`]: the
+    /// `zend_ast_copy` that made the stored tree left their lines uninitialised (they differ
+    /// from run to run), and nothing reads them.
     fn ast(&self, node: *const zend_ast, depth: u32) -> Result<Option<ir::Ast>> {
         if depth > MAX_DEPTH {
             return fail("constant expression nested too deeply");
@@ -854,6 +860,7 @@ impl<'a> Converter<'a> {
             AstView::Children {
                 kind,
                 attr,
+                lineno,
                 children,
             } => {
                 let special = (kind >> zend_ir::ZEND_AST_SPECIAL_SHIFT) & 1 != 0
@@ -875,7 +882,7 @@ impl<'a> Converter<'a> {
                 ir::Ast {
                     kind,
                     attr,
-                    lineno: AST_LINENO,
+                    lineno: lineno.unwrap_or(AST_LINENO),
                     body: ir::AstBody::Children(out),
                 }
             }

@@ -372,10 +372,14 @@ pub(crate) unsafe fn persist(
             ptr: t.cast(),
         });
     }
-    let early = load::early_bindings((*root).main);
+    let early = &built.early_bindings;
     (*root).early_bindings = p.copy(early.as_ptr(), early.len())?;
     for i in 0..early.len() {
-        numbers!(p, (*root).early_bindings.add(i), cache_slot);
+        let b = (*root).early_bindings.add(i);
+        (*b).lcname = p.string((*b).lcname)?;
+        (*b).rtd_key = p.string((*b).rtd_key)?;
+        (*b).lc_parent = p.string((*b).lc_parent)?;
+        numbers!(p, b, cache_slot);
     }
     (*root).n_early_bindings = early.len() as u32;
     (*root).auto_globals = built.auto_globals;
@@ -1247,6 +1251,11 @@ pub unsafe fn instantiate(e: Engine, root: *const u8) -> Built {
             })
             .collect(),
         auto_globals: root.auto_globals,
+        early_bindings: if root.n_early_bindings == 0 {
+            Vec::new()
+        } else {
+            std::slice::from_raw_parts(root.early_bindings, root.n_early_bindings as usize).to_vec()
+        },
     }
 }
 

@@ -106,6 +106,8 @@ pub struct Built {
     pub(crate) early_bound: Vec<Option<Vec<u8>>>,
     /// The just-in-time auto globals ([`JIT_GLOBALS`]) the script names anywhere.
     pub(crate) auto_globals: [bool; JIT_GLOBAL_COUNT],
+    /// The main op_array's delayed early bindings, as compiled (see [`finalize_early_bindings`]).
+    pub(crate) early_bindings: Vec<EarlyBinding>,
 }
 
 /// Builds every structure of the cached script `view`. Nothing is bound to the request.
@@ -190,10 +192,22 @@ pub unsafe fn build(
             _ => None,
         });
     }
+    let mut early_bindings: Vec<EarlyBinding> = view
+        .early_bindings()
+        .map(|[lcname, rtd_key, lc_parent]| EarlyBinding {
+            lcname: e.interned_string(lcname),
+            rtd_key: e.interned_string(rtd_key),
+            lc_parent: e.interned_string(lc_parent),
+            cache_slot: NO_CACHE_SLOT,
+            reserved: 0,
+        })
+        .collect();
+    finalize_early_bindings(&mut early_bindings, &built.main_op_array);
     Ok(Built {
         script: built,
         early_bound,
         auto_globals: auto_globals(view),
+        early_bindings,
     })
 }
 
@@ -329,6 +343,7 @@ pub unsafe fn bind(
         mut script,
         early_bound,
         auto_globals,
+        early_bindings: early,
     } = built;
     let filename = php::Reader::new()
         .str(script.filename)
@@ -369,6 +384,8 @@ pub unsafe fn bind(
                 // The engine's structures do not hold what the compiler said: the hit
                 // replayed it from the entry (`zopt.record_warnings`), or not.
                 again.warnings.clone_from(&model.warnings);
+                // Nor the early bindings as compiled: the main op_array is the optimized one.
+                again.early_bindings.clone_from(&model.early_bindings);
                 crate::transform::first_difference(model, &again)
             }
         };
@@ -380,7 +397,6 @@ pub unsafe fn bind(
         }
     }
 
-    let early = early_bindings(&script.main_op_array);
     let main = bind_main(e, &script.main_op_array, &early, auto_globals, false)?;
     release_table(&mut script.function_table);
     release_table(&mut script.class_table);
@@ -489,6 +505,12 @@ unsafe fn bind_class_slow(
     let parent_ce = php::zend_hash_find((*eg).class_table, lc_parent);
     let mut bound = ptr::null_mut();
     if !parent_ce.is_null() {
+        // As the compiler bound it: while compiling, inheritance finds the class being
+        // linked by its own name (`lookup_class_ex`), which is not in the class table yet
+        // (a method returning `self` overriding its parent's), and its errors name the file.
+        let (in_compilation, compiled_filename) = ((*cg).in_compilation, (*cg).compiled_filename);
+        (*cg).in_compilation = true;
+        (*cg).compiled_filename = filename;
         let mut bailed_out = false;
         let r = zopt_guarded_try_early_bind(
             ce,
@@ -497,6 +519,8 @@ unsafe fn bind_class_slow(
             ptr::null_mut(),
             &mut bailed_out,
         );
+        (*cg).in_compilation = in_compilation;
+        (*cg).compiled_filename = compiled_filename;
         if bailed_out {
             return Err(BindError::Bailout);
         }
@@ -621,18 +645,20 @@ unsafe fn include_discards_result() -> bool {
 /// `zend_compile.h`: the include kind of an `eval()`.
 const ZEND_EVAL: u32 = 1 << 0;
 
-/// Whether the main op_array `main`, with `n_early` delayed early bindings, is those
+/// Whether the main op_array `main`, with `n_early` delayed early bindings, is
 /// `ZEND_DECLARE_CLASS_DELAYED` ops and then a `RETURN` of a constant, nothing else (no
 /// statement, no `EXT_STMT` of a debugger).
 #[inline(always)]
 unsafe fn declares_only(main: *const zend_op_array, n_early: usize) -> bool {
     let last = (*main).last as usize;
-    if last != n_early + 1 {
+    // The optimizer may have removed some of the bindings' ops, never added one.
+    if last == 0 || last > n_early + 1 {
         return false;
     }
-    // The other ops are the `n_early` ops `early_bindings` found.
     let ret = &*(*main).opcodes.add(last - 1);
-    ret.opcode == ZEND_RETURN.0 && u32::from(ret.op1_type) == php::IS_CONST
+    ret.opcode == ZEND_RETURN.0
+        && u32::from(ret.op1_type) == php::IS_CONST
+        && (0..last - 1).all(|n| (*(*main).opcodes.add(n)).opcode == ZEND_DECLARE_CLASS_DELAYED.0)
 }
 
 /// The run-time cache of the request's copy `main` of a main op_array with delayed early
@@ -724,11 +750,11 @@ extern "C" {
 #[derive(Clone, Copy)]
 pub(crate) struct EarlyBinding {
     /// The class's lowercased name.
-    lcname: *mut zend_string,
+    pub(crate) lcname: *mut zend_string,
     /// Its runtime definition key (the class table holds the unlinked class under it).
-    rtd_key: *mut zend_string,
+    pub(crate) rtd_key: *mut zend_string,
     /// Its parent's lowercased name.
-    lc_parent: *mut zend_string,
+    pub(crate) lc_parent: *mut zend_string,
     /// The op's run-time cache slot (`extended_value`, a byte offset), where the class
     /// bound early is cached so that the op does not look it up ([`NO_CACHE_SLOT`]: none).
     pub(crate) cache_slot: u32,
@@ -741,9 +767,8 @@ pub(crate) struct EarlyBinding {
 const NO_CACHE_SLOT: u32 = u32::MAX;
 
 /// The delayed early bindings of `main`, in op order (none unless the compiler flagged
-/// it `ZEND_ACC_EARLY_BINDING`), found once when a script is persisted, as
-/// `zend_accel_build_delayed_early_binding_list` does, so that a hit does not scan the
-/// main op_array's code.
+/// it `ZEND_ACC_EARLY_BINDING`), as `zend_accel_build_delayed_early_binding_list` finds
+/// them in a script just compiled, before the optimizer runs; each with its op's cache slot.
 ///
 /// # Safety
 /// `main` is a live main op_array in pass-two form.
@@ -783,13 +808,35 @@ pub(crate) unsafe fn early_bindings(main: *const zend_op_array) -> Vec<EarlyBind
     out
 }
 
-/// `zend_accel_do_delayed_early_binding` for a main op_array just compiled or rebuilt
-/// (see [`do_delayed_early_binding`]).
+/// `zend_accel_finalize_delayed_early_binding_list`: gives each of `bindings` (the
+/// delayed early bindings of a script as compiled, in op order) the run-time cache slot of
+/// its `ZEND_DECLARE_CLASS_DELAYED` in `main`, the same script's main op_array as
+/// optimized (which may have renumbered the slots). A binding whose op the optimizer
+/// removed (unreachable code) keeps no slot, and is still bound when the script is loaded,
+/// as PHP's compiler binds it whether or not the declaration is reached.
 ///
 /// # Safety
-/// As [`do_delayed_early_binding`]; `main` is a live main op_array in pass-two form.
-pub unsafe fn delayed_early_binding(main: *mut zend_op_array) -> std::result::Result<(), ()> {
-    do_delayed_early_binding((*main).filename, &early_bindings(main), ptr::null_mut()).map(drop)
+/// `main` is a live main op_array in pass-two form; the strings of `bindings` are live.
+pub(crate) unsafe fn finalize_early_bindings(
+    bindings: &mut [EarlyBinding],
+    main: *const zend_op_array,
+) {
+    if bindings.is_empty() {
+        return;
+    }
+    for b in bindings.iter_mut() {
+        b.cache_slot = NO_CACHE_SLOT;
+    }
+    let r = php::Reader::new();
+    let mut left = bindings.iter_mut();
+    for found in early_bindings(main) {
+        let key = r.str(found.rtd_key);
+        // Skipped: the bindings whose op was removed.
+        let Some(b) = left.by_ref().find(|b| r.str(b.rtd_key) == key) else {
+            return;
+        };
+        b.cache_slot = found.cache_slot;
+    }
 }
 
 /// `zend_accel_do_delayed_early_binding`: binds each class of `bindings` (the delayed

@@ -102,10 +102,13 @@ pub enum AstView<'a> {
     /// `zend_ast_zval` (`ZEND_AST_ZVAL`, `ZEND_AST_CONSTANT`).
     Zval { kind: u16, attr: u16, val: &'a zval },
     /// `zend_ast_list` (list kinds) and plain `zend_ast` (children count in the kind).
-    /// Line numbers are not read: see `Converter::ast`.
     Children {
         kind: u16,
         attr: u16,
+        /// The node's line, `None` for a list: `zend_ast_copy` (which made every constant
+        /// expression a class or function keeps) copies a plain node's line and leaves a
+        /// list's uninitialised.
+        lineno: Option<u32>,
         children: &'a [*mut zend_ast],
     },
 }
@@ -195,15 +198,17 @@ impl<'a> Reader<'a> {
                 val: &z.val,
             });
         }
-        let (count, first) = if (kind >> zend_ir::ZEND_AST_IS_LIST_SHIFT) & 1 != 0 {
+        let (lineno, count, first) = if (kind >> zend_ir::ZEND_AST_IS_LIST_SHIFT) & 1 != 0 {
             // SAFETY: list kinds are allocated as zend_ast_list (same kind/attr prefix).
             let list = unsafe { &*p.cast::<zend_ast_list>() };
             (
+                None,
                 list.children as usize,
                 std::ptr::addr_of!(list.child).cast::<*mut zend_ast>(),
             )
         } else {
             (
+                Some(node.lineno),
                 (kind >> zend_ir::ZEND_AST_NUM_CHILDREN_SHIFT) as usize,
                 std::ptr::addr_of!(node.child).cast::<*mut zend_ast>(),
             )
@@ -213,6 +218,7 @@ impl<'a> Reader<'a> {
         Some(AstView::Children {
             kind,
             attr,
+            lineno,
             children,
         })
     }

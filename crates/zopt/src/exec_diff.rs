@@ -344,6 +344,9 @@ impl Config {
                 format!("zopt.cache_dir={}", dir.path().join("cache").display()),
                 format!("zopt.cache_stats={}", dir.path().join(stats).display()),
                 "zopt.verify=1".to_string(),
+                // Hits say what PHP's compiler said (a deprecation, a warning), as the cold
+                // run does: what is compared is the replay, not its absence.
+                "zopt.record_warnings=1".to_string(),
             ]
         };
         // Loose entries are named by the script's path: a store of a path the cache has
@@ -386,6 +389,25 @@ impl Config {
         // cache's garbage on one run in 51, at random, loading classes the other runs do
         // not.)
         let warm_stores = count(&warm_counters, "stores");
+        // A program whose only scripts PHP's compiler cannot compile (a parse error, a
+        // compile-time fatal error) leaves nothing to cache, with zopt as with OPcache: the
+        // warm run compiled (and failed) exactly as the cold one did. Reported as such, not
+        // as served.
+        let failures = |v: &serde_json::Value| count(v, "compile_failures");
+        if entries_after_cold == 0
+            && entries_after_warm == 0
+            && count(&cold, "stores") == 0
+            && warm_stores == 0
+            && failures(&cold) > 0
+            && failures(&warm_counters) == failures(&cold)
+            && count(&warm_counters, "compiles") == count(&cold, "compiles")
+            && count(&warm_counters, "served") == 0
+        {
+            return Ok(RunOutput {
+                nothing_cached: true,
+                ..warm
+            });
+        }
         if entries_after_warm.saturating_sub(entries_after_cold) as u64 != warm_stores
             || count(&warm_counters, "rejects") != 0
             || count(&warm_counters, "load_failures") != 0
@@ -403,6 +425,7 @@ impl Config {
             vec![
                 format!("zopt.cache_dir={}", dir.path().join("cache").display()),
                 format!("zopt.cache_stats={}", dir.path().join(stats).display()),
+                "zopt.record_warnings=1".to_string(),
             ]
         };
         let making = self.run_once(program, mode, &plain("making.json"))?;
@@ -509,6 +532,7 @@ impl Config {
             signal: status.signal(),
             timed_out,
             elapsed,
+            nothing_cached: false,
         })
     }
 }
@@ -523,6 +547,9 @@ pub struct RunOutput {
     pub signal: Option<i32>,
     pub timed_out: bool,
     pub elapsed: Duration,
+    /// Under [`Mode::Cache`]: the cache had nothing to store or serve, because PHP's compiler
+    /// failed on every script the program compiled.
+    pub nothing_cached: bool,
 }
 
 impl RunOutput {
@@ -593,6 +620,9 @@ pub struct Report {
     pub timeouts: Vec<(String, Mode)>,
     /// Programs that could not be run at all.
     pub errors: Vec<(String, String)>,
+    /// Programs the cache mode could not cache: PHP's compiler failed on each script they
+    /// compiled (their output is still compared).
+    pub nothing_cached: Vec<String>,
 }
 
 impl Report {
@@ -616,9 +646,11 @@ impl Report {
             println!("ERROR    {file}: {e}");
         }
         println!(
-            "{} programs, {} identical under off/opcache/roundtrip/optimize, {} mismatches, {} timeouts, {} errors",
+            "{} programs, {} identical under off/opcache/roundtrip/optimize/cache ({} of them \
+             with nothing to cache: PHP's compiler failed), {} mismatches, {} timeouts, {} errors",
             self.programs,
             self.identical,
+            self.nothing_cached.len(),
             self.mismatches.len(),
             self.timeouts.len(),
             self.errors.len()
@@ -688,6 +720,9 @@ pub fn run(config: &Config, programs: &[Program], progress: bool) -> Report {
                 "the reference run (off) timed out".into(),
             ));
             continue;
+        }
+        if outs.get(&Mode::Cache).is_some_and(|out| out.nothing_cached) {
+            report.nothing_cached.push(program.name.clone());
         }
         let mut identical = outs.len() == Mode::ALL.len();
         for mode in [Mode::Opcache, Mode::Roundtrip, Mode::Optimize, Mode::Cache] {

@@ -329,6 +329,59 @@ fn stream_wrapper_includes_are_not_served_as_their_file() {
     assert_eq!((c.hits, c.compiles), (2, 1), "{c:?}");
 }
 
+/// What a script served from the cache keeps of its compilation beyond its code: a class
+/// declared after an unconditional `return` is early-bound all the same (PHP binds it while
+/// compiling; the optimizer removes its unreachable declaration, and the binding is kept as
+/// compiled, as OPcache keeps it: php-src's Zend/tests/early_binding_unreachable.phpt); a
+/// class the compiler linked to its parent is linked again as the compiler did, finding
+/// itself by name (a `self` return type overriding its parent's:
+/// Zend/tests/return_types/inheritance005.phpt); and the error of a class constant names
+/// the constant expression's line (PHP reads it from the expression at run time). Cold,
+/// warm, and served from run-time images.
+#[test]
+fn bindings_and_lines_are_as_compiled() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = dir.path().join("app");
+    std::fs::create_dir(&app).unwrap();
+    std::fs::write(
+        app.join("lib.php"),
+        "<?php\nvar_dump(new B);\nif (true) {\n    return;\n}\nclass B extends A {}\n",
+    )
+    .unwrap();
+    let main = app.join("main.php");
+    std::fs::write(
+        &main,
+        "<?php\nclass A {}\nrequire __DIR__ . '/lib.php';\nclass C\n{\n\
+         \x20   const X = D::Y;\n}\n\ntry {\n    new C;\n} catch (Error $e) {\n\
+         \x20   echo $e->getMessage(), ' on line ', $e->getLine(), \"\\n\";\n}\n\
+         class Foo { public static function make(): self { return new Foo; } }\n\
+         class Bar extends Foo { public static function make(): self { return new Bar; } }\n\
+         echo get_class(Bar::make()), \"\\n\";\n",
+    )
+    .unwrap();
+    let plain = php(&main, &[]);
+    assert_eq!(
+        plain.stdout,
+        "object(B)#1 (0) {\n}\nClass \"D\" not found on line 6\nBar\n"
+    );
+    let cache_dir = dir.path().join("cache");
+    let cold = cached(&main, &cache_dir, &dir.path().join("cold.json"));
+    let warm_stats = dir.path().join("warm.json");
+    let warm = cached(&main, &cache_dir, &warm_stats);
+    assert_eq!(cold, plain);
+    assert_eq!(warm, plain);
+    assert_eq!(counters(&warm_stats).hits, 2);
+    let imaging = php(
+        &main,
+        &cache_settings(&cache_dir, &dir.path().join("imaging.json")),
+    );
+    let imaged_stats = dir.path().join("imaged.json");
+    let imaged = php(&main, &cache_settings(&cache_dir, &imaged_stats));
+    assert_eq!(imaging, plain);
+    assert_eq!(imaged, plain);
+    assert_eq!(counters(&imaged_stats).image_hits, 2);
+}
+
 /// Four processes filling one empty cache at once, then four reading it: every run prints
 /// PHP's own digest of every class of php-parser (entries are written atomically; a
 /// process never sees another's half-written entry).

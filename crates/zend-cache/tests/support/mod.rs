@@ -344,5 +344,15 @@ pub fn rich_script(path: &str, tag: u32) -> Script {
         } else {
             Vec::new()
         },
+        // Tags divisible by 4 declared a class whose parent was not yet known.
+        early_bindings: if tag % 4 == 0 {
+            vec![EarlyBinding {
+                lcname: PhpStr::from("example"),
+                rtd_key: PhpStr(format!("\0example{path}:3$0").into_bytes()),
+                lc_parent_name: PhpStr::from("base"),
+            }]
+        } else {
+            Vec::new()
+        },
     }
 }

@@ -78,6 +78,9 @@
 //!                            any block (absent: None, no __halt_compiler())
 //! warning TYPE LINE STRING STRING   a diagnostic recorded while compiling (error type,
 //!                            line, file, message), in order, before any block
+//! early_binding STRING STRING STRING   a delayed early binding of the main op_array as
+//!                            compiled (class lcname, runtime definition key, parent
+//!                            lcname), in order, before any block
 //! main { OPARRAY }           the main op_array, once
 //! function STRING { OPARRAY }   function_table entries in order (STRING is the key)
 //! class STRING { CLASS }        class_table entries in order (STRING is the key)
@@ -168,8 +171,8 @@ use bincode::Options;
 
 /// Magic prefix of the binary form, followed by a format version.
 /// Version 2: [`Script::compiler_halt_offset`]. Version 3: arrays' `nNextFreeElement`.
-/// Version 4: [`Script::warnings`].
-const BINARY_MAGIC: &[u8; 8] = b"ZOPBIN\x00\x04";
+/// Version 4: [`Script::warnings`]. Version 5: [`Script::early_bindings`].
+const BINARY_MAGIC: &[u8; 8] = b"ZOPBIN\x00\x05";
 
 /// Why a binary `.zop` could not be read.
 #[derive(Debug, thiserror::Error)]

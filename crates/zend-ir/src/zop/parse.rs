@@ -1785,11 +1785,13 @@ impl<'a> Parser<'a> {
         let mut seen_script = false;
         let mut compiler_halt_offset = None;
         let mut warnings = Vec::new();
+        let mut early_bindings = Vec::new();
         let mut first = true;
         while self.next_line() {
             let at = self.pos;
             let word = self.word();
-            // `script`, `halt_offset` and `warning` lines come before every block.
+            // `script`, `halt_offset`, `warning` and `early_binding` lines come before every
+            // block.
             let in_blocks = main.is_some() || !function_table.is_empty() || !class_table.is_empty();
             match word {
                 b"zop" if first => {
@@ -1840,6 +1842,20 @@ impl<'a> Parser<'a> {
                         message,
                     });
                 }
+                b"early_binding" => {
+                    if in_blocks {
+                        return Err(self
+                            .error_at(at, "`early_binding` must come before every block".into()));
+                    }
+                    let lcname = self.php_str()?;
+                    let rtd_key = self.php_str()?;
+                    let lc_parent_name = self.php_str()?;
+                    early_bindings.push(EarlyBinding {
+                        lcname,
+                        rtd_key,
+                        lc_parent_name,
+                    });
+                }
                 b"main" => {
                     if main.is_some() {
                         return Err(self.error_at(at, "duplicate `main`".into()));
@@ -1866,7 +1882,8 @@ impl<'a> Parser<'a> {
                 _ => {
                     self.pos = at;
                     return Err(self.expected(
-                        "`script`, `halt_offset`, `warning`, `main`, `function` or `class`",
+                        "`script`, `halt_offset`, `warning`, `early_binding`, `main`, \
+                         `function` or `class`",
                     ));
                 }
             }
@@ -1883,6 +1900,7 @@ impl<'a> Parser<'a> {
             class_table,
             compiler_halt_offset,
             warnings,
+            early_bindings,
         })
     }
 }

@@ -42,6 +42,15 @@ impl Printer<'_> {
             write_string(&mut self.out, &w.message.0);
             self.out.push('\n');
         }
+        for b in &script.early_bindings {
+            self.out.push_str("early_binding ");
+            write_string(&mut self.out, &b.lcname.0);
+            self.out.push(' ');
+            write_string(&mut self.out, &b.rtd_key.0);
+            self.out.push(' ');
+            write_string(&mut self.out, &b.lc_parent_name.0);
+            self.out.push('\n');
+        }
         self.out.push_str("\nmain {\n");
         self.op_array_body(&script.main_op_array, 1);
         self.out.push_str("}\n");

@@ -106,6 +106,7 @@ pub fn loop_script() -> Script {
         class_table: vec![],
         compiler_halt_offset: None,
         warnings: Vec::new(),
+        early_bindings: Vec::new(),
     }
 }
 
