@@ -1484,6 +1484,29 @@ pub fn ct_eval_func_call(
             }
             Some(Literal::Array(out.into()))
         }
+        // SORT_REGULAR (0) sorts with `zend_compare` and keeps, of each run of equal
+        // entries, the first in the array: for integers, or strings none of which is
+        // numeric, equality is identity and the order total, so that is the first
+        // occurrence of each value whatever `zend_sort` does. Mixed or numeric strings
+        // compare in ways whose result depends on the sort's order: left to run time.
+        (b"array_unique", [a, flags]) if int_arg_s(flags) == Some(0) => {
+            let entries = arr_arg(a)?;
+            let plain = entries.iter().all(|(_, v)| matches!(v, Literal::Long(_)))
+                || entries.iter().all(|(_, v)| {
+                    matches!(v, Literal::String(s)
+                        if zend_operators::is_numeric_string(s.as_bytes(), false).is_none())
+                });
+            if !plain {
+                return None;
+            }
+            let mut out: Vec<(ArrayKey, Literal)> = Vec::new();
+            for (k, v) in entries {
+                if !out.iter().any(|(_, kept)| kept == v) {
+                    out.push((k.clone(), v.clone()));
+                }
+            }
+            Some(Literal::Array(out.into()))
+        }
         (b"array_diff", [a, others @ ..]) => {
             let mut exclude: Vec<Vec<u8>> = Vec::new();
             for o in others {
