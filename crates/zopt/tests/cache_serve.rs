@@ -84,6 +84,17 @@ fn cached(script: &Path, cache_dir: &Path, stats: &Path) -> Run {
     php(script, &settings)
 }
 
+/// Runs `script` twice with the cache in `cache_dir` (verifying what it loads), the first
+/// run filling it; both must print `expected`. The counters of the second.
+fn cold_then_warm(script: &Path, cache_dir: &Path, expected: &Run) -> Counters {
+    let stats = |name: &str| cache_dir.with_file_name(name);
+    let cold = cached(script, cache_dir, &stats("cold.json"));
+    let warm = cached(script, cache_dir, &stats("warm.json"));
+    assert_eq!(&cold, expected, "cold run");
+    assert_eq!(&warm, expected, "warm run");
+    counters(&stats("warm.json"))
+}
+
 /// An included file that changes is recompiled (a stale entry is rejected, never served);
 /// a damaged entry is rejected and recompiled; both give the new, right output.
 #[test]
@@ -318,14 +329,8 @@ fn stream_wrapper_includes_are_not_served_as_their_file() {
     .unwrap();
     let plain = php(&main, &[]);
     assert_eq!(plain.stdout, "Dynamic include\nDYNAMIC INCLUDE\n");
-    let cache_dir = dir.path().join("cache");
-    let cold = cached(&main, &cache_dir, &dir.path().join("cold.json"));
-    let warm_stats = dir.path().join("warm.json");
-    let warm = cached(&main, &cache_dir, &warm_stats);
-    assert_eq!(cold, plain);
-    assert_eq!(warm, plain);
+    let c = cold_then_warm(&main, &dir.path().join("cache"), &plain);
     // main.php and lib.php from the cache; the filtered include compiled.
-    let c = counters(&warm_stats);
     assert_eq!((c.hits, c.compiles), (2, 1), "{c:?}");
 }
 
@@ -365,12 +370,7 @@ fn bindings_and_lines_are_as_compiled() {
         "object(B)#1 (0) {\n}\nClass \"D\" not found on line 6\nBar\n"
     );
     let cache_dir = dir.path().join("cache");
-    let cold = cached(&main, &cache_dir, &dir.path().join("cold.json"));
-    let warm_stats = dir.path().join("warm.json");
-    let warm = cached(&main, &cache_dir, &warm_stats);
-    assert_eq!(cold, plain);
-    assert_eq!(warm, plain);
-    assert_eq!(counters(&warm_stats).hits, 2);
+    assert_eq!(cold_then_warm(&main, &cache_dir, &plain).hits, 2);
     let imaging = php(
         &main,
         &cache_settings(&cache_dir, &dir.path().join("imaging.json")),
