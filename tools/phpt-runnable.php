@@ -11,7 +11,9 @@ if ($argc < 2) {
 }
 const PROCESS_DEPENDENT = '/opcache_|ini_get|ini_set\s*\(\s*.opcache|memory_get|getrusage|hrtime'
     . '|microtime|spl_object_hash|spl_object_id|debug_zval_refcount|gc_status|php_uname|getmypid'
-    . '|rand\s*\(|random_|uniqid|time\s*\(|date\s*\(|sleep\s*\(|tempnam|sys_get_temp_dir|phpinfo/';
+    . '|rand\s*\(|random_|Randomizer|uniqid|time\s*\(|date\s*\(|gettimeofday|sleep\s*\('
+    . '|new DateTime(Immutable)?\s*\(\s*\)|date_create(_immutable)?\s*\(\s*\)'
+    . '|tempnam|sys_get_temp_dir|phpinfo/';
 const NEEDS_MORE = '/extension_loaded|function_exists|getenv|PHP_OS|PHP_INT_SIZE != 8|valgrind'
     . '|memory_limit|ZEND_DEBUG|zend_test|opcache_get_status|jit/i';
 const SECTIONS = ['ARGS', 'STDIN', 'ENV', 'CGI', 'GET', 'POST', 'COOKIE', 'CONFLICTS', 'XFAIL', 'CLEAN'];
