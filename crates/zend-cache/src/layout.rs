@@ -10,7 +10,7 @@
 //! absent optional string).
 //!
 //! ```text
-//! 0                 BodyHeader (72 bytes) + main OpArray record
+//! 0                 BodyHeader (80 bytes) + main OpArray record
 //! HEADER_END..      records, allocated depth first in one canonical order (below)
 //! strings_index     string_count × { offset u32, len u32 }   (4-aligned)
 //! string_bytes      the bytes of every distinct string, back to back
