@@ -31,8 +31,10 @@ use zend_ir::Script;
 pub const MAGIC: [u8; 8] = *b"ZOPTCACH";
 /// 3: the body header holds `compiler_halt_offset`. 4: array literals keep
 /// `nNextFreeElement`. 5: the diagnostics recorded while compiling (`Script::warnings`).
-/// 6: constant-expression nodes other than values and lists keep their line (before, every
-/// node was at line 0, and a class constant's error named line 0 on a hit).
+/// 6: the body header holds the main op_array's delayed early bindings as compiled
+/// (`Script::early_bindings`), and constant-expression nodes other than values and lists
+/// keep their line (before, every node was at line 0, and a class constant's error named
+/// line 0 on a hit).
 pub const FORMAT_VERSION: u32 = 6;
 pub const HEADER_LEN: usize = 96;
 /// Entries larger than this are refused (by the writer) and rejected (by the reader).

@@ -261,9 +261,7 @@ fn to_string_nowarn(val: &mut Literal, php_bugs: PhpBugs) -> bool {
     if matches!(val, Literal::Array(_) | Literal::Ast(_)) {
         return false;
     }
-    // A float's string form depends on the `precision` the program runs with: converted
-    // here, it would be the compiling process's ([`PhpBugs::FLOAT_TO_STRING_FOLDED`]).
-    if matches!(val, Literal::Double(_)) && !php_bugs.contains(PhpBugs::FLOAT_TO_STRING_FOLDED) {
+    if !php_bugs.converts_to_string(val) {
         return false;
     }
     if !matches!(val, Literal::String(_)) {

@@ -159,6 +159,13 @@ impl PhpBugs {
         self.0 & bug.0 == bug.0 && bug.0 != 0
     }
 
+    /// Whether the optimizer may convert the constant `val` to a string: anything but a
+    /// float, whose string form depends on the `precision` the program runs with, unless
+    /// [`Self::FLOAT_TO_STRING_FOLDED`] is reproduced.
+    pub fn converts_to_string(self, val: &zend_ir::Literal) -> bool {
+        !matches!(val, zend_ir::Literal::Double(_)) || self.contains(Self::FLOAT_TO_STRING_FOLDED)
+    }
+
     pub fn is_empty(self) -> bool {
         self.0 == 0
     }

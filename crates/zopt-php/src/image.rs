@@ -118,6 +118,19 @@ struct Root {
     source_size: u64,
 }
 
+impl Root {
+    /// The main op_array's delayed early bindings.
+    ///
+    /// # Safety
+    /// `self` is a published root: `early_bindings` holds `n_early_bindings` records.
+    unsafe fn early_bindings(&self) -> &[load::EarlyBinding] {
+        if self.n_early_bindings == 0 {
+            return &[];
+        }
+        std::slice::from_raw_parts(self.early_bindings, self.n_early_bindings as usize)
+    }
+}
+
 /// Bytes of an image's root (what [`crate::file_image::load`] checks lies in the image).
 pub(crate) const ROOT_SIZE: usize = size_of::<Root>();
 
@@ -1251,11 +1264,7 @@ pub unsafe fn instantiate(e: Engine, root: *const u8) -> Built {
             })
             .collect(),
         auto_globals: root.auto_globals,
-        early_bindings: if root.n_early_bindings == 0 {
-            Vec::new()
-        } else {
-            std::slice::from_raw_parts(root.early_bindings, root.n_early_bindings as usize).to_vec()
-        },
+        early_bindings: root.early_bindings().to_vec(),
     }
 }
 
@@ -1636,10 +1645,5 @@ pub unsafe fn bind(e: Engine, root: *const u8) -> Result<*mut zend_op_array, loa
         let c = *root.classes.add(i);
         load::bind_class(c.key, c.ptr.cast(), *root.early_bound.add(i), filename)?;
     }
-    let early = if root.n_early_bindings == 0 {
-        &[]
-    } else {
-        std::slice::from_raw_parts(root.early_bindings, root.n_early_bindings as usize)
-    };
-    load::bind_main(e, root.main, early, root.auto_globals, true)
+    load::bind_main(e, root.main, root.early_bindings(), root.auto_globals, true)
 }

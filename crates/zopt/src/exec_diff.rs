@@ -339,15 +339,19 @@ impl Config {
             return self.run_once(program, mode, &[]);
         }
         let dir = tempfile::tempdir().context("cannot create a cache directory")?;
-        let settings = |stats: &str| {
+        let plain = |stats: &str| {
             vec![
                 format!("zopt.cache_dir={}", dir.path().join("cache").display()),
                 format!("zopt.cache_stats={}", dir.path().join(stats).display()),
-                "zopt.verify=1".to_string(),
                 // Hits say what PHP's compiler said (a deprecation, a warning), as the cold
                 // run does: what is compared is the replay, not its absence.
                 "zopt.record_warnings=1".to_string(),
             ]
+        };
+        let settings = |stats: &str| {
+            let mut settings = plain(stats);
+            settings.push("zopt.verify=1".to_string());
+            settings
         };
         // Loose entries are named by the script's path: a store of a path the cache has
         // replaces its entry, one of a new path adds one.
@@ -420,14 +424,8 @@ impl Config {
                  after the cold run, {entries_after_warm} after the warm one): {text}"
             );
         }
-        // Run-time images: made by the third run, served by the fourth.
-        let plain = |stats: &str| {
-            vec![
-                format!("zopt.cache_dir={}", dir.path().join("cache").display()),
-                format!("zopt.cache_stats={}", dir.path().join(stats).display()),
-                "zopt.record_warnings=1".to_string(),
-            ]
-        };
+        // Run-time images (which zopt.verify would not make): made by the third run,
+        // served by the fourth.
         let making = self.run_once(program, mode, &plain("making.json"))?;
         if let Some(diff) = first_diff(&warm, &making) {
             bail!("the run storing run-time images differs from the warm one: {diff}");

@@ -637,8 +637,7 @@ fn ct_eval_array_key_exists(op1: &Value, op2: &Value) -> Option<Value> {
 fn ct_eval_binary_op(opcode: Opcode, op1: &Value, op2: &Value, php_bugs: PhpBugs) -> Option<Value> {
     let (a, b) = (op1.lit()?, op2.lit()?);
     if matches!(opcode, ZEND_CONCAT | ZEND_FAST_CONCAT)
-        && (matches!(a, Literal::Double(_)) || matches!(b, Literal::Double(_)))
-        && !php_bugs.contains(PhpBugs::FLOAT_TO_STRING_FOLDED)
+        && !(php_bugs.converts_to_string(a) && php_bugs.converts_to_string(b))
     {
         return None;
     }
