@@ -1,12 +1,20 @@
 <?php
-// phpt-runnable.php DIR...: prints the PHP files tools/php-tests.sh extracted under each DIR
+// phpt-runnable.php [--extensions=A,B,...] DIR...: prints the PHP files tools/php-tests.sh extracted under each DIR
 // whose test runs on its own and prints the same in every run, for `zopt exec-diff`: no
 // command-line arguments, standard input, environment, request data or cleanup section, no
 // extension but OPcache, no skip condition that needs more than PHP itself, and no call
 // whose result depends on the process, the clock, randomness or OPcache's own state
 // (compared between PHP without OPcache and each mode, such output differs by itself).
-if ($argc < 2) {
-    fwrite(STDERR, "usage: php phpt-runnable.php DIR...\n");
+// --extensions also keeps the tests that need only the extensions listed (for exec-diff's
+// `--php-ini default`, under which Debian's extensions are loaded).
+$args = array_slice($argv, 1);
+$extensions = ['opcache'];
+if ($args && str_starts_with($args[0], '--extensions=')) {
+    $listed = strtolower(substr(array_shift($args), strlen('--extensions=')));
+    $extensions = array_merge($extensions, array_filter(array_map('trim', explode(',', $listed))));
+}
+if (!$args) {
+    fwrite(STDERR, "usage: php phpt-runnable.php [--extensions=A,B,...] DIR...\n");
     exit(2);
 }
 const PROCESS_DEPENDENT = '/opcache_|ini_get|ini_set\s*\(\s*.opcache|memory_get|getrusage|hrtime'
@@ -14,11 +22,11 @@ const PROCESS_DEPENDENT = '/opcache_|ini_get|ini_set\s*\(\s*.opcache|memory_get|
     . '|rand\s*\(|random_|Randomizer|uniqid|time\s*\(|date\s*\(|gettimeofday|sleep\s*\('
     . '|new DateTime(Immutable)?\s*\(\s*\)|date_create(_immutable)?\s*\(\s*\)'
     . '|tempnam|sys_get_temp_dir|phpinfo/';
-const NEEDS_MORE = '/extension_loaded|function_exists|getenv|PHP_OS|PHP_INT_SIZE != 8|valgrind'
+const NEEDS_MORE = '/function_exists|getenv|PHP_OS|PHP_INT_SIZE != 8|valgrind'
     . '|memory_limit|ZEND_DEBUG|zend_test|opcache_get_status|jit/i';
 const SECTIONS = ['ARGS', 'STDIN', 'ENV', 'CGI', 'GET', 'POST', 'COOKIE', 'CONFLICTS', 'XFAIL', 'CLEAN'];
 $found = [];
-foreach (array_slice($argv, 1) as $dir) {
+foreach ($args as $dir) {
     if (!is_dir($dir)) {
         fwrite(STDERR, "phpt-runnable: no directory $dir\n");
         exit(1);
@@ -34,7 +42,13 @@ foreach (array_slice($argv, 1) as $dir) {
         if (!is_array($meta) || !is_file($php)) {
             continue;
         }
-        if (isset($meta['EXTENSIONS']) && trim($meta['EXTENSIONS']) !== 'opcache') {
+        $needed = preg_split('/\s+/', strtolower(trim($meta['EXTENSIONS'] ?? '')), -1, PREG_SPLIT_NO_EMPTY);
+        if (array_diff($needed, $extensions)) {
+            continue;
+        }
+        // A skip condition naming an extension is about the ones listed, or it is not met.
+        if (preg_match_all('/extension_loaded\s*\(\s*[\'"]([\w-]+)[\'"]/i', $meta['SKIPIF'] ?? '', $names)
+            && array_diff(array_map('strtolower', $names[1]), $extensions)) {
             continue;
         }
         foreach (SECTIONS as $section) {
