@@ -124,6 +124,7 @@ foreach ($funcs as $f) {
 }
 // Methods of internal classes (static calls resolve to them): "class::method".
 $methods = [];
+$tentative = [];
 foreach (get_declared_classes() as $c) {
     $rc = new ReflectionClass($c);
     if (!$rc->isInternal()) continue;
@@ -135,6 +136,9 @@ foreach (get_declared_classes() as $c) {
         if ($class === 'self') $class = $m->getDeclaringClass()->getName();
         if ($m->returnsReference()) { $sig = ($sig ?? (0x3fe | $bits['MAY_BE_ARRAY_KEY_ANY'] | $bits['MAY_BE_ARRAY_OF_ANY'] | $bits['MAY_BE_ARRAY_OF_REF'] | $bits['MAY_BE_RC1'] | $bits['MAY_BE_RCN'])) | $bits['MAY_BE_REF']; $class = null; }
         $methods[strtolower($c) . '::' . strtolower($m->getName())] = [$sig ?? 0xffffffff, $class ?? ''];
+        if (!$m->hasReturnType() && $m->hasTentativeReturnType()) {
+            $tentative[] = strtolower($c) . '::' . strtolower($m->getName());
+        }
     }
 }
 foreach ($methods as $k => [$sig, $class]) {
@@ -142,6 +146,15 @@ foreach ($methods as $k => [$sig, $class]) {
 }
 ksort($rows, SORT_STRING);
 echo implode('', $rows);
+echo "];\n";
+// Methods whose return type is only tentative: PHP's optimizer uses it only for a call
+// that cannot reach an override (`use_tentative_return_info`).
+echo "\n/// (lowercase \"class::method\") of the internal methods whose return type is tentative, sorted.\n";
+echo "pub(crate) static TENTATIVE: &[&str] = &[\n";
+sort($tentative, SORT_STRING);
+foreach ($tentative as $k) {
+    printf("    \"%s\",\n", addslashes($k));
+}
 echo "];\n";
 // zend_func_infos.h's entries for the functions of extensions this binary does not load
 // (mbstring, mysqli, curl, ...): PHP's optimizer knows them by name in any process that

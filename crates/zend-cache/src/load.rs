@@ -1607,6 +1607,8 @@ impl Dec<'_> {
             methods: self.list(rec + f::METHODS, func::SIZE, |e| {
                 (self.str(e + func::KEY), self.op_array(e + func::OP_ARRAY))
             }),
+            // Never persisted (`PersistError::LinkedClass`).
+            method_stubs: Vec::new(),
             attributes: self.attributes(rec + f::ATTRIBUTES),
             filename: self.str(rec + f::FILENAME),
             line_start: self.u32(rec + f::LINE_START),

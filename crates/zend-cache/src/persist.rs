@@ -30,6 +30,10 @@ pub enum PersistError {
     WrongBufferSize { expected: usize, actual: usize },
     #[error("the plan was computed for another script")]
     WrongScript,
+    #[error(
+        "class {0}: a linked class with internal methods (OPcache's preloading) is not cached"
+    )]
+    LinkedClass(String),
 }
 
 /// The distinct strings of a script in first-use order.
@@ -638,6 +642,11 @@ impl<'s> Persister<'s, '_> {
     }
 
     fn class_entry(&mut self, rec: usize, ce: &'s ClassEntry) -> R {
+        if !ce.method_stubs.is_empty() {
+            return Err(PersistError::LinkedClass(
+                String::from_utf8_lossy(&ce.name.0).into_owned(),
+            ));
+        }
         use layout::class as f;
         self.str_at(rec + f::NAME, &ce.name)?;
         self.opt_str_at(rec + f::PARENT_NAME, &ce.parent_name)?;

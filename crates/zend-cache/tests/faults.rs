@@ -274,3 +274,22 @@ fn max_index_words_are_refused_not_panicked_on() {
     }
     assert!(bad_index > 0, "no word of the body was read as an index");
 }
+
+/// A linked class's method stubs (OPcache's preloading) have no persisted form: such a
+/// script is refused by name, never stored without them.
+#[test]
+fn linked_classes_are_refused() {
+    let mut s = support::rich_script("/srv/app/index.php", 1);
+    let ce = &mut s.class_table[0].1;
+    ce.method_stubs.push(zend_ir::MethodStub {
+        position: ce.methods.len() as u32,
+        key: zend_ir::PhpStr::from("getmessage"),
+        scope: zend_ir::PhpStr::from("Exception"),
+        fn_flags: 0x0200_0021,
+    });
+    let err = persist(&s).unwrap_err();
+    assert!(
+        matches!(&err, PersistError::LinkedClass(name) if name == "Example"),
+        "{err}"
+    );
+}

@@ -57,6 +57,14 @@ pub enum CalledTarget<'a> {
     InternalMethod(&'static str, Vec<u8>),
 }
 
+/// The internal function `key` in a linked class's method table (only OPcache's
+/// preloading hands the optimizer linked classes).
+fn inherited_internal<'c>(ce: &'c ClassEntry, key: &[u8]) -> Option<&'c zend_ir::MethodStub> {
+    ce.method_stubs
+        .iter()
+        .find(|m| m.key.as_bytes() == key && !m.is_trait_clone())
+}
+
 /// The op_arrays of a script in `zend_foreach_op_array` order, with the call-graph facts
 /// the DFA dumps print.
 pub struct ScriptInfo<'a> {
@@ -297,7 +305,10 @@ impl<'a> ScriptInfo<'a> {
                     return Some((None, false));
                 };
                 let key = Self::literal(caller, op.op2, 1)?;
-                let (fbc, index) = self.method(ce, key)?;
+                let Some((fbc, index)) = self.method(ce, key) else {
+                    let m = inherited_internal(ce, key)?;
+                    return (m.fn_flags & ZEND_ACC_PUBLIC != 0).then_some((None, false));
+                };
                 let is_public = fbc.fn_flags & ZEND_ACC_PUBLIC != 0;
                 (is_public || same_scope(fbc)).then_some((index, false))
             }
@@ -313,7 +324,12 @@ impl<'a> ScriptInfo<'a> {
                     return None;
                 }
                 let key = Self::literal(caller, op.op2, 1)?;
-                let (fbc, index) = self.method(scope, key)?;
+                let Some((fbc, index)) = self.method(scope, key) else {
+                    // A private internal method is never of the caller's scope.
+                    let m = inherited_internal(scope, key)?;
+                    return (m.fn_flags & ZEND_ACC_PRIVATE == 0)
+                        .then_some((None, m.fn_flags & ZEND_ACC_FINAL == 0));
+                };
                 if fbc.fn_flags & ZEND_ACC_PRIVATE != 0 {
                     return same_scope(fbc).then_some((index, false));
                 }
@@ -335,18 +351,37 @@ impl<'a> ScriptInfo<'a> {
                     ClassRef::Internal(name) => {
                         Some(CalledTarget::InternalMethod(name, key.to_vec()))
                     }
-                    ClassRef::Script(ce) => {
-                        self.method(ce, key).map(|(f, _)| CalledTarget::User(f))
-                    }
+                    ClassRef::Script(ce) => self.script_method_target(ce, key),
                 }
             }
             ZEND_INIT_METHOD_CALL => {
                 let scope = self.scope_class(caller)?;
                 let key = Self::literal(caller, op.op2, 1)?;
-                self.method(scope, key).map(|(f, _)| CalledTarget::User(f))
+                self.script_method_target(scope, key)
             }
             _ => None,
         }
+    }
+
+    /// Method `key` of script class `ce`: its op_array, or the internal function a linked
+    /// class has in its table, as the internal class declaring it knows it.
+    fn script_method_target(&self, ce: &'a ClassEntry, key: &[u8]) -> Option<CalledTarget<'a>> {
+        if let Some((f, _)) = self.method(ce, key) {
+            return Some(CalledTarget::User(f));
+        }
+        let m = inherited_internal(ce, key)?;
+        let class = if m.scope == ce.name {
+            // The functions every enum gets, with the signatures of the interfaces
+            // declaring them (`zend_enum_register_funcs`).
+            if key == b"cases" {
+                "UnitEnum"
+            } else {
+                "BackedEnum"
+            }
+        } else {
+            zend_ir::internal_class(&m.scope.as_bytes().to_ascii_lowercase())?
+        };
+        Some(CalledTarget::InternalMethod(class, key.to_vec()))
     }
 
     /// `zend_optimizer_get_class_entry_from_op1`.

@@ -15,6 +15,10 @@ pub struct InternalFunc {
     pub signature: Option<u32>,
     /// The class the declared return type names.
     pub signature_class: Option<&'static str>,
+    /// The declared return type is only tentative (an internal method's that an override
+    /// may still change): PHP's optimizer uses it only for a call that cannot reach an
+    /// override.
+    pub tentative: bool,
 }
 
 /// The internal function (or method, `lcclass::lcmethod`) `lcname`, if the process
@@ -25,11 +29,12 @@ pub fn lookup(lcname: &[u8]) -> Option<InternalFunc> {
     let Ok(i) = table::TABLE.binary_search_by(|e| e.0.as_bytes().cmp(lcname)) else {
         return added(lcname);
     };
-    let (_, info, sig, class) = table::TABLE[i];
+    let (name, info, sig, class) = table::TABLE[i];
     Some(InternalFunc {
         info,
         signature: Some(signature(sig)),
         signature_class: (!class.is_empty()).then_some(class),
+        tentative: table::TENTATIVE.binary_search(&name).is_ok(),
     })
 }
 
@@ -59,6 +64,8 @@ fn added(lcname: &[u8]) -> Option<InternalFunc> {
         info,
         signature: Some(signature(f.returns.unwrap_or(u32::MAX))),
         signature_class: f.return_class.as_deref(),
+        // The process's description does not say which return types are tentative.
+        tentative: false,
     })
 }
 

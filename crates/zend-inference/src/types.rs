@@ -17,6 +17,10 @@ const ZEND_ACC_GENERATOR: u32 = 1 << 24;
 const ZEND_ACC_HAS_RETURN_TYPE: u32 = 1 << 13;
 const ZEND_ACC_STATIC: u32 = 1 << 4;
 const ZEND_ACC_PUBLIC: u32 = 1 << 0;
+const ZEND_ACC_PROTECTED: u32 = 1 << 1;
+const ZEND_ACC_PRIVATE: u32 = 1 << 2;
+/// Of a property: redeclared over an inaccessible (private) one of an ancestor.
+const ZEND_ACC_CHANGED: u32 = 1 << 3;
 const ZEND_ACC_LINKED: u32 = 1 << 3;
 
 /// `get_ssa_alias_types`.
@@ -2218,26 +2222,97 @@ fn lookup_prop<'a>(
     };
     // A mangled name ("\0Class\0name") ends with the name too: the cheap suffix test
     // rejects most properties before the name is unmangled.
-    let prop = class.properties.iter().find(|p| {
-        let n = p.name.as_bytes();
-        // Only the name itself or a mangled name with a NUL just before `name` can
-        // unmangle to it: the lengths and that byte reject most properties without a
-        // comparison of the bytes.
-        let fits =
-            n.len() == name.len() || (n.len() > name.len() && n[n.len() - name.len() - 1] == 0);
-        fits && n.ends_with(name) && unmangled(n) == name
-    })?;
+    let find = |class: &'a zend_ir::ClassEntry| {
+        class.properties.iter().find(|p| {
+            let n = p.name.as_bytes();
+            // Only the name itself or a mangled name with a NUL just before `name` can
+            // unmangle to it: the lengths and that byte reject most properties without a
+            // comparison of the bytes.
+            let fits =
+                n.len() == name.len() || (n.len() > name.len() && n[n.len() - name.len() - 1] == 0);
+            fits && n.ends_with(name) && unmangled(n) == name
+        })
+    };
+    let prop = find(class)?;
     let scope = st.op_array.scope.as_ref();
     let same_scope = scope.is_some_and(|s| s.as_bytes().eq_ignore_ascii_case(prop.ce.as_bytes()));
-    let ok = if class.ce_flags & ZEND_ACC_LINKED != 0 && scope_is_linked(st) {
-        prop.flags & ZEND_ACC_PUBLIC != 0 || same_scope
+    let prop = if class.ce_flags & ZEND_ACC_LINKED != 0 && scope_is_linked(st) {
+        linked_prop(st, class, prop, find)?
     } else {
-        same_scope || (scope.is_none() && prop.flags & ZEND_ACC_PUBLIC != 0)
+        (same_scope || (scope.is_none() && prop.flags & ZEND_ACC_PUBLIC != 0)).then_some(prop)?
     };
-    ok.then_some(PropType {
+    Some(PropType {
         type_: &prop.type_,
         is_static: prop.flags & ZEND_ACC_STATIC != 0,
     })
+}
+
+/// `zend_get_property_info` with the op_array's scope (`lookup_prop_info` on a linked
+/// class: only OPcache's preloading links the script's classes): which property `prop`, as
+/// found in `class`, a method of the scope reaches; `find` finds a property in a class.
+fn linked_prop<'a>(
+    st: &State<'a>,
+    class: &'a zend_ir::ClassEntry,
+    prop: &'a zend_ir::PropertyInfo,
+    find: impl Fn(&'a zend_ir::ClassEntry) -> Option<&'a zend_ir::PropertyInfo>,
+) -> Option<&'a zend_ir::PropertyInfo> {
+    let flags = prop.flags;
+    if flags & (ZEND_ACC_CHANGED | ZEND_ACC_PRIVATE | ZEND_ACC_PROTECTED) == 0 {
+        return Some(prop);
+    }
+    let Some(scope) = st.op_array.scope.as_ref().map(|s| s.as_bytes()) else {
+        // No class scope: only a public property redeclared over a private one.
+        return (flags & ZEND_ACC_PUBLIC != 0).then_some(prop);
+    };
+    if prop.ce.as_bytes().eq_ignore_ascii_case(scope) {
+        return Some(prop);
+    }
+    if flags & ZEND_ACC_CHANGED != 0 {
+        // `zend_get_parent_private_property`: the scope's own private property, when the
+        // class derives from the scope.
+        let parent_private = script_class(st, scope)
+            .filter(|s| !std::ptr::eq(*s, class) && derives_from(st, class, scope))
+            .and_then(find)
+            .filter(|p| {
+                p.flags & ZEND_ACC_PRIVATE != 0 && p.ce.as_bytes().eq_ignore_ascii_case(scope)
+            });
+        if let Some(p) = parent_private {
+            return Some(p);
+        }
+        if flags & ZEND_ACC_PUBLIC != 0 {
+            return Some(prop);
+        }
+    }
+    if flags & ZEND_ACC_PRIVATE != 0 {
+        return None;
+    }
+    // `is_protected_compatible_scope`: the scope and the declaring class are related.
+    let related = script_class(st, scope).is_some_and(|s| derives_from(st, s, prop.ce.as_bytes()))
+        || script_class(st, prop.ce.as_bytes()).is_some_and(|c| derives_from(st, c, scope));
+    related.then_some(prop)
+}
+
+/// Whether linked class `class` is `ancestor` or derives from it (a preloaded class's
+/// ancestors are preloaded or internal).
+fn derives_from(st: &State, class: &zend_ir::ClassEntry, ancestor: &[u8]) -> bool {
+    let mut ce = class;
+    loop {
+        if ce.name.as_bytes().eq_ignore_ascii_case(ancestor) {
+            return true;
+        }
+        let Some(parent) = ce.parent_name.as_ref() else {
+            return false;
+        };
+        match script_class(st, parent.as_bytes()) {
+            Some(p) => ce = p,
+            None => {
+                let parent = parent.as_bytes().to_ascii_lowercase();
+                let ancestor = ancestor.to_ascii_lowercase();
+                return parent == ancestor
+                    || crate::func_infos::internal_has_ancestor(&parent, &ancestor) == Some(true);
+            }
+        }
+    }
 }
 
 fn is_static_prop(p: &PropType) -> bool {
@@ -2386,7 +2461,11 @@ fn func_info<'s>(st: &State<'s>, line: usize) -> Option<(u32, Option<&'s [u8]>, 
             key.extend_from_slice(b"::");
             key.extend_from_slice(&method);
             if let Some(info) = crate::func_infos::lookup(&key) {
-                if let Some(t) = info.signature {
+                // `use_tentative_return_info`: not for a call that may reach an override.
+                let signature = info
+                    .signature
+                    .filter(|_| !(site.is_prototype && info.tentative));
+                if let Some(t) = signature {
                     let ce = info.signature_class.map(str::as_bytes);
                     let inst = ce.is_some();
                     return Some((t, ce, inst));

@@ -473,7 +473,18 @@ pub fn class_entry() -> BoxedStrategy<ClassEntry> {
             ),
             0..3,
         ),
-        vec((php_str(), op_array_leaf()), 0..3),
+        // A method is an op_array (Ok) or, in a linked class, an internal function of the
+        // class named (Err).
+        vec(
+            (
+                php_str(),
+                prop_oneof![
+                    3 => op_array_leaf().prop_map(Ok),
+                    1 => (php_str(), any::<u32>()).prop_map(Err)
+                ],
+            ),
+            0..4,
+        ),
         vec(attribute(), 0..2),
         prop_oneof![Just(PhpStr::from("/f.php")), php_str()],
         small_u32(),
@@ -547,7 +558,22 @@ pub fn class_entry() -> BoxedStrategy<ClassEntry> {
                     trait_precedences,
                     constants,
                     properties,
-                    methods: methods.into_iter().map(|(k, m)| (k, Box::new(m))).collect(),
+                    methods: methods
+                        .iter()
+                        .filter_map(|(k, m)| Some((k.clone(), Box::new(m.as_ref().ok()?.clone()))))
+                        .collect(),
+                    method_stubs: methods
+                        .iter()
+                        .enumerate()
+                        .filter_map(|(position, (key, m))| {
+                            Some(MethodStub {
+                                position: position as u32,
+                                key: key.clone(),
+                                scope: m.as_ref().err()?.0.clone(),
+                                fn_flags: m.as_ref().err()?.1,
+                            })
+                        })
+                        .collect(),
                     attributes,
                     filename,
                     line_start,

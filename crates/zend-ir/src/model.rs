@@ -832,7 +832,9 @@ pub struct ClassName {
     pub lc_name: PhpStr,
 }
 
-/// A `zend_class_entry` of a compiled (not yet linked) script.
+/// A `zend_class_entry` of a compiled script: not yet linked, except in the script of
+/// OPcache's preloading, whose classes are linked (`ZEND_ACC_LINKED`: members inherited,
+/// each naming its declaring class).
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct ClassEntry {
     pub name: PhpStr,
@@ -848,6 +850,10 @@ pub struct ClassEntry {
     pub properties: Vec<PropertyInfo>,
     /// The method table in order: lowercased key and op_array.
     pub methods: Vec<(PhpStr, Box<OpArray>)>,
+    /// The entries of the method table whose code the optimizer never sees, which only a
+    /// linked class has (only OPcache's preloading hands the optimizer linked classes): see
+    /// [`MethodStub`]. Not part of `methods`; each keeps its place in PHP's table.
+    pub method_stubs: Vec<MethodStub>,
     pub attributes: Vec<Attribute>,
     pub filename: PhpStr,
     pub line_start: u32,
@@ -855,6 +861,55 @@ pub struct ClassEntry {
     pub doc_comment: Option<PhpStr>,
     /// Backing type of an enum (`IS_UNDEF`, `IS_LONG` or `IS_STRING`).
     pub enum_backing_type: u8,
+}
+
+/// A method table entry of a linked class whose code the optimizer never sees: an internal
+/// function (inherited, as an exception's `getMessage`, or given to every enum, as
+/// `cases`) or a copy of a trait's method (`ZEND_ACC_TRAIT_CLONE`), which OPcache
+/// overwrites with the trait's optimized method after the optimizer (and whose code may
+/// already be freed while the optimizer runs: PHP's own passes skip it).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct MethodStub {
+    /// Its place in the whole method table (user methods and stubs together).
+    pub position: u32,
+    /// The lowercased key.
+    pub key: PhpStr,
+    /// The class that declares it (`func->common.scope->name`): for an internal function an
+    /// internal class, or the enum itself for the functions PHP gives every enum; for a
+    /// trait method's copy, the class using the trait (or the one it inherits the copy
+    /// from).
+    pub scope: PhpStr,
+    /// `func->common.fn_flags`.
+    pub fn_flags: u32,
+}
+
+impl MethodStub {
+    /// Whether it is a copy of a trait's method, not an internal function.
+    pub fn is_trait_clone(&self) -> bool {
+        self.fn_flags & ZEND_ACC_TRAIT_CLONE != 0
+    }
+}
+
+/// An entry of a class's method table.
+#[derive(Clone, Copy, Debug)]
+pub enum MethodEntry<'a> {
+    /// A user method: its lowercased key and op_array.
+    User(&'a PhpStr, &'a OpArray),
+    Stub(&'a MethodStub),
+}
+
+impl ClassEntry {
+    /// The method table in PHP's order, user methods and stubs together.
+    pub fn method_table(&self) -> impl Iterator<Item = MethodEntry<'_>> + '_ {
+        let mut user = self.methods.iter();
+        let mut internal = self.method_stubs.iter().peekable();
+        (0..self.methods.len() + self.method_stubs.len()).filter_map(move |i| {
+            match internal.next_if(|m| m.position as usize == i) {
+                Some(m) => Some(MethodEntry::Stub(m)),
+                None => user.next().map(|(k, f)| MethodEntry::User(k, f)),
+            }
+        })
+    }
 }
 
 /// A compiled script (`zend_script`): what OPcache optimizes and caches.

@@ -178,6 +178,32 @@ pub fn internal_method(lcclass: &[u8], lcmethod: &[u8]) -> Option<InternalFunc> 
     }
 }
 
+/// The internal method `lcname` of a linked class's method table (only the classes of
+/// OPcache's preloading are linked when optimized): an exception's `getMessage`, a
+/// constructor inherited from an internal class, an enum's `cases`.
+pub fn inherited_internal_method(ce: &zend_ir::ClassEntry, lcname: &[u8]) -> Option<InternalFunc> {
+    let m = ce
+        .method_stubs
+        .iter()
+        .find(|m| m.key.as_bytes() == lcname && !m.is_trait_clone())?;
+    let f = if m.scope == ce.name {
+        // `cases`, `from` and `tryFrom`, which `zend_enum_register_funcs` gives every enum
+        // with the parameters of the interfaces that declare them.
+        let interface: &[u8] = if lcname == b"cases" {
+            b"unitenum"
+        } else {
+            b"backedenum"
+        };
+        internal_method(interface, lcname)?
+    } else {
+        internal_method(m.scope.as_bytes().to_ascii_lowercase().as_slice(), lcname)?
+    };
+    Some(InternalFunc {
+        flags: m.fn_flags,
+        ..f
+    })
+}
+
 /// A public constant of internal class `lcclass`.
 pub fn internal_class_constant(lcclass: &[u8], name: &[u8]) -> Option<Literal> {
     let mut key = lcclass.to_vec();
@@ -1105,7 +1131,11 @@ pub fn get_called_func<'s>(
             let lcname = const_string(op_array, op.op2, 1)?;
             match class_entry_from_op1(ctx, op_array, op)? {
                 ClassLookup::Script(ce) => {
-                    let f = ctx.method_ref(ce, lcname.as_bytes())?;
+                    let Some(f) = ctx.method_ref(ce, lcname.as_bytes()) else {
+                        let f = inherited_internal_method(ce, lcname.as_bytes())?;
+                        return (f.flags & ZEND_ACC_PUBLIC != 0)
+                            .then_some((CalleeRef::Internal(f), false));
+                    };
                     let func = f.get(op_array);
                     let same_scope = func.scope.is_some() && func.scope == op_array.scope;
                     (func.fn_flags & ZEND_ACC_PUBLIC != 0 || same_scope)
@@ -1131,7 +1161,12 @@ pub fn get_called_func<'s>(
                 return None;
             }
             let lcname = const_string(op_array, op.op2, 1)?;
-            let f = ctx.method_ref(ce, lcname.as_bytes())?;
+            let Some(f) = ctx.method_ref(ce, lcname.as_bytes()) else {
+                // A private internal method is never of the caller's scope.
+                let f = inherited_internal_method(ce, lcname.as_bytes())?;
+                return (f.flags & ZEND_ACC_PRIVATE == 0)
+                    .then_some((CalleeRef::Internal(f), f.flags & ZEND_ACC_FINAL == 0));
+            };
             let func = f.get(op_array);
             if func.fn_flags & ZEND_ACC_PRIVATE != 0 {
                 let same_scope = func.scope.as_ref() == Some(scope);
@@ -1140,10 +1175,13 @@ pub fn get_called_func<'s>(
             Some((CalleeRef::User(f), func.fn_flags & ZEND_ACC_FINAL == 0))
         }
         ZEND_NEW => match class_entry_from_op1(ctx, op_array, op)? {
-            ClassLookup::Script(ce) => ctx
-                .method_ref(ce, b"__construct")
-                .filter(|f| f.get(op_array).type_ == ZEND_USER_FUNCTION)
-                .map(|f| (CalleeRef::User(f), false)),
+            ClassLookup::Script(ce) => match ctx.method_ref(ce, b"__construct") {
+                Some(f) => (f.get(op_array).type_ == ZEND_USER_FUNCTION)
+                    .then_some((CalleeRef::User(f), false)),
+                // A linked class's constructor inherited from an internal class.
+                None => inherited_internal_method(ce, b"__construct")
+                    .map(|f| (CalleeRef::Internal(f), false)),
+            },
             ClassLookup::Internal(_) => None,
         },
         _ => None,

@@ -323,6 +323,39 @@ impl<'a> Converter<'a> {
         self.r.str(s).map(phpstr)
     }
 
+    /// A method table entry of a linked class whose code is not to be read (see
+    /// [`ir::MethodStub`]: an internal function, or a trait method's copy whose code PHP's
+    /// own passes may already have freed), or `None` for a method to convert. Only
+    /// preloading links the classes an optimizer pass sees.
+    fn method_stub(
+        &self,
+        ce: &'a zend_class_entry,
+        position: usize,
+        key: &PhpStr,
+        zv: &'a zval,
+    ) -> Result<Option<ir::MethodStub>> {
+        let func = self.ptr::<zend_function>(zv)?;
+        // SAFETY: every zend_function variant starts with the common header.
+        let (fn_flags, scope) = unsafe { (func.common.fn_flags, func.common.scope) };
+        let internal = self.r.function(func).0 == zend_ir::ZEND_INTERNAL_FUNCTION;
+        let trait_clone = ce.ce_flags & php::ZEND_ACC_LINKED != 0
+            && fn_flags & zend_ir::ZEND_ACC_TRAIT_CLONE != 0;
+        if !internal && !trait_clone {
+            return Ok(None);
+        }
+        let scope = self
+            .r
+            .deref(scope)
+            .or_fail(|| "a method without a scope".to_string())?;
+        Ok(Some(ir::MethodStub {
+            position: u32::try_from(position)
+                .map_err(|_| ConvError::new("too many methods".to_string()))?,
+            key: key.clone(),
+            scope: self.string(scope.name, "the method's class name")?,
+            fn_flags,
+        }))
+    }
+
     /// A user function of a function table.
     fn function(&self, zv: &'a zval, depth: u32) -> Result<ir::OpArray> {
         let func = self.ptr::<zend_function>(zv)?;
@@ -1001,9 +1034,17 @@ impl<'a> Converter<'a> {
         }
 
         let mut methods = Vec::new();
-        for (key, zv) in r.hash(&ce.function_table) {
+        let mut method_stubs = Vec::new();
+        for (position, (key, zv)) in r.hash(&ce.function_table).into_iter().enumerate() {
             let mname = self.str_key(key).ctx(|| "method table".to_string())?;
             let shown = show(mname.as_bytes());
+            if let Some(m) = self
+                .method_stub(ce, position, &mname, zv)
+                .ctx(|| format!("method {shown}"))?
+            {
+                method_stubs.push(m);
+                continue;
+            }
             let m = self.function(zv, 1).ctx(|| format!("method {shown}"))?;
             methods.push((mname, Box::new(m)));
         }
@@ -1025,6 +1066,7 @@ impl<'a> Converter<'a> {
             constants,
             properties,
             methods,
+            method_stubs,
             attributes: self.attributes(ce.attributes, 0)?,
             filename: self.opt_string(info.filename).unwrap_or_default(),
             line_start: info.line_start,

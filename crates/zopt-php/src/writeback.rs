@@ -114,6 +114,7 @@ fn same_but_methods(a: &ir::ClassEntry, b: &ir::ClassEntry) -> bool {
         constants,
         properties,
         methods: _,
+        method_stubs,
         attributes,
         filename,
         line_start,
@@ -131,6 +132,7 @@ fn same_but_methods(a: &ir::ClassEntry, b: &ir::ClassEntry) -> bool {
         && *trait_precedences == b.trait_precedences
         && *constants == b.constants
         && *properties == b.properties
+        && *method_stubs == b.method_stubs
         && *attributes == b.attributes
         && *filename == b.filename
         && *line_start == b.line_start
@@ -529,10 +531,14 @@ fn plan<'m>(
             continue; // a class alias: its methods are visited under the class's own key
         }
         let methods = r.hash(&ce.function_table);
-        if methods.len() != model_ce.methods.len() {
+        if methods.len() != model_ce.methods.len() + model_ce.method_stubs.len() {
             return err(format!("class {ckey}: method tables differ in size"));
         }
-        for ((mkey, mzv), (mname, model)) in methods.into_iter().zip(&model_ce.methods) {
+        for ((mkey, mzv), entry) in methods.into_iter().zip(model_ce.method_table()) {
+            let (mname, model) = match entry {
+                ir::MethodEntry::User(mname, model) => (mname, Some(model)),
+                ir::MethodEntry::Stub(m) => (&m.key, None),
+            };
             let Some(mkey) = key_bytes(mkey).filter(|k| *k == mname.as_bytes()) else {
                 return err(format!(
                     "class {ckey}: method key {mname} does not match PHP's"
@@ -541,8 +547,18 @@ fn plan<'m>(
             let f = r
                 .z_ptr_as::<php::zend_function>(mzv)
                 .ok_or_else(|| WriteError(format!("method {ckey}::{mname} is NULL")))?;
-            let (_, Some(oa)) = r.function(f) else {
-                continue; // an internal method (enum cases...), never rewritten
+            let (oa, model) = match (r.function(f), model) {
+                ((_, Some(oa)), Some(model)) => (oa, model),
+                // A linked class's internal method: never rewritten.
+                ((ir::ZEND_INTERNAL_FUNCTION, None), None) => continue,
+                // A preloaded class's copy of a trait method: OPcache overwrites it with the
+                // trait's (`preload_fix_trait_methods`).
+                ((_, Some(oa)), None) if oa.fn_flags & ir::ZEND_ACC_TRAIT_CLONE != 0 => continue,
+                ((ty, _), _) => {
+                    return err(format!(
+                        "class {ckey}: method {mname} is of type {ty} in PHP's table"
+                    ))
+                }
             };
             let ptr = (oa as *const zend_op_array).cast_mut();
             if !std::ptr::eq(oa.scope, ce) {

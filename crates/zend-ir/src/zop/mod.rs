@@ -155,7 +155,7 @@
 //!
 //! # The binary form
 //!
-//! `ZOPBIN\0\x02` followed by the bincode (fixint, little endian) encoding of the
+//! `ZOPBIN\0` and a format version byte (see `BINARY_MAGIC`), followed by the bincode (fixint, little endian) encoding of the
 //! [`Script`]; see [`to_binary`] and [`from_binary`].
 
 mod binary;
@@ -171,8 +171,9 @@ use bincode::Options;
 
 /// Magic prefix of the binary form, followed by a format version.
 /// Version 2: [`Script::compiler_halt_offset`]. Version 3: arrays' `nNextFreeElement`.
-/// Version 4: [`Script::warnings`]. Version 5: [`Script::early_bindings`].
-const BINARY_MAGIC: &[u8; 8] = b"ZOPBIN\x00\x05";
+/// Version 4: [`Script::warnings`]. Version 5: [`Script::early_bindings`]. Version 6:
+/// [`ClassEntry::method_stubs`](crate::model::ClassEntry::method_stubs).
+const BINARY_MAGIC: &[u8; 8] = b"ZOPBIN\x00\x06";
 
 /// Why a binary `.zop` could not be read.
 #[derive(Debug, thiserror::Error)]

@@ -1517,6 +1517,7 @@ impl<'a> Parser<'a> {
             constants: Vec::new(),
             properties: Vec::new(),
             methods: Vec::new(),
+            method_stubs: Vec::new(),
             attributes: Vec::new(),
             filename: self.script_file.clone(),
             line_start: 0,
@@ -1566,6 +1567,7 @@ impl<'a> Parser<'a> {
                 b"const" => "const",
                 b"property" => "property",
                 b"method" => "method",
+                b"method_stub" => "method_stub",
                 _ => {
                     self.pos = at;
                     return Err(self.expected("class field or `}`"));
@@ -1580,6 +1582,7 @@ impl<'a> Parser<'a> {
                     | "const"
                     | "property"
                     | "method"
+                    | "method_stub"
             );
             if !repeatable {
                 if seen.contains(&field) {
@@ -1757,6 +1760,27 @@ impl<'a> Parser<'a> {
                     let method = self.op_array_body(depth + 1)?;
                     ce.methods.push((key, Box::new(method)));
                     continue;
+                }
+                "method_stub" => {
+                    let key = self.php_str()?;
+                    if self.peek_key() != Some(b"scope") {
+                        return Err(self.expected("`scope=`"));
+                    }
+                    self.take_key();
+                    let scope = self.php_str()?;
+                    if self.peek_key() != Some(b"flags") {
+                        return Err(self.expected("`flags=`"));
+                    }
+                    self.take_key();
+                    let fn_flags = self.u32_number("flags")?;
+                    let position = u32::try_from(ce.methods.len() + ce.method_stubs.len())
+                        .map_err(|_| self.error("too many methods"))?;
+                    ce.method_stubs.push(MethodStub {
+                        position,
+                        key,
+                        scope,
+                        fn_flags,
+                    });
                 }
                 _ => unreachable!("every field is handled"),
             }

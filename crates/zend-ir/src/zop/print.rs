@@ -365,7 +365,19 @@ impl Printer<'_> {
             }
             self.out.push('\n');
         }
-        for (key, method) in &ce.methods {
+        for entry in ce.method_table() {
+            let (key, method) = match entry {
+                MethodEntry::User(key, method) => (key, method),
+                MethodEntry::Stub(m) => {
+                    self.line_start(depth, "method_stub ");
+                    write_string(&mut self.out, &m.key.0);
+                    self.out.push_str(" scope=");
+                    write_string(&mut self.out, &m.scope.0);
+                    let _ = write!(self.out, " flags={:#010x}", m.fn_flags);
+                    self.out.push('\n');
+                    continue;
+                }
+            };
             self.line_start(depth, "method ");
             write_string(&mut self.out, &key.0);
             self.out.push_str(" {\n");

@@ -510,6 +510,13 @@ pub fn everything_script() -> Script {
             (s("run"), Box::new(method)),
             (s("abs"), Box::new(abstract_method)),
         ],
+        // A preloaded (linked) class's inherited internal method, between the two.
+        method_stubs: vec![MethodStub {
+            position: 1,
+            key: s("getmessage"),
+            scope: s("Exception"),
+            fn_flags: 0x0200_0021,
+        }],
         attributes: vec![attribute("Attribute", "attribute", vec![])],
         filename: s("/elsewhere.php"),
         line_start: 10,
@@ -529,6 +536,7 @@ pub fn everything_script() -> Script {
         constants: vec![],
         properties: vec![],
         methods: vec![],
+        method_stubs: vec![],
         attributes: vec![],
         filename: s(file),
         line_start: 0,
