@@ -57,12 +57,10 @@ pub enum CalledTarget<'a> {
     InternalMethod(&'static str, Vec<u8>),
 }
 
-/// The internal function `key` in a linked class's method table (only OPcache's
-/// preloading hands the optimizer linked classes).
-fn inherited_internal<'c>(ce: &'c ClassEntry, key: &[u8]) -> Option<&'c zend_ir::MethodStub> {
-    ce.method_stubs
-        .iter()
-        .find(|m| m.key.as_bytes() == key && !m.is_trait_clone())
+/// The stub `key` of a linked class's method table (only OPcache's preloading hands the
+/// optimizer linked classes).
+fn method_stub<'c>(ce: &'c ClassEntry, key: &[u8]) -> Option<&'c zend_ir::MethodStub> {
+    ce.method_stubs.iter().find(|m| m.key.as_bytes() == key)
 }
 
 /// The op_arrays of a script in `zend_foreach_op_array` order, with the call-graph facts
@@ -306,8 +304,14 @@ impl<'a> ScriptInfo<'a> {
                 };
                 let key = Self::literal(caller, op.op2, 1)?;
                 let Some((fbc, index)) = self.method(ce, key) else {
-                    let m = inherited_internal(ce, key)?;
-                    return (m.fn_flags & ZEND_ACC_PUBLIC != 0).then_some((None, false));
+                    // A linked class's stub: outside the call graph.
+                    let m = method_stub(ce, key)?;
+                    let same_scope = caller
+                        .scope
+                        .as_ref()
+                        .is_some_and(|s| s.as_bytes().eq_ignore_ascii_case(m.scope.as_bytes()));
+                    return (m.fn_flags & ZEND_ACC_PUBLIC != 0 || same_scope)
+                        .then_some((None, false));
                 };
                 let is_public = fbc.fn_flags & ZEND_ACC_PUBLIC != 0;
                 (is_public || same_scope(fbc)).then_some((index, false))
@@ -325,10 +329,16 @@ impl<'a> ScriptInfo<'a> {
                 }
                 let key = Self::literal(caller, op.op2, 1)?;
                 let Some((fbc, index)) = self.method(scope, key) else {
-                    // A private internal method is never of the caller's scope.
-                    let m = inherited_internal(scope, key)?;
-                    return (m.fn_flags & ZEND_ACC_PRIVATE == 0)
-                        .then_some((None, m.fn_flags & ZEND_ACC_FINAL == 0));
+                    // A linked class's stub: outside the call graph.
+                    let m = method_stub(scope, key)?;
+                    if m.fn_flags & ZEND_ACC_PRIVATE != 0 {
+                        let same_scope = m
+                            .scope
+                            .as_bytes()
+                            .eq_ignore_ascii_case(scope.name.as_bytes());
+                        return same_scope.then_some((None, false));
+                    }
+                    return Some((None, m.fn_flags & ZEND_ACC_FINAL == 0));
                 };
                 if fbc.fn_flags & ZEND_ACC_PRIVATE != 0 {
                     return same_scope(fbc).then_some((index, false));
@@ -363,13 +373,20 @@ impl<'a> ScriptInfo<'a> {
         }
     }
 
-    /// Method `key` of script class `ce`: its op_array, or the internal function a linked
-    /// class has in its table, as the internal class declaring it knows it.
+    /// Method `key` of script class `ce`: its op_array, or for a linked class's stub the
+    /// trait method a copy was made from or the internal function, as the internal class
+    /// declaring it knows it.
     fn script_method_target(&self, ce: &'a ClassEntry, key: &[u8]) -> Option<CalledTarget<'a>> {
         if let Some((f, _)) = self.method(ce, key) {
             return Some(CalledTarget::User(f));
         }
-        let m = inherited_internal(ce, key)?;
+        let m = method_stub(ce, key)?;
+        if m.is_trait_clone() {
+            let (t, key) = self.script.trait_method_of(m)?;
+            return self
+                .method(t, key.as_bytes())
+                .map(|(f, _)| CalledTarget::User(f));
+        }
         let class = if m.scope == ce.name {
             // The functions every enum gets, with the signatures of the interfaces
             // declaring them (`zend_enum_register_funcs`).

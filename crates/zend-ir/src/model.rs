@@ -1005,6 +1005,64 @@ pub const ZEND_ACC_STRICT_TYPES: u32 = 1 << 31;
 pub const ZEND_ACC_EARLY_BINDING: u32 = 1 << 16;
 
 impl Script {
+    /// The trait method a linked class's trait-method copy `stub` was made from, through
+    /// the aliases of the class using the trait and traits using traits: the trait and the
+    /// method's key in it. The copy has the method's signature (its code is not to be read,
+    /// see [`MethodStub`]).
+    pub fn trait_method_of(&self, stub: &MethodStub) -> Option<(&ClassEntry, &PhpStr)> {
+        let mut user = self.class_named(stub.scope.as_bytes())?;
+        let mut key = stub.key.as_bytes().to_ascii_lowercase();
+        // Each step goes one trait deeper; traits cannot use themselves, a damaged
+        // recording could.
+        for _ in 0..16 {
+            let alias = user.trait_aliases.iter().find(|a| {
+                a.alias
+                    .as_ref()
+                    .is_some_and(|n| n.as_bytes().eq_ignore_ascii_case(&key))
+            });
+            let (name, from) = match alias {
+                Some(a) => (
+                    a.method.method_name.as_bytes().to_ascii_lowercase(),
+                    a.method.class_name.as_ref(),
+                ),
+                None => (key.clone(), None),
+            };
+            let traits: Vec<&ClassEntry> = match from {
+                Some(t) => self.class_named(t.as_bytes()).into_iter().collect(),
+                None => user
+                    .trait_names
+                    .iter()
+                    .filter_map(|t| self.class_named(t.name.as_bytes()))
+                    .collect(),
+            };
+            let mut deeper = None;
+            for t in traits {
+                if let Some((k, _)) = t.methods.iter().find(|(k, _)| k.as_bytes() == &name[..]) {
+                    return Some((t, k));
+                }
+                if let Some(m) = t
+                    .method_stubs
+                    .iter()
+                    .find(|m| m.is_trait_clone() && m.key.as_bytes() == &name[..])
+                {
+                    deeper = Some(m);
+                }
+            }
+            let next = deeper?;
+            user = self.class_named(next.scope.as_bytes())?;
+            key = name;
+        }
+        None
+    }
+
+    /// The class (not an alias entry) whose name is `name`, case-insensitively.
+    fn class_named(&self, name: &[u8]) -> Option<&ClassEntry> {
+        self.class_table
+            .iter()
+            .map(|(_, ce)| ce)
+            .find(|ce| ce.name.as_bytes().eq_ignore_ascii_case(name))
+    }
+
     /// The methods of every class-table entry (inherited and abstract ones included):
     /// with the main op_array and the functions, room for every op_array of a script
     /// without closures.

@@ -178,14 +178,25 @@ pub fn internal_method(lcclass: &[u8], lcmethod: &[u8]) -> Option<InternalFunc> 
     }
 }
 
-/// The internal method `lcname` of a linked class's method table (only the classes of
-/// OPcache's preloading are linked when optimized): an exception's `getMessage`, a
-/// constructor inherited from an internal class, an enum's `cases`.
-pub fn inherited_internal_method(ce: &zend_ir::ClassEntry, lcname: &[u8]) -> Option<InternalFunc> {
+/// What a linked class's method stub `lcname` calls (only the classes of OPcache's
+/// preloading are linked when optimized): an internal method (an exception's
+/// `getMessage`, a constructor inherited from an internal class, an enum's `cases`) or
+/// the trait method a copy was made from; with the stub's own flags and scope, which PHP
+/// checks.
+pub fn stub_callee<'s>(
+    ctx: &OptimizerCtx<'s>,
+    ce: &'s zend_ir::ClassEntry,
+    lcname: &[u8],
+) -> Option<(CalleeRef<'s>, u32, &'s PhpStr)> {
     let m = ce
         .method_stubs
         .iter()
-        .find(|m| m.key.as_bytes() == lcname && !m.is_trait_clone())?;
+        .find(|m| m.key.as_bytes() == lcname)?;
+    if m.is_trait_clone() {
+        let (t, key) = ctx.script.trait_method_of(m)?;
+        let f = ctx.method_ref(t, key.as_bytes())?;
+        return Some((CalleeRef::TraitCopy(f), m.fn_flags, &m.scope));
+    }
     let f = if m.scope == ce.name {
         // `cases`, `from` and `tryFrom`, which `zend_enum_register_funcs` gives every enum
         // with the parameters of the interfaces that declare them.
@@ -198,10 +209,7 @@ pub fn inherited_internal_method(ce: &zend_ir::ClassEntry, lcname: &[u8]) -> Opt
     } else {
         internal_method(m.scope.as_bytes().to_ascii_lowercase().as_slice(), lcname)?
     };
-    Some(InternalFunc {
-        flags: m.fn_flags,
-        ..f
-    })
+    Some((CalleeRef::Internal(f), m.fn_flags, &m.scope))
 }
 
 /// A public constant of internal class `lcclass`.
@@ -1082,6 +1090,9 @@ pub fn class_entry_from_op1<'s>(
 pub enum CalleeRef<'s> {
     User(FuncRef<'s>),
     Internal(InternalFunc),
+    /// A preloaded class's copy of a trait method, as the trait declares it: never inlined
+    /// (its code may be stale while the optimizer runs).
+    TraitCopy(FuncRef<'s>),
 }
 
 impl<'s> CalleeRef<'s> {
@@ -1092,7 +1103,7 @@ impl<'s> CalleeRef<'s> {
         's: 'a,
     {
         match self {
-            CalleeRef::User(f) => Callee::User(f.get(current)),
+            CalleeRef::User(f) | CalleeRef::TraitCopy(f) => Callee::User(f.get(current)),
             CalleeRef::Internal(f) => Callee::Internal(f),
         }
     }
@@ -1132,9 +1143,9 @@ pub fn get_called_func<'s>(
             match class_entry_from_op1(ctx, op_array, op)? {
                 ClassLookup::Script(ce) => {
                     let Some(f) = ctx.method_ref(ce, lcname.as_bytes()) else {
-                        let f = inherited_internal_method(ce, lcname.as_bytes())?;
-                        return (f.flags & ZEND_ACC_PUBLIC != 0)
-                            .then_some((CalleeRef::Internal(f), false));
+                        let (f, flags, scope) = stub_callee(ctx, ce, lcname.as_bytes())?;
+                        let same_scope = op_array.scope.as_ref() == Some(scope);
+                        return (flags & ZEND_ACC_PUBLIC != 0 || same_scope).then_some((f, false));
                     };
                     let func = f.get(op_array);
                     let same_scope = func.scope.is_some() && func.scope == op_array.scope;
@@ -1162,10 +1173,11 @@ pub fn get_called_func<'s>(
             }
             let lcname = const_string(op_array, op.op2, 1)?;
             let Some(f) = ctx.method_ref(ce, lcname.as_bytes()) else {
-                // A private internal method is never of the caller's scope.
-                let f = inherited_internal_method(ce, lcname.as_bytes())?;
-                return (f.flags & ZEND_ACC_PRIVATE == 0)
-                    .then_some((CalleeRef::Internal(f), f.flags & ZEND_ACC_FINAL == 0));
+                let (f, flags, stub_scope) = stub_callee(ctx, ce, lcname.as_bytes())?;
+                if flags & ZEND_ACC_PRIVATE != 0 {
+                    return (stub_scope == scope).then_some((f, false));
+                }
+                return Some((f, flags & ZEND_ACC_FINAL == 0));
             };
             let func = f.get(op_array);
             if func.fn_flags & ZEND_ACC_PRIVATE != 0 {
@@ -1178,9 +1190,8 @@ pub fn get_called_func<'s>(
             ClassLookup::Script(ce) => match ctx.method_ref(ce, b"__construct") {
                 Some(f) => (f.get(op_array).type_ == ZEND_USER_FUNCTION)
                     .then_some((CalleeRef::User(f), false)),
-                // A linked class's constructor inherited from an internal class.
-                None => inherited_internal_method(ce, b"__construct")
-                    .map(|f| (CalleeRef::Internal(f), false)),
+                // A linked class's constructor from an internal class or a trait.
+                None => stub_callee(ctx, ce, b"__construct").map(|(f, _, _)| (f, false)),
             },
             ClassLookup::Internal(_) => None,
         },

@@ -1,7 +1,8 @@
 //! OPcache's preloading under zopt's optimizer: the script of preloaded classes
 //! (`$PRELOAD$`) is the one script an optimizer pass gets with its classes linked, members
-//! inherited from internal classes included (an exception's `getMessage`, a constructor of
-//! `ArrayIterator`, the `cases`/`from`/`tryFrom` of an enum). zopt records it, optimizes it
+//! inherited from internal classes (an exception's `getMessage`, a constructor of
+//! `ArrayIterator`, the `cases`/`from`/`tryFrom` of an enum) and copies of trait methods
+//! (aliased, inherited, from a trait using a trait) included. zopt records it, optimizes it
 //! as PHP's optimizer does (its "after optimizer" dump, byte for byte), and PHP runs the
 //! result as it runs its own.
 //!
@@ -57,11 +58,29 @@ class Square extends Shape {
     const SIDES = 4;
     public function area(): float { return $this->size ** 2; }
 }
+trait Greets {
+    public function greet(string $who): string { return "hi $who"; }
+    private function secret(int &$n): int { return $n += 7; }
+}
+trait Polite {
+    use Greets;
+    public function thank(string $who): string { return 'thanks ' . $this->greet($who); }
+}
+class Greeter {
+    use Polite { greet as protected hello; }
+    public function both(): string {
+        $n = 1;
+        return $this->greet('a') . $this->hello('b') . $this->secret($n) . $n . $this->thank('c');
+    }
+}
+class LoudGreeter extends Greeter {
+    public function loud(): string { return strtoupper($this->greet('d') . $this->both()); }
+}
 function use_all(): string {
     $e = MyEx::make("boom");
     $it = new Sum([1, 2, 3]);
     return $e->describe() . Suit::all() . Suit::H->up() . Day::year('2024-01-02')
-        . $it->total() . (new Square(3))->describe();
+        . $it->total() . (new Square(3))->describe() . (new LoudGreeter())->loud();
 }
 "#;
 
@@ -119,7 +138,7 @@ fn preloaded_classes_are_optimized_as_php_optimizes_them() {
     assert!(
         plain.status.success()
             && expected.starts_with("boom!")
-            && expected.ends_with("Square 4 9\n"),
+            && expected.ends_with("Square 4 9HI DHI AHI B88THANKS HI C\n"),
         "PHP without OPcache: {expected}{}",
         String::from_utf8_lossy(&plain.stderr)
     );
@@ -175,10 +194,20 @@ fn preloaded_classes_are_optimized_as_php_optimizes_them() {
         .iter()
         .flat_map(|(_, ce)| ce.method_stubs.iter().map(|m| m.scope.to_string()))
         .collect();
-    for scope in ["Exception", "Suit", "DateTimeImmutable", "ArrayIterator"] {
+    // Internal methods, then trait-method copies (Greeter's own, inherited by LoudGreeter;
+    // Polite's from Greets).
+    let stubs = [
+        "Exception",
+        "Suit",
+        "DateTimeImmutable",
+        "ArrayIterator",
+        "Greeter",
+        "Polite",
+    ];
+    for scope in stubs {
         assert!(
             linked.iter().any(|s| s == scope),
-            "no internal method of {scope}: {linked:?}"
+            "no method stub of {scope}: {linked:?}"
         );
     }
     zopt::opt::optimize(&mut script, 0x7FFE_BFFF, false, Default::default());
