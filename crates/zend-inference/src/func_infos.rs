@@ -64,8 +64,7 @@ fn added(lcname: &[u8]) -> Option<InternalFunc> {
         info,
         signature: Some(signature(f.returns.unwrap_or(u32::MAX))),
         signature_class: f.return_class.as_deref(),
-        // The process's description does not say which return types are tentative.
-        tentative: false,
+        tentative: f.tentative,
     })
 }
 

@@ -64,6 +64,9 @@ pub struct Function {
     pub returns: Option<u32>,
     /// The one class the return type names (not for `static`).
     pub return_class: Option<Box<str>>,
+    /// The return type is only tentative (a method's that an override may still change):
+    /// PHP's optimizer uses it only for a call that cannot reach an override.
+    pub tentative: bool,
     /// What a call without arguments returns, for a function PHP's SCCP calls at compile
     /// time (`@compile-time-eval`, as gd's `imagetypes()`): the process's answer.
     pub value: Option<Literal>,
@@ -331,6 +334,9 @@ fn function_text(f: &Function) -> String {
     if let Some(class) = &f.return_class {
         write!(t, " class={class}").unwrap();
     }
+    if f.tentative {
+        t.push_str(" tentative=1");
+    }
     t
 }
 
@@ -490,6 +496,7 @@ fn parse_function(text: &str) -> Result<Function, String> {
         modes: Box::new([]),
         returns: None,
         return_class: None,
+        tentative: false,
         value: None,
     };
     let mut seen = [false; 3];
@@ -507,6 +514,13 @@ fn parse_function(text: &str) -> Result<Function, String> {
             "returns" if value == "none" => f.returns = None,
             "returns" => f.returns = Some(number(value)?),
             "class" => f.return_class = Some(value.into()),
+            "tentative" => {
+                f.tentative = match value {
+                    "0" => false,
+                    "1" => true,
+                    _ => return Err(format!("tentative={value:?} is not 0 or 1")),
+                }
+            }
             other => return Err(format!("unknown field {other:?}")),
         }
     }
@@ -680,6 +694,7 @@ mod tests {
                 modes: b"00".as_slice().into(),
                 returns: Some(0x10),
                 return_class: None,
+                tentative: false,
                 value: None,
             },
         );
@@ -691,6 +706,7 @@ mod tests {
                 modes: b"02".as_slice().into(),
                 returns: None,
                 return_class: Some("mysqli_result".into()),
+                tentative: false,
                 value: None,
             },
         );
@@ -702,6 +718,7 @@ mod tests {
                 modes: Box::new([]),
                 returns: Some(0x10),
                 return_class: None,
+                tentative: false,
                 value: Some(Literal::Long(63)),
             },
         );
@@ -729,6 +746,7 @@ mod tests {
                 modes: b"0".as_slice().into(),
                 returns: Some(0x104),
                 return_class: Some("DOMText".into()),
+                tentative: true,
                 value: None,
             },
         );

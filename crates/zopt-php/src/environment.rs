@@ -263,9 +263,12 @@ fn internal_function(r: Reader<'_>, f: &php::zend_function, scope: Option<&str>)
     let by_ref = flags & php::ZEND_ACC_RETURN_REFERENCE != 0;
     let mut returns = None;
     let mut return_class = None;
+    let mut tentative = false;
     if let Some(ret) = ret.filter(|_| flags & php::ZEND_ACC_HAS_RETURN_TYPE != 0) {
         let t = &ret.type_;
         returns = Some(zend_ir::types::convert_type_mask(t.type_mask));
+        // ZEND_ARG_TYPE_IS_TENTATIVE (_ZEND_IS_TENTATIVE_BIT, Zend/zend_compile.h).
+        tentative = t.type_mask & (1 << (php::_ZEND_TYPE_EXTRA_FLAGS_SHIFT + 4)) != 0;
         if t.type_mask & php::_ZEND_TYPE_NAME_BIT != 0
             && t.type_mask & php::_ZEND_TYPE_LIST_BIT == 0
         {
@@ -305,6 +308,7 @@ fn internal_function(r: Reader<'_>, f: &php::zend_function, scope: Option<&str>)
         modes,
         returns,
         return_class,
+        tentative,
         value,
     }
 }
