@@ -2296,7 +2296,8 @@ fn linked_prop<'a>(
 /// ancestors are preloaded or internal).
 fn derives_from(st: &State, class: &zend_ir::ClassEntry, ancestor: &[u8]) -> bool {
     let mut ce = class;
-    loop {
+    // PHP's classes cannot inherit in a circle; a damaged recording's could.
+    for _ in 0..=st.ctx.info.script.class_table.len() {
         if ce.name.as_bytes().eq_ignore_ascii_case(ancestor) {
             return true;
         }
@@ -2313,6 +2314,7 @@ fn derives_from(st: &State, class: &zend_ir::ClassEntry, ancestor: &[u8]) -> boo
             }
         }
     }
+    false
 }
 
 fn is_static_prop(p: &PropType) -> bool {
