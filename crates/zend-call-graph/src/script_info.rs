@@ -57,12 +57,6 @@ pub enum CalledTarget<'a> {
     InternalMethod(&'static str, Vec<u8>),
 }
 
-/// The stub `key` of a linked class's method table (only OPcache's preloading hands the
-/// optimizer linked classes).
-fn method_stub<'c>(ce: &'c ClassEntry, key: &[u8]) -> Option<&'c zend_ir::MethodStub> {
-    ce.method_stubs.iter().find(|m| m.key.as_bytes() == key)
-}
-
 /// The op_arrays of a script in `zend_foreach_op_array` order, with the call-graph facts
 /// the DFA dumps print.
 pub struct ScriptInfo<'a> {
@@ -305,7 +299,7 @@ impl<'a> ScriptInfo<'a> {
                 let key = Self::literal(caller, op.op2, 1)?;
                 let Some((fbc, index)) = self.method(ce, key) else {
                     // A linked class's stub: outside the call graph.
-                    let m = method_stub(ce, key)?;
+                    let m = ce.method_stub(key)?;
                     let same_scope = caller
                         .scope
                         .as_ref()
@@ -330,7 +324,7 @@ impl<'a> ScriptInfo<'a> {
                 let key = Self::literal(caller, op.op2, 1)?;
                 let Some((fbc, index)) = self.method(scope, key) else {
                     // A linked class's stub: outside the call graph.
-                    let m = method_stub(scope, key)?;
+                    let m = scope.method_stub(key)?;
                     if m.fn_flags & ZEND_ACC_PRIVATE != 0 {
                         let same_scope = m
                             .scope
@@ -380,25 +374,17 @@ impl<'a> ScriptInfo<'a> {
         if let Some((f, _)) = self.method(ce, key) {
             return Some(CalledTarget::User(f));
         }
-        let m = method_stub(ce, key)?;
+        let m = ce.method_stub(key)?;
         if m.is_trait_clone() {
             let (t, key) = self.script.trait_method_of(m)?;
             return self
                 .method(t, key.as_bytes())
                 .map(|(f, _)| CalledTarget::User(f));
         }
-        let class = if m.scope == ce.name {
-            // The functions every enum gets, with the signatures of the interfaces
-            // declaring them (`zend_enum_register_funcs`).
-            if key == b"cases" {
-                "UnitEnum"
-            } else {
-                "BackedEnum"
-            }
-        } else {
-            zend_ir::internal_class(&m.scope.as_bytes().to_ascii_lowercase())?
-        };
-        Some(CalledTarget::InternalMethod(class, key.to_vec()))
+        Some(CalledTarget::InternalMethod(
+            m.internal_class(ce)?,
+            key.to_vec(),
+        ))
     }
 
     /// `zend_optimizer_get_class_entry_from_op1`.

@@ -888,6 +888,24 @@ impl MethodStub {
     pub fn is_trait_clone(&self) -> bool {
         self.fn_flags & ZEND_ACC_TRAIT_CLONE != 0
     }
+
+    /// For an internal function of linked class `ce`, the internal class whose method of
+    /// the same name has its signature: the declaring class, or for the functions
+    /// `zend_enum_register_funcs` gives every enum (`cases`, `from`, `tryFrom`) the
+    /// interface declaring them. `None` for a trait method's copy.
+    pub fn internal_class(&self, ce: &ClassEntry) -> Option<&'static str> {
+        if self.is_trait_clone() {
+            None
+        } else if self.scope == ce.name {
+            Some(if self.key.as_bytes() == b"cases" {
+                "UnitEnum"
+            } else {
+                "BackedEnum"
+            })
+        } else {
+            crate::internal_class(&self.scope.as_bytes().to_ascii_lowercase())
+        }
+    }
 }
 
 /// An entry of a class's method table.
@@ -902,13 +920,18 @@ impl ClassEntry {
     /// The method table in PHP's order, user methods and stubs together.
     pub fn method_table(&self) -> impl Iterator<Item = MethodEntry<'_>> + '_ {
         let mut user = self.methods.iter();
-        let mut internal = self.method_stubs.iter().peekable();
+        let mut stubs = self.method_stubs.iter().peekable();
         (0..self.methods.len() + self.method_stubs.len()).filter_map(move |i| {
-            match internal.next_if(|m| m.position as usize == i) {
+            match stubs.next_if(|m| m.position as usize == i) {
                 Some(m) => Some(MethodEntry::Stub(m)),
                 None => user.next().map(|(k, f)| MethodEntry::User(k, f)),
             }
         })
+    }
+
+    /// The method stub whose lowercased key is `lckey`.
+    pub fn method_stub(&self, lckey: &[u8]) -> Option<&MethodStub> {
+        self.method_stubs.iter().find(|m| m.key.as_bytes() == lckey)
     }
 }
 
@@ -1040,11 +1063,7 @@ impl Script {
                 if let Some((k, _)) = t.methods.iter().find(|(k, _)| k.as_bytes() == &name[..]) {
                     return Some((t, k));
                 }
-                if let Some(m) = t
-                    .method_stubs
-                    .iter()
-                    .find(|m| m.is_trait_clone() && m.key.as_bytes() == &name[..])
-                {
+                if let Some(m) = t.method_stub(&name).filter(|m| m.is_trait_clone()) {
                     deeper = Some(m);
                 }
             }

@@ -188,27 +188,14 @@ pub fn stub_callee<'s>(
     ce: &'s zend_ir::ClassEntry,
     lcname: &[u8],
 ) -> Option<(CalleeRef<'s>, u32, &'s PhpStr)> {
-    let m = ce
-        .method_stubs
-        .iter()
-        .find(|m| m.key.as_bytes() == lcname)?;
+    let m = ce.method_stub(lcname)?;
     if m.is_trait_clone() {
         let (t, key) = ctx.script.trait_method_of(m)?;
         let f = ctx.method_ref(t, key.as_bytes())?;
         return Some((CalleeRef::TraitCopy(f), m.fn_flags, &m.scope));
     }
-    let f = if m.scope == ce.name {
-        // `cases`, `from` and `tryFrom`, which `zend_enum_register_funcs` gives every enum
-        // with the parameters of the interfaces that declare them.
-        let interface: &[u8] = if lcname == b"cases" {
-            b"unitenum"
-        } else {
-            b"backedenum"
-        };
-        internal_method(interface, lcname)?
-    } else {
-        internal_method(m.scope.as_bytes().to_ascii_lowercase().as_slice(), lcname)?
-    };
+    let class = m.internal_class(ce)?.to_ascii_lowercase();
+    let f = internal_method(class.as_bytes(), lcname)?;
     Some((CalleeRef::Internal(f), m.fn_flags, &m.scope))
 }
 

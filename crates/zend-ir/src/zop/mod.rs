@@ -155,8 +155,9 @@
 //!
 //! # The binary form
 //!
-//! `ZOPBIN\0` and a format version byte (see `BINARY_MAGIC`), followed by the bincode (fixint, little endian) encoding of the
-//! [`Script`]; see [`to_binary`] and [`from_binary`].
+//! `ZOPBIN\0` and a format version byte (see `BINARY_MAGIC`), followed by the bincode
+//! (fixint, little endian) encoding of the [`Script`]; see [`to_binary`] and
+//! [`from_binary`].
 
 mod binary;
 mod names;
